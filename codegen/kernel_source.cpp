@@ -1,0 +1,63 @@
+#include "codegen/kernel_source.h"
+
+#include <sstream>
+
+#include "codegen/embedded_templates.h"
+#include "codegen/norm_problem.h"
+
+namespace normjit::codegen {
+namespace {
+
+const char* device_type(DType d) {
+  switch (d) {
+    case DType::F32: return "float";
+    case DType::F16: return "f16";
+    case DType::BF16: return "bf16";
+    case DType::Default: break;
+  }
+  return "void";
+}
+
+const char* cpp_bool(bool b) { return b ? "true" : "false"; }
+
+// The constants every template reads, in namespace nj::cfg.
+std::string problem_constants(const NormProblem& p, const LaunchConfig& c) {
+  std::ostringstream s;
+  s << "namespace nj {\nnamespace cfg {\n"
+    << "constexpr bool kLayerNorm = " << cpp_bool(p.kind == NormKind::LayerNorm) << ";\n"
+    << "constexpr i64 kN = " << p.n << ";\n"
+    << "typedef " << device_type(p.x_dtype) << " TX;\n"
+    << "typedef " << device_type(p.dy_dtype) << " TDY;\n"
+    << "typedef " << device_type(p.dx_dtype) << " TDX;\n"
+    << "typedef " << device_type(p.weight_dtype) << " TW;\n"
+    << "constexpr bool kHasWeight = " << cpp_bool(p.has_weight) << ";\n"
+    << "constexpr bool kHasBias = " << cpp_bool(p.has_bias) << ";\n"
+    << "constexpr int kAlign = " << p.alignment << ";  // bytes every row and the weight are aligned to\n"
+    << "constexpr int kThreads = " << c.threads << ";\n"
+    << "constexpr int kThreadsPerRow = " << c.threads_per_row << ";\n"
+    << "constexpr int kVec = " << c.vec << ";\n"
+    << "constexpr bool kRowInRegisters = " << cpp_bool(c.row_in_registers) << ";\n"
+    << "}  // namespace cfg\n}  // namespace nj\n";
+  return s.str();
+}
+
+}  // namespace
+
+KernelSource generate_backward_source(const NormProblem& p, const LaunchConfig& c) {
+  KernelSource out;
+  std::ostringstream name;
+  name << kind_name(p.kind) << "_bwd_n" << p.n << ".cu";
+  out.name = name.str();
+
+  std::ostringstream s;
+  s << "// normjit generated kernel: " << describe(p) << "\n"
+    << "// launch: " << describe(c) << "\n\n"
+    << template_text("common.cuh") << "\n"
+    << problem_constants(p, c) << "\n"
+    << template_text("norm_backward.cuh") << "\n"
+    << template_text("reduce_partials.cuh");
+  out.text = s.str();
+  return out;
+}
+
+}  // namespace normjit::codegen

@@ -1,0 +1,21 @@
+// NormProblem + LaunchConfig -> CUDA source text, with N, the dtypes and the launch shape as
+// compile-time constants. The text is what NVRTC compiles and what the cache key hashes.
+#pragma once
+#include <string>
+
+#include "codegen/launch_config.h"
+#include "normjit/norm_problem.hpp"
+
+namespace normjit::codegen {
+
+struct KernelSource {
+  std::string text;
+  std::string name;  // file name for NVRTC messages, e.g. "layernorm_bwd_n4096.cu"
+  static constexpr const char* kBackwardEntry = "nj_norm_backward";
+  static constexpr const char* kReduceEntry = "nj_reduce_partials";
+};
+
+// problem must be resolved and validated; config must pass check_launch_config.
+KernelSource generate_backward_source(const NormProblem& problem, const LaunchConfig& config);
+
+}  // namespace normjit::codegen

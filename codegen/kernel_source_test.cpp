@@ -1,0 +1,88 @@
+#include "codegen/kernel_source.h"
+
+#include <gtest/gtest.h>
+
+#include "codegen/cache_key.h"
+#include "codegen/norm_problem.h"
+
+using namespace normjit;
+
+namespace {
+NormProblem problem(NormKind kind, int64_t n, DType x) {
+  NormProblem p;
+  p.kind = kind;
+  p.n = n;
+  p.x_dtype = x;
+  p.weight_dtype = DType::F32;
+  p.has_bias = kind == NormKind::LayerNorm;
+  return codegen::resolve_problem(p);
+}
+std::string source_of(const NormProblem& p) {
+  return codegen::generate_backward_source(p, codegen::choose_launch_config(p)).text;
+}
+}  // namespace
+
+TEST(KernelSource, HasTheProblemAsCompileTimeConstants) {
+  const std::string s = source_of(problem(NormKind::LayerNorm, 5003, DType::BF16));
+  EXPECT_NE(s.find("constexpr i64 kN = 5003;"), std::string::npos);
+  EXPECT_NE(s.find("typedef bf16 TX;"), std::string::npos);
+  EXPECT_NE(s.find("typedef float TW;"), std::string::npos);
+  EXPECT_NE(s.find("constexpr bool kLayerNorm = true;"), std::string::npos);
+  EXPECT_NE(s.find("constexpr bool kHasBias = true;"), std::string::npos);
+}
+
+TEST(KernelSource, StartsWithACommentNamingTheProblemAndLaunch) {
+  const std::string s = source_of(problem(NormKind::RMSNorm, 4096, DType::F16));
+  EXPECT_EQ(s.rfind("// normjit generated kernel: rmsnorm N=4096 x=fp16", 0), 0u) << s.substr(0, 120);
+  EXPECT_NE(s.find("// launch: threads="), std::string::npos);
+}
+
+TEST(KernelSource, HasBothEntryPoints) {
+  const std::string s = source_of(problem(NormKind::LayerNorm, 1, DType::F32));
+  EXPECT_NE(s.find(std::string("void __launch_bounds__(nj::cfg::kThreads) ") + codegen::KernelSource::kBackwardEntry),
+            std::string::npos);
+  EXPECT_NE(s.find(codegen::KernelSource::kReduceEntry), std::string::npos);
+}
+
+TEST(KernelSource, NeedsNoHeaderFiles) {
+  // NVRTC compiles it with no include path: the templates bring their own types.
+  const std::string s = source_of(problem(NormKind::LayerNorm, 4096, DType::BF16));
+  EXPECT_EQ(s.find("#include"), std::string::npos);
+}
+
+TEST(KernelSource, IsTheSameTextEveryTime) {
+  const NormProblem p = problem(NormKind::LayerNorm, 7168, DType::BF16);
+  EXPECT_EQ(source_of(p), source_of(p));
+}
+
+TEST(CacheKey, IsStableAcrossRunsAndMachines) {
+  // A fixed input must give a fixed key: the disk cache is shared across processes and hosts.
+  const codegen::CompileTarget target{90, "13.0"};
+  EXPECT_EQ(codegen::cache_key("__global__ void k() {}", target),
+            codegen::cache_key(std::string("__global__ void k() {}"), codegen::CompileTarget{90, "13.0"}));
+  EXPECT_EQ(codegen::cache_key("x", target).size(), 64u);
+}
+
+TEST(CacheKey, ChangesWithSourceArchAndNvrtcVersion) {
+  const std::string base = codegen::cache_key("src", {90, "13.0"});
+  EXPECT_NE(base, codegen::cache_key("src ", {90, "13.0"}));
+  EXPECT_NE(base, codegen::cache_key("src", {80, "13.0"}));
+  EXPECT_NE(base, codegen::cache_key("src", {90, "12.8"}));
+}
+
+TEST(CacheKey, DiffersForEveryProblemField) {
+  const NormProblem base = problem(NormKind::LayerNorm, 4096, DType::BF16);
+  std::vector<NormProblem> variants(8, base);
+  variants[0].n = 4097;
+  variants[1].kind = NormKind::RMSNorm;
+  variants[1].has_bias = false;
+  variants[2].x_dtype = variants[2].dy_dtype = variants[2].dx_dtype = DType::F16;
+  variants[3].dx_dtype = DType::F32;
+  variants[4].weight_dtype = DType::BF16;
+  variants[5].has_weight = false;
+  variants[6].has_bias = false;
+  variants[7].alignment = 4;
+  const codegen::CompileTarget t{90, "13.0"};
+  const std::string key = codegen::cache_key(source_of(base), t);
+  for (const NormProblem& v : variants) EXPECT_NE(key, codegen::cache_key(source_of(v), t)) << codegen::describe(v);
+}

@@ -1,0 +1,84 @@
+#include "codegen/launch_config.h"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+#include "codegen/norm_problem.h"
+
+namespace normjit::codegen {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int next_pow2(int64_t v) {
+  int p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+// The widest vector of x the row alignment allows, at most 16 bytes. Other tensors use the
+// same element count, in pieces no wider than the alignment (templates/common.cuh).
+int vector_width(const NormProblem& p) {
+  return std::max(1, std::min(16, p.alignment) / dtype_size(p.x_dtype));
+}
+
+}  // namespace
+
+bool operator==(const LaunchConfig& a, const LaunchConfig& b) {
+  return a.threads == b.threads && a.threads_per_row == b.threads_per_row && a.vec == b.vec &&
+         a.row_in_registers == b.row_in_registers;
+}
+
+LaunchConfig choose_launch_config(const NormProblem& p) {
+  LaunchConfig c;
+  c.vec = vector_width(p);
+  const int64_t slots = ceil_div(p.n, c.vec);
+  const int max_iters = std::max(1, kMaxRegisterElementsPerThread / c.vec);
+  if (slots <= 32) {
+    // Short rows: a power-of-two group of lanes per row, many rows per block.
+    c.threads_per_row = next_pow2(slots);
+    c.threads = 256;
+  } else if (slots <= int64_t{32} * max_iters) {
+    c.threads_per_row = 32;  // one warp per row
+    c.threads = 256;
+  } else if (slots <= int64_t{kMaxRegisterRowThreads} * max_iters) {
+    // One row per block, as few threads as keep every thread within the register budget.
+    const int64_t threads = ceil_div(ceil_div(slots, max_iters), 32) * 32;
+    c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
+  } else {
+    c.threads = c.threads_per_row = 512;
+    c.row_in_registers = false;
+  }
+  check_launch_config(p, c);
+  return c;
+}
+
+void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
+  auto fail = [&](const std::string& why) {
+    throw std::invalid_argument("launch config " + describe(c) + " cannot run " + describe(p) + ": " + why);
+  };
+  if (c.threads < 32 || c.threads > 1024 || c.threads % 32 != 0) fail("threads must be a multiple of 32 in [32, 1024]");
+  if (c.threads_per_row < 1 || c.threads_per_row > c.threads || c.threads % c.threads_per_row != 0)
+    fail("threads_per_row must divide threads");
+  if (c.threads_per_row > 32 && c.threads_per_row % 32 != 0) fail("threads_per_row above 32 must be a multiple of 32");
+  if (c.threads_per_row <= 32 && !is_pow2(c.threads_per_row)) fail("threads_per_row up to 32 must be a power of two");
+  if (!is_pow2(c.vec) || c.vec * dtype_size(p.x_dtype) > 16) fail("vec must be a power of two of at most 16 bytes of x");
+  if (c.vec * dtype_size(p.x_dtype) > std::max(p.alignment, dtype_size(p.x_dtype)))
+    fail("vec is wider than the row alignment allows");
+  if (!c.row_in_registers && c.rows_per_block() != 1) fail("streamed rows need threads_per_row == threads");
+  if (c.row_in_registers) {
+    const int64_t iters = ceil_div(ceil_div(p.n, c.vec), c.threads_per_row);
+    if (iters * c.vec > 4 * kMaxRegisterElementsPerThread) fail("row too long to hold in registers");
+    if (c.rows_per_block() > 1 && p.n > 16384) fail("several rows per block need N <= 16384 (shared-memory merge)");
+  }
+}
+
+std::string describe(const LaunchConfig& c) {
+  std::ostringstream s;
+  s << "threads=" << c.threads << " threads_per_row=" << c.threads_per_row << " vec=" << c.vec << " "
+    << (c.row_in_registers ? "registers" : "streamed");
+  return s.str();
+}
+
+}  // namespace normjit::codegen

@@ -1,0 +1,36 @@
+// How a backward kernel is laid out on the GPU: a handful of named integers (derived values
+// are computed, never stored). Part of the generated source, so part of the cache key.
+#pragma once
+#include <string>
+
+#include "normjit/norm_problem.hpp"
+
+namespace normjit::codegen {
+
+struct LaunchConfig {
+  int threads = 256;          // threads per block
+  int threads_per_row = 256;  // threads that share one row (a power of two <= 32, or a multiple of 32)
+  int vec = 8;                // elements per vector access
+  bool row_in_registers = true;  // false: the row is streamed twice (rows too long for registers)
+
+  int rows_per_block() const { return threads / threads_per_row; }
+};
+
+bool operator==(const LaunchConfig& a, const LaunchConfig& b);
+
+// Elements per thread held in registers at most (x and dy, plus γ, dγ, dβ accumulators).
+constexpr int kMaxRegisterElementsPerThread = 16;
+// Rows longer than this many elements are streamed twice instead of held in registers.
+constexpr int kMaxRegisterRowThreads = 512;
+
+// The heuristic config for a resolved, validated problem. Correct for every problem; the
+// speed and autotuning issues refine it.
+LaunchConfig choose_launch_config(const NormProblem& resolved);
+
+// Throws std::invalid_argument if config cannot run problem (for hand-written configs).
+void check_launch_config(const NormProblem& resolved, const LaunchConfig& config);
+
+// "threads=256 threads_per_row=32 vec=8 registers"
+std::string describe(const LaunchConfig& config);
+
+}  // namespace normjit::codegen

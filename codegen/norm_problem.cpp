@@ -1,0 +1,113 @@
+#include "codegen/norm_problem.h"
+
+#include <sstream>
+
+#include "normjit/normjit.hpp"
+
+namespace normjit::codegen {
+namespace {
+
+bool is_storage_dtype(DType d) { return d == DType::F32 || d == DType::F16 || d == DType::BF16; }
+bool is_dtype_or_default(DType d) { return d == DType::Default || is_storage_dtype(d); }
+DType or_x(DType d, DType x) { return d == DType::Default ? x : d; }
+
+[[noreturn]] void reject(const NormProblem& p, const std::string& what, const std::string& todo,
+                         Status status = Status::InvalidArgument) {
+  throw Error(status, "normjit: cannot build a " + std::string(kind_name(p.kind)) + " backward with N=" +
+                          std::to_string(p.n) + ": " + what + ". " + todo);
+}
+
+}  // namespace
+
+int dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::F32: return 4;
+    case DType::F16: return 2;
+    case DType::BF16: return 2;
+    case DType::Default: return 0;
+  }
+  return 0;
+}
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::F32: return "fp32";
+    case DType::F16: return "fp16";
+    case DType::BF16: return "bf16";
+    case DType::Default: return "default";
+  }
+  return "unknown";
+}
+
+const char* kind_name(NormKind kind) {
+  switch (kind) {
+    case NormKind::LayerNorm: return "layernorm";
+    case NormKind::RMSNorm: return "rmsnorm";
+  }
+  return "unknown-norm";
+}
+
+void validate_problem(const NormProblem& p) {
+  if (p.kind != NormKind::LayerNorm && p.kind != NormKind::RMSNorm)
+    reject(p, "kind " + std::to_string(static_cast<int>(p.kind)) + " is not a norm kind",
+           "Use NJ_LAYERNORM (0) or NJ_RMSNORM (1).");
+  if (p.n < 1) reject(p, "N must be at least 1", "Pass the hidden size (the row length) as n.");
+  if (p.n > (int64_t{1} << 31))
+    reject(p, "N above 2^31 is not supported", "Split the row or file an issue with your use case.",
+           Status::Unsupported);
+  if (!is_storage_dtype(p.x_dtype))
+    reject(p, std::string("x dtype '") + dtype_name(p.x_dtype) + "' (" +
+                  std::to_string(static_cast<int>(p.x_dtype)) + ") is not a storage dtype",
+           "x must be fp32, fp16 or bf16.");
+  const struct { const char* field; DType value; } optional_dtypes[] = {
+      {"dy", p.dy_dtype}, {"dx", p.dx_dtype}, {"weight", p.weight_dtype}};
+  for (const auto& d : optional_dtypes)
+    if (!is_dtype_or_default(d.value))
+      reject(p, std::string(d.field) + " dtype " + std::to_string(static_cast<int>(d.value)) + " is unknown",
+             std::string(d.field) + " must be fp32, fp16, bf16 or default (same as x).");
+  const DType weight = or_x(p.weight_dtype, p.x_dtype);
+  if (weight != DType::F32 && weight != p.x_dtype)
+    reject(p, std::string("weight dtype ") + dtype_name(weight) + " with x dtype " + dtype_name(p.x_dtype),
+           "The weight (and bias) must be fp32 or the dtype of x.", Status::Unsupported);
+  if (p.kind == NormKind::RMSNorm && p.has_bias)
+    reject(p, "RMSNorm has no bias", "Set has_bias to false (0) for RMSNorm.");
+  const int a = p.alignment == 0 ? 16 : p.alignment;
+  if (a < 0 || (a & (a - 1)) != 0)
+    reject(p, "alignment " + std::to_string(p.alignment) + " is not a power of two",
+           "Give the byte alignment rows are known to have (1, 2, 4, 8 or 16), or 0 for 16.");
+}
+
+NormProblem resolve_problem(const NormProblem& p) {
+  NormProblem r = p;
+  r.dy_dtype = or_x(p.dy_dtype, p.x_dtype);
+  r.dx_dtype = or_x(p.dx_dtype, p.x_dtype);
+  r.weight_dtype = or_x(p.weight_dtype, p.x_dtype);
+  if (r.kind == NormKind::RMSNorm) r.has_bias = false;
+  // With neither γ nor β the weight dtype changes nothing: one kernel, not two.
+  if (!r.has_weight && !r.has_bias) r.weight_dtype = r.x_dtype;
+  r.alignment = p.alignment <= 0 || p.alignment > 16 ? 16 : p.alignment;
+  return r;
+}
+
+std::string describe(const NormProblem& p) {
+  const NormProblem r = resolve_problem(p);
+  std::ostringstream s;
+  s << kind_name(r.kind) << " N=" << r.n << " x=" << dtype_name(r.x_dtype) << " dy=" << dtype_name(r.dy_dtype)
+    << " dx=" << dtype_name(r.dx_dtype) << " weight=" << dtype_name(r.weight_dtype)
+    << (r.has_weight ? " +weight" : " -weight");
+  if (r.kind == NormKind::LayerNorm) s << (r.has_bias ? " +bias" : " -bias");
+  s << " align=" << r.alignment;
+  return s.str();
+}
+
+}  // namespace normjit::codegen
+
+namespace normjit {
+
+bool operator==(const NormProblem& a, const NormProblem& b) {
+  return a.kind == b.kind && a.n == b.n && a.x_dtype == b.x_dtype && a.dy_dtype == b.dy_dtype &&
+         a.dx_dtype == b.dx_dtype && a.weight_dtype == b.weight_dtype && a.has_weight == b.has_weight &&
+         a.has_bias == b.has_bias && a.alignment == b.alignment;
+}
+
+}  // namespace normjit

@@ -1,0 +1,30 @@
+// What makes two backward problems different kernels, and whether a problem can be served.
+// Pure C++: no CUDA calls.
+#pragma once
+#include <string>
+
+#include "normjit/norm_problem.hpp"
+
+namespace normjit::codegen {
+
+int dtype_size(DType dtype);           // bytes per element (Default: 0)
+const char* dtype_name(DType dtype);   // "fp32", "fp16", "bf16", "default"
+const char* kind_name(NormKind kind);  // "layernorm", "rmsnorm"
+
+// The problem with every Default dtype replaced and alignment made a power of two in [1, 16]
+// (0 becomes 16). Call validate_problem first.
+NormProblem resolve_problem(const NormProblem& problem);
+
+// Throws normjit::Error(InvalidArgument or Unsupported) naming the field, the value, and what
+// is accepted. Accepts any N >= 1, any listed dtype combination, LayerNorm with or without γ/β,
+// RMSNorm with or without γ.
+void validate_problem(const NormProblem& problem);
+
+// "layernorm N=4096 x=bf16 dy=bf16 dx=bf16 weight=fp32 +weight +bias align=16"
+std::string describe(const NormProblem& problem);
+
+}  // namespace normjit::codegen
+
+namespace normjit {
+bool operator==(const NormProblem& a, const NormProblem& b);
+}  // namespace normjit

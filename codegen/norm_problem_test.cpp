@@ -1,0 +1,119 @@
+#include "codegen/norm_problem.h"
+
+#include <gtest/gtest.h>
+
+#include "normjit/normjit.hpp"
+
+using namespace normjit;
+using codegen::describe;
+using codegen::resolve_problem;
+using codegen::validate_problem;
+
+namespace {
+NormProblem layer_norm(int64_t n, DType x = DType::BF16) {
+  NormProblem p;
+  p.kind = NormKind::LayerNorm;
+  p.n = n;
+  p.x_dtype = x;
+  p.has_bias = true;
+  return p;
+}
+
+Status status_of(const NormProblem& p) {
+  try {
+    validate_problem(p);
+  } catch (const Error& e) {
+    return e.status();
+  }
+  return Status::Ok;
+}
+}  // namespace
+
+TEST(NormProblem, DefaultsResolveToTheDtypeOfX) {
+  const NormProblem r = resolve_problem(layer_norm(4096, DType::F16));
+  EXPECT_EQ(r.dy_dtype, DType::F16);
+  EXPECT_EQ(r.dx_dtype, DType::F16);
+  EXPECT_EQ(r.weight_dtype, DType::F16);
+  EXPECT_EQ(r.alignment, 16);
+}
+
+TEST(NormProblem, EveryListedDtypeCombinationIsAccepted) {
+  for (DType x : {DType::F32, DType::F16, DType::BF16})
+    for (DType dx : {DType::Default, DType::F32, DType::F16, DType::BF16})
+      for (DType w : {DType::Default, DType::F32, x}) {
+        NormProblem p = layer_norm(1000, x);
+        p.dx_dtype = dx;
+        p.weight_dtype = w;
+        EXPECT_EQ(status_of(p), Status::Ok) << describe(p);
+      }
+}
+
+TEST(NormProblem, EveryNFromOneUpIsAccepted) {
+  for (int64_t n : {1, 2, 3, 5, 31, 33, 4095, 5003, 1048576}) EXPECT_EQ(status_of(layer_norm(n)), Status::Ok) << n;
+}
+
+TEST(NormProblem, RejectsZeroAndNegativeN) {
+  EXPECT_EQ(status_of(layer_norm(0)), Status::InvalidArgument);
+  EXPECT_EQ(status_of(layer_norm(-5)), Status::InvalidArgument);
+}
+
+TEST(NormProblem, RejectsAWeightDtypeThatIsNeitherFp32NorX) {
+  NormProblem p = layer_norm(64, DType::BF16);
+  p.weight_dtype = DType::F16;
+  EXPECT_EQ(status_of(p), Status::Unsupported);
+}
+
+TEST(NormProblem, RejectsUnknownDtypesAndKinds) {
+  NormProblem p = layer_norm(64);
+  p.x_dtype = static_cast<DType>(17);
+  EXPECT_EQ(status_of(p), Status::InvalidArgument);
+  p = layer_norm(64);
+  p.x_dtype = DType::Default;
+  EXPECT_EQ(status_of(p), Status::InvalidArgument);
+  p = layer_norm(64);
+  p.dx_dtype = static_cast<DType>(9);
+  EXPECT_EQ(status_of(p), Status::InvalidArgument);
+  p = layer_norm(64);
+  p.kind = static_cast<NormKind>(3);
+  EXPECT_EQ(status_of(p), Status::InvalidArgument);
+}
+
+TEST(NormProblem, RejectsRmsNormWithBias) {
+  NormProblem p = layer_norm(64);
+  p.kind = NormKind::RMSNorm;
+  p.has_bias = true;
+  EXPECT_EQ(status_of(p), Status::InvalidArgument);
+}
+
+TEST(NormProblem, RejectsAnAlignmentThatIsNotAPowerOfTwo) {
+  NormProblem p = layer_norm(64);
+  p.alignment = 12;
+  EXPECT_EQ(status_of(p), Status::InvalidArgument);
+}
+
+TEST(NormProblem, ErrorsNameTheProblemAndWhatToDo) {
+  try {
+    validate_problem(layer_norm(0));
+    FAIL() << "N=0 was accepted";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("layernorm"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("N=0"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Pass"), std::string::npos) << msg;
+  }
+}
+
+TEST(NormProblem, WithoutWeightOrBiasTheWeightDtypeDoesNotSplitKernels) {
+  NormProblem a = layer_norm(64, DType::BF16), b = a;
+  a.has_weight = b.has_weight = false;
+  a.has_bias = b.has_bias = false;
+  a.weight_dtype = DType::F32;
+  b.weight_dtype = DType::BF16;
+  EXPECT_TRUE(resolve_problem(a) == resolve_problem(b));
+}
+
+TEST(NormProblem, DescribeNamesEveryField) {
+  NormProblem p = layer_norm(4096, DType::BF16);
+  p.weight_dtype = DType::F32;
+  EXPECT_EQ(describe(p), "layernorm N=4096 x=bf16 dy=bf16 dx=bf16 weight=fp32 +weight +bias align=16");
+}

@@ -1,0 +1,94 @@
+/* normjit C API: run-time generated LayerNorm / RMSNorm backward kernels.
+ *
+ * Every call returns an nj_status; on failure nj_last_error() gives a message
+ * (thread-local, valid until the next normjit call on this thread) that says what was
+ * asked, what was wrong and what to do.
+ *
+ * Streams are CUstream / cudaStream_t (both are `struct CUstream_st*`); the stream's
+ * context (or the current context for the null stream) selects the device.
+ */
+#ifndef NORMJIT_NORMJIT_H
+#define NORMJIT_NORMJIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NJ_VERSION_MAJOR 0
+#define NJ_VERSION_MINOR 1
+#define NJ_VERSION_PATCH 0
+
+typedef struct CUstream_st* nj_stream;
+typedef struct nj_engine nj_engine;
+
+typedef enum nj_status {
+  NJ_OK = 0,
+  NJ_ERR_INVALID_ARGUMENT = 1, /* a null pointer, n = 0, stride < n, misaligned pointer ... */
+  NJ_ERR_UNSUPPORTED = 2,      /* a valid request this build or device cannot serve */
+  NJ_ERR_NO_DRIVER = 3,        /* libcuda.so.1 could not be loaded or initialised */
+  NJ_ERR_NO_DEVICE = 4,        /* no CUDA device, or no current context */
+  NJ_ERR_NO_NVRTC = 5,         /* libnvrtc could not be loaded */
+  NJ_ERR_COMPILE = 6,          /* NVRTC rejected the generated source (log in the message) */
+  NJ_ERR_CUDA = 7,             /* a CUDA driver call failed */
+  NJ_ERR_CONFIG = 8,           /* the config file or an environment variable is invalid */
+  NJ_ERR_WORKSPACE = 9,        /* the workspace passed is smaller than nj_workspace_size */
+  NJ_ERR_INTERNAL = 10
+} nj_status;
+
+typedef enum nj_norm_kind { NJ_LAYERNORM = 0, NJ_RMSNORM = 1 } nj_norm_kind;
+
+/* NJ_DTYPE_DEFAULT (0) means "same as x", so a zeroed struct picks sensible dtypes. */
+typedef enum nj_dtype { NJ_DTYPE_DEFAULT = 0, NJ_F32 = 1, NJ_F16 = 2, NJ_BF16 = 3 } nj_dtype;
+
+typedef struct nj_problem {
+  nj_norm_kind kind;
+  int64_t n;             /* hidden size, >= 1 */
+  nj_dtype x_dtype;      /* required */
+  nj_dtype dy_dtype;     /* default: x_dtype */
+  nj_dtype dx_dtype;     /* default: x_dtype */
+  nj_dtype weight_dtype; /* gamma/beta and dgamma/dbeta: NJ_F32 or x_dtype; default: x_dtype */
+  int has_weight;        /* gamma present and dgamma written */
+  int has_bias;          /* LayerNorm only: dbeta written */
+  int alignment;         /* bytes rows are known to be aligned to; 0 = 16 */
+} nj_problem;
+
+typedef struct nj_backward_args {
+  int64_t m;             /* rows; 0 is a no-op apart from zeroing dgamma/dbeta */
+  const void* x;
+  int64_t x_stride;      /* elements between rows; 0 = n */
+  const void* dy;
+  int64_t dy_stride;
+  const float* mean;     /* LayerNorm only: fp32, one per row */
+  const float* rstd;     /* fp32, one per row */
+  const void* weight;    /* gamma when has_weight */
+  void* dx;
+  int64_t dx_stride;
+  void* dweight;         /* when has_weight */
+  void* dbias;           /* when has_bias */
+  void* workspace;       /* NULL: allocated stream-ordered (cuMemAllocAsync) and freed on the stream */
+  size_t workspace_bytes;
+} nj_backward_args;
+
+/* config_file: a TOML file, or NULL for the default lookup (NORMJIT_CONFIG, then
+ * $XDG_CONFIG_HOME/normjit/config.toml or ~/.config/normjit/config.toml, if present). */
+nj_status nj_engine_create(const char* config_file, nj_engine** engine);
+void nj_engine_destroy(nj_engine* engine);
+
+nj_status nj_workspace_size(nj_engine* engine, const nj_problem* problem, int64_t m,
+                            size_t* bytes);
+nj_status nj_layer_norm_backward(nj_engine* engine, const nj_problem* problem,
+                                 const nj_backward_args* args, nj_stream stream);
+nj_status nj_rms_norm_backward(nj_engine* engine, const nj_problem* problem,
+                               const nj_backward_args* args, nj_stream stream);
+
+const char* nj_last_error(void);
+const char* nj_status_name(nj_status status);
+const char* nj_version_string(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NORMJIT_NORMJIT_H */

@@ -1,0 +1,100 @@
+#include "runtime/backward_call.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <sstream>
+
+#include "codegen/norm_problem.h"
+#include "normjit/normjit.hpp"
+
+namespace normjit::runtime {
+namespace {
+
+[[noreturn]] void reject(const NormProblem& p, const std::string& what, const std::string& todo) {
+  throw Error(Status::InvalidArgument,
+              "normjit: bad argument to the " + codegen::describe(p) + " backward: " + what + ". " + todo);
+}
+
+std::string address(const void* p) {
+  std::ostringstream s;
+  s << p;
+  return s.str();
+}
+
+int pow2_alignment(uint64_t value) {
+  if (value == 0) return 16;
+  const int low = static_cast<int>(value & (~value + 1));
+  return std::min(low, 16);
+}
+
+}  // namespace
+
+int row_alignment(const void* base, int64_t stride, int element_size, int64_t rows) {
+  int a = pow2_alignment(reinterpret_cast<uintptr_t>(base));
+  if (rows > 1) a = std::min(a, pow2_alignment(static_cast<uint64_t>(stride) * element_size));
+  return a;
+}
+
+CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& in) {
+  const NormProblem p = codegen::resolve_problem(problem);
+  CheckedCall out{p, in};
+  BackwardArgs& a = out.args;
+  const bool layer_norm = p.kind == NormKind::LayerNorm;
+
+  if (a.m < 0) reject(p, "m = " + std::to_string(a.m) + " is negative", "Pass the number of rows (0 or more).");
+
+  // Conflicts between the flags and the pointers: a pointer the problem does not use means
+  // the caller and the problem disagree, and guessing would give a wrong answer.
+  if (!p.has_weight && (a.weight || a.dweight))
+    reject(p, "weight or dweight is given but has_weight is false",
+           "Set has_weight to compute dgamma, or pass NULL for weight and dweight.");
+  if (!p.has_bias && a.dbias)
+    reject(p, "dbias is given but has_bias is false", "Set has_bias to compute dbeta, or pass NULL for dbias.");
+  if (!layer_norm && a.mean)
+    reject(p, "mean is given for RMSNorm, which saves none", "Pass NULL for mean, or use LayerNorm.");
+
+  struct Required { const char* name; const void* ptr; bool needed; };
+  const Required required[] = {
+      {"x", a.x, a.m > 0},        {"dy", a.dy, a.m > 0},
+      {"rstd", a.rstd, a.m > 0},  {"mean", a.mean, a.m > 0 && layer_norm},
+      {"dx", a.dx, a.m > 0},      {"weight", a.weight, a.m > 0 && p.has_weight},
+      {"dweight", a.dweight, p.has_weight}, {"dbias", a.dbias, p.has_bias},
+  };
+  for (const Required& r : required)
+    if (r.needed && !r.ptr)
+      reject(p, std::string(r.name) + " is NULL", std::string("Pass a device pointer for ") + r.name + ".");
+
+  struct Row { const char* name; const void* ptr; int64_t* stride; DType dtype; };
+  Row rows[] = {{"x", a.x, &a.x_stride, p.x_dtype}, {"dy", a.dy, &a.dy_stride, p.dy_dtype},
+                {"dx", a.dx, &a.dx_stride, p.dx_dtype}};
+  int alignment = p.alignment;
+  for (Row& r : rows) {
+    if (*r.stride == 0) *r.stride = p.n;
+    if (*r.stride < p.n)
+      reject(p, std::string(r.name) + "_stride = " + std::to_string(*r.stride) + " is less than N",
+             "Rows may be padded (stride >= N, in elements) but not overlap; pass 0 for contiguous rows.");
+    if (a.m == 0) continue;
+    const int size = codegen::dtype_size(r.dtype);
+    if (reinterpret_cast<uintptr_t>(r.ptr) % size != 0)
+      reject(p, std::string(r.name) + " = " + address(r.ptr) + " is not aligned to its " +
+                    codegen::dtype_name(r.dtype) + " elements (" + std::to_string(size) + " bytes)",
+             "Pass a pointer to the first element of a tensor of that dtype.");
+    alignment = std::min(alignment, row_alignment(r.ptr, *r.stride, size, a.m));
+  }
+  struct Vector { const char* name; const void* ptr; int size; };
+  const int weight_size = codegen::dtype_size(p.weight_dtype);
+  const Vector vectors[] = {{"weight", a.weight, weight_size}, {"dweight", a.dweight, weight_size},
+                            {"dbias", a.dbias, weight_size},   {"mean", a.mean, 4},
+                            {"rstd", a.rstd, 4}};
+  for (const Vector& v : vectors)
+    if (v.ptr && reinterpret_cast<uintptr_t>(v.ptr) % v.size != 0)
+      reject(p, std::string(v.name) + " = " + address(v.ptr) + " is not aligned to its " +
+                    std::to_string(v.size) + "-byte elements",
+             "Pass a pointer to the first element of a tensor of that dtype.");
+  // The weight is read with the rows' vectors, so it bounds their alignment too.
+  if (a.weight && a.m > 0) alignment = std::min(alignment, row_alignment(a.weight, 0, weight_size, 1));
+  out.problem.alignment = std::max(alignment, 1);
+  return out;
+}
+
+}  // namespace normjit::runtime

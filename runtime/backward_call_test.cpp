@@ -1,0 +1,142 @@
+// Every invalid argument of a backward call is caught on the CPU, before anything is launched,
+// with InvalidArgument and a message naming the argument. Table-driven: one row per mistake.
+#include "runtime/backward_call.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "codegen/norm_problem.h"
+#include "normjit/normjit.hpp"
+
+using namespace normjit;
+
+namespace {
+
+// Fake but well-aligned device addresses: nothing is dereferenced on the CPU.
+void* addr(uintptr_t a) { return reinterpret_cast<void*>(a); }
+
+NormProblem layer_norm() {
+  NormProblem p;
+  p.kind = NormKind::LayerNorm;
+  p.n = 1000;
+  p.x_dtype = DType::BF16;
+  p.weight_dtype = DType::F32;
+  p.has_bias = true;
+  return p;
+}
+
+BackwardArgs valid_args() {
+  BackwardArgs a;
+  a.m = 64;
+  a.x = addr(0x10000);
+  a.dy = addr(0x20000);
+  a.mean = static_cast<const float*>(addr(0x30000));
+  a.rstd = static_cast<const float*>(addr(0x40000));
+  a.weight = addr(0x50000);
+  a.dx = addr(0x60000);
+  a.dweight = addr(0x70000);
+  a.dbias = addr(0x80000);
+  return a;
+}
+
+struct Mistake {
+  const char* name;
+  std::function<void(NormProblem&, BackwardArgs&)> make;
+  const char* message_names;  // what the message must mention
+};
+
+const Mistake kMistakes[] = {
+    {"NegativeM", [](NormProblem&, BackwardArgs& a) { a.m = -1; }, "m = -1"},
+    {"NullX", [](NormProblem&, BackwardArgs& a) { a.x = nullptr; }, "x is NULL"},
+    {"NullDy", [](NormProblem&, BackwardArgs& a) { a.dy = nullptr; }, "dy is NULL"},
+    {"NullRstd", [](NormProblem&, BackwardArgs& a) { a.rstd = nullptr; }, "rstd is NULL"},
+    {"NullMeanForLayerNorm", [](NormProblem&, BackwardArgs& a) { a.mean = nullptr; }, "mean is NULL"},
+    {"NullDx", [](NormProblem&, BackwardArgs& a) { a.dx = nullptr; }, "dx is NULL"},
+    {"NullWeight", [](NormProblem&, BackwardArgs& a) { a.weight = nullptr; }, "weight is NULL"},
+    {"NullDweight", [](NormProblem&, BackwardArgs& a) { a.dweight = nullptr; }, "dweight is NULL"},
+    {"NullDbias", [](NormProblem&, BackwardArgs& a) { a.dbias = nullptr; }, "dbias is NULL"},
+    {"XStrideBelowN", [](NormProblem&, BackwardArgs& a) { a.x_stride = 999; }, "x_stride = 999"},
+    {"DyStrideNegative", [](NormProblem&, BackwardArgs& a) { a.dy_stride = -1000; }, "dy_stride"},
+    {"DxStrideBelowN", [](NormProblem&, BackwardArgs& a) { a.dx_stride = 10; }, "dx_stride = 10"},
+    {"XNotElementAligned", [](NormProblem&, BackwardArgs& a) { a.x = addr(0x10001); }, "x = "},
+    {"RstdNotFloatAligned", [](NormProblem&, BackwardArgs& a) { a.rstd = static_cast<const float*>(addr(0x40002)); },
+     "rstd"},
+    {"WeightNotElementAligned", [](NormProblem&, BackwardArgs& a) { a.weight = addr(0x50002); }, "weight"},
+    {"WeightWithoutHasWeight",
+     [](NormProblem& p, BackwardArgs& a) {
+       p.has_weight = false;
+       a.dweight = nullptr;
+     },
+     "has_weight is false"},
+    {"DbiasWithoutHasBias", [](NormProblem& p, BackwardArgs&) { p.has_bias = false; }, "has_bias is false"},
+    {"MeanForRmsNorm",
+     [](NormProblem& p, BackwardArgs& a) {
+       p.kind = NormKind::RMSNorm;
+       p.has_bias = false;
+       a.dbias = nullptr;
+     },
+     "mean is given for RMSNorm"},
+};
+
+class BadArgument : public ::testing::TestWithParam<Mistake> {};
+
+TEST_P(BadArgument, IsRejectedWithAMessageNamingIt) {
+  NormProblem p = layer_norm();
+  BackwardArgs a = valid_args();
+  GetParam().make(p, a);
+  try {
+    codegen::validate_problem(p);
+    runtime::check_backward_call(p, a);
+    FAIL() << GetParam().name << " was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find(GetParam().message_names), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryMistake, BadArgument, ::testing::ValuesIn(kMistakes),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(BackwardCall, ValidArgumentsPassAndStridesResolve) {
+  const runtime::CheckedCall c = runtime::check_backward_call(layer_norm(), valid_args());
+  EXPECT_EQ(c.args.x_stride, 1000);
+  EXPECT_EQ(c.args.dy_stride, 1000);
+  EXPECT_EQ(c.args.dx_stride, 1000);
+  EXPECT_EQ(c.problem.alignment, 16);
+}
+
+TEST(BackwardCall, ZeroRowsNeedNoRowPointers) {
+  BackwardArgs a;
+  a.m = 0;
+  a.dweight = addr(0x70000);
+  a.dbias = addr(0x80000);
+  EXPECT_NO_THROW(runtime::check_backward_call(layer_norm(), a));
+}
+
+TEST(BackwardCall, AlignmentFollowsThePointersAndStrides) {
+  BackwardArgs a = valid_args();
+  a.x = addr(0x10002);  // bf16: 2-byte aligned only
+  EXPECT_EQ(runtime::check_backward_call(layer_norm(), a).problem.alignment, 2);
+  a = valid_args();
+  a.dy_stride = 1002;  // 2004-byte rows: 4-byte aligned
+  EXPECT_EQ(runtime::check_backward_call(layer_norm(), a).problem.alignment, 4);
+  a = valid_args();
+  a.weight = addr(0x50004);  // fp32 weight read with the row's vectors
+  EXPECT_EQ(runtime::check_backward_call(layer_norm(), a).problem.alignment, 4);
+}
+
+TEST(BackwardCall, OneRowIgnoresTheStrideForAlignment) {
+  BackwardArgs a = valid_args();
+  a.m = 1;
+  a.x_stride = 1001;
+  EXPECT_EQ(runtime::check_backward_call(layer_norm(), a).problem.alignment, 16);
+}
+
+TEST(BackwardCall, NeverRaisesTheAlignmentTheCallerPromised) {
+  NormProblem p = layer_norm();
+  p.alignment = 4;
+  EXPECT_EQ(runtime::check_backward_call(p, valid_args()).problem.alignment, 4);
+}
+
+}  // namespace

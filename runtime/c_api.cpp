@@ -1,0 +1,145 @@
+// The C API: each entry point converts normjit::Error (and anything else thrown) into a status
+// and a thread-local message, so no exception ever crosses into C.
+#include <new>
+#include <string>
+
+#include "normjit/normjit.h"
+#include "normjit/normjit.hpp"
+#include "runtime/config.h"
+
+struct nj_engine {
+  normjit::Engine engine;
+  explicit nj_engine(normjit::Config config) : engine(std::move(config)) {}
+};
+
+namespace {
+
+thread_local std::string g_last_error;
+
+template <class F>
+nj_status guarded(F&& body) {
+  try {
+    g_last_error.clear();
+    body();
+    return NJ_OK;
+  } catch (const normjit::Error& e) {
+    g_last_error = e.what();
+    return static_cast<nj_status>(e.status());
+  } catch (const std::bad_alloc&) {
+    g_last_error = "normjit: out of host memory";
+    return NJ_ERR_INTERNAL;
+  } catch (const std::exception& e) {
+    g_last_error = std::string("normjit: internal error: ") + e.what();
+    return NJ_ERR_INTERNAL;
+  } catch (...) {
+    g_last_error = "normjit: internal error: unknown exception";
+    return NJ_ERR_INTERNAL;
+  }
+}
+
+nj_status invalid(const std::string& message) {
+  g_last_error = "normjit: " + message;
+  return NJ_ERR_INVALID_ARGUMENT;
+}
+
+normjit::NormProblem to_cpp(const nj_problem& p) {
+  normjit::NormProblem out;
+  out.kind = static_cast<normjit::NormKind>(p.kind);
+  out.n = p.n;
+  out.x_dtype = static_cast<normjit::DType>(p.x_dtype);
+  out.dy_dtype = static_cast<normjit::DType>(p.dy_dtype);
+  out.dx_dtype = static_cast<normjit::DType>(p.dx_dtype);
+  out.weight_dtype = static_cast<normjit::DType>(p.weight_dtype);
+  out.has_weight = p.has_weight != 0;
+  out.has_bias = p.has_bias != 0;
+  out.alignment = p.alignment == 0 ? 16 : p.alignment;
+  return out;
+}
+
+normjit::BackwardArgs to_cpp(const nj_backward_args& a) {
+  normjit::BackwardArgs out;
+  out.m = a.m;
+  out.x = a.x;
+  out.x_stride = a.x_stride;
+  out.dy = a.dy;
+  out.dy_stride = a.dy_stride;
+  out.mean = a.mean;
+  out.rstd = a.rstd;
+  out.weight = a.weight;
+  out.dx = a.dx;
+  out.dx_stride = a.dx_stride;
+  out.dweight = a.dweight;
+  out.dbias = a.dbias;
+  out.workspace = a.workspace;
+  out.workspace_bytes = a.workspace_bytes;
+  return out;
+}
+
+nj_status run_backward(nj_engine* engine, const nj_problem* problem, const nj_backward_args* args,
+                       nj_stream stream, nj_norm_kind kind, const char* fn) {
+  if (!engine) return invalid(std::string(fn) + ": engine is NULL; create one with nj_engine_create.");
+  if (!problem) return invalid(std::string(fn) + ": problem is NULL.");
+  if (!args) return invalid(std::string(fn) + ": args is NULL.");
+  return guarded([&] {
+    const normjit::NormProblem p = to_cpp(*problem);
+    if (kind == NJ_LAYERNORM)
+      engine->engine.layer_norm_backward(p, to_cpp(*args), stream);
+    else
+      engine->engine.rms_norm_backward(p, to_cpp(*args), stream);
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+nj_status nj_engine_create(const char* config_file, nj_engine** engine) {
+  if (!engine) return invalid("nj_engine_create: the engine out-pointer is NULL.");
+  *engine = nullptr;
+  return guarded([&] {
+    normjit::Config config = normjit::runtime::load_config(config_file ? config_file : "");
+    *engine = new nj_engine(std::move(config));
+  });
+}
+
+void nj_engine_destroy(nj_engine* engine) { delete engine; }
+
+nj_status nj_workspace_size(nj_engine* engine, const nj_problem* problem, int64_t m, size_t* bytes) {
+  if (!engine) return invalid("nj_workspace_size: engine is NULL; create one with nj_engine_create.");
+  if (!problem) return invalid("nj_workspace_size: problem is NULL.");
+  if (!bytes) return invalid("nj_workspace_size: the bytes out-pointer is NULL.");
+  return guarded([&] { *bytes = engine->engine.workspace_size(to_cpp(*problem), m); });
+}
+
+nj_status nj_layer_norm_backward(nj_engine* engine, const nj_problem* problem, const nj_backward_args* args,
+                                 nj_stream stream) {
+  return run_backward(engine, problem, args, stream, NJ_LAYERNORM, "nj_layer_norm_backward");
+}
+
+nj_status nj_rms_norm_backward(nj_engine* engine, const nj_problem* problem, const nj_backward_args* args,
+                               nj_stream stream) {
+  return run_backward(engine, problem, args, stream, NJ_RMSNORM, "nj_rms_norm_backward");
+}
+
+const char* nj_last_error(void) { return g_last_error.c_str(); }
+
+const char* nj_status_name(nj_status status) {
+  switch (status) {
+    case NJ_OK: return "NJ_OK";
+    case NJ_ERR_INVALID_ARGUMENT: return "NJ_ERR_INVALID_ARGUMENT";
+    case NJ_ERR_UNSUPPORTED: return "NJ_ERR_UNSUPPORTED";
+    case NJ_ERR_NO_DRIVER: return "NJ_ERR_NO_DRIVER";
+    case NJ_ERR_NO_DEVICE: return "NJ_ERR_NO_DEVICE";
+    case NJ_ERR_NO_NVRTC: return "NJ_ERR_NO_NVRTC";
+    case NJ_ERR_COMPILE: return "NJ_ERR_COMPILE";
+    case NJ_ERR_CUDA: return "NJ_ERR_CUDA";
+    case NJ_ERR_CONFIG: return "NJ_ERR_CONFIG";
+    case NJ_ERR_WORKSPACE: return "NJ_ERR_WORKSPACE";
+    case NJ_ERR_INTERNAL: return "NJ_ERR_INTERNAL";
+  }
+  return "NJ_ERR_UNKNOWN_STATUS";
+}
+
+const char* nj_version_string(void) { return normjit::version_string(); }
+
+}  // extern "C"

@@ -1,0 +1,34 @@
+#include "runtime/launch_plan.h"
+
+#include <algorithm>
+
+namespace normjit::runtime {
+
+int64_t max_row_groups(const codegen::LaunchConfig& c, const DeviceLimits& limits, int64_t m) {
+  const int64_t needed = (m + c.rows_per_block() - 1) / c.rows_per_block();
+  const int64_t per_sm = std::max(1, std::min(limits.max_threads_per_sm / c.threads, limits.max_blocks_per_sm));
+  return std::min<int64_t>(needed, per_sm * limits.sm_count);
+}
+
+int64_t row_groups(const codegen::LaunchConfig& c, const DeviceLimits& limits, int64_t m, int resident_blocks_per_sm) {
+  const int64_t bound = max_row_groups(c, limits, m);
+  return std::min<int64_t>(bound, int64_t{std::max(1, resident_blocks_per_sm)} * limits.sm_count);
+}
+
+size_t partial_bytes(const NormProblem& p, int64_t groups) {
+  const int params = (p.has_weight ? 1 : 0) + (p.has_bias ? 1 : 0);
+  return static_cast<size_t>(params) * static_cast<size_t>(groups) * static_cast<size_t>(p.n) * sizeof(float);
+}
+
+size_t workspace_bound(const NormProblem& resolved, const DeviceLimits& limits, int64_t m) {
+  size_t bytes = 0;
+  for (int alignment = resolved.alignment; alignment >= 1; alignment /= 2) {
+    NormProblem p = resolved;
+    p.alignment = alignment;
+    const codegen::LaunchConfig c = codegen::choose_launch_config(p);
+    bytes = std::max(bytes, partial_bytes(p, max_row_groups(c, limits, m)));
+  }
+  return bytes;
+}
+
+}  // namespace normjit::runtime

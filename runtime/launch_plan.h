@@ -1,0 +1,32 @@
+// Grid size and workspace of one launch: how many row groups (blocks) run, each writing one
+// fp32 partial row of dγ and of dβ. Sized by the blocks that can be resident at once, not by
+// M. Pure arithmetic: testable without a GPU.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "codegen/launch_config.h"
+#include "normjit/norm_problem.hpp"
+
+namespace normjit::runtime {
+
+struct DeviceLimits {
+  int sm = 0;                  // compute capability major*10+minor
+  int sm_count = 0;
+  int max_threads_per_sm = 0;
+  int max_blocks_per_sm = 0;
+  bool memory_pools = false;   // cuMemAllocAsync works
+};
+
+// Upper bound on the row groups of a launch over m rows, whatever the kernel's occupancy.
+int64_t max_row_groups(const codegen::LaunchConfig& config, const DeviceLimits& limits, int64_t m);
+// The grid actually launched: every block gets at least one row group.
+int64_t row_groups(const codegen::LaunchConfig& config, const DeviceLimits& limits, int64_t m,
+                   int resident_blocks_per_sm);
+// Bytes of fp32 partials for `groups` row groups (0 when the problem has neither γ nor β).
+size_t partial_bytes(const NormProblem& problem, int64_t groups);
+// Workspace to ask callers for: enough for any alignment the rows may turn out to have,
+// since a lower alignment can pick a config with more row groups.
+size_t workspace_bound(const NormProblem& resolved, const DeviceLimits& limits, int64_t m);
+
+}  // namespace normjit::runtime

@@ -1,0 +1,53 @@
+#include "runtime/launch_plan.h"
+
+#include <gtest/gtest.h>
+
+#include "codegen/norm_problem.h"
+
+using namespace normjit;
+
+namespace {
+const runtime::DeviceLimits kH100{90, 132, 2048, 32, true};
+
+NormProblem problem(int64_t n, bool weight = true, bool bias = true) {
+  NormProblem p;
+  p.n = n;
+  p.x_dtype = DType::BF16;
+  p.has_weight = weight;
+  p.has_bias = bias;
+  return codegen::resolve_problem(p);
+}
+}  // namespace
+
+TEST(LaunchPlan, RowGroupsNeverExceedTheRows) {
+  const NormProblem p = problem(4096);
+  const auto c = codegen::choose_launch_config(p);
+  EXPECT_EQ(runtime::row_groups(c, kH100, 1, 8), 1);
+  EXPECT_EQ(runtime::row_groups(c, kH100, 37, 8), 37);
+}
+
+TEST(LaunchPlan, RowGroupsAreBoundedByResidentBlocksNotByM) {
+  const NormProblem p = problem(4096);
+  const auto c = codegen::choose_launch_config(p);
+  EXPECT_EQ(runtime::row_groups(c, kH100, 1 << 20, 2), 2 * 132);
+  EXPECT_LE(runtime::max_row_groups(c, kH100, 1 << 20), 132 * (2048 / c.threads));
+}
+
+TEST(LaunchPlan, NoPartialsWithoutWeightOrBias) {
+  EXPECT_EQ(runtime::partial_bytes(problem(4096, false, false), 100), 0u);
+  EXPECT_EQ(runtime::partial_bytes(problem(4096, true, false), 100), 100u * 4096 * 4);
+  EXPECT_EQ(runtime::partial_bytes(problem(4096, true, true), 100), 2u * 100 * 4096 * 4);
+}
+
+TEST(LaunchPlan, WorkspaceBoundCoversEveryLowerAlignment) {
+  for (int64_t n : {1, 33, 1000, 4096, 65536}) {
+    const NormProblem p = problem(n);
+    const size_t bound = runtime::workspace_bound(p, kH100, 4096);
+    for (int alignment = 16; alignment >= 2; alignment /= 2) {
+      NormProblem q = p;
+      q.alignment = alignment;
+      const auto c = codegen::choose_launch_config(q);
+      EXPECT_LE(runtime::partial_bytes(q, runtime::max_row_groups(c, kH100, 4096)), bound) << n << " " << alignment;
+    }
+  }
+}

@@ -1,0 +1,224 @@
+#include "runtime/nvrtc.h"
+
+#include <dlfcn.h>
+#include <cuda.h>
+#include <nvrtc.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <regex>
+#include <sstream>
+
+#include "normjit/normjit.hpp"
+
+namespace normjit::runtime {
+
+struct Nvrtc::Table {
+#define NJ_NVRTC_FUNCTIONS(X)                                                                 \
+  X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcCreateProgram) X(nvrtcDestroyProgram)         \
+  X(nvrtcCompileProgram) X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog) X(nvrtcGetCUBINSize) \
+  X(nvrtcGetCUBIN) X(nvrtcGetPTXSize) X(nvrtcGetPTX) X(nvrtcGetNumSupportedArchs)             \
+  X(nvrtcGetSupportedArchs)
+#define NJ_DECLARE(name) decltype(&::name) name = nullptr;
+  NJ_NVRTC_FUNCTIONS(NJ_DECLARE)
+#undef NJ_DECLARE
+};
+
+namespace {
+
+struct Loaded {
+  Nvrtc::Table table;
+  std::string path;
+  std::string error;  // empty when loaded
+};
+
+std::vector<std::string> candidate_paths() {
+  std::vector<std::string> paths;
+  if (const char* env = std::getenv("NORMJIT_LIBNVRTC"); env && *env) paths.push_back(env);
+  paths.push_back("libnvrtc.so." + std::to_string(CUDA_VERSION / 1000));
+  paths.push_back("libnvrtc.so");
+  paths.push_back(std::string(NORMJIT_CUDA_TOOLKIT_LIB) + "/libnvrtc.so." + std::to_string(CUDA_VERSION / 1000));
+  paths.push_back("/usr/local/cuda/lib64/libnvrtc.so");
+  return paths;
+}
+
+Loaded load() {
+  Loaded out;
+  std::string tried;
+  void* lib = nullptr;
+  for (const std::string& path : candidate_paths()) {
+    lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib) {
+      out.path = path;
+      break;
+    }
+    const char* why = dlerror();
+    tried += "\n  " + path + ": " + (why ? why : "not found");
+  }
+  if (!lib) {
+    out.error = "NVRTC (the CUDA run-time compiler) could not be loaded; tried:" + tried +
+                "\nInstall the CUDA toolkit's NVRTC (libnvrtc) or set NORMJIT_LIBNVRTC to its path.";
+    return out;
+  }
+  std::string missing;
+#define NJ_RESOLVE(name)                                                          \
+  out.table.name = reinterpret_cast<decltype(out.table.name)>(dlsym(lib, #name)); \
+  if (!out.table.name) missing += std::string(missing.empty() ? "" : ", ") + #name;
+  NJ_NVRTC_FUNCTIONS(NJ_RESOLVE)
+#undef NJ_RESOLVE
+  if (!missing.empty())
+    out.error = "NVRTC at " + out.path + " lacks " + missing + ": use NVRTC from CUDA 12 or newer.";
+  return out;
+}
+
+const Loaded& loaded() {
+  static const Loaded instance = load();
+  return instance;
+}
+
+// Owns one nvrtcProgram for the length of a compile.
+class Program {
+ public:
+  Program(const Nvrtc::Table& t, const std::string& source, const std::string& name) : t_(t) {
+    result_ = t_.nvrtcCreateProgram(&prog_, source.c_str(), name.c_str(), 0, nullptr, nullptr);
+  }
+  ~Program() {
+    if (result_ == NVRTC_SUCCESS) t_.nvrtcDestroyProgram(&prog_);
+  }
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+  nvrtcProgram get() const { return prog_; }
+  nvrtcResult created() const { return result_; }
+
+ private:
+  const Nvrtc::Table& t_;
+  nvrtcProgram prog_ = nullptr;
+  nvrtcResult result_;
+};
+
+std::string program_log(const Nvrtc::Table& t, nvrtcProgram prog) {
+  size_t size = 0;
+  if (t.nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size <= 1) return "";
+  std::string log(size, '\0');
+  t.nvrtcGetProgramLog(prog, log.data());
+  log.resize(size - 1);
+  return log;
+}
+
+// Compiles; on failure throws Status::Compile with the log. Returns the log.
+std::string compile_program(const Nvrtc::Table& t, const Program& prog, const std::vector<std::string>& options,
+                            const std::string& what) {
+  if (prog.created() != NVRTC_SUCCESS)
+    throw Error(Status::Compile, "normjit: NVRTC could not create a program for " + what + ": " +
+                                     t.nvrtcGetErrorString(prog.created()));
+  std::vector<const char*> argv;
+  for (const std::string& o : options) argv.push_back(o.c_str());
+  const nvrtcResult r = t.nvrtcCompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
+  std::string log = program_log(t, prog.get());
+  if (r != NVRTC_SUCCESS) {
+    std::string opts;
+    for (const std::string& o : options) opts += " " + o;
+    throw Error(Status::Compile, "normjit: NVRTC failed to compile the kernel for " + what + " (" +
+                                     t.nvrtcGetErrorString(r) + ", options:" + opts + "). This is a normjit "
+                                     "bug or an NVRTC too old for the target; please report it with this log:\n" +
+                                     log);
+  }
+  return log;
+}
+
+}  // namespace
+
+const Nvrtc& Nvrtc::get() {
+  static const Nvrtc instance = [] {
+    const Loaded& l = loaded();
+    if (!l.error.empty()) throw Error(Status::NoNvrtc, "normjit: " + l.error);
+    Nvrtc n;
+    n.table_ = &l.table;
+    n.path_ = l.path;
+    l.table.nvrtcVersion(&n.major_, &n.minor_);
+    return n;
+  }();
+  return instance;
+}
+
+bool Nvrtc::available(std::string* why) {
+  const Loaded& l = loaded();
+  if (l.error.empty()) return true;
+  if (why) *why = l.error;
+  return false;
+}
+
+std::string Nvrtc::version() const { return std::to_string(major_) + "." + std::to_string(minor_); }
+
+std::vector<int> Nvrtc::supported_archs() const {
+  int count = 0;
+  table_->nvrtcGetNumSupportedArchs(&count);
+  std::vector<int> archs(static_cast<size_t>(count));
+  if (count > 0) table_->nvrtcGetSupportedArchs(archs.data());
+  return archs;
+}
+
+CompileOutput Nvrtc::compile(const std::string& source, const std::string& name,
+                             const std::vector<std::string>& options, const std::string& what) const {
+  const auto start = std::chrono::steady_clock::now();
+  Program prog(*table_, source, name);
+  CompileOutput out;
+  out.log = compile_program(*table_, prog, options, what);
+  size_t size = 0;
+  if (table_->nvrtcGetCUBINSize(prog.get(), &size) != NVRTC_SUCCESS || size == 0)
+    throw Error(Status::Compile, "normjit: NVRTC produced no cubin for " + what +
+                                     ": compile for a real arch (sm_XY), not a virtual one (compute_XY).");
+  out.cubin.resize(size);
+  table_->nvrtcGetCUBIN(prog.get(), out.cubin.data());
+  out.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+std::string Nvrtc::compile_to_ptx(const std::string& source, const std::string& name,
+                                  const std::vector<std::string>& options, const std::string& what) const {
+  std::vector<std::string> ptx_options;
+  for (const std::string& o : options) {
+    if (o.rfind("--gpu-architecture=sm_", 0) == 0)
+      ptx_options.push_back("--gpu-architecture=compute_" + o.substr(std::string("--gpu-architecture=sm_").size()));
+    else if (o.rfind("--ptxas-options", 0) != 0)
+      ptx_options.push_back(o);
+  }
+  Program prog(*table_, source, name);
+  compile_program(*table_, prog, ptx_options, what);
+  size_t size = 0;
+  table_->nvrtcGetPTXSize(prog.get(), &size);
+  std::string ptx(size, '\0');
+  table_->nvrtcGetPTX(prog.get(), ptx.data());
+  if (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
+  return ptx;
+}
+
+std::vector<KernelResources> parse_ptxas_report(const std::string& log) {
+  static const std::regex entry(R"(Compiling entry function '([^']+)')");
+  static const std::regex frame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  static const std::regex regs(R"(Used (\d+) registers)");
+  static const std::regex smem(R"((\d+) bytes smem)");
+  std::vector<KernelResources> out;
+  std::istringstream lines(log);
+  std::string line;
+  std::smatch m;
+  while (std::getline(lines, line)) {
+    if (std::regex_search(line, m, entry)) {
+      out.push_back({});
+      out.back().function = m[1];
+      continue;
+    }
+    if (out.empty()) continue;
+    KernelResources& k = out.back();
+    if (std::regex_search(line, m, frame)) {
+      k.stack_bytes = std::stoi(m[1]);
+      k.spill_stores = std::stoi(m[2]);
+      k.spill_loads = std::stoi(m[3]);
+    }
+    if (std::regex_search(line, m, regs)) k.registers = std::stoi(m[1]);
+    if (std::regex_search(line, m, smem)) k.shared_bytes = std::stoi(m[1]);
+  }
+  return out;
+}
+
+}  // namespace normjit::runtime

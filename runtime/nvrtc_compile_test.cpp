@@ -1,0 +1,128 @@
+// Every kernel family compiles to a cubin for sm_80 and sm_90 over the N list of the core
+// issue, every x dtype, LayerNorm and RMSNorm: NVRTC runs on the CPU, so CI checks this.
+#include <gtest/gtest.h>
+
+#include "codegen/cache_key.h"
+#include "codegen/kernel_source.h"
+#include "codegen/norm_problem.h"
+#include "normjit/normjit.hpp"
+#include "runtime/nvrtc.h"
+
+using namespace normjit;
+
+namespace {
+
+const int64_t kNs[] = {1,    2,     3,     31,    32,    33,    127,   1000,   1024,   4095,   4096,
+                       5120, 7168, 8192, 12288, 16384, 32768, 65536, 131072, 262144, 1048576};
+
+struct Case {
+  int sm;
+  NormKind kind;
+  DType x;
+};
+
+class CompileSweep : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CompileSweep, EveryNCompilesWithoutSpills) {
+  std::string why;
+  if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
+  const Case c = GetParam();
+  for (int64_t n : kNs) {
+    NormProblem p;
+    p.kind = c.kind;
+    p.n = n;
+    p.x_dtype = c.x;
+    p.weight_dtype = DType::F32;
+    p.has_bias = c.kind == NormKind::LayerNorm;
+    p = codegen::resolve_problem(p);
+    const codegen::KernelSource src = codegen::generate_backward_source(p, codegen::choose_launch_config(p));
+    const codegen::CompileTarget target{c.sm, nvrtc.version()};
+    runtime::CompileOutput out;
+    ASSERT_NO_THROW(out = nvrtc.compile(src.text, src.name, codegen::compile_options(target), codegen::describe(p)))
+        << codegen::describe(p);
+    EXPECT_GT(out.cubin.size(), 1000u);
+    const auto resources = runtime::parse_ptxas_report(out.log);
+    ASSERT_EQ(resources.size(), 2u) << out.log;
+    for (const auto& r : resources) {
+      EXPECT_GT(r.registers, 0) << r.function;
+      EXPECT_EQ(r.spill_stores + r.spill_loads, 0) << codegen::describe(p) << " " << r.function << " spills";
+    }
+  }
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  return std::string(codegen::kind_name(info.param.kind)) + "_" + codegen::dtype_name(info.param.x) + "_sm" +
+         std::to_string(info.param.sm);
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> out;
+  for (int sm : {80, 90})
+    for (NormKind k : {NormKind::LayerNorm, NormKind::RMSNorm})
+      for (DType x : {DType::F32, DType::F16, DType::BF16}) out.push_back({sm, k, x});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFamilies, CompileSweep, ::testing::ValuesIn(all_cases()), case_name);
+
+TEST(Nvrtc, VariantsCompile) {
+  // Other dtypes of dx and weight, no affine, misaligned rows, and sm_75 (bf16 rounding by integer arithmetic).
+  std::string why;
+  if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
+  std::vector<NormProblem> problems;
+  for (int alignment : {2, 4, 8})
+    for (bool weight : {false, true})
+      for (bool bias : {false, true}) {
+        NormProblem p;
+        p.n = 1001;
+        p.x_dtype = DType::BF16;
+        p.dx_dtype = DType::F32;
+        p.dy_dtype = DType::F16;
+        p.has_weight = weight;
+        p.has_bias = bias;
+        p.alignment = alignment;
+        problems.push_back(codegen::resolve_problem(p));
+      }
+  for (int sm : {75, 90})
+    for (const NormProblem& p : problems) {
+      const auto src = codegen::generate_backward_source(p, codegen::choose_launch_config(p));
+      EXPECT_NO_THROW(nvrtc.compile(src.text, src.name, codegen::compile_options({sm, nvrtc.version()}),
+                                    codegen::describe(p)))
+          << codegen::describe(p) << " sm_" << sm;
+    }
+}
+
+TEST(Nvrtc, CompileErrorCarriesTheLogAndTheProblem) {
+  std::string why;
+  if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  try {
+    runtime::Nvrtc::get().compile("this is not CUDA", "broken.cu", codegen::compile_options({90, "x"}), "a test problem");
+    FAIL() << "broken source compiled";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::Compile);
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("a test problem"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("broken.cu"), std::string::npos) << msg;
+  }
+}
+
+TEST(Nvrtc, ParsesThePtxasReport) {
+  const std::string log =
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function 'nj_norm_backward' for 'sm_90'\n"
+      "ptxas info    : Function properties for nj_norm_backward\n"
+      "    8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\n"
+      "ptxas info    : Used 40 registers, used 1 barriers, 264 bytes smem, 456 bytes cmem[0]\n";
+  const auto r = runtime::parse_ptxas_report(log);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].function, "nj_norm_backward");
+  EXPECT_EQ(r[0].registers, 40);
+  EXPECT_EQ(r[0].stack_bytes, 8);
+  EXPECT_EQ(r[0].spill_stores, 4);
+  EXPECT_EQ(r[0].spill_loads, 12);
+  EXPECT_EQ(r[0].shared_bytes, 264);
+}
+
+}  // namespace

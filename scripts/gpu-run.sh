@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# On the GPU machine: builds nothing (the build folder travels with the call), runs every GPU
+# test, the CPU tests there too, and the benchmark, and writes logs under $OUT.
+#   usage: scripts/gpu-run.sh [tests|bench|all]   (default all)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build="${BUILD_DIR:-build}"
+out="${OUT:-/tmp/normjit-out}"
+mkdir -p "$out"
+what="${1:-all}"
+export NORMJIT_CACHE_DIR="$(mktemp -d)"
+commit="$(cat "$build/COMMIT" 2>/dev/null || echo unknown)"
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit: $commit"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
+  "$build/normjit" doctor 2>&1
+  echo "ldd libnormjit.so:"; ldd "$build/libnormjit.so" 2>&1
+} | tee "$out/environment.txt"
+status=0
+if [ "$what" = all ] || [ "$what" = tests ]; then
+  "$build/tests/normjit_gpu_tests" 2>&1 | tee "$out/gpu-tests.txt" | grep -E "^\[  (FAILED|PASSED|SKIPPED) |^normjit GPU|tests? (ran|skipped)|FAILED" | head -80
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  "$build/tests/normjit_cpu_tests" > "$out/cpu-tests.txt" 2>&1 || status=1
+  tail -3 "$out/cpu-tests.txt"
+fi
+if [ "$what" = all ] || [ "$what" = bench ]; then
+  "$build/normjit" bench ${BENCH_ARGS:---latency --graph} --json "$out/bench.json" 2>&1 | tee "$out/bench.txt" || status=1
+fi
+exit $status

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what normjit needs to build on a Debian/Ubuntu machine that already has the CUDA
+# toolkit (nvcc, NVRTC, cuda.h) under /usr/local/cuda. Does nothing when all is there.
+set -euo pipefail
+
+need=()
+dpkg -s libtomlplusplus-dev >/dev/null 2>&1 || need+=(libtomlplusplus-dev)
+dpkg -s llvm-dev >/dev/null 2>&1 || need+=(llvm-dev)
+dpkg -s libgtest-dev >/dev/null 2>&1 || need+=(libgtest-dev)
+command -v cmake >/dev/null || need+=(cmake)
+command -v ninja >/dev/null || need+=(ninja-build)
+command -v g++ >/dev/null || need+=(g++)
+
+if [ ${#need[@]} -gt 0 ]; then
+  echo "install-deps: installing ${need[*]}"
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}"
+fi
+
+if [ ! -f /usr/local/cuda/include/nvrtc.h ] && ! command -v nvcc >/dev/null; then
+  echo "install-deps: the CUDA toolkit is missing (expected /usr/local/cuda): install it first" >&2
+  exit 1
+fi

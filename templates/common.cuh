@@ -1,0 +1,145 @@
+// normjit building blocks shared by every kernel family: storage types and their
+// conversions to fp32, vector loads and stores that never assume more alignment than the
+// problem guarantees, and row reductions. No CUDA headers: NVRTC compiles this alone.
+namespace nj {
+
+typedef long long i64;
+
+struct f16 { unsigned short bits; };
+struct bf16 { unsigned short bits; };
+
+// ---- conversions: all arithmetic happens in fp32 --------------------------------------------
+__device__ __forceinline__ float to_f32(float v) { return v; }
+__device__ __forceinline__ float to_f32(f16 v) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.bits));
+  return f;
+}
+__device__ __forceinline__ float to_f32(bf16 v) { return __uint_as_float(((unsigned)v.bits) << 16); }
+
+template <class T> __device__ __forceinline__ T from_f32(float v);
+template <> __device__ __forceinline__ float from_f32<float>(float v) { return v; }
+template <> __device__ __forceinline__ f16 from_f32<f16>(float v) {
+  f16 r;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r.bits) : "f"(v));
+  return r;
+}
+template <> __device__ __forceinline__ bf16 from_f32<bf16>(float v) {
+  bf16 r;
+#if __CUDA_ARCH__ >= 800
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r.bits) : "f"(v));
+#else
+  // Round to nearest even by integer arithmetic; keep NaN a (quiet) NaN.
+  unsigned u = __float_as_uint(v);
+  if ((u & 0x7fffffffu) > 0x7f800000u) {
+    r.bits = (unsigned short)((u >> 16) | 0x40u);
+  } else {
+    u += 0x7fffu + ((u >> 16) & 1u);
+    r.bits = (unsigned short)(u >> 16);
+  }
+#endif
+  return r;
+}
+
+// ---- vector memory access --------------------------------------------------------------------
+template <int BYTES> struct RawVec;
+template <> struct RawVec<16> { typedef uint4 type; };
+template <> struct RawVec<8> { typedef uint2 type; };
+template <> struct RawVec<4> { typedef unsigned int type; };
+template <> struct RawVec<2> { typedef unsigned short type; };
+
+// VEC elements of T at p, as pieces of min(ALIGN, VEC*sizeof(T)) bytes (never less than one
+// element, to which every pointer is aligned): p is known to be aligned to that much, no more.
+template <class T, int VEC, int ALIGN>
+struct VecAccess {
+  static constexpr int kBytes = VEC * (int)sizeof(T);
+  static constexpr int kAligned = kBytes < ALIGN ? kBytes : ALIGN;
+  static constexpr int kPiece = kAligned > (int)sizeof(T) ? kAligned : (int)sizeof(T);
+  static constexpr int kPer = kPiece / (int)sizeof(T);
+  typedef typename RawVec<kPiece>::type Raw;
+  union Piece { Raw raw; T e[kPer]; };
+
+  static __device__ __forceinline__ void load(const T* p, float (&out)[VEC]) {
+#pragma unroll
+    for (int k = 0; k < VEC / kPer; ++k) {
+      Piece u;
+      u.raw = *reinterpret_cast<const Raw*>(p + k * kPer);
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) out[k * kPer + j] = to_f32(u.e[j]);
+    }
+  }
+  static __device__ __forceinline__ void store(T* p, const float (&in)[VEC]) {
+#pragma unroll
+    for (int k = 0; k < VEC / kPer; ++k) {
+      Piece u;
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) u.e[j] = from_f32<T>(in[k * kPer + j]);
+      *reinterpret_cast<Raw*>(p + k * kPer) = u.raw;
+    }
+  }
+};
+
+// A slot is VEC consecutive elements of a row starting at col; the row's last slot may be
+// partial (N not a multiple of VEC): elements past N read as 0 and are never written.
+template <class T, int VEC, int ALIGN, i64 N>
+__device__ __forceinline__ void load_slot(const T* row, i64 col, float (&out)[VEC]) {
+  if (col + VEC <= N) {
+    VecAccess<T, VEC, ALIGN>::load(row + col, out);
+  } else {
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) out[j] = col + j < N ? to_f32(row[col + j]) : 0.f;
+  }
+}
+template <class T, int VEC, int ALIGN, i64 N>
+__device__ __forceinline__ void store_slot(T* row, i64 col, const float (&in)[VEC]) {
+  if (col + VEC <= N) {
+    VecAccess<T, VEC, ALIGN>::store(row + col, in);
+  } else {
+#pragma unroll
+    for (int j = 0; j < VEC; ++j)
+      if (col + j < N) row[col + j] = from_f32<T>(in[j]);
+  }
+}
+
+// ---- reductions ------------------------------------------------------------------------------
+// Butterfly sum over aligned groups of WIDTH lanes. Every lane ends with the same bits (each
+// step adds the same two values on both partners), which keeps the kernels deterministic.
+template <int WIDTH>
+__device__ __forceinline__ float2 group_sum(float2 v) {
+#pragma unroll
+  for (int offset = WIDTH / 2; offset > 0; offset /= 2) {
+    v.x += __shfl_xor_sync(0xffffffffu, v.x, offset);
+    v.y += __shfl_xor_sync(0xffffffffu, v.y, offset);
+  }
+  return v;
+}
+
+// Sum of v over the THREADS_PER_ROW threads that share a row, for ROWS rows per block.
+// Rows wider than a warp meet in shared memory; the buffer is double so one barrier per row
+// suffices (a warp cannot reach buffer b again before every warp has left it).
+template <int THREADS_PER_ROW, int ROWS>
+struct RowReducer {
+  static constexpr int kWarps = THREADS_PER_ROW > 32 ? THREADS_PER_ROW / 32 : 1;
+  float2 (*buffer)[ROWS][kWarps];
+  int parity;
+
+  __device__ __forceinline__ float2 sum(float2 v, int row_in_block, int lane_in_row) {
+    if constexpr (THREADS_PER_ROW <= 32) {
+      return group_sum<THREADS_PER_ROW>(v);
+    } else {
+      v = group_sum<32>(v);
+      if ((lane_in_row & 31) == 0) buffer[parity][row_in_block][lane_in_row >> 5] = v;
+      __syncthreads();
+      float2 total = buffer[parity][row_in_block][0];
+#pragma unroll
+      for (int w = 1; w < kWarps; ++w) {
+        total.x += buffer[parity][row_in_block][w].x;
+        total.y += buffer[parity][row_in_block][w].y;
+      }
+      parity ^= 1;
+      return total;
+    }
+  }
+};
+
+}  // namespace nj

@@ -1,0 +1,115 @@
+// The C API on a machine without a GPU: engines are created, bad arguments are reported with
+// a status and a message, and a GPU call says clearly that there is no driver or device.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "normjit/normjit.h"
+#include "runtime/cuda_driver.h"
+
+namespace {
+
+nj_problem rms_problem() {
+  nj_problem p{};
+  p.kind = NJ_RMSNORM;
+  p.n = 4096;
+  p.x_dtype = NJ_BF16;
+  p.weight_dtype = NJ_F32;
+  p.has_weight = 1;
+  return p;
+}
+
+class CApi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("NORMJIT_DISK_CACHE", "0", 1);
+    ASSERT_EQ(nj_engine_create(nullptr, &engine_), NJ_OK) << nj_last_error();
+  }
+  void TearDown() override {
+    nj_engine_destroy(engine_);
+    unsetenv("NORMJIT_DISK_CACHE");
+  }
+  nj_engine* engine_ = nullptr;
+};
+
+TEST_F(CApi, NullEngineIsAnInvalidArgument) {
+  nj_problem p = rms_problem();
+  nj_backward_args a{};
+  EXPECT_EQ(nj_rms_norm_backward(nullptr, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nj_last_error()).find("engine is NULL"), std::string::npos) << nj_last_error();
+}
+
+TEST_F(CApi, NullProblemAndArgsAreInvalidArguments) {
+  nj_backward_args a{};
+  nj_problem p = rms_problem();
+  EXPECT_EQ(nj_rms_norm_backward(engine_, nullptr, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(nj_rms_norm_backward(engine_, &p, nullptr, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  size_t bytes = 0;
+  EXPECT_EQ(nj_workspace_size(engine_, nullptr, 4, &bytes), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(nj_workspace_size(engine_, &p, 4, nullptr), NJ_ERR_INVALID_ARGUMENT);
+}
+
+TEST_F(CApi, ZeroNIsRejectedBeforeAnyGpuCall) {
+  nj_problem p = rms_problem();
+  p.n = 0;
+  nj_backward_args a{};
+  EXPECT_EQ(nj_rms_norm_backward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nj_last_error()).find("N=0"), std::string::npos) << nj_last_error();
+}
+
+TEST_F(CApi, UnknownDtypeIsRejected) {
+  nj_problem p = rms_problem();
+  p.x_dtype = static_cast<nj_dtype>(42);
+  nj_backward_args a{};
+  EXPECT_EQ(nj_rms_norm_backward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+}
+
+TEST_F(CApi, KindMismatchIsRejected) {
+  nj_problem p = rms_problem();
+  nj_backward_args a{};
+  EXPECT_EQ(nj_layer_norm_backward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nj_last_error()).find("rms_norm_backward"), std::string::npos) << nj_last_error();
+}
+
+TEST_F(CApi, WithoutAGpuAValidCallSaysSo) {
+  std::string why;
+  if (normjit::runtime::cuda_available(&why)) GTEST_SKIP() << "a GPU is present; the GPU suite covers real calls";
+  nj_problem p = rms_problem();
+  nj_backward_args a{};
+  a.m = 4;
+  a.x = a.dy = a.dx = reinterpret_cast<void*>(0x10000);
+  a.rstd = reinterpret_cast<const float*>(0x20000);
+  a.weight = reinterpret_cast<void*>(0x30000);
+  a.dweight = reinterpret_cast<void*>(0x40000);
+  const nj_status s = nj_rms_norm_backward(engine_, &p, &a, nullptr);
+  EXPECT_TRUE(s == NJ_ERR_NO_DRIVER || s == NJ_ERR_NO_DEVICE) << nj_status_name(s) << ": " << nj_last_error();
+  EXPECT_NE(std::string(nj_last_error()).find("no CUDA"), std::string::npos) << nj_last_error();
+}
+
+TEST_F(CApi, LastErrorIsClearedBySuccess) {
+  nj_problem p = rms_problem();
+  p.n = 0;
+  nj_backward_args a{};
+  nj_rms_norm_backward(engine_, &p, &a, nullptr);
+  ASSERT_STRNE(nj_last_error(), "");
+  nj_engine* other = nullptr;
+  ASSERT_EQ(nj_engine_create(nullptr, &other), NJ_OK);
+  EXPECT_STREQ(nj_last_error(), "");
+  nj_engine_destroy(other);
+}
+
+TEST(CApiNames, EveryStatusHasAName) {
+  for (int s = NJ_OK; s <= NJ_ERR_INTERNAL; ++s)
+    EXPECT_EQ(std::string(nj_status_name(static_cast<nj_status>(s))).rfind("NJ_", 0), 0u);
+  EXPECT_STRNE(nj_version_string(), "");
+}
+
+TEST(CApiConfig, AMissingConfigFileIsAConfigError) {
+  nj_engine* e = nullptr;
+  EXPECT_EQ(nj_engine_create("/nonexistent/normjit.toml", &e), NJ_ERR_CONFIG);
+  EXPECT_EQ(e, nullptr);
+  EXPECT_NE(std::string(nj_last_error()).find("/nonexistent/normjit.toml"), std::string::npos) << nj_last_error();
+}
+
+}  // namespace

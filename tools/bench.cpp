@@ -1,0 +1,343 @@
+// normjit bench: effective bandwidth of the whole backward (every kernel it launches) over a
+// sweep of shapes, as a share of the device's copy bandwidth measured in the same run.
+//   effective bandwidth = minimum bytes / median time
+//   minimum bytes: LayerNorm 3·M·N·b + 8·M + 3·N·w, RMSNorm 3·M·N·b + 4·M + 2·N·w
+//   (x and dy read, dx written, the fp32 statistics, γ read, dγ/dβ written)
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "codegen/norm_problem.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/engine_impl.h"
+#include "tools/problem_flags.h"
+#include "tools/subcommands.h"
+
+namespace normjit::tools {
+namespace {
+
+using runtime::driver;
+
+struct Shape {
+  NormKind kind;
+  DType dtype;
+  DType weight;  // F32 or the dtype of x
+  int64_t m, n;
+};
+
+struct Result {
+  Shape shape;
+  double us = 0;        // median, plain launches
+  double graph_us = 0;  // median per call in graph replays (0: not measured)
+  double gbs = 0;
+  double pct_copy = 0;
+  std::string config;
+  int registers = 0;
+  int spills = 0;
+};
+
+const std::vector<int64_t> kSweepN = {256,   512,   1024,  2048,  4096,   5120,   7168,   8192,    12288, 14336,
+                                      16384, 32768, 65536, 131072, 262144, 1048576, 1000, 4095, 5003};
+
+std::vector<int64_t> parse_list(const std::string& text) {
+  std::vector<int64_t> out;
+  std::stringstream s(text);
+  std::string item;
+  while (std::getline(s, item, ',')) out.push_back(std::stoll(item));
+  return out;
+}
+
+double min_bytes(const Shape& s) {
+  const double b = codegen::dtype_size(s.dtype), w = codegen::dtype_size(s.weight);
+  const double mn = double(s.m) * double(s.n);
+  return s.kind == NormKind::LayerNorm ? 3 * mn * b + 8.0 * s.m + 3.0 * s.n * w
+                                       : 3 * mn * b + 4.0 * s.m + 2.0 * s.n * w;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+struct DeviceBuffer {
+  CUdeviceptr ptr = 0;
+  explicit DeviceBuffer(size_t bytes) { NJ_CU(driver().cuMemAlloc(&ptr, std::max<size_t>(bytes, 256)), "bench: allocating"); }
+  ~DeviceBuffer() { driver().cuMemFree(ptr); }
+  void* get() const { return reinterpret_cast<void*>(ptr); }
+};
+
+// Random values of a dtype, as bytes to upload (never zeros: zeros can time differently).
+std::vector<char> random_bytes(DType dtype, size_t count, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  const int size = codegen::dtype_size(dtype);
+  std::vector<char> out(count * size);
+  for (size_t i = 0; i < count; ++i) {
+    float f = normal(rng);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    if (dtype == DType::F32) {
+      std::memcpy(&out[i * 4], &f, 4);
+    } else if (dtype == DType::BF16) {
+      const uint16_t h = static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+      std::memcpy(&out[i * 2], &h, 2);
+    } else {  // fp16 from a value well inside its range: sign, 5-bit exponent, 10-bit mantissa
+      const uint32_t sign = bits >> 31;
+      const int exp = static_cast<int>((bits >> 23) & 0xff) - 127;
+      const int e = std::clamp(exp, -14, 15) + 15;
+      const uint16_t h = static_cast<uint16_t>(sign << 15 | e << 10 | ((bits >> 13) & 0x3ff));
+      std::memcpy(&out[i * 2], &h, 2);
+    }
+  }
+  return out;
+}
+
+class Timer {
+ public:
+  Timer() {
+    NJ_CU(driver().cuEventCreate(&start_, CU_EVENT_DEFAULT), "bench: event");
+    NJ_CU(driver().cuEventCreate(&stop_, CU_EVENT_DEFAULT), "bench: event");
+  }
+  ~Timer() {
+    driver().cuEventDestroy(start_);
+    driver().cuEventDestroy(stop_);
+  }
+  template <class F>
+  double microseconds(CUstream stream, F&& work) {
+    NJ_CU(driver().cuEventRecord(start_, stream), "bench: record");
+    work();
+    NJ_CU(driver().cuEventRecord(stop_, stream), "bench: record");
+    NJ_CU(driver().cuEventSynchronize(stop_), "bench: synchronize");
+    float ms = 0;
+    NJ_CU(driver().cuEventElapsedTime(&ms, start_, stop_), "bench: elapsed");
+    return ms * 1000.0;
+  }
+
+ private:
+  CUevent start_, stop_;
+};
+
+const char* short_kind(NormKind k) { return k == NormKind::LayerNorm ? "layernorm" : "rmsnorm"; }
+
+void write_json(const std::string& path, const std::string& device, double copy_gbs, const std::vector<Result>& rows) {
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write " + path);
+  f << "{\n  \"device\": \"" << device << "\",\n  \"normjit\": \"" << version_string() << "\",\n  \"copy_gbs\": "
+    << copy_gbs << ",\n  \"rows\": [\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Result& r = rows[i];
+    f << "    {\"kind\": \"" << short_kind(r.shape.kind) << "\", \"dtype\": \"" << codegen::dtype_name(r.shape.dtype)
+      << "\", \"weight_dtype\": \"" << codegen::dtype_name(r.shape.weight) << "\", \"m\": " << r.shape.m
+      << ", \"n\": " << r.shape.n << ", \"us\": " << r.us << ", \"graph_us\": " << r.graph_us
+      << ", \"gbs\": " << r.gbs << ", \"pct_copy\": " << r.pct_copy << ", \"config\": \"" << r.config
+      << "\", \"registers\": " << r.registers << ", \"spill_bytes\": " << r.spills << "}"
+      << (i + 1 < rows.size() ? ",\n" : "\n");
+  }
+  f << "  ]\n}\n";
+}
+
+}  // namespace
+
+int run_bench(std::vector<std::string> args) {
+  if (take_flag(args, "--help")) {
+    std::printf(
+        "usage: normjit bench [options]\n"
+        "  --quick              bf16, fp32 weights, a few N (a minute or less)\n"
+        "  --kinds LIST         layernorm,rmsnorm (default both)\n"
+        "  --dtypes LIST        bf16,fp16,fp32 (default all)\n"
+        "  --weights LIST       fp32,same (default both)\n"
+        "  --n LIST             hidden sizes (default: the speed sweep, 256 .. 1048576 and odd N)\n"
+        "  --m LIST             rows (default: M = elements / N)\n"
+        "  --elements E         M·N per shape when --m is not given (default 67108864)\n"
+        "  --latency            also M = 1, 37, 199 at N = 4096, 8192 (bf16, fp32 weights)\n"
+        "  --graph              also time CUDA-graph replays (takes launch gaps out)\n"
+        "  --reps R             timed repetitions per shape (default 20)\n"
+        "  --json FILE          write {device, copy_gbs, rows: [...]} for scripts\n");
+    return kExitOk;
+  }
+  const bool quick = take_flag(args, "--quick");
+  const bool graph = take_flag(args, "--graph");
+  const bool latency = take_flag(args, "--latency");
+  const std::string json = take_option(args, "--json");
+  std::string kinds = take_option(args, "--kinds"), dtypes = take_option(args, "--dtypes"),
+              weights = take_option(args, "--weights"), ns = take_option(args, "--n"), ms = take_option(args, "--m");
+  const std::string elements_text = take_option(args, "--elements"), reps_text = take_option(args, "--reps");
+  if (!args.empty()) throw std::invalid_argument("unexpected argument '" + args.front() + "'");
+  const int64_t elements = elements_text.empty() ? int64_t{1} << 26 : std::stoll(elements_text);
+  const int reps = reps_text.empty() ? 20 : std::stoi(reps_text);
+  if (quick) {
+    if (dtypes.empty()) dtypes = "bf16";
+    if (weights.empty()) weights = "fp32";
+    if (ns.empty()) ns = "1024,4096,8192,32768,262144";
+  }
+  if (kinds.empty()) kinds = "layernorm,rmsnorm";
+  if (dtypes.empty()) dtypes = "bf16,fp16,fp32";
+  if (weights.empty()) weights = "fp32,same";
+
+  std::vector<Shape> shapes;
+  std::stringstream kind_list(kinds), dtype_list(dtypes);
+  std::vector<NormKind> kind_values;
+  for (std::string k; std::getline(kind_list, k, ',');)
+    kind_values.push_back(k == "rmsnorm" || k == "rms" ? NormKind::RMSNorm : NormKind::LayerNorm);
+  std::vector<DType> dtype_values;
+  for (std::string d; std::getline(dtype_list, d, ',');) dtype_values.push_back(parse_dtype(d));
+  const std::vector<int64_t> n_values = ns.empty() ? kSweepN : parse_list(ns);
+  for (DType dtype : dtype_values) {
+    std::stringstream weight_list(weights);
+    for (std::string w; std::getline(weight_list, w, ',');) {
+      const DType weight = w == "same" ? dtype : parse_dtype(w);
+      if (w == "same" && dtype == DType::F32 && weights.find("fp32") != std::string::npos) continue;
+      for (NormKind kind : kind_values)
+        for (int64_t n : n_values) {
+          if (ms.empty()) {
+            shapes.push_back({kind, dtype, weight, std::max<int64_t>(1, elements / n), n});
+          } else {
+            for (int64_t m : parse_list(ms)) shapes.push_back({kind, dtype, weight, m, n});
+          }
+        }
+    }
+  }
+  if (latency)
+    for (NormKind kind : kind_values)
+      for (int64_t n : {4096, 8192})
+        for (int64_t m : {1, 37, 199}) shapes.push_back({kind, DType::BF16, DType::F32, m, n});
+
+  std::string why;
+  if (!runtime::cuda_available(&why)) {
+    std::fprintf(stderr, "normjit bench needs a GPU: %s\n", why.c_str());
+    return kExitNoGpu;
+  }
+  const auto& d = driver();
+  CUdevice dev;
+  CUcontext ctx;
+  NJ_CU(d.cuDeviceGet(&dev, 0), "bench: device 0");
+  NJ_CU(d.cuDevicePrimaryCtxRetain(&ctx, dev), "bench: context");
+  NJ_CU(d.cuCtxSetCurrent(ctx), "bench: context");
+  char name[256] = {};
+  d.cuDeviceGetName(name, sizeof name, dev);
+  CUstream stream;
+  NJ_CU(d.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "bench: stream");
+
+  int64_t max_elements = 0, max_m = 0, max_n = 0;
+  for (const Shape& s : shapes) {
+    max_elements = std::max(max_elements, s.m * s.n);
+    max_m = std::max(max_m, s.m);
+    max_n = std::max(max_n, s.n);
+  }
+  DeviceBuffer x(max_elements * 4), dy(max_elements * 4), dx(max_elements * 4);
+  DeviceBuffer mean(max_m * 4), rstd(max_m * 4), weight(max_n * 4), dweight(max_n * 4), dbias(max_n * 4);
+  Timer timer;
+
+  // The ceiling: a device-to-device copy, counting bytes read and written.
+  std::vector<double> copy_us;
+  const size_t copy_bytes = static_cast<size_t>(max_elements) * 4;
+  for (int r = 0; r < reps + 3; ++r) {
+    const double us = timer.microseconds(stream, [&] {
+      NJ_CU(d.cuMemcpyDtoDAsync(dx.ptr, x.ptr, copy_bytes, stream), "bench: copy");
+    });
+    if (r >= 3) copy_us.push_back(us);
+  }
+  const double copy_gbs = 2.0 * copy_bytes / median(copy_us) / 1e3;
+  std::printf("normjit %s bench on %s: device copy %.0f GB/s (read+write, %zu MB, median of %d)\n",
+              version_string(), name, copy_gbs, copy_bytes >> 20, reps);
+
+  {  // statistics and weights: plausible values, not zeros
+    auto stats = random_bytes(DType::F32, static_cast<size_t>(max_m), 7);
+    auto* f = reinterpret_cast<float*>(stats.data());
+    for (int64_t i = 0; i < max_m; ++i) f[i] = 0.1f * f[i];
+    NJ_CU(d.cuMemcpyHtoD(mean.ptr, stats.data(), stats.size()), "bench: upload");
+    for (int64_t i = 0; i < max_m; ++i) f[i] = 1.0f + std::fabs(f[i]);
+    NJ_CU(d.cuMemcpyHtoD(rstd.ptr, stats.data(), stats.size()), "bench: upload");
+  }
+
+  Engine engine;
+  std::vector<Result> results;
+  DType uploaded = DType::Default, uploaded_weight = DType::Default;
+  std::printf("\n%-9s %-5s %-6s %8s %8s %10s %10s %9s %7s  %-42s %5s %6s\n", "kind", "dtype", "weight", "M", "N", "us",
+              "graph us", "GB/s", "%copy", "launch config", "regs", "spills");
+  for (const Shape& s : shapes) {
+    if (s.dtype != uploaded) {  // fresh random x and dy for each dtype
+      const auto xs = random_bytes(s.dtype, static_cast<size_t>(max_elements), 1);
+      const auto dys = random_bytes(s.dtype, static_cast<size_t>(max_elements), 2);
+      NJ_CU(d.cuMemcpyHtoD(x.ptr, xs.data(), xs.size()), "bench: upload");
+      NJ_CU(d.cuMemcpyHtoD(dy.ptr, dys.data(), dys.size()), "bench: upload");
+      uploaded = s.dtype;
+    }
+    if (s.weight != uploaded_weight) {
+      auto ws = random_bytes(s.weight, static_cast<size_t>(max_n), 3);
+      NJ_CU(d.cuMemcpyHtoD(weight.ptr, ws.data(), ws.size()), "bench: upload");
+      uploaded_weight = s.weight;
+    }
+    NormProblem problem;
+    problem.kind = s.kind;
+    problem.n = s.n;
+    problem.x_dtype = s.dtype;
+    problem.weight_dtype = s.weight;
+    problem.has_bias = s.kind == NormKind::LayerNorm;
+    BackwardArgs a;
+    a.m = s.m;
+    a.x = x.get();
+    a.dy = dy.get();
+    a.mean = s.kind == NormKind::LayerNorm ? reinterpret_cast<const float*>(mean.get()) : nullptr;
+    a.rstd = reinterpret_cast<const float*>(rstd.get());
+    a.weight = weight.get();
+    a.dx = dx.get();
+    a.dweight = dweight.get();
+    a.dbias = problem.has_bias ? dbias.get() : nullptr;
+    const size_t ws_bytes = engine.workspace_size(problem, s.m);
+    DeviceBuffer workspace(ws_bytes);
+    a.workspace = workspace.get();
+    a.workspace_bytes = ws_bytes;
+
+    for (int r = 0; r < 3; ++r) engine.backward(problem, a, stream);  // compile, load, warm
+    NJ_CU(d.cuStreamSynchronize(stream), "bench: warm-up");
+    std::vector<double> times;
+    for (int r = 0; r < reps; ++r) times.push_back(timer.microseconds(stream, [&] { engine.backward(problem, a, stream); }));
+    Result res{s};
+    res.us = median(times);
+    if (graph) {
+      constexpr int kCallsPerGraph = 20;
+      CUgraph g;
+      CUgraphExec exec;
+      NJ_CU(d.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "bench: capture");
+      for (int c = 0; c < kCallsPerGraph; ++c) engine.backward(problem, a, stream);
+      NJ_CU(d.cuStreamEndCapture(stream, &g), "bench: capture");
+      NJ_CU(d.cuGraphInstantiate(&exec, g, 0), "bench: instantiate");
+      NJ_CU(d.cuGraphLaunch(exec, stream), "bench: graph warm-up");
+      std::vector<double> graph_times;
+      for (int r = 0; r < std::max(5, reps / 4); ++r)
+        graph_times.push_back(timer.microseconds(stream, [&] { NJ_CU(d.cuGraphLaunch(exec, stream), "bench: replay"); }) /
+                              kCallsPerGraph);
+      res.graph_us = median(graph_times);
+      d.cuGraphExecDestroy(exec);
+      d.cuGraphDestroy(g);
+    }
+    const double best_us = res.graph_us > 0 ? std::min(res.us, res.graph_us) : res.us;
+    res.gbs = min_bytes(s) / best_us / 1e3;
+    res.pct_copy = 100.0 * res.gbs / copy_gbs;
+    NormProblem resolved = codegen::resolve_problem(problem);
+    const LoadedKernel& k = engine.impl().kernel_for(ctx, resolved);
+    res.config = codegen::describe(k.config);
+    for (const auto& r : k.compiled->resources)
+      if (r.function == codegen::KernelSource::kBackwardEntry) {
+        res.registers = r.registers;
+        res.spills = r.spill_stores + r.spill_loads;
+      }
+    std::printf("%-9s %-5s %-6s %8lld %8lld %10.2f %10s %9.0f %6.1f%%  %-42s %5d %6d\n", short_kind(s.kind),
+                codegen::dtype_name(s.dtype), codegen::dtype_name(s.weight), static_cast<long long>(s.m),
+                static_cast<long long>(s.n), res.us,
+                res.graph_us > 0 ? std::to_string(res.graph_us).substr(0, 6).c_str() : "-", res.gbs, res.pct_copy,
+                res.config.c_str(), res.registers, res.spills);
+    std::fflush(stdout);
+    results.push_back(res);
+  }
+  if (!json.empty()) write_json(json, name, copy_gbs, results);
+  d.cuStreamDestroy(stream);
+  return kExitOk;
+}
+
+}  // namespace normjit::tools

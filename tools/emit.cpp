@@ -1,0 +1,59 @@
+// normjit emit: the generated source of one problem, and optionally its PTX or resource report.
+#include <cstdio>
+
+#include "codegen/cache_key.h"
+#include "codegen/kernel_source.h"
+#include "codegen/norm_problem.h"
+#include "runtime/engine_impl.h"
+#include "runtime/nvrtc.h"
+#include "tools/problem_flags.h"
+#include "tools/subcommands.h"
+
+namespace normjit::tools {
+
+int run_emit(std::vector<std::string> args) {
+  if (take_flag(args, "--help")) {
+    std::printf("usage: normjit emit PROBLEM [--arch sm_XY] [--ptx | --resources]\n%s"
+                "  --arch sm_XY               target for --ptx/--resources (default sm_90)\n"
+                "  --ptx                      print PTX instead of CUDA source\n"
+                "  --resources                compile and print registers, shared memory, stack and spills\n",
+                problem_flags_help().c_str());
+    return kExitOk;
+  }
+  const bool ptx = take_flag(args, "--ptx");
+  const bool resources = take_flag(args, "--resources");
+  std::string arch = take_option(args, "--arch");
+  if (arch.empty()) arch = "sm_90";
+  if (arch.rfind("sm_", 0) != 0) throw std::invalid_argument("--arch '" + arch + "' is not of the form sm_XY");
+  const NormProblem problem = parse_problem_flags(args);
+  if (!args.empty()) throw std::invalid_argument("unexpected argument '" + args.front() + "'");
+  codegen::validate_problem(problem);
+  const NormProblem p = codegen::resolve_problem(problem);
+  const codegen::LaunchConfig config = codegen::choose_launch_config(p);
+  const codegen::KernelSource source = codegen::generate_backward_source(p, config);
+  if (!ptx && !resources) {
+    std::fputs(source.text.c_str(), stdout);
+    return kExitOk;
+  }
+  const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
+  const codegen::CompileTarget target{std::stoi(arch.substr(3)), nvrtc.version()};
+  if (ptx) {
+    std::fputs(nvrtc.compile_to_ptx(source.text, source.name, codegen::compile_options(target), codegen::describe(p))
+                   .c_str(),
+               stdout);
+    return kExitOk;
+  }
+  const runtime::CompileOutput out =
+      nvrtc.compile(source.text, source.name, codegen::compile_options(target), codegen::describe(p));
+  std::printf("problem: %s\nlaunch:  %s\ntarget:  %s, NVRTC %s, key %s\ncubin:   %zu bytes, compiled in %.0f ms\n",
+              codegen::describe(p).c_str(), codegen::describe(config).c_str(), arch.c_str(), nvrtc.version().c_str(),
+              codegen::cache_key(source.text, target).c_str(), out.cubin.size(), out.milliseconds);
+  std::printf("%-22s %9s %12s %12s %12s %12s\n", "function", "registers", "shared (B)", "stack (B)",
+              "spill st (B)", "spill ld (B)");
+  for (const runtime::KernelResources& r : runtime::parse_ptxas_report(out.log))
+    std::printf("%-22s %9d %12d %12d %12d %12d\n", r.function.c_str(), r.registers, r.shared_bytes, r.stack_bytes,
+                r.spill_stores, r.spill_loads);
+  return kExitOk;
+}
+
+}  // namespace normjit::tools

@@ -1,0 +1,80 @@
+#include "tools/problem_flags.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace normjit::tools {
+
+std::string take_option(std::vector<std::string>& args, const std::string& name) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == name) {
+      if (i + 1 >= args.size()) throw std::invalid_argument(name + " needs a value");
+      std::string value = args[i + 1];
+      args.erase(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(i) + 2);
+      return value;
+    }
+    if (args[i].rfind(name + "=", 0) == 0) {
+      std::string value = args[i].substr(name.size() + 1);
+      args.erase(args.begin() + static_cast<long>(i));
+      return value;
+    }
+  }
+  return "";
+}
+
+bool take_flag(std::vector<std::string>& args, const std::string& name) {
+  auto it = std::find(args.begin(), args.end(), name);
+  if (it == args.end()) return false;
+  args.erase(it);
+  return true;
+}
+
+DType parse_dtype(const std::string& t) {
+  if (t == "fp32" || t == "f32" || t == "float32") return DType::F32;
+  if (t == "fp16" || t == "f16" || t == "float16" || t == "half") return DType::F16;
+  if (t == "bf16" || t == "bfloat16") return DType::BF16;
+  if (t == "same" || t == "default") return DType::Default;
+  throw std::invalid_argument("unknown dtype '" + t + "' (use fp32, fp16, bf16 or same)");
+}
+
+NormProblem parse_problem_flags(std::vector<std::string>& args) {
+  NormProblem p;
+  const std::string kind = take_option(args, "--kind");
+  if (kind.empty() || kind == "layernorm" || kind == "ln") {
+    p.kind = NormKind::LayerNorm;
+    p.has_bias = true;
+  } else if (kind == "rmsnorm" || kind == "rms") {
+    p.kind = NormKind::RMSNorm;
+    p.has_bias = false;
+  } else {
+    throw std::invalid_argument("unknown --kind '" + kind + "' (use layernorm or rmsnorm)");
+  }
+  const std::string n = take_option(args, "--n");
+  if (n.empty()) throw std::invalid_argument("--n is required (the hidden size)");
+  try {
+    p.n = std::stoll(n);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("--n '" + n + "' is not a number");
+  }
+  if (std::string d = take_option(args, "--dtype"); !d.empty()) p.x_dtype = parse_dtype(d);
+  if (std::string d = take_option(args, "--dy-dtype"); !d.empty()) p.dy_dtype = parse_dtype(d);
+  if (std::string d = take_option(args, "--dx-dtype"); !d.empty()) p.dx_dtype = parse_dtype(d);
+  if (std::string d = take_option(args, "--weight-dtype"); !d.empty()) p.weight_dtype = parse_dtype(d);
+  if (take_flag(args, "--no-weight")) p.has_weight = false;
+  if (take_flag(args, "--no-bias")) p.has_bias = false;
+  if (take_flag(args, "--bias")) p.has_bias = true;
+  if (std::string a = take_option(args, "--align"); !a.empty()) p.alignment = std::stoi(a);
+  return p;
+}
+
+std::string problem_flags_help() {
+  return "  --kind layernorm|rmsnorm   (default layernorm, with bias)\n"
+         "  --n N                      hidden size (required)\n"
+         "  --dtype fp32|fp16|bf16     x and dy (default fp32)\n"
+         "  --dy-dtype, --dx-dtype D   default: as x\n"
+         "  --weight-dtype fp32|same   gamma/beta dtype (default: as x)\n"
+         "  --no-weight, --no-bias     plain normalisation / no beta\n"
+         "  --align BYTES              row alignment to assume (default 16)\n";
+}
+
+}  // namespace normjit::tools

@@ -1,0 +1,22 @@
+// Reading a NormProblem from command-line flags, shared by the subcommands.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "normjit/norm_problem.hpp"
+
+namespace normjit::tools {
+
+// Flags: --kind layernorm|rmsnorm, --n N, --dtype fp32|fp16|bf16, --dy-dtype, --dx-dtype,
+// --weight-dtype fp32|same, --no-weight, --bias / --no-bias, --align BYTES.
+// Consumes the flags it knows from args and leaves the rest; throws std::invalid_argument.
+NormProblem parse_problem_flags(std::vector<std::string>& args);
+DType parse_dtype(const std::string& text);
+std::string problem_flags_help();
+
+// Removes "--name value" from args and returns value, or "" when absent.
+std::string take_option(std::vector<std::string>& args, const std::string& name);
+// Removes "--name" from args and returns whether it was there.
+bool take_flag(std::vector<std::string>& args, const std::string& name);
+
+}  // namespace normjit::tools
