@@ -1,0 +1,111 @@
+// Memory layouts other than contiguous, 16-byte aligned rows: padded rows (stride > N, a
+// different stride per tensor) and base pointers that are only element-aligned.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "support/device_run.h"
+#include "support/problem_variants.h"
+#include "support/random.h"
+#include "support/reference.h"
+#include "support/shared_engine.h"
+
+namespace normjit::test {
+namespace {
+
+// Not NaN in any of the three dtypes (fp32 ≈ 1.5e16, fp16 = 203.25, bf16 ≈ 1.5e16): an
+// element left at this value is wrong, and a gap element still holding it was not written.
+constexpr unsigned char kGapPattern = 0x5A;
+
+struct LayoutProblem {
+  NormKind kind;
+  DType x, weight;
+  Affine affine;
+};
+
+constexpr LayoutProblem kProblems[] = {
+    {NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias},
+    {NormKind::LayerNorm, DType::F16, DType::F16, Affine::None},
+    {NormKind::RMSNorm, DType::F32, DType::F32, Affine::WeightOnly},
+    {NormKind::RMSNorm, DType::BF16, DType::BF16, Affine::WeightOnly},
+};
+
+struct Shape {
+  int64_t m, n;
+};
+
+// Every gap element (column ≥ N of each row, the last row's included) still holds `byte`.
+::testing::AssertionResult gaps_hold(const HostTensor& dx, unsigned char byte) {
+  for (int64_t r = 0; r < dx.rows(); ++r)
+    for (int64_t c = dx.cols(); c < dx.stride(); ++c) {
+      const unsigned char* bytes = dx.slot_bytes(r * dx.stride() + c);
+      for (int b = 0; b < dx.element_bytes(); ++b)
+        if (bytes[b] != byte) {
+          char value[8];
+          std::snprintf(value, sizeof value, "0x%02x", bytes[b]);
+          return ::testing::AssertionFailure()
+                 << "dx[" << r << ", " << c << "] lies in the gap after row " << r << " (N=" << dx.cols()
+                 << ", stride " << dx.stride() << ") and was overwritten: byte " << b << " is " << value;
+        }
+    }
+  return ::testing::AssertionSuccess();
+}
+
+class BackwardStridedRows : public GpuTest {};
+
+TEST_F(BackwardStridedRows, PaddedRowsAreReadAndWrittenAtTheirStrideAndGapsAreLeftUntouched) {
+  Engine& engine = shared_engine();
+  // x and dy gaps hold NaN (make_inputs), so a kernel reading them is caught too.
+  const Shape shapes[] = {{37, 1000}, {199, 33}, {64, 4096}, {3, 131072}};
+  for (const LayoutProblem& lp : kProblems)
+    for (const Shape& shape : shapes) {
+      const int64_t n = shape.n;
+      const RowStrides stride_sets[] = {
+          {n + 3, n + 64, n + 1},  // a different stride for each tensor
+          {n + 64, n + 3, n + 64},
+          {n, n + 8, n + 3},       // contiguous x next to padded dy and dx
+      };
+      const NormProblem problem = make_problem(lp.kind, n, lp.x, lp.weight, lp.affine);
+      for (const RowStrides& strides : stride_sets) {
+        const NormInputs inputs = make_inputs(problem, shape.m, fresh_seed(), strides);
+        RunOptions options;
+        options.dx_fill = kGapPattern;
+        Gradients out;
+        ASSERT_NO_THROW(out = run_backward_on_gpu(engine, inputs, stream(), options)) << describe_case(inputs);
+        EXPECT_TRUE(gradients_match(inputs, out, reference_backward(inputs)));
+        EXPECT_TRUE(gaps_hold(out.dx, kGapPattern)) << describe_case(inputs);
+      }
+    }
+}
+
+class BackwardMisalignedPointers : public GpuTest {};
+
+TEST_F(BackwardMisalignedPointers, ElementAlignedPointersAndOddStridesGiveCorrectResults) {
+  Engine& engine = shared_engine();
+  // Every base pointer one element past a 256-byte boundary (+4 bytes for fp32, +2 for
+  // fp16/bf16): no 8- or 16-byte vector fits, in any row.
+  RunOptions misaligned;
+  misaligned.misalign_elements = 1;
+  const Shape shapes[] = {{1, 1024}, {37, 1000}, {16, 4096}, {199, 33}, {3, 131072}};
+  for (const LayoutProblem& lp : kProblems)
+    for (const Shape& shape : shapes) {
+      const int64_t n = shape.n;
+      const NormProblem problem = make_problem(lp.kind, n, lp.x, lp.weight, lp.affine);
+      // Contiguous rows, then odd strides, which misalign every other row on their own.
+      for (const RowStrides& strides : {RowStrides{}, RowStrides{n + 1, n + 3, n + 5}}) {
+        const NormInputs inputs = make_inputs(problem, shape.m, fresh_seed(), strides);
+        EXPECT_TRUE(backward_matches_reference(engine, inputs, stream(), misaligned));
+      }
+    }
+  // Aligned bases with odd strides alone: only rows after the first are misaligned.
+  for (const LayoutProblem& lp : kProblems) {
+    const int64_t n = 4096;
+    const NormProblem problem = make_problem(lp.kind, n, lp.x, lp.weight, lp.affine);
+    const NormInputs inputs = make_inputs(problem, 37, fresh_seed(), RowStrides{n + 1, n + 1, n + 1});
+    EXPECT_TRUE(backward_matches_reference(engine, inputs, stream()));
+  }
+}
+
+}  // namespace
+}  // namespace normjit::test

@@ -1,0 +1,122 @@
+// The full matrix against the float64 reference: every kind × x dtype × weight dtype × affine
+// variant is one test, which loops over every hidden size N and row count M.
+//
+// To keep the whole run to a few minutes, (M, N) pairs with M·N > 2^24 elements are left out,
+// except M = 1, which runs every N (up to 2^20) on a single row.
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "support/device_run.h"
+#include "support/kernel_warmup.h"
+#include "support/problem_variants.h"
+#include "support/random.h"
+#include "support/shared_engine.h"
+
+namespace normjit::test {
+namespace {
+
+constexpr int64_t kRowCounts[] = {1, 37, 199, 4096};
+constexpr int64_t kHiddenSizes[] = {1,    2,    3,    31,    32,    33,    127,   1000,   1024,   4095,   4096,
+                                    5120, 7168, 8192, 12288, 16384, 32768, 65536, 131072, 262144, 1048576};
+constexpr int64_t kMaxElements = int64_t{1} << 24;
+// A systematically broken kernel would fail hundreds of cases; the first few tell the story.
+constexpr int kFailedCasesReported = 5;
+// Every third case passes a workspace of workspace_size bytes; the others let the engine
+// allocate one on the stream.
+constexpr int kCallerWorkspaceEvery = 3;
+
+bool in_matrix(int64_t m, int64_t n) { return m == 1 || m * n <= kMaxElements; }
+
+struct Variant {
+  NormKind kind;
+  DType x_dtype;
+  DType weight_dtype;
+  Affine affine;
+};
+
+// The weight dtype only matters when there is a γ or β to read or write.
+std::vector<Variant> all_variants() {
+  std::vector<Variant> variants;
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+    const std::vector<Affine> affines = kind == NormKind::LayerNorm
+        ? std::vector<Affine>{Affine::WeightAndBias, Affine::WeightOnly, Affine::BiasOnly, Affine::None}
+        : std::vector<Affine>{Affine::WeightOnly, Affine::None};
+    for (DType x : {DType::F32, DType::F16, DType::BF16})
+      for (Affine affine : affines) {
+        if (affine == Affine::None) {
+          variants.push_back({kind, x, x, affine});
+          continue;
+        }
+        variants.push_back({kind, x, DType::F32, affine});
+        if (x != DType::F32) variants.push_back({kind, x, x, affine});
+      }
+  }
+  return variants;
+}
+
+// "LayerNorm_bf16_weightf32_WeightAndBias": the test name's suffix.
+std::string variant_label(const Variant& v) {
+  std::string name = std::string(kind_label(v.kind)) + "_" + dtype_label(v.x_dtype) + "_";
+  if (v.affine != Affine::None) name += std::string("weight") + dtype_label(v.weight_dtype) + "_";
+  return name + affine_label(v.affine);
+}
+
+std::string variant_name(const ::testing::TestParamInfo<Variant>& info) { return variant_label(info.param); }
+
+// How gtest (and ctest's test list) prints a variant.
+void PrintTo(const Variant& v, std::ostream* os) { *os << variant_label(v); }
+
+int cases_per_variant() {
+  int cases = 0;
+  for (int64_t n : kHiddenSizes)
+    for (int64_t m : kRowCounts) cases += in_matrix(m, n);
+  return cases;
+}
+
+class BackwardMatrix : public GpuTest, public ::testing::WithParamInterface<Variant> {
+ public:
+  static void SetUpTestSuite() {
+    if (!GpuContext::get()) return;
+    std::cout << "BackwardMatrix: N in {1 .. 2^20} (" << std::size(kHiddenSizes) << " sizes) x M in {1, 37, 199, 4096}; "
+              << "pairs with M*N > 2^24 elements are skipped except M = 1: " << cases_per_variant()
+              << " cases per variant, " << all_variants().size() << " variants" << std::endl;
+  }
+
+ protected:
+  NormProblem problem(int64_t n) const {
+    const Variant& v = GetParam();
+    return make_problem(v.kind, n, v.x_dtype, v.weight_dtype, v.affine);
+  }
+};
+
+TEST_P(BackwardMatrix, MatchesFloat64ReferenceForEveryShape) {
+  Engine& engine = shared_engine();
+
+  std::vector<NormProblem> kernels;
+  for (int64_t n : kHiddenSizes)
+    for (const NormProblem& p : alignment_variants(problem(n))) kernels.push_back(p);
+  const std::vector<std::string> failures = prepare_in_parallel(engine, kernels);
+  ASSERT_TRUE(failures.empty()) << failures.size() << " kernels failed to prepare, the first: " << failures.front();
+
+  int case_index = 0, failed_cases = 0;
+  for (int64_t n : kHiddenSizes)
+    for (int64_t m : kRowCounts) {
+      if (!in_matrix(m, n)) continue;
+      RunOptions options;
+      options.caller_workspace = case_index++ % kCallerWorkspaceEvery == 0;
+      const NormInputs inputs = make_inputs(problem(n), m, fresh_seed());
+      const ::testing::AssertionResult match = backward_matches_reference(engine, inputs, stream(), options);
+      EXPECT_TRUE(match) << "workspace: " << (options.caller_workspace ? "the caller's" : "the engine's");
+      if (!match && ++failed_cases == kFailedCasesReported)
+        FAIL() << "stopping this variant after " << kFailedCasesReported << " failed cases";
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVariants, BackwardMatrix, ::testing::ValuesIn(all_variants()), variant_name);
+
+}  // namespace
+}  // namespace normjit::test

@@ -1,0 +1,91 @@
+#include "support/compare.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "support/norm_inputs.h"
+#include "support/reference.h"
+
+namespace normjit::test {
+namespace {
+
+// Denominator floor when the reference and its terms are all zero (LayerNorm with N = 1:
+// x̂ = 0, so dγ = 0): then the output must be zero too, up to denormal noise.
+constexpr double kZeroFloor = 1e-30;
+
+}  // namespace
+
+double dx_tolerance(DType dx_dtype) { return dx_dtype == DType::F32 ? 1e-5 : 1e-2; }
+
+double param_grad_tolerance(DType weight_dtype, int64_t m) {
+  if (weight_dtype != DType::F32) return 1e-2;
+  const double growth = std::max(1.0, std::sqrt(static_cast<double>(m)) / 8.0);
+  return std::min(1e-5 * growth, 1e-4);
+}
+
+bool TensorCheck::ok() const {
+  return nonfinite_where_finite == 0 && finite_where_nonfinite == 0 && error <= tolerance;
+}
+
+std::ostream& operator<<(std::ostream& os, const TensorCheck& c) {
+  os << c.name << ": " << (c.ok() ? "ok" : "FAILED") << ", relative error " << c.error << " (tolerance "
+     << c.tolerance << ")";
+  if (c.nonfinite_where_finite)
+    os << ", " << c.nonfinite_where_finite << " NaN/Inf elements where the reference is finite";
+  if (c.finite_where_nonfinite)
+    os << ", " << c.finite_where_nonfinite << " finite elements where the reference is NaN/Inf";
+  if (c.first_mismatch_row >= 0)
+    os << " (first at row " << c.first_mismatch_row << ", column " << c.first_mismatch_col << ")";
+  return os;
+}
+
+TensorCheck check_tensor(const std::string& name, const HostTensor& out, const std::vector<double>& ref,
+                         double term_norm, double tolerance) {
+  TensorCheck check;
+  check.name = name;
+  check.tolerance = tolerance;
+  double diff_squares = 0, ref_squares = 0;
+  for (int64_t r = 0; r < out.rows(); ++r)
+    for (int64_t c = 0; c < out.cols(); ++c) {
+      const double want = ref[static_cast<size_t>(r * out.cols() + c)];
+      const double got = out.get(r, c);
+      const bool want_finite = std::isfinite(want), got_finite = std::isfinite(got);
+      if (want_finite != got_finite) {
+        (want_finite ? check.nonfinite_where_finite : check.finite_where_nonfinite)++;
+        if (check.first_mismatch_row < 0) {
+          check.first_mismatch_row = r;
+          check.first_mismatch_col = c;
+        }
+      }
+      if (want_finite && got_finite) {
+        diff_squares += (got - want) * (got - want);
+        ref_squares += want * want;
+      }
+    }
+  const double scale = std::max({std::sqrt(ref_squares), term_norm, kZeroFloor});
+  check.error = std::sqrt(diff_squares) / scale;
+  return check;
+}
+
+std::vector<TensorCheck> check_gradients(const NormInputs& in, const Gradients& out, const ReferenceGrads& ref) {
+  const NormProblem& p = in.problem;
+  std::vector<TensorCheck> checks;
+  checks.push_back(check_tensor("dx", out.dx, ref.dx, ref.dx_term_norm, dx_tolerance(p.dx_dtype)));
+  const double param_tolerance = param_grad_tolerance(p.weight_dtype, in.m);
+  if (p.has_weight)
+    checks.push_back(check_tensor("dweight", out.dweight, ref.dweight, ref.dweight_term_norm, param_tolerance));
+  if (p.has_bias)
+    checks.push_back(check_tensor("dbias", out.dbias, ref.dbias, ref.dbias_term_norm, param_tolerance));
+  return checks;
+}
+
+::testing::AssertionResult gradients_match(const NormInputs& in, const Gradients& out, const ReferenceGrads& ref) {
+  const std::vector<TensorCheck> checks = check_gradients(in, out, ref);
+  const bool all_ok = std::all_of(checks.begin(), checks.end(), [](const TensorCheck& c) { return c.ok(); });
+  ::testing::AssertionResult result = all_ok ? ::testing::AssertionSuccess() : ::testing::AssertionFailure();
+  result << describe_case(in);
+  for (const TensorCheck& c : checks) result << "\n  " << c;
+  return result;
+}
+
+}  // namespace normjit::test

@@ -1,0 +1,114 @@
+#include "support/device_run.h"
+
+#include "runtime/cuda_driver.h"
+#include "support/reference.h"
+
+namespace normjit::test {
+namespace {
+
+// A buffer holding `host_bytes` after `offset` bytes of NaN poison.
+DeviceBuffer upload_after_poison(const void* host, size_t host_bytes, size_t offset) {
+  DeviceBuffer buffer(offset + host_bytes);
+  buffer.poison();
+  buffer.upload(host, host_bytes, offset);
+  return buffer;
+}
+
+DeviceBuffer upload_tensor(const HostTensor& t, int64_t misalign_elements) {
+  return upload_after_poison(t.data(), t.size_bytes(), static_cast<size_t>(misalign_elements * t.element_bytes()));
+}
+
+DeviceBuffer upload_floats(const std::vector<float>& v, int64_t misalign_elements) {
+  return upload_after_poison(v.data(), v.size() * sizeof(float), static_cast<size_t>(misalign_elements) * 4);
+}
+
+}  // namespace
+
+DeviceCase::DeviceCase(const NormInputs& in, const RunOptions& options) : inputs_(in), options_(options) {
+  const NormProblem& p = in.problem;
+  const int64_t shift = options.misalign_elements;
+  x_ = upload_tensor(in.x, shift);
+  dy_ = upload_tensor(in.dy, shift);
+  rstd_ = upload_floats(in.rstd, shift);
+  if (p.kind == NormKind::LayerNorm) mean_ = upload_floats(in.mean, shift);
+  if (p.has_weight) weight_ = upload_tensor(in.weight, shift);
+
+  const int64_t dx_bytes = dtype_bytes(p.dx_dtype), w_bytes = dtype_bytes(p.weight_dtype);
+  dx_ = DeviceBuffer(static_cast<size_t>((shift + in.m * in.dx_stride) * dx_bytes));
+  if (p.has_weight) dweight_ = DeviceBuffer(static_cast<size_t>((shift + in.n()) * w_bytes));
+  if (p.has_bias) dbias_ = DeviceBuffer(static_cast<size_t>((shift + in.n()) * w_bytes));
+}
+
+void DeviceCase::poison_outputs() {
+  dx_.fill(options_.dx_fill);
+  dweight_.poison();
+  dbias_.poison();
+}
+
+BackwardArgs DeviceCase::args() const {
+  const NormProblem& p = inputs_.problem;
+  const size_t shift = static_cast<size_t>(options_.misalign_elements);
+  auto shifted = [&](const DeviceBuffer& b, DType dtype) { return b.ptr(shift * dtype_bytes(dtype)); };
+  // Contiguous rows are passed as stride 0 ("N"), exercising the default.
+  auto stride_arg = [&](int64_t stride) { return stride == inputs_.n() ? 0 : stride; };
+  BackwardArgs a;
+  a.m = inputs_.m;
+  a.x = shifted(x_, p.x_dtype);
+  a.x_stride = stride_arg(inputs_.x.stride());
+  a.dy = shifted(dy_, p.dy_dtype);
+  a.dy_stride = stride_arg(inputs_.dy.stride());
+  a.mean = static_cast<const float*>(shifted(mean_, DType::F32));
+  a.rstd = static_cast<const float*>(shifted(rstd_, DType::F32));
+  a.weight = shifted(weight_, p.weight_dtype);
+  a.dx = shifted(dx_, p.dx_dtype);
+  a.dx_stride = stride_arg(inputs_.dx_stride);
+  a.dweight = shifted(dweight_, p.weight_dtype);
+  a.dbias = shifted(dbias_, p.weight_dtype);
+  return a;
+}
+
+Gradients DeviceCase::download() const {
+  const NormProblem& p = inputs_.problem;
+  const size_t shift = static_cast<size_t>(options_.misalign_elements);
+  Gradients out;
+  out.dx = HostTensor(p.dx_dtype, inputs_.m, inputs_.n(), inputs_.dx_stride);
+  dx_.download(out.dx.data(), out.dx.size_bytes(), shift * dtype_bytes(p.dx_dtype));
+  if (p.has_weight) {
+    out.dweight = HostTensor(p.weight_dtype, 1, inputs_.n());
+    dweight_.download(out.dweight.data(), out.dweight.size_bytes(), shift * dtype_bytes(p.weight_dtype));
+  }
+  if (p.has_bias) {
+    out.dbias = HostTensor(p.weight_dtype, 1, inputs_.n());
+    dbias_.download(out.dbias.data(), out.dbias.size_bytes(), shift * dtype_bytes(p.weight_dtype));
+  }
+  return out;
+}
+
+Gradients run_backward_on_gpu(Engine& engine, const NormInputs& inputs, CUstream stream, const RunOptions& options) {
+  DeviceCase device(inputs, options);
+  device.poison_outputs();
+  BackwardArgs args = device.args();
+  DeviceBuffer workspace;
+  if (options.caller_workspace) {
+    workspace = DeviceBuffer(engine.workspace_size(inputs.problem, inputs.m));
+    workspace.poison();
+    args.workspace = workspace.ptr();
+    args.workspace_bytes = workspace.size();
+  }
+  engine.backward(inputs.problem, args, stream);
+  NJ_CU(runtime::driver().cuStreamSynchronize(stream), "test: waiting for the backward");
+  return device.download();
+}
+
+::testing::AssertionResult backward_matches_reference(Engine& engine, const NormInputs& inputs, CUstream stream,
+                                                      const RunOptions& options) {
+  Gradients out;
+  try {
+    out = run_backward_on_gpu(engine, inputs, stream, options);
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << describe_case(inputs) << "\n  threw: " << e.what();
+  }
+  return gradients_match(inputs, out, reference_backward(inputs));
+}
+
+}  // namespace normjit::test

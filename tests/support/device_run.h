@@ -1,0 +1,54 @@
+// Runs one backward case on the GPU the way a careful caller would, with every output
+// poisoned first: uploads the inputs, calls the engine, waits, downloads what was written.
+#pragma once
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "normjit/normjit.hpp"
+#include "support/compare.h"
+#include "support/gpu.h"
+#include "support/norm_inputs.h"
+
+namespace normjit::test {
+
+struct RunOptions {
+  // Pass a workspace of workspace_size(problem, m) bytes (filled with NaN: its old contents
+  // must not matter) instead of letting the engine allocate one on the stream.
+  bool caller_workspace = false;
+  // Shift every base pointer by this many of its tensor's elements (x, dy, dx, γ, dγ, dβ,
+  // mean, rstd), so 16-byte vectors no longer fit; the bytes skipped are NaN.
+  int64_t misalign_elements = 0;
+  // The byte every dx slot (rows and gaps) holds before the call: NaN poison by default; a
+  // non-NaN pattern lets a test check that gaps between rows are left untouched.
+  unsigned char dx_fill = kPoisonByte;
+};
+
+// The device copies of one case's tensors, laid out as RunOptions says. `inputs` must
+// outlive it.
+class DeviceCase {
+ public:
+  DeviceCase(const NormInputs& inputs, const RunOptions& options);
+
+  // Fills dx with options.dx_fill and dγ/dβ with NaN poison.
+  void poison_outputs();
+  BackwardArgs args() const;  // workspace left null
+  Gradients download() const;
+
+ private:
+  const NormInputs& inputs_;
+  RunOptions options_;
+  DeviceBuffer x_, dy_, mean_, rstd_, weight_, dx_, dweight_, dbias_;
+};
+
+// Poisons, runs engine.backward on `stream`, synchronizes and downloads. Throws what the
+// engine throws.
+Gradients run_backward_on_gpu(Engine& engine, const NormInputs& inputs, CUstream stream,
+                              const RunOptions& options = {});
+
+// run_backward_on_gpu, then gradients_match against reference_backward(inputs). An exception
+// from the engine is a failure that names the case too.
+::testing::AssertionResult backward_matches_reference(Engine& engine, const NormInputs& inputs, CUstream stream,
+                                                      const RunOptions& options = {});
+
+}  // namespace normjit::test

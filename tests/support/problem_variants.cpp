@@ -1,0 +1,63 @@
+#include "support/problem_variants.h"
+
+#include <algorithm>
+
+#include "support/host_tensor.h"
+
+namespace normjit::test {
+
+const char* kind_label(NormKind kind) { return kind == NormKind::LayerNorm ? "LayerNorm" : "RMSNorm"; }
+
+const char* affine_label(Affine affine) {
+  switch (affine) {
+    case Affine::WeightAndBias: return "WeightAndBias";
+    case Affine::WeightOnly: return "WeightOnly";
+    case Affine::BiasOnly: return "BiasOnly";
+    case Affine::None: return "NoAffine";
+  }
+  return "?";
+}
+
+bool has_weight(Affine affine) { return affine == Affine::WeightAndBias || affine == Affine::WeightOnly; }
+bool has_bias(Affine affine) { return affine == Affine::WeightAndBias || affine == Affine::BiasOnly; }
+
+NormProblem with_concrete_dtypes(NormProblem p) {
+  if (p.dy_dtype == DType::Default) p.dy_dtype = p.x_dtype;
+  if (p.dx_dtype == DType::Default) p.dx_dtype = p.x_dtype;
+  if (p.weight_dtype == DType::Default) p.weight_dtype = p.x_dtype;
+  return p;
+}
+
+NormProblem make_problem(NormKind kind, int64_t n, DType x_dtype, DType weight_dtype, Affine affine,
+                         DType dx_dtype) {
+  NormProblem p;
+  p.kind = kind;
+  p.n = n;
+  p.x_dtype = x_dtype;
+  p.dx_dtype = dx_dtype;
+  p.weight_dtype = weight_dtype;
+  p.has_weight = has_weight(affine);
+  p.has_bias = has_bias(affine);
+  return with_concrete_dtypes(p);
+}
+
+std::string describe_problem(const NormProblem& problem) {
+  const NormProblem p = with_concrete_dtypes(problem);
+  const Affine affine = p.has_weight ? (p.has_bias ? Affine::WeightAndBias : Affine::WeightOnly)
+                                     : (p.has_bias ? Affine::BiasOnly : Affine::None);
+  return std::string(kind_label(p.kind)) + " x=" + dtype_label(p.x_dtype) + " dy=" + dtype_label(p.dy_dtype) +
+         " dx=" + dtype_label(p.dx_dtype) + " weight=" + dtype_label(p.weight_dtype) + " " + affine_label(affine) +
+         " N=" + std::to_string(p.n);
+}
+
+int contiguous_row_alignment(const NormProblem& problem) {
+  const NormProblem p = with_concrete_dtypes(problem);
+  int alignment = 16;
+  for (DType d : {p.x_dtype, p.dy_dtype, p.dx_dtype}) {
+    const int64_t row_bytes = p.n * dtype_bytes(d);
+    alignment = std::min<int64_t>(alignment, row_bytes & -row_bytes);  // lowest set bit
+  }
+  return alignment;
+}
+
+}  // namespace normjit::test
