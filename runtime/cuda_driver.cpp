@@ -1,9 +1,11 @@
 #include "runtime/cuda_driver.h"
 
+#include <cudaTypedefs.h>
 #include <dlfcn.h>
 
 #include <cstring>
 #include <mutex>
+#include <type_traits>
 
 #include "normjit/normjit.hpp"
 
@@ -12,6 +14,13 @@ namespace {
 
 using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t,
                                     CUdriverProcAddressQueryResult*);
+
+// Every pinned version names exactly the prototype cuda.h gives that function.
+#define NJ_CHECK_PIN(name, version)                                                   \
+  static_assert(std::is_same_v<decltype(&::name), PFN_##name##_v##version>, \
+                #name " is not pinned to the ABI version of its cuda.h prototype");
+NJ_DRIVER_FUNCTIONS(NJ_CHECK_PIN)
+#undef NJ_CHECK_PIN
 
 struct Loaded {
   CudaDriver table;
@@ -41,17 +50,15 @@ Loaded load() {
     return out;
   }
   std::string missing;
-  auto resolve = [&](const char* name, void** slot) {
-    // CUDA 12 renamed the flags form of graph instantiation to the plain name.
-    const char* symbol = std::strcmp(name, "cuGraphInstantiate") == 0 ? "cuGraphInstantiateWithFlags" : name;
+  auto resolve = [&](const char* symbol, int version, void** slot) {
     CUdriverProcAddressQueryResult found{};
-    if (get_proc(symbol, slot, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS ||
+    if (get_proc(symbol, slot, version, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS ||
         found != CU_GET_PROC_ADDRESS_SUCCESS || !*slot) {
       *slot = nullptr;
       missing += missing.empty() ? symbol : std::string(", ") + symbol;
     }
   };
-#define NJ_RESOLVE(name) resolve(#name, reinterpret_cast<void**>(&out.table.name));
+#define NJ_RESOLVE(name, version) resolve(#name, version, reinterpret_cast<void**>(&out.table.name));
   NJ_DRIVER_FUNCTIONS(NJ_RESOLVE)
 #undef NJ_RESOLVE
   if (!missing.empty()) {

@@ -9,26 +9,32 @@
 
 namespace normjit::runtime {
 
+// Each entry: the name as cuda.h spells it, and the CUDA version whose ABI that prototype is.
+// cuGetProcAddress at the header's CUDA_VERSION would hand back the newest ABI instead
+// (cuStreamGetCtx at 13.0 is the three-argument green-context form), so each is pinned, and
+// cuda_driver.cpp checks every pin against cudaTypedefs.h at compile time.
+#define NJ_DRIVER_FUNCTIONS(X)                                                              \
+  X(cuInit, 2000) X(cuDriverGetVersion, 2020) X(cuGetErrorName, 6000)                       \
+  X(cuGetErrorString, 6000) X(cuDeviceGet, 2000) X(cuDeviceGetCount, 2000)                  \
+  X(cuDeviceGetName, 2000) X(cuDeviceGetAttribute, 2000) X(cuDevicePrimaryCtxRetain, 7000)  \
+  X(cuDevicePrimaryCtxRelease, 11000) X(cuCtxGetCurrent, 4000) X(cuCtxSetCurrent, 4000)     \
+  X(cuCtxGetDevice, 2000) X(cuCtxPushCurrent, 4000) X(cuCtxPopCurrent, 4000)                \
+  X(cuCtxSynchronize, 2000) X(cuStreamGetCtx, 9020) X(cuModuleLoadData, 2000)               \
+  X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000) X(cuFuncGetAttribute, 2020)          \
+  X(cuFuncSetAttribute, 9000) X(cuLaunchKernel, 4000)                                       \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) X(cuMemAlloc, 3020)                  \
+  X(cuMemFree, 3020) X(cuMemAllocAsync, 11020) X(cuMemFreeAsync, 11020)                     \
+  X(cuMemcpyHtoD, 3020) X(cuMemcpyDtoH, 3020) X(cuMemcpyDtoD, 3020)                         \
+  X(cuMemcpyDtoDAsync, 3020) X(cuMemsetD8, 3020) X(cuMemsetD8Async, 3020)                   \
+  X(cuMemsetD32Async, 3020) X(cuMemGetInfo, 3020) X(cuPointerGetAttribute, 4000)            \
+  X(cuStreamCreate, 2000) X(cuStreamDestroy, 4000) X(cuStreamSynchronize, 2000)             \
+  X(cuStreamBeginCapture, 10010) X(cuStreamEndCapture, 10000) X(cuStreamIsCapturing, 10000) \
+  X(cuGraphInstantiateWithFlags, 11040) X(cuGraphLaunch, 10000) X(cuGraphDestroy, 10000)    \
+  X(cuGraphExecDestroy, 10000) X(cuEventCreate, 2000) X(cuEventDestroy, 4000)               \
+  X(cuEventRecord, 2000) X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 12080)
+
 struct CudaDriver {
-#define NJ_DRIVER_FUNCTIONS(X)                                                     \
-  X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString)           \
-  X(cuDeviceGet) X(cuDeviceGetCount) X(cuDeviceGetName) X(cuDeviceGetAttribute)   \
-  X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)                        \
-  X(cuCtxGetCurrent) X(cuCtxSetCurrent) X(cuCtxGetDevice) X(cuCtxPushCurrent)     \
-  X(cuCtxPopCurrent) X(cuCtxSynchronize) X(cuStreamGetCtx)                        \
-  X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)                    \
-  X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel)                   \
-  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                                  \
-  X(cuMemAlloc) X(cuMemFree) X(cuMemAllocAsync) X(cuMemFreeAsync)                 \
-  X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemcpyDtoDAsync)           \
-  X(cuMemsetD8) X(cuMemsetD8Async) X(cuMemsetD32Async)                           \
-  X(cuMemGetInfo) X(cuPointerGetAttribute)                                        \
-  X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)                     \
-  X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuStreamIsCapturing)            \
-  X(cuGraphInstantiate) X(cuGraphLaunch) X(cuGraphDestroy) X(cuGraphExecDestroy)  \
-  X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)       \
-  X(cuEventElapsedTime)
-#define NJ_DECLARE(name) decltype(&::name) name = nullptr;
+#define NJ_DECLARE(name, version) decltype(&::name) name = nullptr;
   NJ_DRIVER_FUNCTIONS(NJ_DECLARE)
 #undef NJ_DECLARE
 };

@@ -306,7 +306,7 @@ int run_bench(std::vector<std::string> args) {
       NJ_CU(d.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "bench: capture");
       for (int c = 0; c < kCallsPerGraph; ++c) engine.backward(problem, a, stream);
       NJ_CU(d.cuStreamEndCapture(stream, &g), "bench: capture");
-      NJ_CU(d.cuGraphInstantiate(&exec, g, 0), "bench: instantiate");
+      NJ_CU(d.cuGraphInstantiateWithFlags(&exec, g, 0), "bench: instantiate");
       NJ_CU(d.cuGraphLaunch(exec, stream), "bench: graph warm-up");
       std::vector<double> graph_times;
       for (int r = 0; r < std::max(5, reps / 4); ++r)
