@@ -37,6 +37,7 @@ std::string problem_constants(const NormProblem& p, const LaunchConfig& c) {
     << "constexpr int kThreadsPerRow = " << c.threads_per_row << ";\n"
     << "constexpr int kVec = " << c.vec << ";\n"
     << "constexpr bool kRowInRegisters = " << cpp_bool(c.row_in_registers) << ";\n"
+    << "constexpr int kCluster = " << c.cluster << ";  // blocks sharing a row\n"
     << "}  // namespace cfg\n}  // namespace nj\n";
   return s.str();
 }

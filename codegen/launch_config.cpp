@@ -27,14 +27,15 @@ int vector_width(const NormProblem& p) {
 
 bool operator==(const LaunchConfig& a, const LaunchConfig& b) {
   return a.threads == b.threads && a.threads_per_row == b.threads_per_row && a.vec == b.vec &&
-         a.row_in_registers == b.row_in_registers;
+         a.row_in_registers == b.row_in_registers && a.cluster == b.cluster;
 }
 
-LaunchConfig choose_launch_config(const NormProblem& p) {
+LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
   LaunchConfig c;
   c.vec = vector_width(p);
   const int64_t slots = ceil_div(p.n, c.vec);
   const int max_iters = std::max(1, kMaxRegisterElementsPerThread / c.vec);
+  const int64_t block_slots = int64_t{kMaxRegisterRowThreads} * max_iters;  // what one block can hold
   if (slots <= 32) {
     // Short rows: a power-of-two group of lanes per row, many rows per block.
     c.threads_per_row = next_pow2(slots);
@@ -45,6 +46,13 @@ LaunchConfig choose_launch_config(const NormProblem& p) {
   } else if (slots <= int64_t{kMaxRegisterRowThreads} * max_iters) {
     // One row per block, as few threads as keep every thread within the register budget.
     const int64_t threads = ceil_div(ceil_div(slots, max_iters), 32) * 32;
+    c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
+  } else if (sm >= 90 && slots <= block_slots * kMaxCluster) {
+    // Too long for one block's registers: a cluster of blocks shares the row, a slice each,
+    // so x and dy are still read once.
+    while (c.cluster * block_slots < slots) c.cluster *= 2;
+    const int64_t per_block = ceil_div(slots, c.cluster);
+    const int64_t threads = ceil_div(ceil_div(per_block, max_iters), 32) * 32;
     c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
   } else {
     c.threads = c.threads_per_row = 512;
@@ -67,8 +75,11 @@ void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
   if (c.vec * dtype_size(p.x_dtype) > std::max(p.alignment, dtype_size(p.x_dtype)))
     fail("vec is wider than the row alignment allows");
   if (!c.row_in_registers && c.rows_per_block() != 1) fail("streamed rows need threads_per_row == threads");
+  if (!is_pow2(c.cluster) || c.cluster > kMaxCluster) fail("cluster must be a power of two up to 16");
+  if (c.cluster > 1 && (c.rows_per_block() != 1 || !c.row_in_registers))
+    fail("a cluster shares one row held in registers");
   if (c.row_in_registers) {
-    const int64_t iters = ceil_div(ceil_div(p.n, c.vec), c.threads_per_row);
+    const int64_t iters = ceil_div(ceil_div(ceil_div(p.n, c.vec), c.cluster), c.threads_per_row);
     if (iters * c.vec > 4 * kMaxRegisterElementsPerThread) fail("row too long to hold in registers");
     if (c.rows_per_block() > 1 && p.n > 16384) fail("several rows per block need N <= 16384 (shared-memory merge)");
   }
@@ -78,6 +89,7 @@ std::string describe(const LaunchConfig& c) {
   std::ostringstream s;
   s << "threads=" << c.threads << " threads_per_row=" << c.threads_per_row << " vec=" << c.vec << " "
     << (c.row_in_registers ? "registers" : "streamed");
+  if (c.cluster > 1) s << " cluster=" << c.cluster;
   return s.str();
 }
 

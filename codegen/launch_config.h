@@ -12,6 +12,7 @@ struct LaunchConfig {
   int threads_per_row = 256;  // threads that share one row (a power of two <= 32, or a multiple of 32)
   int vec = 8;                // elements per vector access
   bool row_in_registers = true;  // false: the row is streamed twice (rows too long for registers)
+  int cluster = 1;            // blocks sharing one row (sm_90 thread-block cluster); 1: none
 
   int rows_per_block() const { return threads / threads_per_row; }
 };
@@ -23,9 +24,12 @@ constexpr int kMaxRegisterElementsPerThread = 16;
 // Rows longer than this many elements are streamed twice instead of held in registers.
 constexpr int kMaxRegisterRowThreads = 512;
 
-// The heuristic config for a resolved, validated problem. Correct for every problem; the
-// speed and autotuning issues refine it.
-LaunchConfig choose_launch_config(const NormProblem& resolved);
+// Largest cluster a launch may ask for (16 is beyond the portable 8: the kernel opts in).
+constexpr int kMaxCluster = 16;
+
+// The heuristic config for a resolved, validated problem on compute capability `sm`.
+// Correct for every problem; the autotuning issue refines it.
+LaunchConfig choose_launch_config(const NormProblem& resolved, int sm = 90);
 
 // Throws std::invalid_argument if config cannot run problem (for hand-written configs).
 void check_launch_config(const NormProblem& resolved, const LaunchConfig& config);

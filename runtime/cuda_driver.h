@@ -21,7 +21,8 @@ namespace normjit::runtime {
   X(cuCtxGetDevice, 2000) X(cuCtxPushCurrent, 4000) X(cuCtxPopCurrent, 4000)                \
   X(cuCtxSynchronize, 2000) X(cuStreamGetCtx, 9020) X(cuModuleLoadData, 2000)               \
   X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000) X(cuFuncGetAttribute, 2020)          \
-  X(cuFuncSetAttribute, 9000) X(cuLaunchKernel, 4000)                                       \
+  X(cuFuncSetAttribute, 9000) X(cuLaunchKernel, 4000) X(cuLaunchKernelEx, 11060)              \
+  X(cuOccupancyMaxActiveClusters, 11070)                                                    \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) X(cuMemAlloc, 3020)                  \
   X(cuMemFree, 3020) X(cuMemAllocAsync, 11020) X(cuMemFreeAsync, 11020)                     \
   X(cuMemcpyHtoD, 3020) X(cuMemcpyDtoH, 3020) X(cuMemcpyDtoD, 3020)                         \

@@ -1,5 +1,7 @@
 #include "runtime/disk_cache.h"
 
+#include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -11,8 +13,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "llvm/Support/xxhash.h"
@@ -581,6 +585,393 @@ TEST(DiskCache, ClearRemovesEntriesAndTempFilesOnly) {
   EXPECT_TRUE(cache.list().empty());
   EXPECT_FALSE(fs::exists(dir.path() / "a.njk.tmp.1.x"));
   EXPECT_TRUE(fs::exists(dir.path() / "keep.txt"));
+}
+
+
+// ---------------------------------------------------------------------------------------
+// Specifications by damage: every kind of damage to an entry file is detected by load,
+// counted as corrupt, the file removed, and a later store+load of the same key works.
+
+// Stores an entry, rewrites its file with `damage` applied, and checks the whole contract.
+void expect_damage_detected(const std::function<void(std::vector<char>&)>& damage, const std::string& what) {
+  SCOPED_TRACE(what);
+  TempDir dir;
+  DiskCache cache(dir.str(), kNoCap);
+  const auto payload = payload_of(2000, 21);
+  ASSERT_TRUE(cache.store(kKey, kArch, payload));
+  const std::string path = cache.path_for(kKey);
+  auto bytes = read_bytes(path);
+  damage(bytes);
+  write_bytes(path, bytes);
+
+  std::vector<char> out;
+  std::string why;
+  EXPECT_FALSE(DiskCache::decode(bytes, kKey, kArch, out, why));
+  EXPECT_FALSE(why.empty());
+  std::optional<std::vector<char>> got;
+  ASSERT_NO_THROW(got = cache.load(kKey, kArch));
+  EXPECT_FALSE(got.has_value());
+  EXPECT_EQ(cache.stats().corrupt, 1u);
+  EXPECT_EQ(cache.stats().misses, 1u);
+  EXPECT_EQ(cache.stats().hits, 0u);
+  EXPECT_FALSE(fs::exists(path)) << "a corrupt entry must be removed";
+
+  ASSERT_TRUE(cache.store(kKey, kArch, payload));
+  EXPECT_EQ(cache.load(kKey, kArch), payload) << "the rebuilt entry must load";
+  EXPECT_EQ(cache.stats().corrupt, 1u);
+}
+
+void flip(std::vector<char>& bytes, size_t at, int bit) { bytes.at(at) ^= static_cast<char>(1 << bit); }
+
+TEST(DiskCache, StatsCountHitsMissesAndWrites) {
+  TempDir dir;
+  DiskCache cache(dir.str(), kNoCap);
+  EXPECT_FALSE(cache.load("a", kArch).has_value());         // miss
+  ASSERT_TRUE(cache.store("a", kArch, payload_of(10, 1)));  // write
+  ASSERT_TRUE(cache.store("b", kArch, payload_of(20, 2)));  // write
+  EXPECT_EQ(cache.load("a", kArch), payload_of(10, 1));     // hit
+  EXPECT_EQ(cache.load("b", kArch), payload_of(20, 2));     // hit
+  EXPECT_EQ(cache.load("a", kArch), payload_of(10, 1));     // hit
+  EXPECT_FALSE(cache.load("c", kArch).has_value());         // miss
+  const auto s = cache.stats();
+  EXPECT_EQ(s.hits, 3u);
+  EXPECT_EQ(s.misses, 2u);
+  EXPECT_EQ(s.writes, 2u);
+  EXPECT_EQ(s.corrupt, 0u);
+  EXPECT_EQ(s.write_failures, 0u);
+}
+
+TEST(DiskCache, TruncatedEntryIsDetectedRemovedAndRebuiltAtEveryInterestingLength) {
+  const size_t entry = DiskCache::encode(kKey, kArch, payload_of(2000, 21)).size();
+  for (size_t keep : {size_t{0}, size_t{1}, size_t{8}, kHeaderBytes - 1, kHeaderBytes, kHeaderBytes + kKey.size(),
+                      kHeaderBytes + kKey.size() + kArch.size(), entry / 2, entry - 1})
+    expect_damage_detected([keep](std::vector<char>& b) { b.resize(keep); }, "kept " + std::to_string(keep));
+}
+
+TEST(DiskCache, AnEntryWithOneExtraTrailingByteIsDetectedRemovedAndRebuilt) {
+  expect_damage_detected([](std::vector<char>& b) { b.push_back('\0'); }, "one extra byte");
+}
+
+TEST(DiskCache, FlippedPayloadBitsAreDetectedRemovedAndRebuilt) {
+  const size_t payload_at = kHeaderBytes + kKey.size() + kArch.size();
+  for (size_t offset : {size_t{0}, size_t{999}, size_t{1999}})
+    for (int bit : {0, 7})
+      expect_damage_detected([=](std::vector<char>& b) { flip(b, payload_at + offset, bit); },
+                             "payload byte " + std::to_string(offset) + " bit " + std::to_string(bit));
+}
+
+TEST(DiskCache, FlippedHeaderLengthBitsAreDetectedRemovedAndRebuilt) {
+  // key_len (u32 at 12), arch_len (u32 at 16), payload_len (u64 at 20): low, middle and top bits.
+  const std::pair<size_t, int> fields[] = {{12, 32}, {16, 32}, {20, 64}};
+  for (const auto& [at, width] : fields)
+    for (int bit : {0, 3, 17, width - 1})
+      expect_damage_detected([at = at, bit](std::vector<char>& b) { flip(b, at + bit / 8, bit % 8); },
+                             "length field at " + std::to_string(at) + " bit " + std::to_string(bit));
+}
+
+TEST(DiskCache, FlippedChecksumBitsAreDetectedRemovedAndRebuilt) {
+  for (size_t at : {size_t{28}, size_t{36}})  // payload hash, header hash
+    for (int bit : {0, 63})
+      expect_damage_detected([=](std::vector<char>& b) { flip(b, at + bit / 8, bit % 8); },
+                             "checksum at " + std::to_string(at) + " bit " + std::to_string(bit));
+}
+
+TEST(DiskCache, FlippedKeyBitsAreDetectedRemovedAndRebuilt) {
+  for (size_t i = 0; i < kKey.size(); ++i)
+    for (int bit : {0, 5, 7})
+      expect_damage_detected([=](std::vector<char>& b) { flip(b, kHeaderBytes + i, bit); },
+                             "key byte " + std::to_string(i) + " bit " + std::to_string(bit));
+}
+
+TEST(DiskCache, FlippedArchBitsAreDetectedRemovedAndRebuilt) {
+  for (size_t i = 0; i < kArch.size(); ++i)
+    expect_damage_detected([=](std::vector<char>& b) { flip(b, kHeaderBytes + kKey.size() + i, 1); },
+                           "arch byte " + std::to_string(i));
+}
+
+TEST(DiskCache, FlippedMagicBitsAreDetectedRemovedAndRebuilt) {
+  for (size_t i = 0; i < 8; ++i)
+    expect_damage_detected([=](std::vector<char>& b) { flip(b, i, 2); }, "magic byte " + std::to_string(i));
+}
+
+// Only the four version bytes are patched; the header checksum is left stale, so either the
+// version check or the checksum may be what rejects it.
+TEST(DiskCache, AnotherFormatVersionIsRejectedWithoutResealingTheHeader) {
+  for (uint32_t version : {0u, DiskCache::kFormatVersion + 1, 0xffffffffu}) {
+    expect_damage_detected([=](std::vector<char>& b) { put_le(b, 8, version, 4); },
+                           "version " + std::to_string(version));
+    auto bytes = DiskCache::encode(kKey, kArch, payload_of(100, 6));
+    put_le(bytes, 8, version, 4);
+    std::vector<char> out;
+    std::string why;
+    EXPECT_FALSE(DiskCache::decode(bytes, kKey, kArch, out, why));
+    EXPECT_TRUE(why.find("version") != std::string::npos || why.find("checksum") != std::string::npos) << why;
+  }
+}
+
+TEST(DiskCache, AnEntryStoredForSm80IsNotLoadedForSm90ButIsForSm80) {
+  TempDir dir;
+  DiskCache cache(dir.str(), kNoCap);
+  const auto payload = payload_of(100, 7);
+  ASSERT_TRUE(cache.store(kKey, "sm_80", payload));
+  EXPECT_EQ(cache.load(kKey, "sm_80"), payload);
+  EXPECT_FALSE(cache.load(kKey, "sm_90").has_value());
+  EXPECT_FALSE(cache.load(kKey, "sm_80").has_value()) << "the mismatching entry was removed";
+  ASSERT_TRUE(cache.store(kKey, "sm_90", payload));
+  EXPECT_EQ(cache.load(kKey, "sm_90"), payload);
+}
+
+TEST(DiskCacheEncoding, DecodeRejectsEveryStrictPrefixOfEntriesOfSeveralShapes) {
+  const std::pair<std::string, std::vector<char>> shapes[] = {
+      {"a", {}}, {"k", {'x'}}, {std::string(200, 'z'), payload_of(77, 3)}};
+  for (const auto& [key, payload] : shapes) {
+    const auto good = DiskCache::encode(key, "sm_100a", payload);
+    std::vector<char> out;
+    std::string why;
+    ASSERT_TRUE(DiskCache::decode(good, key, "sm_100a", out, why)) << why;
+    EXPECT_EQ(out, payload);
+    for (size_t n = 0; n < good.size(); ++n) {
+      std::vector<char> prefix(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(n));
+      out.clear();
+      EXPECT_FALSE(DiskCache::decode(prefix, key, "sm_100a", out, why)) << key.size() << "/" << n;
+    }
+    auto longer = good;
+    longer.push_back('p');
+    EXPECT_FALSE(DiskCache::decode(longer, key, "sm_100a", out, why));
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Writers killed before their rename
+
+// A writer killed between its write and its rename leaves a complete, valid entry under
+// the temp name: still not an entry, neither for load nor for list.
+TEST(DiskCache, ACompleteButUnrenamedTempFileIsNeverLoadedNorListed) {
+  TempDir dir;
+  DiskCache cache(dir.str(), kNoCap);
+  const std::string tmp = (dir.path() / (kKey + ".njk.tmp.123.abc")).string();
+  write_bytes(tmp, DiskCache::encode(kKey, kArch, payload_of(500, 31)));
+  EXPECT_FALSE(cache.load(kKey, kArch).has_value());
+  EXPECT_EQ(cache.stats().misses, 1u);
+  EXPECT_TRUE(cache.list().empty());
+  EXPECT_TRUE(fs::exists(tmp)) << "a fresh temp file may belong to a live writer: load leaves it alone";
+
+  // Next to a real entry, the entry is what loads and the only thing listed.
+  ASSERT_TRUE(cache.store(kKey, kArch, payload_of(300, 32)));
+  EXPECT_EQ(cache.load(kKey, kArch), payload_of(300, 32));
+  const auto entries = cache.list();
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].key, kKey);
+  EXPECT_EQ(entries[0].path, cache.path_for(kKey));
+  EXPECT_TRUE(entries[0].valid) << entries[0].problem;
+}
+
+// ---------------------------------------------------------------------------------------
+// Read-only directories
+
+bool can_create_file_in(const fs::path& dir) {
+  const fs::path canary = dir / "canary";
+  const int fd = ::open(canary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  ::close(fd);
+  ::unlink(canary.c_str());
+  return true;
+}
+
+constexpr fs::perms kReadOnlyDir = fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                                   fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec;
+
+TEST(DiskCache, AReadOnlyDirectoryNeverThrowsAndStoresNothing) {
+  TempDir dir;
+  fs::permissions(dir.path(), kReadOnlyDir);
+  if (can_create_file_in(dir.path())) GTEST_SKIP() << "running as root: permissions do not stop writes";
+  std::unique_ptr<DiskCache> cache;
+  ASSERT_NO_THROW(cache = std::make_unique<DiskCache>(dir.str(), kNoCap));
+  bool stored = true;
+  ASSERT_NO_THROW(stored = cache->store(kKey, kArch, payload_of(10, 1)));
+  EXPECT_TRUE(!cache->enabled() || !stored);
+  EXPECT_FALSE(cache->load(kKey, kArch).has_value());
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
+TEST(DiskCache, ADirectoryMadeReadOnlyAfterConstructionFailsTheStoreAndTurnsTheCacheOff) {
+  TempDir dir;
+  DiskCache cache(dir.str(), kNoCap);
+  ASSERT_TRUE(cache.enabled());
+  ASSERT_TRUE(cache.store("before", kArch, payload_of(10, 1)));
+  fs::permissions(dir.path(), kReadOnlyDir);
+  if (can_create_file_in(dir.path())) GTEST_SKIP() << "running as root: permissions do not stop writes";
+  bool stored = true;
+  ASSERT_NO_THROW(stored = cache.store(kKey, kArch, payload_of(10, 2)));
+  EXPECT_FALSE(stored);
+  EXPECT_FALSE(cache.enabled());
+  EXPECT_EQ(cache.stats().write_failures, 1u);
+  EXPECT_FALSE(cache.store(kKey, kArch, payload_of(10, 2))) << "stays off";
+  EXPECT_FALSE(fs::exists(cache.path_for(kKey)));
+}
+
+// When the tests run as root, the two tests above cannot make permissions bite; these run
+// the same scenarios in a child process that has given up root for "nobody" (65534).
+// Exit codes: 0 passed, 77 cannot drop privileges here (skip), others name the failed check.
+constexpr int kCannotDrop = 77;
+
+template <typename Body>
+int run_unprivileged(Body&& body) {
+  const pid_t pid = fork();
+  if (pid < 0) return 250;
+  if (pid == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0 || getuid() == 0) _exit(kCannotDrop);
+    int code = 251;
+    try {
+      code = body();
+    } catch (...) {
+      code = 252;
+    }
+    _exit(code);
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return 253;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 254;
+}
+
+TEST(DiskCache, AReadOnlyDirectoryDisablesTheCacheForAnUnprivilegedUser) {
+  if (geteuid() != 0) GTEST_SKIP() << "covered by AReadOnlyDirectoryNeverThrowsAndStoresNothing";
+  TempDir dir;
+  ASSERT_EQ(::chown(dir.str().c_str(), 65534, 65534), 0);
+  fs::permissions(dir.path(), kReadOnlyDir);
+  const int code = run_unprivileged([&]() -> int {
+    if (can_create_file_in(dir.path())) return kCannotDrop;  // a file system that ignores modes
+    DiskCache cache(dir.str(), kNoCap);
+    if (cache.enabled()) return 1;
+    if (cache.store(kKey, kArch, payload_of(10, 1))) return 2;
+    if (cache.load(kKey, kArch).has_value()) return 3;
+    return 0;
+  });
+  if (code == kCannotDrop) GTEST_SKIP() << "cannot drop root privileges here";
+  EXPECT_EQ(code, 0) << "see the return codes in the child";
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
+TEST(DiskCache, ADirectoryMadeReadOnlyAfterConstructionTurnsTheCacheOffForAnUnprivilegedUser) {
+  if (geteuid() != 0) GTEST_SKIP() << "covered by ADirectoryMadeReadOnlyAfterConstruction...";
+  TempDir dir;
+  ASSERT_EQ(::chown(dir.str().c_str(), 65534, 65534), 0);
+  const int code = run_unprivileged([&]() -> int {
+    DiskCache cache(dir.str(), kNoCap);
+    if (!cache.enabled()) return 1;
+    if (!cache.store("before", kArch, payload_of(10, 1))) return 2;
+    fs::permissions(dir.path(), kReadOnlyDir);
+    if (can_create_file_in(dir.path())) return kCannotDrop;
+    bool stored = true;
+    try {
+      stored = cache.store(kKey, kArch, payload_of(10, 2));
+    } catch (...) {
+      return 3;
+    }
+    if (stored) return 4;
+    if (cache.enabled()) return 5;
+    if (cache.stats().write_failures != 1) return 6;
+    if (cache.load("before", kArch).has_value()) return 7;  // off: memory-only from now on
+    if (fs::exists(cache.path_for(kKey))) return 8;
+    return 0;
+  });
+  if (code == kCannotDrop) GTEST_SKIP() << "cannot drop root privileges here";
+  EXPECT_EQ(code, 0) << "see the return codes in the child";
+  for (const auto& p : fs::directory_iterator(dir.path()))
+    EXPECT_EQ(p.path().filename(), "before.njk") << "left behind: " << p.path();
+}
+
+// ---------------------------------------------------------------------------------------
+// Size cap, keys, clear
+
+TEST(DiskCache, TheSizeCapKeepsTheNewestEntriesAndEvictsTheOldest) {
+  TempDir dir;
+  const auto payload = payload_of(1000, 41);
+  const uint64_t entry = DiskCache::encode("k0", kArch, payload).size();
+  DiskCache cache(dir.str(), 2 * entry + entry / 2);  // room for two entries
+  const auto base = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  const char* keys[] = {"k0", "k1", "k2", "k3", "k4"};
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(cache.store(keys[i], kArch, payload)) << keys[i];
+    // Oldest first, a minute apart: deterministic whatever the file time resolution.
+    fs::last_write_time(cache.path_for(keys[i]), base + std::chrono::minutes(i));
+  }
+  EXPECT_FALSE(fs::exists(cache.path_for("k0")));
+  EXPECT_FALSE(fs::exists(cache.path_for("k1")));
+  EXPECT_FALSE(fs::exists(cache.path_for("k2")));
+  EXPECT_EQ(cache.load("k3", kArch), payload);
+  EXPECT_EQ(cache.load("k4", kArch), payload);
+  const auto entries = cache.list();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].key, "k3");
+  EXPECT_EQ(entries[1].key, "k4");
+  uint64_t total = 0;
+  for (const auto& p : fs::directory_iterator(dir.path())) total += fs::file_size(p.path());
+  EXPECT_LE(total, 2 * entry + entry / 2);
+}
+
+TEST(DiskCache, KeysOutsideTheAllowedCharactersAreRefusedAndCreateNoFileAnywhere) {
+  TempDir dir;
+  const fs::path cache_dir = dir.path() / "cache";
+  DiskCache cache(cache_dir.string(), kNoCap);
+  ASSERT_TRUE(cache.enabled());
+  for (const std::string key : {"../evil", "A", "a.b", "a/b", "..", ".", "a\\b", "k\xc3\xa9", "a\nb", "a b"}) {
+    EXPECT_FALSE(cache.store(key, kArch, payload_of(10, 1))) << key;
+    EXPECT_FALSE(cache.load(key, kArch).has_value()) << key;
+  }
+  EXPECT_TRUE(cache.enabled());
+  EXPECT_EQ(cache.stats().writes, 0u);
+  EXPECT_EQ(cache.stats().corrupt, 0u);
+  EXPECT_TRUE(fs::is_empty(cache_dir));
+  // Nothing beside the cache directory either: "../evil" would have been dir/evil.njk.
+  for (const auto& p : fs::directory_iterator(dir.path())) EXPECT_EQ(p.path(), cache_dir) << p.path();
+}
+
+TEST(DiskCache, ClearRemovesEveryEntryReturnsTheCountAndTheCacheStaysUsable) {
+  TempDir dir;
+  DiskCache cache(dir.str(), kNoCap);
+  EXPECT_EQ(cache.clear(), 0u);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(cache.store("e" + std::to_string(i), kArch, payload_of(100, i)));
+  ASSERT_EQ(cache.list().size(), 5u);
+  EXPECT_EQ(cache.clear(), 5u);
+  EXPECT_TRUE(cache.list().empty());
+  EXPECT_FALSE(cache.load("e0", kArch).has_value());
+  EXPECT_EQ(cache.clear(), 0u);
+  ASSERT_TRUE(cache.store("e0", kArch, payload_of(100, 0)));
+  EXPECT_EQ(cache.load("e0", kArch), payload_of(100, 0));
+}
+
+// Threads of one process, each with its own key as well as the shared one.
+TEST(DiskCache, EightThreadsStoringAndLoadingTheSameKeySeeNoFailure) {
+  TempDir dir;
+  DiskCache cache(dir.str(), kNoCap);
+  const auto shared = payload_of(32 << 10, 51);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      const std::string own_key = "thread-" + std::to_string(t);
+      const auto own = payload_of(1000 + t, 60 + t);
+      for (int i = 0; i < 50; ++i) {
+        if (!cache.store("same", kArch, shared)) failures++;
+        const auto got = cache.load("same", kArch);
+        if (!got || *got != shared) failures++;  // stores never remove it: it must be there
+        if (!cache.store(own_key, kArch, own)) failures++;
+        if (cache.load(own_key, kArch) != own) failures++;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_TRUE(cache.enabled());
+  const auto s = cache.stats();
+  EXPECT_EQ(s.corrupt, 0u);
+  EXPECT_EQ(s.write_failures, 0u);
+  EXPECT_EQ(s.writes, 800u);
+  EXPECT_EQ(s.hits, 800u);
+  const auto entries = cache.list();
+  EXPECT_EQ(entries.size(), 9u);
+  for (const auto& e : entries) EXPECT_TRUE(e.valid) << e.path << ": " << e.problem;
 }
 
 }  // namespace

@@ -121,7 +121,7 @@ codegen::CompileTarget Engine::Impl::target_for(int sm) const {
 }
 
 std::shared_ptr<const runtime::CompiledKernel> Engine::Impl::compile(const NormProblem& p, int sm) {
-  const codegen::LaunchConfig config = codegen::choose_launch_config(p);
+  const codegen::LaunchConfig config = codegen::choose_launch_config(p, sm);
   const codegen::KernelSource source = codegen::generate_backward_source(p, config);
   return kernels.get(source, target_for(sm), codegen::describe(p));
 }
@@ -149,7 +149,7 @@ const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p
   k->problem = p;
   k->context = ctx;
   k->limits = query_limits(ctx);
-  k->config = codegen::choose_launch_config(p);
+  k->config = codegen::choose_launch_config(p, k->limits.sm);
   k->compiled = compile(p, k->limits.sm);  // outside the lock: may take a while
 
   std::unique_lock<std::shared_mutex> lock(mu_);
@@ -160,8 +160,32 @@ const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p
   NJ_CU(d.cuModuleLoadData(&k->module, k->compiled->cubin.data()), what);
   NJ_CU(d.cuModuleGetFunction(&k->backward, k->module, codegen::KernelSource::kBackwardEntry), what);
   NJ_CU(d.cuModuleGetFunction(&k->reduce, k->module, codegen::KernelSource::kReduceEntry), what);
-  NJ_CU(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&k->resident_blocks_per_sm, k->backward, k->config.threads, 0),
-        what);
+  if (k->config.cluster == 1) {
+    int per_sm = 0;
+    NJ_CU(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->backward, k->config.threads, 0), what);
+    k->resident_groups = int64_t{per_sm} * k->limits.sm_count;
+  } else {
+    if (k->config.cluster > 8)
+      NJ_CU(d.cuFuncSetAttribute(k->backward, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), what);
+    CUlaunchAttribute cluster{};
+    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster.value.clusterDim.x = static_cast<unsigned>(k->config.cluster);
+    cluster.value.clusterDim.y = cluster.value.clusterDim.z = 1;
+    CUlaunchConfig launch{};
+    launch.gridDimX = static_cast<unsigned>(k->config.cluster);
+    launch.gridDimY = launch.gridDimZ = 1;
+    launch.blockDimX = static_cast<unsigned>(k->config.threads);
+    launch.blockDimY = launch.blockDimZ = 1;
+    launch.attrs = &cluster;
+    launch.numAttrs = 1;
+    int clusters = 0;
+    NJ_CU(d.cuOccupancyMaxActiveClusters(&clusters, k->backward, &launch), what);
+    if (clusters < 1)
+      throw Error(Status::Unsupported, "normjit: " + what + ": a cluster of " + std::to_string(k->config.cluster) +
+                                           " blocks of " + std::to_string(k->config.threads) +
+                                           " threads cannot be resident on this device.");
+    k->resident_groups = clusters;
+  }
   return *(loaded_[key] = std::move(k));
 }
 
@@ -179,7 +203,7 @@ void Engine::Impl::launch_backward(const NormProblem& problem, const BackwardArg
   ScopedContext scope(ctx);
   const LoadedKernel& k = kernel_for(ctx, p);
 
-  const int64_t groups = a.m > 0 ? runtime::row_groups(k.config, k.limits, a.m, k.resident_blocks_per_sm) : 0;
+  const int64_t groups = a.m > 0 ? runtime::row_groups(k.config, k.limits, a.m, k.resident_groups) : 0;
   const size_t need = runtime::partial_bytes(p, groups);
   StreamAllocation owned;
   CUdeviceptr partial = reinterpret_cast<CUdeviceptr>(a.workspace);
@@ -206,9 +230,25 @@ void Engine::Impl::launch_backward(const NormProblem& problem, const BackwardArg
                                    a.mean, a.rstd,    a.weight,   a.dx,       a.dx_stride,
                                    reinterpret_cast<float*>(partial)};
     void* kernel_args[] = {&params};
-    NJ_CU(d.cuLaunchKernel(k.backward, static_cast<unsigned>(groups), 1, 1, static_cast<unsigned>(k.config.threads),
-                           1, 1, 0, stream, kernel_args, nullptr),
-          what() + ": launching");
+    if (k.config.cluster == 1) {
+      NJ_CU(d.cuLaunchKernel(k.backward, static_cast<unsigned>(groups), 1, 1, static_cast<unsigned>(k.config.threads),
+                             1, 1, 0, stream, kernel_args, nullptr),
+            what() + ": launching");
+    } else {
+      CUlaunchAttribute cluster{};
+      cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      cluster.value.clusterDim.x = static_cast<unsigned>(k.config.cluster);
+      cluster.value.clusterDim.y = cluster.value.clusterDim.z = 1;
+      CUlaunchConfig launch{};
+      launch.gridDimX = static_cast<unsigned>(groups * k.config.cluster);
+      launch.gridDimY = launch.gridDimZ = 1;
+      launch.blockDimX = static_cast<unsigned>(k.config.threads);
+      launch.blockDimY = launch.blockDimZ = 1;
+      launch.hStream = stream;
+      launch.attrs = &cluster;
+      launch.numAttrs = 1;
+      NJ_CU(d.cuLaunchKernelEx(&launch, k.backward, kernel_args, nullptr), what() + ": launching");
+    }
   }
   if (accumulate) {
     const float* partial_ptr = reinterpret_cast<const float*>(partial);

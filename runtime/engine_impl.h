@@ -23,7 +23,7 @@ struct LoadedKernel {
   NormProblem problem;  // resolved
   codegen::LaunchConfig config;
   runtime::DeviceLimits limits;
-  int resident_blocks_per_sm = 1;
+  int64_t resident_groups = 1;  // row groups (blocks or clusters) resident at once on the device
   CUcontext context = nullptr;
   CUmodule module = nullptr;
   CUfunction backward = nullptr;

@@ -7,12 +7,11 @@ namespace normjit::runtime {
 int64_t max_row_groups(const codegen::LaunchConfig& c, const DeviceLimits& limits, int64_t m) {
   const int64_t needed = (m + c.rows_per_block() - 1) / c.rows_per_block();
   const int64_t per_sm = std::max(1, std::min(limits.max_threads_per_sm / c.threads, limits.max_blocks_per_sm));
-  return std::min<int64_t>(needed, per_sm * limits.sm_count);
+  return std::min<int64_t>(needed, std::max<int64_t>(1, per_sm * limits.sm_count / c.cluster));
 }
 
-int64_t row_groups(const codegen::LaunchConfig& c, const DeviceLimits& limits, int64_t m, int resident_blocks_per_sm) {
-  const int64_t bound = max_row_groups(c, limits, m);
-  return std::min<int64_t>(bound, int64_t{std::max(1, resident_blocks_per_sm)} * limits.sm_count);
+int64_t row_groups(const codegen::LaunchConfig& c, const DeviceLimits& limits, int64_t m, int64_t resident_groups) {
+  return std::min<int64_t>(max_row_groups(c, limits, m), std::max<int64_t>(1, resident_groups));
 }
 
 size_t partial_bytes(const NormProblem& p, int64_t groups) {
@@ -25,7 +24,7 @@ size_t workspace_bound(const NormProblem& resolved, const DeviceLimits& limits, 
   for (int alignment = resolved.alignment; alignment >= 1; alignment /= 2) {
     NormProblem p = resolved;
     p.alignment = alignment;
-    const codegen::LaunchConfig c = codegen::choose_launch_config(p);
+    const codegen::LaunchConfig c = codegen::choose_launch_config(p, limits.sm);
     bytes = std::max(bytes, partial_bytes(p, max_row_groups(c, limits, m)));
   }
   return bytes;

@@ -18,11 +18,13 @@ struct DeviceLimits {
   bool memory_pools = false;   // cuMemAllocAsync works
 };
 
-// Upper bound on the row groups of a launch over m rows, whatever the kernel's occupancy.
+// Upper bound on the row groups (blocks, or clusters of config.cluster blocks) of a launch over
+// m rows, whatever the kernel's occupancy.
 int64_t max_row_groups(const codegen::LaunchConfig& config, const DeviceLimits& limits, int64_t m);
-// The grid actually launched: every block gets at least one row group.
+// The row groups actually launched: no more than can be resident at once (`resident_groups`,
+// from the occupancy calculator), and each gets at least one row.
 int64_t row_groups(const codegen::LaunchConfig& config, const DeviceLimits& limits, int64_t m,
-                   int resident_blocks_per_sm);
+                   int64_t resident_groups);
 // Bytes of fp32 partials for `groups` row groups (0 when the problem has neither γ nor β).
 size_t partial_bytes(const NormProblem& problem, int64_t groups);
 // Workspace to ask callers for: enough for any alignment the rows may turn out to have,

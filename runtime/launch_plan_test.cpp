@@ -22,14 +22,14 @@ NormProblem problem(int64_t n, bool weight = true, bool bias = true) {
 TEST(LaunchPlan, RowGroupsNeverExceedTheRows) {
   const NormProblem p = problem(4096);
   const auto c = codegen::choose_launch_config(p);
-  EXPECT_EQ(runtime::row_groups(c, kH100, 1, 8), 1);
-  EXPECT_EQ(runtime::row_groups(c, kH100, 37, 8), 37);
+  EXPECT_EQ(runtime::row_groups(c, kH100, 1, 8 * 132), 1);
+  EXPECT_EQ(runtime::row_groups(c, kH100, 37, 8 * 132), 37);
 }
 
 TEST(LaunchPlan, RowGroupsAreBoundedByResidentBlocksNotByM) {
   const NormProblem p = problem(4096);
   const auto c = codegen::choose_launch_config(p);
-  EXPECT_EQ(runtime::row_groups(c, kH100, 1 << 20, 2), 2 * 132);
+  EXPECT_EQ(runtime::row_groups(c, kH100, 1 << 20, 2 * 132), 2 * 132);
   EXPECT_LE(runtime::max_row_groups(c, kH100, 1 << 20), 132 * (2048 / c.threads));
 }
 
@@ -46,8 +46,15 @@ TEST(LaunchPlan, WorkspaceBoundCoversEveryLowerAlignment) {
     for (int alignment = 16; alignment >= 2; alignment /= 2) {
       NormProblem q = p;
       q.alignment = alignment;
-      const auto c = codegen::choose_launch_config(q);
+      const auto c = codegen::choose_launch_config(q, kH100.sm);
       EXPECT_LE(runtime::partial_bytes(q, runtime::max_row_groups(c, kH100, 4096)), bound) << n << " " << alignment;
     }
   }
+}
+
+TEST(LaunchPlan, ClustersCountAsOneRowGroup) {
+  const NormProblem p = problem(65536);
+  const auto c = codegen::choose_launch_config(p, 90);
+  ASSERT_GT(c.cluster, 1);
+  EXPECT_LE(runtime::max_row_groups(c, kH100, 1 << 20), 132 * (2048 / c.threads) / c.cluster);
 }

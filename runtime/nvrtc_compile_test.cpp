@@ -36,7 +36,7 @@ TEST_P(CompileSweep, EveryNCompilesWithoutSpills) {
     p.weight_dtype = DType::F32;
     p.has_bias = c.kind == NormKind::LayerNorm;
     p = codegen::resolve_problem(p);
-    const codegen::KernelSource src = codegen::generate_backward_source(p, codegen::choose_launch_config(p));
+    const codegen::KernelSource src = codegen::generate_backward_source(p, codegen::choose_launch_config(p, c.sm));
     const codegen::CompileTarget target{c.sm, nvrtc.version()};
     runtime::CompileOutput out;
     ASSERT_NO_THROW(out = nvrtc.compile(src.text, src.name, codegen::compile_options(target), codegen::describe(p)))
@@ -87,7 +87,7 @@ TEST(Nvrtc, VariantsCompile) {
       }
   for (int sm : {75, 90})
     for (const NormProblem& p : problems) {
-      const auto src = codegen::generate_backward_source(p, codegen::choose_launch_config(p));
+      const auto src = codegen::generate_backward_source(p, codegen::choose_launch_config(p, sm));
       EXPECT_NO_THROW(nvrtc.compile(src.text, src.name, codegen::compile_options({sm, nvrtc.version()}),
                                     codegen::describe(p)))
           << codegen::describe(p) << " sm_" << sm;

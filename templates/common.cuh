@@ -142,4 +142,25 @@ struct RowReducer {
   }
 };
 
+// ---- thread-block clusters (sm_90): the blocks of a cluster share one row ------------------
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+// Every thread of every block of the cluster arrives; release/acquire orders shared memory.
+__device__ __forceinline__ void cluster_barrier() {
+  asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+}
+// v, as stored at the same shared-memory address in the cluster's block `rank`.
+__device__ __forceinline__ float2 load_from_block(const float2* local, unsigned rank) {
+  unsigned long long generic = (unsigned long long)local, shared;
+  asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(shared) : "l"(generic));
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"((unsigned)shared), "r"(rank));
+  float2 v;
+  asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(remote) : "memory");
+  return v;
+}
+
 }  // namespace nj

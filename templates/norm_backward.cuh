@@ -5,12 +5,14 @@
 //   dx = rstd·(g − mean_N(g) − x̂·mean_N(g·x̂))   RMSNorm: without the mean_N(g) term
 //   dγ = Σ_rows dy·x̂        dβ = Σ_rows dy
 //
-// Memory plan. A persistent grid: block b takes rows b, b+G, ... (kRowsPerBlock rows at a
-// time). The row is read once into registers (kRowInRegisters) or, for rows too long for
-// registers, streamed twice: sums first, then dx (the second read mostly hits L2). dγ and dβ
-// are summed per block in fp32 and written as one partial row per block into the workspace;
-// nj_reduce_partials then adds the blocks' rows in block order, so the result is the same bits
-// whatever the timing. No floating-point atomics anywhere.
+// Memory plan. A persistent grid of G row groups: group g takes rows g, g+G, ...
+// (kRowsPerBlock rows at a time). A row group is one block, or on sm_90 a cluster of kCluster
+// blocks that each hold one slice of the row and swap their partial row sums through
+// distributed shared memory. The row is read once into registers (kRowInRegisters) or, for
+// rows too long for that, streamed twice: sums first, then dx (the second read mostly hits
+// L2). dγ and dβ are summed per row group in fp32 and written as one partial row per group
+// into the workspace; nj_reduce_partials then adds the groups' rows in group order, so the
+// result is the same bits whatever the timing. No floating-point atomics anywhere.
 namespace nj {
 using namespace cfg;
 
@@ -26,12 +28,14 @@ struct BackwardParams {
   const TW* weight;    // when kHasWeight
   TDX* dx;
   i64 dx_stride;
-  float* partial;      // [kHasWeight + kHasBias][gridDim.x][kN]: dγ rows, then dβ rows
+  float* partial;      // [kHasWeight + kHasBias][row groups][kN]: dγ rows, then dβ rows
 };
 
 constexpr int kRowsPerBlock = kThreads / kThreadsPerRow;
-constexpr i64 kSlots = (kN + kVec - 1) / kVec;  // vector slots per row
-constexpr int kIters = (int)((kSlots + kThreadsPerRow - 1) / kThreadsPerRow);
+constexpr i64 kSlots = (kN + kVec - 1) / kVec;                                // vector slots per row
+constexpr i64 kSlotsPerBlock = (kSlots + kCluster - 1) / kCluster;            // a block's slice
+constexpr int kIters = (int)((kSlotsPerBlock + kThreadsPerRow - 1) / kThreadsPerRow);
+static_assert(kCluster == 1 || kRowsPerBlock == 1, "a cluster shares one row at a time");
 constexpr bool kAccumulate = kHasWeight || kHasBias;
 constexpr float kInvN = 1.0f / (float)kN;
 
@@ -46,17 +50,57 @@ __device__ __forceinline__ float input_grad(float g, float xhat, float rstd, flo
   else return rstd * (g - xhat * mean_gx);
 }
 
+__device__ __forceinline__ i64 row_groups() { return gridDim.x / kCluster; }
+__device__ __forceinline__ i64 row_group() { return blockIdx.x / kCluster; }
 __device__ __forceinline__ float* bias_partials(const BackwardParams& p) {
-  return p.partial + (kHasWeight ? (i64)gridDim.x * kN : 0);
+  return p.partial + (kHasWeight ? row_groups() * kN : 0);
 }
+
+// First column of a thread's i-th slot in its block's slice, or kN when it has none there.
+__device__ __forceinline__ i64 slot_column(int i, int lane, unsigned rank) {
+  const i64 local = (i64)i * kThreadsPerRow + lane;
+  if (kSlotsPerBlock % kThreadsPerRow != 0 && local >= kSlotsPerBlock) return kN;
+  const i64 col = (rank * kSlotsPerBlock + local) * kVec;
+  return col < kN ? col : kN;
+}
+
+// Row sums of the whole row: within a cluster, each block's sums meet in shared memory and
+// every block adds them in rank order, so all blocks hold the same bits.
+template <int kBuffers = 2>
+struct ClusterSums {
+  float2* slots;  // [kBuffers]
+  int parity;
+  __device__ __forceinline__ float2 sum(float2 block_sum) {
+    if constexpr (kCluster == 1) {
+      return block_sum;
+    } else {
+      // Double-buffered, so one cluster barrier per row: a block cannot write buffer b again
+      // before every block has passed the next barrier, i.e. finished reading b.
+      if (threadIdx.x == 0) slots[parity] = block_sum;
+      cluster_barrier();
+      float2 total = load_from_block(&slots[parity], 0);
+#pragma unroll
+      for (unsigned r = 1; r < kCluster; ++r) {
+        const float2 v = load_from_block(&slots[parity], r);
+        total.x += v.x;
+        total.y += v.y;
+      }
+      parity ^= 1;
+      return total;
+    }
+  }
+};
 
 // ---- rows held in registers ------------------------------------------------------------------
 template <int kUnused = 0>
 __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams& p) {
   __shared__ float2 reduce_buffer[2][kRowsPerBlock][Reducer::kWarps];
+  __shared__ float2 cluster_slots[2];
   Reducer reducer{reduce_buffer, 0};
+  ClusterSums<> cluster{cluster_slots, 0};
   const int row_in_block = threadIdx.x / kThreadsPerRow;
   const int lane = threadIdx.x % kThreadsPerRow;
+  const unsigned rank = kCluster > 1 ? cluster_rank() : 0;
 
   float dw[kIters][kVec], db[kIters][kVec];
 #pragma unroll
@@ -64,7 +108,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 #pragma unroll
     for (int j = 0; j < kVec; ++j) dw[i][j] = db[i][j] = 0.f;
 
-  for (i64 base = (i64)blockIdx.x * kRowsPerBlock; base < p.m; base += (i64)gridDim.x * kRowsPerBlock) {
+  for (i64 base = row_group() * kRowsPerBlock; base < p.m; base += row_groups() * kRowsPerBlock) {
     const i64 row = base + row_in_block;
     const bool valid = row < p.m;  // every thread takes part in the row reduction's barriers
     float mean = 0.f, rstd = 0.f;
@@ -75,7 +119,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
     }
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
-      const i64 col = ((i64)i * kThreadsPerRow + lane) * kVec;
+      const i64 col = slot_column(i, lane, rank);
       if (valid && col < kN) {
         load_slot<TX, kVec, kAlign, kN>(p.x + row * p.x_stride, col, xh[i]);
         load_slot<TDY, kVec, kAlign, kN>(p.dy + row * p.dy_stride, col, g[i]);
@@ -92,7 +136,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 #pragma unroll
       for (int j = 0; j < kVec; ++j) w[j] = 1.f;
       if constexpr (kHasWeight) {
-        const i64 col = ((i64)i * kThreadsPerRow + lane) * kVec;
+        const i64 col = slot_column(i, lane, rank);
         if (col < kN) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
       }
 #pragma unroll
@@ -108,12 +152,12 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
         sums.y += gw * xhat;
       }
     }
-    sums = reducer.sum(sums, row_in_block, lane);
+    sums = cluster.sum(reducer.sum(sums, row_in_block, lane));
     const float mean_g = sums.x * kInvN, mean_gx = sums.y * kInvN;
     if (valid) {
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
-        const i64 col = ((i64)i * kThreadsPerRow + lane) * kVec;
+        const i64 col = slot_column(i, lane, rank);
         if (col < kN) {
           float out[kVec];
 #pragma unroll
@@ -125,14 +169,14 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
   }
 
   if constexpr (kAccumulate) {
-    // One partial row per block. Several rows per block meet in shared memory first, added in
-    // row_in_block order.
-    float* dw_out = p.partial + (i64)blockIdx.x * kN;
-    float* db_out = bias_partials(p) + (i64)blockIdx.x * kN;
+    // One partial row per row group (each block of a cluster writes its slice). Several rows
+    // per block meet in shared memory first, added in row_in_block order.
+    float* dw_out = p.partial + row_group() * kN;
+    float* db_out = bias_partials(p) + row_group() * kN;
     if constexpr (kRowsPerBlock == 1) {
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
-        const i64 col = ((i64)i * kThreadsPerRow + lane) * kVec;
+        const i64 col = slot_column(i, lane, rank);
 #pragma unroll
         for (int j = 0; j < kVec; ++j)
           if (col + j < kN) {
@@ -147,7 +191,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
           if (row_in_block == r) {
 #pragma unroll
             for (int i = 0; i < kIters; ++i) {
-              const i64 col = ((i64)i * kThreadsPerRow + lane) * kVec;
+              const i64 col = slot_column(i, lane, rank);
 #pragma unroll
               for (int j = 0; j < kVec; ++j)
                 if (col + j < kN) merged[col + j] = (r == 0 ? 0.f : merged[col + j]) + acc[i][j];
@@ -162,13 +206,15 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
       if constexpr (kHasBias) merge_and_store(db, db_out);
     }
   }
+  // No block may leave while another of its cluster may still read its shared memory.
+  if constexpr (kCluster > 1) cluster_barrier();
 }
 
 // ---- rows streamed twice (too long for registers) --------------------------------------------
 // A template only so that it is compiled for the configs that use it.
 template <int kRows = kRowsPerBlock>
 __device__ __forceinline__ void backward_rows_streamed(const BackwardParams& p) {
-  static_assert(kRows == 1, "streamed rows take a whole block each");
+  static_assert(kRows == 1 && kCluster == 1, "streamed rows take a whole block each");
   typedef RowReducer<kThreads, kRows> BlockReducer;
   __shared__ float2 reduce_buffer[2][kRows][BlockReducer::kWarps];
   BlockReducer reducer{reduce_buffer, 0};
@@ -227,7 +273,7 @@ __device__ __forceinline__ void backward_rows_streamed(const BackwardParams& p) 
 
 }  // namespace nj
 
-extern "C" __global__ void __launch_bounds__(nj::cfg::kThreads) nj_norm_backward(const nj::BackwardParams p) {
+extern "C" __global__ void __launch_bounds__(nj::cfg::kThreads, 1) nj_norm_backward(const nj::BackwardParams p) {
   if constexpr (nj::cfg::kRowInRegisters) nj::backward_rows_in_registers<>(p);
   else nj::backward_rows_streamed<>(p);
 }

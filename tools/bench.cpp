@@ -327,6 +327,12 @@ int run_bench(std::vector<std::string> args) {
         res.registers = r.registers;
         res.spills = r.spill_stores + r.spill_loads;
       }
+    if (res.registers == 0) {  // no ptxas report in the log: ask the loaded kernel
+      int local_bytes = 0;
+      d.cuFuncGetAttribute(&res.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, k.backward);
+      d.cuFuncGetAttribute(&local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, k.backward);
+      res.spills = local_bytes;
+    }
     std::printf("%-9s %-5s %-6s %8lld %8lld %10.2f %10s %9.0f %6.1f%%  %-42s %5d %6d\n", short_kind(s.kind),
                 codegen::dtype_name(s.dtype), codegen::dtype_name(s.weight), static_cast<long long>(s.m),
                 static_cast<long long>(s.n), res.us,

@@ -89,7 +89,7 @@ int run_demo(std::vector<std::string> args) {
   runtime::KernelCache fresh(impl.disk);  // an empty memory cache, as in a new process
   for (const NormProblem& problem : demo_problems()) {
     const NormProblem p = codegen::resolve_problem(problem);
-    const codegen::LaunchConfig config = codegen::choose_launch_config(p);
+    const codegen::LaunchConfig config = codegen::choose_launch_config(p, sm);
     const codegen::KernelSource source = codegen::generate_backward_source(p, config);
     auto first = impl.compile(p, sm);
     auto second = fresh.get(source, impl.target_for(sm), codegen::describe(p));

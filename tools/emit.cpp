@@ -29,14 +29,15 @@ int run_emit(std::vector<std::string> args) {
   if (!args.empty()) throw std::invalid_argument("unexpected argument '" + args.front() + "'");
   codegen::validate_problem(problem);
   const NormProblem p = codegen::resolve_problem(problem);
-  const codegen::LaunchConfig config = codegen::choose_launch_config(p);
+  const int sm = std::stoi(arch.substr(3));
+  const codegen::LaunchConfig config = codegen::choose_launch_config(p, sm);
   const codegen::KernelSource source = codegen::generate_backward_source(p, config);
   if (!ptx && !resources) {
     std::fputs(source.text.c_str(), stdout);
     return kExitOk;
   }
   const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
-  const codegen::CompileTarget target{std::stoi(arch.substr(3)), nvrtc.version()};
+  const codegen::CompileTarget target{sm, nvrtc.version()};
   if (ptx) {
     std::fputs(nvrtc.compile_to_ptx(source.text, source.name, codegen::compile_options(target), codegen::describe(p))
                    .c_str(),
