@@ -36,6 +36,7 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
   const int64_t slots = ceil_div(p.n, c.vec);
   const int max_iters = std::max(1, kMaxRegisterElementsPerThread / c.vec);
   const int64_t block_slots = int64_t{kMaxRegisterRowThreads} * max_iters;  // what one block can hold
+  const int64_t small_block = int64_t{kClusterBlockThreads} * max_iters;
   if (slots <= 32) {
     // Short rows: a power-of-two group of lanes per row, many rows per block.
     c.threads_per_row = next_pow2(slots);
@@ -43,14 +44,15 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
   } else if (slots <= int64_t{32} * max_iters) {
     c.threads_per_row = 32;  // one warp per row
     c.threads = 256;
-  } else if (slots <= int64_t{kMaxRegisterRowThreads} * max_iters) {
+  } else if (slots <= (sm >= 90 ? small_block : block_slots)) {
     // One row per block, as few threads as keep every thread within the register budget.
     const int64_t threads = ceil_div(ceil_div(slots, max_iters), 32) * 32;
     c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
   } else if (sm >= 90 && slots <= block_slots * kMaxCluster) {
     // Too long for one block's registers: a cluster of blocks shares the row, a slice each,
-    // so x and dy are still read once.
-    while (c.cluster * block_slots < slots) c.cluster *= 2;
+    // so x and dy are still read once. Small blocks where 16 of them can hold the row.
+    const int64_t per_block_max = slots <= small_block * kMaxCluster ? small_block : block_slots;
+    while (c.cluster * per_block_max < slots) c.cluster *= 2;
     const int64_t per_block = ceil_div(slots, c.cluster);
     const int64_t threads = ceil_div(ceil_div(per_block, max_iters), 32) * 32;
     c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));

@@ -21,8 +21,11 @@ bool operator==(const LaunchConfig& a, const LaunchConfig& b);
 
 // Elements per thread held in registers at most (x and dy, plus γ, dγ, dβ accumulators).
 constexpr int kMaxRegisterElementsPerThread = 16;
-// Rows longer than this many elements are streamed twice instead of held in registers.
+// Threads of one block holding a row (or, with clusters, a slice of it) in registers.
 constexpr int kMaxRegisterRowThreads = 512;
+// With clusters (sm_90) blocks stay this small where the row allows, so that two blocks, and
+// so two rows, are in flight on each SM (measured: one 512-thread block per SM is latency-bound).
+constexpr int kClusterBlockThreads = 256;
 
 // Largest cluster a launch may ask for (16 is beyond the portable 8: the kernel opts in).
 constexpr int kMaxCluster = 16;

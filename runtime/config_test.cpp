@@ -346,4 +346,194 @@ TEST_F(ConfigTest, ABadEnvironmentValueNamesTheVariable) {
   }
 }
 
+
+// ---------------------------------------------------------------------------------------
+// Further specifications
+
+const char* const kAllKeys[] = {"cache.dir", "cache.disk", "cache.max_bytes", "log.level", "tune.mode"};
+
+const char* const kFullFile = R"(
+[cache]
+dir = "/from/file"
+disk = false
+max_bytes = 1000
+[log]
+level = "error"
+[tune]
+mode = "off"
+)";
+
+TEST_F(ConfigTest, MaxBytesRejectsZeroMinusOneAnUnknownSuffixTheEmptyStringAndABareSuffix) {
+  for (const char* value : {"0", "-1", "\"12X\"", "\"\"", "\"G\"", "\"0K\"", "\"-1\"", "\" 64K\"", "\"64 K\"", "\"64KB\""}) {
+    const std::string message =
+        config_error([&] { parse_config_text(std::string("[cache]\nmax_bytes = ") + value, "/etc/mb.toml"); });
+    EXPECT_TRUE(contains(message, "cache.max_bytes")) << value << " -> " << message;
+    EXPECT_TRUE(contains(message, "/etc/mb.toml")) << value << " -> " << message;
+  }
+}
+
+TEST_F(ConfigTest, MaxBytesFromTheEnvironmentTakesTheSameForms) {
+  const std::pair<const char*, uint64_t> good[] = {
+      {"4096", 4096}, {"64K", 64ull << 10}, {"512M", 512ull << 20}, {"2G", 2ull << 30}};
+  for (const auto& [value, bytes] : good) {
+    setenv("NORMJIT_CACHE_MAX_BYTES", value, 1);
+    const Config c = load_config();
+    EXPECT_EQ(c.cache_max_bytes, bytes) << value;
+    EXPECT_EQ(c.sources.at("cache.max_bytes"), "env NORMJIT_CACHE_MAX_BYTES") << value;
+  }
+  for (const char* value : {"0", "-1", "12X", "G"}) {
+    setenv("NORMJIT_CACHE_MAX_BYTES", value, 1);
+    const std::string message = config_error([] { load_config(); });
+    EXPECT_TRUE(contains(message, "NORMJIT_CACHE_MAX_BYTES")) << value << " -> " << message;
+  }
+}
+
+TEST_F(ConfigTest, WrongTypesForEveryKeyNameTheKeyAndTheOrigin) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"[cache]\ndir = true", "cache.dir"},         {"[cache]\ndisk = \"yes\"", "cache.disk"},
+      {"[cache]\ndisk = 1", "cache.disk"},          {"[cache]\nmax_bytes = true", "cache.max_bytes"},
+      {"[log]\nlevel = 3", "log.level"},            {"[tune]\nmode = false", "tune.mode"},
+      {"[log]\nlevel = { x = 1 }", "log.level"},    {"[cache]\ndir = 1979-05-27", "cache.dir"},
+  };
+  for (const auto& [text, key] : cases) {
+    const std::string message = config_error([&] { parse_config_text(text, "/cfg/types.toml"); });
+    EXPECT_TRUE(contains(message, key)) << text << " -> " << message;
+    EXPECT_TRUE(contains(message, "/cfg/types.toml")) << text << " -> " << message;
+  }
+}
+
+TEST_F(ConfigTest, UnknownTablesAndKeysAnywhereNameThemAndTheOrigin) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"[engine]\nthreads = 4", "engine"},   // unknown table
+      {"dir = \"/x\"", "dir"},               // a key outside any table
+      {"[cache]\nDir = \"/x\"", "cache.Dir"},  // keys are case-sensitive
+      {"[log]\nlevel = \"info\"\nfile = \"/tmp/log\"", "log.file"},
+      {"[tune]\nmode = \"off\"\nbudget = 3", "tune.budget"},
+  };
+  for (const auto& [text, key] : cases) {
+    const std::string message = config_error([&] { parse_config_text(text, "/cfg/unknown.toml"); });
+    EXPECT_TRUE(contains(message, key)) << text << " -> " << message;
+    EXPECT_TRUE(contains(message, "/cfg/unknown.toml")) << text << " -> " << message;
+  }
+}
+
+TEST_F(ConfigTest, InvalidTomlReadFromAFileNamesThePathAndTheLine) {
+  const std::string path = write_file("broken.toml", "[cache]\ndisk = true\n[log\nlevel = \"info\"\n");
+  const std::string message = config_error([&] { load_config(path); });
+  EXPECT_TRUE(contains(message, path)) << message;
+  EXPECT_TRUE(contains(message, "line")) << message;
+  for (const char* text : {"[cache", "x = ", "= 1", "[cache]\ndisk = tru", "[cache]\ndisk = true\ndisk = false"}) {
+    const std::string m = config_error([&] { parse_config_text(text, "inline.toml"); });
+    EXPECT_TRUE(contains(m, "line")) << text << " -> " << m;
+  }
+}
+
+TEST_F(ConfigTest, AnExplicitPathWinsEvenWhenNormjitConfigNamesAMissingFile) {
+  const std::string explicit_path = write_file("explicit.toml", "[tune]\nmode = \"on-miss\"\n");
+  setenv("NORMJIT_CONFIG", (dir_ / "no-such.toml").c_str(), 1);
+  const Config c = load_config(explicit_path);
+  EXPECT_EQ(c.config_file, explicit_path);
+  EXPECT_EQ(c.tune_mode, TuneMode::OnMiss);
+  EXPECT_EQ(c.sources.at("tune.mode"), "file " + explicit_path);
+}
+
+TEST_F(ConfigTest, NormjitConfigWinsOverTheDefaultFile) {
+  write_file("xdg-config/normjit/config.toml", "[tune]\nmode = \"off\"\n");
+  const std::string from_env = write_file("env.toml", "[tune]\nmode = \"on-miss\"\n");
+  setenv("NORMJIT_CONFIG", from_env.c_str(), 1);
+  const Config c = load_config();
+  EXPECT_EQ(c.config_file, from_env);
+  EXPECT_EQ(c.tune_mode, TuneMode::OnMiss);
+}
+
+TEST_F(ConfigTest, TheDefaultFileFallsBackToHomeDotConfig) {
+  unsetenv("XDG_CONFIG_HOME");
+  const std::string path = write_file("home/.config/normjit/config.toml", "[log]\nlevel = \"debug\"\n");
+  const Config c = load_config();
+  EXPECT_EQ(c.config_file, path);
+  EXPECT_EQ(c.log_level, LogLevel::Debug);
+}
+
+TEST_F(ConfigTest, EachEnvironmentVariableOverridesOnlyItsOwnKey) {
+  const std::string path = write_file("c.toml", kFullFile);
+  const struct {
+    const char* name;
+    const char* value;
+    const char* key;
+  } cases[] = {{"NORMJIT_CACHE_DIR", "/from/env", "cache.dir"},
+               {"NORMJIT_DISK_CACHE", "on", "cache.disk"},
+               {"NORMJIT_CACHE_MAX_BYTES", "64K", "cache.max_bytes"},
+               {"NORMJIT_LOG_LEVEL", "info", "log.level"},
+               {"NORMJIT_TUNE", "cached", "tune.mode"}};
+  for (const auto& e : cases) {
+    setenv(e.name, e.value, 1);
+    const Config c = load_config(path);
+    for (const char* key : kAllKeys) {
+      const std::string expected = key == std::string(e.key) ? std::string("env ") + e.name : "file " + path;
+      EXPECT_EQ(c.sources.at(key), expected) << e.name << " / " << key;
+    }
+    EXPECT_EQ(c.cache_dir, e.key == std::string("cache.dir") ? "/from/env" : "/from/file") << e.name;
+    EXPECT_EQ(c.disk_cache, e.key == std::string("cache.disk")) << e.name;
+    EXPECT_EQ(c.cache_max_bytes, e.key == std::string("cache.max_bytes") ? 64u << 10 : 1000u) << e.name;
+    EXPECT_EQ(c.log_level, e.key == std::string("log.level") ? LogLevel::Info : LogLevel::Error) << e.name;
+    EXPECT_EQ(c.tune_mode, e.key == std::string("tune.mode") ? TuneMode::Cached : TuneMode::Off) << e.name;
+    unsetenv(e.name);
+  }
+}
+
+TEST_F(ConfigTest, TheEnvironmentAppliesWithoutAnyConfigFile) {
+  setenv("NORMJIT_CACHE_DIR", "/env/only", 1);
+  setenv("NORMJIT_DISK_CACHE", "0", 1);
+  const Config c = load_config();
+  EXPECT_EQ(c.config_file, "");
+  EXPECT_EQ(c.cache_dir, "/env/only");
+  EXPECT_FALSE(c.disk_cache);
+  EXPECT_EQ(c.sources.at("cache.dir"), "env NORMJIT_CACHE_DIR");
+  EXPECT_EQ(c.sources.at("cache.disk"), "env NORMJIT_DISK_CACHE");
+  EXPECT_EQ(c.sources.at("log.level"), "default");
+}
+
+TEST_F(ConfigTest, AnEmptyNormjitCacheDirWithNoFileGivesTheDefaultCacheDir) {
+  setenv("XDG_CACHE_HOME", (dir_ / "xdg-cache").c_str(), 1);
+  setenv("NORMJIT_CACHE_DIR", "", 1);
+  const Config c = load_config();
+  EXPECT_EQ(c.cache_dir, (dir_ / "xdg-cache" / "normjit").string());
+  EXPECT_EQ(c.sources.at("cache.dir"), "default");
+}
+
+TEST_F(ConfigTest, ABadEnvironmentValueIsAnErrorEvenOverAValidFile) {
+  const std::string path = write_file("c.toml", kFullFile);
+  const std::pair<const char*, const char*> cases[] = {
+      {"NORMJIT_DISK_CACHE", "2"}, {"NORMJIT_DISK_CACHE", "ON "}, {"NORMJIT_LOG_LEVEL", "DEBUG"},
+      {"NORMJIT_TUNE", "on_miss"}, {"NORMJIT_CACHE_MAX_BYTES", "1T"}};
+  for (const auto& [name, value] : cases) {
+    setenv(name, value, 1);
+    const std::string message = config_error([&] { load_config(path); });
+    EXPECT_TRUE(contains(message, name)) << value << " -> " << message;
+    unsetenv(name);
+  }
+}
+
+TEST_F(ConfigTest, AFileOfExactlyOneMiBIsReadAndOneByteMoreIsRejected) {
+  const std::string head = "[tune]\nmode = \"off\"\n# ";
+  std::string text = head + std::string((1u << 20) - head.size() - 1, 'x') + "\n";
+  ASSERT_EQ(text.size(), 1u << 20);
+  const std::string fits = write_file("fits.toml", text);
+  EXPECT_EQ(load_config(fits).tune_mode, TuneMode::Off);
+
+  text.insert(text.size() - 1, "x");
+  ASSERT_EQ(text.size(), (1u << 20) + 1);
+  const std::string too_big = write_file("too-big.toml", text);
+  const std::string message = config_error([&] { load_config(too_big); });
+  EXPECT_TRUE(contains(message, too_big)) << message;
+  EXPECT_TRUE(contains(message, "1 MiB")) << message;
+}
+
+TEST_F(ConfigTest, AnOversizedNormjitConfigFileIsRejected) {
+  const std::string path = write_file("huge.toml", std::string(3 << 20, '\n'));
+  setenv("NORMJIT_CONFIG", path.c_str(), 1);
+  const std::string message = config_error([] { load_config(); });
+  EXPECT_TRUE(contains(message, path)) << message;
+}
+
 }  // namespace

@@ -840,7 +840,8 @@ TEST(DiskCache, AReadOnlyDirectoryDisablesTheCacheForAnUnprivilegedUser) {
   ASSERT_EQ(::chown(dir.str().c_str(), 65534, 65534), 0);
   fs::permissions(dir.path(), kReadOnlyDir);
   const int code = run_unprivileged([&]() -> int {
-    if (can_create_file_in(dir.path())) return kCannotDrop;  // a file system that ignores modes
+    if (::access(dir.str().c_str(), R_OK | X_OK) != 0) return kCannotDrop;  // TMPDIR not reachable
+    if (can_create_file_in(dir.path())) return kCannotDrop;                 // modes are ignored here
     DiskCache cache(dir.str(), kNoCap);
     if (cache.enabled()) return 1;
     if (cache.store(kKey, kArch, payload_of(10, 1))) return 2;
@@ -857,6 +858,7 @@ TEST(DiskCache, ADirectoryMadeReadOnlyAfterConstructionTurnsTheCacheOffForAnUnpr
   TempDir dir;
   ASSERT_EQ(::chown(dir.str().c_str(), 65534, 65534), 0);
   const int code = run_unprivileged([&]() -> int {
+    if (!can_create_file_in(dir.path())) return kCannotDrop;  // TMPDIR not reachable by nobody
     DiskCache cache(dir.str(), kNoCap);
     if (!cache.enabled()) return 1;
     if (!cache.store("before", kArch, payload_of(10, 1))) return 2;
@@ -972,6 +974,72 @@ TEST(DiskCache, EightThreadsStoringAndLoadingTheSameKeySeeNoFailure) {
   const auto entries = cache.list();
   EXPECT_EQ(entries.size(), 9u);
   for (const auto& e : entries) EXPECT_TRUE(e.valid) << e.path << ": " << e.problem;
+}
+
+// ---------------------------------------------------------------------------------------
+// Odd files where an entry should be
+
+TEST(DiskCache, TheLongestAllowedKeyRoundTripsAndOneLongerIsRefused) {
+  TempDir dir;
+  DiskCache cache(dir.str(), kNoCap);
+  const std::string longest(200, 'k');
+  ASSERT_TRUE(cache.store(longest, kArch, payload_of(100, 71)));
+  EXPECT_EQ(cache.load(longest, kArch), payload_of(100, 71));
+  EXPECT_FALSE(cache.store(longest + "k", kArch, payload_of(100, 71)));
+  EXPECT_TRUE(cache.enabled());
+}
+
+// Known bug (see the report of this test's author): DiskCache's read_file() opens an entry with
+// a blocking open(O_RDONLY) and only then checks S_ISREG, so a FIFO at <key>.njk makes load()
+// (and list()) block forever instead of reporting a corrupt entry. Fix: open with O_NONBLOCK
+// (or lstat first). Remove the GTEST_SKIP line once fixed; the child's alarm keeps a
+// regression from hanging the suite.
+TEST(DiskCache, AFifoInPlaceOfAnEntryIsAMissNotAHang) {
+  GTEST_SKIP() << "known bug: load()/list() block forever on a FIFO named <key>.njk (blocking open before S_ISREG)";
+  TempDir dir;
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(5);
+    DiskCache cache(dir.str(), kNoCap);
+    if (mkfifo(cache.path_for(kKey).c_str(), 0644) != 0) _exit(10);
+    for (const auto& e : cache.list())
+      if (e.valid) _exit(11);
+    if (cache.load(kKey, kArch).has_value()) _exit(12);
+    if (cache.stats().corrupt != 1) _exit(13);
+    if (!cache.store(kKey, kArch, payload_of(10, 1))) _exit(14);
+    if (cache.load(kKey, kArch) != payload_of(10, 1)) _exit(15);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_FALSE(WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) << "load or list hung on a FIFO";
+  ASSERT_TRUE(WIFEXITED(status)) << "child died: status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "see the _exit codes in the child";
+}
+
+// Known bug (see the report of this test's author): load() removes a corrupt entry only when
+// lstat(path) names the same inode that fstat() of the opened file did (remove_if_same). For a
+// symlink those never match (lstat sees the link, fstat the target), so a symlink to garbage at
+// <key>.njk is counted corrupt on every load and never removed, against the header's "counted,
+// removed and reported as a miss". Fix: open with O_NOFOLLOW (ELOOP: corrupt, unlink the link),
+// or compare against stat() of the path. Remove the GTEST_SKIP line once fixed.
+TEST(DiskCache, ASymlinkToGarbageInPlaceOfAnEntryIsRemovedButNotItsTarget) {
+  GTEST_SKIP() << "known bug: a corrupt entry that is a symlink is never removed (remove_if_same compares "
+                  "lstat of the link with fstat of its target)";
+  TempDir dir;
+  const fs::path cache_dir = dir.path() / "cache";
+  DiskCache cache(cache_dir.string(), kNoCap);
+  const fs::path target = dir.path() / "garbage";
+  write_bytes(target.string(), {'n', 'o', 'p', 'e'});
+  fs::create_symlink(target, cache.path_for(kKey));
+  EXPECT_FALSE(cache.load(kKey, kArch).has_value());
+  EXPECT_EQ(cache.stats().corrupt, 1u);
+  EXPECT_TRUE(fs::exists(target)) << "only the link in the cache directory may go";
+  EXPECT_FALSE(fs::exists(fs::symlink_status(cache.path_for(kKey)))) << "the corrupt entry must be removed";
+  ASSERT_TRUE(cache.store(kKey, kArch, payload_of(10, 1)));
+  EXPECT_EQ(cache.load(kKey, kArch), payload_of(10, 1));
+  EXPECT_EQ(read_bytes(target.string()), std::vector<char>({'n', 'o', 'p', 'e'}));
 }
 
 }  // namespace

@@ -28,6 +28,7 @@ TEST_P(CompileSweep, EveryNCompilesWithoutSpills) {
   if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
   const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
   const Case c = GetParam();
+  int unreported = 0;  // compiles NVRTC answered from its own cache, without running ptxas
   for (int64_t n : kNs) {
     NormProblem p;
     p.kind = c.kind;
@@ -43,12 +44,21 @@ TEST_P(CompileSweep, EveryNCompilesWithoutSpills) {
         << codegen::describe(p);
     EXPECT_GT(out.cubin.size(), 1000u);
     const auto resources = runtime::parse_ptxas_report(out.log);
+    if (resources.empty() && out.log.find("ptxas") == std::string::npos) {
+      ++unreported;
+      continue;
+    }
     ASSERT_EQ(resources.size(), 2u) << out.log;
     for (const auto& r : resources) {
       EXPECT_GT(r.registers, 0) << r.function;
       EXPECT_EQ(r.spill_stores + r.spill_loads, 0) << codegen::describe(p) << " " << r.function << " spills";
     }
   }
+  // Seen on the GPU machine after the GPU suite had compiled the same sources: NVRTC 13.0.2
+  // returned cubins in ~1 ms with an empty log. Every cubin was still checked above.
+  if (unreported > 0)
+    GTEST_SKIP() << unreported << " of " << std::size(kNs)
+                 << " compiles came back without a ptxas report (NVRTC's own cache?): spills unchecked for those";
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
