@@ -77,7 +77,9 @@ enum class ReadResult { Ok, Missing, Failed };
 ReadResult read_file(const std::string& path, std::vector<char>& out, std::string& why, struct stat& st,
                      bool& have_st) {
   have_st = false;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking: a FIFO in place of an entry must not hang us. No following links: a link is
+  // not an entry we wrote (ELOOP), and removing it must remove the link, not its target.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   if (fd < 0) {
     if (errno == ENOENT) return ReadResult::Missing;
     why = "cannot open: " + errno_text(errno);

@@ -989,13 +989,9 @@ TEST(DiskCache, TheLongestAllowedKeyRoundTripsAndOneLongerIsRefused) {
   EXPECT_TRUE(cache.enabled());
 }
 
-// Known bug (see the report of this test's author): DiskCache's read_file() opens an entry with
-// a blocking open(O_RDONLY) and only then checks S_ISREG, so a FIFO at <key>.njk makes load()
-// (and list()) block forever instead of reporting a corrupt entry. Fix: open with O_NONBLOCK
-// (or lstat first). Remove the GTEST_SKIP line once fixed; the child's alarm keeps a
-// regression from hanging the suite.
+// A FIFO at <key>.njk once made load() and list() block forever in open(); entries are now
+// opened non-blocking. The child's alarm keeps a regression from hanging the suite.
 TEST(DiskCache, AFifoInPlaceOfAnEntryIsAMissNotAHang) {
-  GTEST_SKIP() << "known bug: load()/list() block forever on a FIFO named <key>.njk (blocking open before S_ISREG)";
   TempDir dir;
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
@@ -1018,15 +1014,9 @@ TEST(DiskCache, AFifoInPlaceOfAnEntryIsAMissNotAHang) {
   EXPECT_EQ(WEXITSTATUS(status), 0) << "see the _exit codes in the child";
 }
 
-// Known bug (see the report of this test's author): load() removes a corrupt entry only when
-// lstat(path) names the same inode that fstat() of the opened file did (remove_if_same). For a
-// symlink those never match (lstat sees the link, fstat the target), so a symlink to garbage at
-// <key>.njk is counted corrupt on every load and never removed, against the header's "counted,
-// removed and reported as a miss". Fix: open with O_NOFOLLOW (ELOOP: corrupt, unlink the link),
-// or compare against stat() of the path. Remove the GTEST_SKIP line once fixed.
+// A symlink in place of an entry is not one we wrote: entries are opened with O_NOFOLLOW, so it
+// is corrupt, and unlinking it removes the link, never its target.
 TEST(DiskCache, ASymlinkToGarbageInPlaceOfAnEntryIsRemovedButNotItsTarget) {
-  GTEST_SKIP() << "known bug: a corrupt entry that is a symlink is never removed (remove_if_same compares "
-                  "lstat of the link with fstat of its target)";
   TempDir dir;
   const fs::path cache_dir = dir.path() / "cache";
   DiskCache cache(cache_dir.string(), kNoCap);
