@@ -38,6 +38,7 @@ std::string problem_constants(const NormProblem& p, const LaunchConfig& c) {
     << "constexpr int kVec = " << c.vec << ";\n"
     << "constexpr bool kRowInRegisters = " << cpp_bool(c.row_in_registers) << ";\n"
     << "constexpr int kCluster = " << c.cluster << ";  // blocks sharing a row\n"
+    << "constexpr bool kPrefetch = " << cpp_bool(c.prefetch) << ";  // next row loaded during this one\n"
     << "}  // namespace cfg\n}  // namespace nj\n";
   return s.str();
 }

@@ -27,7 +27,7 @@ int vector_width(const NormProblem& p) {
 
 bool operator==(const LaunchConfig& a, const LaunchConfig& b) {
   return a.threads == b.threads && a.threads_per_row == b.threads_per_row && a.vec == b.vec &&
-         a.row_in_registers == b.row_in_registers && a.cluster == b.cluster;
+         a.row_in_registers == b.row_in_registers && a.cluster == b.cluster && a.prefetch == b.prefetch;
 }
 
 LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
@@ -36,7 +36,14 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
   const int64_t slots = ceil_div(p.n, c.vec);
   const int max_iters = std::max(1, kMaxRegisterElementsPerThread / c.vec);
   const int64_t block_slots = int64_t{kMaxRegisterRowThreads} * max_iters;  // what one block can hold
-  const int64_t small_block = int64_t{kClusterBlockThreads} * max_iters;
+  // sm_90: rows of one block or more prefetch the next row (8 elements a thread, so registers
+  // hold two rows) and share long rows across a cluster; elsewhere 16 elements a thread.
+  const int prefetch_iters = std::max(1, kMaxPrefetchElementsPerThread / c.vec);
+  const int64_t prefetch_block = int64_t{kMaxRegisterRowThreads} * prefetch_iters;
+  auto one_row_per_block = [&](int64_t per_block_slots, int iters) {
+    const int64_t threads = ceil_div(ceil_div(per_block_slots, iters), 32) * 32;
+    c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
+  };
   if (slots <= 32) {
     // Short rows: a power-of-two group of lanes per row, many rows per block.
     c.threads_per_row = next_pow2(slots);
@@ -44,18 +51,17 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
   } else if (slots <= int64_t{32} * max_iters) {
     c.threads_per_row = 32;  // one warp per row
     c.threads = 256;
-  } else if (slots <= (sm >= 90 ? small_block : block_slots)) {
-    // One row per block, as few threads as keep every thread within the register budget.
-    const int64_t threads = ceil_div(ceil_div(slots, max_iters), 32) * 32;
-    c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
+  } else if (sm >= 90 && slots <= prefetch_block * kMaxCluster) {
+    c.prefetch = true;
+    while (c.cluster * prefetch_block < slots) c.cluster *= 2;
+    one_row_per_block(ceil_div(slots, c.cluster), prefetch_iters);
+  } else if (slots <= block_slots) {
+    one_row_per_block(slots, max_iters);
   } else if (sm >= 90 && slots <= block_slots * kMaxCluster) {
     // Too long for one block's registers: a cluster of blocks shares the row, a slice each,
-    // so x and dy are still read once. Small blocks where 16 of them can hold the row.
-    const int64_t per_block_max = slots <= small_block * kMaxCluster ? small_block : block_slots;
-    while (c.cluster * per_block_max < slots) c.cluster *= 2;
-    const int64_t per_block = ceil_div(slots, c.cluster);
-    const int64_t threads = ceil_div(ceil_div(per_block, max_iters), 32) * 32;
-    c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
+    // so x and dy are still read once.
+    while (c.cluster * block_slots < slots) c.cluster *= 2;
+    one_row_per_block(ceil_div(slots, c.cluster), max_iters);
   } else {
     c.threads = c.threads_per_row = 512;
     c.row_in_registers = false;
@@ -80,6 +86,7 @@ void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
   if (!is_pow2(c.cluster) || c.cluster > kMaxCluster) fail("cluster must be a power of two up to 16");
   if (c.cluster > 1 && (c.rows_per_block() != 1 || !c.row_in_registers))
     fail("a cluster shares one row held in registers");
+  if (c.prefetch && (!c.row_in_registers || c.rows_per_block() != 1)) fail("prefetch needs one row per block in registers");
   if (c.row_in_registers) {
     const int64_t iters = ceil_div(ceil_div(ceil_div(p.n, c.vec), c.cluster), c.threads_per_row);
     if (iters * c.vec > 4 * kMaxRegisterElementsPerThread) fail("row too long to hold in registers");
@@ -92,6 +99,7 @@ std::string describe(const LaunchConfig& c) {
   s << "threads=" << c.threads << " threads_per_row=" << c.threads_per_row << " vec=" << c.vec << " "
     << (c.row_in_registers ? "registers" : "streamed");
   if (c.cluster > 1) s << " cluster=" << c.cluster;
+  if (c.prefetch) s << " prefetch";
   return s.str();
 }
 

@@ -13,6 +13,7 @@ struct LaunchConfig {
   int vec = 8;                // elements per vector access
   bool row_in_registers = true;  // false: the row is streamed twice (rows too long for registers)
   int cluster = 1;            // blocks sharing one row (sm_90 thread-block cluster); 1: none
+  bool prefetch = false;      // load the next row while the current one is reduced (registers x2)
 
   int rows_per_block() const { return threads / threads_per_row; }
 };
@@ -23,9 +24,8 @@ bool operator==(const LaunchConfig& a, const LaunchConfig& b);
 constexpr int kMaxRegisterElementsPerThread = 16;
 // Threads of one block holding a row (or, with clusters, a slice of it) in registers.
 constexpr int kMaxRegisterRowThreads = 512;
-// With clusters (sm_90) blocks stay this small where the row allows, so that two blocks, and
-// so two rows, are in flight on each SM (measured: one 512-thread block per SM is latency-bound).
-constexpr int kClusterBlockThreads = 256;
+// With prefetch each thread holds two rows' elements, so it takes half as many of each.
+constexpr int kMaxPrefetchElementsPerThread = 8;
 
 // Largest cluster a launch may ask for (16 is beyond the portable 8: the kernel opts in).
 constexpr int kMaxCluster = 16;

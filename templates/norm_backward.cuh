@@ -92,6 +92,36 @@ struct ClusterSums {
 };
 
 // ---- rows held in registers ------------------------------------------------------------------
+// One row's slice as a thread holds it: its slots of x and dy, widened to fp32, and the row's
+// statistics. Rows past the end read as zeros (their threads still join the barriers).
+struct RowSlice {
+  float x[kIters][kVec];
+  float dy[kIters][kVec];
+  float mean, rstd;
+};
+
+__device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row, int lane, unsigned rank,
+                                               RowSlice& r) {
+  const bool valid = row < p.m;
+  r.mean = 0.f;
+  r.rstd = 0.f;
+  if (valid) {
+    r.rstd = p.rstd[row];
+    if constexpr (kLayerNorm) r.mean = p.mean[row];
+  }
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    const i64 col = slot_column(i, lane, rank);
+    if (valid && col < kN) {
+      load_slot<TX, kVec, kAlign, kN>(p.x + row * p.x_stride, col, r.x[i]);
+      load_slot<TDY, kVec, kAlign, kN>(p.dy + row * p.dy_stride, col, r.dy[i]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) r.x[i][j] = r.dy[i][j] = 0.f;
+    }
+  }
+}
+
 template <int kUnused = 0>
 __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams& p) {
   __shared__ float2 reduce_buffer[2][kRowsPerBlock][Reducer::kWarps];
@@ -108,26 +138,20 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 #pragma unroll
     for (int j = 0; j < kVec; ++j) dw[i][j] = db[i][j] = 0.f;
 
-  for (i64 base = row_group() * kRowsPerBlock; base < p.m; base += row_groups() * kRowsPerBlock) {
+  // With kPrefetch the next row's loads are issued before this row's reductions and barriers,
+  // so memory stays busy while the row sums travel; without, each row is loaded when its turn comes.
+  const i64 step = row_groups() * kRowsPerBlock;
+  RowSlice cur;
+  if constexpr (kPrefetch) load_row_slice(p, row_group() * kRowsPerBlock + row_in_block, lane, rank, cur);
+  for (i64 base = row_group() * kRowsPerBlock; base < p.m; base += step) {
     const i64 row = base + row_in_block;
     const bool valid = row < p.m;  // every thread takes part in the row reduction's barriers
-    float mean = 0.f, rstd = 0.f;
-    float xh[kIters][kVec], g[kIters][kVec];
-    if (valid) {
-      rstd = p.rstd[row];
-      if constexpr (kLayerNorm) mean = p.mean[row];
-    }
-#pragma unroll
-    for (int i = 0; i < kIters; ++i) {
-      const i64 col = slot_column(i, lane, rank);
-      if (valid && col < kN) {
-        load_slot<TX, kVec, kAlign, kN>(p.x + row * p.x_stride, col, xh[i]);
-        load_slot<TDY, kVec, kAlign, kN>(p.dy + row * p.dy_stride, col, g[i]);
-      } else {
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) xh[i][j] = g[i][j] = 0.f;
-      }
-    }
+    if constexpr (!kPrefetch) load_row_slice(p, row, lane, rank, cur);
+    RowSlice next;
+    if constexpr (kPrefetch) load_row_slice(p, row + step, lane, rank, next);
+    float (&xh)[kIters][kVec] = cur.x;
+    float (&g)[kIters][kVec] = cur.dy;
+    const float mean = cur.mean, rstd = cur.rstd;
     float2 sums = make_float2(0.f, 0.f);
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
@@ -166,6 +190,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
         }
       }
     }
+    if constexpr (kPrefetch) cur = next;
   }
 
   if constexpr (kAccumulate) {
