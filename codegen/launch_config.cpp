@@ -36,10 +36,11 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
   const int64_t slots = ceil_div(p.n, c.vec);
   const int max_iters = std::max(1, kMaxRegisterElementsPerThread / c.vec);
   const int64_t block_slots = int64_t{kMaxRegisterRowThreads} * max_iters;  // what one block can hold
-  // sm_90: rows of one block or more prefetch the next row (8 elements a thread, so registers
-  // hold two rows) and share long rows across a cluster; elsewhere 16 elements a thread.
+  // Measured on the H100 (bench/NOTES.md): prefetching the next row pays while blocks stay
+  // small (256 threads, 8 elements each, several blocks per SM); for longer rows 16 elements a
+  // thread without prefetch is faster, and on sm_90 rows beyond one block share a cluster.
   const int prefetch_iters = std::max(1, kMaxPrefetchElementsPerThread / c.vec);
-  const int64_t prefetch_block = int64_t{kMaxRegisterRowThreads} * prefetch_iters;
+  const int64_t prefetch_block = int64_t{kPrefetchBlockThreads} * prefetch_iters;
   auto one_row_per_block = [&](int64_t per_block_slots, int iters) {
     const int64_t threads = ceil_div(ceil_div(per_block_slots, iters), 32) * 32;
     c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
@@ -51,10 +52,9 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
   } else if (slots <= int64_t{32} * max_iters) {
     c.threads_per_row = 32;  // one warp per row
     c.threads = 256;
-  } else if (sm >= 90 && slots <= prefetch_block * kMaxCluster) {
+  } else if (sm >= 90 && slots <= prefetch_block) {
     c.prefetch = true;
-    while (c.cluster * prefetch_block < slots) c.cluster *= 2;
-    one_row_per_block(ceil_div(slots, c.cluster), prefetch_iters);
+    one_row_per_block(slots, prefetch_iters);
   } else if (slots <= block_slots) {
     one_row_per_block(slots, max_iters);
   } else if (sm >= 90 && slots <= block_slots * kMaxCluster) {

@@ -24,8 +24,10 @@ bool operator==(const LaunchConfig& a, const LaunchConfig& b);
 constexpr int kMaxRegisterElementsPerThread = 16;
 // Threads of one block holding a row (or, with clusters, a slice of it) in registers.
 constexpr int kMaxRegisterRowThreads = 512;
-// With prefetch each thread holds two rows' elements, so it takes half as many of each.
+// With prefetch each thread holds two rows' elements, so it takes half as many of each, and
+// blocks stay at most this large.
 constexpr int kMaxPrefetchElementsPerThread = 8;
+constexpr int kPrefetchBlockThreads = 256;
 
 // Largest cluster a launch may ask for (16 is beyond the portable 8: the kernel opts in).
 constexpr int kMaxCluster = 16;

@@ -148,9 +148,16 @@ __device__ __forceinline__ unsigned cluster_rank() {
   asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
   return r;
 }
-// Every thread of every block of the cluster arrives; release/acquire orders shared memory.
+// Every thread of every block of the cluster arrives; release/acquire orders memory.
 __device__ __forceinline__ void cluster_barrier() {
   asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+}
+// The same meeting point, but only threads that wrote something for the other blocks pay for
+// ordering it (`publisher`): a release by every thread would also wait for all of their
+// outstanding global stores (the previous row's dx) to drain.
+__device__ __forceinline__ void cluster_barrier_publish(bool publisher) {
+  if (publisher) asm volatile("fence.acq_rel.cluster;" ::: "memory");
+  asm volatile("barrier.cluster.arrive.relaxed;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
 }
 // v, as stored at the same shared-memory address in the cluster's block `rank`.
 __device__ __forceinline__ float2 load_from_block(const float2* local, unsigned rank) {

@@ -77,7 +77,7 @@ struct ClusterSums {
       // Double-buffered, so one cluster barrier per row: a block cannot write buffer b again
       // before every block has passed the next barrier, i.e. finished reading b.
       if (threadIdx.x == 0) slots[parity] = block_sum;
-      cluster_barrier();
+      cluster_barrier_publish(threadIdx.x == 0);
       float2 total = load_from_block(&slots[parity], 0);
 #pragma unroll
       for (unsigned r = 1; r < kCluster; ++r) {
