@@ -38,6 +38,7 @@ struct Result {
   std::string config;
   int registers = 0;
   int spills = 0;
+  int64_t groups = 0;  // row groups launched (blocks, or clusters)
 };
 
 const std::vector<int64_t> kSweepN = {256,   512,   1024,  2048,  4096,   5120,   7168,   8192,    12288, 14336,
@@ -134,7 +135,8 @@ void write_json(const std::string& path, const std::string& device, double copy_
       << "\", \"weight_dtype\": \"" << codegen::dtype_name(r.shape.weight) << "\", \"m\": " << r.shape.m
       << ", \"n\": " << r.shape.n << ", \"us\": " << r.us << ", \"graph_us\": " << r.graph_us
       << ", \"gbs\": " << r.gbs << ", \"pct_copy\": " << r.pct_copy << ", \"config\": \"" << r.config
-      << "\", \"registers\": " << r.registers << ", \"spill_bytes\": " << r.spills << "}"
+      << "\", \"registers\": " << r.registers << ", \"spill_bytes\": " << r.spills
+      << ", \"row_groups\": " << r.groups << "}"
       << (i + 1 < rows.size() ? ",\n" : "\n");
   }
   f << "  ]\n}\n";
@@ -257,8 +259,8 @@ int run_bench(std::vector<std::string> args) {
   Engine engine;
   std::vector<Result> results;
   DType uploaded = DType::Default, uploaded_weight = DType::Default;
-  std::printf("\n%-9s %-5s %-6s %8s %8s %10s %10s %9s %7s  %-42s %5s %6s\n", "kind", "dtype", "weight", "M", "N", "us",
-              "graph us", "GB/s", "%copy", "launch config", "regs", "spills");
+  std::printf("\n%-9s %-5s %-6s %8s %8s %10s %10s %9s %7s  %-50s %5s %6s %6s\n", "kind", "dtype", "weight", "M", "N",
+              "us", "graph us", "GB/s", "%copy", "launch config", "regs", "spills", "groups");
   for (const Shape& s : shapes) {
     if (s.dtype != uploaded) {  // fresh random x and dy for each dtype
       const auto xs = random_bytes(s.dtype, static_cast<size_t>(max_elements), 1);
@@ -322,6 +324,7 @@ int run_bench(std::vector<std::string> args) {
     NormProblem resolved = codegen::resolve_problem(problem);
     const LoadedKernel& k = engine.impl().kernel_for(ctx, resolved);
     res.config = codegen::describe(k.config);
+    res.groups = runtime::row_groups(k.config, k.limits, s.m, k.resident_groups);
     for (const auto& r : k.compiled->resources)
       if (r.function == codegen::KernelSource::kBackwardEntry) {
         res.registers = r.registers;
@@ -333,11 +336,11 @@ int run_bench(std::vector<std::string> args) {
       d.cuFuncGetAttribute(&local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, k.backward);
       res.spills = local_bytes;
     }
-    std::printf("%-9s %-5s %-6s %8lld %8lld %10.2f %10s %9.0f %6.1f%%  %-42s %5d %6d\n", short_kind(s.kind),
+    std::printf("%-9s %-5s %-6s %8lld %8lld %10.2f %10s %9.0f %6.1f%%  %-50s %5d %6d %6lld\n", short_kind(s.kind),
                 codegen::dtype_name(s.dtype), codegen::dtype_name(s.weight), static_cast<long long>(s.m),
                 static_cast<long long>(s.n), res.us,
                 res.graph_us > 0 ? std::to_string(res.graph_us).substr(0, 6).c_str() : "-", res.gbs, res.pct_copy,
-                res.config.c_str(), res.registers, res.spills);
+                res.config.c_str(), res.registers, res.spills, static_cast<long long>(res.groups));
     std::fflush(stdout);
     results.push_back(res);
   }
