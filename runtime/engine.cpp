@@ -204,9 +204,12 @@ void Engine::Impl::launch_backward(const NormProblem& problem, const BackwardArg
   const LoadedKernel& k = kernel_for(ctx, p);
 
   const int64_t groups = a.m > 0 ? runtime::row_groups(k.config, k.limits, a.m, k.resident_groups) : 0;
-  const size_t need = runtime::partial_bytes(p, groups);
+  // One row group holding its rows in registers writes dγ/dβ itself: no partials, no second
+  // launch (the small-M latency case). Streamed rows always go through partials.
+  const bool direct = groups == 1 && k.config.row_in_registers;
+  const size_t need = direct ? 0 : runtime::partial_bytes(p, groups);
   StreamAllocation owned;
-  CUdeviceptr partial = reinterpret_cast<CUdeviceptr>(a.workspace);
+  CUdeviceptr partial = direct ? 0 : reinterpret_cast<CUdeviceptr>(a.workspace);
   if (need > 0 && a.workspace) {
     if (a.workspace_bytes < need)
       throw Error(Status::Workspace, "normjit: " + what() + " over m=" + std::to_string(a.m) + " rows needs " +
@@ -226,9 +229,9 @@ void Engine::Impl::launch_backward(const NormProblem& problem, const BackwardArg
   }
 
   if (a.m > 0) {
-    runtime::BackwardParams params{a.m,  a.x,         a.x_stride, a.dy,       a.dy_stride,
-                                   a.mean, a.rstd,    a.weight,   a.dx,       a.dx_stride,
-                                   reinterpret_cast<float*>(partial)};
+    runtime::BackwardParams params{a.m,      a.x,        a.x_stride, a.dy,   a.dy_stride,
+                                   a.mean,   a.rstd,     a.weight,   a.dx,   a.dx_stride,
+                                   reinterpret_cast<float*>(partial), a.dweight, a.dbias};
     void* kernel_args[] = {&params};
     if (k.config.cluster == 1) {
       NJ_CU(d.cuLaunchKernel(k.backward, static_cast<unsigned>(groups), 1, 1, static_cast<unsigned>(k.config.threads),
@@ -250,7 +253,7 @@ void Engine::Impl::launch_backward(const NormProblem& problem, const BackwardArg
       NJ_CU(d.cuLaunchKernelEx(&launch, k.backward, kernel_args, nullptr), what() + ": launching");
     }
   }
-  if (accumulate) {
+  if (accumulate && !direct) {
     const float* partial_ptr = reinterpret_cast<const float*>(partial);
     int64_t groups_arg = groups;
     void* dweight = a.dweight;

@@ -16,9 +16,11 @@ struct BackwardParams {
   const void* weight;
   void* dx;
   int64_t dx_stride;
-  float* partial;
+  float* partial;  // null: a single row group writes dweight/dbias itself (rows in registers)
+  void* dweight;
+  void* dbias;
 };
-static_assert(sizeof(BackwardParams) == 11 * 8, "every field is 8 bytes, as on the device");
+static_assert(sizeof(BackwardParams) == 13 * 8, "every field is 8 bytes, as on the device");
 
 // Blocks of the partial-sum reduction: 32 columns by 8 lanes (templates/reduce_partials.cuh).
 constexpr int kReduceColumns = 32;

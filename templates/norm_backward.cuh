@@ -28,7 +28,10 @@ struct BackwardParams {
   const TW* weight;    // when kHasWeight
   TDX* dx;
   i64 dx_stride;
-  float* partial;      // [kHasWeight + kHasBias][row groups][kN]: dγ rows, then dβ rows
+  float* partial;      // [kHasWeight + kHasBias][row groups][kN]: dγ rows, then dβ rows;
+                       // null when the launch is a single row group, which writes dγ/dβ itself
+  TW* dweight;
+  TW* dbias;
 };
 
 constexpr int kRowsPerBlock = kThreads / kThreadsPerRow;
@@ -194,10 +197,16 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
   }
 
   if constexpr (kAccumulate) {
-    // One partial row per row group (each block of a cluster writes its slice). Several rows
-    // per block meet in shared memory first, added in row_in_block order.
-    float* dw_out = p.partial + row_group() * kN;
-    float* db_out = bias_partials(p) + row_group() * kN;
+    // One partial row per row group (each block of a cluster writes its slice); a launch of a
+    // single row group writes dγ/dβ themselves and needs no reduction. Several rows per block
+    // meet in shared memory first, added in row_in_block order.
+    const bool direct = p.partial == nullptr;
+    float* dw_out = direct ? nullptr : p.partial + row_group() * kN;
+    float* db_out = direct ? nullptr : bias_partials(p) + row_group() * kN;
+    auto put = [direct](float* partial_row, TW* gradient, i64 col, float v) {
+      if (direct) gradient[col] = from_f32<TW>(v);
+      else partial_row[col] = v;
+    };
     if constexpr (kRowsPerBlock == 1) {
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
@@ -205,13 +214,13 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 #pragma unroll
         for (int j = 0; j < kVec; ++j)
           if (col + j < kN) {
-            if constexpr (kHasWeight) dw_out[col + j] = dw[i][j];
-            if constexpr (kHasBias) db_out[col + j] = db[i][j];
+            if constexpr (kHasWeight) put(dw_out, p.dweight, col + j, dw[i][j]);
+            if constexpr (kHasBias) put(db_out, p.dbias, col + j, db[i][j]);
           }
       }
     } else {
       __shared__ float merged[kRowsPerBlock > 1 ? kN : 1];
-      auto merge_and_store = [&](float (&acc)[kIters][kVec], float* out) {
+      auto merge_and_store = [&](float (&acc)[kIters][kVec], float* out, TW* gradient) {
         for (int r = 0; r < kRowsPerBlock; ++r) {
           if (row_in_block == r) {
 #pragma unroll
@@ -224,11 +233,11 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
           }
           __syncthreads();
         }
-        for (i64 c = threadIdx.x; c < kN; c += kThreads) out[c] = merged[c];
+        for (i64 c = threadIdx.x; c < kN; c += kThreads) put(out, gradient, c, merged[c]);
         __syncthreads();
       };
-      if constexpr (kHasWeight) merge_and_store(dw, dw_out);
-      if constexpr (kHasBias) merge_and_store(db, db_out);
+      if constexpr (kHasWeight) merge_and_store(dw, dw_out, p.dweight);
+      if constexpr (kHasBias) merge_and_store(db, db_out, p.dbias);
     }
   }
   // No block may leave while another of its cluster may still read its shared memory.
