@@ -39,7 +39,8 @@ TEST(KernelSource, StartsWithACommentNamingTheProblemAndLaunch) {
 
 TEST(KernelSource, HasBothEntryPoints) {
   const std::string s = source_of(problem(NormKind::LayerNorm, 1, DType::F32));
-  EXPECT_NE(s.find(std::string("void __launch_bounds__(nj::cfg::kThreads, 1) ") + codegen::KernelSource::kBackwardEntry),
+  EXPECT_NE(s.find(std::string("extern \"C\" __global__ void __launch_bounds__(nj::cfg::kThreads, nj::cfg::kMinBlocks)\n") +
+                   codegen::KernelSource::kBackwardEntry),
             std::string::npos);
   EXPECT_NE(s.find(codegen::KernelSource::kReduceEntry), std::string::npos);
 }

@@ -27,7 +27,15 @@ int vector_width(const NormProblem& p) {
 
 bool operator==(const LaunchConfig& a, const LaunchConfig& b) {
   return a.threads == b.threads && a.threads_per_row == b.threads_per_row && a.vec == b.vec &&
-         a.row_in_registers == b.row_in_registers && a.cluster == b.cluster && a.prefetch == b.prefetch;
+         a.row_in_registers == b.row_in_registers && a.cluster == b.cluster && a.prefetch == b.prefetch &&
+         a.staged == b.staged && a.min_blocks_per_sm == b.min_blocks_per_sm;
+}
+
+size_t dynamic_shared_bytes(const NormProblem& p, const LaunchConfig& c) {
+  if (!c.staged) return 0;
+  const int64_t slots = ceil_div(ceil_div(p.n, c.vec), c.cluster);
+  const int64_t per_slot = int64_t{c.vec} * (dtype_size(p.x_dtype) + dtype_size(p.dy_dtype));
+  return static_cast<size_t>(2 * slots * per_slot);
 }
 
 LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
@@ -57,6 +65,15 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
     one_row_per_block(slots, prefetch_iters);
   } else if (slots <= block_slots) {
     one_row_per_block(slots, max_iters);
+    // sm_80+: with the row staged in shared memory, registers hold only the accumulators, so
+    // budget for two blocks (two rows in flight) per SM.
+    const bool vectors_fit = p.alignment >= 16 && c.vec * dtype_size(p.x_dtype) == 16 &&
+                             c.vec * dtype_size(p.dy_dtype) % 16 == 0;
+    if (sm >= 80 && vectors_fit) {
+      c.staged = true;
+      // Two blocks of 512 threads leave 64 registers a thread: fp16 and fp32 rows then spill.
+      c.min_blocks_per_sm = c.threads <= 448 && dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2 ? 2 : 1;
+    }
   } else if (sm >= 90 && slots <= block_slots * kMaxCluster) {
     // Too long for one block's registers: a cluster of blocks shares the row, a slice each,
     // so x and dy are still read once.
@@ -87,6 +104,11 @@ void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
   if (c.cluster > 1 && (c.rows_per_block() != 1 || !c.row_in_registers))
     fail("a cluster shares one row held in registers");
   if (c.prefetch && (!c.row_in_registers || c.rows_per_block() != 1)) fail("prefetch needs one row per block in registers");
+  if (c.staged && (c.rows_per_block() != 1 || c.cluster != 1 || c.prefetch || !c.row_in_registers))
+    fail("staged rows take one whole block each, without cluster or prefetch");
+  if (c.staged && (p.alignment < 16 || c.vec * dtype_size(p.x_dtype) != 16 || c.vec * dtype_size(p.dy_dtype) % 16 != 0))
+    fail("staged rows need 16-byte aligned rows and 16-byte vectors");
+  if (c.min_blocks_per_sm < 1 || c.min_blocks_per_sm > 32) fail("min_blocks_per_sm must be in [1, 32]");
   if (c.row_in_registers) {
     const int64_t iters = ceil_div(ceil_div(ceil_div(p.n, c.vec), c.cluster), c.threads_per_row);
     if (iters * c.vec > 4 * kMaxRegisterElementsPerThread) fail("row too long to hold in registers");
@@ -100,6 +122,8 @@ std::string describe(const LaunchConfig& c) {
     << (c.row_in_registers ? "registers" : "streamed");
   if (c.cluster > 1) s << " cluster=" << c.cluster;
   if (c.prefetch) s << " prefetch";
+  if (c.staged) s << " staged";
+  if (c.min_blocks_per_sm > 1) s << " min_blocks=" << c.min_blocks_per_sm;
   return s.str();
 }
 

@@ -14,11 +14,16 @@ struct LaunchConfig {
   bool row_in_registers = true;  // false: the row is streamed twice (rows too long for registers)
   int cluster = 1;            // blocks sharing one row (sm_90 thread-block cluster); 1: none
   bool prefetch = false;      // load the next row while the current one is reduced (registers x2)
+  bool staged = false;        // rows copied into shared memory (cp.async, two stages), sm_80+
+  int min_blocks_per_sm = 1;  // ptxas keeps registers low enough for this many blocks per SM
 
   int rows_per_block() const { return threads / threads_per_row; }
 };
 
 bool operator==(const LaunchConfig& a, const LaunchConfig& b);
+
+// Dynamic shared memory a launch of config needs (the two stages of staged rows; else 0).
+size_t dynamic_shared_bytes(const NormProblem& resolved, const LaunchConfig& config);
 
 // Elements per thread held in registers at most (x and dy, plus γ, dγ, dβ accumulators).
 constexpr int kMaxRegisterElementsPerThread = 16;

@@ -160,9 +160,15 @@ const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p
   NJ_CU(d.cuModuleLoadData(&k->module, k->compiled->cubin.data()), what);
   NJ_CU(d.cuModuleGetFunction(&k->backward, k->module, codegen::KernelSource::kBackwardEntry), what);
   NJ_CU(d.cuModuleGetFunction(&k->reduce, k->module, codegen::KernelSource::kReduceEntry), what);
+  k->shared_bytes = static_cast<unsigned>(codegen::dynamic_shared_bytes(p, k->config));
+  if (k->shared_bytes > 48 * 1024)  // beyond the default limit a kernel must opt in
+    NJ_CU(d.cuFuncSetAttribute(k->backward, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                               static_cast<int>(k->shared_bytes)),
+          what);
   if (k->config.cluster == 1) {
     int per_sm = 0;
-    NJ_CU(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->backward, k->config.threads, 0), what);
+    NJ_CU(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->backward, k->config.threads, k->shared_bytes),
+          what);
     k->resident_groups = int64_t{per_sm} * k->limits.sm_count;
   } else {
     if (k->config.cluster > 8)
@@ -235,7 +241,7 @@ void Engine::Impl::launch_backward(const NormProblem& problem, const BackwardArg
     void* kernel_args[] = {&params};
     if (k.config.cluster == 1) {
       NJ_CU(d.cuLaunchKernel(k.backward, static_cast<unsigned>(groups), 1, 1, static_cast<unsigned>(k.config.threads),
-                             1, 1, 0, stream, kernel_args, nullptr),
+                             1, 1, k.shared_bytes, stream, kernel_args, nullptr),
             what() + ": launching");
     } else {
       CUlaunchAttribute cluster{};

@@ -23,7 +23,8 @@ struct LoadedKernel {
   NormProblem problem;  // resolved
   codegen::LaunchConfig config;
   runtime::DeviceLimits limits;
-  int64_t resident_groups = 1;  // row groups (blocks or clusters) resident at once on the device
+  int64_t resident_groups = 1;
+  unsigned shared_bytes = 0;     // dynamic shared memory per block (staged rows)  // row groups (blocks or clusters) resident at once on the device
   CUcontext context = nullptr;
   CUmodule module = nullptr;
   CUfunction backward = nullptr;

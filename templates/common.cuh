@@ -142,6 +142,24 @@ struct RowReducer {
   }
 };
 
+// ---- asynchronous copies into shared memory (sm_80) -------------------------------------------
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  unsigned long long generic = (unsigned long long)p, shared;
+  asm("cvta.to.shared.u64 %0, %1;" : "=l"(shared) : "l"(generic));
+  return (unsigned)shared;
+}
+// 16 bytes global -> shared without passing through registers; lands by cp_async_wait.
+__device__ __forceinline__ void cp_async_16(void* shared_dst, const void* global_src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(shared_dst)), "l"(global_src)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// Waits until at most `kPending` of this thread's committed groups are still in flight.
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+}
+
 // ---- thread-block clusters (sm_90): the blocks of a cluster share one row ------------------
 __device__ __forceinline__ unsigned cluster_rank() {
   unsigned r;

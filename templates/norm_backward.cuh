@@ -244,6 +244,150 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
   if constexpr (kCluster > 1) cluster_barrier();
 }
 
+// ---- rows staged in shared memory ------------------------------------------------------------
+// The next row's x and dy are copied into shared memory (cp.async) while this row is worked
+// from the other stage. Registers hold only the dγ/dβ accumulators and the slot at hand, so
+// several blocks, and so several rows, are in flight on each SM. Each thread copies exactly
+// the slots it later reads, so the stages need no barrier of their own.
+constexpr i64 kStageXBytes = kSlotsPerBlock * kVec * (i64)sizeof(TX);
+constexpr i64 kStageBytes = kStageXBytes + kSlotsPerBlock * kVec * (i64)sizeof(TDY);
+
+// Starts copying a row's slots into `stage`; rows past the end copy nothing. A partial last
+// slot (N not a multiple of kVec) is copied element by element, zero-filled.
+__device__ __forceinline__ void stage_row(const BackwardParams& p, i64 row, int lane, unsigned char* stage) {
+  if (row >= p.m) return;
+  const TX* x = p.x + row * p.x_stride;
+  const TDY* dy = p.dy + row * p.dy_stride;
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    const i64 col = slot_column(i, lane, 0);
+    if (col >= kN) continue;
+    const i64 local = (i64)i * kThreadsPerRow + lane;
+    TX* sx = reinterpret_cast<TX*>(stage) + local * kVec;
+    TDY* sdy = reinterpret_cast<TDY*>(stage + kStageXBytes) + local * kVec;
+    if (col + kVec <= kN) {
+#pragma unroll
+      for (int b = 0; b < kVec * (int)sizeof(TX); b += 16) cp_async_16((char*)sx + b, (const char*)(x + col) + b);
+#pragma unroll
+      for (int b = 0; b < kVec * (int)sizeof(TDY); b += 16) cp_async_16((char*)sdy + b, (const char*)(dy + col) + b);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        sx[j] = col + j < kN ? x[col + j] : from_f32<TX>(0.f);
+        sdy[j] = col + j < kN ? dy[col + j] : from_f32<TDY>(0.f);
+      }
+    }
+  }
+}
+
+template <int kUnused = 0>
+__device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
+  static_assert(kRowsPerBlock == 1 && kCluster == 1, "staged rows take a whole block each");
+  extern __shared__ __align__(16) unsigned char stages[];  // [2][kStageBytes]
+  __shared__ float2 reduce_buffer[2][1][Reducer::kWarps];
+  Reducer reducer{reduce_buffer, 0};
+  const int lane = threadIdx.x;
+
+  float dw[kIters][kVec], db[kIters][kVec];
+#pragma unroll
+  for (int i = 0; i < kIters; ++i)
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) dw[i][j] = db[i][j] = 0.f;
+
+  const i64 step = row_groups();
+  i64 row = row_group();
+  int stage = 0;
+  stage_row(p, row, lane, stages);
+  cp_async_commit();
+  float mean = 0.f, rstd = 0.f;
+  if (row < p.m) {
+    rstd = p.rstd[row];
+    if constexpr (kLayerNorm) mean = p.mean[row];
+  }
+  for (; row < p.m; row += step) {
+    const i64 next = row + step;
+    stage_row(p, next, lane, stages + (stage ^ 1) * kStageBytes);
+    cp_async_commit();
+    float next_mean = 0.f, next_rstd = 0.f;
+    if (next < p.m) {
+      next_rstd = p.rstd[next];
+      if constexpr (kLayerNorm) next_mean = p.mean[next];
+    }
+    cp_async_wait<1>();  // this row's copies have landed; the next row's may still fly
+    const unsigned char* here = stages + stage * kStageBytes;
+
+    // Reads slot i of this row from the stage: x̂ and g = dy·γ, and dy itself.
+    auto slot = [&](int i, i64 col, float (&xhat)[kVec], float (&gw)[kVec], float (&dy)[kVec]) {
+      const i64 local = (i64)i * kThreadsPerRow + lane;
+      float x[kVec], w[kVec];
+      VecAccess<TX, kVec, 16>::load(reinterpret_cast<const TX*>(here) + local * kVec, x);
+      VecAccess<TDY, kVec, 16>::load(reinterpret_cast<const TDY*>(here + kStageXBytes) + local * kVec, dy);
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) w[j] = 1.f;
+      if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        xhat[j] = normalized(x[j], mean, rstd);
+        gw[j] = dy[j] * w[j];
+      }
+    };
+
+    float2 sums = make_float2(0.f, 0.f);
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      const i64 col = slot_column(i, lane, 0);
+      if (col >= kN) continue;
+      float xhat[kVec], gw[kVec], dy[kVec];
+      slot(i, col, xhat, gw, dy);
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        if constexpr (kHasWeight) dw[i][j] += dy[j] * xhat[j];
+        if constexpr (kHasBias) db[i][j] += dy[j];
+        sums.x += gw[j];
+        sums.y += gw[j] * xhat[j];
+      }
+    }
+    sums = reducer.sum(sums, 0, lane);
+    const float mean_g = sums.x * kInvN, mean_gx = sums.y * kInvN;
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      const i64 col = slot_column(i, lane, 0);
+      if (col >= kN) continue;
+      float xhat[kVec], gw[kVec], dy[kVec], out[kVec];
+      slot(i, col, xhat, gw, dy);
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) out[j] = input_grad(gw[j], xhat[j], rstd, mean_g, mean_gx);
+      store_slot<TDX, kVec, kAlign, kN>(p.dx + row * p.dx_stride, col, out);
+    }
+    mean = next_mean;
+    rstd = next_rstd;
+    stage ^= 1;
+  }
+  cp_async_wait<0>();
+
+  if constexpr (kAccumulate) {
+    const bool direct = p.partial == nullptr;
+    float* dw_out = direct ? nullptr : p.partial + row_group() * kN;
+    float* db_out = direct ? nullptr : bias_partials(p) + row_group() * kN;
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      const i64 col = slot_column(i, lane, 0);
+#pragma unroll
+      for (int j = 0; j < kVec; ++j)
+        if (col + j < kN) {
+          if constexpr (kHasWeight) {
+            if (direct) p.dweight[col + j] = from_f32<TW>(dw[i][j]);
+            else dw_out[col + j] = dw[i][j];
+          }
+          if constexpr (kHasBias) {
+            if (direct) p.dbias[col + j] = from_f32<TW>(db[i][j]);
+            else db_out[col + j] = db[i][j];
+          }
+        }
+    }
+  }
+}
+
 // ---- rows streamed twice (too long for registers) --------------------------------------------
 // A template only so that it is compiled for the configs that use it.
 template <int kRows = kRowsPerBlock>
@@ -307,7 +451,9 @@ __device__ __forceinline__ void backward_rows_streamed(const BackwardParams& p) 
 
 }  // namespace nj
 
-extern "C" __global__ void __launch_bounds__(nj::cfg::kThreads, 1) nj_norm_backward(const nj::BackwardParams p) {
-  if constexpr (nj::cfg::kRowInRegisters) nj::backward_rows_in_registers<>(p);
+extern "C" __global__ void __launch_bounds__(nj::cfg::kThreads, nj::cfg::kMinBlocks)
+nj_norm_backward(const nj::BackwardParams p) {
+  if constexpr (nj::cfg::kStaged) nj::backward_rows_staged<>(p);
+  else if constexpr (nj::cfg::kRowInRegisters) nj::backward_rows_in_registers<>(p);
   else nj::backward_rows_streamed<>(p);
 }
