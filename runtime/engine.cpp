@@ -161,7 +161,9 @@ const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p
   NJ_CU(d.cuModuleGetFunction(&k->backward, k->module, codegen::KernelSource::kBackwardEntry), what);
   NJ_CU(d.cuModuleGetFunction(&k->reduce, k->module, codegen::KernelSource::kReduceEntry), what);
   k->shared_bytes = static_cast<unsigned>(codegen::dynamic_shared_bytes(p, k->config));
-  if (k->shared_bytes > 48 * 1024)  // beyond the default limit a kernel must opt in
+  // Beyond 48 KB in all (dynamic plus the kernel's static reduction buffers) a kernel must opt
+  // in; opting in whenever it stages rows keeps that sum out of the host's arithmetic.
+  if (k->shared_bytes > 0)
     NJ_CU(d.cuFuncSetAttribute(k->backward, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                static_cast<int>(k->shared_bytes)),
           what);
