@@ -20,6 +20,11 @@ const char* kUsage =
     "           registers, shared memory and spills)\n"
     "  bench    time the backward over a sweep of shapes on the GPU, against the device's own\n"
     "           copy bandwidth measured in the same run\n"
+    "  compile  compile problems (flags, a --shapes file, or a default set) into the disk cache\n"
+    "           ahead of time, on every host core; --arch sm_XY works without a GPU\n"
+    "  cache    ls | stats | verify | clear | export FILE | import FILE: look after the disk\n"
+    "           cache, and carry it to other machines as one bundle file\n"
+    "  config   print the effective configuration: every key, its value and where it came from\n"
     "  doctor   what normjit sees: driver, device, NVRTC, cache directory, config\n"
     "  version  print the version\n"
     "\n"
@@ -40,6 +45,9 @@ int main(int argc, char** argv) {
     if (command == "emit") return normjit::tools::run_emit(args);
     if (command == "bench") return normjit::tools::run_bench(args);
     if (command == "doctor") return normjit::tools::run_doctor(args);
+    if (command == "compile") return normjit::tools::run_compile(args);
+    if (command == "cache") return normjit::tools::run_cache(args);
+    if (command == "config") return normjit::tools::run_config(args);
     if (command == "version" || command == "--version") {
       std::printf("normjit %s\n", normjit::version_string());
       return normjit::tools::kExitOk;

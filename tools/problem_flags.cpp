@@ -29,6 +29,23 @@ bool take_flag(std::vector<std::string>& args, const std::string& name) {
   return true;
 }
 
+namespace {
+
+// The whole of `text` as an integer: "128,256" or "4k" is an error, not 128 or 4.
+int64_t parse_integer(const std::string& flag, const std::string& text) {
+  size_t used = 0;
+  int64_t value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size()) throw std::invalid_argument(flag + " '" + text + "' is not a number");
+  return value;
+}
+
+}  // namespace
+
 DType parse_dtype(const std::string& t) {
   if (t == "fp32" || t == "f32" || t == "float32") return DType::F32;
   if (t == "fp16" || t == "f16" || t == "float16" || t == "half") return DType::F16;
@@ -51,11 +68,7 @@ NormProblem parse_problem_flags(std::vector<std::string>& args) {
   }
   const std::string n = take_option(args, "--n");
   if (n.empty()) throw std::invalid_argument("--n is required (the hidden size)");
-  try {
-    p.n = std::stoll(n);
-  } catch (const std::exception&) {
-    throw std::invalid_argument("--n '" + n + "' is not a number");
-  }
+  p.n = parse_integer("--n", n);
   if (std::string d = take_option(args, "--dtype"); !d.empty()) p.x_dtype = parse_dtype(d);
   if (std::string d = take_option(args, "--dy-dtype"); !d.empty()) p.dy_dtype = parse_dtype(d);
   if (std::string d = take_option(args, "--dx-dtype"); !d.empty()) p.dx_dtype = parse_dtype(d);
@@ -63,7 +76,12 @@ NormProblem parse_problem_flags(std::vector<std::string>& args) {
   if (take_flag(args, "--no-weight")) p.has_weight = false;
   if (take_flag(args, "--no-bias")) p.has_bias = false;
   if (take_flag(args, "--bias")) p.has_bias = true;
-  if (std::string a = take_option(args, "--align"); !a.empty()) p.alignment = std::stoi(a);
+  if (std::string a = take_option(args, "--align"); !a.empty()) {
+    const int64_t align = parse_integer("--align", a);
+    if (align < 1 || align > 16 || (align & (align - 1)) != 0)
+      throw std::invalid_argument("--align '" + a + "' is not 1, 2, 4, 8 or 16 (bytes)");
+    p.alignment = static_cast<int>(align);
+  }
   return p;
 }
 

@@ -15,5 +15,8 @@ int run_demo(std::vector<std::string> args);
 int run_emit(std::vector<std::string> args);
 int run_bench(std::vector<std::string> args);
 int run_doctor(std::vector<std::string> args);
+int run_compile(std::vector<std::string> args);
+int run_cache(std::vector<std::string> args);
+int run_config(std::vector<std::string> args);
 
 }  // namespace normjit::tools

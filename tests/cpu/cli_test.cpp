@@ -1,0 +1,338 @@
+// The normjit command, run as a user runs it (the built binary, NORMJIT_CLI_PATH), each test
+// with its own cache directory: help and exit codes, `compile` without a GPU, and the disk
+// cache's life cycle — ls, verify, export, clear, import — including damaged entries and bundles.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "normjit/normjit.hpp"
+#include "runtime/cache_bundle.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/nvrtc.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kSourceRoot = fs::path(__FILE__).parent_path().parent_path().parent_path();
+// A small problem: compiles in a fraction of a second.
+const char* kSmallProblem = "--kind rmsnorm --n 256 --dtype fp32";
+
+struct CliRun {
+  int code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs `normjit ARGS` through the shell and returns its exit code and output.
+CliRun normjit_cli(const std::string& args) {
+  const std::string command = std::string(NORMJIT_CLI_PATH) + " " + args + " 2>&1";
+  CliRun run;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return run;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) run.output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  run.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+size_t count_lines(const std::string& text) {
+  size_t n = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) n += line.empty() ? 0 : 1;
+  return n;
+}
+
+// Each test gets a fresh cache directory (NORMJIT_CACHE_DIR) and no user config file.
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static std::atomic<int> counter{0};
+    root_ = fs::temp_directory_path() / ("normjit-cli-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "cache");
+    fs::create_directories(root_ / "config");
+    setenv("NORMJIT_CACHE_DIR", cache_dir().c_str(), 1);
+    setenv("XDG_CONFIG_HOME", (root_ / "config").c_str(), 1);
+    unsetenv("NORMJIT_CONFIG");
+    unsetenv("NORMJIT_DISK_CACHE");
+  }
+  void TearDown() override {
+    unsetenv("NORMJIT_CACHE_DIR");
+    unsetenv("XDG_CONFIG_HOME");
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+  std::string cache_dir() const { return (root_ / "cache").string(); }
+  std::string path(const std::string& name) const { return (root_ / name).string(); }
+
+  std::vector<fs::path> entry_files() const {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(cache_dir()))
+      if (e.path().extension() == ".njk") out.push_back(e.path());
+    return out;
+  }
+  std::set<std::string> entry_keys() const {
+    std::set<std::string> out;
+    for (const fs::path& p : entry_files()) out.insert(p.stem().string());
+    return out;
+  }
+
+  static void skip_without_nvrtc() {
+    if (!normjit::runtime::Nvrtc::available()) GTEST_SKIP() << "NVRTC is not available here";
+  }
+
+  fs::path root_;
+};
+
+void flip_byte(const fs::path& file, std::streamoff from_end) {
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(-from_end, std::ios::end);
+  const char c = static_cast<char>(f.get());
+  f.seekp(-from_end, std::ios::end);
+  f.put(static_cast<char>(c ^ 0x01));
+}
+
+// --- help and exit codes -----------------------------------------------------------------
+
+TEST_F(Cli, HelpListsEverySubcommand) {
+  const CliRun run = normjit_cli("--help");
+  EXPECT_EQ(run.code, 0) << run.output;
+  for (const char* command : {"demo", "emit", "bench", "compile", "cache", "config", "doctor", "version"})
+    EXPECT_TRUE(contains(run.output, "  " + std::string(command) + " ")) << command << " in:\n" << run.output;
+  EXPECT_TRUE(contains(run.output, "exit codes: 0 ok, 1 the work failed, 2 bad usage, 3 no GPU")) << run.output;
+}
+
+TEST_F(Cli, EachSubcommandsHelpExitsZeroAndMentionsItsOptions) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
+      {"compile", {"--arch", "--shapes", "--jobs", "--cache-dir", "--dry-run", "--kind", "--n", "--dtype"}},
+      {"cache", {"ls", "stats", "verify", "clear", "export FILE", "import FILE", "--cache-dir"}},
+      {"config", {"default", "file", "env"}},
+      {"demo", {"--arch", "--cache-dir"}},
+      {"emit", {"--arch", "--ptx", "--resources", "--kind"}},
+      {"bench", {"--quick"}},
+      {"doctor", {"usage: normjit doctor"}},
+  };
+  for (const auto& [command, options] : commands) {
+    const CliRun run = normjit_cli(command + " --help");
+    EXPECT_EQ(run.code, 0) << command << ":\n" << run.output;
+    for (const std::string& option : options)
+      EXPECT_TRUE(contains(run.output, option)) << command << " --help should mention " << option << ":\n"
+                                                << run.output;
+  }
+}
+
+TEST_F(Cli, AnUnknownSubcommandExitsTwo) {
+  const CliRun run = normjit_cli("frobnicate");
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_TRUE(contains(run.output, "unknown command 'frobnicate'")) << run.output;
+}
+
+TEST_F(Cli, AnUnknownCacheActionExitsTwo) {
+  const CliRun run = normjit_cli("cache frobnicate");
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_TRUE(contains(run.output, "frobnicate")) << run.output;
+}
+
+TEST_F(Cli, CompileWithoutArchOnAMachineWithoutAGpuExitsTwoNamingArch) {
+  if (normjit::runtime::cuda_available()) GTEST_SKIP() << "a GPU is present: its arch is the default";
+  const CliRun run = normjit_cli(std::string("compile ") + kSmallProblem);
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_TRUE(contains(run.output, "--arch")) << run.output;
+  EXPECT_TRUE(entry_files().empty());
+}
+
+TEST_F(Cli, CompileRejectsABadArchOrJobCountAsBadUsage) {
+  EXPECT_EQ(normjit_cli(std::string("compile --arch 90 ") + kSmallProblem).code, 2);
+  EXPECT_EQ(normjit_cli(std::string("compile --arch sm_90 --jobs 0 ") + kSmallProblem).code, 2);
+  EXPECT_EQ(normjit_cli(std::string("compile --arch sm_90 --bogus ") + kSmallProblem).code, 2);
+}
+
+// --- compile -----------------------------------------------------------------------------
+
+TEST_F(Cli, CompileForAnArchWorksWithoutAGpuAndLeavesOneValidEntry) {
+  skip_without_nvrtc();
+  const CliRun run = normjit_cli("compile --arch sm_90 --kind rmsnorm --n 4096 --dtype bf16");
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "compiled 1, already cached 0, failed 0")) << run.output;
+  EXPECT_TRUE(contains(run.output, "[1/1] sm_90 rmsnorm N=4096 x=bf16")) << run.output;
+
+  const CliRun verify = normjit_cli("cache verify");
+  EXPECT_EQ(verify.code, 0) << verify.output;
+  const CliRun ls = normjit_cli("cache ls");
+  EXPECT_EQ(ls.code, 0) << ls.output;
+  EXPECT_EQ(count_lines(ls.output), 1u) << ls.output;
+  EXPECT_TRUE(contains(ls.output, "sm_90")) << ls.output;
+  EXPECT_TRUE(contains(ls.output, "valid")) << ls.output;
+}
+
+TEST_F(Cli, ASecondCompileReportsTheKernelAsAlreadyCached) {
+  skip_without_nvrtc();
+  ASSERT_EQ(normjit_cli(std::string("compile --arch sm_90 ") + kSmallProblem).code, 0);
+  const CliRun again = normjit_cli(std::string("compile --arch sm_90 ") + kSmallProblem);
+  EXPECT_EQ(again.code, 0) << again.output;
+  EXPECT_TRUE(contains(again.output, "compiled 0, already cached 1, failed 0")) << again.output;
+}
+
+TEST_F(Cli, CompileTakesItsProblemsFromAShapeFile) {
+  skip_without_nvrtc();
+  std::ofstream(path("shapes.toml")) << "[[problem]]\nkind = \"rmsnorm\"\nn = [128, 256]\ndtype = \"fp32\"\n";
+  const CliRun run = normjit_cli("compile --arch sm_90 --jobs 2 --shapes " + path("shapes.toml"));
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "compiled 2, already cached 0, failed 0")) << run.output;
+  EXPECT_EQ(entry_files().size(), 2u);
+}
+
+TEST_F(Cli, ABadShapeFileExitsTwoNamingTheKey) {
+  std::ofstream(path("shapes.toml")) << "[[problem]]\nkind = \"rmsnorm\"\nn = 64\ndtype = \"fp8\"\n";
+  const CliRun run = normjit_cli("compile --arch sm_90 --shapes " + path("shapes.toml"));
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_TRUE(contains(run.output, "dtype")) << run.output;
+  EXPECT_TRUE(contains(run.output, "\"fp8\"")) << run.output;
+}
+
+TEST_F(Cli, TheDefaultSetIsTheCommonShapeFile) {
+  const CliRun defaults = normjit_cli("compile --arch sm_90 --dry-run");
+  const CliRun common =
+      normjit_cli("compile --arch sm_90 --dry-run --shapes " + (kSourceRoot / "examples/shapes/common.toml").string());
+  ASSERT_EQ(defaults.code, 0) << defaults.output;
+  ASSERT_EQ(common.code, 0) << common.output;
+  EXPECT_EQ(defaults.output, common.output);
+  EXPECT_EQ(count_lines(defaults.output), 7u * 2 * 2) << "7 widths x LN/RMS x bf16/fp16";
+  EXPECT_TRUE(entry_files().empty()) << "--dry-run compiles nothing";
+}
+
+TEST_F(Cli, CompileIntoANamedCacheDirectory) {
+  skip_without_nvrtc();
+  const std::string other = path("other-cache");
+  const CliRun run = normjit_cli(std::string("compile --arch sm_90 --cache-dir ") + other + " " + kSmallProblem);
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_TRUE(entry_files().empty()) << "the configured directory is left alone";
+  EXPECT_EQ(count_lines(normjit_cli("cache ls --cache-dir " + other).output), 1u);
+}
+
+// --- cache -------------------------------------------------------------------------------
+
+TEST_F(Cli, ExportClearImportRestoresTheSameKeysAndLeavesNothingToCompile) {
+  skip_without_nvrtc();
+  ASSERT_EQ(normjit_cli(std::string("compile --arch sm_90,sm_80 ") + kSmallProblem).code, 0);
+  const std::set<std::string> keys = entry_keys();
+  ASSERT_EQ(keys.size(), 2u);
+
+  const CliRun exported = normjit_cli("cache export " + path("fleet.njbundle"));
+  ASSERT_EQ(exported.code, 0) << exported.output;
+  EXPECT_TRUE(contains(exported.output, "exported 2 entries")) << exported.output;
+  ASSERT_EQ(normjit_cli("cache clear").code, 0);
+  ASSERT_TRUE(entry_files().empty());
+
+  const CliRun imported = normjit_cli("cache import " + path("fleet.njbundle"));
+  ASSERT_EQ(imported.code, 0) << imported.output;
+  EXPECT_TRUE(contains(imported.output, "installed 2")) << imported.output;
+  EXPECT_EQ(entry_keys(), keys);
+  EXPECT_EQ(normjit_cli("cache verify").code, 0);
+
+  const CliRun again = normjit_cli(std::string("compile --arch sm_90,sm_80 ") + kSmallProblem);
+  EXPECT_EQ(again.code, 0) << again.output;
+  EXPECT_TRUE(contains(again.output, "compiled 0, already cached 2, failed 0")) << again.output;
+}
+
+TEST_F(Cli, VerifyNamesAnEntryWithAFlippedByteAndExitsOne) {
+  skip_without_nvrtc();
+  ASSERT_EQ(normjit_cli(std::string("compile --arch sm_90 ") + kSmallProblem).code, 0);
+  ASSERT_EQ(entry_files().size(), 1u);
+  const fs::path entry = entry_files()[0];
+  flip_byte(entry, 100);  // inside the cubin
+  const CliRun run = normjit_cli("cache verify");
+  EXPECT_EQ(run.code, 1) << run.output;
+  EXPECT_TRUE(contains(run.output, entry.string())) << run.output;
+  EXPECT_TRUE(contains(run.output, "checksum")) << run.output;
+  EXPECT_TRUE(contains(normjit_cli("cache ls").output, "INVALID"));
+}
+
+TEST_F(Cli, ImportOfABundleWithOneFlippedByteFailsAndInstallsNothing) {
+  skip_without_nvrtc();
+  ASSERT_EQ(normjit_cli(std::string("compile --arch sm_90 ") + kSmallProblem).code, 0);
+  ASSERT_EQ(normjit_cli("cache export " + path("fleet.njbundle")).code, 0);
+  ASSERT_EQ(normjit_cli("cache clear").code, 0);
+  flip_byte(path("fleet.njbundle"), 1000);
+  const CliRun run = normjit_cli("cache import " + path("fleet.njbundle"));
+  EXPECT_EQ(run.code, 1) << run.output;
+  EXPECT_TRUE(contains(run.output, "not a usable bundle")) << run.output;
+  EXPECT_TRUE(contains(run.output, "Nothing was installed")) << run.output;
+  EXPECT_TRUE(entry_files().empty());
+}
+
+TEST_F(Cli, ImportSkipsEntriesForAnotherNvrtcVersionAndSaysHowMany) {
+  skip_without_nvrtc();
+  normjit::runtime::Bundle bundle;
+  bundle.nvrtc_version = "12.8";  // not this machine's
+  bundle.normjit_version = normjit::version_string();
+  for (char c : {'a', 'b', 'c'}) bundle.entries.push_back({std::string(64, c), "sm_90", {'x'}});
+  normjit::runtime::write_bundle_file(path("old.njbundle"), normjit::runtime::encode_bundle(bundle));
+  const CliRun run = normjit_cli("cache import " + path("old.njbundle"));
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "skipped 3 entries for NVRTC 12.8")) << run.output;
+  EXPECT_TRUE(entry_files().empty());
+}
+
+TEST_F(Cli, ImportOfAFileThatDoesNotExistExitsOneNamingIt) {
+  const CliRun run = normjit_cli("cache import " + path("missing.njbundle"));
+  EXPECT_EQ(run.code, 1) << run.output;
+  EXPECT_TRUE(contains(run.output, path("missing.njbundle"))) << run.output;
+}
+
+TEST_F(Cli, StatsCountsEntriesAndBytes) {
+  skip_without_nvrtc();
+  ASSERT_EQ(normjit_cli(std::string("compile --arch sm_90 ") + kSmallProblem).code, 0);
+  const CliRun run = normjit_cli("cache stats");
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "entries:   1 (1 valid, 0 invalid)")) << run.output;
+  EXPECT_TRUE(contains(run.output, "sm_90: 1")) << run.output;
+}
+
+// --- config ------------------------------------------------------------------------------
+
+TEST_F(Cli, ConfigPrintsEveryKeyItsValueAndWhereItCameFrom) {
+  setenv("NORMJIT_LOG_LEVEL", "info", 1);
+  const CliRun run = normjit_cli("config");
+  unsetenv("NORMJIT_LOG_LEVEL");
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "config file: none")) << run.output;
+  for (const char* key : {"cache.dir", "cache.disk", "cache.max_bytes", "log.level", "tune.mode"})
+    EXPECT_TRUE(contains(run.output, key)) << key << " in:\n" << run.output;
+  std::istringstream lines(run.output);
+  bool log_line = false, dir_line = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("log.level", 0) == 0)
+      log_line = contains(line, "info") && contains(line, "env NORMJIT_LOG_LEVEL");
+    if (line.rfind("cache.dir", 0) == 0)
+      dir_line = contains(line, cache_dir()) && contains(line, "env NORMJIT_CACHE_DIR");
+  }
+  EXPECT_TRUE(log_line) << run.output;
+  EXPECT_TRUE(dir_line) << run.output;
+}
+
+TEST_F(Cli, ConfigNamesTheFileItReadAndTheKeysItSet) {
+  std::ofstream(path("config/normjit.toml")) << "[tune]\nmode = \"off\"\n";
+  setenv("NORMJIT_CONFIG", path("config/normjit.toml").c_str(), 1);
+  const CliRun run = normjit_cli("config");
+  unsetenv("NORMJIT_CONFIG");
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "config file: " + path("config/normjit.toml"))) << run.output;
+  EXPECT_TRUE(contains(run.output, "file " + path("config/normjit.toml"))) << run.output;
+}
+
+}  // namespace
