@@ -344,6 +344,10 @@ int run_bench(std::vector<std::string> args) {
     std::fflush(stdout);
     results.push_back(res);
   }
+  const CacheStats stats = engine.cache_stats();
+  std::printf("\nkernels: %llu compiled by NVRTC in this run, %llu read from the disk cache (%s)\n",
+              static_cast<unsigned long long>(stats.compiles), static_cast<unsigned long long>(stats.disk_hits),
+              engine.config().disk_cache ? engine.config().cache_dir.c_str() : "disk cache off");
   if (!json.empty()) write_json(json, name, copy_gbs, results);
   d.cuStreamDestroy(stream);
   return kExitOk;
