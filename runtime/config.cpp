@@ -8,6 +8,7 @@
 #include <toml++/toml.h>
 
 #include "normjit/normjit.hpp"
+#include "runtime/toml_messages.h"
 
 namespace normjit::runtime {
 namespace fs = std::filesystem;
@@ -26,29 +27,9 @@ constexpr const char* kKeys[] = {"cache.dir", "cache.disk", "cache.max_bytes", "
 std::string in_file(const std::string& origin, const std::string& key) { return "config " + origin + ": " + key; }
 std::string in_env(const char* name) { return std::string("environment variable ") + name; }
 
-// A value quoted for a message, cut short so a huge value cannot flood the terminal.
-std::string quoted(const std::string& v) {
-  constexpr size_t kShown = 80;
-  return "\"" + (v.size() > kShown ? v.substr(0, kShown) + "..." : v) + "\"";
-}
-
 std::string env(const char* name) {
   const char* v = std::getenv(name);
   return v ? std::string(v) : std::string();
-}
-
-// What a TOML value is, with the value itself where it is short: "the integer 5".
-std::string describe(const toml::node& n) {
-  std::ostringstream s;
-  switch (n.type()) {
-    case toml::node_type::string: return "the string " + quoted(n.as_string()->get());
-    case toml::node_type::integer: s << "the integer " << n.as_integer()->get(); return s.str();
-    case toml::node_type::floating_point: s << "the number " << n.as_floating_point()->get(); return s.str();
-    case toml::node_type::boolean: return n.as_boolean()->get() ? "the boolean true" : "the boolean false";
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    default: return "a date/time";
-  }
 }
 
 LogLevel parse_log_level(const std::string& v, const std::string& where) {
@@ -99,18 +80,18 @@ Config defaults() {
 }
 
 const std::string& want_string(const toml::node& node, const std::string& where) {
-  if (!node.is_string()) bad(where, "is " + describe(node), "it must be a string");
+  if (!node.is_string()) bad(where, "is " + describe_value(node), "it must be a string");
   return node.as_string()->get();
 }
 
 uint64_t want_size(const toml::node& node, const std::string& where) {
   if (node.is_integer()) {
     const int64_t v = node.as_integer()->get();
-    if (v <= 0) bad(where, "is " + describe(node), "it must be a positive number of bytes");
+    if (v <= 0) bad(where, "is " + describe_value(node), "it must be a positive number of bytes");
     return static_cast<uint64_t>(v);
   }
   if (node.is_string()) return parse_size(node.as_string()->get(), where);
-  bad(where, "is " + describe(node), "use a positive integer, or a string with a K, M or G suffix (\"2G\")");
+  bad(where, "is " + describe_value(node), "use a positive integer, or a string with a K, M or G suffix (\"2G\")");
 }
 
 // One key of a known table; returns false when the key is not known.
@@ -118,7 +99,7 @@ bool apply_key(Config& c, const std::string& key, const toml::node& node, const 
   if (key == "cache.dir") {
     c.cache_dir = want_string(node, where);
   } else if (key == "cache.disk") {
-    if (!node.is_boolean()) bad(where, "is " + describe(node), "it must be true or false");
+    if (!node.is_boolean()) bad(where, "is " + describe_value(node), "it must be true or false");
     c.disk_cache = node.as_boolean()->get();
   } else if (key == "cache.max_bytes") {
     c.cache_max_bytes = want_size(node, where);
@@ -144,7 +125,7 @@ void apply_table(Config& c, const toml::table& root, const std::string& origin) 
     if (section != "cache" && section != "log" && section != "tune")
       bad(in_file(origin, section), "is not a known table", "the tables are [cache], [log] and [tune]");
     const toml::table* table = section_node.as_table();
-    if (!table) bad(in_file(origin, section), "is " + describe(section_node), "it must be a table ([" + section + "])");
+    if (!table) bad(in_file(origin, section), "is " + describe_value(section_node), "it must be a table ([" + section + "])");
     for (const auto& [name_key, node] : *table) {
       const std::string key = section + "." + std::string(name_key.str());
       if (!apply_key(c, key, node, in_file(origin, key)))

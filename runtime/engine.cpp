@@ -54,6 +54,25 @@ CUcontext context_of(CUstream stream, const What& what) {
   return ctx;
 }
 
+// A launch of `groups` clusters of config.cluster blocks; `attribute` must outlive the result.
+CUlaunchConfig cluster_launch(const codegen::LaunchConfig& config, int64_t groups, unsigned shared_bytes,
+                              CUstream stream, CUlaunchAttribute& attribute) {
+  attribute = CUlaunchAttribute{};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attribute.value.clusterDim.x = static_cast<unsigned>(config.cluster);
+  attribute.value.clusterDim.y = attribute.value.clusterDim.z = 1;
+  CUlaunchConfig launch{};
+  launch.gridDimX = static_cast<unsigned>(groups * config.cluster);
+  launch.gridDimY = launch.gridDimZ = 1;
+  launch.blockDimX = static_cast<unsigned>(config.threads);
+  launch.blockDimY = launch.blockDimZ = 1;
+  launch.sharedMemBytes = shared_bytes;
+  launch.hStream = stream;
+  launch.attrs = &attribute;
+  launch.numAttrs = 1;
+  return launch;
+}
+
 // Frees a stream-ordered allocation on every way out.
 struct StreamAllocation {
   CUdeviceptr ptr = 0;
@@ -175,17 +194,8 @@ const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p
   } else {
     if (k->config.cluster > 8)
       NJ_CU(d.cuFuncSetAttribute(k->backward, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), what);
-    CUlaunchAttribute cluster{};
-    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    cluster.value.clusterDim.x = static_cast<unsigned>(k->config.cluster);
-    cluster.value.clusterDim.y = cluster.value.clusterDim.z = 1;
-    CUlaunchConfig launch{};
-    launch.gridDimX = static_cast<unsigned>(k->config.cluster);
-    launch.gridDimY = launch.gridDimZ = 1;
-    launch.blockDimX = static_cast<unsigned>(k->config.threads);
-    launch.blockDimY = launch.blockDimZ = 1;
-    launch.attrs = &cluster;
-    launch.numAttrs = 1;
+    CUlaunchAttribute cluster;
+    const CUlaunchConfig launch = cluster_launch(k->config, 1, k->shared_bytes, nullptr, cluster);
     int clusters = 0;
     NJ_CU(d.cuOccupancyMaxActiveClusters(&clusters, k->backward, &launch), what);
     if (clusters < 1)
@@ -246,18 +256,8 @@ void Engine::Impl::launch_backward(const NormProblem& problem, const BackwardArg
                              1, 1, k.shared_bytes, stream, kernel_args, nullptr),
             what() + ": launching");
     } else {
-      CUlaunchAttribute cluster{};
-      cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-      cluster.value.clusterDim.x = static_cast<unsigned>(k.config.cluster);
-      cluster.value.clusterDim.y = cluster.value.clusterDim.z = 1;
-      CUlaunchConfig launch{};
-      launch.gridDimX = static_cast<unsigned>(groups * k.config.cluster);
-      launch.gridDimY = launch.gridDimZ = 1;
-      launch.blockDimX = static_cast<unsigned>(k.config.threads);
-      launch.blockDimY = launch.blockDimZ = 1;
-      launch.hStream = stream;
-      launch.attrs = &cluster;
-      launch.numAttrs = 1;
+      CUlaunchAttribute cluster;
+      const CUlaunchConfig launch = cluster_launch(k.config, groups, k.shared_bytes, stream, cluster);
       NJ_CU(d.cuLaunchKernelEx(&launch, k.backward, kernel_args, nullptr), what() + ": launching");
     }
   }

@@ -8,6 +8,7 @@
 
 #include "codegen/norm_problem.h"
 #include "normjit/normjit.hpp"
+#include "runtime/toml_messages.h"
 
 namespace normjit::runtime {
 namespace {
@@ -20,25 +21,6 @@ constexpr const char* kKeyList = "kind, n, dtype, dy_dtype, dx_dtype, weight_dty
 
 [[noreturn]] void bad(const std::string& where, const std::string& what, const std::string& accepted) {
   throw Error(Status::ConfigError, "normjit: shapes " + where + " " + what + "; " + accepted + ".");
-}
-
-std::string quoted(const std::string& v) {
-  constexpr size_t kShown = 80;
-  return "\"" + (v.size() > kShown ? v.substr(0, kShown) + "..." : v) + "\"";
-}
-
-// What a TOML value is, with the value itself where it is short: "the integer 5".
-std::string describe(const toml::node& n) {
-  std::ostringstream s;
-  switch (n.type()) {
-    case toml::node_type::string: return "the string " + quoted(n.as_string()->get());
-    case toml::node_type::integer: s << "the integer " << n.as_integer()->get(); return s.str();
-    case toml::node_type::floating_point: s << "the number " << n.as_floating_point()->get(); return s.str();
-    case toml::node_type::boolean: return n.as_boolean()->get() ? "the boolean true" : "the boolean false";
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    default: return "a date/time";
-  }
 }
 
 // Reads one [[problem]] table; `where` prefixes every message with the file and the entry.
@@ -66,14 +48,14 @@ class EntryReader {
   }
 
   std::string string(const toml::node& node, const std::string& key, const std::string& accepted) const {
-    if (!node.is_string()) bad(at(key), "is " + describe(node), accepted);
+    if (!node.is_string()) bad(at(key), "is " + describe_value(node), accepted);
     return node.as_string()->get();
   }
 
   bool boolean(const std::string& key, bool fallback) const {
     const toml::node* node = find(key);
     if (!node) return fallback;
-    if (!node->is_boolean()) bad(at(key), "is " + describe(*node), "it must be true or false");
+    if (!node->is_boolean()) bad(at(key), "is " + describe_value(*node), "it must be true or false");
     return node->as_boolean()->get();
   }
 
@@ -84,7 +66,7 @@ class EntryReader {
     if (!node) return {};
     std::vector<int64_t> out;
     auto take = [&](const toml::node& item, const std::string& item_where) {
-      if (!item.is_integer() || !ok(item.as_integer()->get())) bad(item_where, "is " + describe(item), accepted);
+      if (!item.is_integer() || !ok(item.as_integer()->get())) bad(item_where, "is " + describe_value(item), accepted);
       out.push_back(item.as_integer()->get());
     };
     if (const toml::array* list = node->as_array()) {
@@ -106,7 +88,7 @@ class EntryReader {
     if (v == "fp16") return DType::F16;
     if (v == "bf16") return DType::BF16;
     if (allow_same && v == "same") return DType::Default;
-    bad(at(key), "is " + describe(*node), accepted);
+    bad(at(key), "is " + describe_value(*node), accepted);
   }
 
  private:
@@ -125,7 +107,7 @@ std::vector<ShapeProblem> read_entry(const toml::table& table, int entry, const 
   const std::string kind = r.string(kind_node, "kind", kinds);
   if (kind == "layernorm") base.kind = NormKind::LayerNorm;
   else if (kind == "rmsnorm") base.kind = NormKind::RMSNorm;
-  else bad(r.at("kind"), "is " + describe(kind_node), kinds);
+  else bad(r.at("kind"), "is " + describe_value(kind_node), kinds);
 
   r.required("n", "give the hidden size, or a list of them (n = [4096, 5120])");
   const std::vector<int64_t> ns =
@@ -189,7 +171,7 @@ std::vector<ShapeProblem> parse_shape_text(const std::string& text, const std::s
   if (!problems) bad(origin, "lists no problems", "add a [[problem]] table with kind, n and dtype");
   const toml::array* list = problems->as_array();
   if (!list || !list->is_array_of_tables())
-    bad(origin + ": problem", "is " + describe(*problems), "write each problem as a [[problem]] table");
+    bad(origin + ": problem", "is " + describe_value(*problems), "write each problem as a [[problem]] table");
   if (list->empty()) bad(origin, "lists no problems", "add a [[problem]] table with kind, n and dtype");
 
   std::vector<ShapeProblem> out;

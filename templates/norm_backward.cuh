@@ -407,20 +407,28 @@ __device__ __forceinline__ void backward_rows_streamed(const BackwardParams& p) 
     const TX* x_row = p.x + row * p.x_stride;
     const TDY* dy_row = p.dy + row * p.dy_stride;
 
-    float2 sums = make_float2(0.f, 0.f);
-#pragma unroll 2
-    for (i64 s = lane; s < kSlots; s += kThreads) {
-      const i64 col = s * kVec;
-      float x[kVec], dy[kVec], w[kVec];
+    // Reads slot s of the row from memory: x̂, g = dy·γ, and dy itself.
+    auto slot = [&](i64 col, float (&xhat)[kVec], float (&gw)[kVec], float (&dy)[kVec]) {
+      float x[kVec], w[kVec];
       load_slot<TX, kVec, kAlign, kN>(x_row, col, x);
       load_slot<TDY, kVec, kAlign, kN>(dy_row, col, dy);
       if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
-        const float xhat = normalized(x[j], mean, rstd);
-        const float gw = kHasWeight ? dy[j] * w[j] : dy[j];
-        sums.x += gw;
-        sums.y += gw * xhat;
+        xhat[j] = normalized(x[j], mean, rstd);
+        gw[j] = kHasWeight ? dy[j] * w[j] : dy[j];
+      }
+    };
+
+    float2 sums = make_float2(0.f, 0.f);
+#pragma unroll 2
+    for (i64 s = lane; s < kSlots; s += kThreads) {
+      float xhat[kVec], gw[kVec], dy[kVec];
+      slot(s * kVec, xhat, gw, dy);
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        sums.x += gw[j];
+        sums.y += gw[j] * xhat[j];
       }
     }
     sums = reducer.sum(sums, 0, lane);
@@ -429,18 +437,14 @@ __device__ __forceinline__ void backward_rows_streamed(const BackwardParams& p) 
 #pragma unroll 2
     for (i64 s = lane; s < kSlots; s += kThreads) {
       const i64 col = s * kVec;
-      float x[kVec], dy[kVec], w[kVec], out[kVec];
-      load_slot<TX, kVec, kAlign, kN>(x_row, col, x);
-      load_slot<TDY, kVec, kAlign, kN>(dy_row, col, dy);
-      if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
+      float xhat[kVec], gw[kVec], dy[kVec], out[kVec];
+      slot(col, xhat, gw, dy);
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
-        const float xhat = normalized(x[j], mean, rstd);
-        const float gw = kHasWeight ? dy[j] * w[j] : dy[j];
-        out[j] = input_grad(gw, xhat, rstd, mean_g, mean_gx);
+        out[j] = input_grad(gw[j], xhat[j], rstd, mean_g, mean_gx);
         // The block owns its partial row and each column always falls to the same thread.
         if (col + j < kN) {
-          if constexpr (kHasWeight) dw_out[col + j] = (first ? 0.f : dw_out[col + j]) + dy[j] * xhat;
+          if constexpr (kHasWeight) dw_out[col + j] = (first ? 0.f : dw_out[col + j]) + dy[j] * xhat[j];
           if constexpr (kHasBias) db_out[col + j] = (first ? 0.f : db_out[col + j]) + dy[j];
         }
       }
