@@ -1,5 +1,6 @@
 // The C API: each entry point converts normjit::Error (and anything else thrown) into a status
 // and a thread-local message, so no exception ever crosses into C.
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -42,14 +43,24 @@ nj_status invalid(const std::string& message) {
   return NJ_ERR_INVALID_ARGUMENT;
 }
 
+// A C caller may store any int in an enum field; loading an out-of-range value as the C++ enum
+// type is undefined, so the bits are read as an int and validated later (validate_problem).
+template <class Enum>
+int bits_of(const Enum& field) {
+  static_assert(sizeof(Enum) == sizeof(int), "C enums are int-sized here");
+  int v;
+  std::memcpy(&v, &field, sizeof v);
+  return v;
+}
+
 normjit::NormProblem to_cpp(const nj_problem& p) {
   normjit::NormProblem out;
-  out.kind = static_cast<normjit::NormKind>(p.kind);
+  out.kind = static_cast<normjit::NormKind>(bits_of(p.kind));
   out.n = p.n;
-  out.x_dtype = static_cast<normjit::DType>(p.x_dtype);
-  out.dy_dtype = static_cast<normjit::DType>(p.dy_dtype);
-  out.dx_dtype = static_cast<normjit::DType>(p.dx_dtype);
-  out.weight_dtype = static_cast<normjit::DType>(p.weight_dtype);
+  out.x_dtype = static_cast<normjit::DType>(bits_of(p.x_dtype));
+  out.dy_dtype = static_cast<normjit::DType>(bits_of(p.dy_dtype));
+  out.dx_dtype = static_cast<normjit::DType>(bits_of(p.dx_dtype));
+  out.weight_dtype = static_cast<normjit::DType>(bits_of(p.weight_dtype));
   out.has_weight = p.has_weight != 0;
   out.has_bias = p.has_bias != 0;
   out.alignment = p.alignment == 0 ? 16 : p.alignment;

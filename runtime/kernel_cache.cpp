@@ -1,5 +1,6 @@
 #include "runtime/kernel_cache.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "normjit/normjit.hpp"
@@ -10,8 +11,9 @@ std::vector<char> KernelCache::pack(const CompiledKernel& k) {
   std::vector<char> out(8 + k.log.size() + k.cubin.size());
   const uint64_t log_size = k.log.size();
   std::memcpy(out.data(), &log_size, 8);
-  std::memcpy(out.data() + 8, k.log.data(), k.log.size());
-  std::memcpy(out.data() + 8 + k.log.size(), k.cubin.data(), k.cubin.size());
+  // std::copy, not memcpy: an empty log or cubin may have a null data().
+  std::copy(k.log.begin(), k.log.end(), out.begin() + 8);
+  std::copy(k.cubin.begin(), k.cubin.end(), out.begin() + 8 + static_cast<std::ptrdiff_t>(k.log.size()));
   return out;
 }
 

@@ -6,7 +6,8 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <regex>
+#include <charconv>
+#include <string_view>
 #include <sstream>
 
 #include "normjit/normjit.hpp"
@@ -193,30 +194,47 @@ std::string Nvrtc::compile_to_ptx(const std::string& source, const std::string& 
   return ptx;
 }
 
+namespace {
+
+// The number ending just before `suffix` in line ("Used 40 registers" -> 40 for " registers"),
+// or -1. Plain scanning and from_chars: log text from disk may be hostile, and std::regex
+// recurses per character and std::stoi throws.
+int number_before(std::string_view line, std::string_view suffix) {
+  const size_t at = line.find(suffix);
+  if (at == std::string_view::npos || at == 0) return -1;
+  size_t begin = at;
+  while (begin > 0 && line[begin - 1] >= '0' && line[begin - 1] <= '9') --begin;
+  int value = -1;
+  const auto result = std::from_chars(line.data() + begin, line.data() + at, value);
+  return result.ec == std::errc() && result.ptr == line.data() + at ? value : -1;
+}
+
+}  // namespace
+
 std::vector<KernelResources> parse_ptxas_report(const std::string& log) {
-  static const std::regex entry(R"(Compiling entry function '([^']+)')");
-  static const std::regex frame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
-  static const std::regex regs(R"(Used (\d+) registers)");
-  static const std::regex smem(R"((\d+) bytes smem)");
+  constexpr std::string_view kEntry = "Compiling entry function '";
   std::vector<KernelResources> out;
-  std::istringstream lines(log);
-  std::string line;
-  std::smatch m;
-  while (std::getline(lines, line)) {
-    if (std::regex_search(line, m, entry)) {
+  std::string_view rest(log);
+  while (!rest.empty()) {
+    const size_t end = rest.find('\n');
+    const std::string_view line = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    if (const size_t at = line.find(kEntry); at != std::string_view::npos) {
+      const std::string_view name = line.substr(at + kEntry.size());
       out.push_back({});
-      out.back().function = m[1];
+      out.back().function = std::string(name.substr(0, name.find('\'')));
       continue;
     }
     if (out.empty()) continue;
     KernelResources& k = out.back();
-    if (std::regex_search(line, m, frame)) {
-      k.stack_bytes = std::stoi(m[1]);
-      k.spill_stores = std::stoi(m[2]);
-      k.spill_loads = std::stoi(m[3]);
-    }
-    if (std::regex_search(line, m, regs)) k.registers = std::stoi(m[1]);
-    if (std::regex_search(line, m, smem)) k.shared_bytes = std::stoi(m[1]);
+    auto set = [](int& field, int value) {
+      if (value >= 0) field = value;
+    };
+    set(k.stack_bytes, number_before(line, " bytes stack frame"));
+    set(k.spill_stores, number_before(line, " bytes spill stores"));
+    set(k.spill_loads, number_before(line, " bytes spill loads"));
+    set(k.registers, number_before(line, " registers"));
+    set(k.shared_bytes, number_before(line, " bytes smem"));
   }
   return out;
 }
