@@ -5,10 +5,10 @@
 #include "codegen/kernel_source.h"
 #include "codegen/norm_problem.h"
 #include "runtime/config.h"
-#include "runtime/cuda_driver.h"
 #include "runtime/engine_impl.h"
 #include "runtime/nvrtc.h"
 #include "tools/problem_flags.h"
+#include "tools/target_archs.h"
 #include "tools/subcommands.h"
 
 namespace normjit::tools {
@@ -37,11 +37,6 @@ std::vector<NormProblem> demo_problems() {
   return out;
 }
 
-int parse_arch(const std::string& text) {
-  if (text.rfind("sm_", 0) != 0) throw std::invalid_argument("--arch '" + text + "' is not of the form sm_XY");
-  return std::stoi(text.substr(3));
-}
-
 }  // namespace
 
 int run_demo(std::vector<std::string> args) {
@@ -66,17 +61,12 @@ int run_demo(std::vector<std::string> args) {
   Engine::Impl& impl = engine.impl();
   int sm = 90;
   std::string where = "no GPU here; compiling for sm_90";
+  std::string why;
   if (!arch.empty()) {
-    sm = parse_arch(arch);
-    where = "compiling for " + arch;
-  } else if (std::string why; runtime::cuda_available(&why)) {
-    const auto& d = runtime::driver();
-    CUdevice dev;
-    int major = 0, minor = 0;
-    d.cuDeviceGet(&dev, 0);
-    d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-    d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-    sm = major * 10 + minor;
+    sm = parse_arch_list({arch}).front();
+    where = "compiling for sm_" + std::to_string(sm);
+  } else if (const std::vector<int> present = gpu_archs(&why); !present.empty()) {
+    sm = present.front();
     where = "compiling for this machine's GPU, sm_" + std::to_string(sm);
   }
   const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();

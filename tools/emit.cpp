@@ -7,6 +7,7 @@
 #include "runtime/engine_impl.h"
 #include "runtime/nvrtc.h"
 #include "tools/problem_flags.h"
+#include "tools/target_archs.h"
 #include "tools/subcommands.h"
 
 namespace normjit::tools {
@@ -24,12 +25,11 @@ int run_emit(std::vector<std::string> args) {
   const bool resources = take_flag(args, "--resources");
   std::string arch = take_option(args, "--arch");
   if (arch.empty()) arch = "sm_90";
-  if (arch.rfind("sm_", 0) != 0) throw std::invalid_argument("--arch '" + arch + "' is not of the form sm_XY");
   const NormProblem problem = parse_problem_flags(args);
   if (!args.empty()) throw std::invalid_argument("unexpected argument '" + args.front() + "'");
   codegen::validate_problem(problem);
   const NormProblem p = codegen::resolve_problem(problem);
-  const int sm = std::stoi(arch.substr(3));
+  const int sm = parse_arch_list({arch}).front();
   const codegen::LaunchConfig config = codegen::choose_launch_config(p, sm);
   const codegen::KernelSource source = codegen::generate_backward_source(p, config);
   if (!ptx && !resources) {
