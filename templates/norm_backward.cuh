@@ -67,6 +67,36 @@ __device__ __forceinline__ i64 slot_column(int i, int lane, unsigned rank) {
   return col < kN ? col : kN;
 }
 
+// One row group's dγ (or dβ) value for a column: into the group's fp32 partial row or, when
+// the launch is a single row group (p.partial null), converted as the gradient itself.
+__device__ __forceinline__ void put_group_sum(float* partial_row, TW* gradient, i64 col, float v) {
+  if (partial_row) partial_row[col] = v;
+  else gradient[col] = from_f32<TW>(v);
+}
+__device__ __forceinline__ float* weight_partial_row(const BackwardParams& p) {
+  return p.partial ? p.partial + row_group() * kN : nullptr;
+}
+__device__ __forceinline__ float* bias_partial_row(const BackwardParams& p) {
+  return p.partial ? bias_partials(p) + row_group() * kN : nullptr;
+}
+
+// The thread's slots of its row group's dγ/dβ (one row per block: each column has one owner).
+__device__ __forceinline__ void write_group_sums(const BackwardParams& p, const float (&dw)[kIters][kVec],
+                                                 const float (&db)[kIters][kVec], int lane, unsigned rank) {
+  float* dw_out = weight_partial_row(p);
+  float* db_out = bias_partial_row(p);
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    const i64 col = slot_column(i, lane, rank);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      if (col + j < kN) {
+        if constexpr (kHasWeight) put_group_sum(dw_out, p.dweight, col + j, dw[i][j]);
+        if constexpr (kHasBias) put_group_sum(db_out, p.dbias, col + j, db[i][j]);
+      }
+  }
+}
+
 // Row sums of the whole row: within a cluster, each block's sums meet in shared memory and
 // every block adds them in rank order, so all blocks hold the same bits.
 template <int kBuffers = 2>
@@ -200,24 +230,8 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
     // One partial row per row group (each block of a cluster writes its slice); a launch of a
     // single row group writes dγ/dβ themselves and needs no reduction. Several rows per block
     // meet in shared memory first, added in row_in_block order.
-    const bool direct = p.partial == nullptr;
-    float* dw_out = direct ? nullptr : p.partial + row_group() * kN;
-    float* db_out = direct ? nullptr : bias_partials(p) + row_group() * kN;
-    auto put = [direct](float* partial_row, TW* gradient, i64 col, float v) {
-      if (direct) gradient[col] = from_f32<TW>(v);
-      else partial_row[col] = v;
-    };
     if constexpr (kRowsPerBlock == 1) {
-#pragma unroll
-      for (int i = 0; i < kIters; ++i) {
-        const i64 col = slot_column(i, lane, rank);
-#pragma unroll
-        for (int j = 0; j < kVec; ++j)
-          if (col + j < kN) {
-            if constexpr (kHasWeight) put(dw_out, p.dweight, col + j, dw[i][j]);
-            if constexpr (kHasBias) put(db_out, p.dbias, col + j, db[i][j]);
-          }
-      }
+      write_group_sums(p, dw, db, lane, rank);
     } else {
       __shared__ float merged[kRowsPerBlock > 1 ? kN : 1];
       auto merge_and_store = [&](float (&acc)[kIters][kVec], float* out, TW* gradient) {
@@ -233,11 +247,11 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
           }
           __syncthreads();
         }
-        for (i64 c = threadIdx.x; c < kN; c += kThreads) put(out, gradient, c, merged[c]);
+        for (i64 c = threadIdx.x; c < kN; c += kThreads) put_group_sum(out, gradient, c, merged[c]);
         __syncthreads();
       };
-      if constexpr (kHasWeight) merge_and_store(dw, dw_out, p.dweight);
-      if constexpr (kHasBias) merge_and_store(db, db_out, p.dbias);
+      if constexpr (kHasWeight) merge_and_store(dw, weight_partial_row(p), p.dweight);
+      if constexpr (kHasBias) merge_and_store(db, bias_partial_row(p), p.dbias);
     }
   }
   // No block may leave while another of its cluster may still read its shared memory.
@@ -364,28 +378,7 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
     stage ^= 1;
   }
   cp_async_wait<0>();
-
-  if constexpr (kAccumulate) {
-    const bool direct = p.partial == nullptr;
-    float* dw_out = direct ? nullptr : p.partial + row_group() * kN;
-    float* db_out = direct ? nullptr : bias_partials(p) + row_group() * kN;
-#pragma unroll
-    for (int i = 0; i < kIters; ++i) {
-      const i64 col = slot_column(i, lane, 0);
-#pragma unroll
-      for (int j = 0; j < kVec; ++j)
-        if (col + j < kN) {
-          if constexpr (kHasWeight) {
-            if (direct) p.dweight[col + j] = from_f32<TW>(dw[i][j]);
-            else dw_out[col + j] = dw[i][j];
-          }
-          if constexpr (kHasBias) {
-            if (direct) p.dbias[col + j] = from_f32<TW>(db[i][j]);
-            else db_out[col + j] = db[i][j];
-          }
-        }
-    }
-  }
+  if constexpr (kAccumulate) write_group_sums(p, dw, db, lane, 0);
 }
 
 // ---- rows streamed twice (too long for registers) --------------------------------------------
