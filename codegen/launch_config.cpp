@@ -33,9 +33,22 @@ bool operator==(const LaunchConfig& a, const LaunchConfig& b) {
 
 size_t dynamic_shared_bytes(const NormProblem& p, const LaunchConfig& c) {
   if (!c.staged) return 0;
-  const int64_t slots = ceil_div(ceil_div(p.n, c.vec), c.cluster);
-  const int64_t per_slot = int64_t{c.vec} * (dtype_size(p.x_dtype) + dtype_size(p.dy_dtype));
-  return static_cast<size_t>(2 * slots * per_slot);
+  // templates/norm_backward.cuh, StagePlan: each tensor's slice rounded up to 16 bytes, plus 16
+  // bytes of room for the shift of rows aligned to less than 16; two stages.
+  const int64_t slice_cols = ceil_div(ceil_div(p.n, c.vec), c.cluster) * c.vec;
+  const int64_t shift_room = p.alignment < 16 ? 16 : 0;
+  auto stage_bytes = [&](DType t) { return ceil_div(slice_cols * dtype_size(t) + shift_room, 16) * 16; };
+  return static_cast<size_t>(2 * (stage_bytes(p.x_dtype) + stage_bytes(p.dy_dtype)));
+}
+
+// Dynamic shared memory one block may use on compute capability `sm`, leaving 1 KB for the
+// kernel's static buffers (CUDA C Programming Guide, "Technical Specifications per Compute
+// Capability"); 0 where rows are not staged (before sm_80).
+size_t max_stage_bytes(int sm) {
+  if (sm < 80) return 0;
+  if (sm == 80 || sm == 87) return (163 - 1) * 1024;
+  if (sm == 90 || sm == 100 || sm == 103) return (227 - 1) * 1024;
+  return (99 - 1) * 1024;  // sm_86, sm_89, sm_120 and anything not listed
 }
 
 LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
@@ -53,6 +66,34 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
     const int64_t threads = ceil_div(ceil_div(per_block_slots, iters), 32) * 32;
     c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
   };
+  // Staged rows (sm_80+) read 16-byte vectors of x from shared memory whatever the rows'
+  // alignment: a row aligned to less lands shifted in its stage. Registers then hold only the
+  // dγ/dβ accumulators: as many slots a thread as the register path holds (2 in 16-bit types:
+  // 92 registers at N = 4096), or kMaxStagedSlotsPerThread where even a cluster of 16 needs more.
+  const int staged_vec = 16 / dtype_size(p.x_dtype);
+  const int64_t staged_slots = ceil_div(p.n, staged_vec);
+  const int staged_iters = std::max(1, kMaxRegisterElementsPerThread / staged_vec);
+  const int64_t staged_block = int64_t{kMaxRegisterRowThreads} * staged_iters;
+  const int64_t staged_block_max = int64_t{kMaxRegisterRowThreads} * kMaxStagedSlotsPerThread;
+  const bool aligned = c.vec == staged_vec;
+  // Stages one row per block (cluster 1) or per cluster of the fewest blocks of `iters` slots a
+  // thread; false when the stages would not fit in shared memory.
+  auto stage = [&](int64_t block_slots_at_most, int iters) {
+    LaunchConfig s;
+    s.vec = staged_vec;
+    s.staged = true;
+    s.cluster = next_pow2(ceil_div(staged_slots, block_slots_at_most));
+    const int64_t per_block = ceil_div(staged_slots, s.cluster);
+    s.threads = s.threads_per_row =
+        static_cast<int>(std::max<int64_t>(ceil_div(ceil_div(per_block, iters), 32) * 32, 64));
+    // Two blocks of 512 threads leave 64 registers a thread: fp16 and fp32 rows then spill.
+    const bool two_fit = s.cluster == 1 && iters == staged_iters && s.threads <= 448 &&
+                         dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
+    s.min_blocks_per_sm = two_fit ? 2 : 1;
+    if (dynamic_shared_bytes(p, s) > max_stage_bytes(sm)) return false;
+    c = s;
+    return true;
+  };
   if (slots <= 32) {
     // Short rows: a power-of-two group of lanes per row, many rows per block.
     c.threads_per_row = next_pow2(slots);
@@ -60,23 +101,20 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
   } else if (slots <= int64_t{32} * max_iters) {
     c.threads_per_row = 32;  // one warp per row
     c.threads = 256;
-  } else if (sm >= 90 && slots <= prefetch_block) {
+  } else if (sm >= 90 && aligned && slots <= prefetch_block) {
     c.prefetch = true;
     one_row_per_block(slots, prefetch_iters);
+  } else if (sm >= 80 && staged_slots <= staged_block && stage(staged_block, staged_iters)) {
+    // One row per block, staged.
+  } else if (sm >= 90 && staged_slots <= staged_block * kMaxCluster && stage(staged_block, staged_iters)) {
+    // Too long for one block: a cluster shares the row, each block staging its slice, so x
+    // and dy are still read once.
+  } else if (sm >= 90 && staged_slots <= staged_block_max * kMaxCluster && stage(staged_block_max, kMaxStagedSlotsPerThread)) {
+    // Longer still: a cluster of 16 with more slots a thread.
   } else if (slots <= block_slots) {
     one_row_per_block(slots, max_iters);
-    // sm_80+: with the row staged in shared memory, registers hold only the accumulators, so
-    // budget for two blocks (two rows in flight) per SM.
-    const bool vectors_fit = p.alignment >= 16 && c.vec * dtype_size(p.x_dtype) == 16 &&
-                             c.vec * dtype_size(p.dy_dtype) % 16 == 0;
-    if (sm >= 80 && vectors_fit) {
-      c.staged = true;
-      // Two blocks of 512 threads leave 64 registers a thread: fp16 and fp32 rows then spill.
-      c.min_blocks_per_sm = c.threads <= 448 && dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2 ? 2 : 1;
-    }
   } else if (sm >= 90 && slots <= block_slots * kMaxCluster) {
-    // Too long for one block's registers: a cluster of blocks shares the row, a slice each,
-    // so x and dy are still read once.
+    // Stages that do not fit in shared memory: the cluster's slices in registers instead.
     while (c.cluster * block_slots < slots) c.cluster *= 2;
     one_row_per_block(ceil_div(slots, c.cluster), max_iters);
   } else {
@@ -97,17 +135,19 @@ void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
   if (c.threads_per_row > 32 && c.threads_per_row % 32 != 0) fail("threads_per_row above 32 must be a multiple of 32");
   if (c.threads_per_row <= 32 && !is_pow2(c.threads_per_row)) fail("threads_per_row up to 32 must be a power of two");
   if (!is_pow2(c.vec) || c.vec * dtype_size(p.x_dtype) > 16) fail("vec must be a power of two of at most 16 bytes of x");
-  if (c.vec * dtype_size(p.x_dtype) > std::max(p.alignment, dtype_size(p.x_dtype)))
-    fail("vec is wider than the row alignment allows");
+  if (!c.staged && c.vec * dtype_size(p.x_dtype) > std::max(p.alignment, dtype_size(p.x_dtype)))
+    fail("vec is wider than the row alignment allows (only staged rows may be less aligned than their vectors)");
   if (!c.row_in_registers && c.rows_per_block() != 1) fail("streamed rows need threads_per_row == threads");
   if (!is_pow2(c.cluster) || c.cluster > kMaxCluster) fail("cluster must be a power of two up to 16");
   if (c.cluster > 1 && (c.rows_per_block() != 1 || !c.row_in_registers))
     fail("a cluster shares one row held in registers");
   if (c.prefetch && (!c.row_in_registers || c.rows_per_block() != 1)) fail("prefetch needs one row per block in registers");
-  if (c.staged && (c.rows_per_block() != 1 || c.cluster != 1 || c.prefetch || !c.row_in_registers))
-    fail("staged rows take one whole block each, without cluster or prefetch");
-  if (c.staged && (p.alignment < 16 || c.vec * dtype_size(p.x_dtype) != 16 || c.vec * dtype_size(p.dy_dtype) % 16 != 0))
-    fail("staged rows need 16-byte aligned rows and 16-byte vectors");
+  if (c.staged && (c.rows_per_block() != 1 || c.prefetch || !c.row_in_registers))
+    fail("staged rows take one whole block (or cluster) each, without prefetch");
+  if (c.staged && c.vec * dtype_size(p.x_dtype) != 16) fail("staged rows need 16-byte vectors of x");
+  if (dynamic_shared_bytes(p, c) > max_stage_bytes(90))
+    fail("the stages need " + std::to_string(dynamic_shared_bytes(p, c)) +
+         " bytes of shared memory, more than any GPU gives a block");
   if (c.min_blocks_per_sm < 1 || c.min_blocks_per_sm > 32) fail("min_blocks_per_sm must be in [1, 32]");
   if (c.row_in_registers) {
     const int64_t iters = ceil_div(ceil_div(ceil_div(p.n, c.vec), c.cluster), c.threads_per_row);

@@ -34,6 +34,12 @@ constexpr int kMaxRegisterRowThreads = 512;
 constexpr int kMaxPrefetchElementsPerThread = 8;
 constexpr int kPrefetchBlockThreads = 256;
 
+// Slots (16-byte vectors of x) per thread whose dγ/dβ accumulators staged rows keep in registers.
+constexpr int kMaxStagedSlotsPerThread = 4;
+
+// Dynamic shared memory (bytes) a block may use for stages on compute capability sm.
+size_t max_stage_bytes(int sm);
+
 // Largest cluster a launch may ask for (16 is beyond the portable 8: the kernel opts in).
 constexpr int kMaxCluster = 16;
 

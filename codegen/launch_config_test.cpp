@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "codegen/norm_problem.h"
 
 using namespace normjit;
@@ -23,10 +25,43 @@ TEST(LaunchConfig, SixteenByteVectorsWhenAligned) {
   EXPECT_EQ(choose_launch_config(problem(4096, DType::F32)).vec, 4);
 }
 
-TEST(LaunchConfig, NarrowerVectorsWhenRowsAreLessAligned) {
-  EXPECT_EQ(choose_launch_config(problem(4096, DType::BF16, 4)).vec, 2);
-  EXPECT_EQ(choose_launch_config(problem(4096, DType::BF16, 2)).vec, 1);
-  EXPECT_EQ(choose_launch_config(problem(4095, DType::F32, 4)).vec, 1);
+TEST(LaunchConfig, NarrowerVectorsWhenRowsAreLessAlignedAndNotStaged) {
+  EXPECT_EQ(choose_launch_config(problem(4096, DType::BF16, 4), 75).vec, 2);
+  EXPECT_EQ(choose_launch_config(problem(4096, DType::BF16, 2), 75).vec, 1);
+  EXPECT_EQ(choose_launch_config(problem(4095, DType::F32, 4), 75).vec, 1);
+  EXPECT_EQ(choose_launch_config(problem(300, DType::BF16, 2), 90).vec, 1);  // one warp per row
+}
+
+TEST(LaunchConfig, LessAlignedRowsAreStagedWithFullVectors) {
+  for (int64_t n : {4095, 5003, 12289}) {
+    const LaunchConfig c = choose_launch_config(problem(n, DType::BF16, 2), 90);
+    EXPECT_TRUE(c.staged) << n;
+    EXPECT_EQ(c.vec, 8) << n;
+  }
+  const LaunchConfig c = choose_launch_config(problem(4095, DType::F32, 4), 80);
+  EXPECT_TRUE(c.staged);
+  EXPECT_EQ(c.vec, 4);
+}
+
+TEST(LaunchConfig, LongRowsAreStagedByClustersOnHopper) {
+  const LaunchConfig one = choose_launch_config(problem(8192, DType::BF16), 90);
+  EXPECT_TRUE(one.staged);
+  EXPECT_EQ(one.cluster, 1);
+  for (auto [n, cluster] : {std::pair<int64_t, int>{16384, 2}, {65536, 8}, {131072, 16}, {262144, 16}}) {
+    const LaunchConfig c = choose_launch_config(problem(n, DType::BF16), 90);
+    EXPECT_TRUE(c.staged) << n;
+    EXPECT_EQ(c.cluster, cluster) << n;
+    EXPECT_LE(codegen::dynamic_shared_bytes(problem(n, DType::BF16), c), codegen::max_stage_bytes(90)) << n;
+  }
+  // sm_80 has no clusters: beyond one block's stage the row is streamed.
+  EXPECT_EQ(choose_launch_config(problem(65536, DType::BF16), 80).cluster, 1);
+}
+
+TEST(LaunchConfig, StagesAreSizedForTheShiftOfLessAlignedRows) {
+  LaunchConfig c = choose_launch_config(problem(5000, DType::BF16, 16), 90);
+  const size_t aligned = codegen::dynamic_shared_bytes(problem(5000, DType::BF16, 16), c);
+  EXPECT_EQ(aligned, 2u * 2u * 5000u * 2u);
+  EXPECT_EQ(codegen::dynamic_shared_bytes(problem(5000, DType::BF16, 2), c), aligned + 2 * 2 * 16);
 }
 
 TEST(LaunchConfig, ShortRowsShareABlock) {
@@ -48,13 +83,17 @@ TEST(LaunchConfig, LongRowsAreStreamed) {
 }
 
 TEST(LaunchConfig, EveryHeuristicChoicePassesItsOwnCheck) {
-  for (DType x : {DType::F32, DType::F16, DType::BF16})
-    for (int alignment : {1, 2, 4, 8, 16})
-      for (int64_t n = 1; n <= 70000; n = n < 64 ? n + 1 : n * 3 / 2 + 1) {
-        if (alignment < codegen::dtype_size(x) / 2) continue;
-        const NormProblem p = problem(n, x, alignment);
-        EXPECT_NO_THROW(codegen::check_launch_config(p, choose_launch_config(p))) << codegen::describe(p);
-      }
+  for (int sm : {75, 80, 86, 90})
+    for (DType x : {DType::F32, DType::F16, DType::BF16})
+      for (int alignment : {1, 2, 4, 8, 16})
+        for (int64_t n = 1; n <= 2000000; n = n < 64 ? n + 1 : n * 3 / 2 + 1) {
+          if (alignment < codegen::dtype_size(x) / 2) continue;
+          const NormProblem p = problem(n, x, alignment);
+          LaunchConfig c;
+          EXPECT_NO_THROW(c = choose_launch_config(p, sm)) << codegen::describe(p) << " sm_" << sm;
+          EXPECT_LE(codegen::dynamic_shared_bytes(p, c), codegen::max_stage_bytes(sm)) << codegen::describe(p);
+          if (sm < 90) EXPECT_EQ(c.cluster, 1) << codegen::describe(p);
+        }
 }
 
 TEST(LaunchConfig, CheckRejectsImpossibleShapes) {

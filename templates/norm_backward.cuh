@@ -259,48 +259,92 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 }
 
 // ---- rows staged in shared memory ------------------------------------------------------------
-// The next row's x and dy are copied into shared memory (cp.async) while this row is worked
-// from the other stage. Registers hold only the dγ/dβ accumulators and the slot at hand, so
-// several blocks, and so several rows, are in flight on each SM. Each thread copies exactly
-// the slots it later reads, so the stages need no barrier of their own.
-constexpr i64 kStageXBytes = kSlotsPerBlock * kVec * (i64)sizeof(TX);
-constexpr i64 kStageBytes = kStageXBytes + kSlotsPerBlock * kVec * (i64)sizeof(TDY);
+// The next row's x and dy are copied into shared memory (cp.async, 16-byte pieces) while this
+// row is worked from the other stage. Registers hold only the dγ/dβ accumulators and the slot
+// at hand, so more rows are in flight per SM than registers alone allow, and a row too long
+// for one block is shared by a cluster, each block staging its slice.
+//
+// A slice whose address is not 16-byte aligned (odd N in 16-bit types) is copied from the
+// aligned address below it and lands shifted by that address mod 16; the pieces cut by the
+// slice's ends are copied element by element. Slots are then read from the stage at the shift.
+// When every thread copies exactly the pieces it later reads (aligned rows, 16-byte slots of
+// both x and dy), the stages need no barrier of their own; otherwise one per row.
+constexpr i64 kSliceCols = kSlotsPerBlock * kVec;  // columns of a block's slice (the last may have fewer)
+constexpr bool kShifted = kAlign < 16;
+constexpr bool kStageBarrier = kShifted || kVec * sizeof(TX) % 16 != 0 || kVec * sizeof(TDY) % 16 != 0;
 
-// Starts copying a row's slots into `stage`; rows past the end copy nothing. A partial last
-// slot (N not a multiple of kVec) is copied element by element, zero-filled.
-__device__ __forceinline__ void stage_row(const BackwardParams& p, i64 row, int lane, unsigned char* stage) {
-  if (row >= p.m) return;
-  const TX* x = p.x + row * p.x_stride;
-  const TDY* dy = p.dy + row * p.dy_stride;
+template <class T>
+struct StagePlan {
+  static constexpr int kPiecesPerSlot = kVec * (int)sizeof(T) > 16 ? kVec * (int)sizeof(T) / 16 : 1;
+  static constexpr i64 kBytes = (kSliceCols * (i64)sizeof(T) + (kShifted ? 16 : 0) + 15) / 16 * 16;
+  static constexpr i64 kPieces = kBytes / 16;
+  static constexpr i64 kPiecesPerPass = (i64)kThreadsPerRow * kPiecesPerSlot;
+  static constexpr int kPasses = (int)((kPieces + kPiecesPerPass - 1) / kPiecesPerPass);
+};
+// Matches dynamic_shared_bytes in codegen/launch_config.cpp.
+constexpr i64 kStageXBytes = StagePlan<TX>::kBytes;
+constexpr i64 kStageBytes = kStageXBytes + StagePlan<TDY>::kBytes;
+
+__device__ __forceinline__ int stage_shift(const void* slice) {
+  return kShifted ? (int)((unsigned long long)slice & 15) : 0;
+}
+
+// Starts copying `count` elements from `src` into `stage`, at byte stage_shift(src) onwards.
+// Piece k (16 bytes) goes to the thread that reads slot k / kPiecesPerSlot.
+template <class T>
+__device__ __forceinline__ void stage_slice(const T* src, i64 count, unsigned char* stage, int lane) {
+  typedef StagePlan<T> Plan;
+  const int shift = stage_shift(src);
+  const i64 end = shift + count * (i64)sizeof(T);
+  const char* aligned = reinterpret_cast<const char*>(src) - shift;
 #pragma unroll
-  for (int i = 0; i < kIters; ++i) {
-    const i64 col = slot_column(i, lane, 0);
-    if (col >= kN) continue;
-    const i64 local = (i64)i * kThreadsPerRow + lane;
-    TX* sx = reinterpret_cast<TX*>(stage) + local * kVec;
-    TDY* sdy = reinterpret_cast<TDY*>(stage + kStageXBytes) + local * kVec;
-    if (col + kVec <= kN) {
+  for (int i = 0; i < Plan::kPasses; ++i)
 #pragma unroll
-      for (int b = 0; b < kVec * (int)sizeof(TX); b += 16) cp_async_16((char*)sx + b, (const char*)(x + col) + b);
+    for (int c = 0; c < Plan::kPiecesPerSlot; ++c) {
+      const i64 b = (((i64)i * kThreadsPerRow + lane) * Plan::kPiecesPerSlot + c) * 16;
+      if (b >= end) continue;
+      if (b >= shift && b + 16 <= end) {
+        cp_async_16(stage + b, aligned + b);
+      } else {
 #pragma unroll
-      for (int b = 0; b < kVec * (int)sizeof(TDY); b += 16) cp_async_16((char*)sdy + b, (const char*)(dy + col) + b);
-    } else {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        sx[j] = col + j < kN ? x[col + j] : from_f32<TX>(0.f);
-        sdy[j] = col + j < kN ? dy[col + j] : from_f32<TDY>(0.f);
+        for (int e = 0; e < 16 / (int)sizeof(T); ++e) {
+          const i64 at = b + e * (i64)sizeof(T);
+          if (at >= shift && at < end) *reinterpret_cast<T*>(stage + at) = *reinterpret_cast<const T*>(aligned + at);
+        }
       }
     }
+}
+
+// Slot `local` of the slice as staged; elements past N read as 0 (the stage holds stale bytes there).
+template <class T>
+__device__ __forceinline__ void read_staged(const unsigned char* stage, int shift, i64 local, i64 col,
+                                            float (&out)[kVec]) {
+  VecAccess<T, kVec, kShifted ? kAlign : 16>::load(reinterpret_cast<const T*>(stage + shift) + local * kVec, out);
+  if (col + kVec > kN) {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      if (col + j >= kN) out[j] = 0.f;
   }
 }
 
 template <int kUnused = 0>
 __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
-  static_assert(kRowsPerBlock == 1 && kCluster == 1, "staged rows take a whole block each");
+  static_assert(kRowsPerBlock == 1, "staged rows take a whole block (or cluster) each");
   extern __shared__ __align__(16) unsigned char stages[];  // [2][kStageBytes]
   __shared__ float2 reduce_buffer[2][1][Reducer::kWarps];
+  __shared__ float2 cluster_slots[2];
   Reducer reducer{reduce_buffer, 0};
+  ClusterSums<> cluster{cluster_slots, 0};
   const int lane = threadIdx.x;
+  const unsigned rank = kCluster > 1 ? cluster_rank() : 0;
+  const i64 col0 = (i64)rank * kSliceCols;
+  const i64 slice_cols = col0 < kN ? (kN - col0 < kSliceCols ? kN - col0 : kSliceCols) : 0;
+
+  auto stage_row = [&](i64 row, unsigned char* stage) {
+    if (row >= p.m) return;
+    stage_slice(p.x + row * p.x_stride + col0, slice_cols, stage, lane);
+    stage_slice(p.dy + row * p.dy_stride + col0, slice_cols, stage + kStageXBytes, lane);
+  };
 
   float dw[kIters][kVec], db[kIters][kVec];
 #pragma unroll
@@ -311,7 +355,7 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   const i64 step = row_groups();
   i64 row = row_group();
   int stage = 0;
-  stage_row(p, row, lane, stages);
+  stage_row(row, stages);
   cp_async_commit();
   float mean = 0.f, rstd = 0.f;
   if (row < p.m) {
@@ -320,22 +364,32 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   }
   for (; row < p.m; row += step) {
     const i64 next = row + step;
-    stage_row(p, next, lane, stages + (stage ^ 1) * kStageBytes);
-    cp_async_commit();
+    unsigned char* other = stages + (stage ^ 1) * kStageBytes;
+    if constexpr (kStageBarrier) {
+      cp_async_wait<0>();
+      __syncthreads();  // this row's pieces are visible to all, and nobody reads `other` any more
+      stage_row(next, other);
+      cp_async_commit();
+    } else {
+      stage_row(next, other);
+      cp_async_commit();
+      cp_async_wait<1>();  // this row's copies have landed; the next row's may still fly
+    }
     float next_mean = 0.f, next_rstd = 0.f;
     if (next < p.m) {
       next_rstd = p.rstd[next];
       if constexpr (kLayerNorm) next_mean = p.mean[next];
     }
-    cp_async_wait<1>();  // this row's copies have landed; the next row's may still fly
     const unsigned char* here = stages + stage * kStageBytes;
+    const int x_shift = stage_shift(p.x + row * p.x_stride + col0);
+    const int dy_shift = stage_shift(p.dy + row * p.dy_stride + col0);
 
     // Reads slot i of this row from the stage: x̂ and g = dy·γ, and dy itself.
     auto slot = [&](int i, i64 col, float (&xhat)[kVec], float (&gw)[kVec], float (&dy)[kVec]) {
       const i64 local = (i64)i * kThreadsPerRow + lane;
       float x[kVec], w[kVec];
-      VecAccess<TX, kVec, 16>::load(reinterpret_cast<const TX*>(here) + local * kVec, x);
-      VecAccess<TDY, kVec, 16>::load(reinterpret_cast<const TDY*>(here + kStageXBytes) + local * kVec, dy);
+      read_staged<TX>(here, x_shift, local, col, x);
+      read_staged<TDY>(here + kStageXBytes, dy_shift, local, col, dy);
 #pragma unroll
       for (int j = 0; j < kVec; ++j) w[j] = 1.f;
       if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
@@ -349,7 +403,7 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
     float2 sums = make_float2(0.f, 0.f);
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
-      const i64 col = slot_column(i, lane, 0);
+      const i64 col = slot_column(i, lane, rank);
       if (col >= kN) continue;
       float xhat[kVec], gw[kVec], dy[kVec];
       slot(i, col, xhat, gw, dy);
@@ -361,11 +415,11 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
         sums.y += gw[j] * xhat[j];
       }
     }
-    sums = reducer.sum(sums, 0, lane);
+    sums = cluster.sum(reducer.sum(sums, 0, lane));
     const float mean_g = sums.x * kInvN, mean_gx = sums.y * kInvN;
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
-      const i64 col = slot_column(i, lane, 0);
+      const i64 col = slot_column(i, lane, rank);
       if (col >= kN) continue;
       float xhat[kVec], gw[kVec], dy[kVec], out[kVec];
       slot(i, col, xhat, gw, dy);
@@ -378,7 +432,9 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
     stage ^= 1;
   }
   cp_async_wait<0>();
-  if constexpr (kAccumulate) write_group_sums(p, dw, db, lane, 0);
+  if constexpr (kAccumulate) write_group_sums(p, dw, db, lane, rank);
+  // No block may leave while another of its cluster may still read its shared memory.
+  if constexpr (kCluster > 1) cluster_barrier();
 }
 
 // ---- rows streamed twice (too long for registers) --------------------------------------------

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "codegen/norm_problem.h"
+#include "runtime/backward_call.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/engine_impl.h"
 #include "tools/problem_flags.h"
@@ -321,7 +322,8 @@ int run_bench(std::vector<std::string> args) {
     const double best_us = res.graph_us > 0 ? std::min(res.us, res.graph_us) : res.us;
     res.gbs = min_bytes(s) / best_us / 1e3;
     res.pct_copy = 100.0 * res.gbs / copy_gbs;
-    NormProblem resolved = codegen::resolve_problem(problem);
+    // The problem as the engine ran it: alignment lowered to what these rows allow (odd N).
+    const NormProblem resolved = runtime::check_backward_call(problem, a).problem;
     const LoadedKernel& k = engine.impl().kernel_for(ctx, resolved);
     res.config = codegen::describe(k.config);
     res.groups = runtime::row_groups(k.config, k.limits, s.m, k.resident_groups);

@@ -87,7 +87,7 @@ TEST_F(BackwardMisalignedPointers, ElementAlignedPointersAndOddStridesGiveCorrec
   // fp16/bf16): no 8- or 16-byte vector fits, in any row.
   RunOptions misaligned;
   misaligned.misalign_elements = 1;
-  const Shape shapes[] = {{1, 1024}, {37, 1000}, {16, 4096}, {199, 33}, {3, 131072}};
+  const Shape shapes[] = {{1, 1024}, {37, 1000}, {16, 4096}, {64, 5003}, {199, 33}, {5, 12289}, {3, 131072}};
   for (const LayoutProblem& lp : kProblems)
     for (const Shape& shape : shapes) {
       const int64_t n = shape.n;
