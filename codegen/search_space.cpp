@@ -1,0 +1,202 @@
+#include "codegen/search_space.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "codegen/norm_problem.h"
+
+namespace normjit::codegen {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+int next_pow2(int64_t v) {
+  int p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+// Block sizes a multi-row block may take; the families' own limits decide the rest.
+constexpr int kRowGroupBlocks[] = {128, 256, 512};
+// Elements of x per thread the register families try (kMaxRegisterElementsPerThread is 16;
+// 32 is allowed by check_launch_config and can pay for long rows without clusters).
+constexpr int kElementsPerThread[] = {4, 8, 16, 32};
+// Slots (16-byte vectors) per thread for staged rows (kMaxStagedSlotsPerThread is 4).
+constexpr int kStagedSlotsPerThread[] = {1, 2, 4};
+// A floor below which one row per block wastes the SM on block overhead.
+constexpr int kMinRowBlockThreads = 64;
+// Registers no kernel gets below: indices, pointers, loop state, the reduction.
+constexpr int kBaseRegisters = 32;
+
+// Collects configs in enumeration order, once each.
+class Candidates {
+ public:
+  Candidates(const NormProblem& p, int sm) : p_(p), sm_(sm) {}
+  void add(const LaunchConfig& c) {
+    if (std::find(list_.begin(), list_.end(), c) != list_.end()) return;
+    try {
+      check_launch_config(p_, c);
+    } catch (const std::invalid_argument&) {
+      return;  // the authority says it cannot run
+    }
+    if (!prune_reason(p_, c, sm_).empty()) return;
+    list_.push_back(c);
+  }
+  std::vector<LaunchConfig> take() { return std::move(list_); }
+
+ private:
+  const NormProblem& p_;
+  int sm_;
+  std::vector<LaunchConfig> list_;
+};
+
+}  // namespace
+
+ArchLimits arch_limits(int sm) {
+  ArchLimits a;
+  a.shared_per_block = max_stage_bytes(sm);
+  if (sm >= 90) a.max_cluster = kMaxCluster;
+  if (sm == 80 || sm == 87) a.shared_per_sm = 164 * 1024;
+  else if (sm == 90 || sm == 100 || sm == 103) a.shared_per_sm = 228 * 1024;
+  else if (sm == 75) a.shared_per_sm = 64 * 1024;
+  else a.shared_per_sm = (sm >= 80 ? 100 : 96) * 1024;  // sm_70, sm_86, sm_89, sm_120, others
+  return a;
+}
+
+int estimated_registers(const NormProblem& p, const LaunchConfig& c) {
+  const int x_bytes = dtype_size(p.x_dtype), dy_bytes = dtype_size(p.dy_dtype);
+  const int accumulators = (p.has_weight ? 1 : 0) + (p.has_bias ? 1 : 0);
+  if (!c.row_in_registers) return kBaseRegisters + 2 * c.vec * accumulators;  // one vector at a time
+  if (c.staged) {
+    // x and dy sit in shared memory; registers keep the dγ/dβ accumulators of the thread's slots.
+    const int64_t slots = ceil_div(ceil_div(p.n, c.vec), c.cluster);
+    const int64_t per_thread = ceil_div(slots, c.threads_per_row) * c.vec;
+    return static_cast<int>(kBaseRegisters + 2 * c.vec + per_thread * accumulators);
+  }
+  const int64_t iters = ceil_div(ceil_div(ceil_div(p.n, c.vec), c.cluster), c.threads_per_row);
+  const int64_t held = iters * c.vec;  // elements of each tensor per thread
+  const int64_t row_registers = ceil_div(held * (x_bytes + dy_bytes), 4) * (c.prefetch ? 2 : 1);
+  return static_cast<int>(kBaseRegisters + row_registers + held * accumulators);
+}
+
+std::string prune_reason(const NormProblem& p, const LaunchConfig& c, int sm) {
+  const ArchLimits a = arch_limits(sm);
+  if (c.cluster > a.max_cluster)
+    return "a cluster of " + std::to_string(c.cluster) + " blocks needs sm_90 or newer and at most " +
+           std::to_string(kMaxCluster) + " blocks";
+  if (c.staged && sm < 80) return "staged rows need cp.async (sm_80 or newer)";
+  const size_t shared = dynamic_shared_bytes(p, c);
+  if (shared > a.shared_per_block)
+    return "stages of " + std::to_string(shared) + " bytes exceed the " + std::to_string(a.shared_per_block) +
+           " a block may use on sm_" + std::to_string(sm);
+  // 1 KB a block for the kernel's static reduction buffers and the driver's reservation.
+  if (c.min_blocks_per_sm * (shared + 1024) > a.shared_per_sm)
+    return std::to_string(c.min_blocks_per_sm) + " blocks per SM need more shared memory than an SM has";
+  const int registers = estimated_registers(p, c);
+  if (registers > a.max_registers_per_thread)
+    return "about " + std::to_string(registers) + " registers a thread: it would spill";
+  if (int64_t{registers} * c.threads * c.min_blocks_per_sm > a.registers_per_sm)
+    return "about " + std::to_string(registers) + " registers x " + std::to_string(c.threads) + " threads x " +
+           std::to_string(c.min_blocks_per_sm) + " blocks exceed the SM's registers";
+  return "";
+}
+
+std::vector<LaunchConfig> search_space(const NormProblem& p, int sm) {
+  Candidates out(p, sm);
+  // The heuristic first: tuning can only match or beat what an untuned engine runs.
+  out.add(choose_launch_config(p, sm));
+
+  const int x_bytes = dtype_size(p.x_dtype);
+  const int widest = std::max(1, std::min(16, p.alignment) / x_bytes);
+  const int max_cluster = arch_limits(sm).max_cluster;
+
+  // Rows in registers, at the widest vector the alignment allows, then at half of it.
+  for (int vec : {widest, widest / 2}) {
+    if (vec < 1) continue;
+    const int64_t slots = ceil_div(p.n, vec);
+    for (int elements : kElementsPerThread) {
+      if (elements < vec) continue;
+      const int iters = elements / vec;
+      const int64_t lanes = ceil_div(slots, iters);
+      LaunchConfig c;
+      c.vec = vec;
+      if (lanes <= 32) {
+        // Short rows: a power-of-two group of lanes per row, several rows per block.
+        c.threads_per_row = next_pow2(lanes);
+        for (int threads : kRowGroupBlocks) {
+          c.threads = threads;
+          out.add(c);
+        }
+        continue;
+      }
+      // One row per block (no cluster); the half-width vector only in its plain form.
+      c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(round_up(lanes, 32), kMinRowBlockThreads));
+      for (bool prefetch : {false, true})
+        for (int min_blocks : {1, 2}) {
+          if (vec != widest && (prefetch || min_blocks > 1)) continue;
+          c.prefetch = prefetch;
+          c.min_blocks_per_sm = min_blocks;
+          out.add(c);
+        }
+    }
+  }
+
+  // A cluster sharing one row held in registers (sm_90): the smallest cluster whose blocks
+  // hold the row at 16 elements a thread in 512 threads, and the next larger.
+  if (max_cluster > 1) {
+    const int64_t slots = ceil_div(p.n, widest);
+    const int64_t block_slots = int64_t{kMaxRegisterRowThreads} * std::max(1, kMaxRegisterElementsPerThread / widest);
+    const int smallest = std::max(2, next_pow2(ceil_div(slots, block_slots)));
+    for (int cluster = smallest; cluster <= std::min(2 * smallest, max_cluster); cluster *= 2)
+      for (int elements : {8, 16}) {
+        if (elements < widest) continue;
+        LaunchConfig c;
+        c.vec = widest;
+        c.cluster = cluster;
+        const int64_t lanes = ceil_div(ceil_div(slots, cluster), elements / widest);
+        if (lanes < kMinRowBlockThreads) continue;  // a block's slice too small to pay for a cluster
+        c.threads = c.threads_per_row = static_cast<int>(round_up(lanes, 32));
+        out.add(c);
+      }
+  }
+
+  // Staged rows (sm_80+): one row per block, or per cluster when a block cannot stage it.
+  if (sm >= 80) {
+    const int staged_vec = 16 / x_bytes;
+    const int64_t slots = ceil_div(p.n, staged_vec);
+    const int64_t block_slots = int64_t{kMaxRegisterRowThreads} * kMaxStagedSlotsPerThread;
+    const int smallest = next_pow2(ceil_div(slots, block_slots));
+    for (int cluster = 1; cluster <= max_cluster; cluster *= 2) {
+      // Clusters only where they are needed (the smallest that holds the row, and twice it).
+      if (cluster > 1 && (smallest == 1 || (cluster != smallest && cluster != 2 * smallest))) continue;
+      for (int per_thread : kStagedSlotsPerThread) {
+        LaunchConfig c;
+        c.vec = staged_vec;
+        c.staged = true;
+        c.cluster = cluster;
+        const int64_t lanes = ceil_div(ceil_div(slots, cluster), per_thread);
+        c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(round_up(lanes, 32), kMinRowBlockThreads));
+        for (int min_blocks : {1, 2}) {
+          c.min_blocks_per_sm = min_blocks;
+          out.add(c);
+        }
+      }
+    }
+  }
+
+  // Streamed rows: only for rows too long for one block's registers.
+  if (ceil_div(p.n, widest) > int64_t{kMaxRegisterRowThreads} * std::max(1, kMaxRegisterElementsPerThread / widest))
+    for (int threads : {256, 512, 1024}) {
+      LaunchConfig c;
+      c.vec = widest;
+      c.row_in_registers = false;
+      c.threads = c.threads_per_row = threads;
+      out.add(c);
+    }
+
+  std::vector<LaunchConfig> list = out.take();
+  if (list.size() > kMaxCandidates) list.resize(kMaxCandidates);  // enumeration order is priority order
+  return list;
+}
+
+}  // namespace normjit::codegen

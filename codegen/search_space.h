@@ -1,0 +1,42 @@
+// The autotuner's search space: every LaunchConfig worth timing for one problem on one arch.
+// Enumerated broadly over what the kernel families expose (rows per block and threads per
+// row, elements per thread, vector width, prefetch, staged rows, clusters, blocks per SM),
+// then pruned: check_launch_config is the authority on what can run at all, and a static
+// estimate of registers and shared memory drops what could run only by spilling or could not
+// be resident. Pure C++: the same list on a build box and on the GPU machine.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "codegen/launch_config.h"
+#include "normjit/norm_problem.hpp"
+
+namespace normjit::codegen {
+
+// Static limits of compute capability `sm` that pruning uses (CUDA C Programming Guide,
+// "Technical Specifications per Compute Capability").
+struct ArchLimits {
+  int registers_per_sm = 65536;
+  int max_registers_per_thread = 255;
+  size_t shared_per_sm = 0;     // bytes a whole SM gives its blocks (dynamic + static)
+  size_t shared_per_block = 0;  // dynamic bytes one block may opt in to (max_stage_bytes)
+  int max_cluster = 1;          // 1: no thread-block clusters before sm_90
+};
+ArchLimits arch_limits(int sm);
+
+// Registers per thread that `config` needs at least, estimated from the elements it holds
+// (x and dy, twice with prefetch, plus the dγ/dβ accumulators) over a fixed base. Meant to
+// prune the hopeless, not to predict ptxas: it errs low.
+int estimated_registers(const NormProblem& resolved, const LaunchConfig& config);
+
+// Why `config` is pruned for (problem, sm), or "" when it is kept.
+std::string prune_reason(const NormProblem& resolved, const LaunchConfig& config, int sm);
+
+// The candidates of a resolved, validated problem on compute capability sm: the heuristic's
+// config (choose_launch_config) first, then the others in a fixed enumeration order, without
+// duplicates, each accepted by check_launch_config and prune_reason. At most kMaxCandidates,
+// so that one shape compiles and times in about a second on a 16-core host.
+constexpr size_t kMaxCandidates = 40;
+std::vector<LaunchConfig> search_space(const NormProblem& resolved, int sm);
+
+}  // namespace normjit::codegen

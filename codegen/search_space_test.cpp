@@ -1,0 +1,151 @@
+#include "codegen/search_space.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "codegen/norm_problem.h"
+
+using namespace normjit;
+using codegen::LaunchConfig;
+using codegen::search_space;
+
+namespace {
+
+NormProblem problem(int64_t n, DType x, int alignment = 16, NormKind kind = NormKind::LayerNorm) {
+  NormProblem p;
+  p.kind = kind;
+  p.n = n;
+  p.x_dtype = x;
+  p.weight_dtype = DType::F32;
+  p.has_bias = kind == NormKind::LayerNorm;
+  p.alignment = alignment;
+  return codegen::resolve_problem(p);
+}
+
+// Problems across the families: short rows, one warp, one block, staged, clusters, streamed,
+// odd N, low alignment, every dtype.
+std::vector<NormProblem> sweep() {
+  std::vector<NormProblem> out;
+  for (DType x : {DType::F32, DType::F16, DType::BF16})
+    for (int64_t n : {1, 64, 256, 1000, 1024, 4095, 4096, 5120, 8192, 16384, 65536, 262144, 1048576})
+      for (int align : {16, 2}) {
+        if (align < codegen::dtype_size(x)) continue;
+        out.push_back(problem(n, x, align));
+        out.push_back(problem(n, x, align, NormKind::RMSNorm));
+      }
+  return out;
+}
+
+}  // namespace
+
+TEST(SearchSpace, StartsWithTheHeuristicsConfig) {
+  for (int sm : {75, 80, 90})
+    for (const NormProblem& p : sweep()) {
+      const std::vector<LaunchConfig> space = search_space(p, sm);
+      ASSERT_FALSE(space.empty()) << codegen::describe(p) << " sm_" << sm;
+      EXPECT_EQ(space.front(), codegen::choose_launch_config(p, sm)) << codegen::describe(p) << " sm_" << sm;
+    }
+}
+
+TEST(SearchSpace, EveryCandidateCanRunAndIsNotPruned) {
+  for (int sm : {75, 80, 86, 90})
+    for (const NormProblem& p : sweep())
+      for (const LaunchConfig& c : search_space(p, sm)) {
+        EXPECT_NO_THROW(codegen::check_launch_config(p, c)) << codegen::describe(c);
+        EXPECT_EQ(codegen::prune_reason(p, c, sm), "") << codegen::describe(c) << " sm_" << sm;
+      }
+}
+
+TEST(SearchSpace, HasNoDuplicatesAndIsDeterministic) {
+  for (const NormProblem& p : sweep()) {
+    const std::vector<LaunchConfig> a = search_space(p, 90), b = search_space(p, 90);
+    EXPECT_EQ(a, b) << codegen::describe(p);
+    std::set<std::string> seen;
+    for (const LaunchConfig& c : a) EXPECT_TRUE(seen.insert(codegen::describe(c)).second) << codegen::describe(c);
+  }
+}
+
+TEST(SearchSpace, IsSmallEnoughToTuneInASecondOrTwo) {
+  for (const NormProblem& p : sweep()) EXPECT_LE(search_space(p, 90).size(), codegen::kMaxCandidates);
+  // Typical shapes offer a real choice (several families or shapes), not just the heuristic.
+  for (int64_t n : {1024, 4096, 8192, 16384})
+    EXPECT_GE(search_space(problem(n, DType::BF16), 90).size(), 6u) << n;
+}
+
+TEST(SearchSpace, ClustersOnlyOnSm90AndStagesOnlyFromSm80) {
+  for (const NormProblem& p : sweep()) {
+    for (const LaunchConfig& c : search_space(p, 80)) EXPECT_EQ(c.cluster, 1) << codegen::describe(c);
+    for (const LaunchConfig& c : search_space(p, 75)) {
+      EXPECT_EQ(c.cluster, 1) << codegen::describe(c);
+      EXPECT_FALSE(c.staged) << codegen::describe(c);
+    }
+  }
+  bool any_cluster = false;
+  for (const LaunchConfig& c : search_space(problem(65536, DType::BF16), 90)) any_cluster |= c.cluster > 1;
+  EXPECT_TRUE(any_cluster) << "N = 65536 on sm_90 should try clusters";
+}
+
+TEST(SearchSpace, ExploresTheAxesTheKernelsExpose) {
+  const std::vector<LaunchConfig> space = search_space(problem(4096, DType::BF16), 90);
+  std::set<int> threads, vecs;
+  bool prefetch = false, staged = false, two_blocks = false;
+  for (const LaunchConfig& c : space) {
+    threads.insert(c.threads);
+    vecs.insert(c.vec);
+    prefetch |= c.prefetch;
+    staged |= c.staged;
+    two_blocks |= c.min_blocks_per_sm > 1;
+  }
+  EXPECT_GE(threads.size(), 3u);
+  EXPECT_EQ(vecs, (std::set<int>{4, 8}));
+  EXPECT_TRUE(prefetch && staged && two_blocks);
+  // Short rows: several rows per block, at more than one block size.
+  std::set<int> rows_per_block;
+  for (const LaunchConfig& c : search_space(problem(256, DType::F32), 90)) rows_per_block.insert(c.rows_per_block());
+  EXPECT_GE(rows_per_block.size(), 3u);
+}
+
+TEST(SearchSpace, PrunesWhatCannotBeResident) {
+  const NormProblem p = problem(8192, DType::F32);
+  LaunchConfig c;
+  c.vec = 4;
+  c.threads = c.threads_per_row = 1024;  // 2 elements a thread: fine
+  EXPECT_EQ(codegen::prune_reason(p, c, 90), "");
+  c.min_blocks_per_sm = 2;  // 2 x 1024 threads exceed any SM's registers at >= 32 a thread
+  EXPECT_NE(codegen::prune_reason(p, c, 90).find("registers"), std::string::npos);
+
+  LaunchConfig wide;  // 64 elements of fp32 x and dy a thread, with prefetch: beyond 255 registers
+  wide.vec = 4;
+  wide.threads = wide.threads_per_row = 128;
+  wide.prefetch = true;
+  EXPECT_NE(codegen::prune_reason(problem(8192, DType::F32), wide, 90).find("spill"), std::string::npos);
+
+  LaunchConfig cluster;
+  cluster.vec = 8;
+  cluster.cluster = 4;
+  cluster.threads = cluster.threads_per_row = 512;
+  EXPECT_EQ(codegen::prune_reason(problem(65536, DType::BF16), cluster, 90), "");
+  EXPECT_NE(codegen::prune_reason(problem(65536, DType::BF16), cluster, 80).find("sm_90"), std::string::npos);
+
+  LaunchConfig staged;  // two blocks of ~128 KB stages do not fit one SM
+  staged.vec = 4;
+  staged.staged = true;
+  staged.threads = staged.threads_per_row = 1024;
+  staged.min_blocks_per_sm = 2;
+  EXPECT_GT(codegen::dynamic_shared_bytes(problem(8192, DType::F32), staged), 120000u);
+  EXPECT_NE(codegen::prune_reason(problem(8192, DType::F32), staged, 90).find("shared memory"), std::string::npos);
+  EXPECT_NE(codegen::prune_reason(problem(8192, DType::F32), staged, 75).find("sm_80"), std::string::npos);
+}
+
+TEST(SearchSpace, RegisterEstimateGrowsWithWhatAThreadHolds) {
+  const NormProblem p = problem(4096, DType::BF16);
+  LaunchConfig small, big = small;
+  small.vec = big.vec = 8;
+  small.threads = small.threads_per_row = 512;  // 8 elements a thread
+  big.threads = big.threads_per_row = 256;      // 16
+  EXPECT_LT(codegen::estimated_registers(p, small), codegen::estimated_registers(p, big));
+  LaunchConfig prefetching = small;
+  prefetching.prefetch = true;
+  EXPECT_LT(codegen::estimated_registers(p, small), codegen::estimated_registers(p, prefetching));
+}

@@ -1,0 +1,204 @@
+#include "runtime/tuning_db.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "normjit/normjit.hpp"
+
+using namespace normjit;
+using runtime::TunedConfig;
+using runtime::TuningDb;
+using runtime::TuningEntries;
+namespace fs = std::filesystem;
+
+namespace {
+
+TunedConfig tuned(int threads, double us) {
+  TunedConfig e;
+  e.config.threads = e.config.threads_per_row = threads;
+  e.config.vec = 8;
+  e.us = us;
+  e.heuristic_us = us * 1.2;
+  e.candidates = 12;
+  e.tuned_at = "2026-11-23T10:00:00Z";
+  return e;
+}
+
+const char* kKeyA = "NVIDIA H100 | sm_90 | 132 SMs | nvrtc 13.0 | normjit 0.1.0 | layernorm N=4096 | M<=4096";
+const char* kKeyB = "NVIDIA H100 | sm_90 | 132 SMs | nvrtc 13.0 | normjit 0.1.0 | rmsnorm N=8192 | M<=1";
+
+class TuningDbFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("normjit-tuning-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string file() const { return (dir_ / "tuning.toml").string(); }
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir_)) out.push_back(e.path().filename().string());
+    return out;
+  }
+  fs::path dir_;
+};
+
+}  // namespace
+
+TEST(TuningEntries, MergeKeepsTheFasterMeasurementPerKey) {
+  TuningEntries into{{kKeyA, tuned(256, 10.0)}};
+  const TuningEntries from{{kKeyA, tuned(512, 12.0)}, {kKeyB, tuned(128, 3.0)}};
+  EXPECT_EQ(runtime::merge_tuning_entries(into, from), 1u);  // B added, A kept (10 < 12)
+  EXPECT_EQ(into.at(kKeyA).config.threads, 256);
+  EXPECT_EQ(into.at(kKeyB).config.threads, 128);
+  EXPECT_EQ(runtime::merge_tuning_entries(into, {{kKeyA, tuned(1024, 9.5)}}), 1u);
+  EXPECT_EQ(into.at(kKeyA).config.threads, 1024);
+  EXPECT_DOUBLE_EQ(into.at(kKeyA).us, 9.5);
+}
+
+TEST(TuningEntries, FormatAndParseRoundTrip) {
+  TunedConfig staged = tuned(512, 42.25);
+  staged.config.staged = true;
+  staged.config.cluster = 4;
+  staged.config.min_blocks_per_sm = 2;
+  const TuningEntries entries{{kKeyA, staged}, {kKeyB, tuned(64, 3.5)}};
+  const std::string text = runtime::format_tuning_entries(entries);
+  EXPECT_NE(text.find("format = 1"), std::string::npos) << text;
+  EXPECT_NE(text.find(kKeyA), std::string::npos) << "the key is the table name, readable:\n" << text;
+  const TuningEntries back = runtime::parse_tuning_entries(text, "test");
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back.at(kKeyA).config, staged.config);
+  EXPECT_DOUBLE_EQ(back.at(kKeyA).us, 42.25);
+  EXPECT_DOUBLE_EQ(back.at(kKeyA).heuristic_us, staged.heuristic_us);
+  EXPECT_EQ(back.at(kKeyA).candidates, 12);
+  EXPECT_EQ(back.at(kKeyA).tuned_at, "2026-11-23T10:00:00Z");
+  EXPECT_EQ(back.at(kKeyB).config, tuned(64, 3.5).config);
+}
+
+TEST(TuningEntries, ParseErrorsNameTheTableAndTheKey) {
+  const std::string good = runtime::format_tuning_entries({{kKeyA, tuned(256, 1.0)}});
+  auto error_of = [](const std::string& text) {
+    try {
+      runtime::parse_tuning_entries(text, "t.toml");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.status(), Status::ConfigError);
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of("format = 2\n").find("format"), std::string::npos);
+  EXPECT_NE(error_of("x = [").find("not valid TOML"), std::string::npos);
+  std::string wrong = good;
+  wrong.replace(wrong.find("threads = 256"), 13, "threads = 4096");
+  const std::string message = error_of(wrong);
+  EXPECT_NE(message.find("threads"), std::string::npos) << message;
+  EXPECT_NE(message.find("layernorm N=4096"), std::string::npos) << message;
+  EXPECT_NE(message.find("t.toml"), std::string::npos) << message;
+  std::string unknown = good;
+  unknown.replace(unknown.find("vec = 8"), 7, "vec = 8\nwarp = 1");
+  EXPECT_NE(error_of(unknown).find("warp"), std::string::npos);
+}
+
+TEST_F(TuningDbFile, AMissingFileIsAnEmptyDatabase) {
+  TuningDb db(file());
+  db.load();
+  EXPECT_EQ(db.size(), 0u);
+  EXPECT_FALSE(db.find(kKeyA));
+}
+
+TEST_F(TuningDbFile, SaveThenLoadInAnotherDatabase) {
+  TuningDb a(file());
+  a.load();
+  a.put(kKeyA, tuned(256, 10.0));
+  std::string why;
+  ASSERT_TRUE(a.save(&why)) << why;
+  TuningDb b(file());
+  b.load();
+  ASSERT_TRUE(b.find(kKeyA));
+  EXPECT_EQ(b.find(kKeyA)->config.threads, 256);
+  // Nothing but the file and its lock is left behind (no temporaries).
+  for (const std::string& name : names()) EXPECT_TRUE(name == "tuning.toml" || name == "tuning.toml.lock") << name;
+}
+
+TEST_F(TuningDbFile, SaveMergesWhatAnotherProcessSavedMeanwhile) {
+  TuningDb a(file()), b(file());
+  a.load();
+  b.load();
+  a.put(kKeyA, tuned(256, 10.0));
+  b.put(kKeyA, tuned(512, 8.0));  // faster: wins whoever saves last
+  b.put(kKeyB, tuned(128, 3.0));
+  ASSERT_TRUE(b.save());
+  ASSERT_TRUE(a.save());  // re-reads b's file before replacing it
+  TuningDb c(file());
+  c.load();
+  ASSERT_TRUE(c.find(kKeyA) && c.find(kKeyB));
+  EXPECT_EQ(c.find(kKeyA)->config.threads, 512);
+  EXPECT_EQ(a.find(kKeyB)->config.threads, 128) << "a learns what it merged";
+}
+
+TEST_F(TuningDbFile, ManyProcessesSavingAtOnceLoseNothing) {
+  constexpr int kProcesses = 8;
+  std::vector<pid_t> children;
+  for (int i = 0; i < kProcesses; ++i) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      TuningDb db(file());
+      db.load();
+      for (int k = 0; k < 5; ++k) {
+        db.put("key " + std::to_string(i) + "." + std::to_string(k), tuned(64 * (1 + k % 4), 1.0 + i));
+        if (!db.save()) _exit(1);
+      }
+      _exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  TuningDb db(file());
+  db.load();
+  EXPECT_EQ(db.size(), static_cast<size_t>(kProcesses * 5));
+}
+
+TEST_F(TuningDbFile, ACorruptFileIsSetAsideAndTheDatabaseStartsEmpty) {
+  { std::ofstream(file()) << "format = 1\n[\"half a table\"\nthreads = "; }
+  testing::internal::CaptureStderr();
+  TuningDb db(file());
+  db.load();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(db.size(), 0u);
+  EXPECT_NE(err.find("corrupt"), std::string::npos) << err;
+  bool set_aside = false;
+  for (const std::string& name : names()) set_aside |= name.rfind("tuning.toml.corrupt-", 0) == 0;
+  EXPECT_TRUE(set_aside) << "expected tuning.toml.corrupt-<time>";
+  EXPECT_FALSE(fs::exists(file()));
+  // And it is rebuilt by the next save.
+  db.put(kKeyA, tuned(256, 10.0));
+  ASSERT_TRUE(db.save());
+  TuningDb again(file());
+  again.load();
+  EXPECT_TRUE(again.find(kKeyA));
+}
+
+TEST_F(TuningDbFile, PutKeepsTheFasterMeasurementInMemory) {
+  TuningDb db;  // memory only
+  db.put(kKeyA, tuned(256, 10.0));
+  db.put(kKeyA, tuned(512, 11.0));
+  EXPECT_EQ(db.find(kKeyA)->config.threads, 256);
+  EXPECT_FALSE(db.save()) << "a memory-only database has no file to save to";
+}
+
+TEST(TuningDbPath, DefaultsToTheCacheDirectory) {
+  EXPECT_EQ(TuningDb::default_path("/var/cache/normjit"), "/var/cache/normjit/tuning.toml");
+  EXPECT_EQ(TuningDb::default_path(""), "");
+}
