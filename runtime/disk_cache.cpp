@@ -69,7 +69,10 @@ std::string unique_suffix() {
   return std::to_string(getpid()) + "." + buf;
 }
 
-enum class ReadResult { Ok, Missing, Failed };
+// Missing: no such file. Unreadable: the file may be a good entry that this process is not
+// allowed to read now (permissions, too many open files, out of memory): nothing is known about
+// its bytes, so it is left alone. Failed: the file is not an entry we wrote (or is cut short).
+enum class ReadResult { Ok, Missing, Unreadable, Failed };
 
 // Reads a whole file through one descriptor, sized by fstat of that descriptor: an entry
 // renamed over the path meanwhile cannot give us a length from one file and bytes from another.
@@ -81,9 +84,12 @@ ReadResult read_file(const std::string& path, std::vector<char>& out, std::strin
   // not an entry we wrote (ELOOP), and removing it must remove the link, not its target.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   if (fd < 0) {
-    if (errno == ENOENT) return ReadResult::Missing;
-    why = "cannot open: " + errno_text(errno);
-    return ReadResult::Failed;
+    const int err = errno;
+    if (err == ENOENT) return ReadResult::Missing;
+    why = "cannot open: " + errno_text(err);
+    // Only a link says something about what is there (we never write links); EACCES, EPERM,
+    // EMFILE, ENOMEM and the like are about this process, not about the entry.
+    return err == ELOOP ? ReadResult::Failed : ReadResult::Unreadable;
   }
   ReadResult result = ReadResult::Failed;
   have_st = ::fstat(fd, &st) == 0;
@@ -286,6 +292,14 @@ std::optional<std::vector<char>> DiskCache::load(llvm::StringRef key, llvm::Stri
       misses_++;
       return std::nullopt;
     }
+    if (read == ReadResult::Unreadable) {  // not corruption: count it, say so once, keep the file
+      misses_++;
+      unreadable_++;
+      warn_once("disk-cache-unreadable:" + dir_,
+                "cannot read the kernel cache entry " + path + " (" + why + "); it is left as it is and the kernel is "
+                "compiled instead. Check the permissions of " + dir_ + " and its files.");
+      return std::nullopt;
+    }
     if (read == ReadResult::Failed || !decode(bytes, key, arch, payload, why)) {
       corrupt_++;
       misses_++;
@@ -377,7 +391,7 @@ void DiskCache::enforce_cap() {
 }
 
 DiskCacheStats DiskCache::stats() const {
-  return {hits_.load(), misses_.load(), writes_.load(), corrupt_.load(), write_failures_.load()};
+  return {hits_.load(), misses_.load(), writes_.load(), corrupt_.load(), write_failures_.load(), unreadable_.load()};
 }
 
 std::vector<DiskCacheEntryInfo> DiskCache::list() const {

@@ -22,6 +22,7 @@ struct DiskCacheStats {
   uint64_t writes = 0;
   uint64_t corrupt = 0;         // entries that failed verification (removed)
   uint64_t write_failures = 0;
+  uint64_t unreadable = 0;      // entries that could not be opened (permissions...): misses, left in place
 };
 
 struct DiskCacheEntryInfo {
@@ -44,7 +45,8 @@ class DiskCache {
   bool enabled() const { return enabled_.load(); }
   const std::string& dir() const { return dir_; }
 
-  // The payload stored under key for arch, or nullopt (absent, or corrupt: then removed).
+  // The payload stored under key for arch, or nullopt: absent; corrupt (then removed); or
+  // unreadable by this process, e.g. permission denied (then counted and left in place).
   std::optional<std::vector<char>> load(llvm::StringRef key, llvm::StringRef arch);
   // Best effort: false (and, the first time, a warning that turns the cache off) on failure.
   bool store(llvm::StringRef key, llvm::StringRef arch, llvm::ArrayRef<char> payload);
@@ -70,7 +72,8 @@ class DiskCache {
   std::string dir_;
   uint64_t max_bytes_;
   std::atomic<bool> enabled_{false};
-  mutable std::atomic<uint64_t> hits_{0}, misses_{0}, writes_{0}, corrupt_{0}, write_failures_{0};
+  mutable std::atomic<uint64_t> hits_{0}, misses_{0}, writes_{0}, corrupt_{0}, write_failures_{0},
+      unreadable_{0};
 };
 
 }  // namespace normjit::runtime

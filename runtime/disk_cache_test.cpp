@@ -883,6 +883,54 @@ TEST(DiskCache, ADirectoryMadeReadOnlyAfterConstructionTurnsTheCacheOffForAnUnpr
     EXPECT_EQ(p.path().filename(), "before.njk") << "left behind: " << p.path();
 }
 
+// Permission denied on an entry says nothing about its bytes: it may be a good entry of another
+// user sharing the directory. It is a miss, counted as unreadable, and the file stays.
+TEST(DiskCache, AnEntryThatCannotBeOpenedForPermissionIsAMissAndIsLeftInPlace) {
+  TempDir dir;
+  {
+    DiskCache writer(dir.str(), kNoCap);
+    ASSERT_TRUE(writer.store(kKey, kArch, payload_of(100, 3)));
+  }
+  const std::string entry = (dir.path() / (kKey + ".njk")).string();
+  const std::vector<char> before = read_bytes(entry);
+  struct stat st_before;
+  ASSERT_EQ(::stat(entry.c_str(), &st_before), 0);
+  fs::permissions(entry, fs::perms::none);  // owner (root when tests run as root): no access
+  auto body = [&]() -> int {
+    const int fd = ::open(entry.c_str(), O_RDONLY);
+    if (fd >= 0 || errno != EACCES) {
+      if (fd >= 0) ::close(fd);
+      return kCannotDrop;  // permissions do not bite here
+    }
+    DiskCache cache(dir.str(), kNoCap);
+    if (!cache.enabled()) return 1;
+    if (cache.load(kKey, kArch).has_value()) return 2;
+    const auto stats = cache.stats();
+    if (stats.misses != 1) return 3;
+    if (stats.unreadable != 1) return 4;
+    if (stats.corrupt != 0) return 5;  // the bug: EACCES was counted as corrupt and the file removed
+    struct stat st_after;
+    if (::stat(entry.c_str(), &st_after) != 0) return 6;
+    if (st_after.st_ino != st_before.st_ino) return 7;
+    return 0;
+  };
+  int code = 0;
+  if (geteuid() == 0) {
+    // Root opens anything: give the directory to "nobody", keep the entry root's, drop root.
+    ASSERT_EQ(::chown(dir.str().c_str(), 65534, 65534), 0);
+    code = run_unprivileged(body);
+  } else {
+    code = body();
+  }
+  if (code == kCannotDrop) GTEST_SKIP() << "cannot make opening a file fail with EACCES here";
+  EXPECT_EQ(code, 0) << "see the return codes in the body";
+  fs::permissions(entry, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(read_bytes(entry), before) << "the unreadable entry must be left exactly as it was";
+  std::vector<char> payload;
+  std::string why;
+  EXPECT_TRUE(DiskCache::decode(read_bytes(entry), kKey, kArch, payload, why)) << why;
+}
+
 // ---------------------------------------------------------------------------------------
 // Size cap, keys, clear
 
