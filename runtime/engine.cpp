@@ -3,12 +3,14 @@
 
 #include "codegen/kernel_source.h"
 #include "codegen/norm_problem.h"
+#include "codegen/search_space.h"
 #include "runtime/backward_call.h"
 #include "runtime/config.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/engine_impl.h"
 #include "runtime/launch_params.h"
 #include "runtime/log.h"
+#include "runtime/tuner.h"
 
 namespace normjit {
 
@@ -87,12 +89,15 @@ struct StreamAllocation {
 Engine::Impl::Impl(Config cfg)
     : config(std::move(cfg)),
       disk(config.disk_cache ? config.cache_dir : std::string(), config.cache_max_bytes),
-      kernels(disk) {
+      kernels(disk),
+      tuning(config.disk_cache ? runtime::TuningDb::default_path(config.cache_dir) : std::string()) {
   runtime::set_log_level(config.log_level);
+  // Read once here, so a database hit on the launch path is a memory lookup, never file I/O.
+  if (config.tune_mode != TuneMode::Off) tuning.load();
 }
 
 Engine::Impl::~Impl() {
-  for (auto& entry : loaded_) {
+  for (auto& entry : modules_) {
     const LoadedKernel& k = *entry.second;
     CUcontext popped;
     // The context may already be gone at exit; then so is the module, and errors are moot.
@@ -140,9 +145,21 @@ codegen::CompileTarget Engine::Impl::target_for(int sm) const {
 }
 
 std::shared_ptr<const runtime::CompiledKernel> Engine::Impl::compile(const NormProblem& p, int sm) {
-  const codegen::LaunchConfig config = codegen::choose_launch_config(p, sm);
+  return compile(p, codegen::choose_launch_config(p, sm), sm);
+}
+
+std::shared_ptr<const runtime::CompiledKernel> Engine::Impl::compile(const NormProblem& p,
+                                                                     const codegen::LaunchConfig& config, int sm) {
   const codegen::KernelSource source = codegen::generate_backward_source(p, config);
   return kernels.get(source, target_for(sm), codegen::describe(p));
+}
+
+runtime::TuningDevice Engine::Impl::tuning_device(const runtime::DeviceLimits& limits) const {
+  CUdevice dev;
+  NJ_CU(driver().cuCtxGetDevice(&dev), "reading the context's device");
+  char name[256] = {};
+  NJ_CU(driver().cuDeviceGetName(name, sizeof name, dev), "reading the device's name");
+  return runtime::TuningDevice{name, limits.sm, limits.sm_count, runtime::Nvrtc::get().version()};
 }
 
 uint64_t Engine::Impl::problem_code(const NormProblem& p) {
@@ -154,8 +171,54 @@ uint64_t Engine::Impl::problem_code(const NormProblem& p) {
          uint64_t(log2_alignment) << 43;
 }
 
-const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p) {
-  const Key key{ctx, problem_code(p)};
+codegen::LaunchConfig Engine::Impl::config_for(CUcontext ctx, const NormProblem& p, int64_t m,
+                                               const runtime::DeviceLimits& limits, bool may_tune, bool& tuned,
+                                               bool& settled) {
+  tuned = false;
+  settled = true;
+  const codegen::LaunchConfig heuristic = codegen::choose_launch_config(p, limits.sm);
+  if (m < 0 || config.tune_mode == TuneMode::Off) return heuristic;
+  const std::string key = runtime::make_tuning_key(tuning_device(limits), p, m).text();
+  if (const auto hit = tuning.find(key)) {
+    // A hand-edited or foreign entry is checked like any config; a bad one is not used.
+    std::string why;
+    try {
+      codegen::check_launch_config(p, hit->config);
+      why = codegen::prune_reason(p, hit->config, limits.sm);
+    } catch (const std::invalid_argument& e) {
+      why = e.what();
+    }
+    if (why.empty()) {
+      tuning_hits++;
+      tuned = true;
+      return hit->config;
+    }
+    runtime::warn_once("tuning-entry:" + key, "the tuning database " + tuning.path() + " holds a config for \"" + key +
+                                                  "\" that cannot run (" + why +
+                                                  "): using the heuristic; tune the shape again to replace it.");
+    return heuristic;
+  }
+  if (config.tune_mode != TuneMode::OnMiss) return heuristic;
+  if (!may_tune) {
+    settled = false;  // tuned at the next call that may
+    return heuristic;
+  }
+  const runtime::TuneResult result = runtime::tune(*this, ctx, p, m);
+  tunings++;
+  tuning.put(key, result.tuned());
+  std::string why;
+  if (!tuning.save(&why))
+    runtime::warn_once("tuning-save:" + tuning.path(), "cannot save the tuning database (" + why +
+                                                           "): tuned configs are kept for this process only.");
+  tuned = true;
+  return result.winner().config;
+}
+
+const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p, int64_t m, bool may_tune) {
+  const bool by_bucket = m >= 0 && config.tune_mode != TuneMode::Off;
+  const uint64_t code = problem_code(p);
+  // Buckets are 1 + log2: 0 stands for "the heuristic's kernel, whatever m".
+  const Key key{ctx, code | (by_bucket ? uint64_t(1 + runtime::m_bucket_log2(m)) << 48 : 0)};
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     auto it = loaded_.find(key);
@@ -164,19 +227,50 @@ const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p
       return *it->second;
     }
   }
+  const runtime::DeviceLimits limits = query_limits(ctx);
+  bool tuned = false, settled = true;
+  const codegen::LaunchConfig config = config_for(ctx, p, by_bucket ? m : -1, limits, may_tune, tuned, settled);
+  const auto module_key = std::make_tuple(ctx, code, codegen::describe(config));
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    auto it = modules_.find(module_key);
+    if (it != modules_.end()) {
+      LoadedKernel* k = it->second.get();
+      lock.unlock();
+      std::unique_lock<std::shared_mutex> write(mu_);
+      if (settled) loaded_.try_emplace(key, k);
+      return *k;
+    }
+  }
+  std::unique_ptr<LoadedKernel> k = load(ctx, p, config, limits);  // outside the lock: may take a while
+  k->tuned = tuned;
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  auto inserted = modules_.try_emplace(module_key, std::move(k));  // another thread may have loaded it meanwhile
+  LoadedKernel* kernel = inserted.first->second.get();
+  if (!inserted.second) driver().cuModuleUnload(k->module);  // lost a race: keep the other thread's
+  if (settled) loaded_.try_emplace(key, kernel);
+  return *kernel;
+}
+
+std::unique_ptr<LoadedKernel> Engine::Impl::load(CUcontext ctx, const NormProblem& p,
+                                                 const codegen::LaunchConfig& config,
+                                                 const runtime::DeviceLimits& limits) {
   auto k = std::make_unique<LoadedKernel>();
   k->problem = p;
   k->context = ctx;
-  k->limits = query_limits(ctx);
-  k->config = codegen::choose_launch_config(p, k->limits.sm);
-  k->compiled = compile(p, k->limits.sm);  // outside the lock: may take a while
-
-  std::unique_lock<std::shared_mutex> lock(mu_);
-  auto it = loaded_.find(key);
-  if (it != loaded_.end()) return *it->second;  // another thread loaded it meanwhile
+  k->limits = limits;
+  k->config = config;
+  k->compiled = compile(p, config, limits.sm);
   const auto& d = driver();
-  const std::string what = "loading the " + codegen::describe(p) + " kernel";
+  const std::string what = "loading the " + codegen::describe(p) + " kernel (" + codegen::describe(config) + ")";
   NJ_CU(d.cuModuleLoadData(&k->module, k->compiled->cubin.data()), what);
+  // From here the module is ours to unload should anything below fail.
+  struct UnloadOnError {
+    LoadedKernel* k;
+    ~UnloadOnError() {
+      if (k) driver().cuModuleUnload(k->module);
+    }
+  } guard{k.get()};
   NJ_CU(d.cuModuleGetFunction(&k->backward, k->module, codegen::KernelSource::kBackwardEntry), what);
   NJ_CU(d.cuModuleGetFunction(&k->reduce, k->module, codegen::KernelSource::kReduceEntry), what);
   k->shared_bytes = static_cast<unsigned>(codegen::dynamic_shared_bytes(p, k->config));
@@ -190,6 +284,9 @@ const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p
     int per_sm = 0;
     NJ_CU(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->backward, k->config.threads, k->shared_bytes),
           what);
+    if (per_sm < 1)
+      throw Error(Status::Unsupported, "normjit: " + what + ": a block of " + std::to_string(k->config.threads) +
+                                           " threads cannot be resident on this device.");
     k->resident_groups = int64_t{per_sm} * k->limits.sm_count;
   } else {
     if (k->config.cluster > 8)
@@ -204,7 +301,8 @@ const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p
                                            " threads cannot be resident on this device.");
     k->resident_groups = clusters;
   }
-  return *(loaded_[key] = std::move(k));
+  guard.k = nullptr;
+  return k;
 }
 
 void Engine::Impl::launch_backward(const NormProblem& problem, const BackwardArgs& args, CUstream stream) {
@@ -212,15 +310,33 @@ void Engine::Impl::launch_backward(const NormProblem& problem, const BackwardArg
   const runtime::CheckedCall call = runtime::check_backward_call(problem, args);
   const NormProblem& p = call.problem;
   const BackwardArgs& a = call.args;
-  const bool accumulate = p.has_weight || p.has_bias;
-  if (a.m == 0 && !accumulate) return;
+  if (a.m == 0 && !(p.has_weight || p.has_bias)) return;
 
   const auto what = [&p] { return "the " + codegen::describe(p) + " backward"; };  // for errors only
-  const auto& d = driver();
   const CUcontext ctx = context_of(stream, what);
   ScopedContext scope(ctx);
-  const LoadedKernel& k = kernel_for(ctx, p);
+  // Tuning allocates and synchronises: never while the caller's stream is being captured.
+  bool may_tune = config.tune_mode == TuneMode::OnMiss;
+  if (may_tune && stream) {
+    CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+    NJ_CU(driver().cuStreamIsCapturing(stream, &capturing), what() + ": checking for stream capture");
+    may_tune = capturing == CU_STREAM_CAPTURE_STATUS_NONE;
+  }
+  const LoadedKernel* k = &kernel_for(ctx, p, a.m, may_tune);
+  // A caller's workspace is sized by workspace_size; should a tuned config launch more row
+  // groups than it allows (a database that changed since), the heuristic's kernel fits it.
+  if (k->tuned && a.workspace && a.m > 0) {
+    const int64_t groups = runtime::row_groups(k->config, k->limits, a.m, k->resident_groups);
+    const bool direct = groups == 1 && k->config.row_in_registers;
+    if (!direct && runtime::partial_bytes(p, groups) > a.workspace_bytes) k = &kernel_for(ctx, p);
+  }
+  launch(*k, p, a, stream);
+}
 
+void Engine::Impl::launch(const LoadedKernel& k, const NormProblem& p, const BackwardArgs& a, CUstream stream) {
+  const bool accumulate = p.has_weight || p.has_bias;
+  const auto what = [&p] { return "the " + codegen::describe(p) + " backward"; };  // for errors only
+  const auto& d = driver();
   const int64_t groups = a.m > 0 ? runtime::row_groups(k.config, k.limits, a.m, k.resident_groups) : 0;
   // One row group holding its rows in registers writes dγ/dβ itself: no partials, no second
   // launch (the small-M latency case). Streamed rows always go through partials.
@@ -278,7 +394,21 @@ size_t Engine::Impl::workspace_size(const NormProblem& problem, int64_t m) {
   codegen::validate_problem(problem);
   if (m < 0) throw Error(Status::InvalidArgument, "normjit: workspace_size: m = " + std::to_string(m) + " is negative.");
   const CUcontext ctx = context_of(nullptr, [&] { return "workspace_size for " + codegen::describe(problem); });
-  return runtime::workspace_bound(codegen::resolve_problem(problem), query_limits(ctx), m);
+  const NormProblem resolved = codegen::resolve_problem(problem);
+  const runtime::DeviceLimits limits = query_limits(ctx);
+  size_t bytes = runtime::workspace_bound(resolved, limits, m);
+  if (config.tune_mode == TuneMode::Off) return bytes;
+  // Tuned configs may launch more row groups than the heuristic: cover those the database
+  // holds for m's bucket, at every alignment the call's pointers may turn out to have.
+  const runtime::TuningDevice device = tuning_device(limits);
+  for (int alignment = resolved.alignment; alignment >= 1; alignment /= 2) {
+    NormProblem p = resolved;
+    p.alignment = alignment;
+    if (const auto hit = tuning.find(runtime::make_tuning_key(device, p, m).text()))
+      if (hit->config.threads % hit->config.threads_per_row == 0)
+        bytes = std::max(bytes, runtime::partial_bytes(p, runtime::max_row_groups(hit->config, limits, m)));
+  }
+  return bytes;
 }
 
 // ---- the public Engine -----------------------------------------------------------------------

@@ -1,13 +1,17 @@
-// The inside of normjit::Engine: the caches, and the kernels loaded into each CUDA context.
-// The launch path (launch_backward) takes a shared lock and one hash lookup when the kernel
-// is already loaded; generation, compilation and module loading happen once per
-// (context, problem).
+// The inside of normjit::Engine: the caches, the tuning database, and the kernels loaded into
+// each CUDA context. The launch path (launch_backward) takes a shared lock and one hash lookup
+// when the kernel is already loaded; choosing the config (the tuning database, tuning on a
+// miss, or the heuristic), generation, compilation and module loading happen once per
+// (context, problem, M bucket), and a module is loaded once per (context, problem, config).
 #pragma once
 #include <cuda.h>
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <shared_mutex>
+#include <string>
+#include <tuple>
 #include <utility>
 
 #include "codegen/launch_config.h"
@@ -16,6 +20,8 @@
 #include "runtime/disk_cache.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/launch_plan.h"
+#include "runtime/tuning_db.h"
+#include "runtime/tuning_key.h"
 
 namespace normjit {
 
@@ -23,13 +29,14 @@ struct LoadedKernel {
   NormProblem problem;  // resolved
   codegen::LaunchConfig config;
   runtime::DeviceLimits limits;
-  int64_t resident_groups = 1;
-  unsigned shared_bytes = 0;     // dynamic shared memory per block (staged rows)  // row groups (blocks or clusters) resident at once on the device
+  int64_t resident_groups = 1;   // row groups (blocks or clusters) resident at once on the device
+  unsigned shared_bytes = 0;     // dynamic shared memory per block (staged rows)
   CUcontext context = nullptr;
   CUmodule module = nullptr;
   CUfunction backward = nullptr;
   CUfunction reduce = nullptr;
   std::shared_ptr<const runtime::CompiledKernel> compiled;
+  bool tuned = false;            // config came from the tuning database (or a tuning just run)
 };
 
 struct Engine::Impl {
@@ -39,12 +46,26 @@ struct Engine::Impl {
   // The device's compile target and limits for ctx (which must be current).
   static runtime::DeviceLimits query_limits(CUcontext ctx);
   codegen::CompileTarget target_for(int sm) const;
+  // What a tuning key says of the device of ctx (current): name, arch, SM count, NVRTC.
+  runtime::TuningDevice tuning_device(const runtime::DeviceLimits& limits) const;
 
   // Source, key and cubin of a problem for an arch: no GPU needed (normjit demo/compile).
+  // Without a config, the heuristic's.
   std::shared_ptr<const runtime::CompiledKernel> compile(const NormProblem& resolved, int sm);
+  std::shared_ptr<const runtime::CompiledKernel> compile(const NormProblem& resolved,
+                                                         const codegen::LaunchConfig& config, int sm);
 
-  // The kernel of a resolved problem in ctx (current), loading it on first use.
-  const LoadedKernel& kernel_for(CUcontext ctx, const NormProblem& resolved);
+  // The kernel of a resolved problem in ctx (current), loading it on first use. m < 0: the
+  // heuristic's config, whatever the tuning mode. m >= 0: the config for m's bucket as
+  // config.tune_mode says (database, tuning on a miss when may_tune, else the heuristic).
+  const LoadedKernel& kernel_for(CUcontext ctx, const NormProblem& resolved, int64_t m = -1, bool may_tune = true);
+
+  // A module of `config` for a resolved problem loaded into ctx (current), kept in no map: the
+  // tuner's candidates. Throws normjit::Error when it cannot be compiled, loaded or resident.
+  std::unique_ptr<LoadedKernel> load(CUcontext ctx, const NormProblem& resolved, const codegen::LaunchConfig& config,
+                                     const runtime::DeviceLimits& limits);
+  // Launches k over a checked call (runtime::check_backward_call's problem and args) on stream.
+  static void launch(const LoadedKernel& k, const NormProblem& checked, const BackwardArgs& args, CUstream stream);
 
   void launch_backward(const NormProblem& problem, const BackwardArgs& args, CUstream stream);
   size_t workspace_size(const NormProblem& problem, int64_t m);
@@ -52,15 +73,25 @@ struct Engine::Impl {
   Config config;
   runtime::DiskCache disk;
   runtime::KernelCache kernels;
-  std::atomic<uint64_t> loaded_hits{0};  // kernel_for calls served by an already loaded kernel
+  runtime::TuningDb tuning;               // loaded once at construction unless tune.mode is off
+  std::atomic<uint64_t> loaded_hits{0};   // kernel_for calls served by an already loaded kernel
+  std::atomic<uint64_t> tuning_hits{0};   // (context, problem, M bucket)s given a config from the database
+  std::atomic<uint64_t> tunings{0};       // shapes tuned by this engine (on-miss)
 
  private:
+  // (context, problem code with the M bucket in bits 48..55) -> kernel.
   using Key = std::pair<CUcontext, uint64_t>;
   static uint64_t problem_code(const NormProblem& resolved);
+  // The config for (problem, m) on this device, as tune.mode says; tuned: from the database or
+  // a tuning. Sets `settled` false when the answer is provisional (a tuning was due but not
+  // allowed now): the caller then does not remember it for the bucket.
+  codegen::LaunchConfig config_for(CUcontext ctx, const NormProblem& resolved, int64_t m,
+                                   const runtime::DeviceLimits& limits, bool may_tune, bool& tuned, bool& settled);
 
   std::shared_mutex mu_;
-  llvm::DenseMap<Key, std::unique_ptr<LoadedKernel>> loaded_;
+  llvm::DenseMap<Key, LoadedKernel*> loaded_;
+  // Owns the modules: one per (context, problem code, config), shared by the buckets that use it.
+  std::map<std::tuple<CUcontext, uint64_t, std::string>, std::unique_ptr<LoadedKernel>> modules_;
 };
-
 
 }  // namespace normjit

@@ -15,6 +15,7 @@
 #include "runtime/backward_call.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/engine_impl.h"
+#include "runtime/tuner_timing.h"
 #include "tools/problem_flags.h"
 #include "tools/subcommands.h"
 
@@ -60,68 +61,9 @@ double min_bytes(const Shape& s) {
                                        : 3 * mn * b + 4.0 * s.m + 2.0 * s.n * w;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-struct DeviceBuffer {
-  CUdeviceptr ptr = 0;
-  explicit DeviceBuffer(size_t bytes) { NJ_CU(driver().cuMemAlloc(&ptr, std::max<size_t>(bytes, 256)), "bench: allocating"); }
-  ~DeviceBuffer() { driver().cuMemFree(ptr); }
-  void* get() const { return reinterpret_cast<void*>(ptr); }
-};
-
-// Random values of a dtype, as bytes to upload (never zeros: zeros can time differently).
-std::vector<char> random_bytes(DType dtype, size_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.f, 1.f);
-  const int size = codegen::dtype_size(dtype);
-  std::vector<char> out(count * size);
-  for (size_t i = 0; i < count; ++i) {
-    float f = normal(rng);
-    uint32_t bits;
-    std::memcpy(&bits, &f, 4);
-    if (dtype == DType::F32) {
-      std::memcpy(&out[i * 4], &f, 4);
-    } else if (dtype == DType::BF16) {
-      const uint16_t h = static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
-      std::memcpy(&out[i * 2], &h, 2);
-    } else {  // fp16 from a value well inside its range: sign, 5-bit exponent, 10-bit mantissa
-      const uint32_t sign = bits >> 31;
-      const int exp = static_cast<int>((bits >> 23) & 0xff) - 127;
-      const int e = std::clamp(exp, -14, 15) + 15;
-      const uint16_t h = static_cast<uint16_t>(sign << 15 | e << 10 | ((bits >> 13) & 0x3ff));
-      std::memcpy(&out[i * 2], &h, 2);
-    }
-  }
-  return out;
-}
-
-class Timer {
- public:
-  Timer() {
-    NJ_CU(driver().cuEventCreate(&start_, CU_EVENT_DEFAULT), "bench: event");
-    NJ_CU(driver().cuEventCreate(&stop_, CU_EVENT_DEFAULT), "bench: event");
-  }
-  ~Timer() {
-    driver().cuEventDestroy(start_);
-    driver().cuEventDestroy(stop_);
-  }
-  template <class F>
-  double microseconds(CUstream stream, F&& work) {
-    NJ_CU(driver().cuEventRecord(start_, stream), "bench: record");
-    work();
-    NJ_CU(driver().cuEventRecord(stop_, stream), "bench: record");
-    NJ_CU(driver().cuEventSynchronize(stop_), "bench: synchronize");
-    float ms = 0;
-    NJ_CU(driver().cuEventElapsedTime(&ms, start_, stop_), "bench: elapsed");
-    return ms * 1000.0;
-  }
-
- private:
-  CUevent start_, stop_;
-};
+using runtime::DeviceBuffer;
+using runtime::median;
+using runtime::random_bytes;
 
 const char* short_kind(NormKind k) { return k == NormKind::LayerNorm ? "layernorm" : "rmsnorm"; }
 
@@ -231,16 +173,18 @@ int run_bench(std::vector<std::string> args) {
     max_m = std::max(max_m, s.m);
     max_n = std::max(max_n, s.n);
   }
-  DeviceBuffer x(max_elements * 4), dy(max_elements * 4), dx(max_elements * 4);
-  DeviceBuffer mean(max_m * 4), rstd(max_m * 4), weight(max_n * 4), dweight(max_n * 4), dbias(max_n * 4);
-  Timer timer;
+  const std::string what = "bench";
+  DeviceBuffer x(max_elements * 4, what), dy(max_elements * 4, what), dx(max_elements * 4, what);
+  DeviceBuffer mean(max_m * 4, what), rstd(max_m * 4, what), weight(max_n * 4, what), dweight(max_n * 4, what),
+      dbias(max_n * 4, what);
+  runtime::EventTimer timer(what);
 
   // The ceiling: a device-to-device copy, counting bytes read and written.
   std::vector<double> copy_us;
   const size_t copy_bytes = static_cast<size_t>(max_elements) * 4;
   for (int r = 0; r < reps + 3; ++r) {
     const double us = timer.microseconds(stream, [&] {
-      NJ_CU(d.cuMemcpyDtoDAsync(dx.ptr, x.ptr, copy_bytes, stream), "bench: copy");
+      NJ_CU(d.cuMemcpyDtoDAsync(dx.ptr(), x.ptr(), copy_bytes, stream), "bench: copy");
     });
     if (r >= 3) copy_us.push_back(us);
   }
@@ -252,9 +196,9 @@ int run_bench(std::vector<std::string> args) {
     auto stats = random_bytes(DType::F32, static_cast<size_t>(max_m), 7);
     auto* f = reinterpret_cast<float*>(stats.data());
     for (int64_t i = 0; i < max_m; ++i) f[i] = 0.1f * f[i];
-    NJ_CU(d.cuMemcpyHtoD(mean.ptr, stats.data(), stats.size()), "bench: upload");
+    NJ_CU(d.cuMemcpyHtoD(mean.ptr(), stats.data(), stats.size()), "bench: upload");
     for (int64_t i = 0; i < max_m; ++i) f[i] = 1.0f + std::fabs(f[i]);
-    NJ_CU(d.cuMemcpyHtoD(rstd.ptr, stats.data(), stats.size()), "bench: upload");
+    NJ_CU(d.cuMemcpyHtoD(rstd.ptr(), stats.data(), stats.size()), "bench: upload");
   }
 
   Engine engine;
@@ -266,13 +210,13 @@ int run_bench(std::vector<std::string> args) {
     if (s.dtype != uploaded) {  // fresh random x and dy for each dtype
       const auto xs = random_bytes(s.dtype, static_cast<size_t>(max_elements), 1);
       const auto dys = random_bytes(s.dtype, static_cast<size_t>(max_elements), 2);
-      NJ_CU(d.cuMemcpyHtoD(x.ptr, xs.data(), xs.size()), "bench: upload");
-      NJ_CU(d.cuMemcpyHtoD(dy.ptr, dys.data(), dys.size()), "bench: upload");
+      NJ_CU(d.cuMemcpyHtoD(x.ptr(), xs.data(), xs.size()), "bench: upload");
+      NJ_CU(d.cuMemcpyHtoD(dy.ptr(), dys.data(), dys.size()), "bench: upload");
       uploaded = s.dtype;
     }
     if (s.weight != uploaded_weight) {
       auto ws = random_bytes(s.weight, static_cast<size_t>(max_n), 3);
-      NJ_CU(d.cuMemcpyHtoD(weight.ptr, ws.data(), ws.size()), "bench: upload");
+      NJ_CU(d.cuMemcpyHtoD(weight.ptr(), ws.data(), ws.size()), "bench: upload");
       uploaded_weight = s.weight;
     }
     NormProblem problem;
@@ -292,7 +236,7 @@ int run_bench(std::vector<std::string> args) {
     a.dweight = dweight.get();
     a.dbias = problem.has_bias ? dbias.get() : nullptr;
     const size_t ws_bytes = engine.workspace_size(problem, s.m);
-    DeviceBuffer workspace(ws_bytes);
+    DeviceBuffer workspace(ws_bytes, what);
     a.workspace = workspace.get();
     a.workspace_bytes = ws_bytes;
 
@@ -324,7 +268,8 @@ int run_bench(std::vector<std::string> args) {
     res.pct_copy = 100.0 * res.gbs / copy_gbs;
     // The problem as the engine ran it: alignment lowered to what these rows allow (odd N).
     const NormProblem resolved = runtime::check_backward_call(problem, a).problem;
-    const LoadedKernel& k = engine.impl().kernel_for(ctx, resolved);
+    // The kernel the calls above ran: the tuned one for this M where the database has it.
+    const LoadedKernel& k = engine.impl().kernel_for(ctx, resolved, s.m, false);
     res.config = codegen::describe(k.config);
     res.groups = runtime::row_groups(k.config, k.limits, s.m, k.resident_groups);
     for (const auto& r : k.compiled->resources)

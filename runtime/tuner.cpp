@@ -1,0 +1,241 @@
+#include "runtime/tuner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
+#include "codegen/norm_problem.h"
+#include "codegen/search_space.h"
+#include "runtime/backward_call.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/engine_impl.h"
+#include "runtime/tuner_timing.h"
+
+namespace normjit::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+std::string format_us(double us) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f us", us);
+  return buf;
+}
+
+// ctx current for the scope (the tuner may run on a thread where another context is current).
+class CurrentContext {
+ public:
+  explicit CurrentContext(CUcontext ctx) {
+    NJ_CU(driver().cuCtxPushCurrent(ctx), "tuning: making the context current");
+  }
+  ~CurrentContext() {
+    CUcontext popped;
+    driver().cuCtxPopCurrent(&popped);
+  }
+  CurrentContext(const CurrentContext&) = delete;
+  CurrentContext& operator=(const CurrentContext&) = delete;
+};
+
+class PrivateStream {
+ public:
+  PrivateStream() { NJ_CU(driver().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "tuning: creating a stream"); }
+  ~PrivateStream() { driver().cuStreamDestroy(stream_); }
+  PrivateStream(const PrivateStream&) = delete;
+  PrivateStream& operator=(const PrivateStream&) = delete;
+  CUstream get() const { return stream_; }
+
+ private:
+  CUstream stream_ = nullptr;
+};
+
+// The tuner's own tensors for m rows of a problem, filled with random data.
+struct Scratch {
+  DeviceBuffer x, dy, dx, mean, rstd, weight, dweight, dbias, workspace;
+  BackwardArgs args;
+
+  Scratch(const NormProblem& p, int64_t m, size_t workspace_bytes) {
+    const std::string what = "tuning " + codegen::describe(p);
+    const size_t elements = static_cast<size_t>(m) * static_cast<size_t>(p.n);
+    const size_t n = static_cast<size_t>(p.n);
+    x = DeviceBuffer(elements * codegen::dtype_size(p.x_dtype), what);
+    dy = DeviceBuffer(elements * codegen::dtype_size(p.dy_dtype), what);
+    dx = DeviceBuffer(elements * codegen::dtype_size(p.dx_dtype), what);
+    mean = DeviceBuffer(static_cast<size_t>(m) * 4, what);
+    rstd = DeviceBuffer(static_cast<size_t>(m) * 4, what);
+    weight = DeviceBuffer(n * codegen::dtype_size(p.weight_dtype), what);
+    dweight = DeviceBuffer(n * codegen::dtype_size(p.weight_dtype), what);
+    dbias = DeviceBuffer(n * codegen::dtype_size(p.weight_dtype), what);
+    workspace = DeviceBuffer(workspace_bytes, what);
+    x.upload(random_bytes(p.x_dtype, elements, 1), what);
+    dy.upload(random_bytes(p.dy_dtype, elements, 2), what);
+    weight.upload(random_bytes(p.weight_dtype, n, 3), what);
+    std::vector<char> stats = random_bytes(DType::F32, static_cast<size_t>(m), 4);
+    auto* f = reinterpret_cast<float*>(stats.data());
+    for (int64_t i = 0; i < m; ++i) f[i] *= 0.1f;
+    mean.upload(stats, what);
+    for (int64_t i = 0; i < m; ++i) f[i] = 1.0f + std::fabs(f[i]);
+    rstd.upload(stats, what);
+
+    args.m = m;
+    args.x = x.get();
+    args.dy = dy.get();
+    args.mean = p.kind == NormKind::LayerNorm ? static_cast<const float*>(mean.get()) : nullptr;
+    args.rstd = static_cast<const float*>(rstd.get());
+    args.weight = p.has_weight ? weight.get() : nullptr;
+    args.dx = dx.get();
+    args.dweight = p.has_weight ? dweight.get() : nullptr;
+    args.dbias = p.has_bias ? dbias.get() : nullptr;
+    args.workspace = workspace.get();
+    args.workspace_bytes = workspace.bytes();
+  }
+};
+
+}  // namespace
+
+TunedConfig TuneResult::tuned() const {
+  TunedConfig t;
+  t.config = winner().config;
+  t.us = winner().us();
+  t.heuristic_us = heuristic().ok ? heuristic().us() : 0;
+  t.candidates = static_cast<int>(std::count_if(candidates.begin(), candidates.end(),
+                                                [](const CandidateTiming& c) { return c.ok; }));
+  return t;
+}
+
+TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64_t m, const TuneOptions& options) {
+  const auto start = Clock::now();
+  const std::string what = "tuning " + codegen::describe(p);
+  if (!ctx) throw Error(Status::NoDevice, "normjit: " + what + ": no CUDA context; tuning needs a GPU.");
+  CurrentContext current(ctx);
+  const DeviceLimits limits = Engine::Impl::query_limits(ctx);
+  auto report = [&](const std::string& step, const std::string& outcome) {
+    if (options.progress) options.progress(step, outcome);
+  };
+
+  TuneResult result;
+  result.problem = p;
+  result.m_timed = std::max<int64_t>(1, std::min(m_bucket(m), std::max<int64_t>(1, options.max_elements / p.n)));
+  for (const codegen::LaunchConfig& c : codegen::search_space(p, limits.sm)) {
+    CandidateTiming timing;
+    timing.config = c;
+    result.candidates.push_back(timing);
+  }
+  std::vector<CandidateTiming>& cands = result.candidates;
+  const size_t count = cands.size();
+
+  // 1. Compile them all at once on host threads.
+  std::vector<std::shared_ptr<const CompiledKernel>> compiled(count);
+  {
+    const auto compile_start = Clock::now();
+    std::atomic<size_t> next{0}, done{0};
+    std::mutex report_mu;
+    auto worker = [&] {
+      for (size_t i = next++; i < count; i = next++) {
+        const auto t0 = Clock::now();
+        std::string outcome;
+        try {
+          compiled[i] = engine.compile(p, cands[i].config, limits.sm);
+          cands[i].compile_ms = compiled[i]->from_disk ? 0 : ms_since(t0);
+          outcome = compiled[i]->from_disk ? "from the disk cache" : std::to_string(std::lround(ms_since(t0))) + " ms";
+        } catch (const std::exception& e) {
+          cands[i].error = e.what();
+          outcome = "FAILED";
+        }
+        std::lock_guard<std::mutex> lock(report_mu);
+        report("compile " + std::to_string(++done) + "/" + std::to_string(count) + " " +
+                   codegen::describe(cands[i].config),
+               outcome);
+      }
+    };
+    const unsigned cores = options.compile_threads > 0 ? static_cast<unsigned>(options.compile_threads)
+                                                       : std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < std::min<size_t>(count, cores); ++t) pool.emplace_back(worker);
+    worker();
+    for (std::thread& t : pool) t.join();
+    result.compile_wall_ms = ms_since(compile_start);
+  }
+
+  // 2. Load, and time on a private stream over private buffers.
+  const auto time_start = Clock::now();
+  std::vector<std::unique_ptr<LoadedKernel>> loaded(count);
+  size_t workspace_bytes = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (!compiled[i]) continue;
+    try {
+      loaded[i] = engine.load(ctx, p, cands[i].config, limits);
+      workspace_bytes = std::max(workspace_bytes, partial_bytes(p, max_row_groups(cands[i].config, limits, result.m_timed)));
+    } catch (const std::exception& e) {
+      cands[i].error = e.what();
+    }
+  }
+  struct Unload {
+    std::vector<std::unique_ptr<LoadedKernel>>& loaded;
+    ~Unload() {
+      for (auto& k : loaded)
+        if (k) driver().cuModuleUnload(k->module);
+    }
+  } unload{loaded};
+
+  PrivateStream stream;
+  Scratch scratch(p, result.m_timed, workspace_bytes);
+  L2Flush flush(what);
+  EventTimer timer(what);
+  const CheckedCall call = check_backward_call(p, scratch.args);
+  auto time_candidate = [&](size_t i, int reps) {
+    std::vector<double> times;
+    Engine::Impl::launch(*loaded[i], call.problem, call.args, stream.get());  // warm: first launch costs more
+    for (int r = 0; r < reps; ++r) {
+      flush(stream.get());
+      times.push_back(timer.microseconds(stream.get(), [&] {
+        Engine::Impl::launch(*loaded[i], call.problem, call.args, stream.get());
+      }));
+    }
+    return median(std::move(times));
+  };
+  const int screen_reps = options.exhaustive ? options.final_reps : options.screen_reps;
+  size_t timed = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (!loaded[i]) continue;
+    try {
+      cands[i].screen_us = time_candidate(i, screen_reps);
+      if (options.exhaustive) cands[i].final_us = cands[i].screen_us;
+      cands[i].ok = true;
+    } catch (const std::exception& e) {
+      cands[i].error = e.what();
+    }
+    report("time " + std::to_string(++timed) + "/" + std::to_string(count) + " " + codegen::describe(cands[i].config),
+           cands[i].ok ? format_us(cands[i].screen_us) : "FAILED");
+  }
+  std::vector<size_t> order;
+  for (size_t i = 0; i < count; ++i)
+    if (cands[i].ok) order.push_back(i);
+  if (order.empty())
+    throw Error(Status::Internal, "normjit: " + what + ": no candidate config could be compiled and run (the first error: " +
+                                      (cands.empty() ? std::string("no candidates") : cands.front().error) +
+                                      "); this is a normjit bug: please report it with the problem.");
+
+  // 3. Finalists, with the heuristic always among them, timed again with more repetitions.
+  if (!options.exhaustive) {
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cands[a].screen_us < cands[b].screen_us; });
+    std::vector<size_t> finalists(order.begin(), order.begin() + std::min<size_t>(order.size(), options.finalists));
+    if (cands[0].ok && std::find(finalists.begin(), finalists.end(), 0) == finalists.end()) finalists.push_back(0);
+    for (size_t i : finalists) {
+      cands[i].final_us = time_candidate(i, options.final_reps);
+      report("final " + codegen::describe(cands[i].config), format_us(cands[i].final_us));
+    }
+    order = finalists;
+  }
+  result.best = *std::min_element(order.begin(), order.end(), [&](size_t a, size_t b) { return cands[a].us() < cands[b].us(); });
+  result.time_wall_ms = ms_since(time_start);
+  result.wall_ms = ms_since(start);
+  return result;
+}
+
+}  // namespace normjit::runtime

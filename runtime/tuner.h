@@ -1,0 +1,65 @@
+// The autotuner: times every candidate of codegen::search_space for one problem and one M
+// bucket on the current GPU and picks the fastest.
+//
+//   1. Compile every candidate on host threads at once (NVRTC and the kernel cache are
+//      thread-safe; cubins land in the disk cache too).
+//   2. Load each and time the whole backward (the main kernel and the dγ/dβ reduction) with
+//      CUDA events on a private stream over private buffers of random data — never the
+//      caller's — flushing L2 before every repetition. Screening: `screen_reps` each.
+//   3. The fastest `finalists` (and always the heuristic's config) are timed again with
+//      `final_reps`; the lowest median wins. With `exhaustive`, every candidate gets the final
+//      repetitions: the reference a tuned pick is checked against.
+// Needs a GPU: without one it throws normjit::Error(NoDriver or NoDevice) saying so.
+#pragma once
+#include <cuda.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "codegen/launch_config.h"
+#include "normjit/normjit.hpp"
+#include "runtime/tuning_db.h"
+
+namespace normjit::runtime {
+
+struct TuneOptions {
+  int screen_reps = 5;
+  int final_reps = 15;
+  int finalists = 3;
+  bool exhaustive = false;
+  int compile_threads = 0;               // 0: the host's cores
+  int64_t max_elements = int64_t{1} << 27;  // M·N timed at most (bigger buckets behave alike)
+  // Called on the tuning thread as work finishes: ("compile 3/24", "12 ms"), ("time 5/24", ...).
+  std::function<void(const std::string& what, const std::string& outcome)> progress;
+};
+
+struct CandidateTiming {
+  codegen::LaunchConfig config;
+  bool ok = false;
+  std::string error;        // why it could not be compiled, loaded or run
+  double compile_ms = 0;    // 0 when it came from a cache
+  double screen_us = 0;     // median of the screening repetitions
+  double final_us = 0;      // median of the final repetitions (0: not a finalist)
+  double us() const { return final_us > 0 ? final_us : screen_us; }
+};
+
+struct TuneResult {
+  NormProblem problem;      // resolved
+  int64_t m_timed = 0;      // rows timed: the bucket, capped by max_elements
+  std::vector<CandidateTiming> candidates;  // search_space order: [0] is the heuristic's config
+  size_t best = 0;          // index into candidates
+  double compile_wall_ms = 0, time_wall_ms = 0, wall_ms = 0;
+
+  const CandidateTiming& heuristic() const { return candidates.front(); }
+  const CandidateTiming& winner() const { return candidates[best]; }
+  // The database entry for the winner.
+  TunedConfig tuned() const;
+};
+
+// Tunes a resolved problem for m's bucket in ctx, which is made current for the call.
+TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& resolved, int64_t m,
+                const TuneOptions& options = {});
+
+}  // namespace normjit::runtime
