@@ -24,6 +24,8 @@ const char* kUsage =
     "           ahead of time, on every host core; --arch sm_XY works without a GPU\n"
     "  cache    ls | stats | verify | clear | export FILE | import FILE: look after the disk\n"
     "           cache, and carry it to other machines as one bundle file\n"
+    "  tune     time the candidate launch configs of problems (flags, --shapes, --sweep) on the\n"
+    "           GPU and write the fastest per device, problem and M bucket to the tuning database\n"
     "  config   print the effective configuration: every key, its value and where it came from\n"
     "  doctor   what normjit sees: driver, device, NVRTC, cache directory, config\n"
     "  version  print the version\n"
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
     if (command == "compile") return normjit::tools::run_compile(args);
     if (command == "cache") return normjit::tools::run_cache(args);
     if (command == "config") return normjit::tools::run_config(args);
+    if (command == "tune") return normjit::tools::run_tune(args);
     if (command == "version" || command == "--version") {
       std::printf("normjit %s\n", normjit::version_string());
       return normjit::tools::kExitOk;

@@ -18,5 +18,6 @@ int run_doctor(std::vector<std::string> args);
 int run_compile(std::vector<std::string> args);
 int run_cache(std::vector<std::string> args);
 int run_config(std::vector<std::string> args);
+int run_tune(std::vector<std::string> args);
 
 }  // namespace normjit::tools

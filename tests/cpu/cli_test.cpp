@@ -336,3 +336,36 @@ TEST_F(Cli, ConfigNamesTheFileItReadAndTheKeysItSet) {
 }
 
 }  // namespace
+
+// --- tune ----------------------------------------------------------------------------------
+
+TEST_F(Cli, TuneIsListedAndItsHelpNamesItsOptions) {
+  EXPECT_TRUE(contains(normjit_cli("--help").output, "  tune ")) << "tune in the command list";
+  const CliRun run = normjit_cli("tune --help");
+  EXPECT_EQ(run.code, 0) << run.output;
+  for (const char* option : {"--shapes", "--sweep", "--m", "--exhaustive", "--list", "--cache-dir", "--kind"})
+    EXPECT_TRUE(contains(run.output, option)) << option << " in:\n" << run.output;
+}
+
+TEST_F(Cli, TuneListShowsTheCandidatesWithoutAGpu) {
+  const CliRun run = normjit_cli(std::string("tune --list --m 1,3000 ") + kSmallProblem);
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "M<=1\n")) << run.output;
+  EXPECT_TRUE(contains(run.output, "M<=4096\n")) << "3000 rows are the 4096 bucket:\n" << run.output;
+  EXPECT_TRUE(contains(run.output, "sm_90: ")) << run.output;
+  EXPECT_TRUE(contains(run.output, "threads=")) << run.output;
+}
+
+TEST_F(Cli, TuneWithoutAProblemOrWithABadMIsBadUsage) {
+  EXPECT_EQ(normjit_cli("tune").code, 2);
+  const CliRun bad_m = normjit_cli(std::string("tune --m 0 ") + kSmallProblem);
+  EXPECT_EQ(bad_m.code, 2) << bad_m.output;
+  EXPECT_TRUE(contains(bad_m.output, "--m '0'")) << bad_m.output;
+}
+
+TEST_F(Cli, TuneWithoutAGpuExitsThree) {
+  if (normjit::runtime::cuda_available()) GTEST_SKIP() << "a GPU is present";
+  const CliRun run = normjit_cli(std::string("tune ") + kSmallProblem);
+  EXPECT_EQ(run.code, 3) << run.output;
+  EXPECT_TRUE(contains(run.output, "needs a GPU")) << run.output;
+}

@@ -1,0 +1,130 @@
+// The autotuner on the GPU: on-miss tuning picks a config, the backward it then runs matches
+// the reference, the result lands in the tuning database, and a second engine (a later
+// process, in effect) serves the same shape from the database without tuning.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "codegen/norm_problem.h"
+#include "codegen/search_space.h"
+#include "runtime/engine_impl.h"
+#include "runtime/tuner.h"
+#include "support/device_run.h"
+#include "support/gpu.h"
+#include "support/norm_inputs.h"
+#include "support/problem_variants.h"
+#include "support/random.h"
+
+namespace normjit::test {
+namespace {
+namespace fs = std::filesystem;
+
+class Tuning : public GpuTest {
+ protected:
+  void SetUp() override {
+    GpuTest::SetUp();
+    dir_ = fs::temp_directory_path() / ("normjit-tuning-gpu-" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+    GpuTest::TearDown();
+  }
+  Config config(TuneMode mode) const {
+    Config c;
+    c.cache_dir = dir_.string();
+    c.tune_mode = mode;
+    return c;
+  }
+  fs::path dir_;
+};
+
+TEST_F(Tuning, OnMissTunesOnceThenASecondEngineHitsTheDatabase) {
+  NJ_REQUIRE_GPU();
+  const NormProblem problem = make_problem(NormKind::LayerNorm, 1024, DType::BF16, DType::F32, Affine::WeightAndBias);
+  const NormProblem resolved = codegen::resolve_problem(problem);
+  constexpr int64_t kRows = 300;  // bucket 512
+  const CUcontext ctx = GpuContext::get()->context();
+  {
+    Engine tuner(config(TuneMode::OnMiss));
+    EXPECT_TRUE(backward_matches_reference(tuner, make_inputs(problem, kRows, fresh_seed()), stream()));
+    EXPECT_EQ(tuner.impl().tunings.load(), 1u);
+    // The same bucket again: no second tuning, and still correct.
+    EXPECT_TRUE(backward_matches_reference(tuner, make_inputs(problem, 511, fresh_seed()), stream()));
+    EXPECT_EQ(tuner.impl().tunings.load(), 1u);
+    EXPECT_TRUE(tuner.impl().kernel_for(ctx, resolved, kRows, false).tuned);
+  }
+  ASSERT_TRUE(fs::exists(dir_ / "tuning.toml"));
+
+  Engine reader(config(TuneMode::Cached));
+  EXPECT_EQ(reader.impl().tuning.size(), 1u);
+  EXPECT_TRUE(backward_matches_reference(reader, make_inputs(problem, kRows, fresh_seed()), stream()));
+  EXPECT_EQ(reader.impl().tunings.load(), 0u);
+  EXPECT_EQ(reader.impl().tuning_hits.load(), 1u);
+  EXPECT_TRUE(reader.impl().kernel_for(ctx, resolved, kRows, false).tuned);
+  // Another bucket has no entry: the heuristic, untuned.
+  EXPECT_TRUE(backward_matches_reference(reader, make_inputs(problem, 3, fresh_seed()), stream()));
+  EXPECT_FALSE(reader.impl().kernel_for(ctx, resolved, 3, false).tuned);
+  EXPECT_EQ(reader.impl().tunings.load(), 0u);
+
+  Engine off(config(TuneMode::Off));
+  EXPECT_TRUE(backward_matches_reference(off, make_inputs(problem, kRows, fresh_seed()), stream()));
+  EXPECT_EQ(off.impl().tuning_hits.load(), 0u);
+  EXPECT_FALSE(off.impl().kernel_for(ctx, resolved, kRows, false).tuned);
+}
+
+TEST_F(Tuning, TheTunerTimesEveryCandidateAndTheWinnerIsCorrect) {
+  NJ_REQUIRE_GPU();
+  const NormProblem problem = make_problem(NormKind::RMSNorm, 4096, DType::BF16, DType::F32, Affine::WeightOnly);
+  const NormProblem resolved = codegen::resolve_problem(problem);
+  Engine engine(config(TuneMode::Off));
+  runtime::TuneOptions options;
+  options.exhaustive = true;
+  options.final_reps = 5;
+  const runtime::TuneResult result = runtime::tune(engine.impl(), GpuContext::get()->context(), resolved, 2048, options);
+  ASSERT_GT(result.candidates.size(), 1u);
+  for (const runtime::CandidateTiming& c : result.candidates) {
+    EXPECT_TRUE(c.ok) << codegen::describe(c.config) << ": " << c.error;
+    if (c.ok) EXPECT_GT(c.us(), 0.0) << codegen::describe(c.config);
+  }
+  EXPECT_EQ(result.heuristic().config, codegen::choose_launch_config(resolved, Engine::Impl::query_limits(GpuContext::get()->context()).sm));
+  for (const runtime::CandidateTiming& c : result.candidates)
+    if (c.ok) EXPECT_LE(result.winner().us(), c.us());
+  std::printf("tuned %s at M=2048 over %zu candidates: %.2f us (heuristic %.2f us), %.0f ms wall, %.0f ms compiling\n",
+              codegen::describe(resolved).c_str(), result.candidates.size(), result.winner().us(),
+              result.heuristic().us(), result.wall_ms, result.compile_wall_ms);
+
+  // The winner, run through an engine that reads it from the database, matches the reference.
+  Engine reader(config(TuneMode::Cached));
+  const runtime::TuningDevice device =
+      reader.impl().tuning_device(Engine::Impl::query_limits(GpuContext::get()->context()));
+  reader.impl().tuning.put(runtime::make_tuning_key(device, resolved, 2048).text(), result.tuned());
+  EXPECT_TRUE(backward_matches_reference(reader, make_inputs(problem, 2000, fresh_seed()), stream()));
+  EXPECT_EQ(reader.impl().kernel_for(GpuContext::get()->context(), resolved, 2000, false).config,
+            result.winner().config);
+}
+
+TEST_F(Tuning, EveryCandidateOfASmallProblemMatchesTheReference) {
+  NJ_REQUIRE_GPU();
+  const NormProblem problem = make_problem(NormKind::LayerNorm, 768, DType::F16, DType::F16, Affine::WeightAndBias);
+  const NormProblem resolved = codegen::resolve_problem(problem);
+  const CUcontext ctx = GpuContext::get()->context();
+  const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
+  Engine probe(config(TuneMode::Off));
+  const runtime::TuningDevice device = probe.impl().tuning_device(limits);
+  for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm)) {
+    // One engine per candidate, each told by its database to use that candidate for M <= 64.
+    Engine engine(config(TuneMode::Cached));
+    runtime::TunedConfig entry;
+    entry.config = c;
+    entry.us = 1;
+    engine.impl().tuning.put(runtime::make_tuning_key(device, resolved, 64).text(), entry);
+    EXPECT_TRUE(backward_matches_reference(engine, make_inputs(problem, 61, fresh_seed()), stream()))
+        << codegen::describe(c);
+  }
+}
+
+}  // namespace
+}  // namespace normjit::test

@@ -1,0 +1,224 @@
+// normjit tune: time the candidate launch configs of problems on this GPU and write the best
+// per (device, problem, M bucket) into the tuning database (docs/TUNING.md).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+#include "codegen/norm_problem.h"
+#include "codegen/search_space.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/engine_impl.h"
+#include "runtime/shape_file.h"
+#include "runtime/tuner.h"
+#include "tools/cache_location.h"
+#include "tools/problem_flags.h"
+#include "tools/progress_line.h"
+#include "tools/subcommands.h"
+
+namespace normjit::tools {
+namespace {
+
+void print_help() {
+  std::printf(
+      "usage: normjit tune [PROBLEM | --shapes FILE | --sweep] [--m LIST] [--exhaustive] [--list]\n"
+      "                    [--cache-dir DIR]\n"
+      "Times every candidate launch config of each shape on this GPU (compiling them in parallel on\n"
+      "the host's cores) and writes the fastest per (device, problem, M bucket) into the tuning\n"
+      "database, <cache dir>/tuning.toml. Engines use it with tune.mode = cached (the default).\n"
+      "\n"
+      "  --shapes FILE   the problems of a TOML shape file, at each entry's m list (docs/CLI.md)\n"
+      "  --sweep         the speed sweep: LayerNorm and RMSNorm, bf16 (fp32 weights) and fp32,\n"
+      "                  N = 1024 .. 65536, M = elements / N and M = 1\n"
+      "  --m LIST        rows to tune for, comma-separated (default 1,65536 for flags; each is a\n"
+      "                  bucket: the next power of two)\n"
+      "  --exhaustive    time every candidate with the full repetitions too, and print heuristic,\n"
+      "                  tuned and exhaustive-best per shape: the data a fitted heuristic needs\n"
+      "  --list          print each shape's candidates and exit (no GPU needed)\n"
+      "  --dry-run       list the shapes and exit\n"
+      "%s"
+      "PROBLEM:\n%s"
+      "\n"
+      "Progress goes to stderr, the table to stdout. Exit 0 when every shape is tuned, 1 when any\n"
+      "failed, 2 for bad usage, 3 without a GPU.\n",
+      cache_dir_help(), problem_flags_help().c_str());
+}
+
+struct Shape {
+  NormProblem problem;  // resolved
+  int64_t m = 1;
+};
+
+std::vector<int64_t> parse_m_list(const std::string& text) {
+  std::vector<int64_t> out;
+  std::stringstream s(text);
+  for (std::string item; std::getline(s, item, ',');) {
+    size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != item.size() || v < 1) throw std::invalid_argument("--m '" + item + "' is not a positive number of rows");
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<Shape> sweep_shapes() {
+  std::vector<Shape> out;
+  for (DType dtype : {DType::BF16, DType::F32})
+    for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+      for (int64_t n : {1024, 2048, 4096, 5120, 8192, 16384, 65536})
+        for (int64_t m : {int64_t{1}, std::max<int64_t>(1, (int64_t{1} << 26) / n)}) {
+          NormProblem p;
+          p.kind = kind;
+          p.n = n;
+          p.x_dtype = dtype;
+          p.weight_dtype = DType::F32;
+          p.has_bias = kind == NormKind::LayerNorm;
+          out.push_back({codegen::resolve_problem(p), m});
+        }
+  return out;
+}
+
+std::string shape_label(const Shape& s) {
+  return codegen::describe(s.problem) + " M<=" + std::to_string(runtime::m_bucket(s.m));
+}
+
+}  // namespace
+
+int run_tune(std::vector<std::string> args) {
+  if (take_flag(args, "--help")) {
+    print_help();
+    return kExitOk;
+  }
+  const bool exhaustive = take_flag(args, "--exhaustive");
+  const bool list = take_flag(args, "--list");
+  const bool dry_run = take_flag(args, "--dry-run");
+  const bool sweep = take_flag(args, "--sweep");
+  const std::string shapes_file = take_option(args, "--shapes");
+  const std::string m_text = take_option(args, "--m");
+  CacheLocation cache = take_cache_location(args);
+  const std::vector<int64_t> m_flag = m_text.empty() ? std::vector<int64_t>{1, 65536} : parse_m_list(m_text);
+
+  std::vector<Shape> shapes;
+  if (sweep + !shapes_file.empty() > 1) throw std::invalid_argument("give --sweep or --shapes, not both");
+  if (sweep) {
+    if (!args.empty()) throw std::invalid_argument("'" + args.front() + "' given with --sweep");
+    shapes = sweep_shapes();
+  } else if (!shapes_file.empty()) {
+    if (!args.empty()) throw std::invalid_argument("'" + args.front() + "' given with --shapes: flags or a file, not both");
+    std::vector<runtime::ShapeProblem> file;
+    try {
+      file = runtime::load_shape_file(shapes_file);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return kExitUsage;
+    }
+    for (const runtime::ShapeProblem& s : file)
+      for (int64_t m : s.m.empty() ? m_flag : s.m) shapes.push_back({codegen::resolve_problem(s.problem), m});
+  } else {
+    if (args.empty()) throw std::invalid_argument("no problem given: pass PROBLEM flags, --shapes FILE or --sweep");
+    NormProblem p = parse_problem_flags(args);
+    if (!args.empty()) throw std::invalid_argument("unexpected argument '" + args.front() + "'");
+    try {
+      codegen::validate_problem(p);
+    } catch (const Error& e) {
+      throw std::invalid_argument(e.what());
+    }
+    for (int64_t m : m_flag) shapes.push_back({codegen::resolve_problem(p), m});
+  }
+  // One shape per (problem, bucket).
+  std::vector<Shape> unique;
+  for (const Shape& s : shapes)
+    if (std::none_of(unique.begin(), unique.end(), [&](const Shape& u) { return shape_label(u) == shape_label(s); }))
+      unique.push_back(s);
+  shapes = unique;
+
+  if (dry_run || list) {
+    for (const Shape& s : shapes) {
+      std::printf("%s\n", shape_label(s).c_str());
+      if (!list) continue;
+      for (int sm : {80, 90}) {
+        const auto space = codegen::search_space(s.problem, sm);
+        std::printf("  sm_%d: %zu candidates\n", sm, space.size());
+        for (const auto& c : space) std::printf("    %s\n", codegen::describe(c).c_str());
+      }
+    }
+    return kExitOk;
+  }
+
+  std::string why;
+  if (!runtime::cuda_available(&why)) {
+    std::fprintf(stderr, "normjit tune needs a GPU: %s\n", why.c_str());
+    return kExitNoGpu;
+  }
+  const auto& d = runtime::driver();
+  CUdevice dev;
+  CUcontext ctx;
+  NJ_CU(d.cuDeviceGet(&dev, 0), "tune: device 0");
+  NJ_CU(d.cuDevicePrimaryCtxRetain(&ctx, dev), "tune: context");
+  NJ_CU(d.cuCtxSetCurrent(ctx), "tune: context");
+
+  cache.config.tune_mode = TuneMode::Cached;  // load the database: tuning adds to it
+  Engine engine(cache.config);
+  Engine::Impl& impl = engine.impl();
+  const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
+  const runtime::TuningDevice device = impl.tuning_device(limits);
+  std::printf("normjit %s tune on %s (sm_%d, %d SMs, NVRTC %s): %zu shape%s into %s\n", version_string(),
+              device.name.c_str(), device.sm, device.sm_count, device.nvrtc.c_str(), shapes.size(),
+              shapes.size() == 1 ? "" : "s", impl.tuning.path().empty() ? "(no file)" : impl.tuning.path().c_str());
+  std::printf("\n%-82s %5s %10s %10s %8s %10s %8s %8s  %s\n", "shape", "cands", "heur us", "tuned us", "heur/tun",
+              exhaustive ? "exh us" : "-", exhaustive ? "tun/exh" : "-", "wall s", "tuned config");
+
+  size_t failed = 0;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const Shape& s = shapes[i];
+    const std::string label = "[" + std::to_string(i + 1) + "/" + std::to_string(shapes.size()) + "] " + shape_label(s);
+    runtime::TuneOptions options;
+    options.exhaustive = false;
+    // Steps: compile and time each candidate, then the finalists (at most 4); twice with --exhaustive.
+    const size_t count = codegen::search_space(s.problem, limits.sm).size();
+    ProgressLine progress((2 * count + 4) * (exhaustive ? 2 : 1));
+    options.progress = [&](const std::string& step, const std::string& outcome) { progress.report(label + " " + step, outcome); };
+    try {
+      const runtime::TuneResult tuned = runtime::tune(impl, ctx, s.problem, s.m, options);
+      const std::string key = runtime::make_tuning_key(device, s.problem, s.m).text();
+      impl.tuning.put(key, tuned.tuned());
+      double exhaustive_us = 0;
+      std::string exhaustive_config;
+      if (exhaustive) {
+        runtime::TuneOptions all = options;
+        all.exhaustive = true;
+        const runtime::TuneResult every = runtime::tune(impl, ctx, s.problem, s.m, all);
+        exhaustive_us = every.winner().us();
+        exhaustive_config = codegen::describe(every.winner().config);
+        // What a fitted heuristic needs: every candidate's time at this shape.
+        for (const runtime::CandidateTiming& c : every.candidates)
+          std::printf("  fit %s | %s | %s\n", shape_label(s).c_str(), codegen::describe(c.config).c_str(),
+                      c.ok ? std::to_string(c.us()).c_str() : ("failed: " + c.error).c_str());
+      }
+      const double heuristic_us = tuned.heuristic().us();
+      std::printf("%-82s %5zu %10.2f %10.2f %8.3f %10s %8s %8.2f  %s%s\n", shape_label(s).c_str(), tuned.candidates.size(),
+                  heuristic_us, tuned.winner().us(), heuristic_us / tuned.winner().us(),
+                  exhaustive ? std::to_string(exhaustive_us).substr(0, 8).c_str() : "-",
+                  exhaustive ? std::to_string(tuned.winner().us() / exhaustive_us).substr(0, 5).c_str() : "-",
+                  tuned.wall_ms / 1000.0, codegen::describe(tuned.winner().config).c_str(),
+                  exhaustive ? ("  (exhaustive best: " + exhaustive_config + ")").c_str() : "");
+      std::fflush(stdout);
+    } catch (const std::exception& e) {
+      ++failed;
+      std::fprintf(stderr, "normjit tune: %s failed: %s\n", shape_label(s).c_str(), e.what());
+    }
+  }
+  std::string save_why;
+  if (!impl.tuning.save(&save_why)) {
+    std::fprintf(stderr, "normjit tune: cannot write the tuning database: %s\n", save_why.c_str());
+    return kExitFailed;
+  }
+  std::printf("\ntuning database %s: %zu entries\n", impl.tuning.path().c_str(), impl.tuning.size());
+  return failed ? kExitFailed : kExitOk;
+}
+
+}  // namespace normjit::tools
