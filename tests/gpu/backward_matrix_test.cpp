@@ -3,8 +3,15 @@
 //
 // To keep the whole run to a few minutes, (M, N) pairs with M·N > 2^24 elements are left out,
 // except M = 1, which runs every N (up to 2^20) on a single row.
+//
+// NORMJIT_TEST_MATRIX=sanitize selects the smaller matrix that scripts/gpu-sanitize.sh runs
+// under compute-sanitizer, where a kernel runs 10 to 1000 times slower: LayerNorm (γ, β) and
+// RMSNorm (γ) x fp32, fp16, bf16 x N in {1, 33, 1000, 4096, 8192, 65536, 262144} x M in
+// {1, 199, 4096}, pairs with M·N above NORMJIT_TEST_MAX_ELEMENTS (default 2^20) left out, M = 1
+// included. The test names stay the same, so one gtest filter serves both matrices.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <iterator>
 #include <string>
@@ -19,17 +26,49 @@
 namespace normjit::test {
 namespace {
 
-constexpr int64_t kRowCounts[] = {1, 37, 199, 4096};
-constexpr int64_t kHiddenSizes[] = {1,    2,    3,    31,    32,    33,    127,   1000,   1024,   4095,   4096,
-                                    5120, 7168, 8192, 12288, 16384, 32768, 65536, 131072, 262144, 1048576};
+const std::vector<int64_t> kRowCounts = {1, 37, 199, 4096};
+const std::vector<int64_t> kHiddenSizes = {1,    2,    3,    31,    32,    33,    127,   1000,   1024,   4095,   4096,
+                                           5120, 7168, 8192, 12288, 16384, 32768, 65536, 131072, 262144, 1048576};
 constexpr int64_t kMaxElements = int64_t{1} << 24;
+const std::vector<int64_t> kSanitizeRowCounts = {1, 199, 4096};
+const std::vector<int64_t> kSanitizeHiddenSizes = {1, 33, 1000, 4096, 8192, 65536, 262144};
+constexpr int64_t kSanitizeMaxElements = int64_t{1} << 20;
+
+// NORMJIT_TEST_MATRIX: unset or "full" (the default matrix) or "sanitize". Anything else stops
+// the binary: a typo must not quietly run the wrong matrix under a sanitizer.
+bool sanitize_matrix() {
+  const char* v = std::getenv("NORMJIT_TEST_MATRIX");
+  const std::string mode = v ? v : "";
+  if (mode.empty() || mode == "full") return false;
+  if (mode == "sanitize") return true;
+  std::cerr << "NORMJIT_TEST_MATRIX=" << mode << " is not a matrix: use \"full\" (or leave it unset) or \"sanitize\""
+            << std::endl;
+  std::exit(2);
+}
+
+// NORMJIT_TEST_MAX_ELEMENTS: the M·N cap of the sanitize matrix, a positive integer.
+int64_t sanitize_max_elements() {
+  const char* v = std::getenv("NORMJIT_TEST_MAX_ELEMENTS");
+  if (!v || !*v) return kSanitizeMaxElements;
+  char* end = nullptr;
+  const long long cap = std::strtoll(v, &end, 10);
+  if (*end != '\0' || cap < 1) {
+    std::cerr << "NORMJIT_TEST_MAX_ELEMENTS=" << v << " is not a positive number of elements (M*N)" << std::endl;
+    std::exit(2);
+  }
+  return cap;
+}
+
+const std::vector<int64_t>& row_counts() { return sanitize_matrix() ? kSanitizeRowCounts : kRowCounts; }
+const std::vector<int64_t>& hidden_sizes() { return sanitize_matrix() ? kSanitizeHiddenSizes : kHiddenSizes; }
+int64_t max_elements() { return sanitize_matrix() ? sanitize_max_elements() : kMaxElements; }
 // A systematically broken kernel would fail hundreds of cases; the first few tell the story.
 constexpr int kFailedCasesReported = 5;
 // Every third case passes a workspace of workspace_size bytes; the others let the engine
 // allocate one on the stream.
 constexpr int kCallerWorkspaceEvery = 3;
 
-bool in_matrix(int64_t m, int64_t n) { return m == 1 || m * n <= kMaxElements; }
+bool in_matrix(int64_t m, int64_t n) { return m == 1 || m * n <= max_elements(); }
 
 struct Variant {
   NormKind kind;
@@ -41,6 +80,13 @@ struct Variant {
 // The weight dtype only matters when there is a γ or β to read or write.
 std::vector<Variant> all_variants() {
   std::vector<Variant> variants;
+  if (sanitize_matrix()) {  // the memory traffic of every path, fewer dtype combinations
+    for (DType x : {DType::F32, DType::F16, DType::BF16}) {
+      variants.push_back({NormKind::LayerNorm, x, DType::F32, Affine::WeightAndBias});
+      variants.push_back({NormKind::RMSNorm, x, DType::F32, Affine::WeightOnly});
+    }
+    return variants;
+  }
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
     const std::vector<Affine> affines = kind == NormKind::LayerNorm
         ? std::vector<Affine>{Affine::WeightAndBias, Affine::WeightOnly, Affine::BiasOnly, Affine::None}
@@ -72,8 +118,8 @@ void PrintTo(const Variant& v, std::ostream* os) { *os << variant_label(v); }
 
 int cases_per_variant() {
   int cases = 0;
-  for (int64_t n : kHiddenSizes)
-    for (int64_t m : kRowCounts) cases += in_matrix(m, n);
+  for (int64_t n : hidden_sizes())
+    for (int64_t m : row_counts()) cases += in_matrix(m, n);
   return cases;
 }
 
@@ -81,9 +127,12 @@ class BackwardMatrix : public GpuTest, public ::testing::WithParamInterface<Vari
  public:
   static void SetUpTestSuite() {
     if (!GpuContext::get()) return;
-    std::cout << "BackwardMatrix: N in {1 .. 2^20} (" << std::size(kHiddenSizes) << " sizes) x M in {1, 37, 199, 4096}; "
-              << "pairs with M*N > 2^24 elements are skipped except M = 1: " << cases_per_variant()
-              << " cases per variant, " << all_variants().size() << " variants" << std::endl;
+    std::cout << "BackwardMatrix (" << (sanitize_matrix() ? "sanitize" : "full") << "): N in {";
+    for (int64_t n : hidden_sizes()) std::cout << (n == hidden_sizes().front() ? "" : ", ") << n;
+    std::cout << "} x M in {";
+    for (int64_t m : row_counts()) std::cout << (m == row_counts().front() ? "" : ", ") << m;
+    std::cout << "}; pairs with M*N > " << max_elements() << " elements are skipped except M = 1: "
+              << cases_per_variant() << " cases per variant, " << all_variants().size() << " variants" << std::endl;
   }
 
  protected:
@@ -97,14 +146,14 @@ TEST_P(BackwardMatrix, MatchesFloat64ReferenceForEveryShape) {
   Engine& engine = shared_engine();
 
   std::vector<NormProblem> kernels;
-  for (int64_t n : kHiddenSizes)
+  for (int64_t n : hidden_sizes())
     for (const NormProblem& p : alignment_variants(problem(n))) kernels.push_back(p);
   const std::vector<std::string> failures = prepare_in_parallel(engine, kernels);
   ASSERT_TRUE(failures.empty()) << failures.size() << " kernels failed to prepare, the first: " << failures.front();
 
   int case_index = 0, failed_cases = 0;
-  for (int64_t n : kHiddenSizes)
-    for (int64_t m : kRowCounts) {
+  for (int64_t n : hidden_sizes())
+    for (int64_t m : row_counts()) {
       if (!in_matrix(m, n)) continue;
       RunOptions options;
       options.caller_workspace = case_index++ % kCallerWorkspaceEvery == 0;

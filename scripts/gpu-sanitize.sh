@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# On the GPU machine: runs the backward kernels under compute-sanitizer's memcheck, racecheck,
+# initcheck and synccheck over the sanitize matrix of tests/gpu/backward_matrix_test.cpp
+# (NORMJIT_TEST_MATRIX=sanitize: LayerNorm and RMSNorm x fp32, fp16, bf16 x
+# N in {1, 33, 1000, 4096, 8192, 65536, 262144} x M in {1, 199, 4096}, M*N capped per tool).
+# Builds nothing: uses the build folder that travels with the call. Everything goes to ONE
+# file, $OUT/sanitize.txt, ending with one summary line per tool. Exit 0 only when every tool
+# ran to the end with 0 errors and every test passed; 1 otherwise (a tool that runs past its
+# time limit counts as a failure: the matrix was not covered).
+#   usage: scripts/gpu-sanitize.sh                   all four tools, 6 minutes at most
+#          SANITIZE_TOOLS="memcheck" scripts/gpu-sanitize.sh
+#          SANITIZE_DRY_RUN=1 scripts/gpu-sanitize.sh  print the commands and the test list only
+#   BUILD_DIR (default build), OUT (default /tmp/normjit-out), SANITIZE_TIMEOUT (seconds per
+#   tool, default 60, plus 80 for the warm-up: 6 minutes in the worst case), CAP_<tool>=N to
+#   change a tool's M*N cap (CAP_racecheck=16384, say, if racecheck runs out of time).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+build="${BUILD_DIR:-build}"
+out="${OUT:-/tmp/normjit-out}"
+mkdir -p "$out"
+log="$out/sanitize.txt"
+dry_run="${SANITIZE_DRY_RUN:-0}"
+read -r -a tools <<<"${SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}"
+tool_timeout="${SANITIZE_TIMEOUT:-60}"
+tests="$build/tests/normjit_gpu_tests"
+filter='AllVariants/BackwardMatrix.*'
+
+# M*N caps, chosen so that each tool covers the matrix in about a minute on an H100. M = 1 runs
+# every N whatever the cap (a single row of 262144 takes the cluster and streamed paths).
+# memcheck and synccheck slow a kernel down ~10-50x: 2^20 keeps N = 4096 x M = 199 and
+# N = 1000 x M = 199. racecheck tracks every shared-memory access of every thread (100x-1000x,
+# and the reductions are all shared memory): 2^16 keeps M = 199 up to N = 33 and M = 4096 at
+# N = 1, plus every N at M = 1. initcheck shadows every global byte: 2^18 keeps M = 199 up to
+# N = 1000 and M = 4096 up to N = 33.
+cap_for() {
+  case "$1" in
+    memcheck) echo "${CAP_memcheck:-1048576}" ;;
+    racecheck) echo "${CAP_racecheck:-65536}" ;;
+    initcheck) echo "${CAP_initcheck:-262144}" ;;
+    synccheck) echo "${CAP_synccheck:-1048576}" ;;
+    *) echo "gpu-sanitize: unknown tool '$1' (memcheck, racecheck, initcheck, synccheck)" >&2; exit 2 ;;
+  esac
+}
+for t in "${tools[@]}"; do cap_for "$t" >/dev/null; done
+
+sanitizer="$(command -v compute-sanitizer || true)"
+for candidate in /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
+  [ -z "$sanitizer" ] && [ -x "$candidate" ] && sanitizer="$candidate"
+done
+
+# Kernels are compiled once, by the plain run below, into this cache; the sanitized runs load
+# them from disk, so their time goes to the kernels, not to NVRTC.
+NORMJIT_CACHE_DIR="$(mktemp -d)"
+export NORMJIT_CACHE_DIR NORMJIT_TEST_MATRIX=sanitize
+trap 'rm -rf "$NORMJIT_CACHE_DIR"' EXIT
+
+if [ "$dry_run" = 1 ]; then
+  echo "compute-sanitizer: ${sanitizer:-NOT FOUND (needed on the GPU machine)}"
+  echo "warm-up: NORMJIT_TEST_MAX_ELEMENTS=$(for t in "${tools[@]}"; do cap_for "$t"; done | sort -n | tail -1)" \
+       "timeout 80 $tests --gtest_filter='$filter'"
+  for t in "${tools[@]}"; do
+    echo "$t: NORMJIT_TEST_MAX_ELEMENTS=$(cap_for "$t") timeout $tool_timeout ${sanitizer:-compute-sanitizer}" \
+         "--tool $t --error-exitcode 1 $tests --gtest_filter='$filter'"
+  done
+  echo "tests selected:"
+  NORMJIT_TEST_MAX_ELEMENTS=1 "$tests" --gtest_list_tests --gtest_filter="$filter"
+  exit $?
+fi
+
+{
+  echo "normjit gpu-sanitize: $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(cat "$build/COMMIT" 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
+  echo "compute-sanitizer: ${sanitizer:-NOT FOUND}"
+  [ -n "$sanitizer" ] && "$sanitizer" --version 2>&1 | tail -2
+  echo "matrix: NORMJIT_TEST_MATRIX=sanitize, gtest filter $filter; per-tool M*N caps and reasons in scripts/gpu-sanitize.sh:"
+  for t in "${tools[@]}"; do echo "  $t: M*N <= $(cap_for "$t") (M = 1: every N), at most $tool_timeout s"; done
+} >"$log"
+
+summaries=()
+status=0
+if [ -z "$sanitizer" ]; then
+  echo "gpu-sanitize: compute-sanitizer not found on PATH or in /usr/local/cuda: install the CUDA toolkit's" \
+       "compute-sanitizer or put it on PATH" | tee -a "$log" >&2
+  exit 1
+fi
+
+# gtest's own verdict: "[  PASSED  ] N tests." and "[  FAILED  ] N tests," lines.
+gtest_counts() {  # log section file -> "passed P, failed F, skipped S"
+  local p f s
+  p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\{0,1\}\..*/\1/p' "$1" | tail -1)
+  f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\{0,1\}, listed below:.*/\1/p' "$1" | tail -1)
+  s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\{0,1\}, listed below:.*/\1/p' "$1" | tail -1)
+  echo "gtest passed ${p:-0}, failed ${f:-0}, skipped ${s:-0}"
+}
+
+# --- warm-up: every kernel compiled into the cache, and the matrix correct without a sanitizer
+warm_cap=$(for t in "${tools[@]}"; do cap_for "$t"; done | sort -n | tail -1)
+section="$(mktemp)"
+start=$SECONDS
+echo "===== warm-up (no sanitizer), M*N <= $warm_cap =====" >>"$log"
+NORMJIT_TEST_MAX_ELEMENTS="$warm_cap" timeout 80 "$tests" --gtest_filter="$filter" >"$section" 2>&1
+rc=$?
+cat "$section" >>"$log"
+line="warm-up: exit $rc, $(gtest_counts "$section"), $((SECONDS - start)) s"
+[ $rc -eq 0 ] || { status=1; line="$line: FAILED"; }
+grep -q "^\[  SKIPPED \]" "$section" && { status=1; line="$line: tests SKIPPED (no GPU?)"; }
+summaries+=("$line")
+
+# --- the tools
+for t in "${tools[@]}"; do
+  cap=$(cap_for "$t")
+  start=$SECONDS
+  echo "===== $t, M*N <= $cap =====" >>"$log"
+  NORMJIT_TEST_MAX_ELEMENTS="$cap" timeout --kill-after=10 "$tool_timeout" \
+    "$sanitizer" --tool "$t" --error-exitcode 1 "$tests" --gtest_filter="$filter" >"$section" 2>&1
+  rc=$?
+  cat "$section" >>"$log"
+  # "========= ERROR SUMMARY: 0 errors"; racecheck: "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)".
+  errors=$(sed -n 's/^========= ERROR SUMMARY: \([0-9]*\) errors\{0,1\}.*/\1/p' "$section" | tail -1)
+  hazards=$(sed -n 's/^========= RACECHECK SUMMARY: \(.*\)$/\1/p' "$section" | tail -1)
+  line="$t: exit $rc, ${errors:-?} errors${hazards:+ (racecheck: $hazards)}, $(gtest_counts "$section"), M*N <= $cap, $((SECONDS - start)) s"
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    line="$line: TIMEOUT after $tool_timeout s, matrix not covered (lower CAP_$t or raise SANITIZE_TIMEOUT)"
+    status=1
+  elif [ $rc -ne 0 ] || [ "${errors:-x}" != 0 ] || grep -q "^\[  FAILED  \]" "$section"; then
+    line="$line: FAILED"
+    status=1
+  elif grep -q "^\[  SKIPPED \]" "$section"; then
+    line="$line: tests SKIPPED (no GPU?)"
+    status=1
+  else
+    line="$line: ok"
+  fi
+  summaries+=("$line")
+done
+rm -f "$section"
+
+{
+  echo "===== summary ====="
+  for s in "${summaries[@]}"; do echo "sanitize: $s"; done
+  echo "sanitize: $([ $status -eq 0 ] && echo "all clean" || echo "FAILED")"
+} | tee -a "$log"
+exit $status
