@@ -15,6 +15,11 @@ namespace {
 
 // Shape files list tens of problems; anything this large is the wrong file.
 constexpr uint64_t kMaxShapeFileBytes = 4 << 20;
+// An entry expands to one problem per (n, align) pair, and each problem carries the entry's M
+// buckets: two lists of a few thousand numbers must not expand into gigabytes (found by
+// tests/fuzz/shape_file_fuzz.cpp). Both limits are far above any model's needs.
+constexpr size_t kMaxProblems = 4096;
+constexpr size_t kMaxBuckets = 256;
 constexpr const char* kKeys[] = {"kind",   "n",    "dtype", "dy_dtype", "dx_dtype", "weight_dtype",
                                  "weight", "bias", "align", "m"};
 constexpr const char* kKeyList = "kind, n, dtype, dy_dtype, dx_dtype, weight_dtype, weight, bias, align and m";
@@ -96,7 +101,8 @@ class EntryReader {
   std::string where_;
 };
 
-std::vector<ShapeProblem> read_entry(const toml::table& table, int entry, const std::string& origin) {
+// `room`: how many more problems the file may expand to.
+std::vector<ShapeProblem> read_entry(const toml::table& table, int entry, const std::string& origin, size_t room) {
   const EntryReader r(table, origin + ": problem " + std::to_string(entry) + " (line " +
                                  std::to_string(table.source().begin.line) + ")");
   r.reject_unknown_keys();
@@ -130,6 +136,15 @@ std::vector<ShapeProblem> read_entry(const toml::table& table, int entry, const 
   if (aligns.empty()) aligns = {16};
   const std::vector<int64_t> m =
       r.integers("m", "each M bucket must be an integer >= 1", [](int64_t v) { return v >= 1; });
+  if (m.size() > kMaxBuckets)
+    bad(r.at("m"), "lists " + std::to_string(m.size()) + " M buckets",
+        "give at most " + std::to_string(kMaxBuckets) + " per problem");
+  // Both sizes are bounded by the file size (4 MiB), so the product cannot overflow.
+  if (ns.size() * aligns.size() > room)
+    bad(r.where(), "expands to " + std::to_string(ns.size()) + " hidden sizes x " + std::to_string(aligns.size()) +
+                       " alignments",
+        "a shape file may list at most " + std::to_string(kMaxProblems) +
+            " problems in all: remove repeated values or split the file");
 
   std::vector<ShapeProblem> out;
   for (int64_t n : ns)
@@ -176,7 +191,8 @@ std::vector<ShapeProblem> parse_shape_text(const std::string& text, const std::s
 
   std::vector<ShapeProblem> out;
   for (size_t i = 0; i < list->size(); ++i) {
-    std::vector<ShapeProblem> entry = read_entry(*list->get(i)->as_table(), static_cast<int>(i) + 1, origin);
+    std::vector<ShapeProblem> entry =
+        read_entry(*list->get(i)->as_table(), static_cast<int>(i) + 1, origin, kMaxProblems - out.size());
     out.insert(out.end(), entry.begin(), entry.end());
   }
   return out;
