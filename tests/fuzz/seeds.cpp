@@ -1,6 +1,7 @@
 // Writes the generated seeds of the fuzz corpora: valid disk cache entries (whose checksums
-// cannot be written by hand) in each mode of disk_cache_fuzz, and valid kernel payloads.
-//   normjit_fuzz_seeds <corpus dir>   (writes <dir>/disk_cache/gen-* and <dir>/kernel_cache/gen-*)
+// cannot be written by hand) in each mode of disk_cache_fuzz, valid kernel payloads, and valid
+// cache bundles in each mode of cache_bundle_fuzz.
+//   normjit_fuzz_seeds <corpus dir>   (writes <dir>/{disk_cache,kernel_cache,cache_bundle}/gen-*)
 // scripts/fuzz.sh runs it into each run's temporary corpus, so the seeds follow the format;
 // the copies checked in under tests/fuzz/corpus/ are for running a target by hand.
 #include <cstdio>
@@ -9,10 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "runtime/cache_bundle.h"
 #include "runtime/disk_cache.h"
 #include "runtime/kernel_cache.h"
 
 namespace fs = std::filesystem;
+using normjit::runtime::Bundle;
 using normjit::runtime::CompiledKernel;
 using normjit::runtime::DiskCache;
 using normjit::runtime::KernelCache;
@@ -55,6 +58,18 @@ std::vector<char> with_mode(char mode, const std::string& key, const std::string
   return out;
 }
 
+// cache_bundle_fuzz: mode 0 takes the file as is; mode 1 adds the magic, the version and the
+// hash itself, so its seed is the bundle without its first 12 and last 32 bytes.
+void write_bundle_seeds(const fs::path& dir, const std::string& name, const Bundle& bundle) {
+  const std::vector<char> file = normjit::runtime::encode_bundle(bundle);
+  std::vector<char> mode0{0};
+  mode0.insert(mode0.end(), file.begin(), file.end());
+  write(dir / ("gen-mode0-" + name), mode0);
+  std::vector<char> mode1{1};
+  mode1.insert(mode1.end(), file.begin() + 12, file.end() - 32);
+  write(dir / ("gen-mode1-" + name), mode1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -65,6 +80,7 @@ int main(int argc, char** argv) {
   const fs::path root = argv[1];
   fs::create_directories(root / "disk_cache");
   fs::create_directories(root / "kernel_cache");
+  fs::create_directories(root / "cache_bundle");
 
   CompiledKernel k;
   k.log = kLog;
@@ -87,5 +103,15 @@ int main(int argc, char** argv) {
         with_mode(1, "k", "sm_80", DiskCache::encode("k", "sm_80", payload)));
   write(root / "disk_cache" / "gen-mode2-empty-key",
         with_mode(2, "", "", DiskCache::encode("", "", payload)));
+
+  Bundle bundle;
+  bundle.nvrtc_version = "13.0";
+  bundle.normjit_version = "0.1.0";
+  write_bundle_seeds(root / "cache_bundle", "empty", bundle);
+  bundle.entries.push_back({kKey, kArch, payload});
+  write_bundle_seeds(root / "cache_bundle", "one-entry", bundle);
+  bundle.entries.push_back({"k", "sm_80", KernelCache::pack(no_log)});
+  bundle.entries.push_back({kKey, "sm_80", {}});  // the same key again, another arch, empty payload
+  write_bundle_seeds(root / "cache_bundle", "three-entries", bundle);
   return 0;
 }
