@@ -40,6 +40,7 @@ std::string problem_constants(const NormProblem& p, const LaunchConfig& c) {
     << "constexpr int kCluster = " << c.cluster << ";  // blocks sharing a row\n"
     << "constexpr bool kPrefetch = " << cpp_bool(c.prefetch) << ";  // next row loaded during this one\n"
     << "constexpr bool kStaged = " << cpp_bool(c.staged) << ";  // rows staged in shared memory\n"
+    << "constexpr int kStages = " << c.stages << ";  // staged rows in flight per block\n"
     << "constexpr int kMinBlocks = " << c.min_blocks_per_sm << ";  // resident blocks per SM to budget registers for\n"
     << "}  // namespace cfg\n}  // namespace nj\n";
   return s.str();

@@ -28,17 +28,17 @@ int vector_width(const NormProblem& p) {
 bool operator==(const LaunchConfig& a, const LaunchConfig& b) {
   return a.threads == b.threads && a.threads_per_row == b.threads_per_row && a.vec == b.vec &&
          a.row_in_registers == b.row_in_registers && a.cluster == b.cluster && a.prefetch == b.prefetch &&
-         a.staged == b.staged && a.min_blocks_per_sm == b.min_blocks_per_sm;
+         a.staged == b.staged && a.stages == b.stages && a.min_blocks_per_sm == b.min_blocks_per_sm;
 }
 
 size_t dynamic_shared_bytes(const NormProblem& p, const LaunchConfig& c) {
   if (!c.staged) return 0;
   // templates/norm_backward.cuh, StagePlan: each tensor's slice rounded up to 16 bytes, plus 16
-  // bytes of room for the shift of rows aligned to less than 16; two stages.
+  // bytes of room for the shift of rows aligned to less than 16; c.stages of them.
   const int64_t slice_cols = ceil_div(ceil_div(p.n, c.vec), c.cluster) * c.vec;
   const int64_t shift_room = p.alignment < 16 ? 16 : 0;
   auto stage_bytes = [&](DType t) { return ceil_div(slice_cols * dtype_size(t) + shift_room, 16) * 16; };
-  return static_cast<size_t>(2 * (stage_bytes(p.x_dtype) + stage_bytes(p.dy_dtype)));
+  return static_cast<size_t>(c.stages * (stage_bytes(p.x_dtype) + stage_bytes(p.dy_dtype)));
 }
 
 // Dynamic shared memory one block may use on compute capability `sm`, leaving 1 KB for the
@@ -90,6 +90,10 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
     const bool two_fit = s.cluster == 1 && iters == staged_iters && s.threads <= 448 &&
                          dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
     s.min_blocks_per_sm = two_fit ? 2 : 1;
+    // A third stage keeps two rows' copies in flight while one is worked, where it fits beside
+    // the other resident blocks' stages.
+    s.stages = 3;
+    if (dynamic_shared_bytes(p, s) * s.min_blocks_per_sm > max_stage_bytes(sm)) s.stages = 2;
     if (dynamic_shared_bytes(p, s) > max_stage_bytes(sm)) return false;
     c = s;
     return true;
@@ -145,6 +149,7 @@ void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
   if (c.staged && (c.rows_per_block() != 1 || c.prefetch || !c.row_in_registers))
     fail("staged rows take one whole block (or cluster) each, without prefetch");
   if (c.staged && c.vec * dtype_size(p.x_dtype) != 16) fail("staged rows need 16-byte vectors of x");
+  if (c.stages < 2 || c.stages > 4 || (!c.staged && c.stages != 2)) fail("stages must be 2 to 4 (2 unless staged)");
   if (dynamic_shared_bytes(p, c) > max_stage_bytes(90))
     fail("the stages need " + std::to_string(dynamic_shared_bytes(p, c)) +
          " bytes of shared memory, more than any GPU gives a block");
@@ -163,6 +168,7 @@ std::string describe(const LaunchConfig& c) {
   if (c.cluster > 1) s << " cluster=" << c.cluster;
   if (c.prefetch) s << " prefetch";
   if (c.staged) s << " staged";
+  if (c.staged && c.stages != 2) s << " stages=" << c.stages;
   if (c.min_blocks_per_sm > 1) s << " min_blocks=" << c.min_blocks_per_sm;
   return s.str();
 }

@@ -14,7 +14,8 @@ struct LaunchConfig {
   bool row_in_registers = true;  // false: the row is streamed twice (rows too long for registers)
   int cluster = 1;            // blocks sharing one row (sm_90 thread-block cluster); 1: none
   bool prefetch = false;      // load the next row while the current one is reduced (registers x2)
-  bool staged = false;        // rows copied into shared memory (cp.async, two stages), sm_80+
+  bool staged = false;        // rows copied into shared memory (cp.async), sm_80+
+  int stages = 2;             // staged rows in flight per block: one worked, the others copying
   int min_blocks_per_sm = 1;  // ptxas keeps registers low enough for this many blocks per SM
 
   int rows_per_block() const { return threads / threads_per_row; }

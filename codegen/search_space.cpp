@@ -176,10 +176,12 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm) {
         c.cluster = cluster;
         const int64_t lanes = ceil_div(ceil_div(slots, cluster), per_thread);
         c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(round_up(lanes, 32), kMinRowBlockThreads));
-        for (int min_blocks : {1, 2}) {
-          c.min_blocks_per_sm = min_blocks;
-          out.add(c);
-        }
+        for (int min_blocks : {1, 2})
+          for (int stages : {2, 3}) {
+            c.min_blocks_per_sm = min_blocks;
+            c.stages = stages;
+            out.add(c);
+          }
       }
     }
   }

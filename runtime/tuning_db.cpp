@@ -151,6 +151,7 @@ std::string format_tuning_entries(const TuningEntries& entries) {
     t.insert("cluster", e.config.cluster);
     t.insert("prefetch", e.config.prefetch);
     t.insert("staged", e.config.staged);
+    t.insert("stages", e.config.stages);
     t.insert("min_blocks_per_sm", e.config.min_blocks_per_sm);
     t.insert("us", e.us);
     if (e.heuristic_us > 0) t.insert("heuristic_us", e.heuristic_us);
@@ -188,7 +189,7 @@ TuningEntries parse_tuning_entries(const std::string& text, const std::string& o
     if (!t) bad(origin, quoted(key), "is " + describe_value(node) + ", not a table of a launch config");
     for (const auto& [field, value] : *t) {
       static const char* kFields[] = {"threads", "threads_per_row", "vec",  "row_in_registers", "cluster",
-                                      "prefetch", "staged",          "min_blocks_per_sm", "us", "heuristic_us",
+                                      "prefetch", "staged", "stages", "min_blocks_per_sm", "us", "heuristic_us",
                                       "candidates", "tuned_at"};
       bool known = false;
       for (const char* f : kFields) known |= field.str() == f;
@@ -202,6 +203,8 @@ TuningEntries parse_tuning_entries(const std::string& text, const std::string& o
     e.config.cluster = static_cast<int>(want_int(*t, "cluster", origin, key, 1, codegen::kMaxCluster));
     e.config.prefetch = want_bool(*t, "prefetch", origin, key);
     e.config.staged = want_bool(*t, "staged", origin, key);
+    // Written since stages became a config field; entries from before it ran two.
+    if (t->contains("stages")) e.config.stages = static_cast<int>(want_int(*t, "stages", origin, key, 2, 4));
     e.config.min_blocks_per_sm = static_cast<int>(want_int(*t, "min_blocks_per_sm", origin, key, 1, 32));
     e.us = want_time(*t, "us", origin, key, true);
     e.heuristic_us = want_time(*t, "heuristic_us", origin, key, false);

@@ -265,10 +265,13 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 // for one block is shared by a cluster, each block staging its slice.
 //
 // A slice whose address is not 16-byte aligned (odd N in 16-bit types) is copied from the
-// aligned address below it and lands shifted by that address mod 16; the pieces cut by the
-// slice's ends are copied element by element. Slots are then read from the stage at the shift.
-// When every thread copies exactly the pieces it later reads (aligned rows, 16-byte slots of
-// both x and dy), the stages need no barrier of their own; otherwise one per row.
+// aligned address below it and lands shifted by that address mod 16. The pieces cut by the
+// slice's ends are copied whole as well: their extra bytes belong to the neighbouring row (or
+// row padding) of the same tensor and are never used. Only the tensor's own first and last
+// bytes have no neighbour, so there (row 0's head, the last row's tail) the cut piece is
+// copied element by element. When every thread copies exactly the pieces it later reads
+// (aligned rows, 16-byte slots of both x and dy), the stages need no barrier of their own;
+// otherwise one per row. kStages rows are in flight: kStages − 1 copying while one is worked.
 constexpr i64 kSliceCols = kSlotsPerBlock * kVec;  // columns of a block's slice (the last may have fewer)
 constexpr bool kShifted = kAlign < 16;
 constexpr bool kStageBarrier = kShifted || kVec * sizeof(TX) % 16 != 0 || kVec * sizeof(TDY) % 16 != 0;
@@ -290,9 +293,11 @@ __device__ __forceinline__ int stage_shift(const void* slice) {
 }
 
 // Starts copying `count` elements from `src` into `stage`, at byte stage_shift(src) onwards.
-// Piece k (16 bytes) goes to the thread that reads slot k / kPiecesPerSlot.
+// Piece k (16 bytes) goes to the thread that reads slot k / kPiecesPerSlot. `tensor_start` /
+// `tensor_end`: the slice begins / ends the tensor, so no byte beyond it may be read.
 template <class T>
-__device__ __forceinline__ void stage_slice(const T* src, i64 count, unsigned char* stage, int lane) {
+__device__ __forceinline__ void stage_slice(const T* src, i64 count, unsigned char* stage, int lane, bool tensor_start,
+                                            bool tensor_end) {
   typedef StagePlan<T> Plan;
   const int shift = stage_shift(src);
   const i64 end = shift + count * (i64)sizeof(T);
@@ -303,7 +308,7 @@ __device__ __forceinline__ void stage_slice(const T* src, i64 count, unsigned ch
     for (int c = 0; c < Plan::kPiecesPerSlot; ++c) {
       const i64 b = (((i64)i * kThreadsPerRow + lane) * Plan::kPiecesPerSlot + c) * 16;
       if (b >= end) continue;
-      if (b >= shift && b + 16 <= end) {
+      if ((b >= shift || !tensor_start) && (b + 16 <= end || !tensor_end)) {
         cp_async_16(stage + b, aligned + b);
       } else {
 #pragma unroll
@@ -330,7 +335,8 @@ __device__ __forceinline__ void read_staged(const unsigned char* stage, int shif
 template <int kUnused = 0>
 __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   static_assert(kRowsPerBlock == 1, "staged rows take a whole block (or cluster) each");
-  extern __shared__ __align__(16) unsigned char stages[];  // [2][kStageBytes]
+  static_assert(kStages >= 2, "one stage worked while the next is copied");
+  extern __shared__ __align__(16) unsigned char stages[];  // [kStages][kStageBytes]
   __shared__ float2 reduce_buffer[2][1][Reducer::kWarps];
   __shared__ float2 cluster_slots[2];
   Reducer reducer{reduce_buffer, 0};
@@ -342,8 +348,9 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
 
   auto stage_row = [&](i64 row, unsigned char* stage) {
     if (row >= p.m) return;
-    stage_slice(p.x + row * p.x_stride + col0, slice_cols, stage, lane);
-    stage_slice(p.dy + row * p.dy_stride + col0, slice_cols, stage + kStageXBytes, lane);
+    const bool start = row == 0 && col0 == 0, end = row == p.m - 1 && col0 + slice_cols == kN;
+    stage_slice(p.x + row * p.x_stride + col0, slice_cols, stage, lane, start, end);
+    stage_slice(p.dy + row * p.dy_stride + col0, slice_cols, stage + kStageXBytes, lane, start, end);
   };
 
   float dw[kIters][kVec], db[kIters][kVec];
@@ -352,11 +359,16 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
 #pragma unroll
     for (int j = 0; j < kVec; ++j) dw[i][j] = db[i][j] = 0.f;
 
+  // Every iteration commits exactly one copy group (empty past the last row), so "this row's
+  // group has landed" is "at most kStages − 2 (or − 1, after committing the next) are pending".
   const i64 step = row_groups();
   i64 row = row_group();
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    stage_row(row + s * step, stages + s * kStageBytes);
+    cp_async_commit();
+  }
   int stage = 0;
-  stage_row(row, stages);
-  cp_async_commit();
   float mean = 0.f, rstd = 0.f;
   if (row < p.m) {
     rstd = p.rstd[row];
@@ -364,16 +376,17 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   }
   for (; row < p.m; row += step) {
     const i64 next = row + step;
-    unsigned char* other = stages + (stage ^ 1) * kStageBytes;
+    const int ahead_stage = stage == 0 ? kStages - 1 : stage - 1;  // the stage worked last iteration
+    unsigned char* ahead = stages + ahead_stage * kStageBytes;
     if constexpr (kStageBarrier) {
-      cp_async_wait<0>();
-      __syncthreads();  // this row's pieces are visible to all, and nobody reads `other` any more
-      stage_row(next, other);
+      cp_async_wait<kStages - 2>();
+      __syncthreads();  // this row's pieces are visible to all, and nobody reads `ahead` any more
+      stage_row(row + (kStages - 1) * step, ahead);
       cp_async_commit();
     } else {
-      stage_row(next, other);
+      stage_row(row + (kStages - 1) * step, ahead);
       cp_async_commit();
-      cp_async_wait<1>();  // this row's copies have landed; the next row's may still fly
+      cp_async_wait<kStages - 1>();  // this row's copies have landed; later rows' may still fly
     }
     float next_mean = 0.f, next_rstd = 0.f;
     if (next < p.m) {
@@ -429,7 +442,7 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
     }
     mean = next_mean;
     rstd = next_rstd;
-    stage ^= 1;
+    stage = stage + 1 == kStages ? 0 : stage + 1;
   }
   cp_async_wait<0>();
   if constexpr (kAccumulate) write_group_sums(p, dw, db, lane, rank);
