@@ -4,8 +4,8 @@
 # FUZZ_SECONDS (scripts/fuzz.sh). GPU tests skip (and say so) on a machine without a GPU.
 # Once the build is done, every stage runs even when an earlier one failed; any failure makes
 # the exit status non-zero.
-# The last line sums them up: "N passed, M failed" (ctest's tests, the sanitized gtest tests,
-# the fuzz targets).
+# The last line sums them up: "N passed, M failed" (ctest's tests, the Python tests, the
+# sanitized gtest tests, the fuzz targets).
 #   SANITIZE=0 scripts/test.sh        skip the sanitizer stage
 #   FUZZ_SECONDS=0 scripts/test.sh    skip the fuzzing stage
 # On the 2-core CI machine the three stages take about 1, 2.7 and 2.4 minutes from a clean
@@ -46,6 +46,9 @@ stage() {
 }
 
 stage ctest ctest --test-dir "$build" --output-on-failure -j "${JOBS:-$(nproc)}" --timeout 600
+# The Python package through ctypes against the library just built (python/tests/run.py; no torch
+# needed: the torch tests skip, saying why, where torch or a GPU is missing). A second or two.
+stage python env NORMJIT_LIBRARY="$(cd "$build" && pwd)/libnormjit.so" python3 python/tests/run.py
 if [ "${SANITIZE:-1}" != 0 ]; then stage sanitize scripts/sanitize.sh; fi
 if [ "${FUZZ_SECONDS:-60}" != 0 ]; then stage fuzz env FUZZ_SECONDS="${FUZZ_SECONDS:-60}" scripts/fuzz.sh; fi
 

@@ -1,0 +1,188 @@
+"""The C API (include/normjit/normjit.h) declared for ctypes, and an Engine that owns an nj_engine.
+
+The structs mirror the header field for field; python/tests/test_library_cpu.py checks each
+field's offset through the library's own argument checks, so a drift shows up as a failed test.
+"""
+import ctypes
+import threading
+
+from ._library import load_library
+
+# nj_status values, in header order.
+OK = 0
+INVALID_ARGUMENT = 1
+UNSUPPORTED = 2
+NO_DRIVER = 3
+NO_DEVICE = 4
+NO_NVRTC = 5
+COMPILE = 6
+CUDA = 7
+CONFIG = 8
+WORKSPACE = 9
+INTERNAL = 10
+
+# nj_norm_kind and nj_dtype.
+LAYERNORM = 0
+RMSNORM = 1
+DTYPE_DEFAULT = 0
+F32 = 1
+F16 = 2
+BF16 = 3
+
+
+class Problem(ctypes.Structure):
+    """nj_problem."""
+    _fields_ = [
+        ("kind", ctypes.c_int),
+        ("n", ctypes.c_int64),
+        ("x_dtype", ctypes.c_int),
+        ("dy_dtype", ctypes.c_int),
+        ("dx_dtype", ctypes.c_int),
+        ("weight_dtype", ctypes.c_int),
+        ("has_weight", ctypes.c_int),
+        ("has_bias", ctypes.c_int),
+        ("alignment", ctypes.c_int),
+    ]
+
+
+class BackwardArgs(ctypes.Structure):
+    """nj_backward_args. Pointers are c_void_p so a Python int (a data_ptr()) goes straight in."""
+    _fields_ = [
+        ("m", ctypes.c_int64),
+        ("x", ctypes.c_void_p),
+        ("x_stride", ctypes.c_int64),
+        ("dy", ctypes.c_void_p),
+        ("dy_stride", ctypes.c_int64),
+        ("mean", ctypes.c_void_p),
+        ("rstd", ctypes.c_void_p),
+        ("weight", ctypes.c_void_p),
+        ("dx", ctypes.c_void_p),
+        ("dx_stride", ctypes.c_int64),
+        ("dweight", ctypes.c_void_p),
+        ("dbias", ctypes.c_void_p),
+        ("workspace", ctypes.c_void_p),
+        ("workspace_bytes", ctypes.c_size_t),
+    ]
+
+
+class NormjitError(RuntimeError):
+    """A normjit call failed: .status is the nj_status number, .status_name its name
+    (e.g. "NJ_ERR_INVALID_ARGUMENT"), and the message is nj_last_error()'s."""
+
+    def __init__(self, status, status_name, message):
+        super().__init__("%s: %s" % (status_name, message))
+        self.status = status
+        self.status_name = status_name
+        self.message = message
+
+
+def _declare(lib):
+    """Sets argtypes/restype for every C entry point (ctypes would otherwise pass ints as C int
+    and truncate 64-bit values)."""
+    P = ctypes.POINTER
+    lib.nj_engine_create.argtypes = [ctypes.c_char_p, P(ctypes.c_void_p)]
+    lib.nj_engine_create.restype = ctypes.c_int
+    lib.nj_engine_destroy.argtypes = [ctypes.c_void_p]
+    lib.nj_engine_destroy.restype = None
+    lib.nj_workspace_size.argtypes = [ctypes.c_void_p, P(Problem), ctypes.c_int64, P(ctypes.c_size_t)]
+    lib.nj_workspace_size.restype = ctypes.c_int
+    for fn in (lib.nj_layer_norm_backward, lib.nj_rms_norm_backward):
+        fn.argtypes = [ctypes.c_void_p, P(Problem), P(BackwardArgs), ctypes.c_void_p]
+        fn.restype = ctypes.c_int
+    lib.nj_last_error.argtypes = []
+    lib.nj_last_error.restype = ctypes.c_char_p
+    lib.nj_status_name.argtypes = [ctypes.c_int]
+    lib.nj_status_name.restype = ctypes.c_char_p
+    lib.nj_version_string.argtypes = []
+    lib.nj_version_string.restype = ctypes.c_char_p
+    return lib
+
+
+_lib = None
+_lib_lock = threading.RLock()  # default_engine() holds it while Engine() calls library()
+
+
+def library():
+    """The loaded, declared libnormjit (loaded on first use, so importing normjit never fails)."""
+    global _lib
+    if _lib is None:
+        with _lib_lock:
+            if _lib is None:
+                _lib = _declare(load_library())
+    return _lib
+
+
+def status_name(status):
+    return library().nj_status_name(status).decode()
+
+
+def check(status, lib=None):
+    """Raises NormjitError for a non-OK status, with the thread's nj_last_error() message.
+    Must be called on the thread that made the failing call (the message is thread-local)."""
+    if status != OK:
+        lib = lib or library()
+        raise NormjitError(status, lib.nj_status_name(status).decode(), lib.nj_last_error().decode())
+
+
+def version():
+    """libnormjit's version string, e.g. "0.1.0"."""
+    return library().nj_version_string().decode()
+
+
+class Engine:
+    """Owns one nj_engine: its kernel caches, config and tuning database.
+
+    config_file None means the library's default lookup (NORMJIT_CONFIG, then the user's
+    config.toml). The engine is safe to share between threads (the C++ Engine locks its caches).
+    """
+
+    def __init__(self, config_file=None):
+        self._lib = library()
+        handle = ctypes.c_void_p()
+        path = None if config_file is None else str(config_file).encode()
+        check(self._lib.nj_engine_create(path, ctypes.byref(handle)), self._lib)
+        self._handle = handle
+        # Bound once: each attribute lookup on a CDLL costs a dict walk per call.
+        self._workspace_size = self._lib.nj_workspace_size
+        self._backward = {LAYERNORM: self._lib.nj_layer_norm_backward, RMSNORM: self._lib.nj_rms_norm_backward}
+
+    @property
+    def handle(self):
+        return self._handle
+
+    def close(self):
+        if self._handle:
+            self._lib.nj_engine_destroy(self._handle)
+            self._handle = ctypes.c_void_p()
+
+    def __del__(self):
+        # At interpreter exit the library may already be unloaded; the OS reclaims everything.
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def workspace_size(self, problem, m):
+        """Bytes of workspace nj_*_backward needs for m rows of problem (a Problem)."""
+        out = ctypes.c_size_t()
+        check(self._workspace_size(self._handle, ctypes.byref(problem), m, ctypes.byref(out)), self._lib)
+        return out.value
+
+    def backward(self, problem, args, stream):
+        """nj_layer_norm_backward or nj_rms_norm_backward by problem.kind; stream is a CUstream
+        as an int (0 = the legacy default stream)."""
+        check(self._backward[problem.kind](self._handle, ctypes.byref(problem), ctypes.byref(args), stream),
+              self._lib)
+
+
+_default_engine = None
+
+
+def default_engine():
+    """The process-wide engine the torch bindings use, created on first use."""
+    global _default_engine
+    if _default_engine is None:
+        with _lib_lock:
+            if _default_engine is None:
+                _default_engine = Engine()
+    return _default_engine

@@ -1,0 +1,231 @@
+"""libnormjit through ctypes, without PyTorch and without a GPU.
+
+Loads the library built here (NORMJIT_LIBRARY, or the repository's build folder), checks the
+declarations in normjit/_capi.py against include/normjit/normjit.h, and checks that each struct
+field lands where the C code reads it: every argument check below can only fire if the field it
+names was read from the right offset.
+"""
+import ctypes
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "python"))
+
+import normjit  # noqa: E402
+from normjit import _capi  # noqa: E402
+
+HEADER = os.path.join(REPO, "include", "normjit", "normjit.h")
+
+
+def gpu_present():
+    """True when a CUDA driver with at least one device is here (then the no-GPU tests skip)."""
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    count = ctypes.c_int(0)
+    return cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 and count.value > 0
+
+
+def problem(kind=_capi.LAYERNORM, n=8, dtype=_capi.F16, weight=True, bias=True):
+    return _capi.Problem(kind=kind, n=n, x_dtype=dtype, has_weight=int(weight),
+                         has_bias=int(bias and kind == _capi.LAYERNORM))
+
+
+# Device-looking addresses, 256-byte aligned: never dereferenced (every call here fails before
+# a kernel could run, and the no-GPU tests skip on a machine that has one).
+FAKE = 0x7F0000000000
+
+
+def args(kind=_capi.LAYERNORM, m=4, weight=True, bias=True):
+    a = _capi.BackwardArgs(m=m, x=FAKE, dy=FAKE + 0x1000, rstd=FAKE + 0x2000, dx=FAKE + 0x3000)
+    if kind == _capi.LAYERNORM:
+        a.mean = FAKE + 0x4000
+    if weight:
+        a.weight, a.dweight = FAKE + 0x5000, FAKE + 0x6000
+    if bias and kind == _capi.LAYERNORM:
+        a.dbias = FAKE + 0x7000
+    return a
+
+
+class LibraryTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.lib = _capi.library()
+        cls.engine = _capi.Engine()
+
+    def call(self, p, a, kind=None):
+        fn = self.lib.nj_layer_norm_backward if (kind if kind is not None else p.kind) == _capi.LAYERNORM \
+            else self.lib.nj_rms_norm_backward
+        status = fn(self.engine.handle, ctypes.byref(p), ctypes.byref(a), None)
+        return status, self.lib.nj_last_error().decode()
+
+    def assert_invalid(self, p, a, *fragments):
+        status, message = self.call(p, a)
+        self.assertEqual(_capi.status_name(status), "NJ_ERR_INVALID_ARGUMENT", message)
+        for f in fragments:
+            self.assertIn(f, message)
+
+    # ---- declarations against the header ------------------------------------------------
+
+    def test_version_matches_header(self):
+        text = open(HEADER).read()
+        parts = [re.search(r"#define NJ_VERSION_%s (\d+)" % k, text).group(1) for k in ("MAJOR", "MINOR", "PATCH")]
+        self.assertEqual(normjit.version(), ".".join(parts))
+
+    def test_status_and_enum_values_match_header(self):
+        text = open(HEADER).read()
+        declared = dict((name, int(value)) for name, value in re.findall(r"\b(NJ_[A-Z0-9_]+) = (\d+)", text))
+        self.assertGreaterEqual(len(declared), 15)
+        for name, value in declared.items():
+            short = re.sub(r"^NJ_(ERR_)?", "", name)
+            self.assertEqual(getattr(_capi, short), value, name)
+            if name.startswith("NJ_ERR_") or name == "NJ_OK":
+                self.assertEqual(_capi.status_name(value), name)
+        self.assertEqual(_capi.status_name(99), "NJ_ERR_UNKNOWN_STATUS")
+
+    def test_struct_sizes_follow_the_c_layout(self):
+        # int, pad, int64, then seven ints: 8 + 8 + 28 -> 48 with tail padding; args is 14 words.
+        self.assertEqual(ctypes.sizeof(_capi.Problem), 48)
+        self.assertEqual(ctypes.sizeof(_capi.BackwardArgs), 14 * 8)
+
+    # ---- engine lifetime ------------------------------------------------------------------
+
+    def test_engine_create_and_destroy(self):
+        for _ in range(3):
+            e = _capi.Engine()
+            self.assertTrue(e.handle)
+            e.close()
+            self.assertFalse(e.handle)
+            e.close()  # twice is harmless
+
+    def test_missing_config_file_is_a_config_error(self):
+        with self.assertRaises(normjit.NormjitError) as cm:
+            _capi.Engine("/nonexistent/normjit.toml")
+        self.assertEqual(cm.exception.status_name, "NJ_ERR_CONFIG")
+        self.assertIn("/nonexistent/normjit.toml", cm.exception.message)
+        self.assertIn("NJ_ERR_CONFIG", str(cm.exception))
+
+    # ---- without a GPU --------------------------------------------------------------------
+
+    def test_valid_calls_without_a_gpu_say_so(self):
+        if gpu_present():
+            self.skipTest("a CUDA device is present; the no-GPU statuses cannot be observed here")
+        for kind in (_capi.LAYERNORM, _capi.RMSNORM):
+            p = problem(kind)
+            with self.assertRaises(normjit.NormjitError) as cm:
+                self.engine.workspace_size(p, 4)
+            self.assertIn(cm.exception.status_name, ("NJ_ERR_NO_DRIVER", "NJ_ERR_NO_DEVICE"))
+            self.assertRegex(cm.exception.message.lower(), "driver|device")
+            with self.assertRaises(normjit.NormjitError) as cm:
+                self.engine.backward(p, args(kind), 0)
+            self.assertIn(cm.exception.status_name, ("NJ_ERR_NO_DRIVER", "NJ_ERR_NO_DEVICE"))
+            self.assertGreater(len(cm.exception.message), 20)
+
+    # ---- invalid arguments (checked before any driver call) -------------------------------
+
+    def test_n_zero(self):
+        p = problem(n=0)
+        self.assert_invalid(p, args(), "n")
+        status = self.lib.nj_workspace_size(self.engine.handle, ctypes.byref(p), 4, ctypes.byref(ctypes.c_size_t()))
+        self.assertEqual(_capi.status_name(status), "NJ_ERR_INVALID_ARGUMENT")
+
+    def test_null_engine_problem_args_and_out_pointer(self):
+        p, a = problem(), args()
+        for fn in (self.lib.nj_layer_norm_backward, self.lib.nj_rms_norm_backward):
+            self.assertEqual(fn(None, ctypes.byref(p), ctypes.byref(a), None), _capi.INVALID_ARGUMENT)
+            self.assertIn("engine is NULL", self.lib.nj_last_error().decode())
+            self.assertEqual(fn(self.engine.handle, None, ctypes.byref(a), None), _capi.INVALID_ARGUMENT)
+            self.assertIn("problem is NULL", self.lib.nj_last_error().decode())
+            self.assertEqual(fn(self.engine.handle, ctypes.byref(p), None, None), _capi.INVALID_ARGUMENT)
+            self.assertIn("args is NULL", self.lib.nj_last_error().decode())
+        self.assertEqual(self.lib.nj_workspace_size(self.engine.handle, ctypes.byref(p), 4, None),
+                         _capi.INVALID_ARGUMENT)
+        self.assertEqual(self.lib.nj_engine_create(None, None), _capi.INVALID_ARGUMENT)
+
+    def test_null_data_pointers(self):
+        for field in ("x", "dy", "rstd", "mean", "dx", "weight", "dweight", "dbias"):
+            a = args()
+            setattr(a, field, None)
+            self.assert_invalid(problem(), a, field + " is NULL")
+
+    def test_each_stride_field(self):
+        for field in ("x_stride", "dy_stride", "dx_stride"):
+            a = args()
+            setattr(a, field, 3)
+            self.assert_invalid(problem(n=8), a, "%s = 3 is less than N" % field)
+
+    def test_each_flag_field(self):
+        a = args(bias=False)
+        a.dbias = FAKE
+        self.assert_invalid(problem(bias=False), a, "dbias is given but has_bias is false")
+        a = args(weight=False)
+        a.weight = FAKE
+        self.assert_invalid(problem(weight=False), a, "has_weight is false")
+        a = args(_capi.RMSNORM)
+        a.mean = FAKE
+        self.assert_invalid(problem(_capi.RMSNORM), a, "mean is given for RMSNorm")
+
+    def test_m_and_misaligned_vectors(self):
+        a = args()
+        a.m = -1
+        self.assert_invalid(problem(), a, "m = -1 is negative")
+        a = args()
+        a.rstd = FAKE + 2
+        self.assert_invalid(problem(), a, "rstd = ", "4-byte")
+        a = args()
+        a.x = FAKE + 1
+        self.assert_invalid(problem(dtype=_capi.F16), a, "x = ", "2 bytes")
+
+    def test_wrong_kind_for_entry_point(self):
+        status, message = self.call(problem(_capi.RMSNORM), args(_capi.RMSNORM), kind=_capi.LAYERNORM)
+        self.assertEqual(status, _capi.INVALID_ARGUMENT)
+        self.assertIn("rms_norm_backward", message)
+
+    def test_weight_dtype_field(self):
+        p = problem(dtype=_capi.F16)
+        p.weight_dtype = _capi.BF16  # neither f32 nor x's dtype: a valid request no build serves
+        status, message = self.call(p, args())
+        self.assertEqual(_capi.status_name(status), "NJ_ERR_UNSUPPORTED", message)
+        self.assertIn("weight dtype bf16", message)
+
+
+class LookupTest(unittest.TestCase):
+    def test_explicit_path_that_does_not_exist(self):
+        old = os.environ.get("NORMJIT_LIBRARY")
+        os.environ["NORMJIT_LIBRARY"] = "/nonexistent/libnormjit.so"
+        try:
+            with self.assertRaises(normjit.LibraryNotFound) as cm:
+                normjit.load_library()
+        finally:
+            if old is None:
+                del os.environ["NORMJIT_LIBRARY"]
+            else:
+                os.environ["NORMJIT_LIBRARY"] = old
+        text = str(cm.exception)
+        self.assertIn("/nonexistent/libnormjit.so", text)
+        self.assertIn("NORMJIT_LIBRARY", text)
+
+    def test_default_lookup_names_every_place(self):
+        code = ("import os, sys; os.environ.pop('NORMJIT_LIBRARY', None); sys.path.insert(0, %r); "
+                "import normjit; print([w for w, _ in normjit.candidate_paths()])" % os.path.join(REPO, "python"))
+        env = dict(os.environ)
+        env.pop("NORMJIT_LIBRARY", None)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+        for where in ("next to the package", "the repository's build folder", "the system loader"):
+            self.assertIn(where, out)
+
+    def test_importing_needs_no_torch(self):
+        code = ("import sys; sys.modules['torch'] = None; sys.path.insert(0, %r); import normjit; "
+                "print(normjit.version())" % os.path.join(REPO, "python"))
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        self.assertEqual(out.strip(), normjit.version())
+
+
+if __name__ == "__main__":
+    unittest.main()
