@@ -1,0 +1,20 @@
+"""normjit for PyTorch (any 2.x with torch.library.custom_op; nothing compiled against it).
+
+    layer_norm_backward(dy, x, weight, bias, mean, rstd) -> (dx, dweight, dbias)
+    rms_norm_backward(dy, x, weight, rstd) -> (dx, dweight)
+    layer_norm / rms_norm: the functional forms, with normjit's backward
+    LayerNorm / RMSNorm: drop-in torch.nn.LayerNorm / torch.nn.RMSNorm
+
+The ops are registered as torch.ops.normjit.layer_norm_backward / rms_norm_backward.
+"""
+import torch as _torch
+
+if not hasattr(_torch, "library") or not hasattr(_torch.library, "custom_op"):
+    raise ImportError("normjit.torch needs PyTorch 2.4 or newer (torch.library.custom_op); this is torch %s."
+                      % _torch.__version__)
+
+from ._functional import layer_norm, rms_norm  # noqa: E402
+from ._modules import LayerNorm, RMSNorm  # noqa: E402
+from ._ops import layer_norm_backward, rms_norm_backward  # noqa: E402
+
+__all__ = ["layer_norm_backward", "rms_norm_backward", "layer_norm", "rms_norm", "LayerNorm", "RMSNorm"]

@@ -1,0 +1,74 @@
+"""Making the device's primary CUDA context current before a normjit call.
+
+libnormjit finds the device from the stream's context, or from the thread's current context
+for the legacy default stream (and always for nj_workspace_size). PyTorch creates each device's
+primary context but may never make it current on a thread in driver terms: the autograd engine's
+worker threads, for instance, skip cudaSetDevice when the device already reads as 0. So each
+call checks cuCtxGetCurrent (one cheap driver call) and pushes the primary context when it is
+not the one current, popping it afterwards so the caller's thread is left as it was.
+"""
+import ctypes
+import threading
+
+_cuda = None
+_primary = {}  # device ordinal -> CUcontext (int); retained once, never released (torch holds it too)
+_lock = threading.Lock()
+
+
+def _driver():
+    global _cuda
+    if _cuda is None:
+        try:
+            lib = ctypes.CDLL("libcuda.so.1")
+        except OSError as e:
+            raise RuntimeError("normjit: cannot load the CUDA driver (libcuda.so.1: %s); normjit.torch needs "
+                               "an NVIDIA GPU and its driver." % e)
+        for name in ("cuCtxGetCurrent", "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2", "cuDeviceGet",
+                     "cuDevicePrimaryCtxRetain", "cuInit"):
+            getattr(lib, name).restype = ctypes.c_int
+        _cuda = lib
+    return _cuda
+
+
+def _check(result, call, device):
+    if result != 0:
+        raise RuntimeError("normjit: %s failed with CUresult %d for cuda:%d; is the device usable "
+                           "(torch.cuda.is_available(), nvidia-smi)?" % (call, result, device))
+
+
+def primary_context(device):
+    ctx = _primary.get(device)
+    if ctx is None:
+        with _lock:
+            cuda = _driver()
+            _check(cuda.cuInit(0), "cuInit", device)
+            dev = ctypes.c_int()
+            _check(cuda.cuDeviceGet(ctypes.byref(dev), device), "cuDeviceGet", device)
+            handle = ctypes.c_void_p()
+            _check(cuda.cuDevicePrimaryCtxRetain(ctypes.byref(handle), dev), "cuDevicePrimaryCtxRetain", device)
+            ctx = _primary[device] = handle.value
+    return ctx
+
+
+class current_context:
+    """`with current_context(device):` makes cuda:device's primary context current for the block."""
+    __slots__ = ("_ctx", "_pushed")
+
+    def __init__(self, device):
+        self._ctx = primary_context(device)
+        self._pushed = False
+
+    def __enter__(self):
+        cuda = _cuda
+        out = ctypes.c_void_p()
+        cuda.cuCtxGetCurrent(ctypes.byref(out))
+        if out.value != self._ctx:
+            _check(cuda.cuCtxPushCurrent_v2(ctypes.c_void_p(self._ctx)), "cuCtxPushCurrent", -1)
+            self._pushed = True
+        return self
+
+    def __exit__(self, *exc):
+        if self._pushed:
+            popped = ctypes.c_void_p()
+            _cuda.cuCtxPopCurrent_v2(ctypes.byref(popped))
+        return False
