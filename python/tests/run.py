@@ -11,7 +11,10 @@ result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
 failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
 skipped = len(result.skipped)
 passed = result.testsRun - failed - skipped
+reasons = {}
 for test, reason in result.skipped:
-    print("skipped %s: %s" % (test.id(), reason))
+    reasons.setdefault(reason, []).append(test.id().split(".", 1)[0])
+for reason, modules in reasons.items():
+    print("skipped %d tests of %s: %s" % (len(modules), ", ".join(sorted(set(modules))), reason))
 print("python: %d passed, %d failed (%d skipped)" % (passed, failed, skipped))
 sys.exit(1 if failed or result.testsRun == 0 else 0)

@@ -38,8 +38,10 @@ def _rms_forward(x, normalized_shape, weight, eps):
         return y, rstd
     dims = tuple(range(x.dim() - len(normalized_shape), x.dim()))
     rstd = torch.rsqrt(x.float().pow(2).mean(dims, keepdim=True) + eps)
-    y = (x.float() * rstd).to(x.dtype)
-    return (y * weight if weight is not None else y), rstd
+    y = x.float() * rstd  # as torch's composite rms_norm: scaled in fp32, then x's dtype
+    if weight is not None:
+        y = y * weight
+    return y.to(x.dtype), rstd
 
 
 class _RMSNormFunction(torch.autograd.Function):

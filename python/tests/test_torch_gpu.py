@@ -1,0 +1,424 @@
+"""normjit.torch on a GPU, against float64 torch autograd of F.layer_norm / F.rms_norm on the
+same inputs. Skips, saying why, without torch or without CUDA. About 1-2 minutes on an H100
+(most of it NVRTC compiling each problem once; NORMJIT_CACHE_DIR keeps them).
+
+Errors are normwise: max|got - ref| / max|ref| per output, fp32 <= 1e-5, fp16/bf16 <= 1e-2;
+NaN or inf never passes. Inputs are fresh random values (never zeros) with a per-row offset so
+the mean matters.
+"""
+import os
+import sys
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+try:
+    import torch
+    import torch.nn.functional as F
+    SKIP = None if torch.cuda.is_available() else "torch.cuda.is_available() is False (no GPU or no CUDA build)"
+except ImportError as e:
+    torch = None
+    SKIP = "PyTorch is not installed (%s)" % e
+
+if torch is not None:
+    import normjit.torch as njt
+    from normjit.torch import _launch
+
+Ms = (1, 37, 199, 4096)
+Ns = (1, 7, 33, 256, 1000, 1024, 4095, 4096, 5003, 8192, 16384, 65536, 262144)
+SOME_Ns = (1, 7, 1000, 4095, 8192, 65536)  # for the less common dtype pairs
+MAX_ELEMENTS = 1 << 26
+
+
+def tolerance(dtype):
+    return 1e-5 if dtype == torch.float32 else 1e-2
+
+
+def rel_err(got, ref):
+    """max|got - ref| / max|ref|; inf when got has NaN/inf or the shapes differ."""
+    if got.shape != ref.shape or not torch.isfinite(got).all():
+        return float("inf")
+    scale = ref.abs().max().item()
+    diff = (got.double() - ref).abs().max().item() if got.numel() else 0.0
+    return diff / scale if scale > 0 else diff
+
+
+def rand(shape, dtype, offset=False, gen=None):
+    t = torch.randn(shape, device="cuda", dtype=torch.float32, generator=gen)
+    if offset and len(shape) > 0 and shape[-1] > 1:
+        t = t * (0.5 + torch.rand(shape[:-1] + (1,), device="cuda", generator=gen)) + \
+            torch.randn(shape[:-1] + (1,), device="cuda", generator=gen)
+    return t.to(dtype)
+
+
+def reference(kind, dy, x, weight, bias, eps, nd=1):
+    """(dx, dweight, dbias) of torch's own norm in float64 on the same (rounded) inputs."""
+    shape = x.shape[x.dim() - nd:]
+    xd = x.detach().double().requires_grad_()
+    wd = None if weight is None else weight.detach().double().requires_grad_()
+    bd = None if bias is None else bias.detach().double().requires_grad_()
+    if kind == "ln":
+        y = F.layer_norm(xd, shape, wd, bd, eps)
+    else:
+        y = F.rms_norm(xd, shape, wd, eps)
+    inputs = [t for t in (xd, wd, bd) if t is not None]
+    grads = list(torch.autograd.grad(y, inputs, dy.double()))
+    dx = grads.pop(0)
+    dw = grads.pop(0) if wd is not None else None
+    db = grads.pop(0) if bd is not None else None
+    return dx, dw, db
+
+
+def stats(kind, x, weight, bias, eps, nd=1):
+    """The fp32 row statistics the forward saves (as the modules get them)."""
+    shape = list(x.shape[x.dim() - nd:])
+    if kind == "ln":
+        _, mean, rstd = torch.ops.aten.native_layer_norm(x, shape, None, None, eps)
+        return mean, rstd
+    dims = tuple(range(x.dim() - nd, x.dim()))
+    return None, torch.rsqrt(x.float().pow(2).mean(dims, keepdim=True) + eps)
+
+
+def normjit_backward(kind, dy, x, weight, bias, mean, rstd, nd=1):
+    if kind == "ln":
+        return njt.layer_norm_backward(dy, x, weight, bias, mean, rstd, normalized_ndim=nd)
+    dx, dw = njt.rms_norm_backward(dy, x, weight, rstd, normalized_ndim=nd)
+    return dx, dw, None
+
+
+@unittest.skipIf(SKIP, SKIP)
+class BackwardMatrixTest(unittest.TestCase):
+    """The shape x dtype matrix against float64 autograd."""
+
+    worst = {}
+
+    @classmethod
+    def tearDownClass(cls):
+        for key in sorted(cls.worst):
+            print("  worst normwise error %-28s %.2e" % (key, cls.worst[key]))
+
+    def check(self, kind, m, n, x_dtype, w_dtype, weight=True, bias=True, x=None, dy=None, nd=1):
+        eps = 1e-5
+        if x is None:
+            x = rand((m, n), x_dtype, offset=True)
+            dy = rand((m, n), x_dtype)
+        shape = x.shape[x.dim() - nd:]
+        w = rand(tuple(shape), w_dtype) * 0.5 + 1 if weight else None
+        b = rand(tuple(shape), w_dtype) if bias and kind == "ln" else None
+        mean, rstd = stats(kind, x, w, b, eps, nd)
+        got = normjit_backward(kind, dy, x, w, b, mean, rstd, nd)
+        ref = reference(kind, dy, x, w, b, eps, nd)
+        label = "%s M=%d N=%d x=%s w=%s" % (kind, m, n, str(x_dtype)[6:], str(w_dtype)[6:])
+        self.assertEqual(got[0].dtype, x.dtype, label)
+        self.assertEqual(got[0].shape, x.shape, label)
+        for name, g, r, dt in (("dx", got[0], ref[0], x_dtype), ("dweight", got[1], ref[1], w_dtype),
+                               ("dbias", got[2], ref[2], w_dtype)):
+            if r is None:
+                self.assertIsNone(g, "%s: %s should be None" % (label, name))
+                continue
+            self.assertEqual(g.dtype, dt, "%s: %s dtype" % (label, name))
+            err = rel_err(g, r)
+            key = "%s %s %s/%s" % (kind, name, str(x_dtype)[6:], str(w_dtype)[6:])
+            self.worst[key] = max(self.worst.get(key, 0.0), err)
+            self.assertLessEqual(err, tolerance(x_dtype if name == "dx" else min_precision(x_dtype, dt)),
+                                 "%s: %s normwise error %.3e" % (label, name, err))
+
+    def matrix(self, kind):
+        combos = [(torch.float32, torch.float32, Ns), (torch.bfloat16, torch.float32, Ns),
+                  (torch.bfloat16, torch.bfloat16, SOME_Ns), (torch.float16, torch.float16, SOME_Ns),
+                  (torch.float16, torch.float32, SOME_Ns)]
+        count = 0
+        for x_dtype, w_dtype, ns in combos:
+            for n in ns:
+                for m in Ms:
+                    if m * n > MAX_ELEMENTS:
+                        continue
+                    with self.subTest(kind=kind, m=m, n=n, x=str(x_dtype), w=str(w_dtype)):
+                        self.check(kind, m, n, x_dtype, w_dtype)
+                    count += 1
+        self.assertGreater(count, 100)
+
+    def test_layer_norm_matrix(self):
+        self.matrix("ln")
+
+    def test_rms_norm_matrix(self):
+        self.matrix("rms")
+
+    def test_without_weight_or_bias(self):
+        for kind in ("ln", "rms"):
+            for weight, bias in ((False, False), (True, False), (False, True)):
+                if kind == "rms" and bias:
+                    continue
+                for n in (7, 1024, 5003):
+                    with self.subTest(kind=kind, weight=weight, bias=bias, n=n):
+                        self.check(kind, 37, n, torch.bfloat16, torch.float32, weight=weight, bias=bias)
+
+    def test_3d_and_multi_dim_normalized_shape(self):
+        for kind in ("ln", "rms"):
+            for dtype in (torch.float32, torch.bfloat16):
+                x = rand((3, 67, 1024), dtype, offset=True)
+                self.check(kind, 201, 1024, dtype, dtype, x=x, dy=rand((3, 67, 1024), dtype))
+                x = rand((5, 9, 4, 96), dtype, offset=True)  # normalized_shape (4, 96): N = 384
+                self.check(kind, 45, 384, dtype, torch.float32, x=x, dy=rand((5, 9, 4, 96), dtype), nd=2)
+
+    def test_non_contiguous_inputs(self):
+        n = 1000
+        for kind in ("ln", "rms"):
+            for dtype in (torch.float32, torch.float16):
+                padded = rand((37, n + 24), dtype, offset=True)[:, :n]            # row stride n + 24: no copy
+                strided = rand((37, 2 * n), dtype, offset=True)[:, ::2]            # inner stride 2: copied
+                transposed = rand((9, 4, n), dtype, offset=True).transpose(0, 1)   # [4, 9, n] rows out of order
+                odd_offset = rand((37 * n + 1,), dtype)[1:].view(37, n)            # 2-byte aligned rows
+                for name, x in (("padded", padded), ("strided", strided), ("transposed", transposed),
+                                ("odd_offset", odd_offset)):
+                    rows = x.numel() // n
+                    dy_cols = rand((n, rows), dtype).t().reshape(x.shape)  # column-major: copied
+                    dy_padded = rand(tuple(x.shape[:-1]) + (n + 8,), dtype)[..., :n]
+                    for dyv in (dy_cols, dy_padded):
+                        with self.subTest(kind=kind, dtype=str(dtype), x=name):
+                            self.check(kind, x.numel() // n, n, dtype, dtype, x=x, dy=dyv)
+
+    def test_padded_rows_are_not_copied(self):
+        x = rand((37, 1024 + 64), torch.bfloat16)[:, :1024]
+        view, stride = _launch._rows(x, 1024, "x")
+        self.assertEqual(view.data_ptr(), x.data_ptr())
+        self.assertEqual(stride, 1024 + 64)
+        view, _ = _launch._rows(rand((37, 2048), torch.bfloat16)[:, ::2], 1024, "x")
+        self.assertTrue(view.is_contiguous())
+
+    def test_zero_rows_zero_the_parameter_gradients(self):
+        for kind in ("ln", "rms"):
+            x = torch.empty(0, 512, device="cuda", dtype=torch.bfloat16)
+            w = rand((512,), torch.float32)
+            b = rand((512,), torch.float32) if kind == "ln" else None
+            mean = torch.empty(0, 1, device="cuda")
+            dx, dw, db = normjit_backward(kind, x, x, w, b, mean if kind == "ln" else None, mean)
+            torch.cuda.synchronize()
+            self.assertEqual(dx.shape, x.shape)
+            self.assertTrue(bool((dw == 0).all()))
+            if kind == "ln":
+                self.assertTrue(bool((db == 0).all()))
+
+    def test_side_stream_and_other_thread(self):
+        x = rand((199, 4096), torch.bfloat16, offset=True)
+        dy = rand((199, 4096), torch.bfloat16)
+        w = rand((4096,), torch.float32) + 1
+        mean, rstd = stats("ln", x, w, None, 1e-5)
+        ref = reference("ln", dy, x, w, None, 1e-5)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            got = njt.layer_norm_backward(dy, x, w, None, mean, rstd)
+        torch.cuda.current_stream().wait_stream(side)
+        self.assertLessEqual(rel_err(got[0], ref[0]), 1e-2)
+        out = {}
+
+        def worker():  # a fresh thread: no CUDA context current until something makes one
+            try:
+                out["got"] = njt.layer_norm_backward(dy, x, w, None, mean, rstd)
+                torch.cuda.synchronize()
+            except Exception as e:  # surfaced below, in the test's thread
+                out["error"] = e
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+        self.assertNotIn("error", out)
+        self.assertLessEqual(rel_err(out["got"][1], ref[1]), 1e-2)
+
+    def test_errors_say_what_to_do(self):
+        x = torch.randn(4, 8)
+        with self.assertRaisesRegex(ValueError, "CUDA"):
+            njt.layer_norm_backward(x, x, None, None, x[:, 0], x[:, 0])
+        xc = torch.randn(4, 8, device="cuda", dtype=torch.float64)
+        with self.assertRaisesRegex(TypeError, "float32, float16 and bfloat16"):
+            njt.rms_norm_backward(xc, xc, None, xc[:, 0].float())
+        xh = xc.half()
+        with self.assertRaisesRegex(TypeError, "float32 weight or one of x's"):
+            njt.rms_norm_backward(xh, xh, torch.ones(8, device="cuda", dtype=torch.bfloat16), xc[:, 0].float())
+        with self.assertRaisesRegex(ValueError, "3 values for 4 rows"):
+            njt.rms_norm_backward(xh, xh, None, xc[:3, 0].float())
+
+
+def min_precision(a, b):
+    return a if a != torch.float32 else b
+
+
+@unittest.skipIf(SKIP, SKIP)
+class ModuleTest(unittest.TestCase):
+    def pair(self, cls_nj, cls_torch, *args, **kwargs):
+        torch.manual_seed(0)
+        ours = cls_nj(*args, device="cuda", **kwargs)
+        theirs = cls_torch(*args, device="cuda", **kwargs)
+        with torch.no_grad():
+            for p in theirs.parameters():
+                p.copy_(torch.randn_like(p) * 0.3 + 1)
+        ours.load_state_dict(theirs.state_dict())
+        return ours, theirs
+
+    def test_state_dict_parity(self):
+        cases = [(njt.LayerNorm, torch.nn.LayerNorm, (64,), {}),
+                 (njt.LayerNorm, torch.nn.LayerNorm, ((4, 64),), {"eps": 1e-6, "bias": False}),
+                 (njt.LayerNorm, torch.nn.LayerNorm, (64,), {"elementwise_affine": False}),
+                 (njt.RMSNorm, torch.nn.RMSNorm, (64,), {}),
+                 (njt.RMSNorm, torch.nn.RMSNorm, ([4, 64],), {"eps": 1e-6, "elementwise_affine": False})]
+        for a, b, args, kwargs in cases:
+            ours, theirs = a(*args, **kwargs), b(*args, **kwargs)
+            self.assertIsInstance(ours, b)
+            self.assertEqual(list(ours.state_dict()), list(theirs.state_dict()))
+            for k, v in theirs.state_dict().items():
+                self.assertEqual(ours.state_dict()[k].shape, v.shape)
+            ours.load_state_dict(theirs.state_dict())
+            theirs.load_state_dict(ours.state_dict())
+            self.assertEqual(repr(ours).split("(", 1)[1], repr(theirs).split("(", 1)[1])
+
+    def grads_match(self, ours, theirs, x, tol, autocast=None):
+        results = []
+        for mod in (ours, theirs):
+            xi = x.detach().clone().requires_grad_()
+            mod.zero_grad()
+            with torch.autocast("cuda", dtype=autocast, enabled=autocast is not None):
+                y = mod(xi)
+            g = torch.randn_like(y, generator=torch.Generator("cuda").manual_seed(1))
+            y.backward(g)
+            results.append((y, xi.grad, [p.grad for p in mod.parameters()]))
+        (y1, dx1, dp1), (y2, dx2, dp2) = results
+        self.assertEqual(y1.dtype, y2.dtype)
+        self.assertLessEqual(rel_err(y1, y2.double()), tol)
+        self.assertLessEqual(rel_err(dx1, dx2.double()), tol)
+        for a, b in zip(dp1, dp2):
+            self.assertLessEqual(rel_err(a, b.double()), tol)
+
+    def test_modules_match_torch(self):
+        for dtype, tol in ((torch.float32, 1e-5), (torch.bfloat16, 2e-2)):
+            x = rand((6, 33, 768), dtype, offset=True)
+            ours, theirs = self.pair(njt.LayerNorm, torch.nn.LayerNorm, 768, dtype=dtype)
+            self.grads_match(ours, theirs, x, tol)
+            ours, theirs = self.pair(njt.RMSNorm, torch.nn.RMSNorm, 768, dtype=dtype)
+            self.grads_match(ours, theirs, x, tol)
+            ours, theirs = self.pair(njt.LayerNorm, torch.nn.LayerNorm, (33, 768), dtype=dtype, bias=False)
+            self.grads_match(ours, theirs, x, tol)
+
+    def test_modules_under_autocast(self):
+        x = rand((8, 512), torch.float32, offset=True)
+        for a, b in ((njt.LayerNorm, torch.nn.LayerNorm), (njt.RMSNorm, torch.nn.RMSNorm)):
+            ours, theirs = self.pair(a, b, 512)
+            self.grads_match(ours, theirs, x.bfloat16(), 1e-5, autocast=torch.bfloat16)
+            self.grads_match(ours, theirs, x, 1e-5, autocast=torch.float16)
+
+    def test_backward_goes_through_normjit(self):
+        ours, _ = self.pair(njt.LayerNorm, torch.nn.LayerNorm, 256)
+        y = ours(rand((4, 256), torch.float32, offset=True).requires_grad_())
+        self.assertIn("LayerNormFunction", type(y.grad_fn).__name__)
+        ours, _ = self.pair(njt.RMSNorm, torch.nn.RMSNorm, 256)
+        y = ours(rand((4, 256), torch.float32).requires_grad_())
+        self.assertIn("RMSNormFunction", type(y.grad_fn).__name__)
+
+
+@unittest.skipIf(SKIP, SKIP)
+class CompileAndGraphTest(unittest.TestCase):
+    def model(self, dtype):
+        torch.manual_seed(0)
+        return torch.nn.Sequential(njt.LayerNorm(1024), torch.nn.Linear(1024, 1024), torch.nn.GELU(),
+                                   njt.RMSNorm(1024)).to("cuda", dtype)
+
+    def test_torch_compile_fullgraph(self):
+        backends = os.environ.get("NORMJIT_TEST_COMPILE_BACKENDS", "aot_eager,inductor").split(",")
+        for backend in backends:
+            for dtype in (torch.float32, torch.bfloat16):
+                with self.subTest(backend=backend, dtype=str(dtype)):
+                    torch._dynamo.reset()
+                    model = self.model(dtype)
+                    x = rand((4, 77, 1024), dtype, offset=True)
+                    eager = self.run_model(model, x)
+                    compiled = torch.compile(model, fullgraph=True, backend=backend)
+                    start = time.time()
+                    got = self.run_model(compiled, x)
+                    print("  torch.compile(%s, %s): %.1f s" % (backend, dtype, time.time() - start))
+                    tol = 1e-4 if dtype == torch.float32 else 3e-2
+                    for a, b in zip(got, eager):
+                        self.assertLessEqual(rel_err(a, b.double()), tol)
+
+    def test_compiled_graph_calls_normjit(self):
+        graphs = []
+
+        def backend(gm, example_inputs):
+            from torch._dynamo.backends.common import aot_autograd
+
+            def keep(g, _):
+                graphs.append(str(g.graph))
+                return g
+            return aot_autograd(fw_compiler=keep, bw_compiler=keep)(gm, example_inputs)
+        torch._dynamo.reset()
+        model = self.model(torch.bfloat16)
+        self.run_model(torch.compile(model, fullgraph=True, backend=backend), rand((2, 5, 1024), torch.bfloat16))
+        backward = graphs[-1]
+        self.assertIn("normjit.layer_norm_backward", backward)
+        self.assertIn("normjit.rms_norm_backward", backward)
+
+    def run_model(self, model, x):
+        xi = x.detach().clone().requires_grad_()
+        model.zero_grad()
+        y = model(xi)
+        y.float().square().mean().backward()
+        return [y, xi.grad] + [p.grad for p in model.parameters()]
+
+    def test_cuda_graph_capture_of_the_ops(self):
+        m, n = 199, 4095
+        x = rand((m, n), torch.bfloat16, offset=True)
+        dy = rand((m, n), torch.bfloat16)
+        w = rand((n,), torch.float32) + 1
+        b = rand((n,), torch.float32)
+        mean, rstd = stats("ln", x, None, None, 1e-5)
+        _, rrstd = stats("rms", x, None, None, 1e-5)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up: compiles and loads the kernels outside capture
+            njt.layer_norm_backward(dy, x, w, b, mean, rstd)
+            njt.rms_norm_backward(dy, x, w, rrstd)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            ln = njt.layer_norm_backward(dy, x, w, b, mean, rstd)
+            rms = njt.rms_norm_backward(dy, x, w, rrstd)
+        for _ in range(2):  # new inputs in place, then replay
+            x.copy_(rand((m, n), torch.bfloat16, offset=True))
+            dy.copy_(rand((m, n), torch.bfloat16))
+            mean.copy_(stats("ln", x, None, None, 1e-5)[0])
+            rstd.copy_(stats("ln", x, None, None, 1e-5)[1])
+            rrstd.copy_(stats("rms", x, None, None, 1e-5)[1])
+            graph.replay()
+            torch.cuda.synchronize()
+            ref = reference("ln", dy, x, w, b, 1e-5)
+            for g, r in zip(ln, ref):
+                self.assertLessEqual(rel_err(g, r), 1e-2)
+            ref = reference("rms", dy, x, w, None, 1e-5)
+            for g, r in zip(rms, ref[:2]):
+                self.assertLessEqual(rel_err(g, r), 1e-2)
+
+    def test_cuda_graph_capture_of_forward_and_backward(self):
+        model = self.model(torch.bfloat16)
+        x = rand((8, 64, 1024), torch.bfloat16, offset=True).requires_grad_()
+        params = list(model.parameters())
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                grads = torch.autograd.grad(model(x).float().square().mean(), [x] + params)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            grads = torch.autograd.grad(model(x).float().square().mean(), [x] + params)
+        with torch.no_grad():
+            x.copy_(rand((8, 64, 1024), torch.bfloat16, offset=True))
+        graph.replay()
+        torch.cuda.synchronize()
+        eager = torch.autograd.grad(model(x).float().square().mean(), [x] + params)
+        for g, e in zip(grads, eager):
+            self.assertLessEqual(rel_err(g, e.double()), 1e-2)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# On the GPU machine, from the repository root, with the build folder copied there (nothing is
+# compiled here) and PyTorch installed system-wide: the Python package's GPU tests, the
+# transformer example and the host-overhead bench. Everything goes into ONE file,
+# $OUT/python.txt; the exit status is non-zero when any of the three fails.
+#   BUILD_DIR=build-py scripts/gpu-python.sh        (default build folder: build)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build="${BUILD_DIR:-build}"
+out="${OUT:-/tmp/normjit-out}"
+mkdir -p "$out"
+log="$out/python.txt"
+export NORMJIT_LIBRARY="$(cd "$build" 2>/dev/null && pwd)/libnormjit.so"
+# A fresh kernel cache: every problem compiles once here, as on a first run in production.
+export NORMJIT_CACHE_DIR="$(mktemp -d)"
+trap 'rm -rf "$NORMJIT_CACHE_DIR"' EXIT
+python="${PYTHON:-python3}"
+status=0
+step() {  # step NAME COMMAND...: runs it with a header and its time, output into the log
+  local name="$1" rc start=$SECONDS
+  shift
+  echo "===== $name: $*"
+  "$@" 2>&1
+  rc=$?
+  echo "===== $name: exit $rc, $((SECONDS - start)) s"
+  [ "$rc" -eq 0 ] || status=1
+}
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit: $(cat "$build/COMMIT" 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "library: $NORMJIT_LIBRARY"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
+  "$python" -c "import sys, torch; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda)" 2>&1
+  if [ ! -f "$NORMJIT_LIBRARY" ]; then
+    echo "no $build/libnormjit.so: build it on the build machine (BUILD_DIR=$build scripts/build.sh) and copy the folder"
+    status=1
+  else
+    step tests "$python" python/tests/run.py
+    step example "$python" examples/pytorch_transformer.py
+    step overhead "$python" bench/python_overhead.py
+  fi
+  echo "gpu-python.sh: exit $status"
+} > "$log" 2>&1
+tail -40 "$log"
+exit $status
