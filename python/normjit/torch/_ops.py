@@ -11,6 +11,7 @@ from .. import _capi
 from . import _launch
 
 Tensor = torch.Tensor
+_Parameter = torch.nn.Parameter
 
 
 def _absent(x):
@@ -54,7 +55,7 @@ def _plain_eager(*tensors):
     if torch._C._are_functorch_transforms_active():
         return False
     for t in tensors:
-        if t is not None and type(t) is not Tensor:
+        if t is not None and type(t) is not Tensor and type(t) is not _Parameter:
             return False
     return True
 
