@@ -87,7 +87,8 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
     s.threads = s.threads_per_row =
         static_cast<int>(std::max<int64_t>(ceil_div(ceil_div(per_block, iters), 32) * 32, 64));
     // Two blocks of 512 threads leave 64 registers a thread: fp16 and fp32 rows then spill.
-    const bool two_fit = s.cluster == 1 && iters == staged_iters && s.threads <= 448 &&
+    // Rows aligned to less than 16 bytes address each element on its own: more registers.
+    const bool two_fit = s.cluster == 1 && iters == staged_iters && s.threads <= 448 && p.alignment >= 16 &&
                          dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
     s.min_blocks_per_sm = two_fit ? 2 : 1;
     // A third stage keeps two rows' copies in flight while one is worked, where it fits beside

@@ -67,6 +67,25 @@ __device__ __forceinline__ i64 slot_column(int i, int lane, unsigned rank) {
   return col < kN ? col : kN;
 }
 
+// Staged rows aligned to less than 16 bytes are read from their stage element by element;
+// their slots interleave (below) so that each access of a warp covers neighbouring columns.
+constexpr bool kInterleaved = kStaged && kAlign < 16;
+
+// Column of element j of a thread's slot i, or kN when it has none there. A slot is kVec
+// neighbouring columns (one vector access) or, interleaved, every kThreadsPerRow-th column:
+// then a warp's shared-memory reads hit distinct banks and its dx stores are coalesced.
+__device__ __forceinline__ i64 element_column(int i, int j, int lane, unsigned rank) {
+  if constexpr (kInterleaved) {
+    const i64 at = ((i64)i * kVec + j) * kThreadsPerRow + lane;  // within the block's slice
+    if (at >= kSlotsPerBlock * kVec) return kN;
+    const i64 col = (i64)rank * kSlotsPerBlock * kVec + at;
+    return col < kN ? col : kN;
+  } else {
+    const i64 col = slot_column(i, lane, rank);
+    return col + j < kN ? col + j : kN;
+  }
+}
+
 // One row group's dγ (or dβ) value for a column: into the group's fp32 partial row or, when
 // the launch is a single row group (p.partial null), converted as the gradient itself.
 __device__ __forceinline__ void put_group_sum(float* partial_row, TW* gradient, i64 col, float v) {
@@ -86,15 +105,15 @@ __device__ __forceinline__ void write_group_sums(const BackwardParams& p, const 
   float* dw_out = weight_partial_row(p);
   float* db_out = bias_partial_row(p);
 #pragma unroll
-  for (int i = 0; i < kIters; ++i) {
-    const i64 col = slot_column(i, lane, rank);
+  for (int i = 0; i < kIters; ++i)
 #pragma unroll
-    for (int j = 0; j < kVec; ++j)
-      if (col + j < kN) {
-        if constexpr (kHasWeight) put_group_sum(dw_out, p.dweight, col + j, dw[i][j]);
-        if constexpr (kHasBias) put_group_sum(db_out, p.dbias, col + j, db[i][j]);
+    for (int j = 0; j < kVec; ++j) {
+      const i64 col = element_column(i, j, lane, rank);
+      if (col < kN) {
+        if constexpr (kHasWeight) put_group_sum(dw_out, p.dweight, col, dw[i][j]);
+        if constexpr (kHasBias) put_group_sum(db_out, p.dbias, col, db[i][j]);
       }
-  }
+    }
 }
 
 // Row sums of the whole row: within a cluster, each block's sums meet in shared memory and
@@ -397,29 +416,47 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
     const int x_shift = stage_shift(p.x + row * p.x_stride + col0);
     const int dy_shift = stage_shift(p.dy + row * p.dy_stride + col0);
 
-    // Reads slot i of this row from the stage: x̂ and g = dy·γ, and dy itself.
-    auto slot = [&](int i, i64 col, float (&xhat)[kVec], float (&gw)[kVec], float (&dy)[kVec]) {
-      const i64 local = (i64)i * kThreadsPerRow + lane;
+    const TW* weight_lane = kHasWeight ? p.weight + col0 + lane : nullptr;
+    const int lane_limit = (int)slice_cols - lane;  // interleaved: element at offset `at` exists if at < this
+    // Reads slot i of this row from the stage: x̂ and g = dy·γ, and dy itself (0 past the slice).
+    auto slot = [&](int i, float (&xhat)[kVec], float (&gw)[kVec], float (&dy)[kVec]) {
       float x[kVec], w[kVec];
-      read_staged<TX>(here, x_shift, local, col, x);
-      read_staged<TDY>(here + kStageXBytes, dy_shift, local, col, dy);
 #pragma unroll
       for (int j = 0; j < kVec; ++j) w[j] = 1.f;
-      if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
+      if constexpr (kInterleaved) {
+        // Element j of slot i is column col0 + lane + at: one base per tensor, constant offsets.
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          const int at = (i * kVec + j) * kThreadsPerRow;
+          x[j] = dy[j] = 0.f;
+          if (at < lane_limit) {
+            x[j] = to_f32(reinterpret_cast<const TX*>(here + x_shift)[lane + at]);
+            dy[j] = to_f32(reinterpret_cast<const TDY*>(here + kStageXBytes + dy_shift)[lane + at]);
+            if constexpr (kHasWeight) w[j] = to_f32(weight_lane[at]);
+          }
+        }
+      } else {
+        const i64 col = slot_column(i, lane, rank);
+        const i64 local = (i64)i * kThreadsPerRow + lane;
+        read_staged<TX>(here, x_shift, local, col, x);
+        read_staged<TDY>(here + kStageXBytes, dy_shift, local, col, dy);
+        if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
+      }
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
         xhat[j] = normalized(x[j], mean, rstd);
         gw[j] = dy[j] * w[j];
       }
     };
+    // A contiguous slot past the slice is skipped whole; interleaved ones mask each element.
+    auto slot_unused = [&](int i) { return !kInterleaved && slot_column(i, lane, rank) >= kN; };
 
     float2 sums = make_float2(0.f, 0.f);
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
-      const i64 col = slot_column(i, lane, rank);
-      if (col >= kN) continue;
+      if (slot_unused(i)) continue;
       float xhat[kVec], gw[kVec], dy[kVec];
-      slot(i, col, xhat, gw, dy);
+      slot(i, xhat, gw, dy);
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
         if constexpr (kHasWeight) dw[i][j] += dy[j] * xhat[j];
@@ -430,15 +467,23 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
     }
     sums = cluster.sum(reducer.sum(sums, 0, lane));
     const float mean_g = sums.x * kInvN, mean_gx = sums.y * kInvN;
+    TDX* dx_row = p.dx + row * p.dx_stride;
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
-      const i64 col = slot_column(i, lane, rank);
-      if (col >= kN) continue;
+      if (slot_unused(i)) continue;
       float xhat[kVec], gw[kVec], dy[kVec], out[kVec];
-      slot(i, col, xhat, gw, dy);
+      slot(i, xhat, gw, dy);
 #pragma unroll
       for (int j = 0; j < kVec; ++j) out[j] = input_grad(gw[j], xhat[j], rstd, mean_g, mean_gx);
-      store_slot<TDX, kVec, kAlign, kN>(p.dx + row * p.dx_stride, col, out);
+      if constexpr (kInterleaved) {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          const int at = (i * kVec + j) * kThreadsPerRow;
+          if (at < lane_limit) dx_row[col0 + lane + at] = from_f32<TDX>(out[j]);
+        }
+      } else {
+        store_slot<TDX, kVec, kAlign, kN>(dx_row, slot_column(i, lane, rank), out);
+      }
     }
     mean = next_mean;
     rstd = next_rstd;
