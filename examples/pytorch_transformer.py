@@ -147,12 +147,15 @@ def main():
         ok = ok and diff <= allowed and math.isfinite(b)
         print("%8s %12.4f %12.4f %12.4f %10.4f %10.4f" % ("%d-%d" % (i * WINDOW, min((i + 1) * WINDOW, opt.steps) - 1),
                                                       a, b, r, diff, allowed))
-    learned = t[-1] < 0.8 * t[0] and n[-1] < 0.8 * n[0]
+    # Sanity: an untrained model scores ln(64) = 4.16 nats; a model that learned the chain's
+    # statistics ends well below. Curves that agree because neither trained would prove nothing.
+    learned = max(t[-1], n[-1]) < 0.6 * math.log(VOCAB)
     print("max |normjit - torch| over %d-step means: %.4f (torch vs torch again: %.4f)" % (WINDOW, worst, noise))
     print("ms/step: torch %.2f, normjit %.2f, torch again %.2f"
           % (runs["torch"][1], runs["normjit"][1], runs["torch again"][1]))
     if not learned:
-        print("FAIL: the loss did not fall by 20%; the comparison says nothing about a model that did not train")
+        print("FAIL: the final loss is not below 0.6 ln(%d) = %.2f: the model did not train, so agreeing "
+              "curves would prove nothing" % (VOCAB, 0.6 * math.log(VOCAB)))
     print("curves %s" % ("agree" if ok and learned else "DISAGREE"))
     return 0 if ok and learned else 1
 

@@ -37,11 +37,11 @@ def tolerance(dtype):
     return 1e-5 if dtype == torch.float32 else 1e-2
 
 
-def rel_err(got, ref):
-    """max|got - ref| / max|ref|; inf when got has NaN/inf or the shapes differ."""
+def rel_err(got, ref, scale=None):
+    """max|got - ref| / max|ref| (or / scale when given); inf when got has NaN/inf or the shapes differ."""
     if got.shape != ref.shape or not torch.isfinite(got).all():
         return float("inf")
-    scale = ref.abs().max().item()
+    scale = max(ref.abs().max().item() if ref.numel() else 0.0, scale or 0.0)
     diff = (got.double() - ref).abs().max().item() if got.numel() else 0.0
     return diff / scale if scale > 0 else diff
 
@@ -112,6 +112,13 @@ class BackwardMatrixTest(unittest.TestCase):
         got = normjit_backward(kind, dy, x, w, b, mean, rstd, nd)
         ref = reference(kind, dy, x, w, b, eps, nd)
         label = "%s M=%d N=%d x=%s w=%s" % (kind, m, n, str(x_dtype)[6:], str(w_dtype)[6:])
+        # dx = rstd*(g - mean(g) - x^*mean(g*x^)) cancels terms of size rstd*|g|; where they
+        # cancel almost exactly (RMSNorm at N = 1: dx = rstd*g*(1 - x^2) with x^2 = 1 - eps/x^2)
+        # no fp32 kernel can do better than rounding relative to those terms, so dx's error is
+        # measured against the larger of max|dx| and max|rstd*g|. For N > 1 with random inputs
+        # the two are of the same order.
+        g = dy.double() * (w.double() if w is not None else 1.0)
+        dx_scale = (rstd.double() * g).abs().max().item() if g.numel() else 0.0
         self.assertEqual(got[0].dtype, x.dtype, label)
         self.assertEqual(got[0].shape, x.shape, label)
         for name, g, r, dt in (("dx", got[0], ref[0], x_dtype), ("dweight", got[1], ref[1], w_dtype),
@@ -120,7 +127,7 @@ class BackwardMatrixTest(unittest.TestCase):
                 self.assertIsNone(g, "%s: %s should be None" % (label, name))
                 continue
             self.assertEqual(g.dtype, dt, "%s: %s dtype" % (label, name))
-            err = rel_err(g, r)
+            err = rel_err(g, r, dx_scale if name == "dx" else None)
             key = "%s %s %s/%s" % (kind, name, str(x_dtype)[6:], str(w_dtype)[6:])
             self.worst[key] = max(self.worst.get(key, 0.0), err)
             self.assertLessEqual(err, tolerance(x_dtype if name == "dx" else min_precision(x_dtype, dt)),
@@ -286,7 +293,8 @@ class ModuleTest(unittest.TestCase):
             results.append((y, xi.grad, [p.grad for p in mod.parameters()]))
         (y1, dx1, dp1), (y2, dx2, dp2) = results
         self.assertEqual(y1.dtype, y2.dtype)
-        self.assertLessEqual(rel_err(y1, y2.double()), tol)
+        # y is torch's forward both ways, rounded to its dtype: one rounding apart at most.
+        self.assertLessEqual(rel_err(y1, y2.double()), tol if y1.dtype == torch.float32 else 1e-2)
         self.assertLessEqual(rel_err(dx1, dx2.double()), tol)
         for a, b in zip(dp1, dp2):
             self.assertLessEqual(rel_err(a, b.double()), tol)
@@ -300,6 +308,9 @@ class ModuleTest(unittest.TestCase):
             self.grads_match(ours, theirs, x, tol)
             ours, theirs = self.pair(njt.LayerNorm, torch.nn.LayerNorm, (33, 768), dtype=dtype, bias=False)
             self.grads_match(ours, theirs, x, tol)
+            # Small activations: eps=None must be torch's default (fp32's epsilon, even for bf16).
+            ours, theirs = self.pair(njt.RMSNorm, torch.nn.RMSNorm, 768, dtype=dtype)
+            self.grads_match(ours, theirs, x * 1e-2, tol)
 
     def test_modules_under_autocast(self):
         x = rand((8, 512), torch.float32, offset=True)
@@ -321,8 +332,24 @@ class ModuleTest(unittest.TestCase):
 class CompileAndGraphTest(unittest.TestCase):
     def model(self, dtype):
         torch.manual_seed(0)
-        return torch.nn.Sequential(njt.LayerNorm(1024), torch.nn.Linear(1024, 1024), torch.nn.GELU(),
-                                   njt.RMSNorm(1024)).to("cuda", dtype)
+        model = torch.nn.Sequential(njt.LayerNorm(1024), torch.nn.Linear(1024, 1024), torch.nn.GELU(),
+                                    njt.RMSNorm(1024)).to("cuda", dtype)
+        with torch.no_grad():  # not the ones/zeros init: those make some gradients vanish exactly
+            for p in model.parameters():
+                p.add_(torch.randn_like(p) * 0.2)
+        return model
+
+    projections = {}
+
+    def loss(self, y):
+        """A fixed random projection of y. Not mean(y^2): a norm's output has a fixed mean square,
+        so that loss has a dx of exactly zero up to eps, and any error looks infinitely large.
+        The projection is made once per shape, outside any CUDA-graph capture (the warm-ups)."""
+        key = tuple(y.shape)
+        if key not in self.projections:
+            g = torch.Generator(device=y.device).manual_seed(7)
+            self.projections[key] = torch.randn(key, device=y.device, generator=g)
+        return (y.float() * self.projections[key]).sum()
 
     def test_torch_compile_fullgraph(self):
         backends = os.environ.get("NORMJIT_TEST_COMPILE_BACKENDS", "aot_eager,inductor").split(",")
@@ -362,7 +389,7 @@ class CompileAndGraphTest(unittest.TestCase):
         xi = x.detach().clone().requires_grad_()
         model.zero_grad()
         y = model(xi)
-        y.float().square().mean().backward()
+        self.loss(y).backward()
         return [y, xi.grad] + [p.grad for p in model.parameters()]
 
     def test_cuda_graph_capture_of_the_ops(self):
@@ -406,16 +433,16 @@ class CompileAndGraphTest(unittest.TestCase):
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
             for _ in range(2):
-                grads = torch.autograd.grad(model(x).float().square().mean(), [x] + params)
+                grads = torch.autograd.grad(self.loss(model(x)), [x] + params)
         torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            grads = torch.autograd.grad(model(x).float().square().mean(), [x] + params)
+            grads = torch.autograd.grad(self.loss(model(x)), [x] + params)
         with torch.no_grad():
             x.copy_(rand((8, 64, 1024), torch.bfloat16, offset=True))
         graph.replay()
         torch.cuda.synchronize()
-        eager = torch.autograd.grad(model(x).float().square().mean(), [x] + params)
+        eager = torch.autograd.grad(self.loss(model(x)), [x] + params)
         for g, e in zip(grads, eager):
             self.assertLessEqual(rel_err(g, e.double()), 1e-2)
 

@@ -50,25 +50,35 @@ def primary_context(device):
     return ctx
 
 
+def push_context(device):
+    """Makes cuda:device's primary context current if it is not; True when it pushed one, which
+    the caller then pops with pop_context() once its driver calls are made."""
+    ctx = _primary.get(device) or primary_context(device)
+    out = ctypes.c_void_p()
+    _cuda.cuCtxGetCurrent(ctypes.byref(out))
+    if out.value == ctx:
+        return False
+    _check(_cuda.cuCtxPushCurrent_v2(ctypes.c_void_p(ctx)), "cuCtxPushCurrent", device)
+    return True
+
+
+def pop_context():
+    popped = ctypes.c_void_p()
+    _cuda.cuCtxPopCurrent_v2(ctypes.byref(popped))
+
+
 class current_context:
     """`with current_context(device):` makes cuda:device's primary context current for the block."""
-    __slots__ = ("_ctx", "_pushed")
 
     def __init__(self, device):
-        self._ctx = primary_context(device)
+        self._device = device
         self._pushed = False
 
     def __enter__(self):
-        cuda = _cuda
-        out = ctypes.c_void_p()
-        cuda.cuCtxGetCurrent(ctypes.byref(out))
-        if out.value != self._ctx:
-            _check(cuda.cuCtxPushCurrent_v2(ctypes.c_void_p(self._ctx)), "cuCtxPushCurrent", -1)
-            self._pushed = True
+        self._pushed = push_context(self._device)
         return self
 
     def __exit__(self, *exc):
         if self._pushed:
-            popped = ctypes.c_void_p()
-            _cuda.cuCtxPopCurrent_v2(ctypes.byref(popped))
+            pop_context()
         return False

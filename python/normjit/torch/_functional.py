@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from ._ops import layer_norm_backward, rms_norm_backward
 
 _KERNEL_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+_FP32_EPS = torch.finfo(torch.float32).eps
 
 
 def _takes(x, *params):
@@ -94,14 +95,13 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
-    """torch.nn.functional.rms_norm with normjit's backward. eps None: torch.finfo(input.dtype).eps."""
+    """torch.nn.functional.rms_norm with normjit's backward. eps None: fp32's machine epsilon, as
+    torch's kernels use (the epsilon of the fp32 computation type, also for fp16/bf16 inputs)."""
     normalized_shape = tuple(normalized_shape) if not isinstance(normalized_shape, int) else (normalized_shape,)
     if not _takes(input, weight):
         return F.rms_norm(input, normalized_shape, weight, eps)
     if _autocast_fp32("rms_norm", input):
         with torch.autocast("cuda", enabled=False):
             x = input.float()
-            return _RMSNormFunction.apply(x, normalized_shape, _fp32(weight),
-                                          eps if eps is not None else torch.finfo(x.dtype).eps)
-    return _RMSNormFunction.apply(input, normalized_shape, weight,
-                                  eps if eps is not None else torch.finfo(input.dtype).eps)
+            return _RMSNormFunction.apply(x, normalized_shape, _fp32(weight), _FP32_EPS if eps is None else eps)
+    return _RMSNormFunction.apply(input, normalized_shape, weight, _FP32_EPS if eps is None else eps)

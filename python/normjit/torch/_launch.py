@@ -7,7 +7,7 @@ import ctypes
 import torch
 
 from .. import _capi
-from ._context import current_context
+from ._context import pop_context, push_context
 
 _NJ_DTYPE = {torch.float32: _capi.F32, torch.float16: _capi.F16, torch.bfloat16: _capi.BF16}
 # (problem fields, m, device) -> workspace bytes. Sizes depend on the device and the tuning
@@ -33,7 +33,7 @@ def _nj_dtype(t, name):
 def _rows(t, n, name):
     """t as an [M, N] view with unit inner stride and its row stride; a copy only when no such
     view exists (inner stride != 1, or rows that overlap like an expanded tensor)."""
-    v = t.reshape(-1, n)
+    v = t if t.dim() == 2 and t.size(1) == n else t.reshape(-1, n)
     rows = v.size(0)
     if (rows > 0 and n > 1 and v.stride(1) != 1) or (rows > 1 and v.stride(0) < n):
         v = v.contiguous()
@@ -43,6 +43,8 @@ def _rows(t, n, name):
 
 def _stats(t, m, name):
     """mean/rstd as M contiguous fp32 values ([..., 1] or [M] from the forward)."""
+    if t.dtype == torch.float32 and t.numel() == m and t.is_contiguous():
+        return t  # the usual case, without a reshape
     if t.dtype != torch.float32:
         t = t.float()
     t = t.reshape(-1)
@@ -61,70 +63,86 @@ def _vector(t, n, dtype, name):
     return t.reshape(-1).contiguous()
 
 
+def _problem(key, kind, n, x, dy, affine, has_weight, has_bias):
+    """The nj_problem for this call, built once per distinct problem and then shared (the C API
+    only reads it; filling a ctypes struct field by field costs microseconds)."""
+    p = _problems.get(key)
+    if p is None:
+        p = _capi.Problem()
+        p.kind = kind
+        p.n = n
+        p.x_dtype = _nj_dtype(x, "x")
+        p.dy_dtype = _nj_dtype(dy, "dy")
+        if affine is not None:
+            if affine.dtype != x.dtype and affine.dtype != torch.float32:
+                raise TypeError("normjit: the weight is %s and x is %s; normjit takes a float32 weight or one of "
+                                "x's dtype. Cast the weight." % (affine.dtype, x.dtype))
+            p.weight_dtype = _NJ_DTYPE[affine.dtype]
+        p.has_weight = has_weight
+        p.has_bias = has_bias
+        _problems[key] = p
+    return p
+
+
+_problems = {}
+
+
 def backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim):
     """Returns (dx, dweight or None, dbias or None); dx has x's shape and dtype, dweight/dbias
     the weight's. kind is _capi.LAYERNORM or _capi.RMSNORM."""
     if not x.is_cuda:
         raise ValueError("normjit: x is on %s; normjit's kernels run on CUDA tensors." % x.device)
-    if dy.shape != x.shape:
-        raise ValueError("normjit: dy has shape %s but x has %s; they must match." % (tuple(dy.shape), tuple(x.shape)))
-    if not 1 <= normalized_ndim <= x.dim():
-        raise ValueError("normjit: normalized_ndim = %d for a %d-D x; it counts x's trailing dims that are "
-                         "normalized (1 for [..., N])." % (normalized_ndim, x.dim()))
-    n = 1
-    for s in x.shape[x.dim() - normalized_ndim:]:
-        n *= s
-    m = x.numel() // n if n else 0
+    shape = x.shape
+    if dy.shape != shape:
+        raise ValueError("normjit: dy has shape %s but x has %s; they must match." % (tuple(dy.shape), tuple(shape)))
+    if normalized_ndim == 1 and len(shape) >= 1:
+        n = shape[-1]
+    else:
+        if not 1 <= normalized_ndim <= len(shape):
+            raise ValueError("normjit: normalized_ndim = %d for a %d-D x; it counts x's trailing dims that are "
+                             "normalized (1 for [..., N])." % (normalized_ndim, len(shape)))
+        n = 1
+        for s in shape[len(shape) - normalized_ndim:]:
+            n *= s
     if n == 0:
-        raise ValueError("normjit: the normalized size N is 0 (x has shape %s); N must be at least 1." % (tuple(x.shape),))
-    device = x.device.index if x.device.index is not None else torch.cuda.current_device()
-
-    p = _capi.Problem()
-    p.kind = kind
-    p.n = n
-    p.x_dtype = _nj_dtype(x, "x")
-    p.dy_dtype = _nj_dtype(dy, "dy")
+        raise ValueError("normjit: the normalized size N is 0 (x has shape %s); N must be at least 1." % (tuple(shape),))
+    m = x.numel() // n
+    device = x.get_device()
     affine = weight if weight is not None else bias
-    if affine is not None:
-        if affine.dtype != x.dtype and affine.dtype != torch.float32:
-            raise TypeError("normjit: the weight is %s and x is %s; normjit takes a float32 weight or one of x's "
-                            "dtype. Cast the weight." % (affine.dtype, x.dtype))
-        p.weight_dtype = _NJ_DTYPE[affine.dtype]
-    p.has_weight = weight is not None
-    p.has_bias = bias is not None
+    has_weight = weight is not None
+    has_bias = bias is not None
+    problem_key = (kind, n, x.dtype, dy.dtype, None if affine is None else affine.dtype, has_weight, has_bias)
+    p = _problem(problem_key, kind, n, x, dy, affine, has_weight, has_bias)
 
     x2, x_stride = _rows(x, n, "x")
     dy2, dy_stride = _rows(dy, n, "dy")
-    dx = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-    a = _capi.BackwardArgs()
-    a.m = m
-    a.x, a.x_stride = x2.data_ptr(), x_stride
-    a.dy, a.dy_stride = dy2.data_ptr(), dy_stride
-    a.dx, a.dx_stride = dx.data_ptr(), n
+    dx = torch.empty(shape, dtype=x.dtype, device=x.device)
+    mean_ptr = None
     if kind == _capi.LAYERNORM:
         mean = _stats(mean, m, "mean")
-        a.mean = mean.data_ptr()
+        mean_ptr = mean.data_ptr()
     rstd = _stats(rstd, m, "rstd")
-    a.rstd = rstd.data_ptr()
     dweight = dbias = None
-    if weight is not None:
+    w_ptr = dw_ptr = db_ptr = None
+    if has_weight:
         # A copy here (or in _rows/_stats) is freed on return but stream-ordered: the caching
         # allocator hands its memory only to work queued after this launch on the same stream.
         w = _vector(weight, n, affine.dtype, "weight")
-        a.weight = w.data_ptr()
+        w_ptr = w.data_ptr()
         dweight = torch.empty(weight.shape, dtype=weight.dtype, device=x.device)
-        a.dweight = dweight.data_ptr()
-    if bias is not None:
+        dw_ptr = dweight.data_ptr()
+    if has_bias:
         _vector(bias, n, affine.dtype, "bias")  # checked only: the backward never reads beta
         dbias = torch.empty(bias.shape, dtype=bias.dtype, device=x.device)
-        a.dbias = dbias.data_ptr()
-    if m == 0 and dweight is None and dbias is None:
+        db_ptr = dbias.data_ptr()
+    if m == 0 and not has_weight and not has_bias:
         return dx, None, None
 
     engine = _capi.default_engine()
-    with current_context(device):
+    pushed = push_context(device)
+    try:
         stream = _raw_stream(device)
-        key = (kind, n, p.x_dtype, p.dy_dtype, p.weight_dtype, p.has_weight, p.has_bias, m, device)
+        key = (problem_key, m, device)
         for attempt in (0, 1):
             nbytes = _workspace_bytes.get(key)
             if nbytes is None:
@@ -132,13 +150,17 @@ def backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim):
                     _workspace_bytes.clear()
                 nbytes = _workspace_bytes[key] = engine.workspace_size(p, m)
             workspace = torch.empty(nbytes, dtype=torch.uint8, device=x.device) if nbytes else None
-            a.workspace = workspace.data_ptr() if nbytes else None
-            a.workspace_bytes = nbytes
-            try:
-                engine.backward(p, a, stream)
+            # One constructor call, fields in header order (cheaper than setting them one by one).
+            a = _capi.BackwardArgs(m, x2.data_ptr(), x_stride, dy2.data_ptr(), dy_stride, mean_ptr, rstd.data_ptr(),
+                                   w_ptr, dx.data_ptr(), n, dw_ptr, db_ptr,
+                                   workspace.data_ptr() if nbytes else None, nbytes)
+            status = engine._backward[kind](engine.handle, ctypes.byref(p), ctypes.byref(a), stream)
+            if status == _capi.OK:
                 break
-            except _capi.NormjitError as e:
-                if e.status != _capi.WORKSPACE or attempt:
-                    raise
-                del _workspace_bytes[key]
+            if status != _capi.WORKSPACE or attempt:
+                _capi.check(status)
+            del _workspace_bytes[key]
+    finally:
+        if pushed:
+            pop_context()
     return dx, dweight, dbias
