@@ -167,8 +167,9 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm) {
     const int64_t block_slots = int64_t{kMaxRegisterRowThreads} * kMaxStagedSlotsPerThread;
     const int smallest = next_pow2(ceil_div(slots, block_slots));
     for (int cluster = 1; cluster <= max_cluster; cluster *= 2) {
-      // Clusters only where they are needed (the smallest that holds the row, and twice it).
-      if (cluster > 1 && (smallest == 1 || (cluster != smallest && cluster != 2 * smallest))) continue;
+      // Clusters only where they are needed: the smallest that holds the row with 4 slots a
+      // thread, and 2x and 4x it (smaller blocks, two of them per SM).
+      if (cluster > 1 && (cluster < smallest || cluster > 4 * smallest)) continue;
       for (int per_thread : kStagedSlotsPerThread) {
         LaunchConfig c;
         c.vec = staged_vec;
