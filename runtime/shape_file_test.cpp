@@ -231,3 +231,16 @@ TEST(ShapeFile, TheGptExampleIsLayerNormWithBiasBf16) {
 }
 
 }  // namespace
+
+// The reader's caps (found by tests/fuzz/shape_file_fuzz: n x align lists once expanded
+// without limit, so a small file could ask for 10^8 problems).
+TEST(ShapeFile, ExpansionsBeyond4096ProblemsAndMoreThan256BucketsAreRejected) {
+  std::string ns, aligns, ms;
+  for (int i = 1; i <= 100; ++i) ns += (i > 1 ? ", " : "") + std::to_string(i);
+  for (int i = 0; i < 50; ++i) aligns += (i > 0 ? ", " : "") + std::string("16");
+  const std::string many = config_error("[[problem]]\nkind = \"layernorm\"\nn = [" + ns + "]\ndtype = \"bf16\"\nalign = [" + aligns + "]\n");
+  EXPECT_NE(many.find("at most 4096 problems"), std::string::npos) << many;
+  for (int i = 1; i <= 257; ++i) ms += (i > 1 ? ", " : "") + std::to_string(i);
+  const std::string buckets = config_error("[[problem]]\nkind = \"rmsnorm\"\nn = 8\ndtype = \"bf16\"\nm = [" + ms + "]\n");
+  EXPECT_NE(buckets.find("at most 256"), std::string::npos) << buckets;
+}

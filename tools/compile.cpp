@@ -206,8 +206,11 @@ int run_compile(std::vector<std::string> args) {
         break;
     }
   }
-  std::printf("compiled %zu, already cached %zu, failed %zu: %zu kernel%s for %s into %s (%.1f s, %d jobs)\n",
-              compiled, cached, failed, jobs.size(), jobs.size() == 1 ? "" : "s", arch_names(archs).c_str(),
+  // NVRTC runs counted by the kernel cache itself: never more than the kernels compiled, even
+  // when several jobs ask for the same kernel at once.
+  std::printf("compiled %zu, already cached %zu, failed %zu, nvrtc runs %llu: %zu kernel%s for %s into %s (%.1f s, %d jobs)\n",
+              compiled, cached, failed, static_cast<unsigned long long>(impl.kernels.stats().compiles), jobs.size(),
+              jobs.size() == 1 ? "" : "s", arch_names(archs).c_str(),
               cache.dir.c_str(), seconds,
               static_cast<int>(std::min(jobs.size(), static_cast<size_t>(threads))));
   return failed ? kExitFailed : kExitOk;

@@ -89,12 +89,13 @@ class CliProcess {
 
 struct Summary {
   bool found = false;
-  int compiled = 0, cached = 0, failed = 0, kernels = 0;
+  int compiled = 0, cached = 0, failed = 0, nvrtc_runs = 0, kernels = 0;
 };
 
-// "compiled C, already cached K, failed F: J kernel(s) for ..." (tools/compile.cpp).
+// "compiled C, already cached K, failed F, nvrtc runs R: J kernel(s) for ..." (tools/compile.cpp).
 Summary parse_summary(const std::string& out) {
-  static const std::regex line(R"(compiled (\d+), already cached (\d+), failed (\d+): (\d+) kernels? for)");
+  static const std::regex line(
+      R"(compiled (\d+), already cached (\d+), failed (\d+), nvrtc runs (\d+): (\d+) kernels? for)");
   std::smatch m;
   Summary s;
   if (!std::regex_search(out, m, line)) return s;
@@ -102,7 +103,8 @@ Summary parse_summary(const std::string& out) {
   s.compiled = std::stoi(m[1]);
   s.cached = std::stoi(m[2]);
   s.failed = std::stoi(m[3]);
-  s.kernels = std::stoi(m[4]);
+  s.nvrtc_runs = std::stoi(m[4]);
+  s.kernels = std::stoi(m[5]);
   return s;
 }
 
@@ -195,6 +197,7 @@ TEST_F(CacheProcesses, SixteenProcessesCompilingIntoOneDirectoryAllSucceedAndLea
     EXPECT_EQ(s.failed, 0);
     EXPECT_EQ(s.kernels, expected_kernels[i]);
     EXPECT_EQ(s.compiled + s.cached, s.kernels) << "each kernel is either compiled or found, once";
+    EXPECT_EQ(s.nvrtc_runs, s.compiled) << "NVRTC ran once per kernel compiled, never twice for one";
     compiled_total += s.compiled;
     // At most once per process: each kernel is reported done exactly once, compiled or cached.
     const auto done = kernels_done(procs[i].err());
