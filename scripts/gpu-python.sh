@@ -27,7 +27,8 @@ step() {  # step NAME COMMAND...: runs it with a header and its time, output int
 }
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "commit: $(cat "$build/COMMIT" 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "library built from: $(cat "$build/COMMIT" 2>/dev/null || echo unknown)"
+  echo "python sources at: $(git rev-parse --short HEAD 2>/dev/null || echo unknown) $(git status --porcelain -- python examples bench scripts 2>/dev/null | grep -q . && echo '(modified)')"
   echo "library: $NORMJIT_LIBRARY"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
   "$python" -c "import sys, torch; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda)" 2>&1
