@@ -51,54 +51,64 @@ size_t max_stage_bytes(int sm) {
   return (99 - 1) * 1024;  // sm_86, sm_89, sm_120 and anything not listed
 }
 
+// The heuristic, fitted to `normjit tune --exhaustive` on the H100 (bench/NOTES.md, entry 10;
+// bench/results/2026-11-23-h100-8311444-tune/tune.txt), where each rule below was the fastest
+// or within 5% of it:
+//   16-bit rows N <= 8192 (RMSNorm 16384): registers with 8-byte vectors, 16-32 elements a
+//     thread (LN 4096: 164 us vs 195 staged; RMS 16384: 155 us vs 236 with a cluster);
+//   staged rows: 2 stages (a third never won), up to 768 threads of 2 slots (LN 12288: 279 us
+//     vs 445), then a pair of 1024-thread blocks of 1 slot (16384: 224 us), beyond that
+//     clusters of 512-thread blocks with 4 slots each (65536: 265 us vs 308 with 8 blocks of 2);
+//   fp32 rows beyond one block: register clusters of 1024 threads x 8 elements (LN 65536:
+//     362 us vs 385 staged);
+//   rows aligned to less than 16 bytes: registers up to N = 4096 in 16-bit types (LN 4095:
+//     332 us vs 354 staged) and for fp32; staged beyond (LN 5003: 223 us vs 294).
 LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
   LaunchConfig c;
   c.vec = vector_width(p);
   const int64_t slots = ceil_div(p.n, c.vec);
   const int max_iters = std::max(1, kMaxRegisterElementsPerThread / c.vec);
   const int64_t block_slots = int64_t{kMaxRegisterRowThreads} * max_iters;  // what one block can hold
-  // Measured on the H100 (bench/NOTES.md): prefetching the next row pays while blocks stay
-  // small (256 threads, 8 elements each, several blocks per SM); for longer rows 16 elements a
-  // thread without prefetch is faster, and on sm_90 rows beyond one block share a cluster.
   const int prefetch_iters = std::max(1, kMaxPrefetchElementsPerThread / c.vec);
   const int64_t prefetch_block = int64_t{kPrefetchBlockThreads} * prefetch_iters;
   auto one_row_per_block = [&](int64_t per_block_slots, int iters) {
     const int64_t threads = ceil_div(ceil_div(per_block_slots, iters), 32) * 32;
     c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
   };
-  // Staged rows (sm_80+) read 16-byte vectors of x from shared memory whatever the rows'
-  // alignment: a row aligned to less lands shifted in its stage. Registers then hold only the
-  // dγ/dβ accumulators: as many slots a thread as the register path holds (2 in 16-bit types:
-  // 92 registers at N = 4096), or kMaxStagedSlotsPerThread where even a cluster of 16 needs more.
+  const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
+  // Staged rows read 16-byte vectors of x from shared memory whatever the rows' alignment.
   const int staged_vec = 16 / dtype_size(p.x_dtype);
   const int64_t staged_slots = ceil_div(p.n, staged_vec);
   const int staged_iters = std::max(1, kMaxRegisterElementsPerThread / staged_vec);
-  const int64_t staged_block = int64_t{kMaxRegisterRowThreads} * staged_iters;
-  const int64_t staged_block_max = int64_t{kMaxRegisterRowThreads} * kMaxStagedSlotsPerThread;
   const bool aligned = c.vec == staged_vec;
-  // Stages one row per block (cluster 1) or per cluster of the fewest blocks of `iters` slots a
-  // thread; false when the stages would not fit in shared memory.
-  auto stage = [&](int64_t block_slots_at_most, int iters) {
+  // Stages a row per block, or per cluster of `cluster` blocks with `iters` slots a thread;
+  // false when the stages would not fit in shared memory.
+  auto stage = [&](int cluster, int iters) {
     LaunchConfig s;
     s.vec = staged_vec;
     s.staged = true;
-    s.cluster = next_pow2(ceil_div(staged_slots, block_slots_at_most));
-    const int64_t per_block = ceil_div(staged_slots, s.cluster);
+    s.cluster = cluster;
+    const int64_t per_block = ceil_div(staged_slots, cluster);
     s.threads = s.threads_per_row =
         static_cast<int>(std::max<int64_t>(ceil_div(ceil_div(per_block, iters), 32) * 32, 64));
     // Two blocks of 512 threads leave 64 registers a thread: fp16 and fp32 rows then spill.
-    // Rows aligned to less than 16 bytes address each element on its own: more registers.
-    const bool two_fit = s.cluster == 1 && iters == staged_iters && s.threads <= 448 && p.alignment >= 16 &&
-                         dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
-    s.min_blocks_per_sm = two_fit ? 2 : 1;
-    // A third stage keeps two rows' copies in flight while one is worked, where it fits beside
-    // the other resident blocks' stages.
-    s.stages = 3;
-    if (dynamic_shared_bytes(p, s) * s.min_blocks_per_sm > max_stage_bytes(sm)) s.stages = 2;
+    s.min_blocks_per_sm = cluster == 1 && iters == staged_iters && s.threads <= 448 && sixteen_bit ? 2 : 1;
+    if (dynamic_shared_bytes(p, s) * s.min_blocks_per_sm > max_stage_bytes(sm)) s.min_blocks_per_sm = 1;
     if (dynamic_shared_bytes(p, s) > max_stage_bytes(sm)) return false;
     c = s;
     return true;
   };
+  // 16-bit rows held in registers as 8-byte vectors, 16 elements a thread (32 without β).
+  const int64_t half_slots = ceil_div(p.n, 4);
+  const int half_threads = static_cast<int>(std::clamp<int64_t>(ceil_div(p.n / 16, 32) * 32, 256, 512));
+  const int64_t half_iters = ceil_div(half_slots, half_threads);
+  const bool half_vectors = sm >= 90 && sixteen_bit && aligned && (half_iters == 4 || (half_iters == 8 && !p.has_bias));
+
+  // Blocks of staged clusters: 512 threads of 4 slots (2 where rows are interleaved, which
+  // addresses each element on its own: 128 registers and spills at 4).
+  const int cluster_iters = aligned ? kMaxStagedSlotsPerThread : 2;
+  const int64_t cluster_block_slots = int64_t{kMaxRegisterRowThreads} * cluster_iters;
+
   if (slots <= 32) {
     // Short rows: a power-of-two group of lanes per row, many rows per block.
     c.threads_per_row = next_pow2(slots);
@@ -109,19 +119,29 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
   } else if (sm >= 90 && aligned && slots <= prefetch_block) {
     c.prefetch = true;
     one_row_per_block(slots, prefetch_iters);
-  } else if (sm >= 80 && staged_slots <= staged_block && stage(staged_block, staged_iters)) {
-    // One row per block, staged.
-  } else if (sm >= 90 && staged_slots <= staged_block * kMaxCluster && stage(staged_block, staged_iters)) {
+  } else if (half_vectors) {
+    c.vec = 4;
+    c.threads = c.threads_per_row = half_threads;
+  } else if (!aligned && (!sixteen_bit || p.n <= 4096) && slots <= block_slots) {
+    one_row_per_block(slots, max_iters);
+  } else if (sm >= 80 && staged_slots <= int64_t{kMaxRegisterRowThreads} * staged_iters &&
+             stage(1, staged_iters)) {
+    // One row per block, staged (up to N = 8192).
+  } else if (sm >= 80 && sixteen_bit && staged_slots <= int64_t{kMaxStagedThreadsAtTwoSlots} * 2 && stage(1, 2)) {
+    // Up to 768 threads of 2 slots (N = 12288).
+  } else if (sm >= 90 && sixteen_bit && staged_slots <= kStagedClusterBlockSlots && stage(2, 1)) {
+    // One block of 512 threads x 4 slots would spill (N = 16384 with β): a pair of 1024 x 1.
+  } else if (sm >= 90 && sixteen_bit && staged_slots <= cluster_block_slots * kMaxCluster &&
+             stage(next_pow2(ceil_div(staged_slots, cluster_block_slots)), cluster_iters)) {
     // Too long for one block: a cluster shares the row, each block staging its slice, so x
     // and dy are still read once.
-  } else if (sm >= 90 && staged_slots <= staged_block_max * kMaxCluster && stage(staged_block_max, kMaxStagedSlotsPerThread)) {
-    // Longer still: a cluster of 16 with more slots a thread.
   } else if (slots <= block_slots) {
     one_row_per_block(slots, max_iters);
-  } else if (sm >= 90 && slots <= block_slots * kMaxCluster) {
-    // Stages that do not fit in shared memory: the cluster's slices in registers instead.
-    while (c.cluster * block_slots < slots) c.cluster *= 2;
-    one_row_per_block(ceil_div(slots, c.cluster), max_iters);
+  } else if (sm >= 90 && slots <= int64_t{kMaxRowThreads} * std::max(1, 8 / c.vec) * kMaxCluster) {
+    // Register clusters of up to 1024 threads with 8 elements each.
+    const int iters = std::max(1, 8 / c.vec);
+    while (int64_t{c.cluster} * kMaxRowThreads * iters < slots) c.cluster *= 2;
+    one_row_per_block(ceil_div(slots, c.cluster), iters);
   } else {
     c.threads = c.threads_per_row = 512;
     c.row_in_registers = false;

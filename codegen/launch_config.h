@@ -1,6 +1,7 @@
 // How a backward kernel is laid out on the GPU: a handful of named integers (derived values
 // are computed, never stored). Part of the generated source, so part of the cache key.
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include "normjit/norm_problem.hpp"
@@ -37,6 +38,13 @@ constexpr int kPrefetchBlockThreads = 256;
 
 // Slots (16-byte vectors of x) per thread whose dγ/dβ accumulators staged rows keep in registers.
 constexpr int kMaxStagedSlotsPerThread = 4;
+
+// Staged rows: at most this many threads when each holds 2 slots (registers), and the slots
+// one block of a staged cluster holds (512 threads x 4).
+constexpr int kMaxStagedThreadsAtTwoSlots = 768;
+constexpr int64_t kStagedClusterBlockSlots = 2048;
+// Threads per block at most.
+constexpr int kMaxRowThreads = 1024;
 
 // Dynamic shared memory (bytes) a block may use for stages on compute capability sm.
 size_t max_stage_bytes(int sm);

@@ -21,7 +21,8 @@ NormProblem problem(int64_t n, DType x, int alignment = 16) {
 }  // namespace
 
 TEST(LaunchConfig, SixteenByteVectorsWhenAligned) {
-  EXPECT_EQ(choose_launch_config(problem(4096, DType::BF16)).vec, 8);
+  EXPECT_EQ(choose_launch_config(problem(4096, DType::BF16), 80).vec, 8);
+  EXPECT_EQ(choose_launch_config(problem(1024, DType::BF16), 90).vec, 8);
   EXPECT_EQ(choose_launch_config(problem(4096, DType::F32)).vec, 4);
 }
 
@@ -32,33 +33,57 @@ TEST(LaunchConfig, NarrowerVectorsWhenRowsAreLessAlignedAndNotStaged) {
   EXPECT_EQ(choose_launch_config(problem(300, DType::BF16, 2), 90).vec, 1);  // one warp per row
 }
 
-TEST(LaunchConfig, LessAlignedRowsAreStagedWithFullVectors) {
-  for (int64_t n : {4095, 5003, 12289}) {
+TEST(LaunchConfig, LessAlignedRowsAreStagedWithFullVectorsBeyond4096In16BitTypes) {
+  for (int64_t n : {5003, 12289, 131071}) {
     const LaunchConfig c = choose_launch_config(problem(n, DType::BF16, 2), 90);
     EXPECT_TRUE(c.staged) << n;
     EXPECT_EQ(c.vec, 8) << n;
   }
-  const LaunchConfig c = choose_launch_config(problem(4095, DType::F32, 4), 80);
-  EXPECT_TRUE(c.staged);
-  EXPECT_EQ(c.vec, 4);
+  // Measured faster in registers (bench/NOTES.md, entry 10).
+  EXPECT_FALSE(choose_launch_config(problem(4095, DType::BF16, 2), 90).staged);
+  EXPECT_FALSE(choose_launch_config(problem(5003, DType::F32, 4), 90).staged);
 }
 
-TEST(LaunchConfig, LongRowsAreStagedByClustersOnHopper) {
-  const LaunchConfig one = choose_launch_config(problem(8192, DType::BF16), 90);
-  EXPECT_TRUE(one.staged);
-  EXPECT_EQ(one.cluster, 1);
-  for (auto [n, cluster] : {std::pair<int64_t, int>{16384, 2}, {65536, 8}, {131072, 16}, {262144, 16}}) {
-    const LaunchConfig c = choose_launch_config(problem(n, DType::BF16), 90);
+TEST(LaunchConfig, FittedShapesOnHopper) {
+  auto ln = [](int64_t n) {  // with β, as measured
+    NormProblem p = problem(n, DType::BF16);
+    p.has_bias = true;
+    return codegen::resolve_problem(p);
+  };
+  auto rms = [](int64_t n) {
+    NormProblem p = problem(n, DType::BF16);
+    p.kind = NormKind::RMSNorm;
+    p.has_bias = false;
+    return codegen::resolve_problem(p);
+  };
+  // 16-bit rows up to 8192 (RMSNorm 16384): registers, 8-byte vectors.
+  for (const NormProblem& p : {ln(4096), ln(8192), rms(16384)}) {
+    const LaunchConfig c = choose_launch_config(p, 90);
+    EXPECT_FALSE(c.staged) << codegen::describe(p);
+    EXPECT_EQ(c.vec, 4) << codegen::describe(p);
+  }
+  EXPECT_EQ(choose_launch_config(ln(12288), 90).threads, 768);
+  for (auto [n, cluster] : {std::pair<int64_t, int>{32768, 2}, {65536, 4}, {131072, 8}, {262144, 16}}) {
+    const LaunchConfig c = choose_launch_config(ln(n), 90);
     EXPECT_TRUE(c.staged) << n;
+    EXPECT_EQ(c.stages, 2) << n;
     EXPECT_EQ(c.cluster, cluster) << n;
+    EXPECT_EQ(c.threads, 512) << n;
     EXPECT_LE(codegen::dynamic_shared_bytes(problem(n, DType::BF16), c), codegen::max_stage_bytes(90)) << n;
   }
+  const LaunchConfig pair = choose_launch_config(ln(16384), 90);
+  EXPECT_EQ(pair.cluster, 2);
+  EXPECT_EQ(pair.threads, 1024);
+  const LaunchConfig fp32 = choose_launch_config(problem(65536, DType::F32), 90);
+  EXPECT_FALSE(fp32.staged);
+  EXPECT_EQ(fp32.cluster, 8);
+  EXPECT_EQ(fp32.threads, 1024);
   // sm_80 has no clusters: beyond one block's stage the row is streamed.
   EXPECT_EQ(choose_launch_config(problem(65536, DType::BF16), 80).cluster, 1);
 }
 
 TEST(LaunchConfig, StagesAreSizedForTheShiftOfLessAlignedRows) {
-  LaunchConfig c = choose_launch_config(problem(5000, DType::BF16, 16), 90);
+  LaunchConfig c = choose_launch_config(problem(5000, DType::BF16, 16), 80);
   const size_t aligned = codegen::dynamic_shared_bytes(problem(5000, DType::BF16, 16), c);
   const size_t stages = static_cast<size_t>(c.stages);
   EXPECT_EQ(aligned, stages * 2u * 5000u * 2u);  // x and dy, 2 bytes each
