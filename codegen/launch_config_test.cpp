@@ -63,6 +63,8 @@ TEST(LaunchConfig, FittedShapesOnHopper) {
     EXPECT_EQ(c.vec, 4) << codegen::describe(p);
   }
   EXPECT_EQ(choose_launch_config(ln(12288), 90).threads, 768);
+  EXPECT_TRUE(choose_launch_config(ln(5120), 90).staged);  // 320 threads of 8-byte vectors: 35%
+  EXPECT_TRUE(choose_launch_config(ln(7168), 90).staged);
   for (auto [n, cluster] : {std::pair<int64_t, int>{32768, 2}, {65536, 4}, {131072, 8}, {262144, 16}}) {
     const LaunchConfig c = choose_launch_config(ln(n), 90);
     EXPECT_TRUE(c.staged) << n;
