@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine: builds nothing (the build folder travels with the call), runs every GPU
-# test, the CPU tests there too, and the benchmark, and writes logs under $OUT.
-#   usage: scripts/gpu-run.sh [tests|bench|all]   (default all)
+# test, the CPU tests there too, the C embedding example, the Python package's GPU tests, the
+# compute-sanitizer matrix and the benchmark, and writes logs under $OUT (8 files at most).
+#   usage: scripts/gpu-run.sh [tests|python|sanitize|bench|all]   (default all)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build="${BUILD_DIR:-build}"
@@ -23,6 +24,16 @@ if [ "$what" = all ] || [ "$what" = tests ]; then
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   "$build/tests/normjit_cpu_tests" > "$out/cpu-tests.txt" 2>&1 || status=1
   tail -3 "$out/cpu-tests.txt"
+  BUILD_DIR="$build" OUT="$out" examples/embed_c/run-on-gpu.sh > /dev/null 2>&1 || status=1
+  tail -2 "$out/embed_c.txt"
+fi
+if [ "$what" = all ] || [ "$what" = python ]; then
+  BUILD_DIR="$build" OUT="$out" scripts/gpu-python.sh > /dev/null 2>&1 || status=1
+  grep -E "^python:|curves|gpu-python.sh: exit" "$out/python.txt"
+fi
+if [ "$what" = all ] || [ "$what" = sanitize ]; then
+  BUILD_DIR="$build" OUT="$out" scripts/gpu-sanitize.sh > /dev/null 2>&1 || status=1
+  grep -E "^sanitize:" "$out/sanitize.txt"
 fi
 if [ "$what" = all ] || [ "$what" = bench ]; then
   "$build/normjit" bench ${BENCH_ARGS:---latency --graph} --json "$out/bench.json" 2>&1 | tee "$out/bench.txt" || status=1
