@@ -13,6 +13,7 @@
 
 #include "llvm/Support/SHA256.h"
 #include "normjit/normjit.hpp"
+#include "runtime/file_io.h"
 #include "runtime/kernel_cache.h"
 
 namespace normjit::runtime {
@@ -106,7 +107,6 @@ class Reader {
   bool ok_ = true;
 };
 
-std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
 
 std::vector<char> read_whole_file(const std::string& path, uint64_t limit) {
   std::error_code ec;

@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "llvm/Support/xxhash.h"
+#include "runtime/file_io.h"
 #include "runtime/log.h"
 
 namespace normjit::runtime {
@@ -59,15 +60,6 @@ bool valid_key(llvm::StringRef key) {
 bool is_entry(const fs::path& p) { return p.extension() == kSuffix; }
 bool is_temp(const fs::path& p) { return p.filename().string().find(kTempMarker) != std::string::npos; }
 
-std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
-
-std::string unique_suffix() {
-  static thread_local std::mt19937_64 rng(
-      std::random_device{}() ^ static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
-  return std::to_string(getpid()) + "." + buf;
-}
 
 // Missing: no such file. Unreadable: the file may be a good entry that this process is not
 // allowed to read now (permissions, too many open files, out of memory): nothing is known about
@@ -116,32 +108,6 @@ ReadResult read_file(const std::string& path, std::vector<char>& out, std::strin
   }
   ::close(fd);
   return result;
-}
-
-// Writes a new file (never an existing one: O_EXCL), checking every step including close,
-// which is where some file systems first report a full disk.
-bool write_new_file(const std::string& path, const std::vector<char>& bytes, std::string& why) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    why = errno_text(errno);
-    return false;
-  }
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      why = n < 0 ? errno_text(errno) : "wrote nothing";
-      ::close(fd);
-      return false;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0) {
-    why = errno_text(errno);
-    return false;
-  }
-  return true;
 }
 
 // Removes `path` only if it is still the file described by `st`: another process may have

@@ -18,6 +18,7 @@
 #include <toml++/toml.h>
 
 #include "normjit/normjit.hpp"
+#include "runtime/file_io.h"
 #include "runtime/log.h"
 #include "runtime/toml_messages.h"
 
@@ -30,7 +31,6 @@ constexpr int64_t kFormatVersion = 1;
 // A tuning file holds a few hundred entries; anything near this is not ours.
 constexpr uintmax_t kMaxFileBytes = 64u << 20;
 
-std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
 
 [[noreturn]] void bad(const std::string& origin, const std::string& where, const std::string& what) {
   throw Error(Status::ConfigError, "normjit: tuning database " + origin + ": " + where + " " + what +
@@ -80,13 +80,6 @@ std::string utc_now() {
   return buf;
 }
 
-std::string unique_suffix() {
-  static thread_local std::mt19937_64 rng(
-      std::random_device{}() ^ static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
-  return std::to_string(getpid()) + "." + buf;
-}
 
 // An exclusive fcntl lock on <path>.lock for the scope: serialises read-merge-replace among
 // processes on this machine and, through the NFS lock manager, on others.
@@ -310,14 +303,10 @@ bool TuningDb::save(std::string* why) {
   }
   const std::string text = format_tuning_entries(merged);
   const std::string tmp = path_ + ".tmp." + unique_suffix();
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    f.flush();
-    if (!f) {
-      std::remove(tmp.c_str());
-      return fail("cannot write " + tmp + ": " + errno_text(errno));
-    }
+  std::string write_why;
+  if (!write_new_file(tmp, std::vector<char>(text.begin(), text.end()), write_why)) {
+    std::remove(tmp.c_str());
+    return fail("cannot write " + tmp + ": " + write_why);
   }
   // rename is atomic: a reader without the lock sees the old file or the new one.
   if (std::rename(tmp.c_str(), path_.c_str()) != 0) {
