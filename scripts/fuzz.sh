@@ -8,13 +8,13 @@
 # replays it. Installs clang and its libFuzzer runtime when missing (Debian/Ubuntu).
 #   FUZZ_SECONDS=600 scripts/fuzz.sh            longer runs
 #   FUZZ_TARGETS="config" scripts/fuzz.sh       some targets only
-#                     (config disk_cache kernel_cache cache_bundle shape_file)
-# Five targets, two at a time on the 2-core CI machine: three rounds, about 3.3 minutes in all.
+#                     (config disk_cache kernel_cache cache_bundle shape_file tuning_db)
+# Six targets, two at a time on the 2-core CI machine: three rounds, about 3.3 minutes in all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${FUZZ_BUILD_DIR:-build-fuzz}"
 seconds="${FUZZ_SECONDS:-60}"
-read -r -a targets <<<"${FUZZ_TARGETS:-config disk_cache kernel_cache cache_bundle shape_file}"
+read -r -a targets <<<"${FUZZ_TARGETS:-config disk_cache kernel_cache cache_bundle shape_file tuning_db}"
 jobs="${JOBS:-$(nproc)}"
 export PATH="/usr/local/cuda/bin:$PATH"
 
