@@ -94,12 +94,6 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
     // Two blocks of 512 threads leave 64 registers a thread: fp16 and fp32 rows then spill.
     s.min_blocks_per_sm = cluster == 1 && iters == staged_iters && s.threads <= 448 && sixteen_bit ? 2 : 1;
     if (dynamic_shared_bytes(p, s) * s.min_blocks_per_sm > max_stage_bytes(sm)) s.min_blocks_per_sm = 1;
-    // A cluster with a third stage pipelines its rows: the cluster barrier's wait moves behind
-    // the previous row's dx (templates/norm_backward.cuh, kPipelined).
-    if (cluster > 1) {
-      s.stages = 3;
-      if (dynamic_shared_bytes(p, s) > max_stage_bytes(sm)) s.stages = 2;
-    }
     if (dynamic_shared_bytes(p, s) > max_stage_bytes(sm)) return false;
     c = s;
     return true;

@@ -170,14 +170,13 @@ __device__ __forceinline__ unsigned cluster_rank() {
 __device__ __forceinline__ void cluster_barrier() {
   asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
 }
-// The same meeting point in two halves, so work can go between them; only threads that wrote
-// something for the other blocks pay for ordering it (`publisher`): a release by every thread
-// would also wait for all of their outstanding global stores (the previous row's dx) to drain.
-__device__ __forceinline__ void cluster_arrive(bool publisher) {
+// The same meeting point, but only threads that wrote something for the other blocks pay for
+// ordering it (`publisher`): a release by every thread would also wait for all of their
+// outstanding global stores (the previous row's dx) to drain.
+__device__ __forceinline__ void cluster_barrier_publish(bool publisher) {
   if (publisher) asm volatile("fence.acq_rel.cluster;" ::: "memory");
-  asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory");
+  asm volatile("barrier.cluster.arrive.relaxed;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
 }
-__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire;" ::: "memory"); }
 // v, as stored at the same shared-memory address in the cluster's block `rank`.
 __device__ __forceinline__ float2 load_from_block(const float2* local, unsigned rank) {
   unsigned long long generic = (unsigned long long)local, shared;

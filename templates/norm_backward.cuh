@@ -122,32 +122,23 @@ template <int kBuffers = 2>
 struct ClusterSums {
   float2* slots;  // [kBuffers]
   int parity;
-  // Split in two so a block can work between them: publish the block's sums and arrive at the
-  // cluster barrier, then wait there and add every block's sums.
-  __device__ __forceinline__ void publish(float2 block_sum) {
-    if (threadIdx.x == 0) slots[parity] = block_sum;
-    cluster_arrive(threadIdx.x == 0);
-  }
-  __device__ __forceinline__ float2 collect() {
-    cluster_wait();
-    float2 total = load_from_block(&slots[parity], 0);
-#pragma unroll
-    for (unsigned r = 1; r < kCluster; ++r) {
-      const float2 v = load_from_block(&slots[parity], r);
-      total.x += v.x;
-      total.y += v.y;
-    }
-    parity ^= 1;
-    return total;
-  }
   __device__ __forceinline__ float2 sum(float2 block_sum) {
     if constexpr (kCluster == 1) {
       return block_sum;
     } else {
       // Double-buffered, so one cluster barrier per row: a block cannot write buffer b again
       // before every block has passed the next barrier, i.e. finished reading b.
-      publish(block_sum);
-      return collect();
+      if (threadIdx.x == 0) slots[parity] = block_sum;
+      cluster_barrier_publish(threadIdx.x == 0);
+      float2 total = load_from_block(&slots[parity], 0);
+#pragma unroll
+      for (unsigned r = 1; r < kCluster; ++r) {
+        const float2 v = load_from_block(&slots[parity], r);
+        total.x += v.x;
+        total.y += v.y;
+      }
+      parity ^= 1;
+      return total;
     }
   }
 };
@@ -360,17 +351,10 @@ __device__ __forceinline__ void read_staged(const unsigned char* stage, int shif
   }
 }
 
-// Rows of a cluster are pipelined (kStages >= 3): a block arrives at the cluster barrier with
-// row r's sums, writes row r-1's dx while the other blocks arrive, and only then waits, so the
-// barrier's latency hides behind a pass of work. Row r-1's stage stays untouched until then,
-// hence one stage more than the copies in flight.
-constexpr bool kPipelined = kCluster > 1 && kStages >= 3;
-constexpr int kAhead = kPipelined ? kStages - 2 : kStages - 1;  // rows copying while one is worked
-
 template <int kUnused = 0>
 __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   static_assert(kRowsPerBlock == 1, "staged rows take a whole block (or cluster) each");
-  static_assert(kAhead >= 1, "one stage worked while the next is copied");
+  static_assert(kStages >= 2, "one stage worked while the next is copied");
   extern __shared__ __align__(16) unsigned char stages[];  // [kStages][kStageBytes]
   __shared__ float2 reduce_buffer[2][1][Reducer::kWarps];
   __shared__ float2 cluster_slots[2];
@@ -380,8 +364,6 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   const unsigned rank = kCluster > 1 ? cluster_rank() : 0;
   const i64 col0 = (i64)rank * kSliceCols;
   const i64 slice_cols = col0 < kN ? (kN - col0 < kSliceCols ? kN - col0 : kSliceCols) : 0;
-  const TW* weight_lane = kHasWeight ? p.weight + col0 + lane : nullptr;
-  const int lane_limit = (int)slice_cols - lane;  // interleaved: element at offset `at` exists if at < this
 
   auto stage_row = [&](i64 row, unsigned char* stage) {
     if (row >= p.m) return;
@@ -390,65 +372,91 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
     stage_slice(p.dy + row * p.dy_stride + col0, slice_cols, stage + kStageXBytes, lane, start, end);
   };
 
-  // One staged row, as the two passes need it.
-  struct Staged {
-    i64 row;
-    const unsigned char* here;
-    int x_shift, dy_shift;
-    float mean, rstd;
-  };
-  auto staged_row = [&](i64 row, int stage, float mean, float rstd) {
-    return Staged{row, stages + stage * kStageBytes, stage_shift(p.x + row * p.x_stride + col0),
-                  stage_shift(p.dy + row * p.dy_stride + col0), mean, rstd};
-  };
-
-  // Reads slot i of a staged row: x̂ and g = dy·γ, and dy itself (0 past the slice).
-  auto slot = [&](const Staged& r, int i, float (&xhat)[kVec], float (&gw)[kVec], float (&dy)[kVec]) {
-    float x[kVec], w[kVec];
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) w[j] = 1.f;
-    if constexpr (kInterleaved) {
-      // Element j of slot i is column col0 + lane + at: one base per tensor, constant offsets.
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        const int at = (i * kVec + j) * kThreadsPerRow;
-        x[j] = dy[j] = 0.f;
-        if (at < lane_limit) {
-          x[j] = to_f32(reinterpret_cast<const TX*>(r.here + r.x_shift)[lane + at]);
-          dy[j] = to_f32(reinterpret_cast<const TDY*>(r.here + kStageXBytes + r.dy_shift)[lane + at]);
-          if constexpr (kHasWeight) w[j] = to_f32(weight_lane[at]);
-        }
-      }
-    } else {
-      const i64 col = slot_column(i, lane, rank);
-      const i64 local = (i64)i * kThreadsPerRow + lane;
-      read_staged<TX>(r.here, r.x_shift, local, col, x);
-      read_staged<TDY>(r.here + kStageXBytes, r.dy_shift, local, col, dy);
-      if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
-    }
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) {
-      xhat[j] = normalized(x[j], r.mean, r.rstd);
-      gw[j] = dy[j] * w[j];
-    }
-  };
-  // A contiguous slot past the slice is skipped whole; interleaved ones mask each element.
-  auto slot_unused = [&](int i) { return !kInterleaved && slot_column(i, lane, rank) >= kN; };
-
   float dw[kIters][kVec], db[kIters][kVec];
 #pragma unroll
   for (int i = 0; i < kIters; ++i)
 #pragma unroll
     for (int j = 0; j < kVec; ++j) dw[i][j] = db[i][j] = 0.f;
 
-  // First pass: dγ/dβ accumulate, and the block's sums of g and g·x̂.
-  auto first_pass = [&](const Staged& r) {
+  // Every iteration commits exactly one copy group (empty past the last row), so "this row's
+  // group has landed" is "at most kStages − 2 (or − 1, after committing the next) are pending".
+  const i64 step = row_groups();
+  i64 row = row_group();
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    stage_row(row + s * step, stages + s * kStageBytes);
+    cp_async_commit();
+  }
+  int stage = 0;
+  float mean = 0.f, rstd = 0.f;
+  if (row < p.m) {
+    rstd = p.rstd[row];
+    if constexpr (kLayerNorm) mean = p.mean[row];
+  }
+  for (; row < p.m; row += step) {
+    const i64 next = row + step;
+    const int ahead_stage = stage == 0 ? kStages - 1 : stage - 1;  // the stage worked last iteration
+    unsigned char* ahead = stages + ahead_stage * kStageBytes;
+    if constexpr (kStageBarrier) {
+      cp_async_wait<kStages - 2>();
+      __syncthreads();  // this row's pieces are visible to all, and nobody reads `ahead` any more
+      stage_row(row + (kStages - 1) * step, ahead);
+      cp_async_commit();
+    } else {
+      stage_row(row + (kStages - 1) * step, ahead);
+      cp_async_commit();
+      cp_async_wait<kStages - 1>();  // this row's copies have landed; later rows' may still fly
+    }
+    float next_mean = 0.f, next_rstd = 0.f;
+    if (next < p.m) {
+      next_rstd = p.rstd[next];
+      if constexpr (kLayerNorm) next_mean = p.mean[next];
+    }
+    const unsigned char* here = stages + stage * kStageBytes;
+    const int x_shift = stage_shift(p.x + row * p.x_stride + col0);
+    const int dy_shift = stage_shift(p.dy + row * p.dy_stride + col0);
+
+    const TW* weight_lane = kHasWeight ? p.weight + col0 + lane : nullptr;
+    const int lane_limit = (int)slice_cols - lane;  // interleaved: element at offset `at` exists if at < this
+    // Reads slot i of this row from the stage: x̂ and g = dy·γ, and dy itself (0 past the slice).
+    auto slot = [&](int i, float (&xhat)[kVec], float (&gw)[kVec], float (&dy)[kVec]) {
+      float x[kVec], w[kVec];
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) w[j] = 1.f;
+      if constexpr (kInterleaved) {
+        // Element j of slot i is column col0 + lane + at: one base per tensor, constant offsets.
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          const int at = (i * kVec + j) * kThreadsPerRow;
+          x[j] = dy[j] = 0.f;
+          if (at < lane_limit) {
+            x[j] = to_f32(reinterpret_cast<const TX*>(here + x_shift)[lane + at]);
+            dy[j] = to_f32(reinterpret_cast<const TDY*>(here + kStageXBytes + dy_shift)[lane + at]);
+            if constexpr (kHasWeight) w[j] = to_f32(weight_lane[at]);
+          }
+        }
+      } else {
+        const i64 col = slot_column(i, lane, rank);
+        const i64 local = (i64)i * kThreadsPerRow + lane;
+        read_staged<TX>(here, x_shift, local, col, x);
+        read_staged<TDY>(here + kStageXBytes, dy_shift, local, col, dy);
+        if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
+      }
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        xhat[j] = normalized(x[j], mean, rstd);
+        gw[j] = dy[j] * w[j];
+      }
+    };
+    // A contiguous slot past the slice is skipped whole; interleaved ones mask each element.
+    auto slot_unused = [&](int i) { return !kInterleaved && slot_column(i, lane, rank) >= kN; };
+
     float2 sums = make_float2(0.f, 0.f);
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
       if (slot_unused(i)) continue;
       float xhat[kVec], gw[kVec], dy[kVec];
-      slot(r, i, xhat, gw, dy);
+      slot(i, xhat, gw, dy);
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
         if constexpr (kHasWeight) dw[i][j] += dy[j] * xhat[j];
@@ -457,19 +465,16 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
         sums.y += gw[j] * xhat[j];
       }
     }
-    return reducer.sum(sums, 0, lane);
-  };
-  // Second pass: dx from the row's sums.
-  auto second_pass = [&](const Staged& r, float2 totals) {
-    const float mean_g = totals.x * kInvN, mean_gx = totals.y * kInvN;
-    TDX* dx_row = p.dx + r.row * p.dx_stride;
+    sums = cluster.sum(reducer.sum(sums, 0, lane));
+    const float mean_g = sums.x * kInvN, mean_gx = sums.y * kInvN;
+    TDX* dx_row = p.dx + row * p.dx_stride;
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
       if (slot_unused(i)) continue;
       float xhat[kVec], gw[kVec], dy[kVec], out[kVec];
-      slot(r, i, xhat, gw, dy);
+      slot(i, xhat, gw, dy);
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) out[j] = input_grad(gw[j], xhat[j], r.rstd, mean_g, mean_gx);
+      for (int j = 0; j < kVec; ++j) out[j] = input_grad(gw[j], xhat[j], rstd, mean_g, mean_gx);
       if constexpr (kInterleaved) {
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
@@ -480,61 +485,9 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
         store_slot<TDX, kVec, kAlign, kN>(dx_row, slot_column(i, lane, rank), out);
       }
     }
-  };
-
-  // Every iteration commits exactly one copy group (empty past the last row), so "this row's
-  // group has landed" is "at most kAhead − 1 (or kAhead, after committing the next) pending".
-  const i64 step = row_groups();
-  i64 row = row_group();
-#pragma unroll
-  for (int s = 0; s < kAhead; ++s) {
-    stage_row(row + s * step, stages + s * kStageBytes);
-    cp_async_commit();
-  }
-  int stage = 0;
-  float mean = 0.f, rstd = 0.f;
-  if (row < p.m) {
-    rstd = p.rstd[row];
-    if constexpr (kLayerNorm) mean = p.mean[row];
-  }
-  Staged pending{-1, nullptr, 0, 0, 0.f, 0.f};  // pipelined: the row whose dx is still to write
-  float2 pending_totals = make_float2(0.f, 0.f);
-  for (; row < p.m; row += step) {
-    const i64 next = row + step;
-    int ahead_stage = stage + kAhead;  // free: its row was finished kStages − kAhead rows ago
-    if (ahead_stage >= kStages) ahead_stage -= kStages;
-    unsigned char* ahead = stages + ahead_stage * kStageBytes;
-    if constexpr (kStageBarrier) {
-      cp_async_wait<kAhead - 1>();
-      __syncthreads();  // this row's pieces are visible to all, and nobody reads `ahead` any more
-      stage_row(row + kAhead * step, ahead);
-      cp_async_commit();
-    } else {
-      stage_row(row + kAhead * step, ahead);
-      cp_async_commit();
-      cp_async_wait<kAhead>();  // this row's copies have landed; later rows' may still fly
-    }
-    float next_mean = 0.f, next_rstd = 0.f;
-    if (next < p.m) {
-      next_rstd = p.rstd[next];
-      if constexpr (kLayerNorm) next_mean = p.mean[next];
-    }
-    const Staged current = staged_row(row, stage, mean, rstd);
-    const float2 block_sums = first_pass(current);
-    if constexpr (kPipelined) {
-      cluster.publish(block_sums);
-      if (pending.row >= 0) second_pass(pending, pending_totals);
-      pending_totals = cluster.collect();
-      pending = current;
-    } else {
-      second_pass(current, cluster.sum(block_sums));
-    }
     mean = next_mean;
     rstd = next_rstd;
     stage = stage + 1 == kStages ? 0 : stage + 1;
-  }
-  if constexpr (kPipelined) {
-    if (pending.row >= 0) second_pass(pending, pending_totals);
   }
   cp_async_wait<0>();
   if constexpr (kAccumulate) write_group_sums(p, dw, db, lane, rank);
