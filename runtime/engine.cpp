@@ -327,8 +327,7 @@ void Engine::Impl::launch_backward(const NormProblem& problem, const BackwardArg
   // groups than it allows (a database that changed since), the heuristic's kernel fits it.
   if (k->tuned && a.workspace && a.m > 0) {
     const int64_t groups = runtime::row_groups(k->config, k->limits, a.m, k->resident_groups);
-    const bool direct = groups == 1 && k->config.row_in_registers;
-    if (!direct && runtime::partial_bytes(p, groups) > a.workspace_bytes) k = &kernel_for(ctx, p);
+    if (runtime::launch_workspace_bytes(p, k->config, groups) > a.workspace_bytes) k = &kernel_for(ctx, p);
   }
   launch(*k, p, a, stream);
 }
@@ -338,10 +337,9 @@ void Engine::Impl::launch(const LoadedKernel& k, const NormProblem& p, const Bac
   const auto what = [&p] { return "the " + codegen::describe(p) + " backward"; };  // for errors only
   const auto& d = driver();
   const int64_t groups = a.m > 0 ? runtime::row_groups(k.config, k.limits, a.m, k.resident_groups) : 0;
-  // One row group holding its rows in registers writes dγ/dβ itself: no partials, no second
-  // launch (the small-M latency case). Streamed rows always go through partials.
-  const bool direct = groups == 1 && k.config.row_in_registers;
-  const size_t need = direct ? 0 : runtime::partial_bytes(p, groups);
+  // Streamed rows always go through partials.
+  const bool direct = runtime::writes_gradients_directly(k.config, groups);
+  const size_t need = runtime::launch_workspace_bytes(p, k.config, groups);
   StreamAllocation owned;
   CUdeviceptr partial = direct ? 0 : reinterpret_cast<CUdeviceptr>(a.workspace);
   if (need > 0 && a.workspace) {
@@ -406,7 +404,7 @@ size_t Engine::Impl::workspace_size(const NormProblem& problem, int64_t m) {
     p.alignment = alignment;
     if (const auto hit = tuning.find(runtime::make_tuning_key(device, p, m).text()))
       if (hit->config.threads % hit->config.threads_per_row == 0)
-        bytes = std::max(bytes, runtime::partial_bytes(p, runtime::max_row_groups(hit->config, limits, m)));
+        bytes = std::max(bytes, runtime::launch_workspace_bytes(p, hit->config, runtime::max_row_groups(hit->config, limits, m)));
   }
   return bytes;
 }

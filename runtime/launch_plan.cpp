@@ -19,13 +19,22 @@ size_t partial_bytes(const NormProblem& p, int64_t groups) {
   return static_cast<size_t>(params) * static_cast<size_t>(groups) * static_cast<size_t>(p.n) * sizeof(float);
 }
 
+bool writes_gradients_directly(const codegen::LaunchConfig& c, int64_t groups) {
+  return groups == 1 && c.row_in_registers;
+}
+
+size_t launch_workspace_bytes(const NormProblem& p, const codegen::LaunchConfig& c, int64_t groups) {
+  return writes_gradients_directly(c, groups) ? 0 : partial_bytes(p, groups);
+}
+
 size_t workspace_bound(const NormProblem& resolved, const DeviceLimits& limits, int64_t m) {
   size_t bytes = 0;
   for (int alignment = resolved.alignment; alignment >= 1; alignment /= 2) {
     NormProblem p = resolved;
     p.alignment = alignment;
     const codegen::LaunchConfig c = codegen::choose_launch_config(p, limits.sm);
-    bytes = std::max(bytes, partial_bytes(p, max_row_groups(c, limits, m)));
+    // max_row_groups of 1 means exactly one group: a direct launch, which needs none.
+    bytes = std::max(bytes, launch_workspace_bytes(p, c, max_row_groups(c, limits, m)));
   }
   return bytes;
 }

@@ -27,6 +27,11 @@ int64_t row_groups(const codegen::LaunchConfig& config, const DeviceLimits& limi
                    int64_t resident_groups);
 // Bytes of fp32 partials for `groups` row groups (0 when the problem has neither γ nor β).
 size_t partial_bytes(const NormProblem& problem, int64_t groups);
+// A launch writes dγ/dβ itself, with no partials and no reduction launch, when it is a single
+// row group holding its rows in registers (the small-M latency case).
+bool writes_gradients_directly(const codegen::LaunchConfig& config, int64_t groups);
+// The workspace a launch of `groups` row groups of `config` uses: its partials, or none.
+size_t launch_workspace_bytes(const NormProblem& problem, const codegen::LaunchConfig& config, int64_t groups);
 // Workspace to ask callers for: enough for any alignment the rows may turn out to have,
 // since a lower alignment can pick a config with more row groups.
 size_t workspace_bound(const NormProblem& resolved, const DeviceLimits& limits, int64_t m);

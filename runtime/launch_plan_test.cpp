@@ -58,3 +58,13 @@ TEST(LaunchPlan, ClustersCountAsOneRowGroup) {
   ASSERT_GT(c.cluster, 1);
   EXPECT_LE(runtime::max_row_groups(c, kH100, 1 << 20), 132 * (2048 / c.threads) / c.cluster);
 }
+
+// A single row group holding its rows in registers writes dγ/dβ itself (the small-M path), so
+// callers are asked for no workspace there; from two row groups on, for the partials.
+TEST(LaunchPlan, NoWorkspaceWhereOneRowGroupWritesTheGradients) {
+  EXPECT_EQ(runtime::workspace_bound(problem(4096), kH100, 1), 0u);
+  EXPECT_GT(runtime::workspace_bound(problem(4096), kH100, 2), 0u);
+  const codegen::LaunchConfig streamed = codegen::choose_launch_config(problem(1 << 20), 90);
+  ASSERT_FALSE(streamed.row_in_registers);
+  EXPECT_GT(runtime::launch_workspace_bytes(problem(1 << 20), streamed, 1), 0u) << "streamed rows use partials";
+}

@@ -170,7 +170,8 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
     if (!compiled[i]) continue;
     try {
       loaded[i] = engine.load(ctx, p, cands[i].config, limits);
-      workspace_bytes = std::max(workspace_bytes, partial_bytes(p, max_row_groups(cands[i].config, limits, result.m_timed)));
+      workspace_bytes = std::max(
+          workspace_bytes, launch_workspace_bytes(p, cands[i].config, max_row_groups(cands[i].config, limits, result.m_timed)));
     } catch (const std::exception& e) {
       cands[i].error = e.what();
     }

@@ -77,6 +77,9 @@ typedef struct nj_backward_args {
 nj_status nj_engine_create(const char* config_file, nj_engine** engine);
 void nj_engine_destroy(nj_engine* engine);
 
+/* Workspace bytes a backward over m rows may use on the current context's device, for any
+ * alignment its rows turn out to have; 0 when no call of m rows needs any (small m, where one
+ * row group writes dgamma/dbeta itself). */
 nj_status nj_workspace_size(nj_engine* engine, const nj_problem* problem, int64_t m,
                             size_t* bytes);
 nj_status nj_layer_norm_backward(nj_engine* engine, const nj_problem* problem,

@@ -58,7 +58,8 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Workspace bytes a backward of `problem` over m rows needs on the current device.
+  // Workspace bytes a backward of `problem` over m rows needs on the current device; 0 where
+  // one row group writes dγ/dβ itself (small m).
   size_t workspace_size(const NormProblem& problem, int64_t m);
 
   void layer_norm_backward(const NormProblem& problem, const BackwardArgs& args, Stream stream);
