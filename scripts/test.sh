@@ -8,8 +8,9 @@
 # sanitized gtest tests, the fuzz targets).
 #   SANITIZE=0 scripts/test.sh        skip the sanitizer stage
 #   FUZZ_SECONDS=0 scripts/test.sh    skip the fuzzing stage
-# On the 2-core CI machine the three stages take about 1, 2.7 and 2.4 minutes from a clean
-# clone, a little over 6 minutes in all (FUZZ_SECONDS=60: two targets at a time, one per core).
+# On the 2-core CI machine, from a clean clone (2026-11-23): the build about 2.5 minutes, then
+# ctest 53 s, python 1 s, sanitize 367 s (258 of them building), fuzz 233 s (six targets,
+# FUZZ_SECONDS=60, two at a time): 13 minutes in all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
