@@ -171,35 +171,43 @@ uint64_t Engine::Impl::problem_code(const NormProblem& p) {
          uint64_t(log2_alignment) << 43;
 }
 
+std::optional<codegen::LaunchConfig> Engine::Impl::database_config(const NormProblem& p, int64_t m,
+                                                                    const runtime::TuningDevice& device) {
+  const std::string key = runtime::make_tuning_key(device, p, m).text();
+  const auto hit = tuning.find(key);
+  if (!hit) return std::nullopt;
+  // A hand-edited or foreign entry is checked like any config; a bad one is not used.
+  std::string why;
+  try {
+    codegen::check_launch_config(p, hit->config);
+    why = codegen::prune_reason(p, hit->config, device.sm);
+  } catch (const std::invalid_argument& e) {
+    why = e.what();
+  }
+  if (why.empty()) return hit->config;
+  runtime::warn_once("tuning-entry:" + key, "the tuning database " + tuning.path() + " holds a config for \"" + key +
+                                                "\" that cannot run (" + why +
+                                                "): using the heuristic; tune the shape again to replace it.");
+  return std::nullopt;
+}
+
 codegen::LaunchConfig Engine::Impl::config_for(CUcontext ctx, const NormProblem& p, int64_t m,
-                                               const runtime::DeviceLimits& limits, bool may_tune, bool& tuned,
-                                               bool& settled) {
+                                               const runtime::DeviceLimits& limits,
+                                               llvm::function_ref<bool()> may_tune, bool& tuned, bool& settled) {
   tuned = false;
   settled = true;
   const codegen::LaunchConfig heuristic = codegen::choose_launch_config(p, limits.sm);
   if (m < 0 || config.tune_mode == TuneMode::Off) return heuristic;
-  const std::string key = runtime::make_tuning_key(tuning_device(limits), p, m).text();
-  if (const auto hit = tuning.find(key)) {
-    // A hand-edited or foreign entry is checked like any config; a bad one is not used.
-    std::string why;
-    try {
-      codegen::check_launch_config(p, hit->config);
-      why = codegen::prune_reason(p, hit->config, limits.sm);
-    } catch (const std::invalid_argument& e) {
-      why = e.what();
-    }
-    if (why.empty()) {
-      tuning_hits++;
-      tuned = true;
-      return hit->config;
-    }
-    runtime::warn_once("tuning-entry:" + key, "the tuning database " + tuning.path() + " holds a config for \"" + key +
-                                                  "\" that cannot run (" + why +
-                                                  "): using the heuristic; tune the shape again to replace it.");
-    return heuristic;
+  const runtime::TuningDevice device = tuning_device(limits);
+  if (const std::optional<codegen::LaunchConfig> hit = database_config(p, m, device)) {
+    tuning_hits++;
+    tuned = true;
+    return *hit;
   }
   if (config.tune_mode != TuneMode::OnMiss) return heuristic;
-  if (!may_tune) {
+  const std::string key = runtime::make_tuning_key(device, p, m).text();
+  if (tuning.find(key)) return heuristic;  // an entry that cannot run: warned about, not retuned
+  if (!may_tune || !may_tune()) {
     settled = false;  // tuned at the next call that may
     return heuristic;
   }
@@ -214,7 +222,8 @@ codegen::LaunchConfig Engine::Impl::config_for(CUcontext ctx, const NormProblem&
   return result.winner().config;
 }
 
-const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p, int64_t m, bool may_tune) {
+const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p, int64_t m,
+                                             llvm::function_ref<bool()> may_tune) {
   const bool by_bucket = m >= 0 && config.tune_mode != TuneMode::Off;
   const uint64_t code = problem_code(p);
   // Buckets are 1 + log2: 0 stands for "the heuristic's kernel, whatever m".
@@ -316,12 +325,12 @@ void Engine::Impl::launch_backward(const NormProblem& problem, const BackwardArg
   const CUcontext ctx = context_of(stream, what);
   ScopedContext scope(ctx);
   // Tuning allocates and synchronises: never while the caller's stream is being captured.
-  bool may_tune = config.tune_mode == TuneMode::OnMiss;
-  if (may_tune && stream) {
+  // Asked only when a tuning is due, so a loaded kernel costs no driver call here.
+  const auto may_tune = [&] {
     CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
-    NJ_CU(driver().cuStreamIsCapturing(stream, &capturing), what() + ": checking for stream capture");
-    may_tune = capturing == CU_STREAM_CAPTURE_STATUS_NONE;
-  }
+    if (stream) NJ_CU(driver().cuStreamIsCapturing(stream, &capturing), what() + ": checking for stream capture");
+    return capturing == CU_STREAM_CAPTURE_STATUS_NONE;
+  };
   const LoadedKernel* k = &kernel_for(ctx, p, a.m, may_tune);
   // A caller's workspace is sized by workspace_size; should a tuned config launch more row
   // groups than it allows (a database that changed since), the heuristic's kernel fits it.
@@ -394,19 +403,12 @@ size_t Engine::Impl::workspace_size(const NormProblem& problem, int64_t m) {
   const CUcontext ctx = context_of(nullptr, [&] { return "workspace_size for " + codegen::describe(problem); });
   const NormProblem resolved = codegen::resolve_problem(problem);
   const runtime::DeviceLimits limits = query_limits(ctx);
-  size_t bytes = runtime::workspace_bound(resolved, limits, m);
-  if (config.tune_mode == TuneMode::Off) return bytes;
+  if (config.tune_mode == TuneMode::Off) return runtime::workspace_bound(resolved, limits, m);
   // Tuned configs may launch more row groups than the heuristic: cover those the database
   // holds for m's bucket, at every alignment the call's pointers may turn out to have.
   const runtime::TuningDevice device = tuning_device(limits);
-  for (int alignment = resolved.alignment; alignment >= 1; alignment /= 2) {
-    NormProblem p = resolved;
-    p.alignment = alignment;
-    if (const auto hit = tuning.find(runtime::make_tuning_key(device, p, m).text()))
-      if (hit->config.threads % hit->config.threads_per_row == 0)
-        bytes = std::max(bytes, runtime::launch_workspace_bytes(p, hit->config, runtime::max_row_groups(hit->config, limits, m)));
-  }
-  return bytes;
+  return runtime::workspace_bound(resolved, limits, m,
+                                  [&](const NormProblem& p) { return database_config(p, m, device); });
 }
 
 // ---- the public Engine -----------------------------------------------------------------------

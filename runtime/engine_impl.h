@@ -9,6 +9,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <tuple>
@@ -16,6 +17,7 @@
 
 #include "codegen/launch_config.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "normjit/normjit.hpp"
 #include "runtime/disk_cache.h"
 #include "runtime/kernel_cache.h"
@@ -58,7 +60,9 @@ struct Engine::Impl {
   // The kernel of a resolved problem in ctx (current), loading it on first use. m < 0: the
   // heuristic's config, whatever the tuning mode. m >= 0: the config for m's bucket as
   // config.tune_mode says (database, tuning on a miss when may_tune, else the heuristic).
-  const LoadedKernel& kernel_for(CUcontext ctx, const NormProblem& resolved, int64_t m = -1, bool may_tune = true);
+  // may_tune is asked only when on-miss tuning is due; none: not now.
+  const LoadedKernel& kernel_for(CUcontext ctx, const NormProblem& resolved, int64_t m = -1,
+                                 llvm::function_ref<bool()> may_tune = nullptr);
 
   // A module of `config` for a resolved problem loaded into ctx (current), kept in no map: the
   // tuner's candidates. Throws normjit::Error when it cannot be compiled, loaded or resident.
@@ -86,7 +90,12 @@ struct Engine::Impl {
   // a tuning. Sets `settled` false when the answer is provisional (a tuning was due but not
   // allowed now): the caller then does not remember it for the bucket.
   codegen::LaunchConfig config_for(CUcontext ctx, const NormProblem& resolved, int64_t m,
-                                   const runtime::DeviceLimits& limits, bool may_tune, bool& tuned, bool& settled);
+                                   const runtime::DeviceLimits& limits, llvm::function_ref<bool()> may_tune,
+                                   bool& tuned, bool& settled);
+  // The database's config for (problem, m's bucket) on `device`, if it holds one that can run
+  // (checked like any config; a bad entry is warned about once and ignored).
+  std::optional<codegen::LaunchConfig> database_config(const NormProblem& resolved, int64_t m,
+                                                       const runtime::TuningDevice& device);
 
   std::shared_mutex mu_;
   llvm::DenseMap<Key, LoadedKernel*> loaded_;

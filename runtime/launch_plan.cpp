@@ -27,14 +27,19 @@ size_t launch_workspace_bytes(const NormProblem& p, const codegen::LaunchConfig&
   return writes_gradients_directly(c, groups) ? 0 : partial_bytes(p, groups);
 }
 
-size_t workspace_bound(const NormProblem& resolved, const DeviceLimits& limits, int64_t m) {
+size_t workspace_bound(const NormProblem& resolved, const DeviceLimits& limits, int64_t m,
+                       llvm::function_ref<std::optional<codegen::LaunchConfig>(const NormProblem&)> tuned) {
   size_t bytes = 0;
+  auto cover = [&](const NormProblem& p, const codegen::LaunchConfig& c) {
+    // max_row_groups of 1 means exactly one group: a direct launch, which needs none.
+    bytes = std::max(bytes, launch_workspace_bytes(p, c, max_row_groups(c, limits, m)));
+  };
   for (int alignment = resolved.alignment; alignment >= 1; alignment /= 2) {
     NormProblem p = resolved;
     p.alignment = alignment;
-    const codegen::LaunchConfig c = codegen::choose_launch_config(p, limits.sm);
-    // max_row_groups of 1 means exactly one group: a direct launch, which needs none.
-    bytes = std::max(bytes, launch_workspace_bytes(p, c, max_row_groups(c, limits, m)));
+    cover(p, codegen::choose_launch_config(p, limits.sm));
+    if (tuned)
+      if (const std::optional<codegen::LaunchConfig> c = tuned(p)) cover(p, *c);
   }
   return bytes;
 }

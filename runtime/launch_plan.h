@@ -4,8 +4,10 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "codegen/launch_config.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "normjit/norm_problem.hpp"
 
 namespace normjit::runtime {
@@ -33,7 +35,9 @@ bool writes_gradients_directly(const codegen::LaunchConfig& config, int64_t grou
 // The workspace a launch of `groups` row groups of `config` uses: its partials, or none.
 size_t launch_workspace_bytes(const NormProblem& problem, const codegen::LaunchConfig& config, int64_t groups);
 // Workspace to ask callers for: enough for any alignment the rows may turn out to have,
-// since a lower alignment can pick a config with more row groups.
-size_t workspace_bound(const NormProblem& resolved, const DeviceLimits& limits, int64_t m);
+// since a lower alignment can pick a config with more row groups. `tuned`, when given, names
+// a config that may run instead of the heuristic's at an alignment (the tuning database's).
+size_t workspace_bound(const NormProblem& resolved, const DeviceLimits& limits, int64_t m,
+                       llvm::function_ref<std::optional<codegen::LaunchConfig>(const NormProblem&)> tuned = nullptr);
 
 }  // namespace normjit::runtime

@@ -269,7 +269,7 @@ int run_bench(std::vector<std::string> args) {
     // The problem as the engine ran it: alignment lowered to what these rows allow (odd N).
     const NormProblem resolved = runtime::check_backward_call(problem, a).problem;
     // The kernel the calls above ran: the tuned one for this M where the database has it.
-    const LoadedKernel& k = engine.impl().kernel_for(ctx, resolved, s.m, false);
+    const LoadedKernel& k = engine.impl().kernel_for(ctx, resolved, s.m);
     res.config = codegen::describe(k.config);
     res.groups = runtime::row_groups(k.config, k.limits, s.m, k.resident_groups);
     for (const auto& r : k.compiled->resources)

@@ -54,7 +54,7 @@ TEST_F(Tuning, OnMissTunesOnceThenASecondEngineHitsTheDatabase) {
     // The same bucket again: no second tuning, and still correct.
     EXPECT_TRUE(backward_matches_reference(tuner, make_inputs(problem, 511, fresh_seed()), stream()));
     EXPECT_EQ(tuner.impl().tunings.load(), 1u);
-    EXPECT_TRUE(tuner.impl().kernel_for(ctx, resolved, kRows, false).tuned);
+    EXPECT_TRUE(tuner.impl().kernel_for(ctx, resolved, kRows).tuned);
   }
   ASSERT_TRUE(fs::exists(dir_ / "tuning.toml"));
 
@@ -63,16 +63,16 @@ TEST_F(Tuning, OnMissTunesOnceThenASecondEngineHitsTheDatabase) {
   EXPECT_TRUE(backward_matches_reference(reader, make_inputs(problem, kRows, fresh_seed()), stream()));
   EXPECT_EQ(reader.impl().tunings.load(), 0u);
   EXPECT_EQ(reader.impl().tuning_hits.load(), 1u);
-  EXPECT_TRUE(reader.impl().kernel_for(ctx, resolved, kRows, false).tuned);
+  EXPECT_TRUE(reader.impl().kernel_for(ctx, resolved, kRows).tuned);
   // Another bucket has no entry: the heuristic, untuned.
   EXPECT_TRUE(backward_matches_reference(reader, make_inputs(problem, 3, fresh_seed()), stream()));
-  EXPECT_FALSE(reader.impl().kernel_for(ctx, resolved, 3, false).tuned);
+  EXPECT_FALSE(reader.impl().kernel_for(ctx, resolved, 3).tuned);
   EXPECT_EQ(reader.impl().tunings.load(), 0u);
 
   Engine off(config(TuneMode::Off));
   EXPECT_TRUE(backward_matches_reference(off, make_inputs(problem, kRows, fresh_seed()), stream()));
   EXPECT_EQ(off.impl().tuning_hits.load(), 0u);
-  EXPECT_FALSE(off.impl().kernel_for(ctx, resolved, kRows, false).tuned);
+  EXPECT_FALSE(off.impl().kernel_for(ctx, resolved, kRows).tuned);
 }
 
 TEST_F(Tuning, TheTunerTimesEveryCandidateAndTheWinnerIsCorrect) {
@@ -102,7 +102,7 @@ TEST_F(Tuning, TheTunerTimesEveryCandidateAndTheWinnerIsCorrect) {
       reader.impl().tuning_device(Engine::Impl::query_limits(GpuContext::get()->context()));
   reader.impl().tuning.put(runtime::make_tuning_key(device, resolved, 2048).text(), result.tuned());
   EXPECT_TRUE(backward_matches_reference(reader, make_inputs(problem, 2000, fresh_seed()), stream()));
-  EXPECT_EQ(reader.impl().kernel_for(GpuContext::get()->context(), resolved, 2000, false).config,
+  EXPECT_EQ(reader.impl().kernel_for(GpuContext::get()->context(), resolved, 2000).config,
             result.winner().config);
 }
 
