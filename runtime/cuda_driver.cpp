@@ -116,4 +116,18 @@ void fail_cu(CUresult result, const char* call, const std::string& context) {  c
                                 (text ? text : "no description") + ")");
 }
 
+ScopedContext::ScopedContext(CUcontext ctx) {
+  CUcontext current = nullptr;
+  driver().cuCtxGetCurrent(&current);
+  if (current != ctx) {
+    NJ_CU(driver().cuCtxPushCurrent(ctx), "making the stream's context current");
+    pushed_ = true;
+  }
+}
+
+ScopedContext::~ScopedContext() {
+  CUcontext popped;
+  if (pushed_) driver().cuCtxPopCurrent(&popped);
+}
+
 }  // namespace normjit::runtime

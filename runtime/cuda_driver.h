@@ -49,6 +49,19 @@ bool cuda_available(std::string* why = nullptr);
 // Throws normjit::Error(Status::Cuda) for a failed call, naming the call and the context.
 [[noreturn]] void fail_cu(CUresult result, const char* call, const std::string& context);
 
+// Makes ctx current for the scope when it is not already (a caller's stream may belong to a
+// context other than the thread's current one; the tuner may run on any thread).
+class ScopedContext {
+ public:
+  explicit ScopedContext(CUcontext ctx);
+  ~ScopedContext();
+  ScopedContext(const ScopedContext&) = delete;
+  ScopedContext& operator=(const ScopedContext&) = delete;
+
+ private:
+  bool pushed_ = false;
+};
+
 }  // namespace normjit::runtime
 
 // Checks a driver call; the context message is only built when the call failed, so the launch

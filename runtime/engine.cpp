@@ -18,29 +18,6 @@ using runtime::driver;
 
 namespace {
 
-// Makes ctx current for the scope when it is not already (the caller's stream may belong to
-// a context other than the thread's current one).
-class ScopedContext {
- public:
-  explicit ScopedContext(CUcontext ctx) {
-    CUcontext current = nullptr;
-    driver().cuCtxGetCurrent(&current);
-    if (current != ctx) {
-      NJ_CU(driver().cuCtxPushCurrent(ctx), "making the stream's context current");
-      pushed_ = true;
-    }
-  }
-  ~ScopedContext() {
-    CUcontext popped;
-    if (pushed_) driver().cuCtxPopCurrent(&popped);
-  }
-  ScopedContext(const ScopedContext&) = delete;
-  ScopedContext& operator=(const ScopedContext&) = delete;
-
- private:
-  bool pushed_ = false;
-};
-
 template <class What>
 CUcontext context_of(CUstream stream, const What& what) {
   CUcontext ctx = nullptr;
@@ -323,7 +300,7 @@ void Engine::Impl::launch_backward(const NormProblem& problem, const BackwardArg
 
   const auto what = [&p] { return "the " + codegen::describe(p) + " backward"; };  // for errors only
   const CUcontext ctx = context_of(stream, what);
-  ScopedContext scope(ctx);
+  runtime::ScopedContext scope(ctx);
   // Tuning allocates and synchronises: never while the caller's stream is being captured.
   // Asked only when a tuning is due, so a loaded kernel costs no driver call here.
   const auto may_tune = [&] {

@@ -28,20 +28,6 @@ std::string format_us(double us) {
   return buf;
 }
 
-// ctx current for the scope (the tuner may run on a thread where another context is current).
-class CurrentContext {
- public:
-  explicit CurrentContext(CUcontext ctx) {
-    NJ_CU(driver().cuCtxPushCurrent(ctx), "tuning: making the context current");
-  }
-  ~CurrentContext() {
-    CUcontext popped;
-    driver().cuCtxPopCurrent(&popped);
-  }
-  CurrentContext(const CurrentContext&) = delete;
-  CurrentContext& operator=(const CurrentContext&) = delete;
-};
-
 class PrivateStream {
  public:
   PrivateStream() { NJ_CU(driver().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "tuning: creating a stream"); }
@@ -112,7 +98,7 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
   const auto start = Clock::now();
   const std::string what = "tuning " + codegen::describe(p);
   if (!ctx) throw Error(Status::NoDevice, "normjit: " + what + ": no CUDA context; tuning needs a GPU.");
-  CurrentContext current(ctx);
+  ScopedContext current(ctx);
   const DeviceLimits limits = Engine::Impl::query_limits(ctx);
   auto report = [&](const std::string& step, const std::string& outcome) {
     if (options.progress) options.progress(step, outcome);
