@@ -46,14 +46,6 @@ struct Result {
 const std::vector<int64_t> kSweepN = {256,   512,   1024,  2048,  4096,   5120,   7168,   8192,    12288, 14336,
                                       16384, 32768, 65536, 131072, 262144, 1048576, 1000, 4095, 5003};
 
-std::vector<int64_t> parse_list(const std::string& text) {
-  std::vector<int64_t> out;
-  std::stringstream s(text);
-  std::string item;
-  while (std::getline(s, item, ',')) out.push_back(std::stoll(item));
-  return out;
-}
-
 double min_bytes(const Shape& s) {
   const double b = codegen::dtype_size(s.dtype), w = codegen::dtype_size(s.weight);
   const double mn = double(s.m) * double(s.n);
@@ -130,7 +122,7 @@ int run_bench(std::vector<std::string> args) {
     kind_values.push_back(k == "rmsnorm" || k == "rms" ? NormKind::RMSNorm : NormKind::LayerNorm);
   std::vector<DType> dtype_values;
   for (std::string d; std::getline(dtype_list, d, ',');) dtype_values.push_back(parse_dtype(d));
-  const std::vector<int64_t> n_values = ns.empty() ? kSweepN : parse_list(ns);
+  const std::vector<int64_t> n_values = ns.empty() ? kSweepN : parse_integer_list("--n", ns, 1);
   for (DType dtype : dtype_values) {
     std::stringstream weight_list(weights);
     for (std::string w; std::getline(weight_list, w, ',');) {
@@ -141,7 +133,7 @@ int run_bench(std::vector<std::string> args) {
           if (ms.empty()) {
             shapes.push_back({kind, dtype, weight, std::max<int64_t>(1, elements / n), n});
           } else {
-            for (int64_t m : parse_list(ms)) shapes.push_back({kind, dtype, weight, m, n});
+            for (int64_t m : parse_integer_list("--m", ms, 0)) shapes.push_back({kind, dtype, weight, m, n});
           }
         }
     }

@@ -1,6 +1,7 @@
 #include "tools/problem_flags.h"
 
 #include <algorithm>
+#include <sstream>
 #include <stdexcept>
 
 namespace normjit::tools {
@@ -45,6 +46,18 @@ int64_t parse_integer(const std::string& flag, const std::string& text) {
 }
 
 }  // namespace
+
+std::vector<int64_t> parse_integer_list(const std::string& flag, const std::string& text, int64_t min_value) {
+  std::vector<int64_t> out;
+  std::stringstream s(text);
+  for (std::string item; std::getline(s, item, ',');) {
+    const int64_t v = parse_integer(flag, item);
+    if (v < min_value)
+      throw std::invalid_argument(flag + " '" + item + "' is less than " + std::to_string(min_value));
+    out.push_back(v);
+  }
+  return out;
+}
 
 DType parse_dtype(const std::string& t) {
   if (t == "fp32" || t == "f32" || t == "float32") return DType::F32;

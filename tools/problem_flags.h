@@ -1,5 +1,6 @@
 // Reading a NormProblem from command-line flags, shared by the subcommands.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,8 @@ namespace normjit::tools {
 // Consumes the flags it knows from args and leaves the rest; throws std::invalid_argument.
 NormProblem parse_problem_flags(std::vector<std::string>& args);
 DType parse_dtype(const std::string& text);
+// "1,37,199": every item a whole integer >= min_value, else std::invalid_argument naming `flag`.
+std::vector<int64_t> parse_integer_list(const std::string& flag, const std::string& text, int64_t min_value);
 std::string problem_flags_help();
 
 // Removes "--name value" from args and returns value, or "" when absent.

@@ -49,22 +49,6 @@ struct Shape {
   int64_t m = 1;
 };
 
-std::vector<int64_t> parse_m_list(const std::string& text) {
-  std::vector<int64_t> out;
-  std::stringstream s(text);
-  for (std::string item; std::getline(s, item, ',');) {
-    size_t used = 0;
-    long long v = -1;
-    try {
-      v = std::stoll(item, &used);
-    } catch (const std::exception&) {
-    }
-    if (used != item.size() || v < 1) throw std::invalid_argument("--m '" + item + "' is not a positive number of rows");
-    out.push_back(v);
-  }
-  return out;
-}
-
 std::vector<Shape> sweep_shapes() {
   std::vector<Shape> out;
   for (DType dtype : {DType::BF16, DType::F32})
@@ -100,7 +84,7 @@ int run_tune(std::vector<std::string> args) {
   const std::string shapes_file = take_option(args, "--shapes");
   const std::string m_text = take_option(args, "--m");
   CacheLocation cache = take_cache_location(args);
-  const std::vector<int64_t> m_flag = m_text.empty() ? std::vector<int64_t>{1, 65536} : parse_m_list(m_text);
+  const std::vector<int64_t> m_flag = m_text.empty() ? std::vector<int64_t>{1, 65536} : parse_integer_list("--m", m_text, 1);
 
   std::vector<Shape> shapes;
   if (sweep + !shapes_file.empty() > 1) throw std::invalid_argument("give --sweep or --shapes, not both");
