@@ -188,9 +188,9 @@ int run_bench(std::vector<std::string> args) {
     auto stats = random_bytes(DType::F32, static_cast<size_t>(max_m), 7);
     auto* f = reinterpret_cast<float*>(stats.data());
     for (int64_t i = 0; i < max_m; ++i) f[i] = 0.1f * f[i];
-    NJ_CU(d.cuMemcpyHtoD(mean.ptr(), stats.data(), stats.size()), "bench: upload");
+    mean.upload(stats, what);
     for (int64_t i = 0; i < max_m; ++i) f[i] = 1.0f + std::fabs(f[i]);
-    NJ_CU(d.cuMemcpyHtoD(rstd.ptr(), stats.data(), stats.size()), "bench: upload");
+    rstd.upload(stats, what);
   }
 
   Engine engine;
@@ -202,13 +202,13 @@ int run_bench(std::vector<std::string> args) {
     if (s.dtype != uploaded) {  // fresh random x and dy for each dtype
       const auto xs = random_bytes(s.dtype, static_cast<size_t>(max_elements), 1);
       const auto dys = random_bytes(s.dtype, static_cast<size_t>(max_elements), 2);
-      NJ_CU(d.cuMemcpyHtoD(x.ptr(), xs.data(), xs.size()), "bench: upload");
-      NJ_CU(d.cuMemcpyHtoD(dy.ptr(), dys.data(), dys.size()), "bench: upload");
+      x.upload(xs, what);
+      dy.upload(dys, what);
       uploaded = s.dtype;
     }
     if (s.weight != uploaded_weight) {
       auto ws = random_bytes(s.weight, static_cast<size_t>(max_n), 3);
-      NJ_CU(d.cuMemcpyHtoD(weight.ptr(), ws.data(), ws.size()), "bench: upload");
+      weight.upload(ws, what);
       uploaded_weight = s.weight;
     }
     NormProblem problem;
