@@ -37,6 +37,7 @@ struct BackwardParams {
 constexpr int kRowsPerBlock = kThreads / kThreadsPerRow;
 constexpr i64 kSlots = (kN + kVec - 1) / kVec;                                // vector slots per row
 constexpr i64 kSlotsPerBlock = (kSlots + kCluster - 1) / kCluster;            // a block's slice
+constexpr i64 kSliceCols = kSlotsPerBlock * kVec;  // columns of a block's slice (the last may have fewer)
 constexpr int kIters = (int)((kSlotsPerBlock + kThreadsPerRow - 1) / kThreadsPerRow);
 static_assert(kCluster == 1 || kRowsPerBlock == 1, "a cluster shares one row at a time");
 constexpr bool kAccumulate = kHasWeight || kHasBias;
@@ -67,18 +68,24 @@ __device__ __forceinline__ i64 slot_column(int i, int lane, unsigned rank) {
   return col < kN ? col : kN;
 }
 
-// Staged rows aligned to less than 16 bytes are read from their stage element by element;
-// their slots interleave (below) so that each access of a warp covers neighbouring columns.
-constexpr bool kInterleaved = kStaged && kAlign < 16;
+// Rows aligned to less than 16 bytes land shifted in their stage (below). Such staged rows
+// are read from the stage element by element, and their slots interleave so that each access
+// of a warp covers neighbouring columns.
+constexpr bool kShifted = kAlign < 16;
+constexpr bool kInterleaved = kStaged && kShifted;
+
+// Interleaved: element j of a thread's slot i is column lane + interleaved_at(i, j) of its
+// block's slice (i and j are unrolled, so this is a constant offset from the lane).
+__device__ __forceinline__ constexpr int interleaved_at(int i, int j) { return (i * kVec + j) * kThreadsPerRow; }
 
 // Column of element j of a thread's slot i, or kN when it has none there. A slot is kVec
 // neighbouring columns (one vector access) or, interleaved, every kThreadsPerRow-th column:
 // then a warp's shared-memory reads hit distinct banks and its dx stores are coalesced.
 __device__ __forceinline__ i64 element_column(int i, int j, int lane, unsigned rank) {
   if constexpr (kInterleaved) {
-    const i64 at = ((i64)i * kVec + j) * kThreadsPerRow + lane;  // within the block's slice
-    if (at >= kSlotsPerBlock * kVec) return kN;
-    const i64 col = (i64)rank * kSlotsPerBlock * kVec + at;
+    const i64 at = (i64)interleaved_at(i, j) + lane;  // within the block's slice
+    if (at >= kSliceCols) return kN;
+    const i64 col = (i64)rank * kSliceCols + at;
     return col < kN ? col : kN;
   } else {
     const i64 col = slot_column(i, lane, rank);
@@ -291,8 +298,6 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 // copied element by element. When every thread copies exactly the pieces it later reads
 // (aligned rows, 16-byte slots of both x and dy), the stages need no barrier of their own;
 // otherwise one per row. kStages rows are in flight: kStages − 1 copying while one is worked.
-constexpr i64 kSliceCols = kSlotsPerBlock * kVec;  // columns of a block's slice (the last may have fewer)
-constexpr bool kShifted = kAlign < 16;
 constexpr bool kStageBarrier = kShifted || kVec * sizeof(TX) % 16 != 0 || kVec * sizeof(TDY) % 16 != 0;
 
 template <class T>
@@ -427,7 +432,7 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
         // Element j of slot i is column col0 + lane + at: one base per tensor, constant offsets.
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
-          const int at = (i * kVec + j) * kThreadsPerRow;
+          const int at = interleaved_at(i, j);
           x[j] = dy[j] = 0.f;
           if (at < lane_limit) {
             x[j] = to_f32(reinterpret_cast<const TX*>(here + x_shift)[lane + at]);
@@ -478,7 +483,7 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
       if constexpr (kInterleaved) {
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
-          const int at = (i * kVec + j) * kThreadsPerRow;
+          const int at = interleaved_at(i, j);
           if (at < lane_limit) dx_row[col0 + lane + at] = from_f32<TDX>(out[j]);
         }
       } else {
