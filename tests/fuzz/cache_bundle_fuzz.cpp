@@ -25,6 +25,7 @@
 #include "llvm/Support/SHA256.h"
 #include "runtime/cache_bundle.h"
 #include "runtime/disk_cache.h"
+#include "scratch_dir.h"
 
 using namespace normjit::runtime;
 namespace fs = std::filesystem;
@@ -78,15 +79,7 @@ void check_import(const Bundle& bundle) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  // Under $TMPDIR when set (scripts/fuzz.sh sets it to a directory it removes).
-  const char* tmp = std::getenv("TMPDIR");
-  std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/normjit-fuzz-bundle-XXXXXX";
-  if (!mkdtemp(tmpl.data())) fail("mkdtemp");
-  g_dir = tmpl;
-  std::atexit([] {
-    std::error_code ec;
-    fs::remove_all(g_dir, ec);
-  });
+  g_dir = normjit_fuzz::make_scratch_dir("bundle");
   return 0;
 }
 

@@ -24,6 +24,7 @@
 
 #include "llvm/Support/xxhash.h"
 #include "runtime/disk_cache.h"
+#include "scratch_dir.h"
 
 using normjit::runtime::DiskCache;
 namespace fs = std::filesystem;
@@ -126,16 +127,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
                  "runtime/disk_cache.cpp: update the constants there\n");
     std::abort();
   }
-  // Under $TMPDIR when set (scripts/fuzz.sh sets it to a directory it removes: a crash skips
-  // the atexit clean-up below).
-  const char* tmp = std::getenv("TMPDIR");
-  std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/normjit-fuzz-dc-XXXXXX";
-  if (!mkdtemp(tmpl.data())) fail("mkdtemp");
-  g_dir = tmpl;
-  std::atexit([] {
-    std::error_code ec;
-    fs::remove_all(g_dir, ec);
-  });
+  g_dir = normjit_fuzz::make_scratch_dir("dc");
   return 0;
 }
 
