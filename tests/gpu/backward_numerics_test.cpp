@@ -24,16 +24,9 @@
 namespace normjit::test {
 namespace {
 
-struct EdgeProblem {
-  NormKind kind;
-  DType x, weight;
-  Affine affine;
-  int64_t n;
-};
-
 // Each family of kernel: rows per warp, registers with 8-byte vectors, shifted stages (odd N),
 // staged clusters, register clusters for fp32.
-constexpr EdgeProblem kProblems[] = {
+constexpr ProblemSpec kProblems[] = {
     {NormKind::LayerNorm, DType::F16, DType::F32, Affine::WeightAndBias, 1024},
     {NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 4096},
     {NormKind::LayerNorm, DType::F16, DType::F16, Affine::WeightAndBias, 5003},
@@ -76,8 +69,8 @@ class BackwardNumerics : public GpuTest {};
 TEST_F(BackwardNumerics, ConstantHugeAndSubnormalRowsMatchTheReference) {
   Engine& engine = shared_engine();
   constexpr int64_t m = 64;
-  for (const EdgeProblem& ep : kProblems) {
-    const NormProblem problem = make_problem(ep.kind, ep.n, ep.x, ep.weight, ep.affine);
+  for (const ProblemSpec& ep : kProblems) {
+    const NormProblem problem = ep.problem();
     for (const Edge& edge : kEdges) {
       if (!edge.applies(problem)) continue;
       NormInputs inputs = make_inputs(problem, m, fresh_seed());

@@ -77,19 +77,12 @@ const Injection kInjections[] = {
   return ::testing::AssertionSuccess();
 }
 
-struct SpecialValueProblem {
-  NormKind kind;
-  DType x, weight;
-  Affine affine;
-  int64_t n;
-};
-
-constexpr SpecialValueProblem kProblems[] = {
+constexpr ProblemSpec kProblems[] = {
     {NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 1000},
     {NormKind::LayerNorm, DType::F32, DType::F32, Affine::WeightAndBias, 4096},
     {NormKind::LayerNorm, DType::F16, DType::F16, Affine::BiasOnly, 33},
     {NormKind::RMSNorm, DType::F16, DType::F16, Affine::WeightOnly, 1024},
-    {NormKind::RMSNorm, DType::F32, DType::F32, Affine::WeightOnly, 131072},  // rows streamed
+    {NormKind::RMSNorm, DType::F32, DType::F32, Affine::WeightOnly, 131072},  // a cluster of blocks
     {NormKind::LayerNorm, DType::BF16, DType::BF16, Affine::None, 8192},
 };
 
@@ -98,8 +91,8 @@ class BackwardSpecialValues : public GpuTest {};
 TEST_F(BackwardSpecialValues, NanAndInfReachExactlyTheOutputsThatReadThem) {
   Engine& engine = shared_engine();
   constexpr int64_t m = 37, row = 5;
-  for (const SpecialValueProblem& sp : kProblems) {
-    const NormProblem problem = make_problem(sp.kind, sp.n, sp.x, sp.weight, sp.affine);
+  for (const ProblemSpec& sp : kProblems) {
+    const NormProblem problem = sp.problem();
     const int64_t col = sp.n / 3;
     for (const Injection& injection : kInjections) {
       if (injection.needs_weight && !problem.has_weight) continue;

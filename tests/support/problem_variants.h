@@ -1,6 +1,7 @@
 // The problems the tests are built from: a kind, dtypes, and which affine parameters (γ, β)
 // the norm has. Names are short and identifier-safe, for test names and failure messages.
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include "normjit/norm_problem.hpp"
@@ -18,6 +19,15 @@ bool has_bias(Affine affine);
 // A problem with every dtype spelled out (no Default): dy = x; dx = x unless given.
 NormProblem make_problem(NormKind kind, int64_t n, DType x_dtype, DType weight_dtype, Affine affine,
                          DType dx_dtype = DType::Default);
+
+// One row of a test's table of problems: make_problem's arguments, as a literal.
+struct ProblemSpec {
+  NormKind kind;
+  DType x, weight;
+  Affine affine;
+  int64_t n;
+  NormProblem problem() const { return make_problem(kind, n, x, weight, affine); }
+};
 
 // Default dtypes replaced by x's, as the library does.
 NormProblem with_concrete_dtypes(NormProblem problem);
