@@ -10,6 +10,8 @@ dpkg -s libgtest-dev >/dev/null 2>&1 || need+=(libgtest-dev)
 command -v cmake >/dev/null || need+=(cmake)
 command -v ninja >/dev/null || need+=(ninja-build)
 command -v g++ >/dev/null || need+=(g++)
+# The Python package's tests (a stage of scripts/test.sh) and the GPU scripts.
+command -v python3 >/dev/null || need+=(python3)
 # The test command also fuzzes (clang's libFuzzer) and runs the CPU suite under sanitizers.
 command -v clang++ >/dev/null || need+=(clang)
 dpkg -s libclang-rt-14-dev >/dev/null 2>&1 || need+=(libclang-rt-14-dev)
