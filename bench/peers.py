@@ -1,8 +1,8 @@
 """normjit against its peers, in one run on the GPU machine (issue 3's evidence).
 
 Each contender runs the same backward the same way: a forward builds an autograd graph once, then
-torch.autograd.grad(y, (x, weight[, bias]), dy, retain_graph=True) is timed with CUDA events,
-median of the repetitions. That times the backward kernels (dx, dweight, dbias) plus the same small
+torch.autograd.grad(y, (x, weight[, bias]), dy, retain_graph=True) is timed with CUDA events
+around INNER back-to-back calls, median of the repetitions. That times the backward kernels (dx, dweight, dbias) plus the same small
 autograd overhead for everyone:
 
   torch    eager F.layer_norm / F.rms_norm: aten native_layer_norm_backward and
@@ -33,6 +33,8 @@ DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 DEFAULT_N = [256, 512, 1024, 2048, 4096, 5120, 7168, 8192, 12288, 14336, 16384, 32768, 65536, 131072,
              262144, 1048576, 1000, 4095, 5003]
 EPS = 1e-5
+# Back-to-back backward calls per timed sample (time_calls).
+INNER = 5
 
 
 def copy_bandwidth_gbs(reps=10):
@@ -44,7 +46,10 @@ def copy_bandwidth_gbs(reps=10):
     return 2 * n * 4 / (statistics.median(times) * 1e-6) / 1e9
 
 
-def time_calls(fn, reps, warmup=3):
+def time_calls(fn, reps, warmup=3, inner=1):
+    """Microseconds per call: each sample is `inner` back-to-back calls between two events, so
+    that a contender's host time (Python, autograd, launches) overlaps the previous call's GPU
+    work as it does in a training step, instead of leaving the GPU idle inside the timed region."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -52,10 +57,11 @@ def time_calls(fn, reps, warmup=3):
     for _ in range(reps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        fn()
+        for _ in range(inner):
+            fn()
         end.record()
         end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3)  # microseconds
+        times.append(start.elapsed_time(end) * 1e3 / inner)  # microseconds
     return times
 
 
@@ -72,6 +78,13 @@ def forward_for(peer, kind):
             return lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, EPS)
         return lambda x, w, b: F.rms_norm(x, (x.shape[-1],), w, EPS)
     if peer == "compile":
+        # One compiled graph per shape: lift dynamo's per-function recompile limit (8 by
+        # default), past which it would silently fall back to eager for the rest of the sweep.
+        import torch._dynamo
+        for limit in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit",
+                      "accumulated_recompile_limit"):
+            if hasattr(torch._dynamo.config, limit):
+                setattr(torch._dynamo.config, limit, 1024)
         eager = forward_for("torch", kind)
         return torch.compile(eager, dynamic=False)
     if peer == "liger":
@@ -97,7 +110,7 @@ def time_backward(peer, kind, m, n, dtype, reps):
     y = forward_for(peer, kind)(x, w, b)
     dy = torch.randn_like(y)
     inputs = (x, w, b) if b is not None else (x, w)
-    return statistics.median(time_calls(lambda: torch.autograd.grad(y, inputs, dy, retain_graph=True), reps))
+    return statistics.median(time_calls(lambda: torch.autograd.grad(y, inputs, dy, retain_graph=True), reps, inner=INNER))
 
 
 def main():

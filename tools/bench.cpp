@@ -16,6 +16,7 @@
 #include "runtime/cuda_driver.h"
 #include "runtime/engine_impl.h"
 #include "runtime/tuner_timing.h"
+#include "tools/bench_overhead.h"
 #include "tools/problem_flags.h"
 #include "tools/subcommands.h"
 
@@ -93,12 +94,14 @@ int run_bench(std::vector<std::string> args) {
         "  --latency            also M = 1, 37, 199 at N = 4096, 8192 (bf16, fp32 weights)\n"
         "  --graph              also time CUDA-graph replays (takes launch gaps out)\n"
         "  --reps R             timed repetitions per shape (default 20)\n"
-        "  --json FILE          write {device, copy_gbs, rows: [...]} for scripts\n");
+        "  --json FILE          write {device, copy_gbs, rows: [...]} for scripts\n"
+        "  --overhead           only the host's cost per call on a cache hit, against bare driver launches\n");
     return kExitOk;
   }
   const bool quick = take_flag(args, "--quick");
   const bool graph = take_flag(args, "--graph");
   const bool latency = take_flag(args, "--latency");
+  const bool overhead = take_flag(args, "--overhead");
   const std::string json = take_option(args, "--json");
   std::string kinds = take_option(args, "--kinds"), dtypes = take_option(args, "--dtypes"),
               weights = take_option(args, "--weights"), ns = take_option(args, "--n"), ms = take_option(args, "--m");
@@ -158,6 +161,14 @@ int run_bench(std::vector<std::string> args) {
   d.cuDeviceGetName(name, sizeof name, dev);
   CUstream stream;
   NJ_CU(d.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "bench: stream");
+
+  if (overhead) {
+    Engine engine;
+    std::printf("normjit %s bench --overhead on %s\n", version_string(), name);
+    run_overhead(engine, ctx, stream);
+    d.cuStreamDestroy(stream);
+    return kExitOk;
+  }
 
   int64_t max_elements = 0, max_m = 0, max_n = 0;
   for (const Shape& s : shapes) {
