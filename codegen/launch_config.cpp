@@ -116,6 +116,18 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
     // Short rows: a power-of-two group of lanes per row, many rows per block.
     c.threads_per_row = next_pow2(slots);
     c.threads = 256;
+  } else if (sm >= 90 && sixteen_bit && aligned && p.n <= 2048) {
+    // 16-bit rows up to 2048: 8-byte vectors, a warp per row (4 rows a block) up to N = 1024,
+    // then a block of 4 vectors a thread (bench/results/2026-11-23-h100-06afd96-tune: LN 1024
+    // 154 us vs 187 with 16-byte vectors and prefetch, LN 2048 159 vs 203, RMS 2048 148 vs 171).
+    c.vec = 4;
+    const int64_t quads = ceil_div(p.n, 4);
+    if (quads <= 256) {
+      c.threads_per_row = 32;
+      c.threads = 128;
+    } else {
+      one_row_per_block(quads, 4);
+    }
   } else if (slots <= int64_t{32} * max_iters) {
     c.threads_per_row = 32;  // one warp per row
     c.threads = 256;
@@ -134,6 +146,10 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
     // Up to 768 threads of 2 slots (N = 12288).
   } else if (sm >= 90 && sixteen_bit && staged_slots <= kStagedClusterBlockSlots && stage(2, 1)) {
     // One block of 512 threads x 4 slots would spill (N = 16384 with β): a pair of 1024 x 1.
+  } else if (sm >= 90 && sixteen_bit && aligned && staged_slots <= 2 * kStagedClusterBlockSlots &&
+             stage(p.has_bias ? 4 : 2, p.has_bias ? 1 : 2)) {
+    // Up to N = 32768: clusters of 1024-thread blocks, 1 slot a thread with β (LN: 4 blocks,
+    // 244 us vs 249 for 2 x 512 x 4), 2 without (RMS: 2 blocks, 193 us vs 210; -06afd96-tune).
   } else if (sm >= 90 && sixteen_bit && staged_slots <= cluster_block_slots * kMaxCluster &&
              stage(next_pow2(ceil_div(staged_slots, cluster_block_slots)), cluster_iters)) {
     // Too long for one block: a cluster shares the row, each block staging its slice, so x

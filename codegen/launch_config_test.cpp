@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
 #include <utility>
 
 #include "codegen/norm_problem.h"
@@ -22,7 +23,8 @@ NormProblem problem(int64_t n, DType x, int alignment = 16) {
 
 TEST(LaunchConfig, SixteenByteVectorsWhenAligned) {
   EXPECT_EQ(choose_launch_config(problem(4096, DType::BF16), 80).vec, 8);
-  EXPECT_EQ(choose_launch_config(problem(1024, DType::BF16), 90).vec, 8);
+  EXPECT_EQ(choose_launch_config(problem(1024, DType::BF16), 80).vec, 8);
+  EXPECT_EQ(choose_launch_config(problem(4096, DType::F16), 80).vec, 8);
   EXPECT_EQ(choose_launch_config(problem(4096, DType::F32)).vec, 4);
 }
 
@@ -65,7 +67,25 @@ TEST(LaunchConfig, FittedShapesOnHopper) {
   EXPECT_EQ(choose_launch_config(ln(12288), 90).threads, 768);
   EXPECT_TRUE(choose_launch_config(ln(5120), 90).staged);  // 320 threads of 8-byte vectors: 35%
   EXPECT_TRUE(choose_launch_config(ln(7168), 90).staged);
-  for (auto [n, cluster] : {std::pair<int64_t, int>{32768, 2}, {65536, 4}, {131072, 8}, {262144, 16}}) {
+  // 16-bit rows of 512 to 2048: 8-byte vectors, a warp per row up to 1024, then 128 threads.
+  for (auto [n, lanes, threads] : {std::tuple<int64_t, int, int>{512, 32, 128}, {1000, 32, 128}, {1024, 32, 128},
+                                   {2048, 128, 128}}) {
+    for (const NormProblem& p : {ln(n), rms(n)}) {
+      const LaunchConfig c = choose_launch_config(p, 90);
+      EXPECT_EQ(c.vec, 4) << codegen::describe(p);
+      EXPECT_EQ(c.threads_per_row, lanes) << codegen::describe(p);
+      EXPECT_EQ(c.threads, threads) << codegen::describe(p);
+      EXPECT_FALSE(c.prefetch) << codegen::describe(p);
+    }
+  }
+  // Up to 32768: clusters of 1024-thread blocks, 1 slot a thread with β (4 blocks), 2 without.
+  const LaunchConfig ln32k = choose_launch_config(ln(32768), 90), rms32k = choose_launch_config(rms(32768), 90);
+  EXPECT_EQ(ln32k.cluster, 4);
+  EXPECT_EQ(ln32k.threads, 1024);
+  EXPECT_EQ(rms32k.cluster, 2);
+  EXPECT_EQ(rms32k.threads, 1024);
+  EXPECT_TRUE(ln32k.staged && rms32k.staged);
+  for (auto [n, cluster] : {std::pair<int64_t, int>{65536, 4}, {131072, 8}, {262144, 16}}) {
     const LaunchConfig c = choose_launch_config(ln(n), 90);
     EXPECT_TRUE(c.staged) << n;
     EXPECT_EQ(c.stages, 2) << n;
