@@ -27,7 +27,8 @@ int vector_width(const NormProblem& p) {
 
 bool operator==(const LaunchConfig& a, const LaunchConfig& b) {
   return a.threads == b.threads && a.threads_per_row == b.threads_per_row && a.vec == b.vec &&
-         a.row_in_registers == b.row_in_registers && a.cluster == b.cluster && a.prefetch == b.prefetch &&
+         a.row_in_registers == b.row_in_registers && a.cluster == b.cluster && a.grid == b.grid &&
+         a.prefetch == b.prefetch &&
          a.staged == b.staged && a.stages == b.stages && a.min_blocks_per_sm == b.min_blocks_per_sm;
 }
 
@@ -63,7 +64,16 @@ size_t max_stage_bytes(int sm) {
 //     362 us vs 385 staged);
 //   rows aligned to less than 16 bytes: registers up to N = 4096 in 16-bit types (LN 4095:
 //     332 us vs 354 staged) and for fp32; staged beyond (LN 5003: 223 us vs 294).
-LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
+LaunchConfig streamed_launch_config(const NormProblem& p) {
+  LaunchConfig c;
+  c.vec = vector_width(p);
+  c.threads = c.threads_per_row = 512;
+  c.row_in_registers = false;
+  check_launch_config(p, c);
+  return c;
+}
+
+LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count) {
   LaunchConfig c;
   c.vec = vector_width(p);
   const int64_t slots = ceil_div(p.n, c.vec);
@@ -97,6 +107,29 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
     if (dynamic_shared_bytes(p, s) > max_stage_bytes(sm)) return false;
     c = s;
     return true;
+  };
+  // A grid cluster of one block per SM, each staging its slice of the row with up to 4 slots a
+  // thread; three stages where they fit (the next two rows copy while the blocks wait for each
+  // other), else two; false when even two do not fit.
+  auto grid_stage = [&] {
+    LaunchConfig s;
+    s.vec = staged_vec;
+    s.staged = true;
+    s.grid = true;
+    s.cluster = sm_count > 0 ? std::min(sm_count, kMaxGridCluster) : kDefaultGridCluster;
+    // At least 256 threads while they have a slot each (warps to spread a row's work over),
+    // then up to 4 slots a thread.
+    const int64_t per_block = ceil_div(staged_slots, s.cluster);
+    const int64_t iters = std::clamp<int64_t>(ceil_div(per_block, 256), 1, kMaxStagedSlotsPerThread);
+    const int64_t threads = std::max<int64_t>(ceil_div(ceil_div(per_block, iters), 32) * 32, 64);
+    if (threads > kMaxRowThreads) return false;
+    s.threads = s.threads_per_row = static_cast<int>(threads);
+    for (s.stages = 3; s.stages >= 2; --s.stages)
+      if (dynamic_shared_bytes(p, s) <= max_stage_bytes(sm)) {
+        c = s;
+        return true;
+      }
+    return false;
   };
   // 16-bit rows held in registers as 8-byte vectors, 16 elements a thread (32 without β).
   const int64_t half_slots = ceil_div(p.n, 4);
@@ -150,6 +183,9 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm) {
              stage(p.has_bias ? 4 : 2, p.has_bias ? 1 : 2)) {
     // Up to N = 32768: clusters of 1024-thread blocks, 1 slot a thread with β (LN: 4 blocks,
     // 244 us vs 249 for 2 x 512 x 4), 2 without (RMS: 2 blocks, 193 us vs 210; -06afd96-tune).
+  } else if (sm >= 80 && staged_slots > (sixteen_bit ? cluster_block_slots * 8 : int64_t{16384}) && grid_stage()) {
+    // Rows too long for a cluster of 8 (N > 131072 in 16-bit types, 65536 in fp32): a grid
+    // cluster, one block per SM, each owning a column slice of every row.
   } else if (sm >= 90 && sixteen_bit && staged_slots <= cluster_block_slots * kMaxCluster &&
              stage(next_pow2(ceil_div(staged_slots, cluster_block_slots)), cluster_iters)) {
     // Too long for one block: a cluster shares the row, each block staging its slice, so x
@@ -182,7 +218,9 @@ void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
   if (!c.staged && c.vec * dtype_size(p.x_dtype) > std::max(p.alignment, dtype_size(p.x_dtype)))
     fail("vec is wider than the row alignment allows (only staged rows may be less aligned than their vectors)");
   if (!c.row_in_registers && c.rows_per_block() != 1) fail("streamed rows need threads_per_row == threads");
-  if (!is_pow2(c.cluster) || c.cluster > kMaxCluster) fail("cluster must be a power of two up to 16");
+  if (!c.grid && (!is_pow2(c.cluster) || c.cluster > kMaxCluster)) fail("cluster must be a power of two up to 16");
+  if (c.grid && (!c.staged || c.cluster < 2 || c.cluster > kMaxGridCluster))
+    fail("a grid cluster stages its rows, over 2 to " + std::to_string(kMaxGridCluster) + " blocks");
   if (c.cluster > 1 && (c.rows_per_block() != 1 || !c.row_in_registers))
     fail("a cluster shares one row held in registers");
   if (c.prefetch && (!c.row_in_registers || c.rows_per_block() != 1)) fail("prefetch needs one row per block in registers");
@@ -206,6 +244,7 @@ std::string describe(const LaunchConfig& c) {
   s << "threads=" << c.threads << " threads_per_row=" << c.threads_per_row << " vec=" << c.vec << " "
     << (c.row_in_registers ? "registers" : "streamed");
   if (c.cluster > 1) s << " cluster=" << c.cluster;
+  if (c.grid) s << " grid";
   if (c.prefetch) s << " prefetch";
   if (c.staged) s << " staged";
   if (c.staged && c.stages != 2) s << " stages=" << c.stages;

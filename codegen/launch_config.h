@@ -14,6 +14,9 @@ struct LaunchConfig {
   int vec = 8;                // elements per vector access
   bool row_in_registers = true;  // false: the row is streamed twice (rows too long for registers)
   int cluster = 1;            // blocks sharing one row (sm_90 thread-block cluster); 1: none
+  bool grid = false;          // the cluster is the whole grid, meeting through global memory in a
+                              // cooperative launch rather than through distributed shared memory:
+                              // any size, sm_80+, staged rows (rows too long for a cluster)
   bool prefetch = false;      // load the next row while the current one is reduced (registers x2)
   bool staged = false;        // rows copied into shared memory (cp.async), sm_80+
   int stages = 2;             // staged rows in flight per block: one worked, the others copying
@@ -51,10 +54,19 @@ size_t max_stage_bytes(int sm);
 
 // Largest cluster a launch may ask for (16 is beyond the portable 8: the kernel opts in).
 constexpr int kMaxCluster = 16;
+// Largest grid cluster (blocks that must all be resident at once), and the size the heuristic
+// gives one when it does not know the device's SM count (one block per SM of an H100 SXM).
+constexpr int kMaxGridCluster = 1024;
+constexpr int kDefaultGridCluster = 132;
 
-// The heuristic config for a resolved, validated problem on compute capability `sm`.
+// The heuristic config for a resolved, validated problem on compute capability `sm` with
+// `sm_count` multiprocessors (0: not known; grid clusters then take kDefaultGridCluster blocks).
 // Correct for every problem; the autotuning issue refines it.
-LaunchConfig choose_launch_config(const NormProblem& resolved, int sm = 90);
+LaunchConfig choose_launch_config(const NormProblem& resolved, int sm = 90, int sm_count = 0);
+
+// Rows streamed twice by one block each: runs on any device, whatever N (the fallback when a
+// grid cluster cannot be resident all at once).
+LaunchConfig streamed_launch_config(const NormProblem& resolved);
 
 // Throws std::invalid_argument if config cannot run problem (for hand-written configs).
 void check_launch_config(const NormProblem& resolved, const LaunchConfig& config);

@@ -85,7 +85,7 @@ TEST(LaunchConfig, FittedShapesOnHopper) {
   EXPECT_EQ(rms32k.cluster, 2);
   EXPECT_EQ(rms32k.threads, 1024);
   EXPECT_TRUE(ln32k.staged && rms32k.staged);
-  for (auto [n, cluster] : {std::pair<int64_t, int>{65536, 4}, {131072, 8}, {262144, 16}}) {
+  for (auto [n, cluster] : {std::pair<int64_t, int>{65536, 4}, {131072, 8}}) {
     const LaunchConfig c = choose_launch_config(ln(n), 90);
     EXPECT_TRUE(c.staged) << n;
     EXPECT_EQ(c.stages, 2) << n;
@@ -124,10 +124,49 @@ TEST(LaunchConfig, MediumRowsAreHeldInRegistersOneRowPerBlock) {
   EXPECT_TRUE(c.row_in_registers);
 }
 
-TEST(LaunchConfig, LongRowsAreStreamed) {
-  const LaunchConfig c = choose_launch_config(problem(1048576, DType::F32));
-  EXPECT_FALSE(c.row_in_registers);
-  EXPECT_EQ(c.rows_per_block(), 1);
+TEST(LaunchConfig, RowsTooLongForAClusterAreSharedByTheWholeGrid) {
+  for (DType x : {DType::F32, DType::BF16}) {
+    const LaunchConfig c = choose_launch_config(problem(1048576, x), 90, 132);
+    EXPECT_TRUE(c.grid);
+    EXPECT_TRUE(c.staged);
+    EXPECT_EQ(c.cluster, 132) << "one block per SM";
+    EXPECT_EQ(c.stages, 3);
+    EXPECT_NO_THROW(codegen::check_launch_config(problem(1048576, x), c));
+  }
+  // An A100 (108 SMs) gets a grid of its own size; an unknown device the default.
+  EXPECT_EQ(choose_launch_config(problem(262144, DType::BF16), 80, 108).cluster, 108);
+  EXPECT_EQ(choose_launch_config(problem(262144, DType::BF16), 90).cluster, codegen::kDefaultGridCluster);
+  // At least 256 threads while a slot each is enough (262144 / 132 blocks: 249 slots).
+  EXPECT_EQ(choose_launch_config(problem(262144, DType::BF16), 90, 132).threads, 256);
+  EXPECT_FALSE(choose_launch_config(problem(131072, DType::BF16), 90, 132).grid) << "a cluster of 8 still holds it";
+  EXPECT_FALSE(choose_launch_config(problem(65536, DType::F32), 90, 132).grid);
+}
+
+TEST(LaunchConfig, LongRowsAreStreamedWhereNothingElseHoldsThem) {
+  // sm_75 stages nothing; 4M fp32 columns over 132 blocks need more than 4 slots of 1024 threads.
+  for (const auto& [n, sm] : {std::pair<int64_t, int>{1048576, 75}, {4194304, 90}}) {
+    const LaunchConfig c = choose_launch_config(problem(n, DType::F32), sm, 132);
+    EXPECT_FALSE(c.row_in_registers) << n;
+    EXPECT_EQ(c.rows_per_block(), 1) << n;
+  }
+  const LaunchConfig streamed = codegen::streamed_launch_config(problem(1048576, DType::BF16));
+  EXPECT_FALSE(streamed.row_in_registers);
+  EXPECT_NO_THROW(codegen::check_launch_config(problem(1048576, DType::BF16), streamed));
+}
+
+TEST(LaunchConfig, GridClustersAreStagedAndSized) {
+  const NormProblem p = problem(1048576, DType::BF16);
+  LaunchConfig c = choose_launch_config(p, 90, 132);
+  EXPECT_NE(codegen::describe(c).find(" grid"), std::string::npos) << codegen::describe(c);
+  c.cluster = 2048;
+  EXPECT_THROW(codegen::check_launch_config(p, c), std::invalid_argument);
+  c = choose_launch_config(p, 90, 132);
+  c.staged = false;
+  EXPECT_THROW(codegen::check_launch_config(p, c), std::invalid_argument);
+  c = choose_launch_config(p, 90, 132);
+  c.grid = false;  // 132 is no thread-block cluster
+  EXPECT_THROW(codegen::check_launch_config(p, c), std::invalid_argument);
+  EXPECT_FALSE(choose_launch_config(p, 90, 132) == c);
 }
 
 TEST(LaunchConfig, EveryHeuristicChoicePassesItsOwnCheck) {
@@ -140,7 +179,8 @@ TEST(LaunchConfig, EveryHeuristicChoicePassesItsOwnCheck) {
           LaunchConfig c;
           EXPECT_NO_THROW(c = choose_launch_config(p, sm)) << codegen::describe(p) << " sm_" << sm;
           EXPECT_LE(codegen::dynamic_shared_bytes(p, c), codegen::max_stage_bytes(sm)) << codegen::describe(p);
-          if (sm < 90) EXPECT_EQ(c.cluster, 1) << codegen::describe(p);
+          if (sm < 90 && !c.grid) EXPECT_EQ(c.cluster, 1) << codegen::describe(p);
+          if (sm < 80) EXPECT_FALSE(c.grid) << codegen::describe(p);
         }
 }
 
@@ -155,7 +195,7 @@ TEST(LaunchConfig, CheckRejectsImpossibleShapes) {
   c = choose_launch_config(p);
   c.vec = 16;  // 32 bytes of bf16
   EXPECT_THROW(codegen::check_launch_config(p, c), std::invalid_argument);
-  c = choose_launch_config(problem(1048576, DType::BF16));
+  c = codegen::streamed_launch_config(problem(1048576, DType::BF16));
   c.row_in_registers = true;
   EXPECT_THROW(codegen::check_launch_config(problem(1048576, DType::BF16), c), std::invalid_argument);
 }

@@ -81,7 +81,7 @@ int estimated_registers(const NormProblem& p, const LaunchConfig& c) {
 
 std::string prune_reason(const NormProblem& p, const LaunchConfig& c, int sm) {
   const ArchLimits a = arch_limits(sm);
-  if (c.cluster > a.max_cluster)
+  if (!c.grid && c.cluster > a.max_cluster)
     return "a cluster of " + std::to_string(c.cluster) + " blocks needs sm_90 or newer and at most " +
            std::to_string(kMaxCluster) + " blocks";
   if (c.staged && sm < 80) return "staged rows need cp.async (sm_80 or newer)";
@@ -101,10 +101,30 @@ std::string prune_reason(const NormProblem& p, const LaunchConfig& c, int sm) {
   return "";
 }
 
-std::vector<LaunchConfig> search_space(const NormProblem& p, int sm) {
+std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_count) {
   Candidates out(p, sm);
   // The heuristic first: tuning can only match or beat what an untuned engine runs.
-  out.add(choose_launch_config(p, sm));
+  out.add(choose_launch_config(p, sm, sm_count));
+
+  // Grid clusters (one block per SM owning a column slice of every row) for rows long enough
+  // to need a cluster of 8 or more: 1, 2 or 4 slots a thread, 2 or 3 stages.
+  if (sm >= 80) {
+    const int staged_vec = 16 / dtype_size(p.x_dtype);
+    const int64_t slots = ceil_div(p.n, staged_vec);
+    if (slots > 8 * int64_t{kMaxRegisterRowThreads} * 2)
+      for (int per_thread : {4, 2, 1})
+        for (int stages : {3, 2}) {
+          LaunchConfig c;
+          c.vec = staged_vec;
+          c.staged = true;
+          c.grid = true;
+          c.cluster = sm_count > 0 ? std::min(sm_count, kMaxGridCluster) : kDefaultGridCluster;
+          const int64_t lanes = ceil_div(ceil_div(slots, c.cluster), per_thread);
+          c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(round_up(lanes, 32), kMinRowBlockThreads));
+          c.stages = stages;
+          if (c.threads <= kMaxRowThreads) out.add(c);
+        }
+  }
 
   const int x_bytes = dtype_size(p.x_dtype);
   const int widest = std::max(1, std::min(16, p.alignment) / x_bytes);

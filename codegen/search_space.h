@@ -37,6 +37,6 @@ std::string prune_reason(const NormProblem& resolved, const LaunchConfig& config
 // duplicates, each accepted by check_launch_config and prune_reason. At most kMaxCandidates,
 // so that one shape compiles and times in about a second on a 16-core host.
 constexpr size_t kMaxCandidates = 40;
-std::vector<LaunchConfig> search_space(const NormProblem& resolved, int sm);
+std::vector<LaunchConfig> search_space(const NormProblem& resolved, int sm, int sm_count = 0);
 
 }  // namespace normjit::codegen

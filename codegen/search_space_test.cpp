@@ -75,7 +75,8 @@ TEST(SearchSpace, IsSmallEnoughToTuneInASecondOrTwo) {
 
 TEST(SearchSpace, ClustersOnlyOnSm90AndStagesOnlyFromSm80) {
   for (const NormProblem& p : sweep()) {
-    for (const LaunchConfig& c : search_space(p, 80)) EXPECT_EQ(c.cluster, 1) << codegen::describe(c);
+    for (const LaunchConfig& c : search_space(p, 80))
+      if (!c.grid) EXPECT_EQ(c.cluster, 1) << codegen::describe(c);
     for (const LaunchConfig& c : search_space(p, 75)) {
       EXPECT_EQ(c.cluster, 1) << codegen::describe(c);
       EXPECT_FALSE(c.staged) << codegen::describe(c);
@@ -84,6 +85,13 @@ TEST(SearchSpace, ClustersOnlyOnSm90AndStagesOnlyFromSm80) {
   bool any_cluster = false;
   for (const LaunchConfig& c : search_space(problem(65536, DType::BF16), 90)) any_cluster |= c.cluster > 1;
   EXPECT_TRUE(any_cluster) << "N = 65536 on sm_90 should try clusters";
+  int grids = 0;
+  for (const LaunchConfig& c : search_space(problem(1048576, DType::BF16), 80, 108)) {
+    if (!c.grid) continue;
+    ++grids;
+    EXPECT_EQ(c.cluster, 108) << codegen::describe(c);
+  }
+  EXPECT_GE(grids, 3) << "N = 1M tries grid clusters of several shapes";
 }
 
 TEST(SearchSpace, ExploresTheAxesTheKernelsExpose) {

@@ -34,12 +34,19 @@ CUcontext context_of(CUstream stream, const What& what) {
 }
 
 // A launch of `groups` clusters of config.cluster blocks; `attribute` must outlive the result.
+// A grid cluster is one cooperative launch instead: the driver refuses it unless every block
+// can be resident at once, which its blocks' waiting for each other needs.
 CUlaunchConfig cluster_launch(const codegen::LaunchConfig& config, int64_t groups, unsigned shared_bytes,
                               CUstream stream, CUlaunchAttribute& attribute) {
   attribute = CUlaunchAttribute{};
-  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attribute.value.clusterDim.x = static_cast<unsigned>(config.cluster);
-  attribute.value.clusterDim.y = attribute.value.clusterDim.z = 1;
+  if (config.grid) {
+    attribute.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attribute.value.cooperative = 1;
+  } else {
+    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attribute.value.clusterDim.x = static_cast<unsigned>(config.cluster);
+    attribute.value.clusterDim.y = attribute.value.clusterDim.z = 1;
+  }
   CUlaunchConfig launch{};
   launch.gridDimX = static_cast<unsigned>(groups * config.cluster);
   launch.gridDimY = launch.gridDimZ = 1;
@@ -122,7 +129,7 @@ codegen::CompileTarget Engine::Impl::target_for(int sm) const {
 }
 
 std::shared_ptr<const runtime::CompiledKernel> Engine::Impl::compile(const NormProblem& p, int sm) {
-  return compile(p, codegen::choose_launch_config(p, sm), sm);
+  return compile(p, codegen::choose_launch_config(p, sm), sm);  // no device: the default grid size
 }
 
 std::shared_ptr<const runtime::CompiledKernel> Engine::Impl::compile(const NormProblem& p,
@@ -173,7 +180,7 @@ codegen::LaunchConfig Engine::Impl::config_for(CUcontext ctx, const NormProblem&
                                                llvm::function_ref<bool()> may_tune, bool& tuned, bool& settled) {
   tuned = false;
   settled = true;
-  const codegen::LaunchConfig heuristic = codegen::choose_launch_config(p, limits.sm);
+  const codegen::LaunchConfig heuristic = codegen::choose_launch_config(p, limits.sm, limits.sm_count);
   if (m < 0 || config.tune_mode == TuneMode::Off) return heuristic;
   const runtime::TuningDevice device = tuning_device(limits);
   if (const std::optional<codegen::LaunchConfig> hit = database_config(p, m, device)) {
@@ -228,7 +235,16 @@ const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p
       return *k;
     }
   }
-  std::unique_ptr<LoadedKernel> k = load(ctx, p, config, limits);  // outside the lock: may take a while
+  std::unique_ptr<LoadedKernel> k;  // loaded outside the lock: may take a while
+  try {
+    k = load(ctx, p, config, limits);
+  } catch (const Error& e) {
+    // A grid cluster larger than the device can hold at once (a smaller GPU, MPS limits):
+    // rows streamed twice run anywhere.
+    if (!config.grid || e.status() != Status::Unsupported) throw;
+    runtime::warn_once("grid:" + codegen::describe(p), std::string(e.what()) + " Streaming the rows instead.");
+    k = load(ctx, p, codegen::streamed_launch_config(p), limits);
+  }
   k->tuned = tuned;
   std::unique_lock<std::shared_mutex> lock(mu_);
   auto inserted = modules_.try_emplace(module_key, std::move(k));  // another thread may have loaded it meanwhile
@@ -266,7 +282,7 @@ std::unique_ptr<LoadedKernel> Engine::Impl::load(CUcontext ctx, const NormProble
     NJ_CU(d.cuFuncSetAttribute(k->backward, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                static_cast<int>(k->shared_bytes)),
           what);
-  if (k->config.cluster == 1) {
+  if (k->config.cluster == 1 || k->config.grid) {
     int per_sm = 0;
     NJ_CU(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->backward, k->config.threads, k->shared_bytes),
           what);
@@ -274,6 +290,13 @@ std::unique_ptr<LoadedKernel> Engine::Impl::load(CUcontext ctx, const NormProble
       throw Error(Status::Unsupported, "normjit: " + what + ": a block of " + std::to_string(k->config.threads) +
                                            " threads cannot be resident on this device.");
     k->resident_groups = int64_t{per_sm} * k->limits.sm_count;
+    if (k->config.grid) {
+      if (k->resident_groups < k->config.cluster)
+        throw Error(Status::Unsupported, "normjit: " + what + ": the " + std::to_string(k->config.cluster) +
+                                             " blocks of a grid cluster cannot all be resident on this device (" +
+                                             std::to_string(k->resident_groups) + " can).");
+      k->resident_groups = 1;
+    }
   } else {
     if (k->config.cluster > 8)
       NJ_CU(d.cuFuncSetAttribute(k->backward, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), what);
@@ -327,7 +350,7 @@ void Engine::Impl::launch(const LoadedKernel& k, const NormProblem& p, const Bac
   const bool direct = runtime::writes_gradients_directly(k.config, groups);
   const size_t need = runtime::launch_workspace_bytes(p, k.config, groups);
   StreamAllocation owned;
-  CUdeviceptr partial = direct ? 0 : reinterpret_cast<CUdeviceptr>(a.workspace);
+  CUdeviceptr partial = need == 0 ? 0 : reinterpret_cast<CUdeviceptr>(a.workspace);
   if (need > 0 && a.workspace) {
     if (a.workspace_bytes < need)
       throw Error(Status::Workspace, "normjit: " + what() + " over m=" + std::to_string(a.m) + " rows needs " +
@@ -351,6 +374,9 @@ void Engine::Impl::launch(const LoadedKernel& k, const NormProblem& p, const Bac
                                    a.mean,   a.rstd,     a.weight,   a.dx,   a.dx_stride,
                                    reinterpret_cast<float*>(partial), a.dweight, a.dbias};
     void* kernel_args[] = {&params};
+    if (k.config.grid)  // the blocks count their arrivals from zero
+      NJ_CU(d.cuMemsetD32Async(partial + 2 * 8 * static_cast<CUdeviceptr>(k.config.cluster), 0, 1, stream),
+            what() + ": clearing the grid cluster's arrival counter");
     if (k.config.cluster == 1) {
       NJ_CU(d.cuLaunchKernel(k.backward, static_cast<unsigned>(groups), 1, 1, static_cast<unsigned>(k.config.threads),
                              1, 1, k.shared_bytes, stream, kernel_args, nullptr),

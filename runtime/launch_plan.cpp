@@ -5,6 +5,7 @@
 namespace normjit::runtime {
 
 int64_t max_row_groups(const codegen::LaunchConfig& c, const DeviceLimits& limits, int64_t m) {
+  if (c.grid) return 1;  // the grid is one cluster
   const int64_t needed = (m + c.rows_per_block() - 1) / c.rows_per_block();
   const int64_t per_sm = std::max(1, std::min(limits.max_threads_per_sm / c.threads, limits.max_blocks_per_sm));
   return std::min<int64_t>(needed, std::max<int64_t>(1, per_sm * limits.sm_count / c.cluster));
@@ -23,7 +24,12 @@ bool writes_gradients_directly(const codegen::LaunchConfig& c, int64_t groups) {
   return groups == 1 && c.row_in_registers;
 }
 
+size_t grid_sums_bytes(const codegen::LaunchConfig& c) {
+  return c.grid ? static_cast<size_t>(c.cluster) * 2 * 8 + 16 : 0;
+}
+
 size_t launch_workspace_bytes(const NormProblem& p, const codegen::LaunchConfig& c, int64_t groups) {
+  if (c.grid) return grid_sums_bytes(c);
   return writes_gradients_directly(c, groups) ? 0 : partial_bytes(p, groups);
 }
 
@@ -37,7 +43,7 @@ size_t workspace_bound(const NormProblem& resolved, const DeviceLimits& limits, 
   for (int alignment = resolved.alignment; alignment >= 1; alignment /= 2) {
     NormProblem p = resolved;
     p.alignment = alignment;
-    cover(p, codegen::choose_launch_config(p, limits.sm));
+    cover(p, codegen::choose_launch_config(p, limits.sm, limits.sm_count));
     if (tuned)
       if (const std::optional<codegen::LaunchConfig> c = tuned(p)) cover(p, *c);
   }

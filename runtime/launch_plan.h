@@ -32,7 +32,11 @@ size_t partial_bytes(const NormProblem& problem, int64_t groups);
 // A launch writes dγ/dβ itself, with no partials and no reduction launch, when it is a single
 // row group holding its rows in registers (the small-M latency case).
 bool writes_gradients_directly(const codegen::LaunchConfig& config, int64_t groups);
-// The workspace a launch of `groups` row groups of `config` uses: its partials, or none.
+// A grid cluster's meeting place in the workspace: [2][cluster] float2 row sums, then the
+// arrival counter (zeroed before each launch), padded to 16 bytes; 0 for other configs.
+size_t grid_sums_bytes(const codegen::LaunchConfig& config);
+// The workspace a launch of `groups` row groups of `config` uses: its partials, a grid
+// cluster's row sums, or none.
 size_t launch_workspace_bytes(const NormProblem& problem, const codegen::LaunchConfig& config, int64_t groups);
 // Workspace to ask callers for: enough for any alignment the rows may turn out to have,
 // since a lower alignment can pick a config with more row groups. `tuned`, when given, names

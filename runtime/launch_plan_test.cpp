@@ -64,7 +64,16 @@ TEST(LaunchPlan, ClustersCountAsOneRowGroup) {
 TEST(LaunchPlan, NoWorkspaceWhereOneRowGroupWritesTheGradients) {
   EXPECT_EQ(runtime::workspace_bound(problem(4096), kH100, 1), 0u);
   EXPECT_GT(runtime::workspace_bound(problem(4096), kH100, 2), 0u);
-  const codegen::LaunchConfig streamed = codegen::choose_launch_config(problem(1 << 20), 90);
-  ASSERT_FALSE(streamed.row_in_registers);
+  const codegen::LaunchConfig streamed = codegen::streamed_launch_config(problem(1 << 20));
   EXPECT_GT(runtime::launch_workspace_bytes(problem(1 << 20), streamed, 1), 0u) << "streamed rows use partials";
+}
+
+TEST(LaunchPlan, AGridClusterIsOneRowGroupWithItsRowSumsInTheWorkspace) {
+  const codegen::LaunchConfig grid = codegen::choose_launch_config(problem(1 << 20), 90, 132);
+  ASSERT_TRUE(grid.grid);
+  EXPECT_EQ(runtime::max_row_groups(grid, kH100, 4096), 1);
+  // [2][132] float2 sums and the arrival counter, whatever M: no dγ/dβ partials.
+  EXPECT_EQ(runtime::launch_workspace_bytes(problem(1 << 20), grid, 1), 2u * 132 * 8 + 16);
+  EXPECT_EQ(runtime::grid_sums_bytes(grid), 2u * 132 * 8 + 16);
+  EXPECT_EQ(runtime::workspace_bound(problem(1 << 20), kH100, 64), 2u * 132 * 8 + 16);
 }

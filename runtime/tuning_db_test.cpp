@@ -82,6 +82,21 @@ TEST(TuningEntries, FormatAndParseRoundTrip) {
   EXPECT_EQ(back.at(kKeyB).config, tuned(64, 3.5).config);
 }
 
+TEST(TuningEntries, GridClustersRoundTripAndOnlyTheyMayExceedSixteenBlocks) {
+  TunedConfig grid = tuned(256, 99.5);
+  grid.config.staged = true;
+  grid.config.grid = true;
+  grid.config.cluster = 132;
+  grid.config.stages = 3;
+  const std::string text = runtime::format_tuning_entries({{kKeyA, grid}, {kKeyB, tuned(64, 3.5)}});
+  EXPECT_EQ(text.find("grid"), text.rfind("grid")) << "written for grid clusters only:\n" << text;
+  const TuningEntries back = runtime::parse_tuning_entries(text, "test");
+  EXPECT_EQ(back.at(kKeyA).config, grid.config);
+  EXPECT_FALSE(back.at(kKeyB).config.grid);
+  grid.config.grid = false;  // a 132-block thread-block cluster does not exist
+  EXPECT_THROW(runtime::parse_tuning_entries(runtime::format_tuning_entries({{kKeyA, grid}}), "test"), Error);
+}
+
 TEST(TuningEntries, ParseErrorsNameTheTableAndTheKey) {
   const std::string good = runtime::format_tuning_entries({{kKeyA, tuned(256, 1.0)}});
   auto error_of = [](const std::string& text) {

@@ -99,11 +99,13 @@ __device__ __forceinline__ void put_group_sum(float* partial_row, TW* gradient, 
   if (partial_row) partial_row[col] = v;
   else gradient[col] = from_f32<TW>(v);
 }
+// A grid cluster is the launch's only row group: it writes dγ/dβ itself (p.partial holds its
+// row sums instead, below).
 __device__ __forceinline__ float* weight_partial_row(const BackwardParams& p) {
-  return p.partial ? p.partial + row_group() * kN : nullptr;
+  return p.partial && !kGridCluster ? p.partial + row_group() * kN : nullptr;
 }
 __device__ __forceinline__ float* bias_partial_row(const BackwardParams& p) {
-  return p.partial ? bias_partials(p) + row_group() * kN : nullptr;
+  return p.partial && !kGridCluster ? bias_partials(p) + row_group() * kN : nullptr;
 }
 
 // The thread's slots of its row group's dγ/dβ (one row per block: each column has one owner).
@@ -147,6 +149,49 @@ struct ClusterSums {
       parity ^= 1;
       return total;
     }
+  }
+};
+
+// Row sums of the whole row when the cluster is the grid (kGridCluster, sm_80+): the launch is
+// one cooperative cluster of kCluster blocks, each owning a column slice of every row, and they
+// meet in global memory. p.partial is the meeting place: [2][kCluster] float2 block sums, then
+// one arrival counter that the host zeroes before the launch. Rows alternate between the two
+// halves: a block starts row k + 2 only after every block has arrived at row k + 1, i.e. has
+// finished reading row k's half. Every block adds the kCluster sums in the same order (a
+// warp's strided partial sums, then a butterfly), so all hold the same bits.
+struct GridSums {
+  float2* sums;        // [2][kCluster]
+  unsigned* arrived;   // block arrivals so far, over all rows
+  unsigned rank;
+  unsigned rows = 0;   // rows this block has summed
+  float2* total;       // shared: the row's sums, for the whole block
+
+  __device__ __forceinline__ float2 sum(float2 block_sum) {
+    float2* half = sums + (rows & 1) * kCluster;
+    ++rows;
+    if (threadIdx.x == 0) {
+      half[rank] = block_sum;
+      __threadfence();  // the sum is visible before the arrival is counted
+      atomicAdd(arrived, 1u);
+      unsigned seen;
+      do {
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(arrived) : "memory");
+      } while (seen < rows * kCluster);
+    }
+    __syncthreads();
+    if (threadIdx.x < 32) {
+      float2 v = make_float2(0.f, 0.f);
+      for (int b = threadIdx.x; b < kCluster; b += 32) {
+        float2 s;  // from L2: the other blocks wrote it from other SMs
+        asm volatile("ld.global.cg.v2.f32 {%0, %1}, [%2];" : "=f"(s.x), "=f"(s.y) : "l"(half + b) : "memory");
+        v.x += s.x;
+        v.y += s.y;
+      }
+      v = group_sum<32>(v);
+      if (threadIdx.x == 0) *total = v;
+    }
+    __syncthreads();
+    return *total;
   }
 };
 
@@ -366,7 +411,10 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   Reducer reducer{reduce_buffer, 0};
   ClusterSums<> cluster{cluster_slots, 0};
   const int lane = threadIdx.x;
-  const unsigned rank = kCluster > 1 ? cluster_rank() : 0;
+  const unsigned rank = kGridCluster ? blockIdx.x : kCluster > 1 ? cluster_rank() : 0;
+  __shared__ float2 grid_total;
+  GridSums grid{reinterpret_cast<float2*>(p.partial), reinterpret_cast<unsigned*>(p.partial + 4 * kCluster), rank, 0,
+                &grid_total};
   const i64 col0 = (i64)rank * kSliceCols;
   const i64 slice_cols = col0 < kN ? (kN - col0 < kSliceCols ? kN - col0 : kSliceCols) : 0;
 
@@ -470,7 +518,9 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
         sums.y += gw[j] * xhat[j];
       }
     }
-    sums = cluster.sum(reducer.sum(sums, 0, lane));
+    sums = reducer.sum(sums, 0, lane);
+    if constexpr (kGridCluster) sums = grid.sum(sums);
+    else sums = cluster.sum(sums);
     const float mean_g = sums.x * kInvN, mean_gx = sums.y * kInvN;
     TDX* dx_row = p.dx + row * p.dx_stride;
 #pragma unroll
@@ -497,7 +547,7 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   cp_async_wait<0>();
   if constexpr (kAccumulate) write_group_sums(p, dw, db, lane, rank);
   // No block may leave while another of its cluster may still read its shared memory.
-  if constexpr (kCluster > 1) cluster_barrier();
+  if constexpr (kCluster > 1 && !kGridCluster) cluster_barrier();
 }
 
 // ---- rows streamed twice (too long for registers) --------------------------------------------

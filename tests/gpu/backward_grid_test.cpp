@@ -1,0 +1,113 @@
+// Rows too long for a thread-block cluster (N > 131072 in 16-bit types, > 65536 in fp32) are
+// shared by a grid cluster: one cooperative launch of one block per SM, each owning a column
+// slice of every row, meeting in global memory once per row. The matrix test skips most of
+// these shapes (M·N > 2^24); here they run with several rows, odd N, from a captured graph,
+// and bit-identically twice.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <tuple>
+
+#include "codegen/launch_config.h"
+#include "codegen/norm_problem.h"
+#include "runtime/backward_call.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/engine_impl.h"
+#include "support/device_run.h"
+#include "support/problem_variants.h"
+#include "support/random.h"
+#include "support/reference.h"
+#include "support/shared_engine.h"
+
+namespace normjit::test {
+namespace {
+
+using runtime::driver;
+
+struct GridCase {
+  ProblemSpec spec;
+  int64_t m;
+};
+
+// N = 131073 is odd: 16-bit rows aligned to 2 bytes, staged with a shift.
+constexpr GridCase kCases[] = {
+    {{NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 262144}, 1},
+    {{NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 262144}, 37},
+    {{NormKind::RMSNorm, DType::BF16, DType::F32, Affine::WeightOnly, 1048576}, 5},
+    {{NormKind::LayerNorm, DType::F16, DType::F16, Affine::WeightAndBias, 1048576}, 3},
+    {{NormKind::LayerNorm, DType::F32, DType::F32, Affine::WeightAndBias, 131072}, 19},
+    {{NormKind::RMSNorm, DType::F32, DType::F32, Affine::None, 1048576}, 2},
+    {{NormKind::LayerNorm, DType::BF16, DType::BF16, Affine::BiasOnly, 131073}, 7},
+    {{NormKind::RMSNorm, DType::F16, DType::F32, Affine::WeightOnly, 300001}, 11},
+};
+
+// The config the engine runs for these inputs (the alignment it derives included).
+codegen::LaunchConfig config_run(Engine& engine, const NormInputs& inputs) {
+  DeviceCase device(inputs, {});
+  const NormProblem resolved = runtime::check_backward_call(inputs.problem, device.args()).problem;
+  CUcontext ctx;
+  NJ_CU(driver().cuCtxGetCurrent(&ctx), "test: the current context");
+  return engine.impl().kernel_for(ctx, resolved, inputs.m).config;
+}
+
+class BackwardGridCluster : public GpuTest {};
+
+TEST_F(BackwardGridCluster, LongRowsMatchTheFloat64ReferenceWithEitherWorkspace) {
+  Engine& engine = shared_engine();
+  for (const GridCase& gc : kCases) {
+    const NormInputs inputs = make_inputs(gc.spec.problem(), gc.m, fresh_seed());
+    SCOPED_TRACE(describe_case(inputs));
+    const codegen::LaunchConfig config = config_run(engine, inputs);
+    EXPECT_TRUE(config.grid) << "the case should take a grid cluster: " << codegen::describe(config);
+    for (bool caller_workspace : {false, true}) {
+      RunOptions options;
+      options.caller_workspace = caller_workspace;
+      EXPECT_TRUE(backward_matches_reference(engine, inputs, stream(), options))
+          << (caller_workspace ? "caller's workspace" : "stream-ordered workspace");
+    }
+  }
+}
+
+TEST_F(BackwardGridCluster, RepeatedRunsGiveIdenticalBits) {
+  Engine& engine = shared_engine();
+  const NormInputs inputs =
+      make_inputs(make_problem(NormKind::LayerNorm, 262144, DType::BF16, DType::F32, Affine::WeightAndBias), 29,
+                  fresh_seed());
+  const Gradients first = run_backward_on_gpu(engine, inputs, stream());
+  for (int run = 0; run < 4; ++run) {
+    const Gradients again = run_backward_on_gpu(engine, inputs, stream());
+    for (auto [name, a, b] : {std::tuple{"dx", &first.dx, &again.dx}, std::tuple{"dweight", &first.dweight, &again.dweight},
+                              std::tuple{"dbias", &first.dbias, &again.dbias}})
+      EXPECT_EQ(std::memcmp(a->data(), b->data(), a->size_bytes()), 0) << name << " differs in run " << run + 2;
+  }
+}
+
+TEST_F(BackwardGridCluster, RunsFromACapturedGraph) {
+  Engine& engine = shared_engine();
+  const NormInputs inputs =
+      make_inputs(make_problem(NormKind::RMSNorm, 1048576, DType::BF16, DType::F32, Affine::WeightOnly), 4,
+                  fresh_seed());
+  DeviceCase device(inputs, {});
+  const BackwardArgs args = device.args();
+  engine.backward(inputs.problem, args, stream());  // compile and load outside the capture
+  NJ_CU(driver().cuStreamSynchronize(stream()), "test: warm-up");
+  device.poison_outputs();
+  const auto& d = driver();
+  CUgraph graph;
+  CUgraphExec exec;
+  NJ_CU(d.cuStreamBeginCapture(stream(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "test: capture");
+  engine.backward(inputs.problem, args, stream());
+  NJ_CU(d.cuStreamEndCapture(stream(), &graph), "test: capture");
+  NJ_CU(d.cuGraphInstantiateWithFlags(&exec, graph, 0), "test: instantiate");
+  for (int replay = 0; replay < 2; ++replay) {  // the arrival counter is cleared in every replay
+    device.poison_outputs();
+    NJ_CU(d.cuGraphLaunch(exec, stream()), "test: replay");
+    NJ_CU(d.cuStreamSynchronize(stream()), "test: replay");
+    EXPECT_TRUE(gradients_match(inputs, device.download(), reference_backward(inputs))) << "replay " << replay + 1;
+  }
+  d.cuGraphExecDestroy(exec);
+  d.cuGraphDestroy(graph);
+}
+
+}  // namespace
+}  // namespace normjit::test
