@@ -8,6 +8,7 @@
 // Filter: --gtest_filter='BackwardFused*'
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,9 @@ const Options kOptions[] = {
     {"All", true, true, true, DropoutMask::Bytes, 0.5},
 };
 
+// How gtest (and ctest's test list) prints an option set.
+void PrintTo(const Options& o, std::ostream* os) { *os << o.name; }
+
 NormProblem with_options(NormProblem p, const Options& o) {
   p.residual = o.residual;
   p.zero_centered_weight = o.zero_centered;
@@ -59,45 +63,62 @@ constexpr int64_t kMaxElements = int64_t{1} << 23;  // M·N above this only with
 constexpr DType kDtypes[] = {DType::BF16, DType::F16, DType::F32};
 constexpr int kFailedCasesReported = 5;
 
-// Compiles every kernel the cases may use, in parallel, before any is timed or run.
-void prepare(Engine& engine, const std::vector<NormProblem>& problems) {
+// One case: a problem over m rows, how its fused inputs are drawn, and how it is run.
+struct Case {
+  NormProblem problem;
+  int64_t m;
+  FusedSpec spec;
+  RunOptions run;
+};
+
+// Compiles every kernel the cases may use in parallel (the aligned one, the one contiguous
+// rows allow, and for misaligned cases one element's alignment), then runs each case with
+// fresh inputs against the reference, stopping after a few failures.
+void run_cases(Engine& engine, CUstream stream, const std::vector<Case>& cases) {
   std::vector<NormProblem> kernels;
-  for (const NormProblem& p : problems)
-    for (const NormProblem& v : alignment_variants(p)) kernels.push_back(v);
+  for (const Case& c : cases) {
+    for (const NormProblem& v : alignment_variants(c.problem)) kernels.push_back(v);
+    if (c.run.misalign_elements > 0) {
+      NormProblem misaligned = c.problem;
+      misaligned.alignment = dtype_bytes(c.problem.x_dtype) < dtype_bytes(c.problem.dx_dtype)
+                                 ? dtype_bytes(c.problem.x_dtype)
+                                 : dtype_bytes(c.problem.dx_dtype);
+      kernels.push_back(misaligned);
+    }
+  }
   const std::vector<std::string> failures = prepare_in_parallel(engine, kernels);
   ASSERT_TRUE(failures.empty()) << failures.size() << " kernels failed to prepare, the first: " << failures.front();
+  int failed = 0;
+  for (const Case& c : cases) {
+    const NormInputs in = make_inputs(c.problem, c.m, fresh_seed(), {}, c.spec);
+    const ::testing::AssertionResult match = backward_matches_reference(engine, in, stream, c.run);
+    EXPECT_TRUE(match) << (c.run.dx_is_dresidual ? "dx is dresidual (in place); " : "")
+                       << "misaligned by " << c.run.misalign_elements << " elements; workspace: "
+                       << (c.run.caller_workspace ? "the caller's" : "the engine's");
+    if (!match && ++failed == kFailedCasesReported) FAIL() << "stopping after " << failed << " failed cases";
+  }
 }
 
 class BackwardFused : public GpuTest, public ::testing::WithParamInterface<Options> {};
 
 TEST_P(BackwardFused, MatchesFloat64Reference) {
-  Engine& engine = shared_engine();
   const Options& o = GetParam();
-  // The x dtype rotates with N, so each option meets every dtype; the kind alternates too.
-  auto problem = [&](int n_index, NormKind kind) {
-    return with_options(base_problem(kind, kHiddenSizes[n_index], kDtypes[n_index % 3]), o);
-  };
-  std::vector<NormProblem> problems;
-  for (int i = 0; i < static_cast<int>(kHiddenSizes.size()); ++i)
-    for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) problems.push_back(problem(i, kind));
-  prepare(engine, problems);
-
-  int case_index = 0, failed = 0;
-  for (int i = 0; i < static_cast<int>(kHiddenSizes.size()); ++i)
+  std::vector<Case> cases;
+  for (size_t i = 0; i < kHiddenSizes.size(); ++i)
     for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
       for (int64_t m : kRowCounts) {
-        if (m > 1 && m * kHiddenSizes[i] > kMaxElements) continue;
-        RunOptions run;
-        run.caller_workspace = case_index++ % 3 == 0;
-        FusedSpec spec;
-        spec.dropout_p = o.dropout_p;
-        spec.dresidual_in = case_index % 2 == 0;  // dh asked for in every other case
-        spec.dresidual_stride = case_index % 4 == 1 ? kHiddenSizes[i] + 8 : 0;
-        const NormInputs in = make_inputs(problem(i, kind), m, fresh_seed(), {}, spec);
-        const ::testing::AssertionResult match = backward_matches_reference(engine, in, stream(), run);
-        EXPECT_TRUE(match);
-        if (!match && ++failed == kFailedCasesReported) FAIL() << "stopping after " << failed << " failed cases";
+        const int64_t n = kHiddenSizes[i];
+        if (m > 1 && m * n > kMaxElements) continue;
+        // The x dtype rotates with N, so each option meets every dtype.
+        Case c{with_options(base_problem(kind, n, kDtypes[i % 3]), o), m, {}, {}};
+        const int index = static_cast<int>(cases.size());
+        c.spec.dropout_p = o.dropout_p;
+        c.spec.dresidual_in = index % 2 == 0;                // dh asked for in every other case
+        c.spec.dresidual_stride = index % 4 == 1 ? n + 8 : 0;  // and padded dresidual rows
+        c.run.caller_workspace = index % 3 == 0;
+        cases.push_back(c);
       }
+  run_cases(shared_engine(), stream(), cases);
 }
 
 INSTANTIATE_TEST_SUITE_P(EachOption, BackwardFused, ::testing::ValuesIn(kOptions),
@@ -113,69 +134,57 @@ const FamilyShape kFamilies[] = {{33, 199}, {4096, 199}, {5120, 199}, {5003, 199
 class BackwardFusedFamilies : public GpuTest {};
 
 TEST_F(BackwardFusedFamilies, AllOptionsInEveryFamily) {
-  Engine& engine = shared_engine();
   const Options& all = kOptions[std::size(kOptions) - 1];
-  std::vector<NormProblem> problems;
+  std::vector<Case> cases;
   for (const FamilyShape& f : kFamilies)
     for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
-      for (DType x : {DType::BF16, DType::F32}) problems.push_back(with_options(base_problem(kind, f.n, x), all));
-  prepare(engine, problems);
-  int i = 0;
-  for (const FamilyShape& f : kFamilies)
-    for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
-      for (DType x : {DType::BF16, DType::F32}) {
-        const NormInputs in = make_inputs(problems[i++], f.m, fresh_seed(), {}, FusedSpec{0.5, true, 0});
-        EXPECT_TRUE(backward_matches_reference(engine, in, stream()));
-      }
+      for (DType x : {DType::BF16, DType::F32})
+        cases.push_back({with_options(base_problem(kind, f.n, x), all), f.m, FusedSpec{0.5, true, 0}, {}});
+  run_cases(shared_engine(), stream(), cases);
 }
 
 // dx is dresidual itself: each element of dresidual is read before the same thread writes dx
-// there, in every family; padded rows (stride N + 8) keep the gaps untouched in between.
+// there, in every family; rows padded to N + 8 leave the gaps between them untouched.
 TEST_F(BackwardFusedFamilies, AccumulatesInPlaceIntoDresidual) {
-  Engine& engine = shared_engine();
-  std::vector<Options> sets = {kOptions[0], kOptions[std::size(kOptions) - 1]};  // residual alone; all
-  for (const Options& o : sets)
+  std::vector<Case> cases;
+  for (const Options& o : {kOptions[0], kOptions[std::size(kOptions) - 1]})  // residual alone; all
     for (const FamilyShape& f : kFamilies)
       for (DType x : {DType::BF16, DType::F32}) {
         const NormKind kind = x == DType::BF16 ? NormKind::LayerNorm : NormKind::RMSNorm;
-        RunOptions run;
-        run.dx_is_dresidual = true;
-        const NormInputs in =
-            make_inputs(with_options(base_problem(kind, f.n, x), o), f.m, fresh_seed(), {}, FusedSpec{0.1, true, f.n + 8});
-        EXPECT_TRUE(backward_matches_reference(engine, in, stream(), run)) << "in place, " << o.name;
+        Case c{with_options(base_problem(kind, f.n, x), o), f.m, FusedSpec{0.1, true, f.n + 8}, {}};
+        c.run.dx_is_dresidual = true;
+        cases.push_back(c);
       }
+  run_cases(shared_engine(), stream(), cases);
 }
 
 // Base pointers one element off 16 bytes: narrower vectors, and shifted staged rows.
 TEST_F(BackwardFusedFamilies, MisalignedRowsWithAllOptions) {
-  Engine& engine = shared_engine();
   const Options& all = kOptions[std::size(kOptions) - 1];
+  std::vector<Case> cases;
   for (const FamilyShape& f : kFamilies)
     for (DType x : {DType::BF16, DType::F16}) {
-      RunOptions run;
-      run.misalign_elements = 1;
-      const NormInputs in = make_inputs(with_options(base_problem(NormKind::LayerNorm, f.n, x), all), f.m,
-                                        fresh_seed(), {}, FusedSpec{0.1, true, 0});
-      EXPECT_TRUE(backward_matches_reference(engine, in, stream(), run));
+      Case c{with_options(base_problem(NormKind::LayerNorm, f.n, x), all), f.m, FusedSpec{0.1, true, 0}, {}};
+      c.run.misalign_elements = 1;
+      cases.push_back(c);
     }
+  run_cases(shared_engine(), stream(), cases);
 }
 
-// dx (and so dresidual and dresidual_in) in another dtype than x, with the residual option.
+// dx (and so dresidual and dresidual_in) in another dtype than x, with the residual option
+// alone and with the row scale.
 TEST_F(BackwardFusedFamilies, ResidualWithADxDtypeOtherThanX) {
-  Engine& engine = shared_engine();
+  Options residual_rowscale = kOptions[0];
+  residual_rowscale.name = "ResidualRowScale";
+  residual_rowscale.rowscale = true;
   const struct { DType x, dx; } pairs[] = {{DType::BF16, DType::F32}, {DType::F32, DType::BF16}, {DType::F16, DType::F32}};
+  std::vector<Case> cases;
   for (const auto& pair : pairs)
     for (int64_t n : {33, 4096, 5003, 65536})
-      for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
-        Options residual_rowscale = kOptions[0];
-        residual_rowscale.name = "ResidualRowScale";
-        residual_rowscale.rowscale = true;
-        for (const Options& o : {kOptions[0], residual_rowscale}) {
-          const NormInputs in = make_inputs(with_options(base_problem(kind, n, pair.x, pair.dx), o), 37, fresh_seed(),
-                                            {}, FusedSpec{0, true, 0});
-          EXPECT_TRUE(backward_matches_reference(engine, in, stream())) << o.name;
-        }
-      }
+      for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+        for (const Options& o : {kOptions[0], residual_rowscale})
+          cases.push_back({with_options(base_problem(kind, n, pair.x, pair.dx), o), 37, FusedSpec{0, true, 0}, {}});
+  run_cases(shared_engine(), stream(), cases);
 }
 
 }  // namespace
