@@ -32,18 +32,12 @@ struct FusedForward {
     return x_in[r * n + c] * keep[r * n + c] / (1 - p) * rowscale[r] + residual[r * n + c];
   }
   void stats(std::vector<double>* mean, std::vector<double>* rstd) const {
-    mean->assign(m, 0.0);
-    rstd->assign(m, 0.0);
-    for (int64_t r = 0; r < m; ++r) {
-      double sum = 0;
-      for (int64_t c = 0; c < n; ++c) sum += h(r, c);
-      const double mu = kind == NormKind::LayerNorm ? sum / n : 0.0;
-      double squares = 0;
-      for (int64_t c = 0; c < n; ++c) squares += (h(r, c) - mu) * (h(r, c) - mu);
-      (*mean)[r] = mu;
-      (*rstd)[r] = 1.0 / std::sqrt(squares / n + kNormEps);
-    }
+    std::vector<double> rows(static_cast<size_t>(m * n));
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < n; ++c) rows[r * n + c] = h(r, c);
+    row_statistics(kind, rows.data(), m, n, mean, rstd);
   }
+
   double loss() const {
     std::vector<double> mean, rstd;
     stats(&mean, &rstd);

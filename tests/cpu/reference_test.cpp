@@ -32,17 +32,7 @@ struct Forward {
   std::vector<double> x, dy, gamma, beta;  // gamma/beta empty when absent
 
   void stats(std::vector<double>* mean, std::vector<double>* rstd) const {
-    mean->assign(m, 0.0);
-    rstd->assign(m, 0.0);
-    for (int64_t r = 0; r < m; ++r) {
-      double sum = 0;
-      for (int64_t c = 0; c < n; ++c) sum += x[r * n + c];
-      const double mu = kind == NormKind::LayerNorm ? sum / n : 0.0;
-      double squares = 0;
-      for (int64_t c = 0; c < n; ++c) squares += (x[r * n + c] - mu) * (x[r * n + c] - mu);
-      (*mean)[r] = mu;
-      (*rstd)[r] = 1.0 / std::sqrt(squares / n + kNormEps);
-    }
+    row_statistics(kind, x.data(), m, n, mean, rstd);
   }
 
   double loss() const {

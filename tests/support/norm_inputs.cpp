@@ -112,23 +112,34 @@ NormInputs make_inputs(const NormProblem& problem, int64_t m, uint64_t seed, Row
   return in;
 }
 
+void row_statistics(NormKind kind, const double* rows, int64_t m, int64_t n, std::vector<double>* mean,
+                    std::vector<double>* rstd) {
+  mean->assign(static_cast<size_t>(m), 0.0);
+  rstd->assign(static_cast<size_t>(m), 0.0);
+  for (int64_t r = 0; r < m; ++r) {
+    const double* x = rows + r * n;
+    double sum = 0;
+    for (int64_t c = 0; c < n; ++c) sum += x[c];
+    const double mu = kind == NormKind::LayerNorm ? sum / n : 0.0;
+    double squares = 0;
+    for (int64_t c = 0; c < n; ++c) squares += (x[c] - mu) * (x[c] - mu);
+    (*mean)[r] = mu;
+    (*rstd)[r] = 1.0 / std::sqrt(squares / n + kNormEps);
+  }
+}
+
 void compute_saved_stats(NormInputs& in) {
   const bool layer_norm = in.problem.kind == NormKind::LayerNorm;
   const int64_t n = in.n();
   in.rstd.assign(static_cast<size_t>(in.m), 0.f);
   in.mean.assign(layer_norm ? static_cast<size_t>(in.m) : 0, 0.f);
   parallel_for_rows(in.m, n, [&](int64_t, int64_t first, int64_t end) {
+    std::vector<double> row(static_cast<size_t>(n)), mean, rstd;
     for (int64_t r = first; r < end; ++r) {
-      double sum = 0;
-      for (int64_t c = 0; c < n; ++c) sum += in.x.get(r, c);
-      const double mean = layer_norm ? sum / n : 0.0;
-      double squares = 0;
-      for (int64_t c = 0; c < n; ++c) {
-        const double d = in.x.get(r, c) - mean;
-        squares += d * d;
-      }
-      if (layer_norm) in.mean[r] = static_cast<float>(mean);
-      in.rstd[r] = static_cast<float>(1.0 / std::sqrt(squares / n + kNormEps));
+      for (int64_t c = 0; c < n; ++c) row[c] = in.x.get(r, c);
+      row_statistics(in.problem.kind, row.data(), 1, n, &mean, &rstd);
+      if (layer_norm) in.mean[r] = static_cast<float>(mean[0]);
+      in.rstd[r] = static_cast<float>(rstd[0]);
     }
   });
 }

@@ -66,6 +66,11 @@ struct NormInputs {
 NormInputs make_inputs(const NormProblem& problem, int64_t m, uint64_t seed, RowStrides strides = {},
                        const FusedSpec& fused = {});
 
+// The forward's statistics of `rows` contiguous rows of n doubles, in double: mean (0 for
+// RMSNorm) and rstd = 1/sqrt(mean((x − mean)²) + kNormEps).
+void row_statistics(NormKind kind, const double* rows, int64_t m, int64_t n, std::vector<double>* mean,
+                    std::vector<double>* rstd);
+
 // Recomputes mean and rstd (in double, from the stored x, then rounded to fp32), as the
 // forward would have saved them. make_inputs calls it; tests that edit x may call it again.
 void compute_saved_stats(NormInputs& inputs);
