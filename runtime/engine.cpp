@@ -139,7 +139,7 @@ runtime::TuningDevice Engine::Impl::tuning_device(const runtime::DeviceLimits& l
   return runtime::TuningDevice{name, limits.sm, limits.sm_count, runtime::Nvrtc::get().version()};
 }
 
-// Bits 0-45 hold the base problem, 48-54 kernel_for's M bucket; the fused options take 55-59.
+// Bits 0-45 hold the base problem, 48-55 kernel_for's M bucket; the fused options take 56-60.
 static uint64_t fused_option_bits(const NormProblem& p) {
   return uint64_t(p.residual) | uint64_t(p.zero_centered_weight) << 1 | uint64_t(p.rowscale) << 2 |
          uint64_t(p.dropout) << 3;
@@ -151,7 +151,7 @@ uint64_t Engine::Impl::problem_code(const NormProblem& p) {
   return static_cast<uint64_t>(p.n) | uint64_t(p.kind == NormKind::RMSNorm) << 32 |
          uint64_t(p.x_dtype) << 33 | uint64_t(p.dy_dtype) << 35 | uint64_t(p.dx_dtype) << 37 |
          uint64_t(p.weight_dtype) << 39 | uint64_t(p.has_weight) << 41 | uint64_t(p.has_bias) << 42 |
-         uint64_t(log2_alignment) << 43 | fused_option_bits(p) << 55;
+         uint64_t(log2_alignment) << 43 | fused_option_bits(p) << 56;
 }
 
 std::optional<codegen::LaunchConfig> Engine::Impl::database_config(const NormProblem& p, int64_t m,
