@@ -7,6 +7,8 @@
 #include <cmath>
 #include <functional>
 
+#include "codegen/kernel_source.h"
+#include "codegen/launch_config.h"
 #include "codegen/norm_problem.h"
 #include "normjit/normjit.hpp"
 
@@ -261,6 +263,54 @@ TEST(BackwardCall, EveryFusedOptionTogetherPassesAndResolvesItsStrides) {
   EXPECT_EQ(c.args.dropout_mask_stride, 125);  // ceil(1000 / 8) bytes
   p.dropout = DropoutMask::Bytes;
   EXPECT_EQ(runtime::check_backward_call(p, a).args.dropout_mask_stride, 1000);
+}
+
+// Every combination of the fused options, with and without γ and dresidual_in, for both
+// kinds: accepted (and given a kernel source) or rejected naming the conflict, nothing else.
+TEST(BackwardCall, EveryFusedCombinationWorksOrNamesItsConflict) {
+  int accepted = 0;
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (int bits = 0; bits < 2 * 2 * 2 * 2 * 3 * 2; ++bits) {
+      NormProblem p = layer_norm();
+      p.kind = kind;
+      p.has_bias = kind == NormKind::LayerNorm;
+      p.has_weight = bits & 1;
+      p.residual = bits & 2;
+      p.zero_centered_weight = bits & 4;
+      p.rowscale = bits & 8;
+      const bool want_dresidual_in = bits & 16;
+      p.dropout = static_cast<DropoutMask>(bits / 32);
+      BackwardArgs a = valid_args();
+      if (kind == NormKind::RMSNorm) {
+        a.mean = nullptr;
+        a.dbias = nullptr;
+      }
+      if (!p.has_weight) a.weight = a.dweight = nullptr;
+      if (p.residual) a.dresidual = addr(0x90000);
+      if (p.rowscale) a.rowscale = static_cast<const float*>(addr(0xa0000));
+      if (p.dropout != DropoutMask::None) {
+        a.dropout_mask = addr(0xb0000);
+        a.dropout_p = 0.25;
+      }
+      if (want_dresidual_in) a.dresidual_in = addr(0xc0000);
+
+      const char* conflict = nullptr;
+      if (p.zero_centered_weight && !p.has_weight) conflict = "zero_centered_weight";
+      else if (want_dresidual_in && !p.rowscale && p.dropout == DropoutMask::None) conflict = "dresidual_in";
+      const std::string what = codegen::describe(p) + (want_dresidual_in ? " +dresidual_in" : "");
+      try {
+        codegen::validate_problem(p);
+        const runtime::CheckedCall c = runtime::check_backward_call(p, a);
+        EXPECT_EQ(conflict, nullptr) << what << " was accepted";
+        EXPECT_FALSE(codegen::generate_backward_source(c.problem, codegen::choose_launch_config(c.problem)).text.empty());
+        ++accepted;
+      } catch (const Error& e) {
+        ASSERT_NE(conflict, nullptr) << what << " was rejected: " << e.what();
+        EXPECT_EQ(e.status(), Status::InvalidArgument);
+        EXPECT_NE(std::string(e.what()).find(conflict), std::string::npos) << e.what();
+      }
+    }
+  EXPECT_GT(accepted, 100);
 }
 
 TEST(BackwardCall, FusedRowsBoundTheAlignment) {

@@ -8,6 +8,7 @@
 // Filter: --gtest_filter='BackwardFused*'
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -185,6 +186,24 @@ TEST_F(BackwardFusedFamilies, ResidualWithADxDtypeOtherThanX) {
         for (const Options& o : {kOptions[0], residual_rowscale})
           cases.push_back({with_options(base_problem(kind, n, pair.x, pair.dx), o), 37, FusedSpec{0, true, 0}, {}});
   run_cases(shared_engine(), stream(), cases);
+}
+
+// A NaN in dresidual reaches exactly dh and dx of its element, also where the mask dropped
+// it (dx = dh·0 is NaN, as in PyTorch's grad·mask), and nothing else.
+TEST_F(BackwardFusedFamilies, NanInDresidualReachesExactlyItsElement) {
+  Engine& engine = shared_engine();
+  for (const FamilyShape& f : kFamilies)
+    for (DType x : {DType::BF16, DType::F32}) {
+      NormProblem p = with_options(base_problem(NormKind::RMSNorm, f.n, x), kOptions[5]);  // residual, rowscale, bits
+      NormInputs in = make_inputs(p, f.m, fresh_seed(), {}, FusedSpec{0.5, true, 0});
+      const int64_t row = f.m / 2;
+      int64_t dropped = -1;
+      for (int64_t c = 0; c < f.n && dropped < 0; ++c)
+        if (!in.fused.kept(DropoutMask::Bits, row, c)) dropped = c;
+      in.fused.dresidual.set(row, 0, std::numeric_limits<double>::quiet_NaN());
+      if (dropped >= 0) in.fused.dresidual.set(row, dropped, std::numeric_limits<double>::quiet_NaN());
+      EXPECT_TRUE(backward_matches_reference(engine, in, stream())) << "NaN at column 0 and dropped column " << dropped;
+    }
 }
 
 }  // namespace
