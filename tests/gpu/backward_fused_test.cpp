@@ -5,7 +5,7 @@
 // dtype other than x's. Outputs (dx, dγ, dβ, dresidual_in) are NaN-poisoned before each run and
 // every case draws fresh inputs (its seed is printed with any failure).
 //
-// Filter: --gtest_filter='BackwardFused*'
+// Filter: --gtest_filter='*BackwardFused*' (the per-option tests are EachOption/BackwardFused.*)
 #include <gtest/gtest.h>
 
 #include <limits>
