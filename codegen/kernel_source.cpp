@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "codegen/embedded_templates.h"
+#include "codegen/fused_blocks.h"
 #include "codegen/norm_problem.h"
 
 namespace normjit::codegen {
@@ -47,6 +48,19 @@ std::string problem_constants(const NormProblem& p, const LaunchConfig& c) {
   return s.str();
 }
 
+// The fused options' constants, emitted only when one is on (an option-free source has none).
+std::string fused_constants(const NormProblem& p) {
+  std::ostringstream s;
+  s << "namespace nj {\nnamespace cfg {\n"
+    << "constexpr bool kResidual = " << cpp_bool(p.residual) << ";  // dresidual added to dh\n"
+    << "constexpr bool kZeroCenteredWeight = " << cpp_bool(p.zero_centered_weight) << ";  // γ stored as γ − 1\n"
+    << "constexpr bool kRowScale = " << cpp_bool(p.rowscale) << ";  // dx_in = dh·rowscale[row]\n"
+    << "constexpr int kDropoutMask = " << static_cast<int>(p.dropout)
+    << ";  // 0: no dropout; keep-mask of 1: a byte, 2: a bit per element\n"
+    << "}  // namespace cfg\n}  // namespace nj\n";
+  return s.str();
+}
+
 }  // namespace
 
 KernelSource generate_backward_source(const NormProblem& p, const LaunchConfig& c) {
@@ -55,12 +69,14 @@ KernelSource generate_backward_source(const NormProblem& p, const LaunchConfig& 
   name << kind_name(p.kind) << "_bwd_n" << p.n << ".cu";
   out.name = name.str();
 
+  const bool fused = has_fused_options(p);
   std::ostringstream s;
   s << "// normjit generated kernel: " << describe(p) << "\n"
     << "// launch: " << describe(c) << "\n\n"
     << template_text("common.cuh") << "\n"
-    << problem_constants(p, c) << "\n"
-    << template_text("norm_backward.cuh") << "\n"
+    << problem_constants(p, c) << "\n";
+  if (fused) s << fused_constants(p) << "\n" << template_text("fused_ops.cuh") << "\n";
+  s << select_fused_blocks(template_text("norm_backward.cuh"), fused) << "\n"
     << template_text("reduce_partials.cuh");
   out.text = s.str();
   return out;

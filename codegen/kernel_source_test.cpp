@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "codegen/cache_key.h"
+#include "codegen/embedded_templates.h"
 #include "codegen/norm_problem.h"
 
 using namespace normjit;
@@ -86,4 +87,71 @@ TEST(CacheKey, DiffersForEveryProblemField) {
   const codegen::CompileTarget t{90, "13.0"};
   const std::string key = codegen::cache_key(source_of(base), t);
   for (const NormProblem& v : variants) EXPECT_NE(key, codegen::cache_key(source_of(v), t)) << codegen::describe(v);
+}
+
+// ---- fused options (docs/FUSED.md) -------------------------------------------------------------
+namespace {
+
+// One problem per kernel family (sm_90): several rows per block, a row in registers, staged,
+// staged with shifted (interleaved) rows, staged and register clusters, streamed.
+std::vector<NormProblem> one_problem_per_family() {
+  std::vector<NormProblem> out = {problem(NormKind::RMSNorm, 33, DType::F16),
+                                  problem(NormKind::LayerNorm, 4096, DType::BF16),
+                                  problem(NormKind::LayerNorm, 5120, DType::BF16),
+                                  problem(NormKind::LayerNorm, 5003, DType::BF16),
+                                  problem(NormKind::RMSNorm, 65536, DType::BF16),
+                                  problem(NormKind::RMSNorm, 65536, DType::F32),
+                                  problem(NormKind::LayerNorm, 262144, DType::BF16)};
+  out[3].alignment = 2;
+  return out;
+}
+
+std::string source_for(const NormProblem& p, int sm) {
+  return codegen::generate_backward_source(p, codegen::choose_launch_config(p, sm)).text;
+}
+
+// Names only the fused section defines or uses.
+const char* const kFusedNames[] = {"fused",     "Fused",         "kResidual",   "kZeroCenteredWeight",
+                                   "kRowScale", "kDropoutMask",  "kScalesBranch", "stored_weight_to_gamma",
+                                   "dresidual", "keep_scale"};
+
+}  // namespace
+
+TEST(KernelSource, WithoutOptionsCarriesNoTraceOfTheFusedSection) {
+  for (const NormProblem& p : one_problem_per_family()) {
+    const std::string s = source_for(p, 90);
+    for (const char* name : kFusedNames) EXPECT_EQ(s.find(name), std::string::npos) << name << " in " << codegen::describe(p);
+    EXPECT_EQ(s.find(codegen::template_text("fused_ops.cuh")), std::string::npos);
+  }
+}
+
+TEST(KernelSource, EachOptionBringsTheFusedSectionAndItsConstants) {
+  NormProblem p = problem(NormKind::LayerNorm, 4096, DType::BF16);
+  p.residual = true;
+  const std::string residual = source_of(p);
+  EXPECT_NE(residual.find("constexpr bool kResidual = true;"), std::string::npos);
+  EXPECT_NE(residual.find("constexpr int kDropoutMask = 0;"), std::string::npos);
+  EXPECT_NE(residual.find("struct FusedParams"), std::string::npos);
+  EXPECT_NE(residual.find("FusedParams fused;"), std::string::npos);
+  EXPECT_EQ(residual.find("// fused:begin"), std::string::npos);  // markers never reach NVRTC
+  p.residual = false;
+  p.dropout = DropoutMask::Bits;
+  EXPECT_NE(source_of(p).find("constexpr int kDropoutMask = 2;"), std::string::npos);
+}
+
+TEST(CacheKey, DiffersForEveryFusedOption) {
+  const NormProblem base = problem(NormKind::LayerNorm, 4096, DType::BF16);
+  std::vector<NormProblem> variants(5, base);
+  variants[0].residual = true;
+  variants[1].zero_centered_weight = true;
+  variants[2].rowscale = true;
+  variants[3].dropout = DropoutMask::Bytes;
+  variants[4].dropout = DropoutMask::Bits;
+  const codegen::CompileTarget t{90, "13.0"};
+  std::vector<std::string> keys = {codegen::cache_key(source_of(base), t)};
+  for (const NormProblem& v : variants) {
+    const std::string key = codegen::cache_key(source_of(v), t);
+    for (const std::string& other : keys) EXPECT_NE(key, other) << codegen::describe(v);
+    keys.push_back(key);
+  }
 }

@@ -71,6 +71,13 @@ void validate_problem(const NormProblem& p) {
            "The weight (and bias) must be fp32 or the dtype of x.", Status::Unsupported);
   if (p.kind == NormKind::RMSNorm && p.has_bias)
     reject(p, "RMSNorm has no bias", "Set has_bias to false (0) for RMSNorm.");
+  if (p.zero_centered_weight && !p.has_weight)
+    reject(p, "zero_centered_weight is set but has_weight is false: there is no γ to shift by 1",
+           "Set has_weight (γ stored as γ − 1), or clear zero_centered_weight.");
+  if (p.dropout != DropoutMask::None && p.dropout != DropoutMask::Bytes && p.dropout != DropoutMask::Bits)
+    reject(p, "dropout mask form " + std::to_string(static_cast<int>(p.dropout)) + " is unknown",
+           "Use NJ_DROPOUT_NONE (0), NJ_DROPOUT_BYTES (1, a byte per element) or NJ_DROPOUT_BITS (2, a bit per "
+           "element).");
   const int a = p.alignment == 0 ? 16 : p.alignment;
   if (a < 0 || (a & (a - 1)) != 0)
     reject(p, "alignment " + std::to_string(p.alignment) + " is not a power of two",
@@ -97,7 +104,24 @@ std::string describe(const NormProblem& p) {
     << (r.has_weight ? " +weight" : " -weight");
   if (r.kind == NormKind::LayerNorm) s << (r.has_bias ? " +bias" : " -bias");
   s << " align=" << r.alignment;
+  if (r.residual) s << " +residual";
+  if (r.zero_centered_weight) s << " +zero-centered-weight";
+  if (r.rowscale) s << " +rowscale";
+  if (r.dropout != DropoutMask::None) s << " +dropout=" << dropout_mask_name(r.dropout);
   return s.str();
+}
+
+bool has_fused_options(const NormProblem& p) {
+  return p.residual || p.zero_centered_weight || p.rowscale || p.dropout != DropoutMask::None;
+}
+
+const char* dropout_mask_name(DropoutMask mask) {
+  switch (mask) {
+    case DropoutMask::None: return "none";
+    case DropoutMask::Bytes: return "bytes";
+    case DropoutMask::Bits: return "bits";
+  }
+  return "unknown";
 }
 
 }  // namespace normjit::codegen
@@ -107,7 +131,8 @@ namespace normjit {
 bool operator==(const NormProblem& a, const NormProblem& b) {
   return a.kind == b.kind && a.n == b.n && a.x_dtype == b.x_dtype && a.dy_dtype == b.dy_dtype &&
          a.dx_dtype == b.dx_dtype && a.weight_dtype == b.weight_dtype && a.has_weight == b.has_weight &&
-         a.has_bias == b.has_bias && a.alignment == b.alignment;
+         a.has_bias == b.has_bias && a.alignment == b.alignment && a.residual == b.residual &&
+         a.zero_centered_weight == b.zero_centered_weight && a.rowscale == b.rowscale && a.dropout == b.dropout;
 }
 
 }  // namespace normjit

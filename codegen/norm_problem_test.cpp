@@ -117,3 +117,50 @@ TEST(NormProblem, DescribeNamesEveryField) {
   p.weight_dtype = DType::F32;
   EXPECT_EQ(describe(p), "layernorm N=4096 x=bf16 dy=bf16 dx=bf16 weight=fp32 +weight +bias align=16");
 }
+
+// ---- fused options (docs/FUSED.md) -------------------------------------------------------------
+
+TEST(NormProblem, FusedOptionsAreAcceptedAlone) {
+  NormProblem p = layer_norm(4096, DType::BF16);
+  p.residual = true;
+  p.zero_centered_weight = true;
+  p.rowscale = true;
+  p.dropout = DropoutMask::Bits;
+  EXPECT_NO_THROW(validate_problem(p));
+  EXPECT_TRUE(codegen::has_fused_options(p));
+  EXPECT_FALSE(codegen::has_fused_options(layer_norm(4096, DType::BF16)));
+}
+
+TEST(NormProblem, RejectsZeroCenteredWeightWithoutWeight) {
+  NormProblem p = layer_norm(4096, DType::BF16);
+  p.has_weight = false;
+  p.zero_centered_weight = true;
+  try {
+    validate_problem(p);
+    FAIL() << "zero-centred γ without γ was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("zero_centered_weight"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("has_weight"), std::string::npos) << e.what();
+  }
+}
+
+TEST(NormProblem, RejectsAnUnknownDropoutMaskForm) {
+  NormProblem p = layer_norm(4096, DType::BF16);
+  p.dropout = static_cast<DropoutMask>(3);
+  EXPECT_EQ(status_of(p), Status::InvalidArgument);
+}
+
+TEST(NormProblem, DescribeNamesTheFusedOptionsOnlyWhenOn) {
+  NormProblem p = layer_norm(4096, DType::BF16);
+  p.weight_dtype = DType::F32;
+  const std::string base = describe(p);
+  p.residual = true;
+  p.zero_centered_weight = true;
+  p.rowscale = true;
+  p.dropout = DropoutMask::Bytes;
+  EXPECT_EQ(describe(p), base + " +residual +zero-centered-weight +rowscale +dropout=bytes");
+  NormProblem q = p;
+  q.dropout = DropoutMask::Bits;
+  EXPECT_FALSE(resolve_problem(p) == resolve_problem(q));
+}

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <sstream>
+#include <vector>
 
 #include "codegen/norm_problem.h"
 #include "normjit/normjit.hpp"
@@ -25,6 +26,48 @@ int pow2_alignment(uint64_t value) {
   if (value == 0) return 16;
   const int low = static_cast<int>(value & (~value + 1));
   return std::min(low, 16);
+}
+
+// Pointers and values of fused options (docs/FUSED.md) that the problem does not ask for:
+// the caller and the problem disagree, and either reading would be a guess.
+void check_fused_flags(const NormProblem& p, const BackwardArgs& a) {
+  if (!p.residual && a.dresidual)
+    reject(p, "dresidual is given but residual is off", "Set residual to add it to dh, or pass NULL for dresidual.");
+  if (!p.rowscale && a.rowscale)
+    reject(p, "rowscale is given but the rowscale option is off",
+           "Set rowscale to scale dx by it, or pass NULL for rowscale.");
+  const bool dropout = p.dropout != DropoutMask::None;
+  if (!dropout && (a.dropout_mask || a.dropout_p != 0))
+    reject(p, "dropout_mask or dropout_p is given but dropout is off",
+           "Set dropout to the mask's form (bytes or bits), or pass NULL and 0.");
+  if (!p.rowscale && !dropout && a.dresidual_in)
+    reject(p, "dresidual_in is given but neither rowscale nor dropout is on, so dh is dx itself",
+           "Pass NULL for dresidual_in and read dh from dx.");
+  if (dropout && !(a.dropout_p >= 0 && a.dropout_p < 1))
+    reject(p, "dropout_p = " + std::to_string(a.dropout_p) + " is not in [0, 1)",
+           "Pass the drop probability the forward used (0 <= p < 1).");
+}
+
+// After the strides are resolved: the dropout mask's row stride, and buffers that may or
+// must not be the same.
+void check_fused_rows(const NormProblem& p, BackwardArgs& a) {
+  if (p.dropout != DropoutMask::None) {
+    const bool bits = p.dropout == DropoutMask::Bits;
+    const int64_t row_bytes = bits ? (p.n + 7) / 8 : p.n;
+    if (a.dropout_mask_stride == 0) a.dropout_mask_stride = row_bytes;
+    if (a.dropout_mask_stride < row_bytes)
+      reject(p, "dropout_mask_stride = " + std::to_string(a.dropout_mask_stride) + " bytes is less than a " +
+                    (bits ? "bit-packed" : "byte") + " mask row (" + std::to_string(row_bytes) + " bytes)",
+             "Give the bytes between mask rows, or 0 for contiguous rows.");
+  }
+  if (a.m == 0) return;
+  if (p.residual && a.dx == a.dresidual && a.dx_stride != a.dresidual_stride)
+    reject(p, "dx is dresidual (in place) but dx_stride = " + std::to_string(a.dx_stride) +
+                  " and dresidual_stride = " + std::to_string(a.dresidual_stride) + " differ",
+           "In-place accumulation needs the same rows: pass the same stride for both.");
+  if (a.dresidual_in && a.dresidual_in == a.dx)
+    reject(p, "dresidual_in and dx are the same buffer, but they receive different values (dh and dx_in)",
+           "Pass separate buffers, or NULL for dresidual_in.");
 }
 
 }  // namespace
@@ -53,20 +96,30 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
   if (!layer_norm && a.mean)
     reject(p, "mean is given for RMSNorm, which saves none", "Pass NULL for mean, or use LayerNorm.");
 
-  struct Required { const char* name; const void* ptr; bool needed; };
+  check_fused_flags(p, a);
+
+  struct Required { const char* name; const void* ptr; bool needed; const char* option; };
   const Required required[] = {
-      {"x", a.x, a.m > 0},        {"dy", a.dy, a.m > 0},
-      {"rstd", a.rstd, a.m > 0},  {"mean", a.mean, a.m > 0 && layer_norm},
-      {"dx", a.dx, a.m > 0},      {"weight", a.weight, a.m > 0 && p.has_weight},
-      {"dweight", a.dweight, p.has_weight}, {"dbias", a.dbias, p.has_bias},
+      {"x", a.x, a.m > 0, nullptr},        {"dy", a.dy, a.m > 0, nullptr},
+      {"rstd", a.rstd, a.m > 0, nullptr},  {"mean", a.mean, a.m > 0 && layer_norm, nullptr},
+      {"dx", a.dx, a.m > 0, nullptr},      {"weight", a.weight, a.m > 0 && p.has_weight, nullptr},
+      {"dweight", a.dweight, p.has_weight, nullptr}, {"dbias", a.dbias, p.has_bias, nullptr},
+      {"dresidual", a.dresidual, a.m > 0 && p.residual, "residual"},
+      {"rowscale", a.rowscale, a.m > 0 && p.rowscale, "rowscale"},
+      {"dropout_mask", a.dropout_mask, a.m > 0 && p.dropout != DropoutMask::None, "dropout"},
   };
   for (const Required& r : required)
     if (r.needed && !r.ptr)
-      reject(p, std::string(r.name) + " is NULL", std::string("Pass a device pointer for ") + r.name + ".");
+      reject(p, std::string(r.name) + " is NULL" + (r.option ? std::string(" but ") + r.option + " is on" : ""),
+             std::string("Pass a device pointer for ") + r.name +
+                 (r.option ? std::string(", or turn ") + r.option + " off." : "."));
 
   struct Row { const char* name; const void* ptr; int64_t* stride; DType dtype; };
-  Row rows[] = {{"x", a.x, &a.x_stride, p.x_dtype}, {"dy", a.dy, &a.dy_stride, p.dy_dtype},
-                {"dx", a.dx, &a.dx_stride, p.dx_dtype}};
+  std::vector<Row> rows = {{"x", a.x, &a.x_stride, p.x_dtype}, {"dy", a.dy, &a.dy_stride, p.dy_dtype},
+                           {"dx", a.dx, &a.dx_stride, p.dx_dtype}};
+  // The fused rows are read and written with dx's vectors, so they bound the alignment too.
+  if (p.residual) rows.push_back({"dresidual", a.dresidual, &a.dresidual_stride, p.dx_dtype});
+  if (a.dresidual_in) rows.push_back({"dresidual_in", a.dresidual_in, &a.dresidual_in_stride, p.dx_dtype});
   int alignment = p.alignment;
   for (Row& r : rows) {
     if (*r.stride == 0) *r.stride = p.n;
@@ -85,7 +138,7 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
   const int weight_size = codegen::dtype_size(p.weight_dtype);
   const Vector vectors[] = {{"weight", a.weight, weight_size}, {"dweight", a.dweight, weight_size},
                             {"dbias", a.dbias, weight_size},   {"mean", a.mean, 4},
-                            {"rstd", a.rstd, 4}};
+                            {"rstd", a.rstd, 4},                {"rowscale", a.rowscale, 4}};
   for (const Vector& v : vectors)
     if (v.ptr && reinterpret_cast<uintptr_t>(v.ptr) % v.size != 0)
       reject(p, std::string(v.name) + " = " + address(v.ptr) + " is not aligned to its " +
@@ -93,6 +146,7 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
              "Pass a pointer to the first element of a tensor of that dtype.");
   // The weight is read with the rows' vectors, so it bounds their alignment too.
   if (a.weight && a.m > 0) alignment = std::min(alignment, row_alignment(a.weight, 0, weight_size, 1));
+  check_fused_rows(p, a);
   out.problem.alignment = std::max(alignment, 1);
   return out;
 }

@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 
+#include "codegen/kernel_source.h"
+#include "codegen/launch_config.h"
 #include "codegen/norm_problem.h"
 #include "normjit/normjit.hpp"
 
@@ -77,6 +80,116 @@ const Mistake kMistakes[] = {
        a.dbias = nullptr;
      },
      "mean is given for RMSNorm"},
+    // Fused options (docs/FUSED.md).
+    {"ResidualWithoutDresidual", [](NormProblem& p, BackwardArgs&) { p.residual = true; },
+     "dresidual is NULL but residual is on"},
+    {"DresidualWithoutResidual", [](NormProblem&, BackwardArgs& a) { a.dresidual = addr(0x90000); },
+     "residual is off"},
+    {"DresidualStrideBelowN",
+     [](NormProblem& p, BackwardArgs& a) {
+       p.residual = true;
+       a.dresidual = addr(0x90000);
+       a.dresidual_stride = 999;
+     },
+     "dresidual_stride = 999"},
+    {"DresidualNotElementAligned",
+     [](NormProblem& p, BackwardArgs& a) {
+       p.residual = true;
+       a.dresidual = addr(0x90001);
+     },
+     "dresidual = "},
+    {"InPlaceDxWithAnotherStride",
+     [](NormProblem& p, BackwardArgs& a) {
+       p.residual = true;
+       a.dresidual = a.dx;
+       a.dresidual_stride = 1024;
+     },
+     "dx is dresidual (in place)"},
+    {"RowscaleWithoutPointer", [](NormProblem& p, BackwardArgs&) { p.rowscale = true; },
+     "rowscale is NULL but rowscale is on"},
+    {"RowscalePointerWithoutOption",
+     [](NormProblem&, BackwardArgs& a) { a.rowscale = static_cast<const float*>(addr(0x90000)); },
+     "rowscale option is off"},
+    {"RowscaleNotFloatAligned",
+     [](NormProblem& p, BackwardArgs& a) {
+       p.rowscale = true;
+       a.rowscale = static_cast<const float*>(addr(0x90002));
+     },
+     "rowscale = "},
+    {"DropoutWithoutMask",
+     [](NormProblem& p, BackwardArgs& a) {
+       p.dropout = DropoutMask::Bytes;
+       a.dropout_p = 0.1;
+     },
+     "dropout_mask is NULL but dropout is on"},
+    {"MaskWithoutDropout", [](NormProblem&, BackwardArgs& a) { a.dropout_mask = addr(0x90000); },
+     "dropout is off"},
+    {"DropoutPWithoutDropout", [](NormProblem&, BackwardArgs& a) { a.dropout_p = 0.5; }, "dropout is off"},
+    {"DropoutPOne",
+     [](NormProblem& p, BackwardArgs& a) {
+       p.dropout = DropoutMask::Bits;
+       a.dropout_mask = addr(0x90000);
+       a.dropout_p = 1.0;
+     },
+     "dropout_p = 1"},
+    {"DropoutPNegative",
+     [](NormProblem& p, BackwardArgs& a) {
+       p.dropout = DropoutMask::Bits;
+       a.dropout_mask = addr(0x90000);
+       a.dropout_p = -0.1;
+     },
+     "is not in [0, 1)"},
+    {"DropoutPNaN",
+     [](NormProblem& p, BackwardArgs& a) {
+       p.dropout = DropoutMask::Bytes;
+       a.dropout_mask = addr(0x90000);
+       a.dropout_p = std::nan("");
+     },
+     "is not in [0, 1)"},
+    {"ByteMaskStrideBelowN",
+     [](NormProblem& p, BackwardArgs& a) {
+       p.dropout = DropoutMask::Bytes;
+       a.dropout_mask = addr(0x90000);
+       a.dropout_mask_stride = 125;  // a bit-packed row's length, not a byte row's
+     },
+     "dropout_mask_stride = 125 bytes is less than a byte mask row (1000 bytes)"},
+    {"BitMaskStrideBelowRow",
+     [](NormProblem& p, BackwardArgs& a) {
+       p.dropout = DropoutMask::Bits;
+       a.dropout_mask = addr(0x90000);
+       a.dropout_mask_stride = 124;
+     },
+     "less than a bit-packed mask row (125 bytes)"},
+    {"DresidualInWithoutRowscaleOrDropout",
+     [](NormProblem& p, BackwardArgs& a) {
+       p.residual = true;
+       a.dresidual = addr(0x90000);
+       a.dresidual_in = addr(0xa0000);
+     },
+     "neither rowscale nor dropout is on"},
+    {"DresidualInIsDx",
+     [](NormProblem& p, BackwardArgs& a) {
+       p.rowscale = true;
+       a.rowscale = static_cast<const float*>(addr(0x90000));
+       a.dresidual_in = a.dx;
+     },
+     "dresidual_in and dx are the same buffer"},
+    {"DresidualInStrideBelowN",
+     [](NormProblem& p, BackwardArgs& a) {
+       p.rowscale = true;
+       a.rowscale = static_cast<const float*>(addr(0x90000));
+       a.dresidual_in = addr(0xa0000);
+       a.dresidual_in_stride = 64;
+     },
+     "dresidual_in_stride = 64"},
+    {"ZeroCenteredWeightWithoutWeight",
+     [](NormProblem& p, BackwardArgs& a) {
+       p.has_weight = false;
+       p.zero_centered_weight = true;
+       a.weight = nullptr;
+       a.dweight = nullptr;
+     },
+     "zero_centered_weight is set but has_weight is false"},
 };
 
 class BadArgument : public ::testing::TestWithParam<Mistake> {};
@@ -131,6 +244,87 @@ TEST(BackwardCall, OneRowIgnoresTheStrideForAlignment) {
   a.m = 1;
   a.x_stride = 1001;
   EXPECT_EQ(runtime::check_backward_call(layer_norm(), a).problem.alignment, 16);
+}
+
+TEST(BackwardCall, EveryFusedOptionTogetherPassesAndResolvesItsStrides) {
+  NormProblem p = layer_norm();
+  p.residual = p.zero_centered_weight = p.rowscale = true;
+  p.dropout = DropoutMask::Bits;
+  BackwardArgs a = valid_args();
+  a.dresidual = a.dx;  // in place
+  a.rowscale = static_cast<const float*>(addr(0x90000));
+  a.dropout_mask = addr(0xa0000);
+  a.dropout_p = 0.5;
+  a.dresidual_in = addr(0xb0000);
+  codegen::validate_problem(p);
+  const runtime::CheckedCall c = runtime::check_backward_call(p, a);
+  EXPECT_EQ(c.args.dresidual_stride, 1000);
+  EXPECT_EQ(c.args.dresidual_in_stride, 1000);
+  EXPECT_EQ(c.args.dropout_mask_stride, 125);  // ceil(1000 / 8) bytes
+  p.dropout = DropoutMask::Bytes;
+  EXPECT_EQ(runtime::check_backward_call(p, a).args.dropout_mask_stride, 1000);
+}
+
+// Every combination of the fused options, with and without γ and dresidual_in, for both
+// kinds: accepted (and given a kernel source) or rejected naming the conflict, nothing else.
+TEST(BackwardCall, EveryFusedCombinationWorksOrNamesItsConflict) {
+  int accepted = 0;
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (int bits = 0; bits < 2 * 2 * 2 * 2 * 3 * 2; ++bits) {
+      NormProblem p = layer_norm();
+      p.kind = kind;
+      p.has_bias = kind == NormKind::LayerNorm;
+      p.has_weight = bits & 1;
+      p.residual = bits & 2;
+      p.zero_centered_weight = bits & 4;
+      p.rowscale = bits & 8;
+      const bool want_dresidual_in = bits & 16;
+      p.dropout = static_cast<DropoutMask>(bits / 32);
+      BackwardArgs a = valid_args();
+      if (kind == NormKind::RMSNorm) {
+        a.mean = nullptr;
+        a.dbias = nullptr;
+      }
+      if (!p.has_weight) a.weight = a.dweight = nullptr;
+      if (p.residual) a.dresidual = addr(0x90000);
+      if (p.rowscale) a.rowscale = static_cast<const float*>(addr(0xa0000));
+      if (p.dropout != DropoutMask::None) {
+        a.dropout_mask = addr(0xb0000);
+        a.dropout_p = 0.25;
+      }
+      if (want_dresidual_in) a.dresidual_in = addr(0xc0000);
+
+      const char* conflict = nullptr;
+      if (p.zero_centered_weight && !p.has_weight) conflict = "zero_centered_weight";
+      else if (want_dresidual_in && !p.rowscale && p.dropout == DropoutMask::None) conflict = "dresidual_in";
+      const std::string what = codegen::describe(p) + (want_dresidual_in ? " +dresidual_in" : "");
+      try {
+        codegen::validate_problem(p);
+        const runtime::CheckedCall c = runtime::check_backward_call(p, a);
+        EXPECT_EQ(conflict, nullptr) << what << " was accepted";
+        EXPECT_FALSE(codegen::generate_backward_source(c.problem, codegen::choose_launch_config(c.problem)).text.empty());
+        ++accepted;
+      } catch (const Error& e) {
+        ASSERT_NE(conflict, nullptr) << what << " was rejected: " << e.what();
+        EXPECT_EQ(e.status(), Status::InvalidArgument);
+        EXPECT_NE(std::string(e.what()).find(conflict), std::string::npos) << e.what();
+      }
+    }
+  EXPECT_GT(accepted, 100);
+}
+
+TEST(BackwardCall, FusedRowsBoundTheAlignment) {
+  NormProblem p = layer_norm();
+  p.residual = true;
+  BackwardArgs a = valid_args();
+  a.dresidual = addr(0x90004);  // bf16 rows read with dx's vectors
+  EXPECT_EQ(runtime::check_backward_call(p, a).problem.alignment, 4);
+  p.residual = false;
+  p.rowscale = true;
+  a = valid_args();
+  a.rowscale = static_cast<const float*>(addr(0x90000));
+  a.dresidual_in = addr(0xa0002);
+  EXPECT_EQ(runtime::check_backward_call(p, a).problem.alignment, 2);
 }
 
 TEST(BackwardCall, NeverRaisesTheAlignmentTheCallerPromised) {

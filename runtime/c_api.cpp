@@ -64,6 +64,10 @@ normjit::NormProblem to_cpp(const nj_problem& p) {
   out.has_weight = p.has_weight != 0;
   out.has_bias = p.has_bias != 0;
   out.alignment = p.alignment == 0 ? 16 : p.alignment;
+  out.residual = p.residual != 0;
+  out.zero_centered_weight = p.zero_centered_weight != 0;
+  out.rowscale = p.rowscale != 0;
+  out.dropout = static_cast<normjit::DropoutMask>(bits_of(p.dropout));
   return out;
 }
 
@@ -83,6 +87,14 @@ normjit::BackwardArgs to_cpp(const nj_backward_args& a) {
   out.dbias = a.dbias;
   out.workspace = a.workspace;
   out.workspace_bytes = a.workspace_bytes;
+  out.dresidual = a.dresidual;
+  out.dresidual_stride = a.dresidual_stride;
+  out.rowscale = a.rowscale;
+  out.dropout_mask = a.dropout_mask;
+  out.dropout_mask_stride = a.dropout_mask_stride;
+  out.dropout_p = a.dropout_p;
+  out.dresidual_in = a.dresidual_in;
+  out.dresidual_in_stride = a.dresidual_in_stride;
   return out;
 }
 

@@ -146,13 +146,19 @@ runtime::TuningDevice Engine::Impl::tuning_device(const runtime::DeviceLimits& l
   return runtime::TuningDevice{name, limits.sm, limits.sm_count, runtime::Nvrtc::get().version()};
 }
 
+// Bits 0-45 hold the base problem, 48-55 kernel_for's M bucket; the fused options take 56-60.
+static uint64_t fused_option_bits(const NormProblem& p) {
+  return uint64_t(p.residual) | uint64_t(p.zero_centered_weight) << 1 | uint64_t(p.rowscale) << 2 |
+         uint64_t(p.dropout) << 3;
+}
+
 uint64_t Engine::Impl::problem_code(const NormProblem& p) {
   int log2_alignment = 0;
   while ((1 << log2_alignment) < p.alignment) ++log2_alignment;
   return static_cast<uint64_t>(p.n) | uint64_t(p.kind == NormKind::RMSNorm) << 32 |
          uint64_t(p.x_dtype) << 33 | uint64_t(p.dy_dtype) << 35 | uint64_t(p.dx_dtype) << 37 |
          uint64_t(p.weight_dtype) << 39 | uint64_t(p.has_weight) << 41 | uint64_t(p.has_bias) << 42 |
-         uint64_t(log2_alignment) << 43;
+         uint64_t(log2_alignment) << 43 | fused_option_bits(p) << 56;
 }
 
 std::optional<codegen::LaunchConfig> Engine::Impl::database_config(const NormProblem& p, int64_t m,
@@ -372,7 +378,10 @@ void Engine::Impl::launch(const LoadedKernel& k, const NormProblem& p, const Bac
   if (a.m > 0) {
     runtime::BackwardParams params{a.m,      a.x,        a.x_stride, a.dy,   a.dy_stride,
                                    a.mean,   a.rstd,     a.weight,   a.dx,   a.dx_stride,
-                                   reinterpret_cast<float*>(partial), a.dweight, a.dbias};
+                                   reinterpret_cast<float*>(partial), a.dweight, a.dbias,
+                                   a.dresidual, a.dresidual_stride, a.rowscale, a.dropout_mask,
+                                   a.dropout_mask_stride, 1.0 / (1.0 - a.dropout_p), a.dresidual_in,
+                                   a.dresidual_in_stride};
     void* kernel_args[] = {&params};
     if (k.config.grid)  // the blocks count their arrivals from zero
       NJ_CU(d.cuMemsetD32Async(partial + 2 * 8 * static_cast<CUdeviceptr>(k.config.cluster), 0, 1, stream),

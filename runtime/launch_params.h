@@ -19,8 +19,19 @@ struct BackwardParams {
   float* partial;  // null: a single row group writes dweight/dbias itself (rows in registers)
   void* dweight;
   void* dbias;
+  // nj::FusedParams (templates/fused_ops.cuh), which only a kernel with a fused option
+  // declares: the driver copies as many bytes as the kernel's parameter has, so an option-free
+  // kernel reads the fields above and never sees these.
+  const void* dresidual;
+  int64_t dresidual_stride;
+  const float* rowscale;
+  const void* keep;
+  int64_t keep_stride;  // bytes
+  double keep_scale;    // 1/(1 - p)
+  void* dresidual_in;
+  int64_t dresidual_in_stride;
 };
-static_assert(sizeof(BackwardParams) == 13 * 8, "every field is 8 bytes, as on the device");
+static_assert(sizeof(BackwardParams) == 21 * 8, "every field is 8 bytes, as on the device");
 
 // Blocks of the partial-sum reduction: 32 columns by 8 lanes (templates/reduce_partials.cuh).
 constexpr int kReduceColumns = 32;

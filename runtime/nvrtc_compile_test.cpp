@@ -104,6 +104,64 @@ TEST(Nvrtc, VariantsCompile) {
     }
 }
 
+// Each fused option alone in every kernel family (one N per family: several rows per block,
+// registers, staged, shifted staged, staged and register clusters, streamed), for LayerNorm
+// and RMSNorm; on sm_90 also pairs and all four together, alternating the kind by shape to
+// keep the test short. Spills are allowed here (the option-free sweep above checks those);
+// a compile error is not.
+struct FusedOptions {
+  bool residual, zero_centered, rowscale;
+  DropoutMask dropout;
+};
+const FusedOptions kSingleOptions[] = {{true, false, false, DropoutMask::None},
+                                       {false, true, false, DropoutMask::None},
+                                       {false, false, true, DropoutMask::None},
+                                       {false, false, false, DropoutMask::Bytes},
+                                       {false, false, false, DropoutMask::Bits}};
+const FusedOptions kCombinedOptions[] = {{true, true, false, DropoutMask::None},  {true, false, true, DropoutMask::None},
+                                         {true, false, false, DropoutMask::Bits},  {false, true, false, DropoutMask::Bytes},
+                                         {false, false, true, DropoutMask::Bits},  {true, true, true, DropoutMask::Bytes}};
+
+void compile_fused(int sm, bool combined) {
+  std::string why;
+  if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
+  struct Shape { int64_t n; DType x; int alignment; };
+  const Shape shapes[] = {{33, DType::F16, 16},   {4096, DType::BF16, 16},  {5120, DType::BF16, 16},
+                          {5003, DType::BF16, 2}, {65536, DType::BF16, 16}, {65536, DType::F32, 16},
+                          {1048576, DType::BF16, 16}};
+  int shape_index = 0;
+  for (const Shape& shape : shapes) {
+    ++shape_index;
+    for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+      if (combined && (shape_index % 2 == 0) != (kind == NormKind::LayerNorm)) continue;
+      for (const FusedOptions& o : combined ? std::vector<FusedOptions>(std::begin(kCombinedOptions), std::end(kCombinedOptions))
+                                            : std::vector<FusedOptions>(std::begin(kSingleOptions), std::end(kSingleOptions))) {
+        NormProblem p;
+        p.kind = kind;
+        p.n = shape.n;
+        p.x_dtype = shape.x;
+        p.weight_dtype = DType::F32;
+        p.has_bias = kind == NormKind::LayerNorm;
+        p.alignment = shape.alignment;
+        p.residual = o.residual;
+        p.zero_centered_weight = o.zero_centered;
+        p.rowscale = o.rowscale;
+        p.dropout = o.dropout;
+        p = codegen::resolve_problem(p);
+        const auto src = codegen::generate_backward_source(p, codegen::choose_launch_config(p, sm));
+        EXPECT_NO_THROW(nvrtc.compile(src.text, src.name, codegen::compile_options({sm, nvrtc.version()}),
+                                      codegen::describe(p)))
+            << codegen::describe(p) << " sm_" << sm;
+      }
+    }
+  }
+}
+
+TEST(NvrtcFused, EachOptionCompilesInEveryFamilyForSm80) { compile_fused(80, false); }
+TEST(NvrtcFused, EachOptionCompilesInEveryFamilyForSm90) { compile_fused(90, false); }
+TEST(NvrtcFused, CombinedOptionsCompileInEveryFamilyForSm90) { compile_fused(90, true); }
+
 TEST(Nvrtc, CompileErrorCarriesTheLogAndTheProblem) {
   std::string why;
   if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;

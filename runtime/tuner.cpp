@@ -43,6 +43,7 @@ class PrivateStream {
 // The tuner's own tensors for m rows of a problem, filled with random data.
 struct Scratch {
   DeviceBuffer x, dy, dx, mean, rstd, weight, dweight, dbias, workspace;
+  DeviceBuffer dresidual, rowscale, keep_mask, dresidual_in;  // fused options (docs/FUSED.md)
   BackwardArgs args;
 
   Scratch(const NormProblem& p, int64_t m, size_t workspace_bytes) {
@@ -79,6 +80,37 @@ struct Scratch {
     args.dbias = p.has_bias ? dbias.get() : nullptr;
     args.workspace = workspace.get();
     args.workspace_bytes = workspace.bytes();
+    add_fused_inputs(p, m, stats, what);
+  }
+
+  // The fused options' tensors, so a fused kernel is timed with all of its traffic (dh
+  // written as well, where it may be).
+  void add_fused_inputs(const NormProblem& p, int64_t m, const std::vector<char>& positive_floats,
+                        const std::string& what) {
+    const size_t elements = static_cast<size_t>(m) * static_cast<size_t>(p.n);
+    const size_t dx_bytes = elements * codegen::dtype_size(p.dx_dtype);
+    if (p.residual) {
+      dresidual = DeviceBuffer(dx_bytes, what);
+      dresidual.upload(random_bytes(p.dx_dtype, elements, 5), what);
+      args.dresidual = dresidual.get();
+    }
+    if (p.rowscale) {
+      rowscale = DeviceBuffer(static_cast<size_t>(m) * 4, what);
+      rowscale.upload(positive_floats, what);
+      args.rowscale = static_cast<const float*>(rowscale.get());
+    }
+    if (p.dropout != DropoutMask::None) {
+      const int64_t row_bytes = p.dropout == DropoutMask::Bits ? (p.n + 7) / 8 : p.n;
+      const std::vector<char> mask(static_cast<size_t>(m * row_bytes), 0x5b);  // a mix of kept and dropped
+      keep_mask = DeviceBuffer(mask.size(), what);
+      keep_mask.upload(mask, what);
+      args.dropout_mask = keep_mask.get();
+      args.dropout_p = 0.1;
+    }
+    if (p.rowscale || p.dropout != DropoutMask::None) {
+      dresidual_in = DeviceBuffer(dx_bytes, what);
+      args.dresidual_in = dresidual_in.get();
+    }
   }
 };
 

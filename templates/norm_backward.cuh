@@ -32,6 +32,9 @@ struct BackwardParams {
                        // null when the launch is a single row group, which writes dγ/dβ itself
   TW* dweight;
   TW* dbias;
+// fused:begin
+  FusedParams fused;   // the fused options' pointers (templates/fused_ops.cuh)
+// fused:end
 };
 
 constexpr int kRowsPerBlock = kThreads / kThreadsPerRow;
@@ -267,6 +270,9 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
         const i64 col = slot_column(i, lane, rank);
         if (col < kN) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
       }
+// fused:begin
+      stored_weight_to_gamma(w);
+// fused:end
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
         const float xhat = normalized(xh[i][j], mean, rstd);
@@ -290,6 +296,9 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
           float out[kVec];
 #pragma unroll
           for (int j = 0; j < kVec; ++j) out[j] = input_grad(g[i][j], xh[i][j], rstd, mean_g, mean_gx);
+// fused:begin
+          fused_input_grad(p.fused, row, col, out);
+// fused:end
           store_slot<TDX, kVec, kAlign, kN>(p.dx + row * p.dx_stride, col, out);
         }
       }
@@ -495,6 +504,9 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
         read_staged<TDY>(here + kStageXBytes, dy_shift, local, col, dy);
         if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
       }
+// fused:begin
+      stored_weight_to_gamma(w);
+// fused:end
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
         xhat[j] = normalized(x[j], mean, rstd);
@@ -534,9 +546,15 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
           const int at = interleaved_at(i, j);
+// fused:begin
+          if (at < lane_limit) fused_input_grad_element(p.fused, row, col0 + lane + at, out[j]);
+// fused:end
           if (at < lane_limit) dx_row[col0 + lane + at] = from_f32<TDX>(out[j]);
         }
       } else {
+// fused:begin
+        fused_input_grad(p.fused, row, slot_column(i, lane, rank), out);
+// fused:end
         store_slot<TDX, kVec, kAlign, kN>(dx_row, slot_column(i, lane, rank), out);
       }
     }
@@ -575,6 +593,9 @@ __device__ __forceinline__ void backward_rows_streamed(const BackwardParams& p) 
       load_slot<TX, kVec, kAlign, kN>(x_row, col, x);
       load_slot<TDY, kVec, kAlign, kN>(dy_row, col, dy);
       if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
+// fused:begin
+      if constexpr (kHasWeight) stored_weight_to_gamma(w);
+// fused:end
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
         xhat[j] = normalized(x[j], mean, rstd);
@@ -610,6 +631,9 @@ __device__ __forceinline__ void backward_rows_streamed(const BackwardParams& p) 
           if constexpr (kHasBias) db_out[col + j] = (first ? 0.f : db_out[col + j]) + dy[j];
         }
       }
+// fused:begin
+      fused_input_grad(p.fused, row, col, out);
+// fused:end
       store_slot<TDX, kVec, kAlign, kN>(p.dx + row * p.dx_stride, col, out);
     }
   }

@@ -95,6 +95,14 @@ NormProblem parse_problem_flags(std::vector<std::string>& args) {
       throw std::invalid_argument("--align '" + a + "' is not 1, 2, 4, 8 or 16 (bytes)");
     p.alignment = static_cast<int>(align);
   }
+  if (take_flag(args, "--residual")) p.residual = true;
+  if (take_flag(args, "--zero-centered-weight")) p.zero_centered_weight = true;
+  if (take_flag(args, "--rowscale")) p.rowscale = true;
+  if (std::string d = take_option(args, "--dropout"); !d.empty()) {
+    if (d == "bytes") p.dropout = DropoutMask::Bytes;
+    else if (d == "bits") p.dropout = DropoutMask::Bits;
+    else throw std::invalid_argument("--dropout '" + d + "' is not a mask form (use bytes or bits)");
+  }
   return p;
 }
 
@@ -105,7 +113,11 @@ std::string problem_flags_help() {
          "  --dy-dtype, --dx-dtype D   default: as x\n"
          "  --weight-dtype fp32|same   gamma/beta dtype (default: as x)\n"
          "  --no-weight, --no-bias     plain normalisation / no beta\n"
-         "  --align BYTES              row alignment to assume (default 16)\n";
+         "  --align BYTES              row alignment to assume (default 16)\n"
+         "  --residual                 fused: add dresidual to dh (docs/FUSED.md)\n"
+         "  --zero-centered-weight     fused: gamma stored as gamma - 1\n"
+         "  --rowscale                 fused: dx_in = dh * rowscale[row]\n"
+         "  --dropout bytes|bits       fused: dx_in = dh * keep / (1 - p), keep-mask in this form\n";
 }
 
 }  // namespace normjit::tools

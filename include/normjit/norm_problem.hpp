@@ -13,6 +13,13 @@ enum class NormKind : int { LayerNorm = NJ_LAYERNORM, RMSNorm = NJ_RMSNORM };
 // Default means "same as x" wherever a dtype may be left out.
 enum class DType : int { Default = NJ_DTYPE_DEFAULT, F32 = NJ_F32, F16 = NJ_F16, BF16 = NJ_BF16 };
 
+// The form of a saved dropout keep-mask (docs/FUSED.md).
+enum class DropoutMask : int {
+  None = NJ_DROPOUT_NONE,
+  Bytes = NJ_DROPOUT_BYTES,  // one byte per element, nonzero = kept
+  Bits = NJ_DROPOUT_BITS,    // one bit per element: bit j of byte k of a row is element 8k + j
+};
+
 // One backward problem: everything that changes the generated code.
 struct NormProblem {
   NormKind kind = NormKind::LayerNorm;
@@ -25,6 +32,12 @@ struct NormProblem {
   bool has_bias = false;               // LayerNorm only: dbeta written
   int alignment = 16;                  // bytes every row of x, dy, dx is aligned to (power of two, <= 16);
                                        // the engine lowers it to what the actual pointers and strides allow
+  // Fused options (docs/FUSED.md): each off by default, and a problem with all off compiles to
+  // exactly the kernel it did before they existed.
+  bool residual = false;               // dresidual (the residual stream's gradient) is added to dh
+  bool zero_centered_weight = false;   // γ is stored as γ − 1 (Gemma): the kernel uses γ + 1
+  bool rowscale = false;               // the forward scaled x_in by rowscale[row]: dx_in = dh·rowscale
+  DropoutMask dropout = DropoutMask::None;  // the forward dropped x_in: dx_in = dh·keep/(1 − p)
 };
 
 // Pointers and shapes of one call. Strides are in elements; 0 means contiguous (n).
@@ -43,6 +56,15 @@ struct BackwardArgs {
   void* dbias = nullptr;        // when has_bias (LayerNorm)
   void* workspace = nullptr;    // null: normjit allocates stream-ordered
   size_t workspace_bytes = 0;
+  // Fused options (docs/FUSED.md); each pointer is given exactly when its option is on.
+  const void* dresidual = nullptr;   // residual: [m, n] in dx's dtype; dx may be this very buffer
+  int64_t dresidual_stride = 0;
+  const float* rowscale = nullptr;   // rowscale: fp32, one per row
+  const void* dropout_mask = nullptr;  // dropout: the keep-mask, bytes or bits per row
+  int64_t dropout_mask_stride = 0;   // bytes between mask rows; 0 = n (bytes) or ceil(n/8) (bits)
+  double dropout_p = 0;              // dropout: the forward's drop probability, 0 <= p < 1
+  void* dresidual_in = nullptr;      // optional with rowscale or dropout: dh, [m, n] in dx's dtype
+  int64_t dresidual_in_stride = 0;
 };
 
 }  // namespace normjit

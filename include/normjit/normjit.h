@@ -43,6 +43,13 @@ typedef enum nj_norm_kind { NJ_LAYERNORM = 0, NJ_RMSNORM = 1 } nj_norm_kind;
 /* NJ_DTYPE_DEFAULT (0) means "same as x", so a zeroed struct picks sensible dtypes. */
 typedef enum nj_dtype { NJ_DTYPE_DEFAULT = 0, NJ_F32 = 1, NJ_F16 = 2, NJ_BF16 = 3 } nj_dtype;
 
+/* The form of a saved dropout keep-mask (docs/FUSED.md). */
+typedef enum nj_dropout_mask {
+  NJ_DROPOUT_NONE = 0,
+  NJ_DROPOUT_BYTES = 1, /* one byte per element, nonzero = kept */
+  NJ_DROPOUT_BITS = 2   /* one bit per element: bit j of byte k of a row is element 8k + j */
+} nj_dropout_mask;
+
 typedef struct nj_problem {
   nj_norm_kind kind;
   int64_t n;             /* hidden size, >= 1 */
@@ -53,6 +60,11 @@ typedef struct nj_problem {
   int has_weight;        /* gamma present and dgamma written */
   int has_bias;          /* LayerNorm only: dbeta written */
   int alignment;         /* bytes rows are known to be aligned to; 0 = 16 */
+  /* Fused options (docs/FUSED.md), all 0 = off; appended so older fields keep their offsets. */
+  int residual;             /* dresidual is added to dh */
+  int zero_centered_weight; /* gamma stored as gamma - 1: the kernel uses gamma + 1 */
+  int rowscale;             /* dx_in = dh * rowscale[row] */
+  nj_dropout_mask dropout;  /* dx_in = dh * keep / (1 - p), with the mask in this form */
 } nj_problem;
 
 typedef struct nj_backward_args {
@@ -70,6 +82,15 @@ typedef struct nj_backward_args {
   void* dbias;           /* when has_bias */
   void* workspace;       /* NULL: allocated stream-ordered (cuMemAllocAsync) and freed on the stream */
   size_t workspace_bytes;
+  /* Fused options (docs/FUSED.md): each pointer given exactly when its option is on. */
+  const void* dresidual;       /* residual: [m, n] in dx's dtype; dx may be this buffer */
+  int64_t dresidual_stride;    /* elements; 0 = n */
+  const float* rowscale;       /* rowscale: fp32, one per row */
+  const void* dropout_mask;    /* dropout: the keep-mask */
+  int64_t dropout_mask_stride; /* bytes between mask rows; 0 = n (bytes) or ceil(n/8) (bits) */
+  double dropout_p;            /* dropout: 0 <= p < 1 */
+  void* dresidual_in;          /* optional with rowscale or dropout: dh, [m, n] in dx's dtype */
+  int64_t dresidual_in_stride; /* elements; 0 = n */
 } nj_backward_args;
 
 /* config_file: a TOML file, or NULL for the default lookup (NORMJIT_CONFIG, then

@@ -28,6 +28,10 @@ DTYPE_DEFAULT = 0
 F32 = 1
 F16 = 2
 BF16 = 3
+# nj_dropout_mask: the form of a saved dropout keep-mask.
+DROPOUT_NONE = 0
+DROPOUT_BYTES = 1
+DROPOUT_BITS = 2
 
 
 class Problem(ctypes.Structure):
@@ -42,6 +46,10 @@ class Problem(ctypes.Structure):
         ("has_weight", ctypes.c_int),
         ("has_bias", ctypes.c_int),
         ("alignment", ctypes.c_int),
+        ("residual", ctypes.c_int),
+        ("zero_centered_weight", ctypes.c_int),
+        ("rowscale", ctypes.c_int),
+        ("dropout", ctypes.c_int),
     ]
 
 
@@ -62,6 +70,14 @@ class BackwardArgs(ctypes.Structure):
         ("dbias", ctypes.c_void_p),
         ("workspace", ctypes.c_void_p),
         ("workspace_bytes", ctypes.c_size_t),
+        ("dresidual", ctypes.c_void_p),
+        ("dresidual_stride", ctypes.c_int64),
+        ("rowscale", ctypes.c_void_p),
+        ("dropout_mask", ctypes.c_void_p),
+        ("dropout_mask_stride", ctypes.c_int64),
+        ("dropout_p", ctypes.c_double),
+        ("dresidual_in", ctypes.c_void_p),
+        ("dresidual_in_stride", ctypes.c_int64),
     ]
 
 

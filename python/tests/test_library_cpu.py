@@ -90,9 +90,12 @@ class LibraryTest(unittest.TestCase):
         self.assertEqual(_capi.status_name(99), "NJ_ERR_UNKNOWN_STATUS")
 
     def test_struct_sizes_follow_the_c_layout(self):
-        # int, pad, int64, then seven ints: 8 + 8 + 28 -> 48 with tail padding; args is 14 words.
-        self.assertEqual(ctypes.sizeof(_capi.Problem), 48)
-        self.assertEqual(ctypes.sizeof(_capi.BackwardArgs), 14 * 8)
+        # int, pad, int64, then eleven ints: 8 + 8 + 44 -> 64 with tail padding; args is 22 words.
+        self.assertEqual(ctypes.sizeof(_capi.Problem), 64)
+        self.assertEqual(ctypes.sizeof(_capi.BackwardArgs), 22 * 8)
+        # The fused options were appended: the older fields keep their offsets.
+        self.assertEqual(_capi.Problem.alignment.offset, 40)
+        self.assertEqual(_capi.BackwardArgs.workspace_bytes.offset, 13 * 8)
 
     # ---- engine lifetime ------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 // a status and a message, and a GPU call says clearly that there is no driver or device.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -70,6 +71,35 @@ TEST_F(CApi, KindMismatchIsRejected) {
   nj_backward_args a{};
   EXPECT_EQ(nj_layer_norm_backward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(nj_last_error()).find("rms_norm_backward"), std::string::npos) << nj_last_error();
+}
+
+// The fused fields appended to nj_problem and nj_backward_args reach the checks.
+TEST_F(CApi, FusedOptionsReachTheChecks) {
+  nj_problem p = rms_problem();
+  p.has_weight = 0;
+  p.zero_centered_weight = 1;
+  nj_backward_args a{};
+  a.m = 4;
+  EXPECT_EQ(nj_rms_norm_backward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nj_last_error()).find("zero_centered_weight"), std::string::npos) << nj_last_error();
+
+  p = rms_problem();
+  p.dropout = NJ_DROPOUT_BITS;
+  a.dropout_mask = reinterpret_cast<const void*>(uintptr_t{0x10000});
+  a.dropout_p = 1.5;
+  EXPECT_EQ(nj_rms_norm_backward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nj_last_error()).find("dropout_p = 1.5"), std::string::npos) << nj_last_error();
+
+  p = rms_problem();
+  a = nj_backward_args{};
+  a.m = 4;
+  a.dresidual = reinterpret_cast<const void*>(uintptr_t{0x10000});
+  EXPECT_EQ(nj_rms_norm_backward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nj_last_error()).find("residual is off"), std::string::npos) << nj_last_error();
+
+  p.dropout = static_cast<nj_dropout_mask>(7);
+  EXPECT_EQ(nj_rms_norm_backward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nj_last_error()).find("dropout mask form 7"), std::string::npos) << nj_last_error();
 }
 
 TEST_F(CApi, WithoutAGpuAValidCallSaysSo) {

@@ -135,6 +135,21 @@ TEST_F(Cli, EachSubcommandsHelpExitsZeroAndMentionsItsOptions) {
   }
 }
 
+TEST_F(Cli, EmitTakesTheFusedOptionsAndRejectsAnUnknownMaskForm) {
+  const CliRun fused = normjit_cli(std::string("emit ") + kSmallProblem + " --residual --rowscale --dropout bits");
+  EXPECT_EQ(fused.code, 0) << fused.output;
+  EXPECT_TRUE(contains(fused.output, "+residual +rowscale +dropout=bits")) << fused.output.substr(0, 200);
+  EXPECT_TRUE(contains(fused.output, "constexpr int kDropoutMask = 2;"));
+  const CliRun plain = normjit_cli(std::string("emit ") + kSmallProblem);
+  EXPECT_FALSE(contains(plain.output, "kResidual"));
+  const CliRun bad = normjit_cli(std::string("emit ") + kSmallProblem + " --dropout sometimes");
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_TRUE(contains(bad.output, "--dropout 'sometimes'")) << bad.output;
+  const CliRun conflict = normjit_cli(std::string("emit ") + kSmallProblem + " --no-weight --zero-centered-weight");
+  EXPECT_NE(conflict.code, 0) << conflict.output;
+  EXPECT_TRUE(contains(conflict.output, "zero_centered_weight")) << conflict.output;
+}
+
 TEST_F(Cli, AnUnknownSubcommandExitsTwo) {
   const CliRun run = normjit_cli("frobnicate");
   EXPECT_EQ(run.code, 2) << run.output;

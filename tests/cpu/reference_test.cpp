@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "support/compare.h"
+#include "support/finite_difference.h"
 #include "support/float16.h"
 #include "support/host_tensor.h"
 #include "support/norm_inputs.h"
@@ -31,17 +32,7 @@ struct Forward {
   std::vector<double> x, dy, gamma, beta;  // gamma/beta empty when absent
 
   void stats(std::vector<double>* mean, std::vector<double>* rstd) const {
-    mean->assign(m, 0.0);
-    rstd->assign(m, 0.0);
-    for (int64_t r = 0; r < m; ++r) {
-      double sum = 0;
-      for (int64_t c = 0; c < n; ++c) sum += x[r * n + c];
-      const double mu = kind == NormKind::LayerNorm ? sum / n : 0.0;
-      double squares = 0;
-      for (int64_t c = 0; c < n; ++c) squares += (x[r * n + c] - mu) * (x[r * n + c] - mu);
-      (*mean)[r] = mu;
-      (*rstd)[r] = 1.0 / std::sqrt(squares / n + kNormEps);
-    }
+    row_statistics(kind, x.data(), m, n, mean, rstd);
   }
 
   double loss() const {
@@ -58,36 +49,11 @@ struct Forward {
     return total;
   }
 
-  // dL/dv by fourth-order central differences, v being each element of *values in turn.
-  // Fourth order because the loss bends on the scale of sqrt(var + eps), which is as small
-  // as sqrt(eps) ≈ 3e-3 when a row's values nearly coincide (N = 2): a second-order stencil
-  // would need h so small that rounding took over.
+  // dL/dv for each element of *values (support/finite_difference.h).
   std::vector<double> numeric_gradient(std::vector<double>* values) {
-    std::vector<double> grad(values->size());
-    for (size_t i = 0; i < values->size(); ++i) {
-      const double saved = (*values)[i];
-      const double h = 1e-5 * std::max(1.0, std::fabs(saved));
-      auto loss_at = [&](double steps) {
-        (*values)[i] = saved + steps * h;
-        return loss();
-      };
-      const double one_step = loss_at(1) - loss_at(-1), two_steps = loss_at(2) - loss_at(-2);
-      (*values)[i] = saved;
-      grad[i] = (8 * one_step - two_steps) / (12 * h);
-    }
-    return grad;
+    return test::numeric_gradient(values, [this] { return loss(); });
   }
 };
-
-// ‖a − b‖ / max(‖b‖, floor): the metric of compare.h, on doubles.
-double relative_error(const std::vector<double>& a, const std::vector<double>& b, double floor) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff += (a[i] - b[i]) * (a[i] - b[i]);
-    norm += b[i] * b[i];
-  }
-  return std::sqrt(diff) / std::max({std::sqrt(norm), floor, 1e-30});
-}
 
 // Random x, dy, γ, β from make_inputs (fp32 storage: exact in double) plus β.
 Forward random_forward(NormKind kind, Affine affine, int64_t m, int64_t n, uint64_t seed) {
@@ -106,10 +72,6 @@ Forward random_forward(NormKind kind, Affine affine, int64_t m, int64_t n, uint6
     for (int64_t c = 0; c < n; ++c) f.beta.push_back(rng.normal());
   return f;
 }
-
-// The FD gradient's error, truncation (~(h/sqrt(eps))⁴) plus rounding (~1e-16·|L|/h), stays
-// near 1e-9 of the terms; a wrong formula is off by O(1).
-constexpr double kFiniteDifferenceTolerance = 1e-6;
 
 struct FdCase {
   NormKind kind;

@@ -76,6 +76,9 @@ std::vector<TensorCheck> check_gradients(const NormInputs& in, const Gradients& 
     checks.push_back(check_tensor("dweight", out.dweight, ref.dweight, ref.dweight_term_norm, param_tolerance));
   if (p.has_bias)
     checks.push_back(check_tensor("dbias", out.dbias, ref.dbias, ref.dbias_term_norm, param_tolerance));
+  if (in.fused.dresidual_in)
+    checks.push_back(check_tensor("dresidual_in", out.dresidual_in, ref.dresidual_in, ref.dresidual_in_term_norm,
+                                  dx_tolerance(p.dx_dtype)));
   return checks;
 }
 

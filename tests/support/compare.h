@@ -55,6 +55,7 @@ struct Gradients {
   HostTensor dx;       // [m, n], stride = the dx stride used
   HostTensor dweight;  // [1, n] when has_weight
   HostTensor dbias;    // [1, n] when has_bias
+  HostTensor dresidual_in;  // [m, n] when the case asked for dh (fused rowscale or dropout)
 };
 
 // dx, and dγ/dβ where the problem has them, each against its tolerance.

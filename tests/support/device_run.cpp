@@ -34,15 +34,33 @@ DeviceCase::DeviceCase(const NormInputs& in, const RunOptions& options) : inputs
   if (p.has_weight) weight_ = upload_tensor(in.weight, shift);
 
   const int64_t dx_bytes = dtype_bytes(p.dx_dtype), w_bytes = dtype_bytes(p.weight_dtype);
-  dx_ = DeviceBuffer(static_cast<size_t>((shift + in.m * in.dx_stride) * dx_bytes));
+  if (!options.dx_is_dresidual) dx_ = DeviceBuffer(static_cast<size_t>((shift + in.m * in.dx_stride) * dx_bytes));
   if (p.has_weight) dweight_ = DeviceBuffer(static_cast<size_t>((shift + in.n()) * w_bytes));
   if (p.has_bias) dbias_ = DeviceBuffer(static_cast<size_t>((shift + in.n()) * w_bytes));
+
+  const FusedInputs& f = in.fused;
+  if (p.residual) dresidual_ = upload_tensor(f.dresidual, shift);
+  if (p.rowscale) rowscale_ = upload_floats(f.rowscale, shift);
+  if (p.dropout != DropoutMask::None)
+    keep_mask_ = upload_after_poison(f.keep_mask.data(), f.keep_mask.size(), static_cast<size_t>(shift));
+  if (f.dresidual_in) dresidual_in_ = DeviceBuffer(static_cast<size_t>((shift + in.m * in.n()) * dx_bytes));
+}
+
+int64_t DeviceCase::dx_stride() const {
+  return options_.dx_is_dresidual ? inputs_.fused.dresidual.stride() : inputs_.dx_stride;
 }
 
 void DeviceCase::poison_outputs() {
-  dx_.fill(options_.dx_fill);
+  if (options_.dx_is_dresidual) {
+    // In place, dx overwrote dresidual: every run starts from dresidual again.
+    const HostTensor& d = inputs_.fused.dresidual;
+    dresidual_.upload(d.data(), d.size_bytes(), static_cast<size_t>(options_.misalign_elements * d.element_bytes()));
+  } else {
+    dx_.fill(options_.dx_fill);
+  }
   dweight_.poison();
   dbias_.poison();
+  dresidual_in_.poison();
 }
 
 BackwardArgs DeviceCase::args() const {
@@ -60,10 +78,22 @@ BackwardArgs DeviceCase::args() const {
   a.mean = static_cast<const float*>(shifted(mean_, DType::F32));
   a.rstd = static_cast<const float*>(shifted(rstd_, DType::F32));
   a.weight = shifted(weight_, p.weight_dtype);
-  a.dx = shifted(dx_, p.dx_dtype);
-  a.dx_stride = stride_arg(inputs_.dx_stride);
+  a.dx = shifted(options_.dx_is_dresidual ? dresidual_ : dx_, p.dx_dtype);
+  a.dx_stride = stride_arg(dx_stride());
   a.dweight = shifted(dweight_, p.weight_dtype);
   a.dbias = shifted(dbias_, p.weight_dtype);
+  const FusedInputs& f = inputs_.fused;
+  if (p.residual) {
+    a.dresidual = shifted(dresidual_, p.dx_dtype);
+    a.dresidual_stride = stride_arg(f.dresidual.stride());
+  }
+  if (p.rowscale) a.rowscale = static_cast<const float*>(shifted(rowscale_, DType::F32));
+  if (p.dropout != DropoutMask::None) {
+    a.dropout_mask = keep_mask_.ptr(shift);
+    a.dropout_mask_stride = f.keep_mask_stride;
+    a.dropout_p = f.dropout_p;
+  }
+  if (f.dresidual_in) a.dresidual_in = shifted(dresidual_in_, p.dx_dtype);  // contiguous: stride 0
   return a;
 }
 
@@ -71,8 +101,13 @@ Gradients DeviceCase::download() const {
   const NormProblem& p = inputs_.problem;
   const size_t shift = static_cast<size_t>(options_.misalign_elements);
   Gradients out;
-  out.dx = HostTensor(p.dx_dtype, inputs_.m, inputs_.n(), inputs_.dx_stride);
-  dx_.download(out.dx.data(), out.dx.size_bytes(), shift * dtype_bytes(p.dx_dtype));
+  out.dx = HostTensor(p.dx_dtype, inputs_.m, inputs_.n(), dx_stride());
+  (options_.dx_is_dresidual ? dresidual_ : dx_).download(out.dx.data(), out.dx.size_bytes(),
+                                                          shift * dtype_bytes(p.dx_dtype));
+  if (inputs_.fused.dresidual_in) {
+    out.dresidual_in = HostTensor(p.dx_dtype, inputs_.m, inputs_.n());
+    dresidual_in_.download(out.dresidual_in.data(), out.dresidual_in.size_bytes(), shift * dtype_bytes(p.dx_dtype));
+  }
   if (p.has_weight) {
     out.dweight = HostTensor(p.weight_dtype, 1, inputs_.n());
     dweight_.download(out.dweight.data(), out.dweight.size_bytes(), shift * dtype_bytes(p.weight_dtype));

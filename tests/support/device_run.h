@@ -22,6 +22,9 @@ struct RunOptions {
   // The byte every dx slot (rows and gaps) holds before the call: NaN poison by default; a
   // non-NaN pattern lets a test check that gaps between rows are left untouched.
   unsigned char dx_fill = kPoisonByte;
+  // Fused residual: dx is the dresidual buffer itself (in-place accumulation); dx then starts
+  // out holding dresidual, with dresidual's stride, instead of dx_fill.
+  bool dx_is_dresidual = false;
 };
 
 // The device copies of one case's tensors, laid out as RunOptions says. `inputs` must
@@ -30,7 +33,8 @@ class DeviceCase {
  public:
   DeviceCase(const NormInputs& inputs, const RunOptions& options);
 
-  // Fills dx with options.dx_fill and dγ/dβ with NaN poison.
+  // Fills dx with options.dx_fill (or dresidual, in place), and dγ/dβ and dresidual_in
+  // with NaN poison.
   void poison_outputs();
   BackwardArgs args() const;  // workspace left null
   Gradients download() const;
@@ -38,7 +42,9 @@ class DeviceCase {
  private:
   const NormInputs& inputs_;
   RunOptions options_;
+  int64_t dx_stride() const;  // the stride dx is written with
   DeviceBuffer x_, dy_, mean_, rstd_, weight_, dx_, dweight_, dbias_;
+  DeviceBuffer dresidual_, rowscale_, keep_mask_, dresidual_in_;  // fused options
 };
 
 // Poisons, runs engine.backward on `stream`, synchronizes and downloads. Throws what the

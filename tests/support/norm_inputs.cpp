@@ -13,8 +13,13 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Streams of the seed: one per row for x and dy, one for γ.
+// Streams of the seed: one per row for x and dy, one for γ; the fused inputs' rows take
+// streams of their own, far above any row number.
 constexpr uint64_t kWeightStream = ~0ull;
+constexpr uint64_t kRowScaleStream = ~0ull - 1;
+constexpr uint64_t kResidualStreams = 1ull << 48;
+constexpr uint64_t kMaskStreams = 2ull << 48;
+constexpr int64_t kMaskRowPadding = 3;  // garbage bytes after each mask row: the stride is used
 
 double log_uniform(Rng& rng, double lo, double hi) { return std::exp(rng.uniform(std::log(lo), std::log(hi))); }
 
@@ -23,9 +28,55 @@ void poison_gaps(HostTensor& t) {
     for (int64_t c = t.cols(); c < t.stride(); ++c) t.set(r, c, kNaN);
 }
 
+void draw_fused_inputs(NormInputs& in, const FusedSpec& spec) {
+  const NormProblem& p = in.problem;
+  const int64_t m = in.m, n = p.n;
+  FusedInputs& f = in.fused;
+  if (p.residual) {
+    f.dresidual = HostTensor(p.dx_dtype, m, n, spec.dresidual_stride);
+    parallel_for_rows(m, n, [&](int64_t, int64_t first, int64_t end) {
+      for (int64_t r = first; r < end; ++r) {
+        Rng rng(in.seed, kResidualStreams + static_cast<uint64_t>(r));
+        const double scale = log_uniform(rng, 1.0 / 4, 4.0);
+        for (int64_t c = 0; c < n; ++c) f.dresidual.set(r, c, scale * rng.normal());
+      }
+    });
+    poison_gaps(f.dresidual);
+  }
+  if (p.rowscale) {
+    Rng rng(in.seed, kRowScaleStream);
+    for (int64_t r = 0; r < m; ++r) f.rowscale.push_back(static_cast<float>(log_uniform(rng, 0.5, 2.0)));
+  }
+  if (p.dropout != DropoutMask::None) {
+    const bool bits = p.dropout == DropoutMask::Bits;
+    f.dropout_p = spec.dropout_p;
+    f.keep_mask_stride = (bits ? (n + 7) / 8 : n) + kMaskRowPadding;
+    f.keep_mask.assign(static_cast<size_t>(m * f.keep_mask_stride), 0);
+    for (int64_t r = 0; r < m; ++r) {
+      Rng rng(in.seed, kMaskStreams + static_cast<uint64_t>(r));
+      unsigned char* row = f.keep_mask.data() + r * f.keep_mask_stride;
+      for (int64_t c = 0; c < n; ++c) {
+        if (rng.uniform() < spec.dropout_p) continue;  // dropped: 0
+        if (bits) row[c / 8] |= static_cast<unsigned char>(1u << (c % 8));
+        else row[c] = static_cast<unsigned char>(1 + rng.below(255));
+      }
+      // Padding past the row (and a bit-packed row's last bits past N) hold garbage.
+      for (int64_t b = bits ? (n + 7) / 8 : n; b < f.keep_mask_stride; ++b) row[b] = 0xA5;
+      if (bits && n % 8 != 0) row[n / 8] |= static_cast<unsigned char>(0xFFu << (n % 8));
+    }
+  }
+  f.dresidual_in = spec.dresidual_in && (p.rowscale || p.dropout != DropoutMask::None);
+}
+
 }  // namespace
 
-NormInputs make_inputs(const NormProblem& problem, int64_t m, uint64_t seed, RowStrides strides) {
+bool FusedInputs::kept(DropoutMask form, int64_t row, int64_t col) const {
+  const unsigned char* mask = keep_mask.data() + row * keep_mask_stride;
+  return form == DropoutMask::Bits ? (mask[col / 8] >> (col % 8)) & 1 : mask[col] != 0;
+}
+
+NormInputs make_inputs(const NormProblem& problem, int64_t m, uint64_t seed, RowStrides strides,
+                       const FusedSpec& fused) {
   NormInputs in;
   in.problem = with_concrete_dtypes(problem);
   in.m = m;
@@ -52,10 +103,29 @@ NormInputs make_inputs(const NormProblem& problem, int64_t m, uint64_t seed, Row
   if (p.has_weight) {
     in.weight = HostTensor(p.weight_dtype, 1, n);
     Rng rng(seed, kWeightStream);
-    for (int64_t c = 0; c < n; ++c) in.weight.set(0, c, 1.0 + 0.25 * rng.normal());
+    // Zero-centred: the stored value is γ − 1, with the same γ as otherwise.
+    const double stored_one = p.zero_centered_weight ? 0.0 : 1.0;
+    for (int64_t c = 0; c < n; ++c) in.weight.set(0, c, stored_one + 0.25 * rng.normal());
   }
+  draw_fused_inputs(in, fused);
   compute_saved_stats(in);
   return in;
+}
+
+void row_statistics(NormKind kind, const double* rows, int64_t m, int64_t n, std::vector<double>* mean,
+                    std::vector<double>* rstd) {
+  mean->assign(static_cast<size_t>(m), 0.0);
+  rstd->assign(static_cast<size_t>(m), 0.0);
+  for (int64_t r = 0; r < m; ++r) {
+    const double* x = rows + r * n;
+    double sum = 0;
+    for (int64_t c = 0; c < n; ++c) sum += x[c];
+    const double mu = kind == NormKind::LayerNorm ? sum / n : 0.0;
+    double squares = 0;
+    for (int64_t c = 0; c < n; ++c) squares += (x[c] - mu) * (x[c] - mu);
+    (*mean)[r] = mu;
+    (*rstd)[r] = 1.0 / std::sqrt(squares / n + kNormEps);
+  }
 }
 
 void compute_saved_stats(NormInputs& in) {
@@ -64,17 +134,12 @@ void compute_saved_stats(NormInputs& in) {
   in.rstd.assign(static_cast<size_t>(in.m), 0.f);
   in.mean.assign(layer_norm ? static_cast<size_t>(in.m) : 0, 0.f);
   parallel_for_rows(in.m, n, [&](int64_t, int64_t first, int64_t end) {
+    std::vector<double> row(static_cast<size_t>(n)), mean, rstd;
     for (int64_t r = first; r < end; ++r) {
-      double sum = 0;
-      for (int64_t c = 0; c < n; ++c) sum += in.x.get(r, c);
-      const double mean = layer_norm ? sum / n : 0.0;
-      double squares = 0;
-      for (int64_t c = 0; c < n; ++c) {
-        const double d = in.x.get(r, c) - mean;
-        squares += d * d;
-      }
-      if (layer_norm) in.mean[r] = static_cast<float>(mean);
-      in.rstd[r] = static_cast<float>(1.0 / std::sqrt(squares / n + kNormEps));
+      for (int64_t c = 0; c < n; ++c) row[c] = in.x.get(r, c);
+      row_statistics(in.problem.kind, row.data(), 1, n, &mean, &rstd);
+      if (layer_norm) in.mean[r] = static_cast<float>(mean[0]);
+      in.rstd[r] = static_cast<float>(rstd[0]);
     }
   });
 }
@@ -85,7 +150,9 @@ std::string describe_case(const NormInputs& in) {
                 static_cast<unsigned long long>(in.seed), static_cast<unsigned long long>(in.seed));
   return describe_problem(in.problem) + " M=" + std::to_string(in.m) + " strides x=" +
          std::to_string(in.x.stride()) + " dy=" + std::to_string(in.dy.stride()) + " dx=" +
-         std::to_string(in.dx_stride) + " " + seed;
+         std::to_string(in.dx_stride) +
+         (in.problem.dropout != DropoutMask::None ? " dropout_p=" + std::to_string(in.fused.dropout_p) : "") +
+         (in.fused.dresidual_in ? " +dresidual_in" : "") + " " + seed;
 }
 
 }  // namespace normjit::test

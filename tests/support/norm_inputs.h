@@ -21,6 +21,26 @@ struct RowStrides {
   int64_t dx = 0;
 };
 
+// How the fused options' inputs (docs/FUSED.md) are drawn, for problems that have them.
+struct FusedSpec {
+  double dropout_p = 0.1;       // the forward's drop probability; the mask keeps 1 − p of the elements
+  bool dresidual_in = true;     // ask for dh too (only with rowscale or dropout)
+  int64_t dresidual_stride = 0; // elements; 0: N
+};
+
+// The fused options' inputs, present when the problem has the option.
+struct FusedInputs {
+  HostTensor dresidual;                  // [m, n] in dx's dtype (problem.residual); gaps NaN
+  std::vector<float> rowscale;           // [m] (problem.rowscale)
+  std::vector<unsigned char> keep_mask;  // m rows of keep_mask_stride bytes (problem.dropout)
+  int64_t keep_mask_stride = 0;          // bytes: a mask row plus a few garbage bytes
+  double dropout_p = 0;
+  bool dresidual_in = false;             // dh is asked for (rowscale or dropout)
+
+  // Whether the mask keeps (row, col): a nonzero byte, or bit col % 8 of byte col / 8.
+  bool kept(DropoutMask form, int64_t row, int64_t col) const;
+};
+
 struct NormInputs {
   NormProblem problem;      // every dtype concrete (see with_concrete_dtypes)
   int64_t m = 0;
@@ -31,6 +51,7 @@ struct NormInputs {
   std::vector<float> mean;  // [m], LayerNorm only
   std::vector<float> rstd;  // [m]
   int64_t dx_stride = 0;    // the stride dx is written with (never 0 here)
+  FusedInputs fused;        // the fused options' inputs (γ is stored as γ − 1 when zero-centred)
 
   int64_t n() const { return problem.n; }
 };
@@ -38,8 +59,17 @@ struct NormInputs {
 // Random inputs for `problem` over m rows:
 //   x[r, :] = offset_r + scale_r · N(0,1), scale_r log-uniform in [1/8, 8], offset_r ~ scale_r·N(0,1)
 //   dy[r, :] = scale'_r · N(0,1), scale'_r log-uniform in [1/4, 4];   γ = 1 + N(0,1)/4
-// so rows differ in scale and rstd, which a kernel mixing up rows would show.
-NormInputs make_inputs(const NormProblem& problem, int64_t m, uint64_t seed, RowStrides strides = {});
+// so rows differ in scale and rstd, which a kernel mixing up rows would show. Fused options:
+//   dresidual[r, :] = scale''_r · N(0,1) (log-uniform in [1/4, 4]); rowscale_r log-uniform in
+//   [1/2, 2]; the mask keeps each element with probability 1 − p (kept bytes are random nonzero
+//   values); zero-centred γ is stored as N(0,1)/4.
+NormInputs make_inputs(const NormProblem& problem, int64_t m, uint64_t seed, RowStrides strides = {},
+                       const FusedSpec& fused = {});
+
+// The forward's statistics of `rows` contiguous rows of n doubles, in double: mean (0 for
+// RMSNorm) and rstd = 1/sqrt(mean((x − mean)²) + kNormEps).
+void row_statistics(NormKind kind, const double* rows, int64_t m, int64_t n, std::vector<double>* mean,
+                    std::vector<double>* rstd);
 
 // Recomputes mean and rstd (in double, from the stored x, then rounded to fp32), as the
 // forward would have saved them. make_inputs calls it; tests that edit x may call it again.

@@ -41,13 +41,23 @@ NormProblem make_problem(NormKind kind, int64_t n, DType x_dtype, DType weight_d
   return with_concrete_dtypes(p);
 }
 
+std::string fused_label(const NormProblem& p) {
+  std::string s;
+  if (p.residual) s += " +residual";
+  if (p.zero_centered_weight) s += " +zero-centered-weight";
+  if (p.rowscale) s += " +rowscale";
+  if (p.dropout == DropoutMask::Bytes) s += " +dropout=bytes";
+  if (p.dropout == DropoutMask::Bits) s += " +dropout=bits";
+  return s;
+}
+
 std::string describe_problem(const NormProblem& problem) {
   const NormProblem p = with_concrete_dtypes(problem);
   const Affine affine = p.has_weight ? (p.has_bias ? Affine::WeightAndBias : Affine::WeightOnly)
                                      : (p.has_bias ? Affine::BiasOnly : Affine::None);
   return std::string(kind_label(p.kind)) + " x=" + dtype_label(p.x_dtype) + " dy=" + dtype_label(p.dy_dtype) +
          " dx=" + dtype_label(p.dx_dtype) + " weight=" + dtype_label(p.weight_dtype) + " " + affine_label(affine) +
-         " N=" + std::to_string(p.n);
+         " N=" + std::to_string(p.n) + fused_label(p);
 }
 
 int contiguous_row_alignment(const NormProblem& problem) {

@@ -32,8 +32,10 @@ struct ProblemSpec {
 // Default dtypes replaced by x's, as the library does.
 NormProblem with_concrete_dtypes(NormProblem problem);
 
-// "LayerNorm x=bf16 dy=bf16 dx=bf16 weight=f32 WeightAndBias N=1000"
+// "LayerNorm x=bf16 dy=bf16 dx=bf16 weight=f32 WeightAndBias N=1000", then any fused options
+// (fused_label: " +residual +rowscale", or "" for none).
 std::string describe_problem(const NormProblem& problem);
+std::string fused_label(const NormProblem& problem);
 
 // The largest power of two ≤ 16 that every row of contiguous x, dy and dx starts on, given
 // 16-byte aligned bases: the alignment the engine derives for multi-row calls.

@@ -14,7 +14,7 @@ double square_if_finite(double v) { return std::isfinite(v) ? v * v : 0.0; }
 // thread timing.
 struct ChunkSums {
   std::vector<double> dweight, dbias;
-  double dx_terms = 0, dweight_terms = 0, dbias_terms = 0;
+  double dx_terms = 0, dweight_terms = 0, dbias_terms = 0, dresidual_in_terms = 0;
 };
 
 }  // namespace
@@ -27,6 +27,9 @@ ReferenceGrads reference_backward(const ReferenceProblem& p) {
   out.dx.assign(static_cast<size_t>(m * n), 0.0);
   if (has_weight) out.dweight.assign(static_cast<size_t>(n), 0.0);
   if (p.has_bias) out.dbias.assign(static_cast<size_t>(n), 0.0);
+  const bool scales_branch = p.rowscale || p.keep;
+  if (scales_branch) out.dresidual_in.assign(static_cast<size_t>(m * n), 0.0);
+  const double gamma_shift = p.zero_centered_weight ? 1.0 : 0.0;
 
   std::vector<ChunkSums> chunks(static_cast<size_t>(row_chunk_count(m, n)));
   parallel_for_rows(m, n, [&](int64_t chunk, int64_t first, int64_t end) {
@@ -42,16 +45,26 @@ ReferenceGrads reference_backward(const ReferenceProblem& p) {
       double sum_g = 0, sum_gx = 0;
       for (int64_t c = 0; c < n; ++c) {
         xhat[c] = (x[c] - mean) * rstd;
-        g[c] = has_weight ? dy[c] * p.weight[c] : dy[c];
+        g[c] = has_weight ? dy[c] * (p.weight[c] + gamma_shift) : dy[c];
         sum_g += g[c];
         sum_gx += g[c] * xhat[c];
       }
       const double mean_g = layer_norm ? sum_g / n : 0.0;
       const double mean_gx = sum_gx / n;
       double* dx = out.dx.data() + r * n;
+      const double row_scale = p.rowscale ? p.rowscale[r] : 1.0;
       for (int64_t c = 0; c < n; ++c) {
-        dx[c] = rstd * (g[c] - mean_g - xhat[c] * mean_gx);
-        sums.dx_terms += square_if_finite(rstd * g[c]);
+        double dh = rstd * (g[c] - mean_g - xhat[c] * mean_gx);
+        const double residual = p.dresidual ? p.dresidual[r * n + c] : 0.0;
+        dh += residual;
+        // dx_in = dh·rowscale·keep/(1 − p); a product, so a NaN in a dropped element stays NaN.
+        const double scale = row_scale * (p.keep ? p.keep[r * n + c] / (1.0 - p.dropout_p) : 1.0);
+        dx[c] = dh * scale;
+        if (scales_branch) {
+          out.dresidual_in[r * n + c] = dh;
+          sums.dresidual_in_terms += square_if_finite(rstd * g[c]) + square_if_finite(residual);
+        }
+        sums.dx_terms += square_if_finite(rstd * g[c] * scale) + square_if_finite(residual * scale);
         if (has_weight) {
           sums.dweight[c] += dy[c] * xhat[c];
           sums.dweight_terms += square_if_finite(dy[c] * xhat[c]);
@@ -64,8 +77,9 @@ ReferenceGrads reference_backward(const ReferenceProblem& p) {
     }
   });
 
-  double dx_terms = 0, dweight_terms = 0, dbias_terms = 0;
+  double dx_terms = 0, dweight_terms = 0, dbias_terms = 0, dresidual_in_terms = 0;
   for (const ChunkSums& sums : chunks) {
+    dresidual_in_terms += sums.dresidual_in_terms;
     for (size_t c = 0; c < sums.dweight.size(); ++c) out.dweight[c] += sums.dweight[c];
     for (size_t c = 0; c < sums.dbias.size(); ++c) out.dbias[c] += sums.dbias[c];
     dx_terms += sums.dx_terms;
@@ -75,6 +89,7 @@ ReferenceGrads reference_backward(const ReferenceProblem& p) {
   out.dx_term_norm = std::sqrt(dx_terms);
   out.dweight_term_norm = std::sqrt(dweight_terms);
   out.dbias_term_norm = std::sqrt(dbias_terms);
+  out.dresidual_in_term_norm = std::sqrt(dresidual_in_terms);
   return out;
 }
 
@@ -104,6 +119,26 @@ ReferenceGrads reference_backward(const NormInputs& in) {
   p.rstd = rstd.data();
   p.weight = in.problem.has_weight ? weight.data() : nullptr;
   p.has_bias = in.problem.has_bias;
+
+  // Fused options.
+  const NormProblem& problem = in.problem;
+  const FusedInputs& f = in.fused;
+  p.zero_centered_weight = problem.zero_centered_weight;
+  std::vector<double> dresidual, rowscale(f.rowscale.begin(), f.rowscale.end()), keep;
+  if (problem.residual) {
+    dresidual.resize(static_cast<size_t>(m * n));
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < n; ++c) dresidual[r * n + c] = f.dresidual.get(r, c);
+    p.dresidual = dresidual.data();
+  }
+  if (problem.rowscale) p.rowscale = rowscale.data();
+  if (problem.dropout != DropoutMask::None) {
+    keep.resize(static_cast<size_t>(m * n));
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < n; ++c) keep[r * n + c] = f.kept(problem.dropout, r, c) ? 1.0 : 0.0;
+    p.keep = keep.data();
+    p.dropout_p = f.dropout_p;
+  }
   return reference_backward(p);
 }
 
