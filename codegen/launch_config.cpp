@@ -109,8 +109,9 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count) {
     return true;
   };
   // A grid cluster of one block per SM, each staging its slice of the row with up to 4 slots a
-  // thread; three stages where they fit (the next two rows copy while the blocks wait for each
-  // other), else two; false when even two do not fit.
+  // thread, in as many stages as fit (up to kMaxGridStages): beyond the row worked and the one
+  // copying, each stage holds a row whose dx waits for the other blocks' sums, so the meeting's
+  // latency hides behind that many rows of work. False when even two stages do not fit.
   auto grid_stage = [&] {
     LaunchConfig s;
     s.vec = staged_vec;
@@ -124,7 +125,7 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count) {
     const int64_t threads = std::max<int64_t>(ceil_div(ceil_div(per_block, iters), 32) * 32, 64);
     if (threads > kMaxRowThreads) return false;
     s.threads = s.threads_per_row = static_cast<int>(threads);
-    for (s.stages = 3; s.stages >= 2; --s.stages)
+    for (s.stages = kMaxGridStages; s.stages >= 2; --s.stages)
       if (dynamic_shared_bytes(p, s) <= max_stage_bytes(sm)) {
         c = s;
         return true;
@@ -227,7 +228,8 @@ void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
   if (c.staged && (c.rows_per_block() != 1 || c.prefetch || !c.row_in_registers))
     fail("staged rows take one whole block (or cluster) each, without prefetch");
   if (c.staged && c.vec * dtype_size(p.x_dtype) != 16) fail("staged rows need 16-byte vectors of x");
-  if (c.stages < 2 || c.stages > 4 || (!c.staged && c.stages != 2)) fail("stages must be 2 to 4 (2 unless staged)");
+  if (c.stages < 2 || c.stages > (c.grid ? kMaxGridStages : 4) || (!c.staged && c.stages != 2))
+    fail("stages must be 2 to 4 (2 unless staged; up to " + std::to_string(kMaxGridStages) + " for a grid cluster)");
   if (dynamic_shared_bytes(p, c) > max_stage_bytes(90))
     fail("the stages need " + std::to_string(dynamic_shared_bytes(p, c)) +
          " bytes of shared memory, more than any GPU gives a block");

@@ -58,6 +58,8 @@ constexpr int kMaxCluster = 16;
 // gives one when it does not know the device's SM count (one block per SM of an H100 SXM).
 constexpr int kMaxGridCluster = 1024;
 constexpr int kDefaultGridCluster = 132;
+// Stages a grid cluster may have: stages − 2 rows wait for the other blocks' sums.
+constexpr int kMaxGridStages = 8;
 
 // The heuristic config for a resolved, validated problem on compute capability `sm` with
 // `sm_count` multiprocessors (0: not known; grid clusters then take kDefaultGridCluster blocks).

@@ -130,7 +130,8 @@ TEST(LaunchConfig, RowsTooLongForAClusterAreSharedByTheWholeGrid) {
     EXPECT_TRUE(c.grid);
     EXPECT_TRUE(c.staged);
     EXPECT_EQ(c.cluster, 132) << "one block per SM";
-    EXPECT_EQ(c.stages, 3);
+    EXPECT_GE(c.stages, 3) << "at least one row's dx waits for the others' sums";
+    EXPECT_LE(codegen::dynamic_shared_bytes(problem(1048576, x), c), codegen::max_stage_bytes(90));
     EXPECT_NO_THROW(codegen::check_launch_config(problem(1048576, x), c));
   }
   // An A100 (108 SMs) gets a grid of its own size; an unknown device the default.

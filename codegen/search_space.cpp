@@ -107,13 +107,14 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   out.add(choose_launch_config(p, sm, sm_count));
 
   // Grid clusters (one block per SM owning a column slice of every row) for rows long enough
-  // to need a cluster of 8 or more: 1, 2 or 4 slots a thread, 2 or 3 stages.
+  // to need a cluster of 8 or more: 1, 2 or 4 slots a thread; 8, 5 or 3 stages (6, 3 or 1
+  // rows waiting for the other blocks' sums), those that fit.
   if (sm >= 80) {
     const int staged_vec = 16 / dtype_size(p.x_dtype);
     const int64_t slots = ceil_div(p.n, staged_vec);
     if (slots > 8 * int64_t{kMaxRegisterRowThreads} * 2)
       for (int per_thread : {4, 2, 1})
-        for (int stages : {3, 2}) {
+        for (int stages : {8, 5, 3}) {
           LaunchConfig c;
           c.vec = staged_vec;
           c.staged = true;

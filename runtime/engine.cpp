@@ -229,7 +229,9 @@ const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p
   const runtime::DeviceLimits limits = query_limits(ctx);
   bool tuned = false, settled = true;
   const codegen::LaunchConfig config = config_for(ctx, p, by_bucket ? m : -1, limits, may_tune, tuned, settled);
-  const auto module_key = std::make_tuple(ctx, code, codegen::describe(config));
+  // Tuned or not is part of the key: a bucket whose database config happens to equal the
+  // heuristic's still reports itself tuned, and a heuristic bucket never does.
+  const auto module_key = std::make_tuple(ctx, code, codegen::describe(config), tuned);
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     auto it = modules_.find(module_key);
@@ -383,9 +385,11 @@ void Engine::Impl::launch(const LoadedKernel& k, const NormProblem& p, const Bac
                                    a.dropout_mask_stride, 1.0 / (1.0 - a.dropout_p), a.dresidual_in,
                                    a.dresidual_in_stride};
     void* kernel_args[] = {&params};
-    if (k.config.grid)  // the blocks count their arrivals from zero
-      NJ_CU(d.cuMemsetD32Async(partial + 2 * 8 * static_cast<CUdeviceptr>(k.config.cluster), 0, 1, stream),
-            what() + ": clearing the grid cluster's arrival counter");
+    if (k.config.grid) {  // the blocks count their arrivals from zero
+      const size_t ring = static_cast<size_t>(runtime::grid_ring_slots(k.config));
+      NJ_CU(d.cuMemsetD32Async(partial + ring * 8 * static_cast<CUdeviceptr>(k.config.cluster), 0, ring, stream),
+            what() + ": clearing the grid cluster's arrival counters");
+    }
     if (k.config.cluster == 1) {
       NJ_CU(d.cuLaunchKernel(k.backward, static_cast<unsigned>(groups), 1, 1, static_cast<unsigned>(k.config.threads),
                              1, 1, k.shared_bytes, stream, kernel_args, nullptr),

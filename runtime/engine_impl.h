@@ -99,8 +99,8 @@ struct Engine::Impl {
 
   std::shared_mutex mu_;
   llvm::DenseMap<Key, LoadedKernel*> loaded_;
-  // Owns the modules: one per (context, problem code, config), shared by the buckets that use it.
-  std::map<std::tuple<CUcontext, uint64_t, std::string>, std::unique_ptr<LoadedKernel>> modules_;
+  // Owns the modules: one per (context, problem code, config, tuned), shared by the buckets that use it.
+  std::map<std::tuple<CUcontext, uint64_t, std::string, bool>, std::unique_ptr<LoadedKernel>> modules_;
 };
 
 }  // namespace normjit

@@ -24,8 +24,11 @@ bool writes_gradients_directly(const codegen::LaunchConfig& c, int64_t groups) {
   return groups == 1 && c.row_in_registers;
 }
 
+int grid_ring_slots(const codegen::LaunchConfig& c) { return c.grid ? 2 * (c.stages - 2) + 2 : 0; }
+
 size_t grid_sums_bytes(const codegen::LaunchConfig& c) {
-  return c.grid ? static_cast<size_t>(c.cluster) * 2 * 8 + 16 : 0;
+  const size_t ring = static_cast<size_t>(grid_ring_slots(c));
+  return c.grid ? (ring * static_cast<size_t>(c.cluster) * 8 + ring * 4 + 15) / 16 * 16 : 0;
 }
 
 size_t launch_workspace_bytes(const NormProblem& p, const codegen::LaunchConfig& c, int64_t groups) {

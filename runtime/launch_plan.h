@@ -32,8 +32,10 @@ size_t partial_bytes(const NormProblem& problem, int64_t groups);
 // A launch writes dγ/dβ itself, with no partials and no reduction launch, when it is a single
 // row group holding its rows in registers (the small-M latency case).
 bool writes_gradients_directly(const codegen::LaunchConfig& config, int64_t groups);
-// A grid cluster's meeting place in the workspace: [2][cluster] float2 row sums, then the
-// arrival counter (zeroed before each launch), padded to 16 bytes; 0 for other configs.
+// A grid cluster's meeting place in the workspace (templates/norm_backward.cuh, GridSums): a
+// ring of grid_ring_slots() slots of [cluster] float2 row sums, then one arrival counter per
+// slot (zeroed before each launch), padded to 16 bytes; 0 for other configs.
+int grid_ring_slots(const codegen::LaunchConfig& config);
 size_t grid_sums_bytes(const codegen::LaunchConfig& config);
 // The workspace a launch of `groups` row groups of `config` uses: its partials, a grid
 // cluster's row sums, or none.

@@ -72,8 +72,12 @@ TEST(LaunchPlan, AGridClusterIsOneRowGroupWithItsRowSumsInTheWorkspace) {
   const codegen::LaunchConfig grid = codegen::choose_launch_config(problem(1 << 20), 90, 132);
   ASSERT_TRUE(grid.grid);
   EXPECT_EQ(runtime::max_row_groups(grid, kH100, 4096), 1);
-  // [2][132] float2 sums and the arrival counter, whatever M: no dγ/dβ partials.
-  EXPECT_EQ(runtime::launch_workspace_bytes(problem(1 << 20), grid, 1), 2u * 132 * 8 + 16);
-  EXPECT_EQ(runtime::grid_sums_bytes(grid), 2u * 132 * 8 + 16);
-  EXPECT_EQ(runtime::workspace_bound(problem(1 << 20), kH100, 64), 2u * 132 * 8 + 16);
+  // A ring of 2·(stages − 2) + 2 slots of [132] float2 sums and one arrival counter each,
+  // whatever M: no dγ/dβ partials.
+  const size_t ring = 2 * (grid.stages - 2) + 2;
+  EXPECT_EQ(runtime::grid_ring_slots(grid), static_cast<int>(ring));
+  const size_t bytes = (ring * 132 * 8 + ring * 4 + 15) / 16 * 16;
+  EXPECT_EQ(runtime::launch_workspace_bytes(problem(1 << 20), grid, 1), bytes);
+  EXPECT_EQ(runtime::grid_sums_bytes(grid), bytes);
+  EXPECT_EQ(runtime::workspace_bound(problem(1 << 20), kH100, 64), bytes);
 }

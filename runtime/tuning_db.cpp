@@ -201,7 +201,7 @@ TuningEntries parse_tuning_entries(const std::string& text, const std::string& o
     e.config.prefetch = want_bool(*t, "prefetch", origin, key);
     e.config.staged = want_bool(*t, "staged", origin, key);
     // Written since stages became a config field; entries from before it ran two.
-    if (t->contains("stages")) e.config.stages = static_cast<int>(want_int(*t, "stages", origin, key, 2, 4));
+    if (t->contains("stages")) e.config.stages = static_cast<int>(want_int(*t, "stages", origin, key, 2, codegen::kMaxGridStages));
     e.config.min_blocks_per_sm = static_cast<int>(want_int(*t, "min_blocks_per_sm", origin, key, 1, 32));
     e.us = want_time(*t, "us", origin, key, true);
     e.heuristic_us = want_time(*t, "heuristic_us", origin, key, false);

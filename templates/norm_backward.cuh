@@ -157,38 +157,60 @@ struct ClusterSums {
 
 // Row sums of the whole row when the cluster is the grid (kGridCluster, sm_80+): the launch is
 // one cooperative cluster of kCluster blocks, each owning a column slice of every row, and they
-// meet in global memory. p.partial is the meeting place: [2][kCluster] float2 block sums, then
-// one arrival counter that the host zeroes before the launch. Rows alternate between the two
-// halves: a block starts row k + 2 only after every block has arrived at row k + 1, i.e. has
-// finished reading row k's half. Every block adds the kCluster sums in the same order (a
-// warp's strided partial sums, then a butterfly), so all hold the same bits.
-struct GridSums {
-  float2* sums;        // [2][kCluster]
-  unsigned* arrived;   // block arrivals so far, over all rows
-  unsigned rank;
-  unsigned rows = 0;   // rows this block has summed
-  float2* total;       // shared: the row's sums, for the whole block
+// meet in global memory. p.partial is the meeting place: a ring of kGridRing slots, each
+// [kCluster] float2 block sums, then kGridRing arrival counters that the host zeroes before
+// the launch (runtime/launch_plan.h: grid_sums_bytes). A block posts row k's sums to slot
+// k % kGridRing without waiting, and waits for them kGridDefer rows later, when it writes row
+// k's dx: the meeting's latency hides behind that many rows of work. A block posts row k + R
+// only after waiting for row k + R − 1 − D, i.e. after every block posted it (and so row k)
+// and read row k + R − 2 − 2D: with R = 2D + 2 no slot is counted or rewritten early. Every
+// block adds the kCluster sums in the same order (a warp's strided sums, then a butterfly), so
+// all hold the same bits.
+constexpr int kGridDefer = kGridCluster ? kStages - 2 : 0;  // rows between a post and its wait
+constexpr int kGridRing = 2 * kGridDefer + 2;
 
-  __device__ __forceinline__ float2 sum(float2 block_sum) {
-    float2* half = sums + (rows & 1) * kCluster;
-    ++rows;
+struct GridSums {
+  float2* sums;       // [kGridRing][kCluster]
+  unsigned* arrived;  // [kGridRing]: block arrivals at the rows of each slot
+  unsigned rank;
+  float2* total;      // shared: a row's sums, for the whole block
+
+  // Row number k of the launch (0, 1, ...): its block sum, by thread 0 (the block's sum is
+  // the same in every thread).
+  __device__ __forceinline__ void post(i64 k, float2 block_sum) {
+    if (threadIdx.x != 0) return;
+    const int slot = (int)(k % kGridRing);
+    sums[slot * kCluster + rank] = block_sum;
+    // Release: the sum is visible to whoever sees the arrival.
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(arrived + slot) : "memory");
+  }
+
+  __device__ __forceinline__ float2 wait(i64 k) {
+    const int slot = (int)(k % kGridRing);
     if (threadIdx.x == 0) {
-      half[rank] = block_sum;
-      __threadfence();  // the sum is visible before the arrival is counted
-      atomicAdd(arrived, 1u);
+      const unsigned all = (unsigned)(k / kGridRing + 1) * kCluster;
       unsigned seen;
       do {
-        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(arrived) : "memory");
-      } while (seen < rows * kCluster);
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(arrived + slot) : "memory");
+      } while (seen < all);
     }
     __syncthreads();
     if (threadIdx.x < 32) {
-      float2 v = make_float2(0.f, 0.f);
-      for (int b = threadIdx.x; b < kCluster; b += 32) {
-        float2 s;  // from L2: the other blocks wrote it from other SMs
-        asm volatile("ld.global.cg.v2.f32 {%0, %1}, [%2];" : "=f"(s.x), "=f"(s.y) : "l"(half + b) : "memory");
-        v.x += s.x;
-        v.y += s.y;
+      // Every load first (one round trip to L2), then the additions in a fixed order.
+      constexpr int kPerLane = (kCluster + 31) / 32;
+      float2 s[kPerLane];
+#pragma unroll
+      for (int i = 0; i < kPerLane; ++i) {
+        const int b = i * 32 + (int)threadIdx.x;
+        s[i] = make_float2(0.f, 0.f);
+        if (b < kCluster)
+          asm volatile("ld.global.cg.v2.f32 {%0, %1}, [%2];" : "=f"(s[i].x), "=f"(s[i].y) : "l"(sums + slot * kCluster + b));
+      }
+      float2 v = s[0];
+#pragma unroll
+      for (int i = 1; i < kPerLane; ++i) {
+        v.x += s[i].x;
+        v.y += s[i].y;
       }
       v = group_sum<32>(v);
       if (threadIdx.x == 0) *total = v;
@@ -422,8 +444,8 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   const int lane = threadIdx.x;
   const unsigned rank = kGridCluster ? blockIdx.x : kCluster > 1 ? cluster_rank() : 0;
   __shared__ float2 grid_total;
-  GridSums grid{reinterpret_cast<float2*>(p.partial), reinterpret_cast<unsigned*>(p.partial + 4 * kCluster), rank, 0,
-                &grid_total};
+  GridSums grid{reinterpret_cast<float2*>(p.partial), reinterpret_cast<unsigned*>(p.partial + 2 * kGridRing * kCluster),
+                rank, &grid_total};
   const i64 col0 = (i64)rank * kSliceCols;
   const i64 slice_cols = col0 < kN ? (kN - col0 < kSliceCols ? kN - col0 : kSliceCols) : 0;
 
@@ -440,88 +462,63 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
 #pragma unroll
     for (int j = 0; j < kVec; ++j) dw[i][j] = db[i][j] = 0.f;
 
-  // Every iteration commits exactly one copy group (empty past the last row), so "this row's
-  // group has landed" is "at most kStages − 2 (or − 1, after committing the next) are pending".
-  const i64 step = row_groups();
-  i64 row = row_group();
+  // A staged row as its two passes read it.
+  struct StagedRow {
+    i64 row;
+    const unsigned char* here;  // its stage
+    int x_shift, dy_shift;
+    float mean, rstd;
+  };
+  auto staged_row = [&](i64 row, int stage, float mean, float rstd) {
+    return StagedRow{row, stages + stage * kStageBytes, stage_shift(p.x + row * p.x_stride + col0),
+                     stage_shift(p.dy + row * p.dy_stride + col0), mean, rstd};
+  };
+  const TW* weight_lane = kHasWeight ? p.weight + col0 + lane : nullptr;
+  const int lane_limit = (int)slice_cols - lane;  // interleaved: element at offset `at` exists if at < this
+  // Reads slot i of a row from its stage: x̂ and g = dy·γ, and dy itself (0 past the slice).
+  auto slot = [&](const StagedRow& r, int i, float (&xhat)[kVec], float (&gw)[kVec], float (&dy)[kVec]) {
+    float x[kVec], w[kVec];
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    stage_row(row + s * step, stages + s * kStageBytes);
-    cp_async_commit();
-  }
-  int stage = 0;
-  float mean = 0.f, rstd = 0.f;
-  if (row < p.m) {
-    rstd = p.rstd[row];
-    if constexpr (kLayerNorm) mean = p.mean[row];
-  }
-  for (; row < p.m; row += step) {
-    const i64 next = row + step;
-    const int ahead_stage = stage == 0 ? kStages - 1 : stage - 1;  // the stage worked last iteration
-    unsigned char* ahead = stages + ahead_stage * kStageBytes;
-    if constexpr (kStageBarrier) {
-      cp_async_wait<kStages - 2>();
-      __syncthreads();  // this row's pieces are visible to all, and nobody reads `ahead` any more
-      stage_row(row + (kStages - 1) * step, ahead);
-      cp_async_commit();
-    } else {
-      stage_row(row + (kStages - 1) * step, ahead);
-      cp_async_commit();
-      cp_async_wait<kStages - 1>();  // this row's copies have landed; later rows' may still fly
-    }
-    float next_mean = 0.f, next_rstd = 0.f;
-    if (next < p.m) {
-      next_rstd = p.rstd[next];
-      if constexpr (kLayerNorm) next_mean = p.mean[next];
-    }
-    const unsigned char* here = stages + stage * kStageBytes;
-    const int x_shift = stage_shift(p.x + row * p.x_stride + col0);
-    const int dy_shift = stage_shift(p.dy + row * p.dy_stride + col0);
-
-    const TW* weight_lane = kHasWeight ? p.weight + col0 + lane : nullptr;
-    const int lane_limit = (int)slice_cols - lane;  // interleaved: element at offset `at` exists if at < this
-    // Reads slot i of this row from the stage: x̂ and g = dy·γ, and dy itself (0 past the slice).
-    auto slot = [&](int i, float (&xhat)[kVec], float (&gw)[kVec], float (&dy)[kVec]) {
-      float x[kVec], w[kVec];
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) w[j] = 1.f;
-      if constexpr (kInterleaved) {
-        // Element j of slot i is column col0 + lane + at: one base per tensor, constant offsets.
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) {
-          const int at = interleaved_at(i, j);
-          x[j] = dy[j] = 0.f;
-          if (at < lane_limit) {
-            x[j] = to_f32(reinterpret_cast<const TX*>(here + x_shift)[lane + at]);
-            dy[j] = to_f32(reinterpret_cast<const TDY*>(here + kStageXBytes + dy_shift)[lane + at]);
-            if constexpr (kHasWeight) w[j] = to_f32(weight_lane[at]);
-          }
-        }
-      } else {
-        const i64 col = slot_column(i, lane, rank);
-        const i64 local = (i64)i * kThreadsPerRow + lane;
-        read_staged<TX>(here, x_shift, local, col, x);
-        read_staged<TDY>(here + kStageXBytes, dy_shift, local, col, dy);
-        if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
-      }
-// fused:begin
-      stored_weight_to_gamma(w);
-// fused:end
+    for (int j = 0; j < kVec; ++j) w[j] = 1.f;
+    if constexpr (kInterleaved) {
+      // Element j of slot i is column col0 + lane + at: one base per tensor, constant offsets.
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
-        xhat[j] = normalized(x[j], mean, rstd);
-        gw[j] = dy[j] * w[j];
+        const int at = interleaved_at(i, j);
+        x[j] = dy[j] = 0.f;
+        if (at < lane_limit) {
+          x[j] = to_f32(reinterpret_cast<const TX*>(r.here + r.x_shift)[lane + at]);
+          dy[j] = to_f32(reinterpret_cast<const TDY*>(r.here + kStageXBytes + r.dy_shift)[lane + at]);
+          if constexpr (kHasWeight) w[j] = to_f32(weight_lane[at]);
+        }
       }
-    };
-    // A contiguous slot past the slice is skipped whole; interleaved ones mask each element.
-    auto slot_unused = [&](int i) { return !kInterleaved && slot_column(i, lane, rank) >= kN; };
+    } else {
+      const i64 col = slot_column(i, lane, rank);
+      const i64 local = (i64)i * kThreadsPerRow + lane;
+      read_staged<TX>(r.here, r.x_shift, local, col, x);
+      read_staged<TDY>(r.here + kStageXBytes, r.dy_shift, local, col, dy);
+      if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
+    }
+// fused:begin
+    stored_weight_to_gamma(w);
+// fused:end
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      xhat[j] = normalized(x[j], r.mean, r.rstd);
+      gw[j] = dy[j] * w[j];
+    }
+  };
+  // A contiguous slot past the slice is skipped whole; interleaved ones mask each element.
+  auto slot_unused = [&](int i) { return !kInterleaved && slot_column(i, lane, rank) >= kN; };
 
+  // Pass 1: dγ/dβ, and the block's share of the row sums.
+  auto row_sums = [&](const StagedRow& r) {
     float2 sums = make_float2(0.f, 0.f);
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
       if (slot_unused(i)) continue;
       float xhat[kVec], gw[kVec], dy[kVec];
-      slot(i, xhat, gw, dy);
+      slot(r, i, xhat, gw, dy);
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
         if constexpr (kHasWeight) dw[i][j] += dy[j] * xhat[j];
@@ -530,18 +527,20 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
         sums.y += gw[j] * xhat[j];
       }
     }
-    sums = reducer.sum(sums, 0, lane);
-    if constexpr (kGridCluster) sums = grid.sum(sums);
-    else sums = cluster.sum(sums);
+    return reducer.sum(sums, 0, lane);
+  };
+  // Pass 2: dx from the whole row's sums.
+  auto write_dx = [&](const StagedRow& r, float2 sums) {
+    const i64 row = r.row;
     const float mean_g = sums.x * kInvN, mean_gx = sums.y * kInvN;
     TDX* dx_row = p.dx + row * p.dx_stride;
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
       if (slot_unused(i)) continue;
       float xhat[kVec], gw[kVec], dy[kVec], out[kVec];
-      slot(i, xhat, gw, dy);
+      slot(r, i, xhat, gw, dy);
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) out[j] = input_grad(gw[j], xhat[j], rstd, mean_g, mean_gx);
+      for (int j = 0; j < kVec; ++j) out[j] = input_grad(gw[j], xhat[j], r.rstd, mean_g, mean_gx);
       if constexpr (kInterleaved) {
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
@@ -558,8 +557,69 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
         store_slot<TDX, kVec, kAlign, kN>(dx_row, slot_column(i, lane, rank), out);
       }
     }
-    mean = next_mean;
-    rstd = next_rstd;
+  };
+
+  // Every iteration that works a row commits exactly one copy group (empty past the last
+  // row), so "this row's group has landed" is "at most kAhead − 1 (or kAhead, after
+  // committing the next) are pending". Stages hold, in order: the kGridDefer rows whose dx
+  // waits for the grid's sums, the row worked, and kAhead rows being copied.
+  constexpr int kAhead = kStages - 1 - kGridDefer;
+  static_assert(kAhead >= 1, "a row is copied while one is worked");
+  const i64 step = row_groups();
+  const i64 first = row_group();
+  i64 row = first;
+#pragma unroll
+  for (int s = 0; s < kAhead; ++s) {
+    stage_row(row + s * step, stages + s * kStageBytes);
+    cp_async_commit();
+  }
+  int stage = 0;
+  float mean = 0.f, rstd = 0.f;
+  if (row < p.m) {
+    rstd = p.rstd[row];
+    if constexpr (kLayerNorm) mean = p.mean[row];
+  }
+  for (; row < p.m + kGridDefer * step; row += step) {
+    const i64 next = row + step;
+    if (kGridDefer == 0 || row < p.m) {
+      // The stage freed last iteration: its row's dx is written.
+      const int free_stage = (stage + kAhead) % kStages;
+      unsigned char* ahead = stages + free_stage * kStageBytes;
+      if constexpr (kStageBarrier) {
+        cp_async_wait<kAhead - 1>();
+        __syncthreads();  // this row's pieces are visible to all, and nobody reads `ahead` any more
+        stage_row(row + kAhead * step, ahead);
+        cp_async_commit();
+      } else {
+        stage_row(row + kAhead * step, ahead);
+        cp_async_commit();
+        cp_async_wait<kAhead>();  // this row's copies have landed; later rows' may still fly
+      }
+      float next_mean = 0.f, next_rstd = 0.f;
+      if (next < p.m) {
+        next_rstd = p.rstd[next];
+        if constexpr (kLayerNorm) next_mean = p.mean[next];
+      }
+      const StagedRow r = staged_row(row, stage, mean, rstd);
+      const float2 block_sums = row_sums(r);
+      if constexpr (kGridCluster) {
+        grid.post((row - first) / step, block_sums);
+      } else {
+        write_dx(r, cluster.sum(block_sums));
+      }
+      mean = next_mean;
+      rstd = next_rstd;
+    }
+    if constexpr (kGridCluster) {
+      // The row posted kGridDefer rows ago: its sums are (most likely) all in by now.
+      const i64 done = row - kGridDefer * step;
+      if (done >= first) {
+        const float done_rstd = p.rstd[done], done_mean = kLayerNorm ? p.mean[done] : 0.f;
+        const i64 k = (done - first) / step;
+        const float2 sums = grid.wait(k);
+        write_dx(staged_row(done, (stage + kStages - kGridDefer) % kStages, done_mean, done_rstd), sums);
+      }
+    }
     stage = stage + 1 == kStages ? 0 : stage + 1;
   }
   cp_async_wait<0>();
