@@ -24,7 +24,10 @@ bool writes_gradients_directly(const codegen::LaunchConfig& c, int64_t groups) {
   return groups == 1 && c.row_in_registers;
 }
 
-int grid_ring_slots(const codegen::LaunchConfig& c) { return c.grid ? 2 * (c.stages - 2) + 2 : 0; }
+int grid_ring_slots(const codegen::LaunchConfig& c) {
+  const int defer = c.stages - 2, batch = defer + 1;  // kGridDefer, kGridBatch
+  return c.grid ? 2 * (defer + batch) + 2 : 0;
+}
 
 size_t grid_sums_bytes(const codegen::LaunchConfig& c) {
   const size_t ring = static_cast<size_t>(grid_ring_slots(c));

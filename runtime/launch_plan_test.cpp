@@ -72,9 +72,9 @@ TEST(LaunchPlan, AGridClusterIsOneRowGroupWithItsRowSumsInTheWorkspace) {
   const codegen::LaunchConfig grid = codegen::choose_launch_config(problem(1 << 20), 90, 132);
   ASSERT_TRUE(grid.grid);
   EXPECT_EQ(runtime::max_row_groups(grid, kH100, 4096), 1);
-  // A ring of 2·(stages − 2) + 2 slots of [132] float2 sums and one arrival counter each,
-  // whatever M: no dγ/dβ partials.
-  const size_t ring = 2 * (grid.stages - 2) + 2;
+  // A ring of 2·(defer + batch) + 2 slots (defer = stages − 2 rows, batches of defer + 1) of
+  // [132] float2 sums and one arrival counter each, whatever M: no dγ/dβ partials.
+  const size_t ring = 2 * ((grid.stages - 2) + (grid.stages - 1)) + 2;
   EXPECT_EQ(runtime::grid_ring_slots(grid), static_cast<int>(ring));
   const size_t bytes = (ring * 132 * 8 + ring * 4 + 15) / 16 * 16;
   EXPECT_EQ(runtime::launch_workspace_bytes(problem(1 << 20), grid, 1), bytes);

@@ -159,21 +159,23 @@ struct ClusterSums {
 // one cooperative cluster of kCluster blocks, each owning a column slice of every row, and they
 // meet in global memory. p.partial is the meeting place: a ring of kGridRing slots, each
 // [kCluster] float2 block sums, then kGridRing arrival counters that the host zeroes before
-// the launch (runtime/launch_plan.h: grid_sums_bytes). A block posts row k's sums to slot
-// k % kGridRing without waiting, and waits for them kGridDefer rows later, when it writes row
-// k's dx: the meeting's latency hides behind that many rows of work. A block posts row k + R
-// only after waiting for row k + R − 1 − D, i.e. after every block posted it (and so row k)
-// and read row k + R − 2 − 2D: with R = 2D + 2 no slot is counted or rewritten early. Every
-// block adds the kCluster sums in the same order (a warp's strided sums, then a butterfly), so
-// all hold the same bits.
-constexpr int kGridDefer = kGridCluster ? kStages - 2 : 0;  // rows between a post and its wait
-constexpr int kGridRing = 2 * kGridDefer + 2;
+// the launch (runtime/launch_plan.h: grid_sums_bytes). A block posts each row's sums without
+// waiting, and writes a row's dx kGridDefer rows later; it waits once per kGridBatch rows, for
+// all of them at once, so the meeting's round trips through L2 are paid once a batch and its
+// latency hides behind the rows worked meanwhile. The ring is long enough that no slot is
+// counted or rewritten early: a block posts row j only after a wait that covered row
+// j − D − B, so every block had posted it and read every row up to j − 2D − 2B. Every block
+// adds the kCluster sums in the same order (a warp's strided sums, then a butterfly), so all
+// hold the same bits.
+constexpr int kGridDefer = kGridCluster ? kStages - 2 : 0;  // rows between a row's sums and its dx
+constexpr int kGridBatch = kGridDefer + 1;                   // rows per wait
+constexpr int kGridRing = 2 * (kGridDefer + kGridBatch) + 2;
 
 struct GridSums {
   float2* sums;       // [kGridRing][kCluster]
   unsigned* arrived;  // [kGridRing]: block arrivals at the rows of each slot
   unsigned rank;
-  float2* total;      // shared: a row's sums, for the whole block
+  float2* totals;     // shared [kGridBatch]: the batch's row sums, for the whole block
 
   // Row number k of the launch (0, 1, ...): its block sum, by thread 0 (the block's sum is
   // the same in every thread).
@@ -185,38 +187,41 @@ struct GridSums {
     asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(arrived + slot) : "memory");
   }
 
-  __device__ __forceinline__ float2 wait(i64 k) {
-    const int slot = (int)(k % kGridRing);
-    if (threadIdx.x == 0) {
-      const unsigned all = (unsigned)(k / kGridRing + 1) * kCluster;
-      unsigned seen;
-      do {
-        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(arrived + slot) : "memory");
-      } while (seen < all);
-    }
+  // Rows k .. k + count − 1 (k a multiple of kGridBatch): waits until every block has posted
+  // them, then adds each row's sums (a warp a row) into totals[0 .. count).
+  __device__ __forceinline__ void wait(i64 k, int count) {
+    if (threadIdx.x == 0)
+      for (int r = 0; r < count; ++r) {
+        const int slot = (int)((k + r) % kGridRing);
+        const unsigned all = (unsigned)((k + r) / kGridRing + 1) * kCluster;
+        unsigned seen;
+        do {
+          asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(arrived + slot) : "memory");
+        } while (seen < all);
+      }
     __syncthreads();
-    if (threadIdx.x < 32) {
+    const int lane = (int)threadIdx.x % 32;
+    for (int r = (int)threadIdx.x / 32; r < count; r += kThreads / 32) {
+      const float2* row_sums = sums + (int)((k + r) % kGridRing) * kCluster;
       // Every load first (one round trip to L2), then the additions in a fixed order.
       constexpr int kPerLane = (kCluster + 31) / 32;
-      float2 s[kPerLane];
+      float2 v[kPerLane];
 #pragma unroll
       for (int i = 0; i < kPerLane; ++i) {
-        const int b = i * 32 + (int)threadIdx.x;
-        s[i] = make_float2(0.f, 0.f);
+        const int b = i * 32 + lane;
+        v[i] = make_float2(0.f, 0.f);
         if (b < kCluster)
-          asm volatile("ld.global.cg.v2.f32 {%0, %1}, [%2];" : "=f"(s[i].x), "=f"(s[i].y) : "l"(sums + slot * kCluster + b));
+          asm volatile("ld.global.cg.v2.f32 {%0, %1}, [%2];" : "=f"(v[i].x), "=f"(v[i].y) : "l"(row_sums + b));
       }
-      float2 v = s[0];
 #pragma unroll
       for (int i = 1; i < kPerLane; ++i) {
-        v.x += s[i].x;
-        v.y += s[i].y;
+        v[0].x += v[i].x;
+        v[0].y += v[i].y;
       }
-      v = group_sum<32>(v);
-      if (threadIdx.x == 0) *total = v;
+      v[0] = group_sum<32>(v[0]);
+      if (lane == 0) totals[r] = v[0];
     }
     __syncthreads();
-    return *total;
   }
 };
 
@@ -443,9 +448,9 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   ClusterSums<> cluster{cluster_slots, 0};
   const int lane = threadIdx.x;
   const unsigned rank = kGridCluster ? blockIdx.x : kCluster > 1 ? cluster_rank() : 0;
-  __shared__ float2 grid_total;
+  __shared__ float2 grid_totals[kGridBatch];
   GridSums grid{reinterpret_cast<float2*>(p.partial), reinterpret_cast<unsigned*>(p.partial + 2 * kGridRing * kCluster),
-                rank, &grid_total};
+                rank, grid_totals};
   const i64 col0 = (i64)rank * kSliceCols;
   const i64 slice_cols = col0 < kN ? (kN - col0 < kSliceCols ? kN - col0 : kSliceCols) : 0;
 
@@ -611,13 +616,18 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
       rstd = next_rstd;
     }
     if constexpr (kGridCluster) {
-      // The row posted kGridDefer rows ago: its sums are (most likely) all in by now.
+      // The row posted kGridDefer rows ago: its sums are (most likely) all in by now. The
+      // first row of each batch waits for the whole batch.
       const i64 done = row - kGridDefer * step;
       if (done >= first) {
         const float done_rstd = p.rstd[done], done_mean = kLayerNorm ? p.mean[done] : 0.f;
         const i64 k = (done - first) / step;
-        const float2 sums = grid.wait(k);
-        write_dx(staged_row(done, (stage + kStages - kGridDefer) % kStages, done_mean, done_rstd), sums);
+        if (k % kGridBatch == 0) {
+          const i64 rows = (p.m - first + step - 1) / step;
+          grid.wait(k, (int)(rows - k < kGridBatch ? rows - k : kGridBatch));
+        }
+        write_dx(staged_row(done, (stage + kStages - kGridDefer) % kStages, done_mean, done_rstd),
+                 grid_totals[k % kGridBatch]);
       }
     }
     stage = stage + 1 == kStages ? 0 : stage + 1;
