@@ -118,14 +118,18 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count) {
     s.staged = true;
     s.grid = true;
     s.cluster = sm_count > 0 ? std::min(sm_count, kMaxGridCluster) : kDefaultGridCluster;
-    // At least 256 threads while they have a slot each (warps to spread a row's work over),
-    // then up to 4 slots a thread.
+    // 2 slots a thread up to 1024 threads, then up to 4 (LN bf16 1M: 512 x 2, 288 us vs 427
+    // for 256 x 4; RMS fp32 1M: 1024 x 2, 516 us vs 549 for 512 x 4), and 5 stages where they
+    // fit (288 us vs 316 for 3).
+    // Each block's slice must carry 16 KB of x and dy a row (512 16-byte slots), or the
+    // once-a-row meeting outweighs it (LN fp32 262144, 497 slots: 1068 us vs 660 streamed).
     const int64_t per_block = ceil_div(staged_slots, s.cluster);
-    const int64_t iters = std::clamp<int64_t>(ceil_div(per_block, 256), 1, kMaxStagedSlotsPerThread);
+    if (per_block < 512) return false;
+    const int64_t iters = std::clamp<int64_t>(ceil_div(per_block, kMaxRowThreads), 2, kMaxStagedSlotsPerThread);
     const int64_t threads = std::max<int64_t>(ceil_div(ceil_div(per_block, iters), 32) * 32, 64);
     if (threads > kMaxRowThreads) return false;
     s.threads = s.threads_per_row = static_cast<int>(threads);
-    for (s.stages = kMaxGridStages; s.stages >= 2; --s.stages)
+    for (s.stages = 5; s.stages >= 2; --s.stages)
       if (dynamic_shared_bytes(p, s) <= max_stage_bytes(sm)) {
         c = s;
         return true;
@@ -184,9 +188,6 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count) {
              stage(p.has_bias ? 4 : 2, p.has_bias ? 1 : 2)) {
     // Up to N = 32768: clusters of 1024-thread blocks, 1 slot a thread with β (LN: 4 blocks,
     // 244 us vs 249 for 2 x 512 x 4), 2 without (RMS: 2 blocks, 193 us vs 210; -06afd96-tune).
-  } else if (sm >= 80 && staged_slots > (sixteen_bit ? cluster_block_slots * 8 : int64_t{16384}) && grid_stage()) {
-    // Rows too long for a cluster of 8 (N > 131072 in 16-bit types, 65536 in fp32): a grid
-    // cluster, one block per SM, each owning a column slice of every row.
   } else if (sm >= 90 && sixteen_bit && staged_slots <= cluster_block_slots * kMaxCluster &&
              stage(next_pow2(ceil_div(staged_slots, cluster_block_slots)), cluster_iters)) {
     // Too long for one block: a cluster shares the row, each block staging its slice, so x
@@ -198,9 +199,15 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count) {
     const int iters = std::max(1, 8 / c.vec);
     while (int64_t{c.cluster} * kMaxRowThreads * iters < slots) c.cluster *= 2;
     one_row_per_block(ceil_div(slots, c.cluster), iters);
+  } else if (sm >= 80 && grid_stage()) {
+    // Rows no cluster holds (N > 262144 in 16-bit types, 131072 in fp32; anything beyond a
+    // block before sm_90): a grid cluster, one block per SM, each owning a column slice of
+    // every row. Measured against the clusters at their edge it loses (LN bf16 262144:
+    // 535 us vs 340 for a staged cluster of 16; LN fp32 131072: 516 vs 482), so it starts
+    // where they end (LN bf16 1M: 288 us vs 2500 streamed; RMS fp32 1M: 516 vs 690;
+    // bench/results/2026-11-23-h100-6b817c0-grid/).
   } else {
-    c.threads = c.threads_per_row = 512;
-    c.row_in_registers = false;
+    c = streamed_launch_config(p);
   }
   check_launch_config(p, c);
   return c;

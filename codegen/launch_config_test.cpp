@@ -85,7 +85,7 @@ TEST(LaunchConfig, FittedShapesOnHopper) {
   EXPECT_EQ(rms32k.cluster, 2);
   EXPECT_EQ(rms32k.threads, 1024);
   EXPECT_TRUE(ln32k.staged && rms32k.staged);
-  for (auto [n, cluster] : {std::pair<int64_t, int>{65536, 4}, {131072, 8}}) {
+  for (auto [n, cluster] : {std::pair<int64_t, int>{65536, 4}, {131072, 8}, {262144, 16}}) {
     const LaunchConfig c = choose_launch_config(ln(n), 90);
     EXPECT_TRUE(c.staged) << n;
     EXPECT_EQ(c.stages, 2) << n;
@@ -135,12 +135,16 @@ TEST(LaunchConfig, RowsTooLongForAClusterAreSharedByTheWholeGrid) {
     EXPECT_NO_THROW(codegen::check_launch_config(problem(1048576, x), c));
   }
   // An A100 (108 SMs) gets a grid of its own size; an unknown device the default.
-  EXPECT_EQ(choose_launch_config(problem(262144, DType::BF16), 80, 108).cluster, 108);
-  EXPECT_EQ(choose_launch_config(problem(262144, DType::BF16), 90).cluster, codegen::kDefaultGridCluster);
-  // At least 256 threads while a slot each is enough (262144 / 132 blocks: 249 slots).
-  EXPECT_EQ(choose_launch_config(problem(262144, DType::BF16), 90, 132).threads, 256);
-  EXPECT_FALSE(choose_launch_config(problem(131072, DType::BF16), 90, 132).grid) << "a cluster of 8 still holds it";
-  EXPECT_FALSE(choose_launch_config(problem(65536, DType::F32), 90, 132).grid);
+  EXPECT_EQ(choose_launch_config(problem(1048576, DType::BF16), 80, 108).cluster, 108);
+  EXPECT_EQ(choose_launch_config(problem(1048576, DType::BF16), 90).cluster, codegen::kDefaultGridCluster);
+  // 2 slots a thread (1M / 132 blocks: 993 slots of bf16, 512 threads).
+  EXPECT_EQ(choose_launch_config(problem(1048576, DType::BF16), 90, 132).threads, 512);
+  // Where a cluster still holds the row, or a block's slice is under 512 slots, no grid.
+  EXPECT_TRUE(choose_launch_config(problem(262144, DType::BF16), 90, 132).staged);
+  EXPECT_EQ(choose_launch_config(problem(262144, DType::BF16), 90, 132).cluster, 16);
+  EXPECT_FALSE(choose_launch_config(problem(131072, DType::F32), 90, 132).grid);
+  EXPECT_FALSE(choose_launch_config(problem(262144, DType::F32), 90, 132).grid);
+  EXPECT_FALSE(choose_launch_config(problem(65536, DType::BF16), 80, 108).grid);
 }
 
 TEST(LaunchConfig, LongRowsAreStreamedWhereNothingElseHoldsThem) {

@@ -27,7 +27,7 @@ constexpr DeterminismCase kCases[] = {
     {NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 4096, 1024},  // many rows per block
     {NormKind::LayerNorm, DType::F16, DType::F16, Affine::WeightAndBias, 199, 5120},
     {NormKind::RMSNorm, DType::F32, DType::F32, Affine::WeightOnly, 4096, 4096},
-    {NormKind::RMSNorm, DType::BF16, DType::F32, Affine::WeightOnly, 37, 262144},  // a grid cluster
+    {NormKind::RMSNorm, DType::BF16, DType::F32, Affine::WeightOnly, 37, 262144},  // a staged cluster of 16
 };
 
 ::testing::AssertionResult same_bits(const char* name, const HostTensor& a, const HostTensor& b) {
