@@ -189,8 +189,11 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
     const int smallest = next_pow2(ceil_div(slots, block_slots));
     for (int cluster = 1; cluster <= max_cluster; cluster *= 2) {
       // Clusters only where they are needed: the smallest that holds the row with 4 slots a
-      // thread, and 2x and 4x it (smaller blocks, two of them per SM).
-      if (cluster > 1 && (cluster < smallest || cluster > 4 * smallest)) continue;
+      // thread, and 2x and 4x it (smaller blocks, two of them per SM). Where one block holds
+      // it with half its threads, none: staged clusters of rows up to 8192 (16-bit) won no
+      // shape tuned exhaustively; from 12288 up they did (LN 14336: 2 x 224 threads).
+      if (cluster > 1 && ((smallest == 1 && 2 * slots <= block_slots) || cluster < smallest || cluster > 4 * smallest))
+        continue;
       for (int per_thread : kStagedSlotsPerThread) {
         LaunchConfig c;
         c.vec = staged_vec;
@@ -198,12 +201,13 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
         c.cluster = cluster;
         const int64_t lanes = ceil_div(ceil_div(slots, cluster), per_thread);
         c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(round_up(lanes, 32), kMinRowBlockThreads));
-        for (int min_blocks : {1, 2})
-          for (int stages : {2, 3}) {
-            c.min_blocks_per_sm = min_blocks;
-            c.stages = stages;
-            out.add(c);
-          }
+        // Two stages: a third won none of the 26 shapes tuned exhaustively on the H100 (at
+        // best a tie, LN 5120: 229.79 vs 229.86 us; bench/NOTES.md entries 9, 10 and 12), and
+        // dropping it keeps a tuning to about 2 s, most of which is compiling candidates.
+        for (int min_blocks : {1, 2}) {
+          c.min_blocks_per_sm = min_blocks;
+          out.add(c);
+        }
       }
     }
   }
