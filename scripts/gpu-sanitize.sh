@@ -2,17 +2,26 @@
 # On the GPU machine: runs the backward kernels under compute-sanitizer's memcheck, racecheck,
 # initcheck and synccheck over the sanitize matrix of tests/gpu/backward_matrix_test.cpp
 # (NORMJIT_TEST_MATRIX=sanitize: LayerNorm and RMSNorm x fp32, fp16, bf16 x
-# N in {1, 33, 1000, 4096, 8192, 65536, 262144} x M in {1, 199, 4096}, M*N capped per tool).
+# N in {1, 33, 1000, 4096, 8192, 65536, 262144} x M in {1, 199, 4096}, M*N capped per tool),
+# and over the fused-option tests (tests/gpu/backward_fused_test.cpp, '*BackwardFused*') and the
+# grid-cluster tests (tests/gpu/backward_grid_test.cpp, 'BackwardGridCluster*', N = 1M rows).
+# Which tests each tool runs (the gtest filter per tool, below): memcheck and synccheck all
+# three; initcheck the matrix and the fused tests; racecheck the matrix and the fused tests (it
+# tracks every shared-memory access, and the grid tests' rows of 1M elements staged through
+# shared memory would take it far past its time). SANITIZE_FILTER_<tool>='...' replaces a
+# tool's filter (SANITIZE_FILTER_racecheck='BackwardGridCluster*', say, to try the grid tests).
 # Builds nothing: uses the build folder that travels with the call. Everything goes to ONE
 # file, $OUT/sanitize.txt, ending with one summary line per tool. Exit 0 only when every tool
 # ran to the end with 0 errors and every test passed; 1 otherwise (a tool that runs past its
 # time limit counts as a failure: the matrix was not covered).
-#   usage: scripts/gpu-sanitize.sh                   all four tools, 6 minutes at most
+#   usage: scripts/gpu-sanitize.sh                   all four tools, 8.5 minutes at most
 #          SANITIZE_TOOLS="memcheck" scripts/gpu-sanitize.sh
 #          SANITIZE_DRY_RUN=1 scripts/gpu-sanitize.sh  print the commands and the test list only
 #   BUILD_DIR (default build), OUT (default /tmp/normjit-out), SANITIZE_TIMEOUT (seconds per
-#   tool, default 60, plus 80 for the warm-up: 6 minutes in the worst case), CAP_<tool>=N to
-#   change a tool's M*N cap (CAP_racecheck=16384, say, if racecheck runs out of time).
+#   tool for every tool; default per tool: memcheck 110, racecheck 90, initcheck 80, synccheck
+#   110, plus 120 for the warm-up: 8.5 minutes in the worst case), TIMEOUT_<tool>=S for one tool,
+#   CAP_<tool>=N to change a tool's M*N cap of the matrix (CAP_racecheck=16384, say, if racecheck
+#   runs out of time; the fused and grid tests have fixed shapes and no cap).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 build="${BUILD_DIR:-build}"
@@ -21,9 +30,12 @@ mkdir -p "$out"
 log="$out/sanitize.txt"
 dry_run="${SANITIZE_DRY_RUN:-0}"
 read -r -a tools <<<"${SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}"
-tool_timeout="${SANITIZE_TIMEOUT:-80}"
 tests="$build/tests/normjit_gpu_tests"
-filter='AllVariants/BackwardMatrix.*'
+matrix_filter='AllVariants/BackwardMatrix.*'
+fused_filter='*BackwardFused*'
+grid_filter='BackwardGridCluster*'
+all_filter="$matrix_filter:$fused_filter:$grid_filter"
+warmup_timeout=120
 
 # M*N caps. A first run on the H100 (2026-11-22) with caps of 2^20 / 2^16 / 2^18 / 2^20 took
 # 4, 21, 3 and 3 s per tool, so they were raised: memcheck and synccheck at 2^24 cover every
@@ -43,6 +55,32 @@ cap_for() {
 }
 for t in "${tools[@]}"; do cap_for "$t" >/dev/null; done
 
+# The gtest filter of each tool (see the top of the file for why racecheck and initcheck leave
+# the grid tests out).
+filter_for() {
+  local override="SANITIZE_FILTER_$1"
+  if [ -n "${!override:-}" ]; then echo "${!override}"; return; fi
+  case "$1" in
+    memcheck | synccheck) echo "$all_filter" ;;
+    racecheck | initcheck) echo "$matrix_filter:$fused_filter" ;;
+  esac
+}
+# Seconds each tool may run: SANITIZE_TIMEOUT for all, else TIMEOUT_<tool>, else its default.
+# The defaults leave room for the fused and grid tests on an H100; lower a tool's cap or filter
+# rather than raising these past the device machine's 10 minutes per command.
+timeout_for() {
+  local override="TIMEOUT_$1"
+  if [ -n "${SANITIZE_TIMEOUT:-}" ]; then echo "$SANITIZE_TIMEOUT"; return; fi
+  if [ -n "${!override:-}" ]; then echo "${!override}"; return; fi
+  case "$1" in
+    memcheck | synccheck) echo 110 ;;
+    racecheck) echo 90 ;;
+    initcheck) echo 80 ;;
+  esac
+}
+# The warm-up runs every test any tool will run (the union of the filters, deduplicated).
+warmup_filter=$(for t in "${tools[@]}"; do filter_for "$t" | tr ':' '\n'; done | awk 'NF && !seen[$0]++' | paste -sd:)
+
 sanitizer="$(command -v compute-sanitizer || true)"
 for candidate in /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
   [ -z "$sanitizer" ] && [ -x "$candidate" ] && sanitizer="$candidate"
@@ -57,13 +95,13 @@ trap 'rm -rf "$NORMJIT_CACHE_DIR"' EXIT
 if [ "$dry_run" = 1 ]; then
   echo "compute-sanitizer: ${sanitizer:-NOT FOUND (needed on the GPU machine)}"
   echo "warm-up: NORMJIT_TEST_MAX_ELEMENTS=$(for t in "${tools[@]}"; do cap_for "$t"; done | sort -n | tail -1)" \
-       "timeout 80 $tests --gtest_filter='$filter'"
+       "timeout $warmup_timeout $tests --gtest_filter='$warmup_filter'"
   for t in "${tools[@]}"; do
-    echo "$t: NORMJIT_TEST_MAX_ELEMENTS=$(cap_for "$t") timeout $tool_timeout ${sanitizer:-compute-sanitizer}" \
-         "--tool $t --error-exitcode 1 $tests --gtest_filter='$filter'"
+    echo "$t: NORMJIT_TEST_MAX_ELEMENTS=$(cap_for "$t") timeout $(timeout_for "$t") ${sanitizer:-compute-sanitizer}" \
+         "--tool $t --error-exitcode 1 $tests --gtest_filter='$(filter_for "$t")'"
   done
-  echo "tests selected:"
-  NORMJIT_TEST_MAX_ELEMENTS=1 "$tests" --gtest_list_tests --gtest_filter="$filter"
+  echo "tests selected (warm-up; each tool runs those its filter selects):"
+  NORMJIT_TEST_MAX_ELEMENTS=1 "$tests" --gtest_list_tests --gtest_filter="$warmup_filter"
   exit $?
 fi
 
@@ -72,8 +110,10 @@ fi
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
   echo "compute-sanitizer: ${sanitizer:-NOT FOUND}"
   [ -n "$sanitizer" ] && "$sanitizer" --version 2>&1 | tail -2
-  echo "matrix: NORMJIT_TEST_MATRIX=sanitize, gtest filter $filter; per-tool M*N caps and reasons in scripts/gpu-sanitize.sh:"
-  for t in "${tools[@]}"; do echo "  $t: M*N <= $(cap_for "$t") (M = 1: every N), at most $tool_timeout s"; done
+  echo "matrix: NORMJIT_TEST_MATRIX=sanitize; per-tool filters, M*N caps of the matrix and reasons in scripts/gpu-sanitize.sh:"
+  for t in "${tools[@]}"; do
+    echo "  $t: --gtest_filter='$(filter_for "$t")', matrix M*N <= $(cap_for "$t") (M = 1: every N), at most $(timeout_for "$t") s"
+  done
 } >"$log"
 
 summaries=()
@@ -98,7 +138,7 @@ warm_cap=$(for t in "${tools[@]}"; do cap_for "$t"; done | sort -n | tail -1)
 section="$(mktemp)"
 start=$SECONDS
 echo "===== warm-up (no sanitizer), M*N <= $warm_cap =====" >>"$log"
-NORMJIT_TEST_MAX_ELEMENTS="$warm_cap" timeout 80 "$tests" --gtest_filter="$filter" >"$section" 2>&1
+NORMJIT_TEST_MAX_ELEMENTS="$warm_cap" timeout "$warmup_timeout" "$tests" --gtest_filter="$warmup_filter" >"$section" 2>&1
 rc=$?
 cat "$section" >>"$log"
 line="warm-up: exit $rc, $(gtest_counts "$section"), $((SECONDS - start)) s"
@@ -109,10 +149,12 @@ summaries+=("$line")
 # --- the tools
 for t in "${tools[@]}"; do
   cap=$(cap_for "$t")
+  tool_timeout=$(timeout_for "$t")
+  tool_filter=$(filter_for "$t")
   start=$SECONDS
-  echo "===== $t, M*N <= $cap =====" >>"$log"
+  echo "===== $t, --gtest_filter='$tool_filter', matrix M*N <= $cap =====" >>"$log"
   NORMJIT_TEST_MAX_ELEMENTS="$cap" timeout --kill-after=10 "$tool_timeout" \
-    "$sanitizer" --tool "$t" --error-exitcode 1 "$tests" --gtest_filter="$filter" >"$section" 2>&1
+    "$sanitizer" --tool "$t" --error-exitcode 1 "$tests" --gtest_filter="$tool_filter" >"$section" 2>&1
   rc=$?
   cat "$section" >>"$log"
   # "========= ERROR SUMMARY: 0 errors"; racecheck: "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)".
@@ -124,7 +166,7 @@ for t in "${tools[@]}"; do
   fi
   line="$t: exit $rc, ${errors:-?} errors${hazards:+ (racecheck: $hazards)}, $(gtest_counts "$section"), M*N <= $cap, $((SECONDS - start)) s"
   if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-    line="$line: TIMEOUT after $tool_timeout s, matrix not covered (lower CAP_$t or raise SANITIZE_TIMEOUT)"
+    line="$line: TIMEOUT after $tool_timeout s, tests not covered (lower CAP_$t, narrow SANITIZE_FILTER_$t or raise TIMEOUT_$t)"
     status=1
   elif [ $rc -ne 0 ] || [ "${errors:-x}" != 0 ] || grep -q "^\[  FAILED  \]" "$section"; then
     line="$line: FAILED"

@@ -3,6 +3,10 @@
 //   effective bandwidth = minimum bytes / median time
 //   minimum bytes: LayerNorm 3·M·N·b + 8·M + 3·N·w, RMSNorm 3·M·N·b + 4·M + 2·N·w
 //   (x and dy read, dx written, the fp32 statistics, γ read, dγ/dβ written)
+// --fused LIST also times each shape with fused options (docs/FUSED.md), adding what each must
+// move: dresidual read (M·N·dx bytes), rowscale read (4·M), a dropout mask read (M·N bytes, or
+// M·⌈N/8⌉ bits), and dh written (M·N·dx bytes) as dresidual_in, which the bench asks for
+// whenever row scale or dropout is on (a training step needs dh for the residual branch).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -32,8 +36,60 @@ struct Shape {
   int64_t m, n;
 };
 
+// A set of fused options: which flags of NormProblem it turns on. "none" is the option-free
+// kernel, the baseline of each shape's ratio.
+struct FusedSet {
+  std::string name;  // as given: "residual", "rowscale+dropout-bits", "all"
+  bool residual = false, zero_centered = false, rowscale = false;
+  DropoutMask dropout = DropoutMask::None;
+  bool any() const { return residual || zero_centered || rowscale || dropout != DropoutMask::None; }
+  bool dh_out() const { return rowscale || dropout != DropoutMask::None; }  // dresidual_in requested
+};
+
+constexpr double kDropoutP = 0.1;
+
+// "none,residual,zero-centered,rowscale,dropout-bytes,dropout-bits,all"; items may join
+// options with '+' ("residual+rowscale"). "all" is residual + zero-centered + rowscale +
+// dropout-bits. "none" is put first when the list lacks it (every ratio needs it).
+std::vector<FusedSet> parse_fused_list(const std::string& text) {
+  std::vector<FusedSet> sets;
+  std::stringstream list(text);
+  for (std::string item; std::getline(list, item, ',');) {
+    FusedSet f;
+    f.name = item;
+    std::stringstream parts(item);
+    for (std::string o; std::getline(parts, o, '+');) {
+      if (o == "none") continue;
+      if (o == "residual") f.residual = true;
+      else if (o == "zero-centered" || o == "zero-centered-weight") f.zero_centered = true;
+      else if (o == "rowscale") f.rowscale = true;
+      else if (o == "all") f.residual = f.zero_centered = f.rowscale = true, f.dropout = DropoutMask::Bits;
+      else if (o == "dropout-bytes" || o == "dropout-bits") {
+        const DropoutMask form = o == "dropout-bytes" ? DropoutMask::Bytes : DropoutMask::Bits;
+        if (f.dropout != DropoutMask::None && f.dropout != form)
+          throw std::invalid_argument("--fused '" + item + "': one dropout mask form per set (bytes or bits)");
+        f.dropout = form;
+      } else {
+        throw std::invalid_argument("--fused '" + item + "': '" + o +
+                                    "' is not an option (use none, residual, zero-centered, rowscale, "
+                                    "dropout-bytes, dropout-bits or all; + combines them)");
+      }
+    }
+    if (item.empty()) throw std::invalid_argument("--fused: an empty item in '" + text + "'");
+    sets.push_back(f);
+  }
+  // The option-free set runs first for each shape: every ratio needs it.
+  const auto none = std::find_if(sets.begin(), sets.end(), [](const FusedSet& f) { return !f.any(); });
+  FusedSet baseline = none == sets.end() ? FusedSet{"none"} : *none;
+  if (none != sets.end()) sets.erase(none);
+  sets.insert(sets.begin(), baseline);
+  return sets;
+}
+
 struct Result {
   Shape shape;
+  std::string fused;    // the option set ("" without --fused)
+  double vs_none = 0;   // pct_copy over the option-free row's (with --fused)
   double us = 0;        // median, plain launches
   double graph_us = 0;  // median per call in graph replays (0: not measured)
   double gbs = 0;
@@ -54,6 +110,18 @@ double min_bytes(const Shape& s) {
                                        : 3 * mn * b + 4.0 * s.m + 2.0 * s.n * w;
 }
 
+// What the fused options add to the minimum bytes (dx, dresidual and dresidual_in share a dtype).
+double fused_bytes(const Shape& s, const FusedSet& f) {
+  const double dxb = codegen::dtype_size(s.dtype), mn = double(s.m) * double(s.n);
+  double bytes = 0;
+  if (f.residual) bytes += mn * dxb;                                       // dresidual read
+  if (f.rowscale) bytes += 4.0 * s.m;                                      // rowscale read
+  if (f.dropout == DropoutMask::Bytes) bytes += mn;                        // one byte per element
+  if (f.dropout == DropoutMask::Bits) bytes += double(s.m) * double((s.n + 7) / 8);
+  if (f.dh_out()) bytes += mn * dxb;                                       // dresidual_in written
+  return bytes;
+}
+
 using runtime::DeviceBuffer;
 using runtime::median;
 using runtime::random_bytes;
@@ -72,7 +140,9 @@ void write_json(const std::string& path, const std::string& device, double copy_
       << ", \"n\": " << r.shape.n << ", \"us\": " << r.us << ", \"graph_us\": " << r.graph_us
       << ", \"gbs\": " << r.gbs << ", \"pct_copy\": " << r.pct_copy << ", \"config\": \"" << r.config
       << "\", \"registers\": " << r.registers << ", \"spill_bytes\": " << r.spills
-      << ", \"row_groups\": " << r.groups << "}"
+      << ", \"row_groups\": " << r.groups;
+    if (!r.fused.empty()) f << ", \"fused\": \"" << r.fused << "\", \"pct_of_none\": " << r.vs_none;
+    f << "}"
       << (i + 1 < rows.size() ? ",\n" : "\n");
   }
   f << "  ]\n}\n";
@@ -94,6 +164,11 @@ int run_bench(std::vector<std::string> args) {
         "  --latency            also M = 1, 37, 199 at N = 4096, 8192 (bf16, fp32 weights)\n"
         "  --graph              also time CUDA-graph replays (takes launch gaps out)\n"
         "  --reps R             timed repetitions per shape (default 20)\n"
+        "  --fused LIST         also time each shape with these fused option sets (docs/FUSED.md):\n"
+        "                       none,residual,zero-centered,rowscale,dropout-bytes,dropout-bits,all\n"
+        "                       (+ joins options; all = residual+zero-centered+rowscale+dropout-bits;\n"
+        "                       masks keep 90%%; dh is written too with rowscale or dropout); adds the\n"
+        "                       columns fused and vs none (%%copy over the option-free row's)\n"
         "  --json FILE          write {device, copy_gbs, rows: [...]} for scripts\n"
         "  --overhead           only the host's cost per call on a cache hit, against bare driver launches\n");
     return kExitOk;
@@ -103,12 +178,16 @@ int run_bench(std::vector<std::string> args) {
   const bool latency = take_flag(args, "--latency");
   const bool overhead = take_flag(args, "--overhead");
   const std::string json = take_option(args, "--json");
+  const std::string fused_text = take_option(args, "--fused");
   std::string kinds = take_option(args, "--kinds"), dtypes = take_option(args, "--dtypes"),
               weights = take_option(args, "--weights"), ns = take_option(args, "--n"), ms = take_option(args, "--m");
   const std::string elements_text = take_option(args, "--elements"), reps_text = take_option(args, "--reps");
   if (!args.empty()) throw std::invalid_argument("unexpected argument '" + args.front() + "'");
   const int64_t elements = elements_text.empty() ? int64_t{1} << 26 : std::stoll(elements_text);
   const int reps = reps_text.empty() ? 20 : std::stoi(reps_text);
+  const bool fused_mode = !fused_text.empty();
+  const std::vector<FusedSet> fused_sets =
+      fused_mode ? parse_fused_list(fused_text) : std::vector<FusedSet>{FusedSet{}};
   if (quick) {
     if (dtypes.empty()) dtypes = "bf16";
     if (weights.empty()) weights = "fp32";
@@ -204,17 +283,49 @@ int run_bench(std::vector<std::string> args) {
     rstd.upload(stats, what);
   }
 
+  // The fused options' inputs, only with --fused: dresidual (random, in x's dtype, as dx),
+  // dresidual_in (written), rowscale in [0.5, 2), and keep-masks drawn with p = 0.1.
+  DeviceBuffer dresidual, dresidual_in, rowscale, mask_bytes, mask_bits;
+  if (fused_mode) {
+    dresidual = DeviceBuffer(max_elements * 4, what);
+    dresidual_in = DeviceBuffer(max_elements * 4, what);
+    rowscale = DeviceBuffer(max_m * 4, what);
+    mask_bytes = DeviceBuffer(max_elements, what);
+    const int64_t bits_bytes = max_elements / 8 + max_m + 16;  // M·⌈N/8⌉ <= M·N/8 + M
+    mask_bits = DeviceBuffer(bits_bytes, what);
+    auto scales = random_bytes(DType::F32, static_cast<size_t>(max_m), 5);
+    auto* f = reinterpret_cast<float*>(scales.data());
+    for (int64_t i = 0; i < max_m; ++i) f[i] = 0.5f + std::fmod(std::fabs(f[i]), 1.5f);
+    rowscale.upload(scales, what);
+    std::mt19937 rng(6);
+    std::bernoulli_distribution keep(1.0 - kDropoutP);
+    std::uniform_int_distribution<int> kept_value(1, 255);
+    std::vector<char> bytes(static_cast<size_t>(max_elements));
+    for (char& c : bytes) c = keep(rng) ? static_cast<char>(kept_value(rng)) : 0;
+    mask_bytes.upload(bytes, what);
+    bytes.assign(static_cast<size_t>(bits_bytes), 0);
+    for (char& c : bytes) {
+      unsigned v = 0;
+      for (int j = 0; j < 8; ++j) v |= (keep(rng) ? 1u : 0u) << j;
+      c = static_cast<char>(v);
+    }
+    mask_bits.upload(bytes, what);
+  }
+
   Engine engine;
   std::vector<Result> results;
   DType uploaded = DType::Default, uploaded_weight = DType::Default;
-  std::printf("\n%-9s %-5s %-6s %8s %8s %10s %10s %9s %7s  %-50s %5s %6s %6s\n", "kind", "dtype", "weight", "M", "N",
+  std::printf("\n%-9s %-5s %-6s %8s %8s %10s %10s %9s %7s  %-50s %5s %6s %6s", "kind", "dtype", "weight", "M", "N",
               "us", "graph us", "GB/s", "%copy", "launch config", "regs", "spills", "groups");
+  if (fused_mode) std::printf("  %-22s %7s", "fused", "vs none");
+  std::printf("\n");
   for (const Shape& s : shapes) {
     if (s.dtype != uploaded) {  // fresh random x and dy for each dtype
       const auto xs = random_bytes(s.dtype, static_cast<size_t>(max_elements), 1);
       const auto dys = random_bytes(s.dtype, static_cast<size_t>(max_elements), 2);
       x.upload(xs, what);
       dy.upload(dys, what);
+      if (fused_mode) dresidual.upload(random_bytes(s.dtype, static_cast<size_t>(max_elements), 4), what);
       uploaded = s.dtype;
     }
     if (s.weight != uploaded_weight) {
@@ -222,77 +333,100 @@ int run_bench(std::vector<std::string> args) {
       weight.upload(ws, what);
       uploaded_weight = s.weight;
     }
-    NormProblem problem;
-    problem.kind = s.kind;
-    problem.n = s.n;
-    problem.x_dtype = s.dtype;
-    problem.weight_dtype = s.weight;
-    problem.has_bias = s.kind == NormKind::LayerNorm;
-    BackwardArgs a;
-    a.m = s.m;
-    a.x = x.get();
-    a.dy = dy.get();
-    a.mean = s.kind == NormKind::LayerNorm ? reinterpret_cast<const float*>(mean.get()) : nullptr;
-    a.rstd = reinterpret_cast<const float*>(rstd.get());
-    a.weight = weight.get();
-    a.dx = dx.get();
-    a.dweight = dweight.get();
-    a.dbias = problem.has_bias ? dbias.get() : nullptr;
-    const size_t ws_bytes = engine.workspace_size(problem, s.m);
-    DeviceBuffer workspace(ws_bytes, what);
-    a.workspace = workspace.get();
-    a.workspace_bytes = ws_bytes;
-
-    for (int r = 0; r < 3; ++r) engine.backward(problem, a, stream);  // compile, load, warm
-    NJ_CU(d.cuStreamSynchronize(stream), "bench: warm-up");
-    std::vector<double> times;
-    for (int r = 0; r < reps; ++r) times.push_back(timer.microseconds(stream, [&] { engine.backward(problem, a, stream); }));
-    Result res{s};
-    res.us = median(times);
-    if (graph) {
-      constexpr int kCallsPerGraph = 20;
-      CUgraph g;
-      CUgraphExec exec;
-      NJ_CU(d.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "bench: capture");
-      for (int c = 0; c < kCallsPerGraph; ++c) engine.backward(problem, a, stream);
-      NJ_CU(d.cuStreamEndCapture(stream, &g), "bench: capture");
-      NJ_CU(d.cuGraphInstantiateWithFlags(&exec, g, 0), "bench: instantiate");
-      NJ_CU(d.cuGraphLaunch(exec, stream), "bench: graph warm-up");
-      std::vector<double> graph_times;
-      for (int r = 0; r < std::max(5, reps / 4); ++r)
-        graph_times.push_back(timer.microseconds(stream, [&] { NJ_CU(d.cuGraphLaunch(exec, stream), "bench: replay"); }) /
-                              kCallsPerGraph);
-      res.graph_us = median(graph_times);
-      d.cuGraphExecDestroy(exec);
-      d.cuGraphDestroy(g);
-    }
-    const double best_us = res.graph_us > 0 ? std::min(res.us, res.graph_us) : res.us;
-    res.gbs = min_bytes(s) / best_us / 1e3;
-    res.pct_copy = 100.0 * res.gbs / copy_gbs;
-    // The problem as the engine ran it: alignment lowered to what these rows allow (odd N).
-    const NormProblem resolved = runtime::check_backward_call(problem, a).problem;
-    // The kernel the calls above ran: the tuned one for this M where the database has it.
-    const LoadedKernel& k = engine.impl().kernel_for(ctx, resolved, s.m);
-    res.config = codegen::describe(k.config);
-    res.groups = runtime::row_groups(k.config, k.limits, s.m, k.resident_groups);
-    for (const auto& r : k.compiled->resources)
-      if (r.function == codegen::KernelSource::kBackwardEntry) {
-        res.registers = r.registers;
-        res.spills = r.spill_stores + r.spill_loads;
+    double none_pct = 0;  // the option-free row's %copy for this shape
+    for (const FusedSet& fs : fused_sets) {
+      NormProblem problem;
+      problem.kind = s.kind;
+      problem.n = s.n;
+      problem.x_dtype = s.dtype;
+      problem.weight_dtype = s.weight;
+      problem.has_bias = s.kind == NormKind::LayerNorm;
+      problem.residual = fs.residual;
+      problem.zero_centered_weight = fs.zero_centered;
+      problem.rowscale = fs.rowscale;
+      problem.dropout = fs.dropout;
+      BackwardArgs a;
+      a.m = s.m;
+      a.x = x.get();
+      a.dy = dy.get();
+      a.mean = s.kind == NormKind::LayerNorm ? reinterpret_cast<const float*>(mean.get()) : nullptr;
+      a.rstd = reinterpret_cast<const float*>(rstd.get());
+      a.weight = weight.get();
+      a.dx = dx.get();
+      a.dweight = dweight.get();
+      a.dbias = problem.has_bias ? dbias.get() : nullptr;
+      if (fs.residual) a.dresidual = dresidual.get();
+      if (fs.rowscale) a.rowscale = reinterpret_cast<const float*>(rowscale.get());
+      if (fs.dropout != DropoutMask::None) {
+        a.dropout_mask = fs.dropout == DropoutMask::Bytes ? mask_bytes.get() : mask_bits.get();
+        a.dropout_p = kDropoutP;
       }
-    if (res.registers == 0) {  // no ptxas report in the log: ask the loaded kernel
-      int local_bytes = 0;
-      d.cuFuncGetAttribute(&res.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, k.backward);
-      d.cuFuncGetAttribute(&local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, k.backward);
-      res.spills = local_bytes;
+      if (fs.dh_out()) a.dresidual_in = dresidual_in.get();
+      const size_t ws_bytes = engine.workspace_size(problem, s.m);
+      DeviceBuffer workspace(ws_bytes, what);
+      a.workspace = workspace.get();
+      a.workspace_bytes = ws_bytes;
+
+      for (int r = 0; r < 3; ++r) engine.backward(problem, a, stream);  // compile, load, warm
+      NJ_CU(d.cuStreamSynchronize(stream), "bench: warm-up");
+      std::vector<double> times;
+      for (int r = 0; r < reps; ++r)
+        times.push_back(timer.microseconds(stream, [&] { engine.backward(problem, a, stream); }));
+      Result res{s};
+      res.us = median(times);
+      if (graph) {
+        constexpr int kCallsPerGraph = 20;
+        CUgraph g;
+        CUgraphExec exec;
+        NJ_CU(d.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "bench: capture");
+        for (int c = 0; c < kCallsPerGraph; ++c) engine.backward(problem, a, stream);
+        NJ_CU(d.cuStreamEndCapture(stream, &g), "bench: capture");
+        NJ_CU(d.cuGraphInstantiateWithFlags(&exec, g, 0), "bench: instantiate");
+        NJ_CU(d.cuGraphLaunch(exec, stream), "bench: graph warm-up");
+        std::vector<double> graph_times;
+        for (int r = 0; r < std::max(5, reps / 4); ++r)
+          graph_times.push_back(
+              timer.microseconds(stream, [&] { NJ_CU(d.cuGraphLaunch(exec, stream), "bench: replay"); }) /
+              kCallsPerGraph);
+        res.graph_us = median(graph_times);
+        d.cuGraphExecDestroy(exec);
+        d.cuGraphDestroy(g);
+      }
+      const double best_us = res.graph_us > 0 ? std::min(res.us, res.graph_us) : res.us;
+      res.gbs = (min_bytes(s) + fused_bytes(s, fs)) / best_us / 1e3;
+      res.pct_copy = 100.0 * res.gbs / copy_gbs;
+      if (fused_mode) {
+        res.fused = fs.name;
+        if (!fs.any() && none_pct == 0) none_pct = res.pct_copy;
+        res.vs_none = none_pct > 0 ? res.pct_copy / none_pct : 0;
+      }
+      // The problem as the engine ran it: alignment lowered to what these rows allow (odd N).
+      const NormProblem resolved = runtime::check_backward_call(problem, a).problem;
+      // The kernel the calls above ran: the tuned one for this M where the database has it.
+      const LoadedKernel& k = engine.impl().kernel_for(ctx, resolved, s.m);
+      res.config = codegen::describe(k.config);
+      res.groups = runtime::row_groups(k.config, k.limits, s.m, k.resident_groups);
+      for (const auto& r : k.compiled->resources)
+        if (r.function == codegen::KernelSource::kBackwardEntry) {
+          res.registers = r.registers;
+          res.spills = r.spill_stores + r.spill_loads;
+        }
+      if (res.registers == 0) {  // no ptxas report in the log: ask the loaded kernel
+        int local_bytes = 0;
+        d.cuFuncGetAttribute(&res.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, k.backward);
+        d.cuFuncGetAttribute(&local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, k.backward);
+        res.spills = local_bytes;
+      }
+      std::printf("%-9s %-5s %-6s %8lld %8lld %10.2f %10s %9.0f %6.1f%%  %-50s %5d %6d %6lld", short_kind(s.kind),
+                  codegen::dtype_name(s.dtype), codegen::dtype_name(s.weight), static_cast<long long>(s.m),
+                  static_cast<long long>(s.n), res.us,
+                  res.graph_us > 0 ? std::to_string(res.graph_us).substr(0, 6).c_str() : "-", res.gbs, res.pct_copy,
+                  res.config.c_str(), res.registers, res.spills, static_cast<long long>(res.groups));
+      if (fused_mode) std::printf("  %-22s %7.3f", res.fused.c_str(), res.vs_none);
+      std::printf("\n");
+      std::fflush(stdout);
+      results.push_back(res);
     }
-    std::printf("%-9s %-5s %-6s %8lld %8lld %10.2f %10s %9.0f %6.1f%%  %-50s %5d %6d %6lld\n", short_kind(s.kind),
-                codegen::dtype_name(s.dtype), codegen::dtype_name(s.weight), static_cast<long long>(s.m),
-                static_cast<long long>(s.n), res.us,
-                res.graph_us > 0 ? std::to_string(res.graph_us).substr(0, 6).c_str() : "-", res.gbs, res.pct_copy,
-                res.config.c_str(), res.registers, res.spills, static_cast<long long>(res.groups));
-    std::fflush(stdout);
-    results.push_back(res);
   }
   const CacheStats stats = engine.cache_stats();
   std::printf("\nkernels: %llu compiled by NVRTC in this run, %llu read from the disk cache (%s)\n",
