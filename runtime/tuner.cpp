@@ -59,8 +59,8 @@ struct Scratch {
     dweight = DeviceBuffer(n * codegen::dtype_size(p.weight_dtype), what);
     dbias = DeviceBuffer(n * codegen::dtype_size(p.weight_dtype), what);
     workspace = DeviceBuffer(workspace_bytes, what);
-    x.upload(random_bytes(p.x_dtype, elements, 1), what);
-    dy.upload(random_bytes(p.dy_dtype, elements, 2), what);
+    x.fill_random(p.x_dtype, elements, 1, what);
+    dy.fill_random(p.dy_dtype, elements, 2, what);
     weight.upload(random_bytes(p.weight_dtype, n, 3), what);
     std::vector<char> stats = random_bytes(DType::F32, static_cast<size_t>(m), 4);
     auto* f = reinterpret_cast<float*>(stats.data());
@@ -91,7 +91,7 @@ struct Scratch {
     const size_t dx_bytes = elements * codegen::dtype_size(p.dx_dtype);
     if (p.residual) {
       dresidual = DeviceBuffer(dx_bytes, what);
-      dresidual.upload(random_bytes(p.dx_dtype, elements, 5), what);
+      dresidual.fill_random(p.dx_dtype, elements, 5, what);
       args.dresidual = dresidual.get();
     }
     if (p.rowscale) {

@@ -62,6 +62,17 @@ void DeviceBuffer::upload(const std::vector<char>& data, const std::string& what
   NJ_CU(driver().cuMemcpyHtoD(ptr_, data.data(), std::min(data.size(), bytes_)), what + ": uploading");
 }
 
+void DeviceBuffer::fill_random(DType dtype, size_t count, uint32_t seed, const std::string& what) {
+  const size_t total = std::min(count * static_cast<size_t>(codegen::dtype_size(dtype)), bytes_);
+  upload(random_bytes(dtype, std::min(count, size_t{1} << 20), seed), what);
+  // Doubling copies of what is already there.
+  for (size_t filled = std::min(total, (size_t{1} << 20) * codegen::dtype_size(dtype)); filled < total;) {
+    const size_t bytes = std::min(filled, total - filled);
+    NJ_CU(driver().cuMemcpyDtoD(ptr_ + filled, ptr_, bytes), what + ": filling with random values");
+    filled += bytes;
+  }
+}
+
 EventTimer::EventTimer(std::string what) : what_(std::move(what)) {
   NJ_CU(driver().cuEventCreate(&start_, CU_EVENT_DEFAULT), what_ + ": creating an event");
   NJ_CU(driver().cuEventCreate(&stop_, CU_EVENT_DEFAULT), what_ + ": creating an event");

@@ -36,6 +36,10 @@ class DeviceBuffer {
   size_t bytes() const { return bytes_; }
   // Uploads `data` (at most bytes()) synchronously.
   void upload(const std::vector<char>& data, const std::string& what);
+  // `count` random values of a dtype (random_bytes), from a block of at most 2^20 drawn on the
+  // host and repeated on the device: drawing tens of millions of normals on one core took
+  // seconds of every tuning. For timing, a repeating pattern of 1 Mi values is as good.
+  void fill_random(DType dtype, size_t count, uint32_t seed, const std::string& what);
 
  private:
   CUdeviceptr ptr_ = 0;
