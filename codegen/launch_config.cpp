@@ -118,14 +118,18 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count) {
     s.staged = true;
     s.grid = true;
     s.cluster = sm_count > 0 ? std::min(sm_count, kMaxGridCluster) : kDefaultGridCluster;
-    // 2 slots a thread up to 1024 threads, then up to 4 (LN bf16 1M: 512 x 2, 288 us vs 427
-    // for 256 x 4; RMS fp32 1M: 1024 x 2, 516 us vs 549 for 512 x 4), and 5 stages where they
-    // fit (288 us vs 316 for 3).
-    // Each block's slice must carry 16 KB of x and dy a row (512 16-byte slots), or the
-    // once-a-row meeting outweighs it (LN fp32 262144, 497 slots: 1068 us vs 660 streamed).
+    // A slot a thread up to 512 threads (16-bit; 1024 for fp32), then up to 4 slots (LN bf16
+    // 1M: 512 x 2, 288 us, vs 290 for 1024 x 1, which spills, and 427 for 256 x 4; RMS fp32
+    // 1M: 1024 x 2, 516 us vs 549 for 512 x 4; LN fp32 262144: 512 x 1 best), and 5 stages
+    // where they fit (288 us vs 316 for 3).
+    // Each block's slice must carry 8 KB of x and dy a row (256 16-byte slots), or the
+    // meeting outweighs it. At 497 slots it already beats streaming (LN fp32 262144: 593 us
+    // vs 1130, bench/results/2026-11-23-h100-79688fa-peers/tune-time.txt); below 256 it is
+    // not measured.
     const int64_t per_block = ceil_div(staged_slots, s.cluster);
-    if (per_block < 512) return false;
-    const int64_t iters = std::clamp<int64_t>(ceil_div(per_block, kMaxRowThreads), 2, kMaxStagedSlotsPerThread);
+    if (per_block < 256) return false;
+    const int64_t iters = std::clamp<int64_t>(ceil_div(per_block, sixteen_bit ? 512 : kMaxRowThreads), 1,
+                                              kMaxStagedSlotsPerThread);
     const int64_t threads = std::max<int64_t>(ceil_div(ceil_div(per_block, iters), 32) * 32, 64);
     if (threads > kMaxRowThreads) return false;
     s.threads = s.threads_per_row = static_cast<int>(threads);

@@ -137,13 +137,15 @@ TEST(LaunchConfig, RowsTooLongForAClusterAreSharedByTheWholeGrid) {
   // An A100 (108 SMs) gets a grid of its own size; an unknown device the default.
   EXPECT_EQ(choose_launch_config(problem(1048576, DType::BF16), 80, 108).cluster, 108);
   EXPECT_EQ(choose_launch_config(problem(1048576, DType::BF16), 90).cluster, codegen::kDefaultGridCluster);
-  // 2 slots a thread (1M / 132 blocks: 993 slots of bf16, 512 threads).
+  // A slot a thread up to 512 threads (1024 in fp32), then more slots (1M / 132 blocks: 993
+  // slots of bf16, 1986 of fp32).
   EXPECT_EQ(choose_launch_config(problem(1048576, DType::BF16), 90, 132).threads, 512);
+  EXPECT_EQ(choose_launch_config(problem(1048576, DType::F32), 90, 132).threads, 1024);
   // Where a cluster still holds the row, or a block's slice is under 512 slots, no grid.
   EXPECT_TRUE(choose_launch_config(problem(262144, DType::BF16), 90, 132).staged);
   EXPECT_EQ(choose_launch_config(problem(262144, DType::BF16), 90, 132).cluster, 16);
   EXPECT_FALSE(choose_launch_config(problem(131072, DType::F32), 90, 132).grid);
-  EXPECT_FALSE(choose_launch_config(problem(262144, DType::F32), 90, 132).grid);
+  EXPECT_TRUE(choose_launch_config(problem(262144, DType::F32), 90, 132).grid) << "497 slots a block";
   EXPECT_FALSE(choose_launch_config(problem(65536, DType::BF16), 80, 108).grid);
 }
 
