@@ -198,6 +198,59 @@ class LibraryTest(unittest.TestCase):
         self.assertIn("weight dtype bf16", message)
 
 
+    # ---- fused options (docs/FUSED.md): each appended field read where the C code reads it -----
+
+    def test_fused_fields_of_options_that_are_off(self):
+        for field, value, fragment in (("dresidual", FAKE + 0x8000, "dresidual is given but residual is off"),
+                                       ("rowscale", FAKE + 0x9000, "rowscale is given but the rowscale option"),
+                                       ("dropout_mask", FAKE + 0xA000, "dropout_mask or dropout_p is given"),
+                                       ("dropout_p", 0.5, "dropout_mask or dropout_p is given")):
+            a = args()
+            setattr(a, field, value)
+            self.assert_invalid(problem(), a, fragment)
+
+    def test_fused_problem_fields(self):
+        p = problem(weight=False, bias=False)
+        p.zero_centered_weight = 1
+        self.assert_invalid(p, args(weight=False, bias=False), "zero_centered_weight is set but has_weight is false")
+        for flag, fragment in (("residual", "dresidual is NULL but residual is on"),
+                               ("rowscale", "rowscale is NULL but rowscale is on")):
+            p = problem()
+            setattr(p, flag, 1)
+            self.assert_invalid(p, args(), fragment)
+        p = problem()
+        p.dropout = _capi.DROPOUT_BITS
+        self.assert_invalid(p, args(), "dropout_mask is NULL but dropout is on")
+
+    def test_fused_values_and_strides(self):
+        p = problem(n=8)
+        p.dropout = _capi.DROPOUT_BYTES
+        a = args()
+        a.dropout_mask, a.dropout_p = FAKE + 0xA000, 1.0
+        self.assert_invalid(p, a, "dropout_p = 1.000000 is not in [0, 1)")
+        a.dropout_p, a.dropout_mask_stride = 0.25, 3
+        self.assert_invalid(p, a, "dropout_mask_stride = 3 bytes is less than a byte mask row (8 bytes)")
+        p.dropout = _capi.DROPOUT_BITS
+        a.dropout_mask_stride = 0
+        a.dresidual_in, a.dresidual_in_stride = FAKE + 0xB000, 3
+        self.assert_invalid(p, a, "dresidual_in_stride = 3 is less than N")
+        a.dresidual_in_stride = 0
+        a.dresidual_in = a.dx
+        self.assert_invalid(p, a, "dresidual_in and dx are the same buffer")
+        p = problem(n=8)
+        p.residual = 1
+        a = args()
+        a.dresidual, a.dresidual_stride = FAKE + 0x8000, 3
+        self.assert_invalid(p, a, "dresidual_stride = 3 is less than N")
+        a.dresidual, a.dresidual_stride, a.dx_stride = a.dx, 16, 8
+        self.assert_invalid(p, a, "dx is dresidual (in place) but dx_stride = 8 and dresidual_stride = 16 differ")
+        p = problem(n=8)
+        p.rowscale = 1
+        a = args()
+        a.rowscale = FAKE + 0x9002
+        self.assert_invalid(p, a, "rowscale = ", "4-byte")
+
+
 class LookupTest(unittest.TestCase):
     def test_explicit_path_that_does_not_exist(self):
         old = os.environ.get("NORMJIT_LIBRARY")

@@ -447,5 +447,310 @@ class CompileAndGraphTest(unittest.TestCase):
             self.assertLessEqual(rel_err(g, e.double()), 1e-2)
 
 
+# ---- fused options (docs/FUSED.md) -------------------------------------------------------------
+
+def fused_reference(kind, dy, h, x_in, weight, bias, eps, dresidual=None, rowscale=None, keep=None, p=0.0,
+                    zero_centered=False):
+    """(dx_in, dweight, dbias, dresidual_in) by float64 autograd of the fused forward
+
+        a = x_in * keep / (1 - p) * rowscale[row];   h = a + residual;   y = norm(h), gamma (+ 1 if zero-centred)
+
+    with the loss's gradients dy (of y) and dresidual (of h, from the residual stream: h is also an
+    output). residual is taken as h - a in float64, so the forward rebuilds the very h the kernel
+    is given (x's dtype) up to float64 rounding; dresidual_in is the gradient of residual (= dh)."""
+    n = h.shape[-1]
+    xd = x_in.detach().double().requires_grad_()
+    a = xd
+    if keep is not None:
+        a = a * keep.double() / (1 - p)
+    if rowscale is not None:
+        a = a * rowscale.detach().double().reshape(-1, 1)
+    residual = (h.detach().double() - a.detach()).requires_grad_()
+    hd = a + residual
+    wd = None if weight is None else weight.detach().double().requires_grad_()
+    bd = None if bias is None else bias.detach().double().requires_grad_()
+    w_used = wd + 1 if zero_centered and wd is not None else wd
+    if kind == "ln":
+        y = F.layer_norm(hd, (n,), w_used, bd, eps)
+    else:
+        y = F.rms_norm(hd, (n,), w_used, eps)
+    outputs, grads = [y], [dy.double()]
+    if dresidual is not None:
+        outputs.append(hd)
+        grads.append(dresidual.double())
+    inputs = [t for t in (xd, residual, wd, bd) if t is not None]
+    got = list(torch.autograd.grad(outputs, inputs, grads))
+    dx, dres_in = got.pop(0), got.pop(0)
+    dw = got.pop(0) if wd is not None else None
+    db = got.pop(0) if bd is not None else None
+    return dx, dw, db, dres_in
+
+
+def pack_bits(keep):
+    """keep [M, N] bool -> [M, ceil(N/8)] uint8, bit j of byte k = element 8k + j. The bits past N
+    are set (the kernel must ignore them)."""
+    m, n = keep.shape
+    nb = (n + 7) // 8
+    padded = torch.ones(m, nb * 8, dtype=torch.int64, device=keep.device)
+    padded[:, :n] = keep.to(torch.int64)
+    weights = torch.tensor([1, 2, 4, 8, 16, 32, 64, 128], dtype=torch.int64, device=keep.device)
+    return (padded.view(m, nb, 8) * weights).sum(-1).to(torch.uint8)
+
+
+def poison_allocator(*likes):
+    """NaN-filled blocks of the outputs' sizes, freed back into PyTorch's caching allocator, so the
+    outputs normjit allocates next most likely start as NaN: an element the kernel never writes
+    then fails the comparison (NaN never passes) instead of holding a stale plausible value."""
+    blocks = [torch.full_like(t, float("nan"), memory_format=torch.contiguous_format) for t in likes for _ in (0, 1)]
+    del blocks
+
+
+# (kind, M, N, x dtype, weight dtype, options). Options: residual, inplace (dx written into
+# dresidual, a padded view), zc (zero-centred weight), rowscale, dropout ("bool", "uint8" bytes
+# or "bits"), p, dh (return_dresidual_in). A sample: every option, both norms, both dtypes,
+# M in {1, 37, 4096} and N in {33, 4096} each appear, without the whole product (compile time).
+FUSED_CASES = [
+    ("ln", 37, 4096, "bf16", "fp32", dict(residual=True)),
+    ("rms", 4096, 33, "fp32", "fp32", dict(residual=True, dh=True)),  # dh is dx itself here
+    ("ln", 1, 33, "fp32", "fp32", dict(zc=True)),
+    ("rms", 37, 4096, "bf16", "bf16", dict(zc=True)),
+    ("ln", 4096, 33, "bf16", "bf16", dict(rowscale=True, dh=True)),
+    ("rms", 1, 4096, "bf16", "fp32", dict(rowscale=True)),
+    ("ln", 37, 4096, "fp32", "fp32", dict(dropout="bool", dh=True)),
+    ("rms", 37, 33, "bf16", "fp32", dict(dropout="uint8", p=0.5)),
+    ("ln", 37, 33, "bf16", "fp32", dict(dropout="bits", dh=True)),
+    ("rms", 4096, 4096, "fp32", "fp32", dict(dropout="bits", dh=True)),
+    ("ln", 37, 33, "fp32", "fp32", dict(residual=True, rowscale=True, dh=True)),
+    ("ln", 4096, 4096, "bf16", "fp32", dict(residual=True, zc=True, rowscale=True, dropout="bits", dh=True)),
+    ("rms", 37, 4096, "bf16", "bf16", dict(residual=True, zc=True, rowscale=True, dropout="bool", dh=True)),
+    ("ln", 1, 4096, "fp32", "fp32", dict(residual=True, zc=True, rowscale=True, dropout="uint8")),
+    ("rms", 4096, 33, "bf16", "fp32", dict(residual=True, zc=True, rowscale=True, dropout="bits", dh=True)),
+    # In place: dx accumulated into dresidual.
+    ("ln", 37, 4096, "bf16", "fp32", dict(residual=True, inplace=True, rowscale=True, dh=True)),
+    ("rms", 4096, 33, "fp32", "fp32", dict(residual=True, inplace=True)),
+    ("ln", 1, 33, "bf16", "bf16", dict(residual=True, inplace=True, zc=True, rowscale=True, dropout="bits")),
+    ("rms", 37, 4096, "bf16", "fp32", dict(residual=True, inplace=True, dropout="bool", p=0.1, dh=True)),
+    ("ln", 4096, 4096, "fp32", "fp32", dict(residual=True, inplace=True, dropout="uint8", dh=True)),
+]
+
+if torch is not None:
+    DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32, "fp16": torch.float16}
+
+
+def fused_inputs(kind, m, n, x_dtype, w_dtype, opts, eps=1e-5):
+    """Fresh random inputs of one case: the tensors the kernel gets (h as x, its statistics, the
+    options' tensors) and x_in, which only the reference sees."""
+    zc = opts.get("zc", False)
+    t = {"h": rand((m, n), x_dtype, offset=True), "x_in": rand((m, n), x_dtype), "dy": rand((m, n), x_dtype)}
+    # Zero-centred: the stored weight is gamma - 1, so small values around 0 (gamma around 1).
+    t["w"] = rand((n,), w_dtype) * 0.5 + (0.0 if zc else 1.0)
+    t["b"] = rand((n,), w_dtype) if kind == "ln" else None
+    t["mean"], t["rstd"] = stats(kind, t["h"], None, None, eps)
+    t["dres"] = rand((m, n), x_dtype) if opts.get("residual") else None
+    t["rowscale"] = torch.rand(m, device="cuda") + 0.5 if opts.get("rowscale") else None
+    t["p"] = opts.get("p", 0.25) if opts.get("dropout") else 0.0
+    t["keep"] = torch.rand((m, n), device="cuda") >= t["p"] if opts.get("dropout") else None
+    return t
+
+
+def fused_kwargs(t, opts):
+    kwargs = {"zero_centered_weight": opts.get("zc", False), "return_dresidual_in": opts.get("dh", False)}
+    if t["dres"] is not None:
+        kwargs["dresidual"] = t["dres"]
+        kwargs["inplace_residual"] = opts.get("inplace", False)
+    if t["rowscale"] is not None:
+        kwargs["rowscale"] = t["rowscale"]
+    form = opts.get("dropout")
+    if form == "bool":
+        kwargs["dropout_mask"] = t["keep"]
+    elif form == "uint8":  # nonzero = kept: any nonzero byte, not only 1
+        kwargs["dropout_mask"] = t["keep"].to(torch.uint8) * torch.randint(1, 256, t["keep"].shape, device="cuda",
+                                                                           dtype=torch.uint8)
+    elif form == "bits":
+        kwargs["dropout_mask_bits"] = pack_bits(t["keep"])
+    if form:
+        kwargs["dropout_p"] = t["p"]
+    return kwargs
+
+
+def split_outputs(kind, got, want_dh):
+    """{dx, dweight, dbias, dh} from the returned tuple (its order: dx, dweight[, dbias][, dh])."""
+    got = list(got)
+    expected = (3 if kind == "ln" else 2) + (1 if want_dh else 0)
+    assert len(got) == expected, "%s returned %d outputs, expected %d" % (kind, len(got), expected)
+    out = {"dx": got.pop(0), "dweight": got.pop(0)}
+    out["dbias"] = got.pop(0) if kind == "ln" else None
+    out["dh"] = got.pop(0) if want_dh else None
+    return out
+
+
+@unittest.skipIf(SKIP, SKIP)
+class FusedOptionsTest(unittest.TestCase):
+    """The fused keyword arguments against float64 autograd of the fused forward (fused_reference).
+    A few seconds: FUSED_CASES is a sample, one kernel compile each."""
+
+    worst = {}
+
+    @classmethod
+    def tearDownClass(cls):
+        for key in sorted(cls.worst):
+            print("  worst normwise error %-34s %.2e" % (key, cls.worst[key]))
+
+    def check_case(self, kind, m, n, x_name, w_name, opts):
+        eps = 1e-5
+        x_dtype, w_dtype = DTYPES[x_name], DTYPES[w_name]
+        t = fused_inputs(kind, m, n, x_dtype, w_dtype, opts, eps)
+        kwargs = fused_kwargs(t, opts)
+        dres_value = None if t["dres"] is None else t["dres"].clone()  # the call may overwrite it (in place)
+        pad = None
+        if opts.get("inplace"):
+            # A padded view (row stride n + 8): dx is written with dresidual's stride, the padding untouched.
+            pad = torch.full((m, n + 8), 3.0, device="cuda", dtype=x_dtype)
+            view = pad[:, :n]
+            view.copy_(t["dres"])
+            kwargs["dresidual"] = view
+        want_dh = opts.get("dh", False)
+        poison_allocator(t["h"], t["h"], t["w"], t["w"])  # dx, dh, dweight, dbias
+        if kind == "ln":
+            got = njt.layer_norm_backward(t["dy"], t["h"], t["w"], t["b"], t["mean"], t["rstd"], **kwargs)
+        else:
+            got = njt.rms_norm_backward(t["dy"], t["h"], t["w"], t["rstd"], **kwargs)
+        torch.cuda.synchronize()
+        got = split_outputs(kind, got, want_dh)
+        ref_dx, ref_dw, ref_db, ref_dh = fused_reference(kind, t["dy"], t["h"], t["x_in"], t["w"], t["b"], eps,
+                                                         dres_value, t["rowscale"], t["keep"], t["p"],
+                                                         opts.get("zc", False))
+        label = "%s M=%d N=%d x=%s w=%s %s" % (kind, m, n, x_name, w_name, sorted(opts.items()))
+        if opts.get("inplace"):
+            self.assertIs(got["dx"], kwargs["dresidual"], "%s: dx should be dresidual itself" % label)
+            self.assertTrue(bool((pad[:, n:] == 3.0).all()), "%s: the padding of dresidual's rows changed" % label)
+        if want_dh and not (opts.get("rowscale") or opts.get("dropout")):
+            self.assertIs(got["dh"], got["dx"], "%s: without rowscale and dropout dh is dx" % label)
+        for name, g, r, dt in (("dx", got["dx"], ref_dx, x_dtype), ("dweight", got["dweight"], ref_dw, w_dtype),
+                               ("dbias", got["dbias"], ref_db, w_dtype),
+                               ("dh", got["dh"], ref_dh if want_dh else None, x_dtype)):
+            if r is None:
+                self.assertIsNone(g, "%s: %s should be None" % (label, name))
+                continue
+            self.assertEqual(g.dtype, dt, "%s: %s dtype" % (label, name))
+            self.assertEqual(g.shape, r.shape, "%s: %s shape" % (label, name))
+            err = rel_err(g, r)
+            key = "%s %s %s/%s" % (kind, name, x_name, w_name)
+            self.worst[key] = max(self.worst.get(key, 0.0), err)
+            tol = tolerance(x_dtype if name in ("dx", "dh") else min_precision(x_dtype, dt))
+            self.assertLessEqual(err, tol, "%s: %s normwise error %.3e" % (label, name, err))
+
+    def test_fused_options(self):
+        for case in FUSED_CASES:
+            with self.subTest(case=str(case)):
+                self.check_case(*case)
+
+    def test_no_options_is_the_plain_call(self):
+        # Every keyword at its default: the option-free path, same results as before.
+        t = fused_inputs("ln", 37, 33, torch.float32, torch.float32, {})
+        a = njt.layer_norm_backward(t["dy"], t["h"], t["w"], t["b"], t["mean"], t["rstd"], dresidual=None,
+                                    inplace_residual=False, zero_centered_weight=False, rowscale=None,
+                                    dropout_mask=None, dropout_mask_bits=None, dropout_p=0.0,
+                                    return_dresidual_in=False)
+        b = njt.layer_norm_backward(t["dy"], t["h"], t["w"], t["b"], t["mean"], t["rstd"])
+        self.assertEqual(len(a), 3)
+        for x, y in zip(a, b):
+            self.assertLessEqual(rel_err(x, y.double()), 1e-6)
+
+    def test_fused_errors_say_what_to_do(self):
+        m, n = 4, 40
+        x = rand((m, n), torch.bfloat16, offset=True)
+        w = torch.ones(n, device="cuda")
+        _, rstd = stats("rms", x, None, None, 1e-5)
+        keep = torch.rand(m, n, device="cuda") > 0.5
+
+        def call(**kwargs):
+            return njt.rms_norm_backward(x, x, w, rstd, **kwargs)
+        # Python's own checks: what the C API cannot see.
+        with self.assertRaisesRegex(TypeError, r"dresidual is torch.float32 but dx is torch.bfloat16"):
+            call(dresidual=x.float())
+        with self.assertRaisesRegex(ValueError, r"dresidual has shape \(4, 39\)"):
+            call(dresidual=x[:, :39])
+        with self.assertRaisesRegex(ValueError, "dresidual is on cpu"):
+            call(dresidual=x.cpu())
+        with self.assertRaisesRegex(ValueError, "inplace_residual=True but dresidual is None"):
+            call(inplace_residual=True)
+        with self.assertRaisesRegex(ValueError, "no row layout normjit can write in place"):
+            call(dresidual=x.t().contiguous().t(), inplace_residual=True)  # column-major: inner stride 4
+        with self.assertRaisesRegex(ValueError, "rowscale has 3 values for 4 rows"):
+            call(rowscale=torch.ones(3, device="cuda"))
+        with self.assertRaisesRegex(TypeError, "rowscale is torch.int64"):
+            call(rowscale=torch.ones(4, device="cuda", dtype=torch.int64))
+        with self.assertRaisesRegex(TypeError, "dropout_mask is torch.float32"):
+            call(dropout_mask=keep.float(), dropout_p=0.5)
+        with self.assertRaisesRegex(ValueError, "dropout_mask_bits has shape"):
+            call(dropout_mask_bits=keep.to(torch.uint8), dropout_p=0.5)
+        with self.assertRaisesRegex(ValueError, "both dropout_mask and dropout_mask_bits"):
+            call(dropout_mask=keep, dropout_mask_bits=pack_bits(keep), dropout_p=0.5)
+        with self.assertRaisesRegex(ValueError, "dropout_p = 0.5 but no keep-mask"):
+            call(dropout_p=0.5)
+        # The C API's checks, raised as NormjitError with its message.
+        import normjit
+        with self.assertRaisesRegex(normjit.NormjitError, r"dropout_p = 1\.0+ is not in \[0, 1\)"):
+            call(dropout_mask=keep, dropout_p=1.0)
+        with self.assertRaisesRegex(normjit.NormjitError, "zero_centered_weight is set but has_weight is false"):
+            njt.rms_norm_backward(x, x, None, rstd, zero_centered_weight=True)
+
+    def test_fused_under_torch_compile_fullgraph(self):
+        backends = os.environ.get("NORMJIT_TEST_COMPILE_BACKENDS", "aot_eager,inductor").split(",")
+        m, n, dtype = 37, 4096, torch.bfloat16
+
+        def ln_step(dy, x, w, b, mean, rstd, dres, rs, keep):
+            return njt.layer_norm_backward(dy, x, w, b, mean, rstd, dresidual=dres, rowscale=rs, dropout_mask=keep,
+                                           dropout_p=0.25, return_dresidual_in=True)
+
+        def rms_step_inplace(dy, x, w, rstd, dres, bits):
+            _, dw, dh = njt.rms_norm_backward(dy, x, w, rstd, dresidual=dres, inplace_residual=True,
+                                              zero_centered_weight=True, dropout_mask_bits=bits, dropout_p=0.25,
+                                              return_dresidual_in=True)
+            return dw, dh
+        for backend in backends:
+            with self.subTest(backend=backend):
+                torch._dynamo.reset()
+                opts = dict(residual=True, rowscale=True, dropout="bool", dh=True)
+                t = fused_inputs("ln", m, n, dtype, torch.float32, opts)
+                got = torch.compile(ln_step, fullgraph=True, backend=backend)(
+                    t["dy"], t["h"], t["w"], t["b"], t["mean"], t["rstd"], t["dres"], t["rowscale"], t["keep"])
+                ref = fused_reference("ln", t["dy"], t["h"], t["x_in"], t["w"], t["b"], 1e-5, t["dres"],
+                                      t["rowscale"], t["keep"], t["p"])
+                self.assertEqual(len(got), 4)
+                for name, g, r in zip(("dx", "dweight", "dbias", "dh"), got, ref):
+                    self.assertLessEqual(rel_err(g, r), 1e-2, "%s: %s" % (backend, name))
+
+                opts = dict(residual=True, zc=True, dropout="bits", dh=True)
+                t = fused_inputs("rms", m, n, dtype, torch.float32, opts)
+                dres = t["dres"].clone()
+                dw, dh = torch.compile(rms_step_inplace, fullgraph=True, backend=backend)(
+                    t["dy"], t["h"], t["w"], t["rstd"], dres, pack_bits(t["keep"]))
+                ref = fused_reference("rms", t["dy"], t["h"], t["x_in"], t["w"], None, 1e-5, t["dres"], None,
+                                      t["keep"], t["p"], zero_centered=True)
+                self.assertLessEqual(rel_err(dres, ref[0]), 1e-2, "%s: dx written into dresidual" % backend)
+                self.assertLessEqual(rel_err(dw, ref[1]), 1e-2, "%s: dweight" % backend)
+                self.assertLessEqual(rel_err(dh, ref[3]), 1e-2, "%s: dh" % backend)
+
+    def test_compiled_graph_calls_the_fused_ops(self):
+        graphs = []
+
+        def backend(gm, example_inputs):
+            graphs.append(str(gm.graph))
+            return gm.forward
+
+        def step(dy, x, w, rstd, dres, rs):
+            a = njt.rms_norm_backward(dy, x, w, rstd, dresidual=dres, rowscale=rs, return_dresidual_in=True)
+            b = njt.rms_norm_backward(dy, x, w, rstd, dresidual=dres.clone(), inplace_residual=True)
+            return a + b
+        torch._dynamo.reset()
+        t = fused_inputs("rms", 4, 33, torch.float32, torch.float32, dict(residual=True, rowscale=True))
+        torch.compile(step, fullgraph=True, backend=backend)(t["dy"], t["h"], t["w"], t["rstd"], t["dres"],
+                                                             t["rowscale"])
+        self.assertIn("normjit.rms_norm_backward_fused", graphs[-1])
+        self.assertIn("normjit.rms_norm_backward_fused_inplace", graphs[-1])
+
+
 if __name__ == "__main__":
     unittest.main()

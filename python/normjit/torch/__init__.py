@@ -2,10 +2,14 @@
 
     layer_norm_backward(dy, x, weight, bias, mean, rstd) -> (dx, dweight, dbias)
     rms_norm_backward(dy, x, weight, rstd) -> (dx, dweight)
+        both with the fused options as keywords (docs/FUSED.md): dresidual=, inplace_residual=,
+        zero_centered_weight=, rowscale=, dropout_mask= / dropout_mask_bits=, dropout_p=,
+        return_dresidual_in= (which appends dh to the result)
     layer_norm / rms_norm: the functional forms, with normjit's backward
     LayerNorm / RMSNorm: drop-in torch.nn.LayerNorm / torch.nn.RMSNorm
 
-The ops are registered as torch.ops.normjit.layer_norm_backward / rms_norm_backward.
+The ops are registered as torch.ops.normjit.layer_norm_backward / rms_norm_backward, and for the
+fused options *_backward_fused / *_backward_fused_inplace.
 """
 import torch as _torch
 

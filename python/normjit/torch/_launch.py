@@ -2,6 +2,7 @@
 PyTorch's caching allocator, the launch on the current stream. Eager only: the custom ops
 (_ops.py) call this, and so does their fast path when nothing is tracing.
 """
+import collections
 import ctypes
 
 import torch
@@ -66,9 +67,10 @@ def _vector(t, n, dtype, name):
     return t.reshape(-1).contiguous()
 
 
-def _problem(key, kind, n, x, dy, affine, has_weight, has_bias):
+def _problem(key, kind, n, x, dy, affine, has_weight, has_bias, flags=None):
     """The nj_problem for this call, built once per distinct problem and then shared (the C API
-    only reads it; filling a ctypes struct field by field costs microseconds)."""
+    only reads it; filling a ctypes struct field by field costs microseconds). flags: the fused
+    options' problem fields (residual, zero_centered_weight, rowscale, dropout), or None."""
     p = _problems.get(key)
     if p is None:
         p = _capi.Problem()
@@ -83,6 +85,8 @@ def _problem(key, kind, n, x, dy, affine, has_weight, has_bias):
             p.weight_dtype = _NJ_DTYPE[affine.dtype]
         p.has_weight = has_weight
         p.has_bias = has_bias
+        if flags is not None:
+            p.residual, p.zero_centered_weight, p.rowscale, p.dropout = flags
         _problems[key] = p
     return p
 
@@ -90,9 +94,136 @@ def _problem(key, kind, n, x, dy, affine, has_weight, has_bias):
 _problems = {}
 
 
-def backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim):
+# The fused options of one call (docs/FUSED.md), as the public functions pass them on (a
+# namedtuple: torch.compile traces its construction; a class of our own might break the graph).
+#   dresidual: [..., N] in dx's dtype (x's), added to dh; inplace_residual: write dx into it.
+#   zero_centered_weight: the weight is stored as gamma - 1. rowscale: one value per row.
+#   dropout_mask: the keep-mask, bytes ([..., N], bool/uint8) or, when dropout_bits, bits
+#   ([..., ceil(N/8)] uint8); dropout_p: the forward's drop probability. write_dh: also write
+#   dh (the C API's dresidual_in); asked for only with rowscale or dropout.
+Fused = collections.namedtuple("Fused", ("dresidual", "inplace_residual", "zero_centered_weight", "rowscale",
+                                         "dropout_mask", "dropout_bits", "dropout_p", "write_dh"))
+
+
+def _flags(fused):
+    """The problem fields of the fused options: (residual, zero_centered_weight, rowscale, dropout)."""
+    dropout = _capi.DROPOUT_NONE
+    if fused.dropout_mask is not None:
+        dropout = _capi.DROPOUT_BITS if fused.dropout_bits else _capi.DROPOUT_BYTES
+    return (int(fused.dresidual is not None), int(bool(fused.zero_centered_weight)), int(fused.rowscale is not None),
+            dropout)
+
+
+def _same_device(t, x, name):
+    if t.device != x.device:
+        raise ValueError("normjit: %s is on %s but x is on %s; pass it on x's device (%s.to(x.device))."
+                         % (name, t.device, x.device, name))
+
+
+def _in_place_rows(t, n):
+    """dresidual's rows for writing dx into them: an [M, N] view with unit inner stride and
+    rows that do not overlap, and its row stride; never a copy (that would lose the result)."""
+    try:
+        v = t if t.dim() == 2 and t.size(1) == n else t.view(-1, n)
+    except RuntimeError:
+        v = None
+    rows = 0 if v is None else v.size(0)
+    if v is None or (rows > 0 and n > 1 and v.stride(1) != 1) or (rows > 1 and v.stride(0) < n):
+        raise ValueError("normjit: inplace_residual=True writes dx into dresidual, but dresidual (shape %s, strides "
+                         "%s) has no row layout normjit can write in place (rows of N = %d elements with unit "
+                         "inner stride that do not overlap). Pass a contiguous dresidual (or a slice of padded "
+                         "rows), or inplace_residual=False to get dx in a new tensor."
+                         % (tuple(t.shape), tuple(t.stride()), n))
+    if t.is_contiguous():
+        return t, n
+    return v, (v.stride(0) if rows > 1 else n)
+
+
+def _fused_args(fused, x, n, m, lead):
+    """Checks the fused tensors against x (device, dtype, shape: what the C API cannot see) and
+    returns (dx, dx_stride, the args fields from dresidual on, dh or None, tensors to keep alive)."""
+    keep = []
+    dres_ptr = None
+    dres_stride = 0
+    dx = None
+    dx_stride = n
+    if fused.dresidual is not None:
+        r = fused.dresidual
+        _same_device(r, x, "dresidual")
+        if r.dtype != x.dtype:
+            raise TypeError("normjit: dresidual is %s but dx is %s (x's dtype); the residual gradient is added in "
+                            "dx's dtype. Cast it: dresidual.to(x.dtype)." % (r.dtype, x.dtype))
+        if r.shape != x.shape:
+            raise ValueError("normjit: dresidual has shape %s but x has %s; it is the gradient of the norm's input "
+                             "from the residual stream and must match x." % (tuple(r.shape), tuple(x.shape)))
+        if fused.inplace_residual:
+            rows, dres_stride = _in_place_rows(r, n)
+            dx, dx_stride = r, dres_stride
+        else:
+            rows, dres_stride = _rows(r, n, "dresidual")
+        keep.append(rows)
+        dres_ptr = rows.data_ptr()
+    elif fused.inplace_residual:
+        raise ValueError("normjit: inplace_residual=True but dresidual is None; pass the residual gradient as "
+                         "dresidual= to accumulate dx into it, or drop inplace_residual.")
+    if dx is None:
+        dx = torch.empty_like(x, memory_format=torch.contiguous_format)
+    rs_ptr = None
+    if fused.rowscale is not None:
+        rs = fused.rowscale
+        _same_device(rs, x, "rowscale")
+        if not rs.is_floating_point():
+            raise TypeError("normjit: rowscale is %s; it holds one float32 scale per row (other floating dtypes are "
+                            "converted). Cast it: rowscale.float()." % rs.dtype)
+        if rs.numel() != m:
+            raise ValueError("normjit: rowscale has %d values for %d rows; pass one scale per row ([M], [..., 1] "
+                             "or x's leading dims %s)." % (rs.numel(), m, tuple(lead)))
+        if rs.dtype != torch.float32 or not rs.is_contiguous():
+            rs = rs.float().contiguous()
+        keep.append(rs)
+        rs_ptr = rs.data_ptr()
+    mask_ptr = None
+    mask_stride = 0
+    if fused.dropout_mask is not None:
+        mk = fused.dropout_mask
+        _same_device(mk, x, "dropout_mask_bits" if fused.dropout_bits else "dropout_mask")
+        if fused.dropout_bits:
+            nb = (n + 7) // 8
+            want = tuple(lead) + (nb,)
+            if mk.dtype != torch.uint8:
+                raise TypeError("normjit: dropout_mask_bits is %s; it is a bit-packed keep-mask in uint8 (bit j of "
+                                "byte k of a row is element 8k + j, least significant bit first)." % mk.dtype)
+            if tuple(mk.shape) != want:
+                raise ValueError("normjit: dropout_mask_bits has shape %s; for x of shape %s (N = %d) it must be "
+                                 "%s: x's leading dims, then ceil(N/8) = %d bytes a row."
+                                 % (tuple(mk.shape), tuple(x.shape), n, want, nb))
+            rows, mask_stride = _rows(mk, nb, "dropout_mask_bits")
+        else:
+            if mk.dtype != torch.bool and mk.dtype != torch.uint8:
+                raise TypeError("normjit: dropout_mask is %s; it is a keep-mask of one byte per element (bool or "
+                                "uint8, nonzero = kept). Cast it: dropout_mask.to(torch.uint8), or pass a "
+                                "bit-packed mask as dropout_mask_bits=." % mk.dtype)
+            if mk.shape != x.shape:
+                raise ValueError("normjit: dropout_mask has shape %s but x has %s; it holds one byte per element "
+                                 "of x (for a bit-packed mask use dropout_mask_bits=)."
+                                 % (tuple(mk.shape), tuple(x.shape)))
+            rows, mask_stride = _rows(mk, n, "dropout_mask")
+        keep.append(rows)
+        mask_ptr = rows.data_ptr()
+    dh = None
+    dh_ptr = None
+    if fused.write_dh:
+        dh = torch.empty_like(x, memory_format=torch.contiguous_format)
+        dh_ptr = dh.data_ptr()
+    fields = (dres_ptr, dres_stride, rs_ptr, mask_ptr, mask_stride, float(fused.dropout_p), dh_ptr,
+              n if dh_ptr else 0)
+    return dx, dx_stride, fields, dh, keep
+
+
+def backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused=None):
     """Returns (dx, dweight or None, dbias or None); dx has x's shape and dtype, dweight/dbias
-    the weight's. kind is _capi.LAYERNORM or _capi.RMSNORM."""
+    the weight's. kind is _capi.LAYERNORM or _capi.RMSNORM. With fused (a Fused), returns
+    (dx, dweight, dbias, dh or None), dx being fused.dresidual itself when inplace_residual."""
     if not x.is_cuda:
         raise ValueError("normjit: x is on %s; normjit's kernels run on CUDA tensors." % x.device)
     shape = x.shape
@@ -115,11 +246,20 @@ def backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim):
     has_weight = weight is not None
     has_bias = bias is not None
     problem_key = (kind, n, x.dtype, dy.dtype, None if affine is None else affine.dtype, has_weight, has_bias)
-    p = _problem(problem_key, kind, n, x, dy, affine, has_weight, has_bias)
+    flags = None
+    if fused is not None:
+        flags = _flags(fused)
+        problem_key += flags
+    p = _problem(problem_key, kind, n, x, dy, affine, has_weight, has_bias, flags)
 
     x2, x_stride = _rows(x, n, "x")
     dy2, dy_stride = _rows(dy, n, "dy")
-    dx = torch.empty_like(x, memory_format=torch.contiguous_format)
+    if fused is None:
+        dx = torch.empty_like(x, memory_format=torch.contiguous_format)
+        dx_stride = n
+    else:
+        # keep: copies made for the call (rows, rowscale), alive until the launch is queued.
+        dx, dx_stride, fused_fields, dh, keep = _fused_args(fused, x, n, m, shape[:len(shape) - normalized_ndim])
     mean_ptr = None
     if kind == _capi.LAYERNORM:
         mean = _stats(mean, m, "mean")
@@ -139,7 +279,7 @@ def backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim):
         dbias = torch.empty_like(bias, memory_format=torch.contiguous_format)
         db_ptr = dbias.data_ptr()
     if m == 0 and not has_weight and not has_bias:
-        return dx, None, None
+        return (dx, None, None) if fused is None else (dx, None, None, dh)
 
     engine = _capi.default_engine()
     pushed = push_context(device)
@@ -154,9 +294,14 @@ def backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim):
                 nbytes = _workspace_bytes[key] = engine.workspace_size(p, m)
             workspace = torch.empty(nbytes, dtype=torch.uint8, device=x.device) if nbytes else None
             # One constructor call, fields in header order (cheaper than setting them one by one).
-            a = _capi.BackwardArgs(m, x2.data_ptr(), x_stride, dy2.data_ptr(), dy_stride, mean_ptr, rstd.data_ptr(),
-                                   w_ptr, dx.data_ptr(), n, dw_ptr, db_ptr,
-                                   workspace.data_ptr() if nbytes else None, nbytes)
+            if fused is None:
+                a = _capi.BackwardArgs(m, x2.data_ptr(), x_stride, dy2.data_ptr(), dy_stride, mean_ptr,
+                                       rstd.data_ptr(), w_ptr, dx.data_ptr(), dx_stride, dw_ptr, db_ptr,
+                                       workspace.data_ptr() if nbytes else None, nbytes)
+            else:
+                a = _capi.BackwardArgs(m, x2.data_ptr(), x_stride, dy2.data_ptr(), dy_stride, mean_ptr,
+                                       rstd.data_ptr(), w_ptr, dx.data_ptr(), dx_stride, dw_ptr, db_ptr,
+                                       workspace.data_ptr() if nbytes else None, nbytes, *fused_fields)
             status = engine._backward[kind](engine.handle, ctypes.byref(p), ctypes.byref(a), stream)
             if status == _capi.OK:
                 break
@@ -166,4 +311,6 @@ def backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim):
     finally:
         if pushed:
             pop_context()
-    return dx, dweight, dbias
+    if fused is None:
+        return dx, dweight, dbias
+    return dx, dweight, dbias, dh

@@ -45,6 +45,96 @@ def _rms_norm_backward_fake(dy, x, weight, rstd, normalized_ndim):
     return x.new_empty(x.shape), _absent(x) if weight is None else weight.new_empty(weight.shape)
 
 
+def _or_absent(t, x):
+    return _absent(x) if t is None else t
+
+
+# The fused options (docs/FUSED.md) go through ops of their own, so the option-free ops and
+# their compiled graphs stay as they were. Two per norm: one that returns dx in a new tensor,
+# and one that writes dx into dresidual (mutates_args: functionalization then knows). The
+# options are plain positional arguments (a custom op's schema takes no Python objects):
+# dropout_mask is the byte or bit mask, dropout_bits says which, write_dh asks for dh.
+
+@torch.library.custom_op("normjit::layer_norm_backward_fused", mutates_args=())
+def layer_norm_backward_fused_op(dy: Tensor, x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor],
+                                 mean: Tensor, rstd: Tensor, normalized_ndim: int, dresidual: Optional[Tensor],
+                                 zero_centered_weight: bool, rowscale: Optional[Tensor],
+                                 dropout_mask: Optional[Tensor], dropout_bits: bool, dropout_p: float,
+                                 write_dh: bool) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    fused = _launch.Fused(dresidual, False, zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p,
+                          write_dh)
+    dx, dw, db, dh = _launch.backward(_capi.LAYERNORM, dy, x, weight, bias, mean, rstd, normalized_ndim, fused)
+    return dx, _or_absent(dw, x), _or_absent(db, x), _or_absent(dh, x)
+
+
+@layer_norm_backward_fused_op.register_fake
+def _layer_norm_backward_fused_fake(dy, x, weight, bias, mean, rstd, normalized_ndim, dresidual,
+                                    zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p, write_dh):
+    return (x.new_empty(x.shape), _absent(x) if weight is None else weight.new_empty(weight.shape),
+            _absent(x) if bias is None else bias.new_empty(bias.shape),
+            x.new_empty(x.shape) if write_dh else _absent(x))
+
+
+@torch.library.custom_op("normjit::layer_norm_backward_fused_inplace", mutates_args=("dresidual",))
+def layer_norm_backward_fused_inplace_op(dy: Tensor, x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor],
+                                         mean: Tensor, rstd: Tensor, normalized_ndim: int, dresidual: Tensor,
+                                         zero_centered_weight: bool, rowscale: Optional[Tensor],
+                                         dropout_mask: Optional[Tensor], dropout_bits: bool, dropout_p: float,
+                                         write_dh: bool) -> tuple[Tensor, Tensor, Tensor]:
+    """dx is written into dresidual (not returned: a custom op's outputs cannot alias its inputs)."""
+    fused = _launch.Fused(dresidual, True, zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p,
+                          write_dh)
+    _, dw, db, dh = _launch.backward(_capi.LAYERNORM, dy, x, weight, bias, mean, rstd, normalized_ndim, fused)
+    return _or_absent(dw, x), _or_absent(db, x), _or_absent(dh, x)
+
+
+@layer_norm_backward_fused_inplace_op.register_fake
+def _layer_norm_backward_fused_inplace_fake(dy, x, weight, bias, mean, rstd, normalized_ndim, dresidual,
+                                            zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p,
+                                            write_dh):
+    return (_absent(x) if weight is None else weight.new_empty(weight.shape),
+            _absent(x) if bias is None else bias.new_empty(bias.shape),
+            x.new_empty(x.shape) if write_dh else _absent(x))
+
+
+@torch.library.custom_op("normjit::rms_norm_backward_fused", mutates_args=())
+def rms_norm_backward_fused_op(dy: Tensor, x: Tensor, weight: Optional[Tensor], rstd: Tensor, normalized_ndim: int,
+                               dresidual: Optional[Tensor], zero_centered_weight: bool, rowscale: Optional[Tensor],
+                               dropout_mask: Optional[Tensor], dropout_bits: bool, dropout_p: float,
+                               write_dh: bool) -> tuple[Tensor, Tensor, Tensor]:
+    fused = _launch.Fused(dresidual, False, zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p,
+                          write_dh)
+    dx, dw, _, dh = _launch.backward(_capi.RMSNORM, dy, x, weight, None, None, rstd, normalized_ndim, fused)
+    return dx, _or_absent(dw, x), _or_absent(dh, x)
+
+
+@rms_norm_backward_fused_op.register_fake
+def _rms_norm_backward_fused_fake(dy, x, weight, rstd, normalized_ndim, dresidual, zero_centered_weight, rowscale,
+                                  dropout_mask, dropout_bits, dropout_p, write_dh):
+    return (x.new_empty(x.shape), _absent(x) if weight is None else weight.new_empty(weight.shape),
+            x.new_empty(x.shape) if write_dh else _absent(x))
+
+
+@torch.library.custom_op("normjit::rms_norm_backward_fused_inplace", mutates_args=("dresidual",))
+def rms_norm_backward_fused_inplace_op(dy: Tensor, x: Tensor, weight: Optional[Tensor], rstd: Tensor,
+                                       normalized_ndim: int, dresidual: Tensor, zero_centered_weight: bool,
+                                       rowscale: Optional[Tensor], dropout_mask: Optional[Tensor],
+                                       dropout_bits: bool, dropout_p: float,
+                                       write_dh: bool) -> tuple[Tensor, Tensor]:
+    """dx is written into dresidual (not returned: a custom op's outputs cannot alias its inputs)."""
+    fused = _launch.Fused(dresidual, True, zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p,
+                          write_dh)
+    _, dw, _, dh = _launch.backward(_capi.RMSNORM, dy, x, weight, None, None, rstd, normalized_ndim, fused)
+    return _or_absent(dw, x), _or_absent(dh, x)
+
+
+@rms_norm_backward_fused_inplace_op.register_fake
+def _rms_norm_backward_fused_inplace_fake(dy, x, weight, rstd, normalized_ndim, dresidual, zero_centered_weight,
+                                          rowscale, dropout_mask, dropout_bits, dropout_p, write_dh):
+    return (_absent(x) if weight is None else weight.new_empty(weight.shape),
+            x.new_empty(x.shape) if write_dh else _absent(x))
+
+
 def _plain_eager(*tensors):
     """True when calling the implementation directly is exactly what the op would do: no
     torch.compile/export tracing, no dispatch mode (fake tensors, make_fx, functionalization),
@@ -60,7 +150,45 @@ def _plain_eager(*tensors):
     return True
 
 
-def layer_norm_backward(dy, x, weight, bias, mean, rstd, normalized_ndim=1):
+def _fused_options(dresidual, inplace_residual, zero_centered_weight, rowscale, dropout_mask, dropout_mask_bits,
+                   dropout_p, return_dresidual_in):
+    """The keyword arguments as a _launch.Fused, after the checks that only the Python API can
+    make (the C API has no such arguments to reject): one mask form, dropout_p with a mask,
+    inplace_residual with dresidual. Everything else is checked by _launch (shapes, devices,
+    dtypes) and by the C API (values)."""
+    if dropout_mask is not None and dropout_mask_bits is not None:
+        raise ValueError("normjit: both dropout_mask and dropout_mask_bits are given; pass the keep-mask once, as "
+                         "bytes (dropout_mask=, one per element) or as bits (dropout_mask_bits=, ceil(N/8) a row).")
+    mask = dropout_mask if dropout_mask is not None else dropout_mask_bits
+    if dropout_p and mask is None:
+        raise ValueError("normjit: dropout_p = %r but no keep-mask is given; pass the forward's mask as "
+                         "dropout_mask= (bytes) or dropout_mask_bits= (bits), or leave dropout_p at 0." % (dropout_p,))
+    if inplace_residual and dresidual is None:
+        raise ValueError("normjit: inplace_residual=True but dresidual is None; pass the residual gradient as "
+                         "dresidual= to accumulate dx into it, or drop inplace_residual.")
+    # dh is a separate output only when rowscale or dropout makes it differ from dx; otherwise
+    # the C API refuses a dresidual_in buffer and dx is returned as dh.
+    write_dh = bool(return_dresidual_in) and (rowscale is not None or mask is not None)
+    return _launch.Fused(dresidual, bool(inplace_residual), bool(zero_centered_weight), rowscale, mask,
+                         dropout_mask_bits is not None, float(dropout_p), write_dh)
+
+
+def _no_options(dresidual, inplace_residual, zero_centered_weight, rowscale, dropout_mask, dropout_mask_bits,
+                dropout_p, return_dresidual_in):
+    return (dresidual is None and rowscale is None and dropout_mask is None and dropout_mask_bits is None and
+            not inplace_residual and not zero_centered_weight and not dropout_p and not return_dresidual_in)
+
+
+def _bump_version(t):
+    """Tells autograd that t changed in place (what the dispatcher does for the in-place op)."""
+    increment = getattr(torch.autograd.graph, "increment_version", None)
+    if increment is not None:
+        increment(t)
+
+
+def layer_norm_backward(dy, x, weight, bias, mean, rstd, normalized_ndim=1, *, dresidual=None,
+                        inplace_residual=False, zero_centered_weight=False, rowscale=None, dropout_mask=None,
+                        dropout_mask_bits=None, dropout_p=0.0, return_dresidual_in=False):
     """LayerNorm backward: returns (dx, dweight, dbias); dweight/dbias are None when weight/bias is.
 
     dy, x: [..., *normalized_shape], any strides (copied only when rows lack unit inner stride);
@@ -68,18 +196,74 @@ def layer_norm_backward(dy, x, weight, bias, mean, rstd, normalized_ndim=1):
     mean, rstd: fp32 per row, as torch.ops.aten.native_layer_norm returns them on CUDA.
     normalized_ndim: how many trailing dims are normalized (N is their product).
     Runs on the current CUDA stream; the workspace comes from PyTorch's caching allocator.
+
+    Fused options (docs/FUSED.md), for the forward h = dropout(x_in, p) * rowscale + residual,
+    y = layer_norm(h); x is h and dx is the gradient of x_in:
+      dresidual: [..., N] in x's dtype, the residual stream's gradient of h, added to dh.
+      inplace_residual: write dx into dresidual and return dresidual itself as dx.
+      zero_centered_weight: weight is stored as gamma - 1 (the kernel uses weight + 1).
+      rowscale: one scale per row (fp32; other float dtypes are converted), dx = dh * rowscale.
+      dropout_mask: the forward's keep-mask, bool or uint8, one byte per element, shape of x;
+      dropout_mask_bits: or bit-packed, uint8 [..., ceil(N/8)] (bit j of byte k is element 8k+j);
+      dropout_p: the forward's drop probability (0 <= p < 1), dx = dh * keep / (1 - p).
+      return_dresidual_in: also return dh (the gradient of residual), last:
+        (dx, dweight, dbias, dh). Without rowscale and dropout dh is dx, returned as the same tensor.
     """
-    if _plain_eager(dy, x, weight, bias, mean, rstd):
-        return _launch.backward(_capi.LAYERNORM, dy, x, weight, bias, mean, rstd, normalized_ndim)
-    dx, dw, db = layer_norm_backward_op(dy, x, weight, bias, mean, rstd, normalized_ndim)
-    return dx, None if weight is None else dw, None if bias is None else db
+    if _no_options(dresidual, inplace_residual, zero_centered_weight, rowscale, dropout_mask, dropout_mask_bits,
+                   dropout_p, return_dresidual_in):
+        if _plain_eager(dy, x, weight, bias, mean, rstd):
+            return _launch.backward(_capi.LAYERNORM, dy, x, weight, bias, mean, rstd, normalized_ndim)
+        dx, dw, db = layer_norm_backward_op(dy, x, weight, bias, mean, rstd, normalized_ndim)
+        return dx, None if weight is None else dw, None if bias is None else db
+    f = _fused_options(dresidual, inplace_residual, zero_centered_weight, rowscale, dropout_mask, dropout_mask_bits,
+                       dropout_p, return_dresidual_in)
+    if _plain_eager(dy, x, weight, bias, mean, rstd, f.dresidual, f.rowscale, f.dropout_mask):
+        dx, dw, db, dh = _launch.backward(_capi.LAYERNORM, dy, x, weight, bias, mean, rstd, normalized_ndim, f)
+        if f.inplace_residual:
+            _bump_version(dx)
+    else:
+        args = (dy, x, weight, bias, mean, rstd, normalized_ndim, f.dresidual, f.zero_centered_weight, f.rowscale,
+                f.dropout_mask, f.dropout_bits, f.dropout_p, f.write_dh)
+        if f.inplace_residual:
+            dw, db, dh = layer_norm_backward_fused_inplace_op(*args)
+            dx = f.dresidual
+        else:
+            dx, dw, db, dh = layer_norm_backward_fused_op(*args)
+        dw = None if weight is None else dw
+        db = None if bias is None else db
+    if not return_dresidual_in:
+        return dx, dw, db
+    return dx, dw, db, dh if f.write_dh else dx
 
 
-def rms_norm_backward(dy, x, weight, rstd, normalized_ndim=1):
+def rms_norm_backward(dy, x, weight, rstd, normalized_ndim=1, *, dresidual=None, inplace_residual=False,
+                      zero_centered_weight=False, rowscale=None, dropout_mask=None, dropout_mask_bits=None,
+                      dropout_p=0.0, return_dresidual_in=False):
     """RMSNorm backward: returns (dx, dweight); dweight is None when weight is. As
-    layer_norm_backward, with rstd = rsqrt(mean(x^2) + eps) per row in fp32."""
-    if _plain_eager(dy, x, weight, rstd):
-        dx, dw, _ = _launch.backward(_capi.RMSNORM, dy, x, weight, None, None, rstd, normalized_ndim)
+    layer_norm_backward, with rstd = rsqrt(mean(x^2) + eps) per row in fp32, and the same fused
+    keyword arguments; with return_dresidual_in it returns (dx, dweight, dh)."""
+    if _no_options(dresidual, inplace_residual, zero_centered_weight, rowscale, dropout_mask, dropout_mask_bits,
+                   dropout_p, return_dresidual_in):
+        if _plain_eager(dy, x, weight, rstd):
+            dx, dw, _ = _launch.backward(_capi.RMSNORM, dy, x, weight, None, None, rstd, normalized_ndim)
+            return dx, dw
+        dx, dw = rms_norm_backward_op(dy, x, weight, rstd, normalized_ndim)
+        return dx, None if weight is None else dw
+    f = _fused_options(dresidual, inplace_residual, zero_centered_weight, rowscale, dropout_mask, dropout_mask_bits,
+                       dropout_p, return_dresidual_in)
+    if _plain_eager(dy, x, weight, rstd, f.dresidual, f.rowscale, f.dropout_mask):
+        dx, dw, _, dh = _launch.backward(_capi.RMSNORM, dy, x, weight, None, None, rstd, normalized_ndim, f)
+        if f.inplace_residual:
+            _bump_version(dx)
+    else:
+        args = (dy, x, weight, rstd, normalized_ndim, f.dresidual, f.zero_centered_weight, f.rowscale,
+                f.dropout_mask, f.dropout_bits, f.dropout_p, f.write_dh)
+        if f.inplace_residual:
+            dw, dh = rms_norm_backward_fused_inplace_op(*args)
+            dx = f.dresidual
+        else:
+            dx, dw, dh = rms_norm_backward_fused_op(*args)
+        dw = None if weight is None else dw
+    if not return_dresidual_in:
         return dx, dw
-    dx, dw = rms_norm_backward_op(dy, x, weight, rstd, normalized_ndim)
-    return dx, None if weight is None else dw
+    return dx, dw, dh if f.write_dh else dx
