@@ -64,6 +64,10 @@ size_t max_stage_bytes(int sm) {
 //     362 us vs 385 staged);
 //   rows aligned to less than 16 bytes: registers up to N = 4096 in 16-bit types (LN 4095:
 //     332 us vs 354 staged) and for fp32; staged beyond (LN 5003: 223 us vs 294).
+int grid_cluster_blocks(int sm_count) {
+  return sm_count > 0 ? std::min(sm_count, kMaxGridCluster) : kDefaultGridCluster;
+}
+
 LaunchConfig streamed_launch_config(const NormProblem& p) {
   LaunchConfig c;
   c.vec = vector_width(p);
@@ -117,7 +121,7 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count) {
     s.vec = staged_vec;
     s.staged = true;
     s.grid = true;
-    s.cluster = sm_count > 0 ? std::min(sm_count, kMaxGridCluster) : kDefaultGridCluster;
+    s.cluster = grid_cluster_blocks(sm_count);
     // A slot a thread up to 512 threads (16-bit; 1024 for fp32), then up to 4 slots (LN bf16
     // 1M: 512 x 2, 288 us, vs 290 for 1024 x 1, which spills, and 427 for 256 x 4; RMS fp32
     // 1M: 1024 x 2, 516 us vs 549 for 512 x 4; LN fp32 262144: 512 x 1 best), and 5 stages

@@ -58,6 +58,8 @@ constexpr int kMaxCluster = 16;
 // gives one when it does not know the device's SM count (one block per SM of an H100 SXM).
 constexpr int kMaxGridCluster = 1024;
 constexpr int kDefaultGridCluster = 132;
+// Blocks of a grid cluster on a device of `sm_count` SMs (0: not known): one per SM.
+int grid_cluster_blocks(int sm_count);
 // Stages a grid cluster may have: stages − 2 rows wait for the other blocks' sums.
 constexpr int kMaxGridStages = 8;
 

@@ -119,7 +119,7 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
           c.vec = staged_vec;
           c.staged = true;
           c.grid = true;
-          c.cluster = sm_count > 0 ? std::min(sm_count, kMaxGridCluster) : kDefaultGridCluster;
+          c.cluster = grid_cluster_blocks(sm_count);
           const int64_t lanes = ceil_div(ceil_div(slots, c.cluster), per_thread);
           c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(round_up(lanes, 32), kMinRowBlockThreads));
           c.stages = stages;

@@ -385,11 +385,10 @@ void Engine::Impl::launch(const LoadedKernel& k, const NormProblem& p, const Bac
                                    a.dropout_mask_stride, 1.0 / (1.0 - a.dropout_p), a.dresidual_in,
                                    a.dresidual_in_stride};
     void* kernel_args[] = {&params};
-    if (k.config.grid) {  // the blocks count their arrivals from zero
-      const size_t ring = static_cast<size_t>(runtime::grid_ring_slots(k.config));
-      NJ_CU(d.cuMemsetD32Async(partial + ring * 8 * static_cast<CUdeviceptr>(k.config.cluster), 0, ring, stream),
+    if (k.config.grid)  // the blocks count their arrivals from zero
+      NJ_CU(d.cuMemsetD32Async(partial + runtime::grid_counters_offset(k.config), 0,
+                               static_cast<size_t>(runtime::grid_ring_slots(k.config)), stream),
             what() + ": clearing the grid cluster's arrival counters");
-    }
     if (k.config.cluster == 1) {
       NJ_CU(d.cuLaunchKernel(k.backward, static_cast<unsigned>(groups), 1, 1, static_cast<unsigned>(k.config.threads),
                              1, 1, k.shared_bytes, stream, kernel_args, nullptr),

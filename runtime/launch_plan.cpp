@@ -29,9 +29,12 @@ int grid_ring_slots(const codegen::LaunchConfig& c) {
   return c.grid ? 2 * (defer + batch) + 2 : 0;
 }
 
+size_t grid_counters_offset(const codegen::LaunchConfig& c) {
+  return static_cast<size_t>(grid_ring_slots(c)) * static_cast<size_t>(c.cluster) * 8;  // after the float2 sums
+}
+
 size_t grid_sums_bytes(const codegen::LaunchConfig& c) {
-  const size_t ring = static_cast<size_t>(grid_ring_slots(c));
-  return c.grid ? (ring * static_cast<size_t>(c.cluster) * 8 + ring * 4 + 15) / 16 * 16 : 0;
+  return c.grid ? (grid_counters_offset(c) + static_cast<size_t>(grid_ring_slots(c)) * 4 + 15) / 16 * 16 : 0;
 }
 
 size_t launch_workspace_bytes(const NormProblem& p, const codegen::LaunchConfig& c, int64_t groups) {

@@ -36,6 +36,7 @@ bool writes_gradients_directly(const codegen::LaunchConfig& config, int64_t grou
 // ring of grid_ring_slots() slots of [cluster] float2 row sums, then one arrival counter per
 // slot (zeroed before each launch), padded to 16 bytes; 0 for other configs.
 int grid_ring_slots(const codegen::LaunchConfig& config);
+size_t grid_counters_offset(const codegen::LaunchConfig& config);  // bytes from the workspace's start
 size_t grid_sums_bytes(const codegen::LaunchConfig& config);
 // The workspace a launch of `groups` row groups of `config` uses: its partials, a grid
 // cluster's row sums, or none.
