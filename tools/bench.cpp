@@ -321,11 +321,9 @@ int run_bench(std::vector<std::string> args) {
   std::printf("\n");
   for (const Shape& s : shapes) {
     if (s.dtype != uploaded) {  // fresh random x and dy for each dtype
-      const auto xs = random_bytes(s.dtype, static_cast<size_t>(max_elements), 1);
-      const auto dys = random_bytes(s.dtype, static_cast<size_t>(max_elements), 2);
-      x.upload(xs, what);
-      dy.upload(dys, what);
-      if (fused_mode) dresidual.upload(random_bytes(s.dtype, static_cast<size_t>(max_elements), 4), what);
+      x.fill_random(s.dtype, static_cast<size_t>(max_elements), 1, what);
+      dy.fill_random(s.dtype, static_cast<size_t>(max_elements), 2, what);
+      if (fused_mode) dresidual.fill_random(s.dtype, static_cast<size_t>(max_elements), 4, what);
       uploaded = s.dtype;
     }
     if (s.weight != uploaded_weight) {
