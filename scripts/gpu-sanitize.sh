@@ -21,7 +21,8 @@
 #   tool for every tool; default per tool: memcheck 110, racecheck 90, initcheck 80, synccheck
 #   110, plus 120 for the warm-up: 8.5 minutes in the worst case), TIMEOUT_<tool>=S for one tool,
 #   CAP_<tool>=N to change a tool's M*N cap of the matrix (CAP_racecheck=16384, say, if racecheck
-#   runs out of time; the fused and grid tests have fixed shapes and no cap).
+#   runs out of time; the per-option fused tests take the same cap; the fused families and the
+#   grid tests have fixed shapes and no cap).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 build="${BUILD_DIR:-build}"

@@ -11,7 +11,6 @@
 // included. The test names stay the same, so one gtest filter serves both matrices.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <iostream>
 #include <iterator>
 #include <string>
@@ -21,6 +20,7 @@
 #include "support/kernel_warmup.h"
 #include "support/problem_variants.h"
 #include "support/random.h"
+#include "support/sanitize_mode.h"
 #include "support/shared_engine.h"
 
 namespace normjit::test {
@@ -34,34 +34,9 @@ const std::vector<int64_t> kSanitizeRowCounts = {1, 199, 4096};
 const std::vector<int64_t> kSanitizeHiddenSizes = {1, 33, 1000, 4096, 8192, 65536, 262144};
 constexpr int64_t kSanitizeMaxElements = int64_t{1} << 20;
 
-// NORMJIT_TEST_MATRIX: unset or "full" (the default matrix) or "sanitize". Anything else stops
-// the binary: a typo must not quietly run the wrong matrix under a sanitizer.
-bool sanitize_matrix() {
-  const char* v = std::getenv("NORMJIT_TEST_MATRIX");
-  const std::string mode = v ? v : "";
-  if (mode.empty() || mode == "full") return false;
-  if (mode == "sanitize") return true;
-  std::cerr << "NORMJIT_TEST_MATRIX=" << mode << " is not a matrix: use \"full\" (or leave it unset) or \"sanitize\""
-            << std::endl;
-  std::exit(2);
-}
-
-// NORMJIT_TEST_MAX_ELEMENTS: the M·N cap of the sanitize matrix, a positive integer.
-int64_t sanitize_max_elements() {
-  const char* v = std::getenv("NORMJIT_TEST_MAX_ELEMENTS");
-  if (!v || !*v) return kSanitizeMaxElements;
-  char* end = nullptr;
-  const long long cap = std::strtoll(v, &end, 10);
-  if (*end != '\0' || cap < 1) {
-    std::cerr << "NORMJIT_TEST_MAX_ELEMENTS=" << v << " is not a positive number of elements (M*N)" << std::endl;
-    std::exit(2);
-  }
-  return cap;
-}
-
 const std::vector<int64_t>& row_counts() { return sanitize_matrix() ? kSanitizeRowCounts : kRowCounts; }
 const std::vector<int64_t>& hidden_sizes() { return sanitize_matrix() ? kSanitizeHiddenSizes : kHiddenSizes; }
-int64_t max_elements() { return sanitize_matrix() ? sanitize_max_elements() : kMaxElements; }
+int64_t max_elements() { return sanitize_matrix() ? sanitize_max_elements(kSanitizeMaxElements) : kMaxElements; }
 // A systematically broken kernel would fail hundreds of cases; the first few tell the story.
 constexpr int kFailedCasesReported = 5;
 // Every third case passes a workspace of workspace_size bytes; the others let the engine
