@@ -39,6 +39,8 @@ step() {  # step NAME COMMAND...: runs it with a header and its time, output int
     step tests "$python" python/tests/run.py
     step example "$python" examples/pytorch_transformer.py
     step overhead "$python" bench/python_overhead.py
+    # A training-sized call too, where the workspace (one per stream, reused) is not zero.
+    step overhead-m4096 "$python" bench/python_overhead.py --m 4096 --n 256
   fi
   echo "gpu-python.sh: exit $status"
 } > "$log" 2>&1

@@ -4,6 +4,7 @@ The structs mirror the header field for field; python/tests/test_library_cpu.py 
 field's offset through the library's own argument checks, so a drift shows up as a failed test.
 """
 import ctypes
+import struct
 import threading
 
 from ._library import load_library
@@ -79,6 +80,50 @@ class BackwardArgs(ctypes.Structure):
         ("dresidual_in", ctypes.c_void_p),
         ("dresidual_in_stride", ctypes.c_int64),
     ]
+
+
+def _packed_layout(cls, count):
+    """A struct.Struct that writes the first `count` fields of cls in one call (pointers as
+    unsigned ints, 0 for NULL), checked field by field against ctypes' own layout: filling a
+    ctypes struct through its constructor or attributes costs about 0.1 us a field, pack_into
+    a fraction of that."""
+    fmt = "="
+    offset = 0
+    for name, ctype in cls._fields_[:count]:
+        if ctype is ctypes.c_void_p or ctype is ctypes.c_size_t:
+            code = "Q"
+        elif ctype is ctypes.c_double:
+            code = "d"
+        elif ctype is ctypes.c_int64:
+            code = "q"
+        else:
+            raise TypeError("normjit: %s.%s has type %s, which _packed_layout does not know" %
+                            (cls.__name__, name, ctype.__name__))
+        if getattr(cls, name).offset != offset:
+            raise AssertionError("normjit: %s.%s sits at byte %d, packed at %d" %
+                                 (cls.__name__, name, getattr(cls, name).offset, offset))
+        fmt += code
+        offset += ctypes.sizeof(ctype)
+    return struct.Struct(fmt)
+
+
+# nj_backward_args up to workspace_bytes (m, x, x_stride, dy, dy_stride, mean, rstd, weight, dx,
+# dx_stride, dweight, dbias, workspace, workspace_bytes): every field a call without fused
+# options sets. The fused fields after them stay zero in a struct only ever packed this way.
+ARGS_HEAD = _packed_layout(BackwardArgs, 14)
+_tls = threading.local()
+
+
+def thread_args():
+    """(a BackwardArgs, its address) that belongs to the calling thread, for ARGS_HEAD.pack_into.
+    Per thread because ctypes releases the GIL during the C call: a struct shared between
+    threads could be overwritten by another thread while the library reads it."""
+    try:
+        return _tls.args
+    except AttributeError:
+        a = BackwardArgs()
+        _tls.args = (a, ctypes.addressof(a))
+        return _tls.args
 
 
 class NormjitError(RuntimeError):
@@ -161,10 +206,21 @@ class Engine:
         # Bound once: each attribute lookup on a CDLL costs a dict walk per call.
         self._workspace_size = self._lib.nj_workspace_size
         self._backward = {LAYERNORM: self._lib.nj_layer_norm_backward, RMSNORM: self._lib.nj_rms_norm_backward}
+        # The same entry points taking every argument as an address (an int), for callers that
+        # keep the engine, problem and args as addresses (normjit.torch's fast path): an int
+        # converts to c_void_p faster than a byref() object is built and checked.
+        raw = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+        self.raw_backward = {LAYERNORM: raw(("nj_layer_norm_backward", self._lib)),
+                             RMSNORM: raw(("nj_rms_norm_backward", self._lib))}
 
     @property
     def handle(self):
         return self._handle
+
+    @property
+    def address(self):
+        """The nj_engine* as an int, for raw_backward."""
+        return self._handle.value
 
     def close(self):
         if self._handle:

@@ -97,6 +97,52 @@ class LibraryTest(unittest.TestCase):
         self.assertEqual(_capi.Problem.alignment.offset, 40)
         self.assertEqual(_capi.BackwardArgs.workspace_bytes.offset, 13 * 8)
 
+    def test_packed_args_land_where_the_struct_has_them(self):
+        # normjit.torch's fast path writes the args with ARGS_HEAD.pack_into, not through ctypes'
+        # fields: the bytes must be the very ones the fields would have written.
+        values = [4, FAKE, 300, FAKE + 0x1000, 301, FAKE + 0x2000, FAKE + 0x3000, FAKE + 0x4000, FAKE + 0x5000,
+                  302, FAKE + 0x6000, 0, FAKE + 0x7000, 4096]
+        names = [name for name, _ in _capi.BackwardArgs._fields_[:len(values)]]
+        self.assertEqual(names[-1], "workspace_bytes")
+        by_field = _capi.BackwardArgs(**dict(zip(names, values)))
+        packed, address = _capi.thread_args()
+        _capi.ARGS_HEAD.pack_into(packed, 0, *values)
+        self.assertEqual(address, ctypes.addressof(packed))
+        self.assertEqual(bytes(packed), bytes(by_field))
+        self.assertEqual(packed.dresidual, None)  # the fused fields stay zero
+
+    def test_each_thread_has_its_own_packed_args(self):
+        import threading
+        mine = _capi.thread_args()
+        theirs = []
+        t = threading.Thread(target=lambda: theirs.append(_capi.thread_args()))
+        t.start()
+        t.join()
+        self.assertIs(_capi.thread_args(), mine)
+        self.assertNotEqual(theirs[0][1], mine[1])
+
+    def test_raw_entry_points_take_addresses(self):
+        # The same checks as through the declared entry points, with the structs passed by address.
+        p = problem()
+        a = args()
+        a.dx = None
+        for kind in (_capi.LAYERNORM, _capi.RMSNORM):
+            p.kind = kind
+            if kind == _capi.RMSNORM:
+                a.mean = a.dbias = None
+                p.has_bias = 0
+            raw = self.engine.raw_backward[kind]
+            status = raw(self.engine.address, ctypes.addressof(p), ctypes.addressof(a), 0)
+            self.assertEqual(_capi.status_name(status), "NJ_ERR_INVALID_ARGUMENT")
+            self.assertIn("dx is NULL", self.lib.nj_last_error().decode())
+            self.assertEqual(raw(None, ctypes.addressof(p), ctypes.addressof(a), 0), _capi.INVALID_ARGUMENT)
+            self.assertIn("engine is NULL", self.lib.nj_last_error().decode())
+        a.dx = FAKE + 0x3000  # now only the entry point is wrong: an RMSNorm problem to layer_norm_backward
+        wrong = self.engine.raw_backward[_capi.LAYERNORM]
+        self.assertEqual(wrong(self.engine.address, ctypes.addressof(p), ctypes.addressof(a), 0),
+                         _capi.INVALID_ARGUMENT)
+        self.assertIn("rms_norm_backward", self.lib.nj_last_error().decode())
+
     # ---- engine lifetime ------------------------------------------------------------------
 
     def test_engine_create_and_destroy(self):

@@ -188,6 +188,27 @@ class BackwardMatrixTest(unittest.TestCase):
                         with self.subTest(kind=kind, dtype=str(dtype), x=name):
                             self.check(kind, x.numel() // n, n, dtype, dtype, x=x, dy=dyv)
 
+    def test_repeated_calls_take_the_fast_path(self):
+        # A call's first run takes the general path and leaves a plan for its shapes and dtypes;
+        # the next ones with contiguous tensors reuse it (a different way to the same C call),
+        # and one of the same shapes with padded rows must not (its row stride is not N).
+        cases = [("ln", (4096, 1024), torch.bfloat16, torch.float32),
+                 ("rms", (4096, 1024), torch.bfloat16, torch.float32),
+                 ("ln", (199, 4095), torch.float32, torch.float32),
+                 ("rms", (1, 7), torch.float16, torch.float16),
+                 ("ln", (3, 67, 1024), torch.bfloat16, torch.bfloat16)]
+        for kind, shape, dtype, w_dtype in cases:
+            m, n = shape[0] * (shape[1] if len(shape) == 3 else 1), shape[-1]
+            with self.subTest(kind=kind, shape=shape, dtype=str(dtype)):
+                x = rand(shape, dtype, offset=True)
+                self.check(kind, m, n, dtype, w_dtype, x=x, dy=rand(shape, dtype))
+                plans = [p for p in _launch._plans.values() if p.shape == x.shape and p.n == n]
+                self.assertTrue(plans, "no plan was kept after the first call")
+                for _ in range(2):
+                    self.check(kind, m, n, dtype, w_dtype, x=rand(shape, dtype, offset=True), dy=rand(shape, dtype))
+                padded = rand(shape[:-1] + (n + 16,), dtype, offset=True)[..., :n]
+                self.check(kind, m, n, dtype, w_dtype, x=padded, dy=rand(shape, dtype))
+
     def test_padded_rows_are_not_copied(self):
         x = rand((37, 1024 + 64), torch.bfloat16)[:, :1024]
         view, stride = _launch._rows(x, 1024, "x")

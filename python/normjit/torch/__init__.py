@@ -7,6 +7,7 @@
         return_dresidual_in= (which appends dh to the result)
     layer_norm / rms_norm: the functional forms, with normjit's backward
     LayerNorm / RMSNorm: drop-in torch.nn.LayerNorm / torch.nn.RMSNorm
+    clear_workspaces(): drops the workspace kept per device and stream (see docs/PYTHON.md)
 
 The ops are registered as torch.ops.normjit.layer_norm_backward / rms_norm_backward, and for the
 fused options *_backward_fused / *_backward_fused_inplace.
@@ -18,7 +19,9 @@ if not hasattr(_torch, "library") or not hasattr(_torch.library, "custom_op"):
                       % _torch.__version__)
 
 from ._functional import layer_norm, rms_norm  # noqa: E402
+from ._launch import clear_workspaces  # noqa: E402
 from ._modules import LayerNorm, RMSNorm  # noqa: E402
 from ._ops import layer_norm_backward, rms_norm_backward  # noqa: E402
 
-__all__ = ["layer_norm_backward", "rms_norm_backward", "layer_norm", "rms_norm", "LayerNorm", "RMSNorm"]
+__all__ = ["layer_norm_backward", "rms_norm_backward", "layer_norm", "rms_norm", "LayerNorm", "RMSNorm",
+           "clear_workspaces"]

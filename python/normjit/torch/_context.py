@@ -13,6 +13,7 @@ import threading
 _cuda = None
 _primary = {}  # device ordinal -> CUcontext (int); retained once, never released (torch holds it too)
 _lock = threading.Lock()
+_tls = threading.local()  # .current: (c_void_p, byref of it) that cuCtxGetCurrent writes, per thread
 
 
 def _driver():
@@ -24,7 +25,7 @@ def _driver():
             raise RuntimeError("normjit: cannot load the CUDA driver (libcuda.so.1: %s); normjit.torch needs "
                                "an NVIDIA GPU and its driver." % e)
         for name in ("cuCtxGetCurrent", "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2", "cuDeviceGet",
-                     "cuDevicePrimaryCtxRetain", "cuInit"):
+                     "cuDevicePrimaryCtxRetain", "cuInit", "cuStreamIsCapturing"):
             getattr(lib, name).restype = ctypes.c_int
         _cuda = lib
     return _cuda
@@ -54,12 +55,31 @@ def push_context(device):
     """Makes cuda:device's primary context current if it is not; True when it pushed one, which
     the caller then pops with pop_context() once its driver calls are made."""
     ctx = _primary.get(device) or primary_context(device)
-    out = ctypes.c_void_p()
-    _cuda.cuCtxGetCurrent(ctypes.byref(out))
+    try:  # built once per thread: a c_void_p and its byref cost more than the driver call
+        out, ref = _tls.current
+    except AttributeError:
+        out = ctypes.c_void_p()
+        ref = ctypes.byref(out)
+        _tls.current = (out, ref)
+    _cuda.cuCtxGetCurrent(ref)
     if out.value == ctx:
         return False
     _check(_cuda.cuCtxPushCurrent_v2(ctypes.c_void_p(ctx)), "cuCtxPushCurrent", device)
     return True
+
+
+def is_capturing(stream, device):
+    """True while `stream` (a CUstream as an int, not 0: the legacy stream cannot be captured) is
+    being captured into a CUDA graph. Asked of the driver for this very stream, where
+    torch.cuda.is_current_stream_capturing() asks about the current device's stream."""
+    try:
+        out, ref = _tls.capture
+    except AttributeError:
+        out = ctypes.c_int()
+        ref = ctypes.byref(out)
+        _tls.capture = (out, ref)
+    _check(_driver().cuStreamIsCapturing(ctypes.c_void_p(stream), ref), "cuStreamIsCapturing", device)
+    return out.value != 0  # CU_STREAM_CAPTURE_STATUS_NONE is 0; ACTIVE and INVALIDATED are not
 
 
 def pop_context():

@@ -1,6 +1,14 @@
 """One normjit backward on torch tensors: the C structs filled from tensors, the workspace from
 PyTorch's caching allocator, the launch on the current stream. Eager only: the custom ops
 (_ops.py) call this, and so does their fast path when nothing is tracing.
+
+Two ways through, for the host time of a kernel-cache hit (bench/python_overhead.py):
+- the general one (_backward): every check, any strides, the fused options; a call without
+  fused options that it completes leaves a _Plan under the call's _plan_key;
+- the fast one (_run): a call whose key has a plan and whose x, dy, statistics and weight are
+  contiguous needs none of those checks again (the key holds every shape and dtype they looked
+  at), so it allocates the outputs, packs the C args into a per-thread struct and calls the C
+  entry point with addresses only.
 """
 import collections
 import ctypes
@@ -8,13 +16,18 @@ import ctypes
 import torch
 
 from .. import _capi
-from ._context import pop_context, push_context
+from ._context import is_capturing, pop_context, push_context
 
 _NJ_DTYPE = {torch.float32: _capi.F32, torch.float16: _capi.F16, torch.bfloat16: _capi.BF16}
 # (problem fields, m, device) -> workspace bytes. Sizes depend on the device and the tuning
 # database; a database that changes mid-run is handled by the engine (it falls back to a
-# kernel that fits) and by the retry in _run.
+# kernel that fits) and by the retry in _backward.
 _workspace_bytes = {}
+# CUstream handles that are not streams of their own: the legacy default stream (0, what
+# torch's default stream is), CU_STREAM_LEGACY (1) and CU_STREAM_PER_THREAD (2). The library
+# finds the device of these from the thread's current context, so only for these must that be
+# x's device's context; any other stream names its context itself (cuStreamGetCtx).
+_LAST_SPECIAL_STREAM = 2
 
 try:  # The int handle without building a torch.cuda.Stream object (what Inductor calls too).
     from torch._C import _cuda_getCurrentRawStream as _raw_stream
@@ -220,10 +233,159 @@ def _fused_args(fused, x, n, m, lead):
     return dx, dx_stride, fields, dh, keep
 
 
+
+# ---- the workspace, one per (device, stream) -------------------------------------------------
+#
+# Kernels queued on one stream run in order, so every call on that stream can use the same
+# workspace: it is allocated on that stream (the current one of x's device, which is where the
+# kernel runs) and grown when a call needs more. Freeing it (growth, or too many streams) is
+# stream-ordered in PyTorch's caching allocator: the memory goes only to work queued on that
+# stream afterwards. A caller holds the entry it used until its launch is queued, so another
+# thread growing the same stream's entry meanwhile cannot free it under that launch.
+# During CUDA-graph capture each call gets its own workspace from the graph's pool instead: a
+# graph keeps the addresses it captured, and a cached one could be grown and freed later.
+_workspaces = {}  # (device, stream) -> (tensor, address, bytes)
+_MAX_WORKSPACE_STREAMS = 64  # streams made and dropped in a loop would otherwise pin memory
+
+
+def _workspace(device, stream, nbytes, like):
+    """(tensor, address, bytes >= nbytes) of workspace for a launch on `stream` of cuda:device;
+    `like` is a tensor on that device."""
+    if stream > _LAST_SPECIAL_STREAM and is_capturing(stream, device):
+        t = torch.empty(nbytes, dtype=torch.uint8, device=like.device)
+        return t, t.data_ptr(), nbytes
+    key = (device, stream)
+    entry = _workspaces.get(key)
+    if entry is None or entry[2] < nbytes:
+        if entry is None and len(_workspaces) >= _MAX_WORKSPACE_STREAMS:
+            _workspaces.clear()
+        # Doubling: M growing a little at a time (sequence lengths) reallocates a few times, not
+        # at each new M.
+        size = nbytes if entry is None else max(nbytes, 2 * entry[2])
+        t = torch.empty(size, dtype=torch.uint8, device=like.device)
+        entry = _workspaces[key] = (t, t.data_ptr(), size)
+    return entry
+
+
+def clear_workspaces():
+    """Drops the cached workspaces (one per device and stream used), so torch.cuda.empty_cache()
+    can return their memory. The next call on each stream allocates one again."""
+    _workspaces.clear()
+
+
+# ---- the fast path -----------------------------------------------------------------------------
+
+class _Plan:
+    """What a call of one _plan_key needs beyond its tensors' addresses, taken from the first call
+    of that key, which the general path checked in full."""
+    __slots__ = ("key", "problem", "problem_address", "entry", "engine", "m", "n", "device", "shape",
+                 "weight_shape", "bias_shape", "workspace_bytes", "workspace_key")
+
+
+_plans = {}
+_MAX_PLANS = 4096  # many distinct shapes (varying sequence lengths): start again
+
+
+def _plan_key(kind, dy, x, weight, bias, mean, rstd, normalized_ndim):
+    """Every shape and dtype the general path's checks look at, and x's device: two calls with
+    the same key pass or fail them alike (strides aside, which backward() checks per call)."""
+    return (kind, x.shape, dy.shape, x.dtype, dy.dtype, x.get_device(), normalized_ndim,
+            None if weight is None else weight.shape, None if weight is None else weight.dtype,
+            None if bias is None else bias.shape, None if bias is None else bias.dtype,
+            None if mean is None else mean.shape, None if mean is None else mean.dtype,
+            rstd.shape, rstd.dtype)
+
+
+def _keep_plan(key, kind, p, m, n, device, x, weight, bias, mean, rstd, nbytes, workspace_key):
+    """After a general call without fused options succeeded: a plan for its key, when the fast
+    path could serve the key (statistics already fp32; the general path converts others)."""
+    if m == 0 or rstd.dtype != torch.float32 or (mean is not None and mean.dtype != torch.float32):
+        return
+    engine = _capi.default_engine()
+    plan = _Plan()
+    plan.key = key
+    plan.problem = p  # keeps the struct alive for problem_address
+    plan.problem_address = ctypes.addressof(p)
+    plan.entry = engine.raw_backward[kind]
+    plan.engine = engine.address
+    plan.m = m
+    plan.n = n
+    plan.device = device
+    plan.shape = x.shape
+    plan.weight_shape = None if weight is None else weight.shape
+    plan.bias_shape = None if bias is None else bias.shape
+    plan.workspace_bytes = nbytes
+    plan.workspace_key = workspace_key  # its entry in _workspace_bytes
+    if len(_plans) >= _MAX_PLANS:
+        _plans.clear()
+    _plans[key] = plan
+
+
+def _run(plan, dy, x, weight, bias, mean, rstd):
+    """The fast path's call: (dx, dweight, dbias), or None when the library asks for a larger
+    workspace than the plan knew of (the tuning database changed): the caller then takes the
+    general path, which sizes it again."""
+    n = plan.n
+    dx = x.new_empty(plan.shape)  # contiguous, x's dtype and device
+    if weight is None:
+        dweight = None
+        w_ptr = dw_ptr = 0
+    else:
+        dweight = weight.new_empty(plan.weight_shape)
+        w_ptr = weight.data_ptr()
+        dw_ptr = dweight.data_ptr()
+    if bias is None:
+        dbias = None
+        db_ptr = 0
+    else:
+        dbias = bias.new_empty(plan.bias_shape)
+        db_ptr = dbias.data_ptr()
+    device = plan.device
+    stream = _raw_stream(device)
+    nbytes = plan.workspace_bytes
+    ws = None
+    ws_ptr = 0
+    if nbytes:
+        ws, ws_ptr, nbytes = _workspace(device, stream, nbytes, x)
+    pushed = stream <= _LAST_SPECIAL_STREAM and push_context(device)
+    try:
+        a, address = _capi.thread_args()
+        _capi.ARGS_HEAD.pack_into(a, 0, plan.m, x.data_ptr(), n, dy.data_ptr(), n,
+                                  0 if mean is None else mean.data_ptr(), rstd.data_ptr(), w_ptr, dx.data_ptr(),
+                                  n, dw_ptr, db_ptr, ws_ptr, nbytes)
+        status = plan.entry(plan.engine, plan.problem_address, address, stream)
+    finally:
+        if pushed:
+            pop_context()
+    del ws  # held until the launch was queued (see _workspace)
+    if status == _capi.OK:
+        return dx, dweight, dbias
+    if status == _capi.WORKSPACE:
+        _plans.pop(plan.key, None)
+        _workspace_bytes.pop(plan.workspace_key, None)
+        return None
+    _capi.check(status)
+
+
 def backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused=None):
     """Returns (dx, dweight or None, dbias or None); dx has x's shape and dtype, dweight/dbias
     the weight's. kind is _capi.LAYERNORM or _capi.RMSNORM. With fused (a Fused), returns
     (dx, dweight, dbias, dh or None), dx being fused.dresidual itself when inplace_residual."""
+    key = None
+    if fused is None:
+        key = _plan_key(kind, dy, x, weight, bias, mean, rstd, normalized_ndim)
+        plan = _plans.get(key)
+        if (plan is not None and x.is_contiguous() and dy.is_contiguous() and rstd.is_contiguous() and
+                (mean is None or mean.is_contiguous()) and (weight is None or weight.is_contiguous())):
+            out = _run(plan, dy, x, weight, bias, mean, rstd)
+            if out is not None:
+                return out
+    return _backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused, key)
+
+
+def _backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused, plan_key):
+    """The general path: every check, copies where strides need them, the fused options. With
+    plan_key (a call without fused options), a successful call leaves a plan for the fast path."""
     if not x.is_cuda:
         raise ValueError("normjit: x is on %s; normjit's kernels run on CUDA tensors." % x.device)
     shape = x.shape
@@ -261,6 +423,7 @@ def backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused=None)
         # keep: copies made for the call (rows, rowscale), alive until the launch is queued.
         dx, dx_stride, fused_fields, dh, keep = _fused_args(fused, x, n, m, shape[:len(shape) - normalized_ndim])
     mean_ptr = None
+    mean_in, rstd_in = mean, rstd  # as given: what the plan's key describes
     if kind == _capi.LAYERNORM:
         mean = _stats(mean, m, "mean")
         mean_ptr = mean.data_ptr()
@@ -292,16 +455,17 @@ def backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused=None)
                 if len(_workspace_bytes) > 4096:  # many distinct M (varying sequence lengths)
                     _workspace_bytes.clear()
                 nbytes = _workspace_bytes[key] = engine.workspace_size(p, m)
-            workspace = torch.empty(nbytes, dtype=torch.uint8, device=x.device) if nbytes else None
+            # workspace: held until the launch is queued (see _workspace).
+            workspace, ws_ptr, ws_bytes = _workspace(device, stream, nbytes, x) if nbytes else (None, None, 0)
             # One constructor call, fields in header order (cheaper than setting them one by one).
             if fused is None:
                 a = _capi.BackwardArgs(m, x2.data_ptr(), x_stride, dy2.data_ptr(), dy_stride, mean_ptr,
                                        rstd.data_ptr(), w_ptr, dx.data_ptr(), dx_stride, dw_ptr, db_ptr,
-                                       workspace.data_ptr() if nbytes else None, nbytes)
+                                       ws_ptr, ws_bytes)
             else:
                 a = _capi.BackwardArgs(m, x2.data_ptr(), x_stride, dy2.data_ptr(), dy_stride, mean_ptr,
                                        rstd.data_ptr(), w_ptr, dx.data_ptr(), dx_stride, dw_ptr, db_ptr,
-                                       workspace.data_ptr() if nbytes else None, nbytes, *fused_fields)
+                                       ws_ptr, ws_bytes, *fused_fields)
             status = engine._backward[kind](engine.handle, ctypes.byref(p), ctypes.byref(a), stream)
             if status == _capi.OK:
                 break
@@ -312,5 +476,7 @@ def backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused=None)
         if pushed:
             pop_context()
     if fused is None:
+        if plan_key is not None:
+            _keep_plan(plan_key, kind, p, m, n, device, x, weight, bias, mean_in, rstd_in, nbytes, key)
         return dx, dweight, dbias
     return dx, dweight, dbias, dh

@@ -14,17 +14,31 @@ Tensor = torch.Tensor
 _Parameter = torch.nn.Parameter
 
 
+# (op name, implementation) of each op, registered as its CUDA kernel by _register_cuda_kernels.
+_cuda_kernels = []
+
+
+def _op(name, impl, mutates_args=()):
+    """The custom op normjit::name over impl (schema from impl's annotations); impl also becomes
+    its CUDA kernel (see _register_cuda_kernels)."""
+    op = torch.library.custom_op("normjit::" + name, mutates_args=mutates_args)(impl)
+    _cuda_kernels.append((name, impl))
+    return op
+
+
 def _absent(x):
     # Custom ops cannot return None (the schema has no Tensor? outputs): an empty tensor stands
     # for "no weight/bias gradient" and the public functions turn it back into None.
     return x.new_empty(0)
 
 
-@torch.library.custom_op("normjit::layer_norm_backward", mutates_args=())
-def layer_norm_backward_op(dy: Tensor, x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], mean: Tensor,
-                           rstd: Tensor, normalized_ndim: int) -> tuple[Tensor, Tensor, Tensor]:
+def _layer_norm_backward_cuda(dy: Tensor, x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], mean: Tensor,
+                              rstd: Tensor, normalized_ndim: int) -> tuple[Tensor, Tensor, Tensor]:
     dx, dw, db = _launch.backward(_capi.LAYERNORM, dy, x, weight, bias, mean, rstd, normalized_ndim)
     return dx, _absent(x) if dw is None else dw, _absent(x) if db is None else db
+
+
+layer_norm_backward_op = _op("layer_norm_backward", _layer_norm_backward_cuda)
 
 
 @layer_norm_backward_op.register_fake
@@ -33,11 +47,13 @@ def _layer_norm_backward_fake(dy, x, weight, bias, mean, rstd, normalized_ndim):
             _absent(x) if bias is None else bias.new_empty(bias.shape))
 
 
-@torch.library.custom_op("normjit::rms_norm_backward", mutates_args=())
-def rms_norm_backward_op(dy: Tensor, x: Tensor, weight: Optional[Tensor], rstd: Tensor,
-                         normalized_ndim: int) -> tuple[Tensor, Tensor]:
+def _rms_norm_backward_cuda(dy: Tensor, x: Tensor, weight: Optional[Tensor], rstd: Tensor,
+                            normalized_ndim: int) -> tuple[Tensor, Tensor]:
     dx, dw, _ = _launch.backward(_capi.RMSNORM, dy, x, weight, None, None, rstd, normalized_ndim)
     return dx, _absent(x) if dw is None else dw
+
+
+rms_norm_backward_op = _op("rms_norm_backward", _rms_norm_backward_cuda)
 
 
 @rms_norm_backward_op.register_fake
@@ -55,16 +71,18 @@ def _or_absent(t, x):
 # options are plain positional arguments (a custom op's schema takes no Python objects):
 # dropout_mask is the byte or bit mask, dropout_bits says which, write_dh asks for dh.
 
-@torch.library.custom_op("normjit::layer_norm_backward_fused", mutates_args=())
-def layer_norm_backward_fused_op(dy: Tensor, x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor],
-                                 mean: Tensor, rstd: Tensor, normalized_ndim: int, dresidual: Optional[Tensor],
-                                 zero_centered_weight: bool, rowscale: Optional[Tensor],
-                                 dropout_mask: Optional[Tensor], dropout_bits: bool, dropout_p: float,
-                                 write_dh: bool) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+def _layer_norm_backward_fused_cuda(dy: Tensor, x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor],
+                                    mean: Tensor, rstd: Tensor, normalized_ndim: int, dresidual: Optional[Tensor],
+                                    zero_centered_weight: bool, rowscale: Optional[Tensor],
+                                    dropout_mask: Optional[Tensor], dropout_bits: bool, dropout_p: float,
+                                    write_dh: bool) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     fused = _launch.Fused(dresidual, False, zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p,
                           write_dh)
     dx, dw, db, dh = _launch.backward(_capi.LAYERNORM, dy, x, weight, bias, mean, rstd, normalized_ndim, fused)
     return dx, _or_absent(dw, x), _or_absent(db, x), _or_absent(dh, x)
+
+
+layer_norm_backward_fused_op = _op("layer_norm_backward_fused", _layer_norm_backward_fused_cuda)
 
 
 @layer_norm_backward_fused_op.register_fake
@@ -75,17 +93,20 @@ def _layer_norm_backward_fused_fake(dy, x, weight, bias, mean, rstd, normalized_
             x.new_empty(x.shape) if write_dh else _absent(x))
 
 
-@torch.library.custom_op("normjit::layer_norm_backward_fused_inplace", mutates_args=("dresidual",))
-def layer_norm_backward_fused_inplace_op(dy: Tensor, x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor],
-                                         mean: Tensor, rstd: Tensor, normalized_ndim: int, dresidual: Tensor,
-                                         zero_centered_weight: bool, rowscale: Optional[Tensor],
-                                         dropout_mask: Optional[Tensor], dropout_bits: bool, dropout_p: float,
-                                         write_dh: bool) -> tuple[Tensor, Tensor, Tensor]:
+def _layer_norm_backward_fused_inplace_cuda(dy: Tensor, x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor],
+                                            mean: Tensor, rstd: Tensor, normalized_ndim: int, dresidual: Tensor,
+                                            zero_centered_weight: bool, rowscale: Optional[Tensor],
+                                            dropout_mask: Optional[Tensor], dropout_bits: bool, dropout_p: float,
+                                            write_dh: bool) -> tuple[Tensor, Tensor, Tensor]:
     """dx is written into dresidual (not returned: a custom op's outputs cannot alias its inputs)."""
     fused = _launch.Fused(dresidual, True, zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p,
                           write_dh)
     _, dw, db, dh = _launch.backward(_capi.LAYERNORM, dy, x, weight, bias, mean, rstd, normalized_ndim, fused)
     return _or_absent(dw, x), _or_absent(db, x), _or_absent(dh, x)
+
+
+layer_norm_backward_fused_inplace_op = _op("layer_norm_backward_fused_inplace", _layer_norm_backward_fused_inplace_cuda,
+                                           mutates_args=("dresidual",))
 
 
 @layer_norm_backward_fused_inplace_op.register_fake
@@ -97,15 +118,17 @@ def _layer_norm_backward_fused_inplace_fake(dy, x, weight, bias, mean, rstd, nor
             x.new_empty(x.shape) if write_dh else _absent(x))
 
 
-@torch.library.custom_op("normjit::rms_norm_backward_fused", mutates_args=())
-def rms_norm_backward_fused_op(dy: Tensor, x: Tensor, weight: Optional[Tensor], rstd: Tensor, normalized_ndim: int,
-                               dresidual: Optional[Tensor], zero_centered_weight: bool, rowscale: Optional[Tensor],
-                               dropout_mask: Optional[Tensor], dropout_bits: bool, dropout_p: float,
-                               write_dh: bool) -> tuple[Tensor, Tensor, Tensor]:
+def _rms_norm_backward_fused_cuda(dy: Tensor, x: Tensor, weight: Optional[Tensor], rstd: Tensor, normalized_ndim: int,
+                                  dresidual: Optional[Tensor], zero_centered_weight: bool, rowscale: Optional[Tensor],
+                                  dropout_mask: Optional[Tensor], dropout_bits: bool, dropout_p: float,
+                                  write_dh: bool) -> tuple[Tensor, Tensor, Tensor]:
     fused = _launch.Fused(dresidual, False, zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p,
                           write_dh)
     dx, dw, _, dh = _launch.backward(_capi.RMSNORM, dy, x, weight, None, None, rstd, normalized_ndim, fused)
     return dx, _or_absent(dw, x), _or_absent(dh, x)
+
+
+rms_norm_backward_fused_op = _op("rms_norm_backward_fused", _rms_norm_backward_fused_cuda)
 
 
 @rms_norm_backward_fused_op.register_fake
@@ -115,17 +138,20 @@ def _rms_norm_backward_fused_fake(dy, x, weight, rstd, normalized_ndim, dresidua
             x.new_empty(x.shape) if write_dh else _absent(x))
 
 
-@torch.library.custom_op("normjit::rms_norm_backward_fused_inplace", mutates_args=("dresidual",))
-def rms_norm_backward_fused_inplace_op(dy: Tensor, x: Tensor, weight: Optional[Tensor], rstd: Tensor,
-                                       normalized_ndim: int, dresidual: Tensor, zero_centered_weight: bool,
-                                       rowscale: Optional[Tensor], dropout_mask: Optional[Tensor],
-                                       dropout_bits: bool, dropout_p: float,
-                                       write_dh: bool) -> tuple[Tensor, Tensor]:
+def _rms_norm_backward_fused_inplace_cuda(dy: Tensor, x: Tensor, weight: Optional[Tensor], rstd: Tensor,
+                                          normalized_ndim: int, dresidual: Tensor, zero_centered_weight: bool,
+                                          rowscale: Optional[Tensor], dropout_mask: Optional[Tensor],
+                                          dropout_bits: bool, dropout_p: float,
+                                          write_dh: bool) -> tuple[Tensor, Tensor]:
     """dx is written into dresidual (not returned: a custom op's outputs cannot alias its inputs)."""
     fused = _launch.Fused(dresidual, True, zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p,
                           write_dh)
     _, dw, _, dh = _launch.backward(_capi.RMSNORM, dy, x, weight, None, None, rstd, normalized_ndim, fused)
     return _or_absent(dw, x), _or_absent(dh, x)
+
+
+rms_norm_backward_fused_inplace_op = _op("rms_norm_backward_fused_inplace", _rms_norm_backward_fused_inplace_cuda,
+                                         mutates_args=("dresidual",))
 
 
 @rms_norm_backward_fused_inplace_op.register_fake
@@ -135,14 +161,45 @@ def _rms_norm_backward_fused_inplace_fake(dy, x, weight, rstd, normalized_ndim, 
             x.new_empty(x.shape) if write_dh else _absent(x))
 
 
+def _register_cuda_kernels():
+    """Registers each op's implementation directly as its kernel for the CUDA dispatch key.
+
+    torch.library.custom_op registers one CompositeExplicitAutograd kernel per op that wraps the
+    implementation in checks that no output aliases an input: it builds a Python storage object
+    for every tensor argument and result (about 1 us each, 9 of them for layer_norm_backward)
+    and walks them with generators, on every call through torch.ops.normjit.* (compiled graphs,
+    tracing). The implementations never alias (every output is allocated by _launch, and the
+    in-place ops return no view of dresidual), so for CUDA tensors the dispatcher can call them
+    directly: a backend kernel takes precedence over CompositeExplicitAutograd. The custom op's
+    own Autograd, ADInplaceOrView (the version bump of the in-place ops) and fake kernels stay as
+    they are, and other devices still reach its wrapper (and _launch's "runs on CUDA" error)."""
+    lib = torch.library.Library("normjit", "IMPL")
+    for name, impl in _cuda_kernels:
+        lib.impl(name, impl, "CUDA")
+    return lib
+
+
+# Kept for the life of the module: a Library's registrations end when it is destroyed.
+_cuda_library = _register_cuda_kernels()
+
+# torch._C._len_torch_dispatch_stack counts the user modes and the infra modes (fake tensors,
+# functionalization, proxy tracing) in one C call, which _get_current_dispatch_mode makes and
+# then wraps in Python; nonzero exactly when _get_current_dispatch_mode() is not None.
+_dispatch_stack_len = getattr(torch._C, "_len_torch_dispatch_stack", None)
+if _dispatch_stack_len is None:  # pragma: no cover - older torch
+    def _dispatch_stack_len():
+        return _get_current_dispatch_mode() is not None
+_functorch_active = torch._C._are_functorch_transforms_active
+
+
 def _plain_eager(*tensors):
     """True when calling the implementation directly is exactly what the op would do: no
     torch.compile/export tracing, no dispatch mode (fake tensors, make_fx, functionalization),
     no functorch transform, and plain tensors only. The dispatcher round trip of a Python
     custom op costs several microseconds, a good part of the host budget of a cache hit."""
-    if torch.compiler.is_compiling() or _get_current_dispatch_mode() is not None:
-        return False
-    if torch._C._are_functorch_transforms_active():
+    # is_compiling first: under Dynamo it is a constant True, so the C calls after it are never
+    # traced.
+    if torch.compiler.is_compiling() or _dispatch_stack_len() or _functorch_active():
         return False
     for t in tensors:
         if t is not None and type(t) is not Tensor and type(t) is not _Parameter:
