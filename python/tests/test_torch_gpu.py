@@ -468,6 +468,110 @@ class CompileAndGraphTest(unittest.TestCase):
             self.assertLessEqual(rel_err(g, e.double()), 1e-2)
 
 
+# ---- several GPUs ------------------------------------------------------------------------------
+
+MULTI_SKIP = SKIP or (None if torch.cuda.device_count() >= 2 else
+                      "needs 2 CUDA devices, torch sees %d" % torch.cuda.device_count())
+
+
+@unittest.skipIf(MULTI_SKIP, MULTI_SKIP)
+class MultiGpuTest(unittest.TestCase):
+    """cuda:0 and cuda:1 in one process: the kernels are loaded per device (per CUDA context), and
+    the plans, workspaces and context handling of normjit.torch are per device too."""
+
+    def case(self, kind, device, m, n, dtype):
+        """(args, reference) with every tensor on cuda:device."""
+        with torch.cuda.device(device):
+            x = rand((m, n), dtype, offset=True)
+            dy = rand((m, n), dtype)
+            w = rand((n,), torch.float32) + 1
+            b = rand((n,), torch.float32) if kind == "ln" else None
+            mean, rstd = stats(kind, x, w, b, 1e-5)
+            return (kind, dy, x, w, b, mean, rstd), reference(kind, dy, x, w, b, 1e-5)
+
+    def check(self, got, ref, device, dtype, label):
+        for name, g, r in zip(("dx", "dweight", "dbias"), got, ref):
+            if r is None:
+                self.assertIsNone(g, label)
+                continue
+            self.assertEqual(g.device, torch.device("cuda", device), "%s: %s" % (label, name))
+            err = rel_err(g, r)
+            self.assertLessEqual(err, tolerance(dtype), "%s: %s normwise error %.3e" % (label, name, err))
+
+    def test_two_devices_from_two_threads(self):
+        shapes = ((1, 1000, torch.float32), (37, 4096, torch.bfloat16), (4096, 1024, torch.bfloat16),
+                  (199, 8192, torch.float16))
+        cases = {d: [self.case(kind, d, *shape) + (shape,) for kind in ("ln", "rms") for shape in shapes]
+                 for d in (0, 1)}
+        for d in (0, 1):
+            torch.cuda.synchronize(d)
+        results, errors = {}, {}
+        start = threading.Barrier(2, timeout=120)
+
+        def worker(d):
+            try:
+                torch.cuda.set_device(d)  # this thread's current device; the other thread has the other
+                side = torch.cuda.Stream(d)
+                side.wait_stream(torch.cuda.current_stream(d))
+                out = []
+                start.wait()
+                # Rounds 0 and 1 on the default stream (the general path, then the fast one), round 2
+                # on a side stream (a workspace of its own).
+                for rnd in range(3):
+                    with torch.cuda.stream(side if rnd == 2 else torch.cuda.current_stream(d)):
+                        for args, ref, shape in cases[d]:
+                            label = "cuda:%d round %d %s M=%d N=%d %s" % ((d, rnd, args[0]) + shape)
+                            out.append((normjit_backward(*args), ref, shape[2], label))
+                torch.cuda.synchronize(d)
+                results[d] = out
+            except Exception as e:  # surfaced in the test's thread
+                errors[d] = e
+                start.abort()
+        threads = [threading.Thread(target=worker, args=(d,)) for d in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, {})
+        for d in (0, 1):
+            self.assertEqual(len(results[d]), 3 * len(cases[d]))
+            for got, ref, dtype, label in results[d]:
+                self.check(got, ref, d, dtype, label)
+
+    def test_device_1_tensors_while_device_0_is_current(self):
+        # torch's default stream is CUDA's legacy stream (handle 0) on every device: the device
+        # then comes from the thread's current context, which normjit must make cuda:1's here.
+        for kind in ("ln", "rms"):
+            args, ref = self.case(kind, 1, 199, 4096, torch.bfloat16)
+            torch.cuda.synchronize(1)
+            with torch.cuda.device(0):
+                for rnd in range(2):  # the general path, then the fast one
+                    got = normjit_backward(*args)
+                    torch.cuda.synchronize(1)
+                    self.check(got, ref, 1, torch.bfloat16, "%s round %d" % (kind, rnd))
+
+    def test_modules_on_device_1(self):
+        # Autograd runs cuda:1's backward on a worker thread of its own.
+        for ours_cls, theirs_cls in ((njt.LayerNorm, torch.nn.LayerNorm), (njt.RMSNorm, torch.nn.RMSNorm)):
+            torch.manual_seed(0)
+            theirs = theirs_cls(1024, device="cuda:1")
+            with torch.no_grad():
+                for p in theirs.parameters():
+                    p.copy_(torch.randn_like(p) * 0.3 + 1)
+            ours = ours_cls(1024, device="cuda:1")
+            ours.load_state_dict(theirs.state_dict())
+            x = torch.randn(8, 77, 1024, device="cuda:1")
+            g = torch.randn(8, 77, 1024, device="cuda:1")
+            grads = []
+            for mod in (ours, theirs):
+                xi = x.clone().requires_grad_()
+                mod(xi).backward(g)
+                grads.append([xi.grad] + [p.grad for p in mod.parameters()])
+            for a, b in zip(*grads):
+                self.assertEqual(a.device, torch.device("cuda", 1))
+                self.assertLessEqual(rel_err(a, b.double()), 1e-5)
+
+
 # ---- fused options (docs/FUSED.md) -------------------------------------------------------------
 
 def fused_reference(kind, dy, h, x_in, weight, bias, eps, dresidual=None, rowscale=None, keep=None, p=0.0,
