@@ -40,7 +40,17 @@ class PrivateStream {
   CUstream stream_ = nullptr;
 };
 
-// The tuner's own tensors for m rows of a problem, filled with random data.
+// Elements between rows of a `dtype` tensor so every row starts on `alignment` bytes, as the
+// problem promises its kernels: rows of N = 4095 bf16 tuned at align=16 are padded rows, and
+// contiguous ones would make the kernel's vector loads fault (and poison the context).
+int64_t aligned_row_stride(int64_t n, size_t element_bytes, int alignment) {
+  const size_t a = static_cast<size_t>(std::max(1, alignment));
+  const size_t row_bytes = (static_cast<size_t>(n) * element_bytes + a - 1) / a * a;
+  return static_cast<int64_t>((row_bytes + element_bytes - 1) / element_bytes);
+}
+
+// The tuner's own tensors for m rows of a problem, filled with random data, laid out at the
+// row alignment the problem assumes.
 struct Scratch {
   DeviceBuffer x, dy, dx, mean, rstd, weight, dweight, dbias, workspace;
   DeviceBuffer dresidual, rowscale, keep_mask, dresidual_in;  // fused options (docs/FUSED.md)
@@ -48,19 +58,22 @@ struct Scratch {
 
   Scratch(const NormProblem& p, int64_t m, size_t workspace_bytes) {
     const std::string what = "tuning " + codegen::describe(p);
-    const size_t elements = static_cast<size_t>(m) * static_cast<size_t>(p.n);
     const size_t n = static_cast<size_t>(p.n);
-    x = DeviceBuffer(elements * codegen::dtype_size(p.x_dtype), what);
-    dy = DeviceBuffer(elements * codegen::dtype_size(p.dy_dtype), what);
-    dx = DeviceBuffer(elements * codegen::dtype_size(p.dx_dtype), what);
+    args.x_stride = aligned_row_stride(p.n, codegen::dtype_size(p.x_dtype), p.alignment);
+    args.dy_stride = aligned_row_stride(p.n, codegen::dtype_size(p.dy_dtype), p.alignment);
+    args.dx_stride = aligned_row_stride(p.n, codegen::dtype_size(p.dx_dtype), p.alignment);
+    auto rows_of = [m](int64_t stride) { return static_cast<size_t>(m) * static_cast<size_t>(stride); };
+    x = DeviceBuffer(rows_of(args.x_stride) * codegen::dtype_size(p.x_dtype), what);
+    dy = DeviceBuffer(rows_of(args.dy_stride) * codegen::dtype_size(p.dy_dtype), what);
+    dx = DeviceBuffer(rows_of(args.dx_stride) * codegen::dtype_size(p.dx_dtype), what);
     mean = DeviceBuffer(static_cast<size_t>(m) * 4, what);
     rstd = DeviceBuffer(static_cast<size_t>(m) * 4, what);
     weight = DeviceBuffer(n * codegen::dtype_size(p.weight_dtype), what);
     dweight = DeviceBuffer(n * codegen::dtype_size(p.weight_dtype), what);
     dbias = DeviceBuffer(n * codegen::dtype_size(p.weight_dtype), what);
     workspace = DeviceBuffer(workspace_bytes, what);
-    x.fill_random(p.x_dtype, elements, 1, what);
-    dy.fill_random(p.dy_dtype, elements, 2, what);
+    x.fill_random(p.x_dtype, rows_of(args.x_stride), 1, what);
+    dy.fill_random(p.dy_dtype, rows_of(args.dy_stride), 2, what);
     weight.upload(random_bytes(p.weight_dtype, n, 3), what);
     std::vector<char> stats = random_bytes(DType::F32, static_cast<size_t>(m), 4);
     auto* f = reinterpret_cast<float*>(stats.data());
@@ -87,12 +100,14 @@ struct Scratch {
   // written as well, where it may be).
   void add_fused_inputs(const NormProblem& p, int64_t m, const std::vector<char>& positive_floats,
                         const std::string& what) {
-    const size_t elements = static_cast<size_t>(m) * static_cast<size_t>(p.n);
-    const size_t dx_bytes = elements * codegen::dtype_size(p.dx_dtype);
+    // dresidual and dh share dx's row stride (in place, dx may be dresidual itself).
+    const size_t dx_elements = static_cast<size_t>(m) * static_cast<size_t>(args.dx_stride);
+    const size_t dx_bytes = dx_elements * codegen::dtype_size(p.dx_dtype);
     if (p.residual) {
       dresidual = DeviceBuffer(dx_bytes, what);
-      dresidual.fill_random(p.dx_dtype, elements, 5, what);
+      dresidual.fill_random(p.dx_dtype, dx_elements, 5, what);
       args.dresidual = dresidual.get();
+      args.dresidual_stride = args.dx_stride;
     }
     if (p.rowscale) {
       rowscale = DeviceBuffer(static_cast<size_t>(m) * 4, what);
@@ -100,16 +115,19 @@ struct Scratch {
       args.rowscale = static_cast<const float*>(rowscale.get());
     }
     if (p.dropout != DropoutMask::None) {
-      const int64_t row_bytes = p.dropout == DropoutMask::Bits ? (p.n + 7) / 8 : p.n;
+      const int64_t row_bytes =
+          aligned_row_stride(p.dropout == DropoutMask::Bits ? (p.n + 7) / 8 : p.n, 1, p.alignment);
       const std::vector<char> mask(static_cast<size_t>(m * row_bytes), 0x5b);  // a mix of kept and dropped
       keep_mask = DeviceBuffer(mask.size(), what);
       keep_mask.upload(mask, what);
       args.dropout_mask = keep_mask.get();
+      args.dropout_mask_stride = row_bytes;
       args.dropout_p = 0.1;
     }
     if (p.rowscale || p.dropout != DropoutMask::None) {
       dresidual_in = DeviceBuffer(dx_bytes, what);
       args.dresidual_in = dresidual_in.get();
+      args.dresidual_in_stride = args.dx_stride;
     }
   }
 };

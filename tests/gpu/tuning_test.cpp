@@ -106,6 +106,34 @@ TEST_F(Tuning, TheTunerTimesEveryCandidateAndTheWinnerIsCorrect) {
             result.winner().config);
 }
 
+// An odd N at align=16 means padded rows: the tuner's own tensors must honour that (a contiguous
+// layout faulted with a misaligned address at 2026-11-23, poisoning the context for every later
+// shape). Every candidate runs cleanly at either alignment, with every fused input on, and the
+// context stays usable.
+TEST_F(Tuning, OddRowsAreTunedAtTheAlignmentTheProblemAssumes) {
+  NJ_REQUIRE_GPU();
+  Engine engine(config(TuneMode::Off));
+  runtime::TuneOptions options;
+  options.exhaustive = true;
+  options.final_reps = 2;
+  for (int alignment : {16, 2}) {
+    NormProblem problem = make_problem(NormKind::LayerNorm, 4095, DType::BF16, DType::F32, Affine::WeightAndBias);
+    problem.alignment = alignment;
+    problem.residual = true;
+    problem.rowscale = true;
+    problem.dropout = DropoutMask::Bits;
+    const NormProblem resolved = codegen::resolve_problem(problem);
+    const runtime::TuneResult result = runtime::tune(engine.impl(), GpuContext::get()->context(), resolved, 300, options);
+    ASSERT_GT(result.candidates.size(), 1u) << codegen::describe(resolved);
+    for (const runtime::CandidateTiming& c : result.candidates)
+      EXPECT_TRUE(c.ok) << codegen::describe(resolved) << " with " << codegen::describe(c.config) << ": " << c.error;
+  }
+  EXPECT_TRUE(backward_matches_reference(engine, make_inputs(make_problem(NormKind::RMSNorm, 1000, DType::F32,
+                                                                           DType::F32, Affine::WeightOnly),
+                                                              7, fresh_seed()),
+                                         stream()));
+}
+
 TEST_F(Tuning, EveryCandidateOfASmallProblemMatchesTheReference) {
   NJ_REQUIRE_GPU();
   const NormProblem problem = make_problem(NormKind::LayerNorm, 768, DType::F16, DType::F16, Affine::WeightAndBias);
