@@ -361,7 +361,7 @@ def _run(plan, dy, x, weight, bias, mean, rstd):
     if status == _capi.OK:
         return dx, dweight, dbias
     if status == _capi.WORKSPACE:
-        _plans.pop(plan.key, None)
+        # Sized again by the general path, whose plan then replaces this one.
         _workspace_bytes.pop(plan.workspace_key, None)
         return None
     _capi.check(status)
