@@ -27,6 +27,11 @@ def _driver():
         for name in ("cuCtxGetCurrent", "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2", "cuDeviceGet",
                      "cuDevicePrimaryCtxRetain", "cuInit", "cuStreamIsCapturing"):
             getattr(lib, name).restype = ctypes.c_int
+        # Handles and out-pointers as c_void_p, so a handle goes in as a Python int (undeclared,
+        # ctypes would pass an int as a 32-bit C int) and an out-pointer as a byref().
+        for name, count in (("cuCtxGetCurrent", 1), ("cuCtxPushCurrent_v2", 1), ("cuCtxPopCurrent_v2", 1),
+                            ("cuStreamIsCapturing", 2)):
+            getattr(lib, name).argtypes = [ctypes.c_void_p] * count
         _cuda = lib
     return _cuda
 
@@ -64,7 +69,7 @@ def push_context(device):
     _cuda.cuCtxGetCurrent(ref)
     if out.value == ctx:
         return False
-    _check(_cuda.cuCtxPushCurrent_v2(ctypes.c_void_p(ctx)), "cuCtxPushCurrent", device)
+    _check(_cuda.cuCtxPushCurrent_v2(ctx), "cuCtxPushCurrent", device)
     return True
 
 
@@ -78,13 +83,14 @@ def is_capturing(stream, device):
         out = ctypes.c_int()
         ref = ctypes.byref(out)
         _tls.capture = (out, ref)
-    _check(_driver().cuStreamIsCapturing(ctypes.c_void_p(stream), ref), "cuStreamIsCapturing", device)
+    _check(_driver().cuStreamIsCapturing(stream, ref), "cuStreamIsCapturing", device)
     return out.value != 0  # CU_STREAM_CAPTURE_STATUS_NONE is 0; ACTIVE and INVALIDATED are not
 
 
 def pop_context():
-    popped = ctypes.c_void_p()
-    _cuda.cuCtxPopCurrent_v2(ctypes.byref(popped))
+    # The popped handle is not needed; it goes into the thread's cuCtxGetCurrent buffer, which
+    # push_context has made by now (a fresh c_void_p and byref per call cost more than the call).
+    _cuda.cuCtxPopCurrent_v2(_tls.current[1])
 
 
 class current_context:
