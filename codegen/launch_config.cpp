@@ -153,6 +153,9 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count) {
   const bool half_vectors = sm >= 90 && sixteen_bit && aligned && (half_threads == 256 || half_threads == 512) &&
                             (half_iters == 4 || (half_iters == 8 && !p.has_bias));
 
+  // Staged clusters of 1024-thread blocks: slots a thread, and blocks at most.
+  const int wide_cluster_slots = p.has_bias ? 1 : 2;
+  const int64_t wide_cluster_limit = p.has_bias ? 8 : kMaxCluster;
   // Blocks of staged clusters: 512 threads of 4 slots (2 where rows are interleaved, which
   // addresses each element on its own: 128 registers and spills at 4).
   const int cluster_iters = aligned ? kMaxStagedSlotsPerThread : 2;
@@ -162,6 +165,11 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count) {
     // Short rows: a power-of-two group of lanes per row, many rows per block.
     c.threads_per_row = next_pow2(slots);
     c.threads = 256;
+  } else if (sm >= 90 && sixteen_bit && aligned && p.n > 512 && p.n <= 2048 && p.n % 128 != 0 && stage(1, 1)) {
+    // 16-bit rows of 512-2048 that leave a warp's last 8-byte vector pass part-empty: one
+    // staged row per block, a slot a thread (N = 1000: LN 331 us vs 387 for a warp per row,
+    // RMS 300 vs 330; bench/results/2026-11-23-h100-8109dfa-tune/). Why a warp per row loses
+    // 35% against N = 1024 is not understood.
   } else if (sm >= 90 && sixteen_bit && aligned && p.n <= 2048) {
     // 16-bit rows up to 2048: 8-byte vectors, a warp per row (4 rows a block) up to N = 1024,
     // then a block of 4 vectors a thread (bench/results/2026-11-23-h100-06afd96-tune: LN 1024
@@ -188,14 +196,21 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count) {
   } else if (sm >= 80 && staged_slots <= int64_t{kMaxRegisterRowThreads} * staged_iters &&
              stage(1, staged_iters)) {
     // One row per block, staged (up to N = 8192).
-  } else if (sm >= 80 && sixteen_bit && staged_slots <= int64_t{kMaxStagedThreadsAtTwoSlots} * 2 && stage(1, 2)) {
-    // Up to 768 threads of 2 slots (N = 12288).
+  } else if (sm >= 80 && sixteen_bit &&
+             staged_slots <= int64_t{p.has_bias ? kMaxStagedThreadsAtTwoSlots : kMaxStagedThreadsAtTwoSlotsNoBias} * 2 &&
+             stage(1, 2)) {
+    // Up to 768 threads of 2 slots (N = 12288), 896 without β (RMS 14336: 287 us vs 370 for a
+    // staged cluster of 2 x 896 x 1; -8109dfa-tune).
   } else if (sm >= 90 && sixteen_bit && staged_slots <= kStagedClusterBlockSlots && stage(2, 1)) {
     // One block of 512 threads x 4 slots would spill (N = 16384 with β): a pair of 1024 x 1.
-  } else if (sm >= 90 && sixteen_bit && aligned && staged_slots <= 2 * kStagedClusterBlockSlots &&
-             stage(p.has_bias ? 4 : 2, p.has_bias ? 1 : 2)) {
-    // Up to N = 32768: clusters of 1024-thread blocks, 1 slot a thread with β (LN: 4 blocks,
-    // 244 us vs 249 for 2 x 512 x 4), 2 without (RMS: 2 blocks, 193 us vs 210; -06afd96-tune).
+  } else if (sm >= 90 && sixteen_bit && aligned &&
+             staged_slots <= int64_t{kMaxRowThreads} * wide_cluster_slots * wide_cluster_limit &&
+             stage(static_cast<int>(next_pow2(ceil_div(staged_slots, int64_t{kMaxRowThreads} * wide_cluster_slots))),
+                   wide_cluster_slots)) {
+    // Clusters of 1024-thread blocks: 1 slot a thread with β, up to 8 blocks (LN 32768: 4
+    // blocks, 244 us vs 249 for 2 x 512 x 4; LN 65536: 8 blocks, 276 vs 303 for 8 x 512 x 2),
+    // 2 slots without, up to 16 (RMS 32768: 193 us vs 210 for 2 x 512 x 4; 65536: 203 vs
+    // 225; 131072: 230 vs 249; 262144: 288 vs 305; -06afd96-tune, -8109dfa-tune).
   } else if (sm >= 90 && sixteen_bit && staged_slots <= cluster_block_slots * kMaxCluster &&
              stage(next_pow2(ceil_div(staged_slots, cluster_block_slots)), cluster_iters)) {
     // Too long for one block: a cluster shares the row, each block staging its slice, so x

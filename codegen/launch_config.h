@@ -45,6 +45,7 @@ constexpr int kMaxStagedSlotsPerThread = 4;
 // Staged rows: at most this many threads when each holds 2 slots (registers), and the slots
 // one block of a staged cluster holds (512 threads x 4).
 constexpr int kMaxStagedThreadsAtTwoSlots = 768;
+constexpr int kMaxStagedThreadsAtTwoSlotsNoBias = 896;  // without β's accumulators
 constexpr int64_t kStagedClusterBlockSlots = 2048;
 // Threads per block at most.
 constexpr int kMaxRowThreads = 1024;

@@ -67,8 +67,14 @@ TEST(LaunchConfig, FittedShapesOnHopper) {
   EXPECT_EQ(choose_launch_config(ln(12288), 90).threads, 768);
   EXPECT_TRUE(choose_launch_config(ln(5120), 90).staged);  // 320 threads of 8-byte vectors: 35%
   EXPECT_TRUE(choose_launch_config(ln(7168), 90).staged);
-  // 16-bit rows of 512 to 2048: 8-byte vectors, a warp per row up to 1024, then 128 threads.
-  for (auto [n, lanes, threads] : {std::tuple<int64_t, int, int>{512, 32, 128}, {1000, 32, 128}, {1024, 32, 128},
+  // 16-bit rows of 512 to 2048: 8-byte vectors, a warp per row up to 1024, then 128 threads;
+  // but rows that leave a warp's last pass part-empty are staged, a slot a thread.
+  for (const NormProblem& p : {ln(1000), rms(1000), ln(2000)}) {
+    const LaunchConfig c = choose_launch_config(p, 90);
+    EXPECT_TRUE(c.staged) << codegen::describe(p);
+    EXPECT_EQ(c.threads, (p.n / 8 + 31) / 32 * 32) << codegen::describe(p);
+  }
+  for (auto [n, lanes, threads] : {std::tuple<int64_t, int, int>{512, 32, 128}, {896, 32, 128}, {1024, 32, 128},
                                    {2048, 128, 128}}) {
     for (const NormProblem& p : {ln(n), rms(n)}) {
       const LaunchConfig c = choose_launch_config(p, 90);
@@ -85,14 +91,24 @@ TEST(LaunchConfig, FittedShapesOnHopper) {
   EXPECT_EQ(rms32k.cluster, 2);
   EXPECT_EQ(rms32k.threads, 1024);
   EXPECT_TRUE(ln32k.staged && rms32k.staged);
-  for (auto [n, cluster] : {std::pair<int64_t, int>{65536, 4}, {131072, 8}, {262144, 16}}) {
-    const LaunchConfig c = choose_launch_config(ln(n), 90);
-    EXPECT_TRUE(c.staged) << n;
-    EXPECT_EQ(c.stages, 2) << n;
-    EXPECT_EQ(c.cluster, cluster) << n;
-    EXPECT_EQ(c.threads, 512) << n;
-    EXPECT_LE(codegen::dynamic_shared_bytes(problem(n, DType::BF16), c), codegen::max_stage_bytes(90)) << n;
+  // Beyond: 1024-thread blocks up to 8 (LN 65536) with β and 16 (RMS 262144) without, then
+  // 512 threads of 4 slots.
+  for (auto [n, cluster, threads, bias] :
+       {std::tuple<int64_t, int, int, bool>{65536, 8, 1024, true}, {131072, 8, 512, true}, {262144, 16, 512, true},
+        {65536, 4, 1024, false}, {131072, 8, 1024, false}, {262144, 16, 1024, false}}) {
+    const NormProblem p = bias ? ln(n) : rms(n);
+    const LaunchConfig c = choose_launch_config(p, 90);
+    EXPECT_TRUE(c.staged) << codegen::describe(p);
+    EXPECT_EQ(c.stages, 2) << codegen::describe(p);
+    EXPECT_EQ(c.cluster, cluster) << codegen::describe(p);
+    EXPECT_EQ(c.threads, threads) << codegen::describe(p);
+    EXPECT_LE(codegen::dynamic_shared_bytes(p, c), codegen::max_stage_bytes(90)) << codegen::describe(p);
   }
+  // RMSNorm 14336: one staged block of 896 threads x 2 slots.
+  const LaunchConfig rms14k = choose_launch_config(rms(14336), 90);
+  EXPECT_TRUE(rms14k.staged);
+  EXPECT_EQ(rms14k.cluster, 1);
+  EXPECT_EQ(rms14k.threads, 896);
   const LaunchConfig pair = choose_launch_config(ln(16384), 90);
   EXPECT_EQ(pair.cluster, 2);
   EXPECT_EQ(pair.threads, 1024);
