@@ -1,6 +1,7 @@
 #include "codegen/launch_config.h"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -77,7 +78,11 @@ LaunchConfig streamed_launch_config(const NormProblem& p) {
   return c;
 }
 
-LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count) {
+namespace {
+
+// The heuristic for many rows a block (M well beyond the SMs): staging and prefetch keep the
+// next rows' loads in flight.
+LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count) {
   LaunchConfig c;
   c.vec = vector_width(p);
   const int64_t slots = ceil_div(p.n, c.vec);
@@ -232,6 +237,39 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count) {
   } else {
     c = streamed_launch_config(p);
   }
+  return c;
+}
+
+// Few rows (at most kLatencyRowsPerSm a multiprocessor): a block sees one row, so staging or
+// prefetching the next one only adds a shared-memory round trip or registers. fp32 rows that
+// one block holds then take registers with 8-byte vectors, 32 elements a thread (LN fp32 4096
+// at M = 1 / 37 / 199: 5.2 / 10.7 / 16.0 us against 9.5 / 15.2 / 26.5 staged; 8192: 7.0 /
+// 13.4 / 23.1 against 12.7 / 20.8 / 32.7; bench/results/2026-11-23-h100-8109dfa-tune/). 16-bit
+// rows already sit in registers up to 8192 and are within 10% of tuned there.
+std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const LaunchConfig& many) {
+  const bool fp32_rows = dtype_size(p.x_dtype) == 4 && dtype_size(p.dy_dtype) == 4;
+  if (!fp32_rows || many.cluster != 1 || many.grid || !(many.staged || many.prefetch)) return std::nullopt;
+  LaunchConfig c;
+  c.vec = std::min(vector_width(p), 2);
+  const int64_t threads = ceil_div(ceil_div(ceil_div(p.n, c.vec), 32 / c.vec), 32) * 32;
+  if (threads > kMaxRowThreads) return std::nullopt;
+  c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
+  return c;
+}
+
+}  // namespace
+
+bool few_rows(int64_t m, int sm_count) {
+  // Whole power-of-two buckets of M (the tuner's and the engine's kernel keys), so every m of
+  // a bucket gets the same config whichever comes first.
+  const int64_t limit = int64_t{kLatencyRowsPerSm} * grid_cluster_blocks(sm_count);
+  return m >= 0 && m <= limit && next_pow2(std::max<int64_t>(m, 1)) <= limit;
+}
+
+LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m) {
+  LaunchConfig c = config_for_many_rows(p, sm, sm_count);
+  if (few_rows(m, sm_count))
+    if (const std::optional<LaunchConfig> few = config_for_few_rows(p, c)) c = *few;
   check_launch_config(p, c);
   return c;
 }

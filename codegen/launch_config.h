@@ -64,10 +64,18 @@ int grid_cluster_blocks(int sm_count);
 // Stages a grid cluster may have: stages − 2 rows wait for the other blocks' sums.
 constexpr int kMaxGridStages = 8;
 
+// Rows a multiprocessor at most for the heuristic's few-rows (latency) configs.
+constexpr int kLatencyRowsPerSm = 2;
+// m rows are few on a device of `sm_count` SMs (0: not known, taken as kDefaultGridCluster):
+// m's power-of-two bucket (1, 2, 4, ... rows) holds at most kLatencyRowsPerSm per SM; on an
+// H100 (132 SMs) M <= 256. m < 0 stands for "not known", which is many.
+bool few_rows(int64_t m, int sm_count);
+
 // The heuristic config for a resolved, validated problem on compute capability `sm` with
-// `sm_count` multiprocessors (0: not known; grid clusters then take kDefaultGridCluster blocks).
-// Correct for every problem; the autotuning issue refines it.
-LaunchConfig choose_launch_config(const NormProblem& resolved, int sm = 90, int sm_count = 0);
+// `sm_count` multiprocessors (0: not known; grid clusters then take kDefaultGridCluster blocks)
+// for m rows (< 0: not known, the config for many rows). Correct for every problem and every
+// m; the tuner refines it.
+LaunchConfig choose_launch_config(const NormProblem& resolved, int sm = 90, int sm_count = 0, int64_t m = -1);
 
 // Rows streamed twice by one block each: runs on any device, whatever N (the fallback when a
 // grid cluster cannot be resident all at once).

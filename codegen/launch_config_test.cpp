@@ -222,3 +222,35 @@ TEST(LaunchConfig, CheckRejectsImpossibleShapes) {
   c.row_in_registers = true;
   EXPECT_THROW(codegen::check_launch_config(problem(1048576, DType::BF16), c), std::invalid_argument);
 }
+
+// Few rows (M's power-of-two bucket at most 2 a multiprocessor): fp32 rows that many rows would
+// stage or prefetch sit in registers as 8-byte vectors, 32 elements a thread; everything else,
+// and any m beyond, keeps the many-rows config.
+TEST(LaunchConfig, FewRowsOfFp32TakeRegistersInsteadOfStages) {
+  EXPECT_TRUE(codegen::few_rows(0, 132));
+  EXPECT_TRUE(codegen::few_rows(1, 132));
+  EXPECT_TRUE(codegen::few_rows(256, 132));
+  EXPECT_FALSE(codegen::few_rows(257, 132));  // its bucket, 512, is beyond 264
+  EXPECT_FALSE(codegen::few_rows(-1, 132));
+  EXPECT_TRUE(codegen::few_rows(256, 0));  // an unknown device counts as 132 SMs
+  EXPECT_FALSE(codegen::few_rows(int64_t{1} << 40, 132));
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (int64_t n : {4096, 8192}) {
+      NormProblem p = problem(n, DType::F32);
+      p.kind = kind;
+      p.has_bias = kind == NormKind::LayerNorm;
+      p = codegen::resolve_problem(p);
+      const LaunchConfig many = choose_launch_config(p, 90, 132);
+      EXPECT_TRUE(many.staged || many.prefetch) << codegen::describe(p);
+      EXPECT_EQ(choose_launch_config(p, 90, 132, 1 << 20), many) << codegen::describe(p);
+      for (int64_t m : {1, 37, 199}) {
+        const LaunchConfig few = choose_launch_config(p, 90, 132, m);
+        EXPECT_FALSE(few.staged || few.prefetch) << codegen::describe(p);
+        EXPECT_EQ(few.vec, 2) << codegen::describe(p);
+        EXPECT_EQ(few.threads, n / 32) << codegen::describe(p);
+      }
+    }
+  // 16-bit rows are left as they are.
+  const NormProblem bf16 = codegen::resolve_problem(problem(5120, DType::BF16));
+  EXPECT_EQ(choose_launch_config(bf16, 90, 132, 1), choose_launch_config(bf16, 90, 132));
+}

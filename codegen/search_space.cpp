@@ -101,9 +101,11 @@ std::string prune_reason(const NormProblem& p, const LaunchConfig& c, int sm) {
   return "";
 }
 
-std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_count) {
+std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_count, int64_t m) {
   Candidates out(p, sm);
-  // The heuristic first: tuning can only match or beat what an untuned engine runs.
+  // The heuristic for these m rows first: tuning can only match or beat what an untuned
+  // engine runs. Then its config for many rows, where m is few.
+  out.add(choose_launch_config(p, sm, sm_count, m));
   out.add(choose_launch_config(p, sm, sm_count));
 
   // Grid clusters (one block per SM owning a column slice of every row) for rows long enough

@@ -186,7 +186,7 @@ codegen::LaunchConfig Engine::Impl::config_for(CUcontext ctx, const NormProblem&
                                                llvm::function_ref<bool()> may_tune, bool& tuned, bool& settled) {
   tuned = false;
   settled = true;
-  const codegen::LaunchConfig heuristic = codegen::choose_launch_config(p, limits.sm, limits.sm_count);
+  const codegen::LaunchConfig heuristic = codegen::choose_launch_config(p, limits.sm, limits.sm_count, m);
   if (m < 0 || config.tune_mode == TuneMode::Off) return heuristic;
   const runtime::TuningDevice device = tuning_device(limits);
   if (const std::optional<codegen::LaunchConfig> hit = database_config(p, m, device)) {
@@ -214,7 +214,10 @@ codegen::LaunchConfig Engine::Impl::config_for(CUcontext ctx, const NormProblem&
 
 const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p, int64_t m,
                                              llvm::function_ref<bool()> may_tune) {
-  const bool by_bucket = m >= 0 && config.tune_mode != TuneMode::Off;
+  // Without tuning, buckets matter only where the heuristic may look at m (few rows).
+  const bool by_bucket =
+      m >= 0 && (config.tune_mode != TuneMode::Off ||
+                 m <= int64_t{codegen::kLatencyRowsPerSm} * codegen::kMaxGridCluster);
   const uint64_t code = problem_code(p);
   // Buckets are 1 + log2: 0 stands for "the heuristic's kernel, whatever m".
   const Key key{ctx, code | (by_bucket ? uint64_t(1 + runtime::m_bucket_log2(m)) << 48 : 0)};

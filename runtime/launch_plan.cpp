@@ -52,7 +52,7 @@ size_t workspace_bound(const NormProblem& resolved, const DeviceLimits& limits, 
   for (int alignment = resolved.alignment; alignment >= 1; alignment /= 2) {
     NormProblem p = resolved;
     p.alignment = alignment;
-    cover(p, codegen::choose_launch_config(p, limits.sm, limits.sm_count));
+    cover(p, codegen::choose_launch_config(p, limits.sm, limits.sm_count, m));
     if (tuned)
       if (const std::optional<codegen::LaunchConfig> c = tuned(p)) cover(p, *c);
   }

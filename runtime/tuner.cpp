@@ -157,7 +157,7 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
   TuneResult result;
   result.problem = p;
   result.m_timed = std::max<int64_t>(1, std::min(m_bucket(m), std::max<int64_t>(1, options.max_elements / p.n)));
-  for (const codegen::LaunchConfig& c : codegen::search_space(p, limits.sm, limits.sm_count)) {
+  for (const codegen::LaunchConfig& c : codegen::search_space(p, limits.sm, limits.sm_count, result.m_timed)) {
     CandidateTiming timing;
     timing.config = c;
     result.candidates.push_back(timing);
