@@ -9,9 +9,10 @@
 //
 // Counting the distinct kernels: with tune mode `cached` and no tuning database (the cache
 // directory is empty), every M bucket gets the heuristic's launch config, which depends on the
-// resolved problem alone (codegen::choose_launch_config(problem, sm, sm_count)), so one kernel
-// per resolved problem (the problem with the alignment the call's pointers and strides allow,
-// as runtime::check_backward_call derives it for the engine).
+// resolved problem (the problem with the alignment the call's pointers and strides allow, as
+// runtime::check_backward_call derives it for the engine) and on whether M is few rows
+// (codegen::choose_launch_config(problem, sm, sm_count, m)): one kernel per (resolved problem,
+// config), the config read back from the engine after the run.
 //
 // Filter: --gtest_filter='BackwardThreads.*'
 #include <gtest/gtest.h>
@@ -31,6 +32,7 @@
 #include "codegen/norm_problem.h"
 #include "runtime/backward_call.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/engine_impl.h"
 #include "support/device_run.h"
 #include "support/problem_variants.h"
 #include "support/random.h"
@@ -147,7 +149,7 @@ TEST_F(BackwardThreads, SixteenThreadsOnTheirOwnStreamsGetCorrectResultsAndEachK
 
   std::mutex mu;
   std::vector<std::string> failures;   // "thread 3, round 2, case #12 ...: why"
-  std::set<std::string> kernels;       // describe() of each resolved problem launched
+  std::set<std::string> kernels;       // each resolved problem launched, with the config it ran (M-dependent)
   int runs = 0;
   Barrier barrier(kThreads);
 
@@ -169,14 +171,14 @@ TEST_F(BackwardThreads, SixteenThreadsOnTheirOwnStreamsGetCorrectResultsAndEachK
       std::unique_ptr<NormInputs> inputs;
       std::unique_ptr<DeviceCase> device;
       BackwardArgs args;
-      std::string resolved;
+      NormProblem resolved_problem;
       try {
         if (stream) {
           inputs = std::make_unique<NormInputs>(make_inputs(c.problem, c.m, fresh_seed(), {}, c.spec));
           device = std::make_unique<DeviceCase>(*inputs, RunOptions{});
           device->poison_outputs();
           args = device->args();
-          resolved = codegen::describe(runtime::check_backward_call(inputs->problem, args).problem);
+          resolved_problem = runtime::check_backward_call(inputs->problem, args).problem;
         }
       } catch (const std::exception& e) {
         fail(round, "case " + c.label + ": preparing the inputs threw: " + e.what());
@@ -190,7 +192,11 @@ TEST_F(BackwardThreads, SixteenThreadsOnTheirOwnStreamsGetCorrectResultsAndEachK
         const ::testing::AssertionResult match =
             gradients_match(*inputs, device->download(), reference_backward(*inputs));
         std::lock_guard<std::mutex> lock(mu);
-        kernels.insert(resolved);
+        // The kernel that ran: a cache hit now. The heuristic may pick another config for few
+        // rows than for many (codegen::few_rows), and each is its own compile.
+        const codegen::LaunchConfig ran =
+            engine.impl().kernel_for(GpuContext::get()->context(), resolved_problem, c.m).config;
+        kernels.insert(codegen::describe(resolved_problem) + " | " + codegen::describe(ran));
         ++runs;
         if (!match)
           failures.push_back("thread " + std::to_string(t) + ", round " + std::to_string(round) + ", case " +
@@ -219,7 +225,7 @@ TEST_F(BackwardThreads, SixteenThreadsOnTheirOwnStreamsGetCorrectResultsAndEachK
   std::ostringstream list;
   for (const std::string& k : kernels) list << "\n  " << k;
   EXPECT_EQ(stats.compiles, kernels.size())
-      << "NVRTC compilations vs distinct kernels launched (one per resolved problem: heuristic configs, no database);"
+      << "NVRTC compilations vs distinct kernels launched (one per resolved problem and heuristic config, no database);"
       << " disk hits " << stats.disk_hits << ", memory hits " << stats.memory_hits << "; kernels:" << list.str();
   EXPECT_EQ(stats.disk_hits, 0u) << "the cache directory started empty";
 }
