@@ -43,6 +43,8 @@ void check_fused_flags(const NormProblem& p, const BackwardArgs& a) {
   if (!p.rowscale && !dropout && a.dresidual_in)
     reject(p, "dresidual_in is given but neither rowscale nor dropout is on, so dh is dx itself",
            "Pass NULL for dresidual_in and read dh from dx.");
+  if (p.gate == Gate::None && (a.z || a.dz))
+    reject(p, "z or dz is given but gate is off", "Set gate (after_norm or before_norm) for a gated RMSNorm, or pass NULL.");
   if (dropout && !(a.dropout_p >= 0 && a.dropout_p < 1))
     reject(p, "dropout_p = " + std::to_string(a.dropout_p) + " is not in [0, 1)",
            "Pass the drop probability the forward used (0 <= p < 1).");
@@ -68,6 +70,14 @@ void check_fused_rows(const NormProblem& p, BackwardArgs& a) {
   if (a.dresidual_in && a.dresidual_in == a.dx)
     reject(p, "dresidual_in and dx are the same buffer, but they receive different values (dh and dx_in)",
            "Pass separate buffers, or NULL for dresidual_in.");
+  // dz is written before dresidual is read (the gate's gradient comes first), so it may not
+  // be dresidual either.
+  const struct { const char* name; const void* ptr; } others[] = {
+      {"dx", a.dx}, {"dresidual_in", a.dresidual_in}, {"dresidual", a.dresidual}};
+  for (const auto& other : others)
+    if (p.gate != Gate::None && other.ptr && a.dz == other.ptr)
+      reject(p, std::string("dz and ") + other.name + " are the same buffer, but dz receives z's own gradient",
+             "Pass a separate buffer for dz.");
 }
 
 }  // namespace
@@ -107,6 +117,8 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
       {"dresidual", a.dresidual, a.m > 0 && p.residual, "residual"},
       {"rowscale", a.rowscale, a.m > 0 && p.rowscale, "rowscale"},
       {"dropout_mask", a.dropout_mask, a.m > 0 && p.dropout != DropoutMask::None, "dropout"},
+      {"z", a.z, a.m > 0 && p.gate != Gate::None, "gate"},
+      {"dz", a.dz, a.m > 0 && p.gate != Gate::None, "gate"},
   };
   for (const Required& r : required)
     if (r.needed && !r.ptr)
@@ -120,6 +132,10 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
   // The fused rows are read and written with dx's vectors, so they bound the alignment too.
   if (p.residual) rows.push_back({"dresidual", a.dresidual, &a.dresidual_stride, p.dx_dtype});
   if (a.dresidual_in) rows.push_back({"dresidual_in", a.dresidual_in, &a.dresidual_in_stride, p.dx_dtype});
+  if (p.gate != Gate::None) {
+    rows.push_back({"z", a.z, &a.z_stride, p.x_dtype});
+    rows.push_back({"dz", a.dz, &a.dz_stride, p.dx_dtype});
+  }
   int alignment = p.alignment;
   for (Row& r : rows) {
     if (*r.stride == 0) *r.stride = p.n;

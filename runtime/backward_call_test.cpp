@@ -43,6 +43,17 @@ BackwardArgs valid_args() {
   return a;
 }
 
+// Makes the call a gated RMSNorm that passes, for a mistake to spoil.
+void gated(NormProblem& p, BackwardArgs& a, Gate gate = Gate::AfterNorm) {
+  p.kind = NormKind::RMSNorm;
+  p.has_bias = false;
+  p.gate = gate;
+  a.mean = nullptr;
+  a.dbias = nullptr;
+  a.z = addr(0xd0000);
+  a.dz = addr(0xe0000);
+}
+
 struct Mistake {
   const char* name;
   std::function<void(NormProblem&, BackwardArgs&)> make;
@@ -190,6 +201,67 @@ const Mistake kMistakes[] = {
        a.dweight = nullptr;
      },
      "zero_centered_weight is set but has_weight is false"},
+    // Gated RMSNorm.
+    {"GateOnLayerNorm",
+     [](NormProblem& p, BackwardArgs& a) {
+       p.gate = Gate::BeforeNorm;
+       a.z = addr(0xd0000);
+       a.dz = addr(0xe0000);
+     },
+     "gate before-norm is set on a LayerNorm"},
+    {"GateWithoutZ",
+     [](NormProblem& p, BackwardArgs& a) {
+       gated(p, a);
+       a.z = nullptr;
+     },
+     "z is NULL but gate is on"},
+    {"GateWithoutDz",
+     [](NormProblem& p, BackwardArgs& a) {
+       gated(p, a, Gate::BeforeNorm);
+       a.dz = nullptr;
+     },
+     "dz is NULL but gate is on"},
+    {"ZWithoutGate", [](NormProblem&, BackwardArgs& a) { a.z = addr(0xd0000); }, "z or dz is given but gate is off"},
+    {"DzWithoutGate", [](NormProblem&, BackwardArgs& a) { a.dz = addr(0xe0000); }, "z or dz is given but gate is off"},
+    {"ZStrideBelowN",
+     [](NormProblem& p, BackwardArgs& a) {
+       gated(p, a);
+       a.z_stride = 999;
+     },
+     "z_stride = 999"},
+    {"DzStrideBelowN",
+     [](NormProblem& p, BackwardArgs& a) {
+       gated(p, a);
+       a.dz_stride = 5;
+     },
+     "dz_stride = 5"},
+    {"ZNotElementAligned",
+     [](NormProblem& p, BackwardArgs& a) {
+       gated(p, a);
+       a.z = addr(0xd0001);
+     },
+     "z = "},
+    {"DzIsDx",
+     [](NormProblem& p, BackwardArgs& a) {
+       gated(p, a);
+       a.dz = a.dx;
+     },
+     "dz and dx are the same buffer"},
+    {"DzIsDresidual",
+     [](NormProblem& p, BackwardArgs& a) {
+       gated(p, a);
+       p.residual = true;
+       a.dresidual = a.dz;
+     },
+     "dz and dresidual are the same buffer"},
+    {"DzIsDresidualIn",
+     [](NormProblem& p, BackwardArgs& a) {
+       gated(p, a, Gate::BeforeNorm);
+       p.rowscale = true;
+       a.rowscale = static_cast<const float*>(addr(0x90000));
+       a.dresidual_in = a.dz;
+     },
+     "dz and dresidual_in are the same buffer"},
 };
 
 class BadArgument : public ::testing::TestWithParam<Mistake> {};
@@ -270,7 +342,7 @@ TEST(BackwardCall, EveryFusedOptionTogetherPassesAndResolvesItsStrides) {
 TEST(BackwardCall, EveryFusedCombinationWorksOrNamesItsConflict) {
   int accepted = 0;
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
-    for (int bits = 0; bits < 2 * 2 * 2 * 2 * 3 * 2; ++bits) {
+    for (int bits = 0; bits < 2 * 2 * 2 * 2 * 3 * 3; ++bits) {
       NormProblem p = layer_norm();
       p.kind = kind;
       p.has_bias = kind == NormKind::LayerNorm;
@@ -279,7 +351,8 @@ TEST(BackwardCall, EveryFusedCombinationWorksOrNamesItsConflict) {
       p.zero_centered_weight = bits & 4;
       p.rowscale = bits & 8;
       const bool want_dresidual_in = bits & 16;
-      p.dropout = static_cast<DropoutMask>(bits / 32);
+      p.dropout = static_cast<DropoutMask>(bits / 32 % 3);
+      p.gate = static_cast<Gate>(bits / 96);
       BackwardArgs a = valid_args();
       if (kind == NormKind::RMSNorm) {
         a.mean = nullptr;
@@ -293,9 +366,14 @@ TEST(BackwardCall, EveryFusedCombinationWorksOrNamesItsConflict) {
         a.dropout_p = 0.25;
       }
       if (want_dresidual_in) a.dresidual_in = addr(0xc0000);
+      if (p.gate != Gate::None) {
+        a.z = addr(0xd0000);
+        a.dz = addr(0xe0000);
+      }
 
       const char* conflict = nullptr;
-      if (p.zero_centered_weight && !p.has_weight) conflict = "zero_centered_weight";
+      if (p.gate != Gate::None && kind == NormKind::LayerNorm) conflict = "is set on a LayerNorm";
+      else if (p.zero_centered_weight && !p.has_weight) conflict = "zero_centered_weight";
       else if (want_dresidual_in && !p.rowscale && p.dropout == DropoutMask::None) conflict = "dresidual_in";
       const std::string what = codegen::describe(p) + (want_dresidual_in ? " +dresidual_in" : "");
       try {
@@ -310,7 +388,7 @@ TEST(BackwardCall, EveryFusedCombinationWorksOrNamesItsConflict) {
         EXPECT_NE(std::string(e.what()).find(conflict), std::string::npos) << e.what();
       }
     }
-  EXPECT_GT(accepted, 100);
+  EXPECT_GT(accepted, 200);
 }
 
 TEST(BackwardCall, FusedRowsBoundTheAlignment) {
@@ -324,6 +402,21 @@ TEST(BackwardCall, FusedRowsBoundTheAlignment) {
   a = valid_args();
   a.rowscale = static_cast<const float*>(addr(0x90000));
   a.dresidual_in = addr(0xa0002);
+  EXPECT_EQ(runtime::check_backward_call(p, a).problem.alignment, 2);
+}
+
+TEST(BackwardCall, GateRowsResolveTheirStridesAndBoundTheAlignment) {
+  NormProblem p = layer_norm();
+  BackwardArgs a = valid_args();
+  gated(p, a, Gate::BeforeNorm);
+  const runtime::CheckedCall c = runtime::check_backward_call(p, a);
+  EXPECT_EQ(c.args.z_stride, 1000);
+  EXPECT_EQ(c.args.dz_stride, 1000);
+  EXPECT_EQ(c.problem.alignment, 16);
+  a.z = addr(0xd0004);  // bf16 z read with x's vectors
+  EXPECT_EQ(runtime::check_backward_call(p, a).problem.alignment, 4);
+  a.z = addr(0xd0000);
+  a.dz_stride = 1001;  // 2002-byte rows of dz: 2-byte aligned
   EXPECT_EQ(runtime::check_backward_call(p, a).problem.alignment, 2);
 }
 

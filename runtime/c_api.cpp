@@ -68,6 +68,7 @@ normjit::NormProblem to_cpp(const nj_problem& p) {
   out.zero_centered_weight = p.zero_centered_weight != 0;
   out.rowscale = p.rowscale != 0;
   out.dropout = static_cast<normjit::DropoutMask>(bits_of(p.dropout));
+  out.gate = static_cast<normjit::Gate>(bits_of(p.gate));
   return out;
 }
 
@@ -95,6 +96,10 @@ normjit::BackwardArgs to_cpp(const nj_backward_args& a) {
   out.dropout_p = a.dropout_p;
   out.dresidual_in = a.dresidual_in;
   out.dresidual_in_stride = a.dresidual_in_stride;
+  out.z = a.z;
+  out.z_stride = a.z_stride;
+  out.dz = a.dz;
+  out.dz_stride = a.dz_stride;
   return out;
 }
 

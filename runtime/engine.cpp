@@ -146,10 +146,10 @@ runtime::TuningDevice Engine::Impl::tuning_device(const runtime::DeviceLimits& l
   return runtime::TuningDevice{name, limits.sm, limits.sm_count, runtime::Nvrtc::get().version()};
 }
 
-// Bits 0-45 hold the base problem, 48-55 kernel_for's M bucket; the fused options take 56-60.
+// Bits 0-45 hold the base problem, 48-55 kernel_for's M bucket; the fused options take 56-62.
 static uint64_t fused_option_bits(const NormProblem& p) {
   return uint64_t(p.residual) | uint64_t(p.zero_centered_weight) << 1 | uint64_t(p.rowscale) << 2 |
-         uint64_t(p.dropout) << 3;
+         uint64_t(p.dropout) << 3 | uint64_t(p.gate) << 5;
 }
 
 uint64_t Engine::Impl::problem_code(const NormProblem& p) {
@@ -383,7 +383,7 @@ void Engine::Impl::launch(const LoadedKernel& k, const NormProblem& p, const Bac
                                    reinterpret_cast<float*>(partial), a.dweight, a.dbias,
                                    a.dresidual, a.dresidual_stride, a.rowscale, a.dropout_mask,
                                    a.dropout_mask_stride, 1.0 / (1.0 - a.dropout_p), a.dresidual_in,
-                                   a.dresidual_in_stride};
+                                   a.dresidual_in_stride, a.z, a.z_stride, a.dz, a.dz_stride};
     void* kernel_args[] = {&params};
     if (k.config.grid)  // the blocks count their arrivals from zero
       NJ_CU(d.cuMemsetD32Async(partial + runtime::grid_counters_offset(k.config), 0,

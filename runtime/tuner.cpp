@@ -43,7 +43,7 @@ class PrivateStream {
 // The tuner's own tensors for m rows of a problem, filled with random data.
 struct Scratch {
   DeviceBuffer x, dy, dx, mean, rstd, weight, dweight, dbias, workspace;
-  DeviceBuffer dresidual, rowscale, keep_mask, dresidual_in;  // fused options (docs/FUSED.md)
+  DeviceBuffer dresidual, rowscale, keep_mask, dresidual_in, z, dz;  // fused options (docs/FUSED.md)
   BackwardArgs args;
 
   Scratch(const NormProblem& p, int64_t m, size_t workspace_bytes) {
@@ -110,6 +110,13 @@ struct Scratch {
     if (p.rowscale || p.dropout != DropoutMask::None) {
       dresidual_in = DeviceBuffer(dx_bytes, what);
       args.dresidual_in = dresidual_in.get();
+    }
+    if (p.gate != Gate::None) {
+      z = DeviceBuffer(elements * codegen::dtype_size(p.x_dtype), what);
+      z.fill_random(p.x_dtype, elements, 6, what);
+      args.z = z.get();
+      dz = DeviceBuffer(dx_bytes, what);
+      args.dz = dz.get();
     }
   }
 };

@@ -249,6 +249,9 @@ __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row,
     if (valid && col < kN) {
       load_slot<TX, kVec, kAlign, kN>(p.x + row * p.x_stride, col, r.x[i]);
       load_slot<TDY, kVec, kAlign, kN>(p.dy + row * p.dy_stride, col, r.dy[i]);
+// fused:begin
+      gate_inputs(p.fused, row, col, r.x[i], r.dy[i]);
+// fused:end
     } else {
 #pragma unroll
       for (int j = 0; j < kVec; ++j) r.x[i][j] = r.dy[i][j] = 0.f;
@@ -324,7 +327,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 #pragma unroll
           for (int j = 0; j < kVec; ++j) out[j] = input_grad(g[i][j], xh[i][j], rstd, mean_g, mean_gx);
 // fused:begin
-          fused_input_grad(p.fused, row, col, out);
+          fused_input_grad(p, row, col, xh[i], out);
 // fused:end
           store_slot<TDX, kVec, kAlign, kN>(p.dx + row * p.dx_stride, col, out);
         }
@@ -495,6 +498,9 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
           x[j] = to_f32(reinterpret_cast<const TX*>(r.here + r.x_shift)[lane + at]);
           dy[j] = to_f32(reinterpret_cast<const TDY*>(r.here + kStageXBytes + r.dy_shift)[lane + at]);
           if constexpr (kHasWeight) w[j] = to_f32(weight_lane[at]);
+// fused:begin
+          gate_input_element(p.fused, r.row, col0 + lane + at, x[j], dy[j]);
+// fused:end
         }
       }
     } else {
@@ -503,6 +509,9 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
       read_staged<TX>(r.here, r.x_shift, local, col, x);
       read_staged<TDY>(r.here + kStageXBytes, r.dy_shift, local, col, dy);
       if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
+// fused:begin
+      gate_inputs(p.fused, r.row, col, x, dy);
+// fused:end
     }
 // fused:begin
     stored_weight_to_gamma(w);
@@ -551,13 +560,13 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
         for (int j = 0; j < kVec; ++j) {
           const int at = interleaved_at(i, j);
 // fused:begin
-          if (at < lane_limit) fused_input_grad_element(p.fused, row, col0 + lane + at, out[j]);
+          if (at < lane_limit) fused_input_grad_element(p, row, col0 + lane + at, xhat[j], out[j]);
 // fused:end
           if (at < lane_limit) dx_row[col0 + lane + at] = from_f32<TDX>(out[j]);
         }
       } else {
 // fused:begin
-        fused_input_grad(p.fused, row, slot_column(i, lane, rank), out);
+        fused_input_grad(p, row, slot_column(i, lane, rank), xhat, out);
 // fused:end
         store_slot<TDX, kVec, kAlign, kN>(dx_row, slot_column(i, lane, rank), out);
       }
@@ -665,6 +674,7 @@ __device__ __forceinline__ void backward_rows_streamed(const BackwardParams& p) 
       if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
 // fused:begin
       if constexpr (kHasWeight) stored_weight_to_gamma(w);
+      gate_inputs(p.fused, row, col, x, dy);
 // fused:end
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
@@ -702,7 +712,7 @@ __device__ __forceinline__ void backward_rows_streamed(const BackwardParams& p) 
         }
       }
 // fused:begin
-      fused_input_grad(p.fused, row, col, out);
+      fused_input_grad(p, row, col, xhat, out);
 // fused:end
       store_slot<TDX, kVec, kAlign, kN>(p.dx + row * p.dx_stride, col, out);
     }

@@ -20,6 +20,13 @@ enum class DropoutMask : int {
   Bits = NJ_DROPOUT_BITS,    // one bit per element: bit j of byte k of a row is element 8k + j
 };
 
+// Where a gated RMSNorm (Mamba-2's RMSNormGated) applies its gate silu(z) (docs/FUSED.md).
+enum class Gate : int {
+  None = NJ_GATE_NONE,
+  AfterNorm = NJ_GATE_AFTER_NORM,    // y = rmsnorm(x)·γ·silu(z)  ("norm before gate")
+  BeforeNorm = NJ_GATE_BEFORE_NORM,  // y = rmsnorm(x·silu(z))·γ  ("gate before norm")
+};
+
 // One backward problem: everything that changes the generated code.
 struct NormProblem {
   NormKind kind = NormKind::LayerNorm;
@@ -38,6 +45,7 @@ struct NormProblem {
   bool zero_centered_weight = false;   // γ is stored as γ − 1 (Gemma): the kernel uses γ + 1
   bool rowscale = false;               // the forward scaled x_in by rowscale[row]: dx_in = dh·rowscale
   DropoutMask dropout = DropoutMask::None;  // the forward dropped x_in: dx_in = dh·keep/(1 − p)
+  Gate gate = Gate::None;              // RMSNorm only: the gate silu(z); z is read and dz written
 };
 
 // Pointers and shapes of one call. Strides are in elements; 0 means contiguous (n).
@@ -65,6 +73,10 @@ struct BackwardArgs {
   double dropout_p = 0;              // dropout: the forward's drop probability, 0 <= p < 1
   void* dresidual_in = nullptr;      // optional with rowscale or dropout: dh, [m, n] in dx's dtype
   int64_t dresidual_in_stride = 0;
+  const void* z = nullptr;           // gate: the gate's input, [m, n] in x's dtype
+  int64_t z_stride = 0;
+  void* dz = nullptr;                // gate: z's gradient, [m, n] in dx's dtype
+  int64_t dz_stride = 0;
 };
 
 }  // namespace normjit

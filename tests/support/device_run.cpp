@@ -44,6 +44,10 @@ DeviceCase::DeviceCase(const NormInputs& in, const RunOptions& options) : inputs
   if (p.dropout != DropoutMask::None)
     keep_mask_ = upload_after_poison(f.keep_mask.data(), f.keep_mask.size(), static_cast<size_t>(shift));
   if (f.dresidual_in) dresidual_in_ = DeviceBuffer(static_cast<size_t>((shift + in.m * in.n()) * dx_bytes));
+  if (p.gate != Gate::None) {
+    z_ = upload_tensor(f.z, shift);
+    dz_ = DeviceBuffer(static_cast<size_t>((shift + in.m * f.dz_stride) * dx_bytes));
+  }
 }
 
 int64_t DeviceCase::dx_stride() const {
@@ -61,6 +65,7 @@ void DeviceCase::poison_outputs() {
   dweight_.poison();
   dbias_.poison();
   dresidual_in_.poison();
+  dz_.poison();
 }
 
 BackwardArgs DeviceCase::args() const {
@@ -94,6 +99,12 @@ BackwardArgs DeviceCase::args() const {
     a.dropout_p = f.dropout_p;
   }
   if (f.dresidual_in) a.dresidual_in = shifted(dresidual_in_, p.dx_dtype);  // contiguous: stride 0
+  if (p.gate != Gate::None) {
+    a.z = shifted(z_, p.x_dtype);
+    a.z_stride = stride_arg(f.z.stride());
+    a.dz = shifted(dz_, p.dx_dtype);
+    a.dz_stride = stride_arg(f.dz_stride);
+  }
   return a;
 }
 
@@ -107,6 +118,10 @@ Gradients DeviceCase::download() const {
   if (inputs_.fused.dresidual_in) {
     out.dresidual_in = HostTensor(p.dx_dtype, inputs_.m, inputs_.n());
     dresidual_in_.download(out.dresidual_in.data(), out.dresidual_in.size_bytes(), shift * dtype_bytes(p.dx_dtype));
+  }
+  if (p.gate != Gate::None) {
+    out.dz = HostTensor(p.dx_dtype, inputs_.m, inputs_.n(), inputs_.fused.dz_stride);
+    dz_.download(out.dz.data(), out.dz.size_bytes(), shift * dtype_bytes(p.dx_dtype));
   }
   if (p.has_weight) {
     out.dweight = HostTensor(p.weight_dtype, 1, inputs_.n());

@@ -7,6 +7,7 @@
 #include "support/parallel.h"
 #include "support/problem_variants.h"
 #include "support/random.h"
+#include "support/reference.h"
 
 namespace normjit::test {
 namespace {
@@ -19,6 +20,7 @@ constexpr uint64_t kWeightStream = ~0ull;
 constexpr uint64_t kRowScaleStream = ~0ull - 1;
 constexpr uint64_t kResidualStreams = 1ull << 48;
 constexpr uint64_t kMaskStreams = 2ull << 48;
+constexpr uint64_t kGateStreams = 3ull << 48;
 constexpr int64_t kMaskRowPadding = 3;  // garbage bytes after each mask row: the stride is used
 
 double log_uniform(Rng& rng, double lo, double hi) { return std::exp(rng.uniform(std::log(lo), std::log(hi))); }
@@ -66,6 +68,18 @@ void draw_fused_inputs(NormInputs& in, const FusedSpec& spec) {
     }
   }
   f.dresidual_in = spec.dresidual_in && (p.rowscale || p.dropout != DropoutMask::None);
+  if (p.gate != Gate::None) {
+    f.z = HostTensor(p.x_dtype, m, n, spec.z_stride);
+    parallel_for_rows(m, n, [&](int64_t, int64_t first, int64_t end) {
+      for (int64_t r = first; r < end; ++r) {
+        Rng rng(in.seed, kGateStreams + static_cast<uint64_t>(r));
+        const double offset = rng.normal(), scale = log_uniform(rng, 1.0 / 2, 4.0);
+        for (int64_t c = 0; c < n; ++c) f.z.set(r, c, offset + scale * rng.normal());
+      }
+    });
+    poison_gaps(f.z);
+    f.dz_stride = spec.dz_stride == 0 ? n : spec.dz_stride;
+  }
 }
 
 }  // namespace
@@ -136,7 +150,8 @@ void compute_saved_stats(NormInputs& in) {
   parallel_for_rows(in.m, n, [&](int64_t, int64_t first, int64_t end) {
     std::vector<double> row(static_cast<size_t>(n)), mean, rstd;
     for (int64_t r = first; r < end; ++r) {
-      for (int64_t c = 0; c < n; ++c) row[c] = in.x.get(r, c);
+      for (int64_t c = 0; c < n; ++c)
+        row[c] = in.problem.gate == Gate::BeforeNorm ? in.x.get(r, c) * silu(in.fused.z.get(r, c)) : in.x.get(r, c);
       row_statistics(in.problem.kind, row.data(), 1, n, &mean, &rstd);
       if (layer_norm) in.mean[r] = static_cast<float>(mean[0]);
       in.rstd[r] = static_cast<float>(rstd[0]);
@@ -152,7 +167,11 @@ std::string describe_case(const NormInputs& in) {
          std::to_string(in.x.stride()) + " dy=" + std::to_string(in.dy.stride()) + " dx=" +
          std::to_string(in.dx_stride) +
          (in.problem.dropout != DropoutMask::None ? " dropout_p=" + std::to_string(in.fused.dropout_p) : "") +
-         (in.fused.dresidual_in ? " +dresidual_in" : "") + " " + seed;
+         (in.fused.dresidual_in ? " +dresidual_in" : "") +
+         (in.problem.gate != Gate::None ? " z_stride=" + std::to_string(in.fused.z.stride()) +
+                                              " dz_stride=" + std::to_string(in.fused.dz_stride)
+                                        : "") +
+         " " + seed;
 }
 
 }  // namespace normjit::test
