@@ -114,7 +114,8 @@ std::string source_for(const NormProblem& p, int sm) {
 const char* const kFusedNames[] = {"fused",     "Fused",        "kResidual",     "kZeroCenteredWeight",
                                    "kRowScale", "kDropoutMask", "kScalesBranch", "stored_weight_to_gamma",
                                    "dresidual", "keep_scale",   "kGate",         "silu",
-                                   "gate_"};
+                                   "gate_",     "kParallel",    "second_norm",   "dy1",
+                                   "dw1"};
 
 }  // namespace
 
@@ -144,6 +145,9 @@ TEST(KernelSource, EachOptionBringsTheFusedSectionAndItsConstants) {
   const std::string before = source_of(gated);
   EXPECT_NE(before.find("constexpr int kGate = 2;"), std::string::npos);
   EXPECT_NE(before.find("gate_inputs(p.fused, row, col, r.x[i], r.dy[i]);"), std::string::npos);
+  NormProblem parallel = problem(NormKind::LayerNorm, 4096, DType::BF16);
+  parallel.parallel = true;
+  EXPECT_NE(source_of(parallel).find("constexpr bool kParallel = true;"), std::string::npos);
 }
 
 TEST(CacheKey, DiffersForEveryFusedOption) {
@@ -160,6 +164,8 @@ TEST(CacheKey, DiffersForEveryFusedOption) {
     variants.push_back(rms);
     variants.back().gate = gate;
   }
+  variants.push_back(base);
+  variants.back().parallel = true;
   const codegen::CompileTarget t{90, "13.0"};
   std::vector<std::string> keys = {codegen::cache_key(source_of(base), t)};
   for (const NormProblem& v : variants) {

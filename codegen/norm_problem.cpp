@@ -87,6 +87,9 @@ void validate_problem(const NormProblem& p) {
   if (p.gate != Gate::None && p.kind != NormKind::RMSNorm)
     reject(p, std::string("gate ") + gate_name(p.gate) + " is set on a LayerNorm: the gated norm is RMSNorm only",
            "Use kind RMSNorm for a gated norm (Mamba-2's RMSNormGated), or set gate to none.");
+  if (p.parallel && p.gate != Gate::None)
+    reject(p, "parallel and gate are both set: which of the two norms the gate would belong to is not defined",
+           "Use one or the other.");
   const int a = p.alignment == 0 ? 16 : p.alignment;
   if (a < 0 || (a & (a - 1)) != 0)
     reject(p, "alignment " + std::to_string(p.alignment) + " is not a power of two",
@@ -118,11 +121,13 @@ std::string describe(const NormProblem& p) {
   if (r.rowscale) s << " +rowscale";
   if (r.dropout != DropoutMask::None) s << " +dropout=" << dropout_mask_name(r.dropout);
   if (r.gate != Gate::None) s << " +gate=" << gate_name(r.gate);
+  if (r.parallel) s << " +parallel";
   return s.str();
 }
 
 bool has_fused_options(const NormProblem& p) {
-  return p.residual || p.zero_centered_weight || p.rowscale || p.dropout != DropoutMask::None || p.gate != Gate::None;
+  return p.residual || p.zero_centered_weight || p.rowscale || p.dropout != DropoutMask::None || p.gate != Gate::None ||
+         p.parallel;
 }
 
 const char* dropout_mask_name(DropoutMask mask) {
@@ -152,7 +157,7 @@ bool operator==(const NormProblem& a, const NormProblem& b) {
          a.dx_dtype == b.dx_dtype && a.weight_dtype == b.weight_dtype && a.has_weight == b.has_weight &&
          a.has_bias == b.has_bias && a.alignment == b.alignment && a.residual == b.residual &&
          a.zero_centered_weight == b.zero_centered_weight && a.rowscale == b.rowscale && a.dropout == b.dropout &&
-         a.gate == b.gate;
+         a.gate == b.gate && a.parallel == b.parallel;
 }
 
 }  // namespace normjit

@@ -200,6 +200,22 @@ TEST(NormProblem, RejectsAGateOnLayerNorm) {
   EXPECT_NE(message.find("Use kind RMSNorm"), std::string::npos) << message;
 }
 
+TEST(NormProblem, ParallelNormsAreAFusedOptionButNotWithAGate) {
+  NormProblem p = layer_norm(4096, DType::BF16);
+  p.weight_dtype = DType::F32;
+  const std::string base = describe(p);
+  p.parallel = true;
+  EXPECT_NO_THROW(validate_problem(p));
+  EXPECT_TRUE(codegen::has_fused_options(p));
+  EXPECT_EQ(describe(p), base + " +parallel");
+  EXPECT_FALSE(resolve_problem(p) == resolve_problem(layer_norm(4096, DType::BF16)));
+  p.kind = NormKind::RMSNorm;
+  p.has_bias = false;
+  p.gate = Gate::BeforeNorm;
+  const std::string message = rejection_of(p);
+  EXPECT_NE(message.find("parallel and gate are both set"), std::string::npos) << message;
+}
+
 TEST(NormProblem, RejectsAnUnknownGate) {
   NormProblem p = layer_norm(4096, DType::BF16);
   p.kind = NormKind::RMSNorm;

@@ -54,6 +54,15 @@ void gated(NormProblem& p, BackwardArgs& a, Gate gate = Gate::AfterNorm) {
   a.dz = addr(0xe0000);
 }
 
+// Makes the call parallel LayerNorms (γ and β each) that pass, for a mistake to spoil.
+void parallel(NormProblem& p, BackwardArgs& a) {
+  p.parallel = true;
+  a.dy1 = addr(0xf0000);
+  a.weight1 = addr(0x100000);
+  a.dweight1 = addr(0x110000);
+  a.dbias1 = addr(0x120000);
+}
+
 struct Mistake {
   const char* name;
   std::function<void(NormProblem&, BackwardArgs&)> make;
@@ -262,6 +271,77 @@ const Mistake kMistakes[] = {
        a.dresidual_in = a.dz;
      },
      "dz and dresidual_in are the same buffer"},
+    // Parallel norms.
+    {"ParallelWithoutDy1",
+     [](NormProblem& p, BackwardArgs& a) {
+       parallel(p, a);
+       a.dy1 = nullptr;
+     },
+     "dy1 is NULL but parallel is on"},
+    {"ParallelWithoutWeight1",
+     [](NormProblem& p, BackwardArgs& a) {
+       parallel(p, a);
+       a.weight1 = nullptr;
+     },
+     "weight1 is NULL but parallel is on"},
+    {"ParallelWithoutDweight1",
+     [](NormProblem& p, BackwardArgs& a) {
+       parallel(p, a);
+       a.dweight1 = nullptr;
+     },
+     "dweight1 is NULL but parallel is on"},
+    {"ParallelWithoutDbias1",
+     [](NormProblem& p, BackwardArgs& a) {
+       parallel(p, a);
+       a.dbias1 = nullptr;
+     },
+     "dbias1 is NULL but parallel is on"},
+    {"Dy1WithoutParallel", [](NormProblem&, BackwardArgs& a) { a.dy1 = addr(0xf0000); }, "parallel is off"},
+    {"Dbias1WithoutParallel", [](NormProblem&, BackwardArgs& a) { a.dbias1 = addr(0x120000); }, "parallel is off"},
+    {"Weight1WithoutHasWeight",
+     [](NormProblem& p, BackwardArgs& a) {
+       parallel(p, a);
+       p.has_weight = false;
+       a.weight = a.dweight = nullptr;
+     },
+     "weight1 or dweight1 is given but has_weight is false"},
+    {"Dbias1WithoutHasBias",
+     [](NormProblem& p, BackwardArgs& a) {
+       parallel(p, a);
+       p.has_bias = false;
+       a.dbias = nullptr;
+     },
+     "dbias1 is given but has_bias is false"},
+    {"Dy1StrideBelowN",
+     [](NormProblem& p, BackwardArgs& a) {
+       parallel(p, a);
+       a.dy1_stride = 999;
+     },
+     "dy1_stride = 999"},
+    {"Weight1NotElementAligned",
+     [](NormProblem& p, BackwardArgs& a) {
+       parallel(p, a);
+       a.weight1 = addr(0x100002);
+     },
+     "weight1 = "},
+    {"Dweight1IsDweight",
+     [](NormProblem& p, BackwardArgs& a) {
+       parallel(p, a);
+       a.dweight1 = a.dweight;
+     },
+     "dweight and dweight1 are the same buffer"},
+    {"Dbias1IsDbias",
+     [](NormProblem& p, BackwardArgs& a) {
+       parallel(p, a);
+       a.dbias1 = a.dbias;
+     },
+     "dbias and dbias1 are the same buffer"},
+    {"ParallelWithAGate",
+     [](NormProblem& p, BackwardArgs& a) {
+       gated(p, a);
+       p.parallel = true;
+     },
+     "parallel and gate are both set"},
 };
 
 class BadArgument : public ::testing::TestWithParam<Mistake> {};
@@ -342,7 +422,7 @@ TEST(BackwardCall, EveryFusedOptionTogetherPassesAndResolvesItsStrides) {
 TEST(BackwardCall, EveryFusedCombinationWorksOrNamesItsConflict) {
   int accepted = 0;
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
-    for (int bits = 0; bits < 2 * 2 * 2 * 2 * 3 * 3; ++bits) {
+    for (int bits = 0; bits < 2 * 2 * 2 * 2 * 3 * 3 * 2; ++bits) {
       NormProblem p = layer_norm();
       p.kind = kind;
       p.has_bias = kind == NormKind::LayerNorm;
@@ -352,7 +432,8 @@ TEST(BackwardCall, EveryFusedCombinationWorksOrNamesItsConflict) {
       p.rowscale = bits & 8;
       const bool want_dresidual_in = bits & 16;
       p.dropout = static_cast<DropoutMask>(bits / 32 % 3);
-      p.gate = static_cast<Gate>(bits / 96);
+      p.gate = static_cast<Gate>(bits / 96 % 3);
+      p.parallel = bits / 288;
       BackwardArgs a = valid_args();
       if (kind == NormKind::RMSNorm) {
         a.mean = nullptr;
@@ -370,10 +451,17 @@ TEST(BackwardCall, EveryFusedCombinationWorksOrNamesItsConflict) {
         a.z = addr(0xd0000);
         a.dz = addr(0xe0000);
       }
+      if (p.parallel) {
+        a.dy1 = addr(0xf0000);
+        if (p.has_weight) a.weight1 = addr(0x100000), a.dweight1 = addr(0x110000);
+        if (p.has_bias) a.dbias1 = addr(0x120000);
+      }
 
       const char* conflict = nullptr;
-      if (p.gate != Gate::None && kind == NormKind::LayerNorm) conflict = "is set on a LayerNorm";
-      else if (p.zero_centered_weight && !p.has_weight) conflict = "zero_centered_weight";
+      // In the order validate_problem and check_backward_call test them.
+      if (p.zero_centered_weight && !p.has_weight) conflict = "zero_centered_weight";
+      else if (p.gate != Gate::None && kind == NormKind::LayerNorm) conflict = "is set on a LayerNorm";
+      else if (p.parallel && p.gate != Gate::None) conflict = "parallel and gate are both set";
       else if (want_dresidual_in && !p.rowscale && p.dropout == DropoutMask::None) conflict = "dresidual_in";
       const std::string what = codegen::describe(p) + (want_dresidual_in ? " +dresidual_in" : "");
       try {
@@ -388,7 +476,7 @@ TEST(BackwardCall, EveryFusedCombinationWorksOrNamesItsConflict) {
         EXPECT_NE(std::string(e.what()).find(conflict), std::string::npos) << e.what();
       }
     }
-  EXPECT_GT(accepted, 200);
+  EXPECT_GT(accepted, 250);
 }
 
 TEST(BackwardCall, FusedRowsBoundTheAlignment) {
@@ -418,6 +506,26 @@ TEST(BackwardCall, GateRowsResolveTheirStridesAndBoundTheAlignment) {
   a.z = addr(0xd0000);
   a.dz_stride = 1001;  // 2002-byte rows of dz: 2-byte aligned
   EXPECT_EQ(runtime::check_backward_call(p, a).problem.alignment, 2);
+}
+
+TEST(BackwardCall, ParallelRowsResolveTheirStrideAndBoundTheAlignment) {
+  NormProblem p = layer_norm();
+  BackwardArgs a = valid_args();
+  parallel(p, a);
+  EXPECT_EQ(runtime::check_backward_call(p, a).args.dy1_stride, 1000);
+  EXPECT_EQ(runtime::check_backward_call(p, a).problem.alignment, 16);
+  a.weight1 = addr(0x100004);  // fp32 γ1 read with the rows' vectors
+  EXPECT_EQ(runtime::check_backward_call(p, a).problem.alignment, 4);
+  a.weight1 = addr(0x100000);
+  a.dy1 = addr(0xf0002);
+  EXPECT_EQ(runtime::check_backward_call(p, a).problem.alignment, 2);
+  // Zero rows: only the parameter gradients (zeros) are written.
+  BackwardArgs none;
+  none.dweight = addr(0x70000);
+  none.dbias = addr(0x80000);
+  none.dweight1 = addr(0x110000);
+  none.dbias1 = addr(0x120000);
+  EXPECT_NO_THROW(runtime::check_backward_call(p, none));
 }
 
 TEST(BackwardCall, NeverRaisesTheAlignmentTheCallerPromised) {

@@ -113,6 +113,7 @@ struct FusedOptions {
   bool residual, zero_centered, rowscale;
   DropoutMask dropout;
   Gate gate = Gate::None;  // RMSNorm only: LayerNorm shapes skip the gated sets
+  bool parallel = false;
 };
 const FusedOptions kSingleOptions[] = {{true, false, false, DropoutMask::None},
                                        {false, true, false, DropoutMask::None},
@@ -120,12 +121,14 @@ const FusedOptions kSingleOptions[] = {{true, false, false, DropoutMask::None},
                                        {false, false, false, DropoutMask::Bytes},
                                        {false, false, false, DropoutMask::Bits},
                                        {false, false, false, DropoutMask::None, Gate::AfterNorm},
-                                       {false, false, false, DropoutMask::None, Gate::BeforeNorm}};
+                                       {false, false, false, DropoutMask::None, Gate::BeforeNorm},
+                                       {false, false, false, DropoutMask::None, Gate::None, true}};
 const FusedOptions kCombinedOptions[] = {{true, true, false, DropoutMask::None},  {true, false, true, DropoutMask::None},
                                          {true, false, false, DropoutMask::Bits},  {false, true, false, DropoutMask::Bytes},
                                          {false, false, true, DropoutMask::Bits},  {true, true, true, DropoutMask::Bytes},
                                          {true, true, true, DropoutMask::Bits, Gate::AfterNorm},
-                                         {true, true, true, DropoutMask::Bytes, Gate::BeforeNorm}};
+                                         {true, true, true, DropoutMask::Bytes, Gate::BeforeNorm},
+                                         {true, true, true, DropoutMask::Bits, Gate::None, true}};
 
 void compile_fused(int sm, bool combined) {
   std::string why;
@@ -156,6 +159,7 @@ void compile_fused(int sm, bool combined) {
         p.rowscale = o.rowscale;
         p.dropout = o.dropout;
         p.gate = o.gate;
+        p.parallel = o.parallel;
         p = codegen::resolve_problem(p);
         const auto src = codegen::generate_backward_source(p, codegen::choose_launch_config(p, sm));
         EXPECT_NO_THROW(nvrtc.compile(src.text, src.name, codegen::compile_options({sm, nvrtc.version()}),

@@ -44,6 +44,7 @@ class PrivateStream {
 struct Scratch {
   DeviceBuffer x, dy, dx, mean, rstd, weight, dweight, dbias, workspace;
   DeviceBuffer dresidual, rowscale, keep_mask, dresidual_in, z, dz;  // fused options (docs/FUSED.md)
+  DeviceBuffer dy1, weight1, dweight1, dbias1;                       // parallel norms
   BackwardArgs args;
 
   Scratch(const NormProblem& p, int64_t m, size_t workspace_bytes) {
@@ -117,6 +118,19 @@ struct Scratch {
       args.z = z.get();
       dz = DeviceBuffer(dx_bytes, what);
       args.dz = dz.get();
+    }
+    if (p.parallel) {
+      const size_t n = static_cast<size_t>(p.n), weight_bytes = n * codegen::dtype_size(p.weight_dtype);
+      dy1 = DeviceBuffer(elements * codegen::dtype_size(p.dy_dtype), what);
+      dy1.fill_random(p.dy_dtype, elements, 7, what);
+      args.dy1 = dy1.get();
+      weight1 = DeviceBuffer(weight_bytes, what);
+      weight1.upload(random_bytes(p.weight_dtype, n, 8), what);
+      dweight1 = DeviceBuffer(weight_bytes, what);
+      dbias1 = DeviceBuffer(weight_bytes, what);
+      args.weight1 = p.has_weight ? weight1.get() : nullptr;
+      args.dweight1 = p.has_weight ? dweight1.get() : nullptr;
+      args.dbias1 = p.has_bias ? dbias1.get() : nullptr;
     }
   }
 };

@@ -19,6 +19,11 @@
 //                    ordinary backward gives d(xg); then dx = d(xg)·silu(z) and
 //                    dz = d(xg)·x·silu'(z).
 // The gate acts on the norm's own gradient, before dresidual is added (the kernel's x is h).
+//
+// Parallel norms of one input: y0 = norm(x; γ0, β0), y1 = norm(x; γ1, β1) share x̂. dx is
+// linear in g = dy·γ, so the dx of both is the ordinary dx of g = dy0·γ0 + dy1·γ1: one pair of
+// row sums, as for one norm. The second norm adds dy1·γ1 to each element's g, and has its own
+// dγ1 = Σ dy1·x̂ and dβ1 = Σ dy1 (zero-centred γ applies to both γs).
 namespace nj {
 using namespace cfg;
 
@@ -36,6 +41,11 @@ struct FusedParams {
   i64 z_stride;
   TDX* dz;                     // kGate: z's gradient
   i64 dz_stride;
+  const TDY* dy1;              // kParallel: the second norm's output gradient
+  i64 dy1_stride;
+  const TW* weight1;           // kParallel with kHasWeight: its γ
+  TW* dweight1;                // kParallel: its dγ and dβ
+  TW* dbias1;
 };
 
 constexpr bool kScalesBranch = kRowScale || kDropoutMask != 0;
@@ -47,6 +57,11 @@ __device__ __forceinline__ void stored_weight_to_gamma(float (&w)[kVec]) {
 #pragma unroll
     for (int j = 0; j < kVec; ++j) w[j] += 1.f;
   }
+}
+
+// γ of one column, as stored_weight_to_gamma gives it.
+__device__ __forceinline__ float gamma_at(const TW* weight, i64 col) {
+  return to_f32(weight[col]) + (kZeroCenteredWeight ? 1.f : 0.f);
 }
 
 // Whether the forward kept column `col` of `row`: a byte per element (nonzero = kept), or a
@@ -148,10 +163,40 @@ __device__ __forceinline__ void gate_grads_element(const P& p, i64 row, i64 col,
       x = to_f32(p.x[row * p.x_stride + col]);
     } else {
       dy = to_f32(p.dy[row * p.dy_stride + col]);
-      if constexpr (kHasWeight) gamma = to_f32(p.weight[col]) + (kZeroCenteredWeight ? 1.f : 0.f);
+      if constexpr (kHasWeight) gamma = gamma_at(p.weight, col);
     }
     p.fused.dz[row * p.fused.dz_stride + col] = from_f32<TDX>(gate_element_grads(z, x, dy, gamma, xhat, grad));
   }
+}
+
+// ---- parallel norms of one input -------------------------------------------------------------
+// The second norm's slot (kVec columns from col; `present`: the row exists and col < N): its
+// dy1, and g1 = dy1·γ1 to add to the first norm's g; zeros where there is no element.
+__device__ __forceinline__ void second_norm_slot(const FusedParams& f, bool present, i64 row, i64 col,
+                                                 float (&dy1)[kVec], float (&g1)[kVec]) {
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) dy1[j] = g1[j] = 0.f;
+  if constexpr (kParallel) {
+    if (!present || col >= kN) return;
+    float w1[kVec];
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) w1[j] = 1.f;
+    load_slot<TDY, kVec, kAlign, kN>(f.dy1 + row * f.dy1_stride, col, dy1);
+    if constexpr (kHasWeight) {
+      load_slot<TW, kVec, kAlign, kN>(f.weight1, col, w1);
+      stored_weight_to_gamma(w1);
+    }
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) g1[j] = dy1[j] * w1[j];
+  }
+}
+
+// The same for one element (interleaved staged rows): column col < N. Returns g1.
+__device__ __forceinline__ float second_norm_element(const FusedParams& f, i64 row, i64 col, float& dy1) {
+  dy1 = to_f32(f.dy1[row * f.dy1_stride + col]);
+  float gamma = 1.f;
+  if constexpr (kHasWeight) gamma = gamma_at(f.weight1, col);
+  return dy1 * gamma;
 }
 
 // ---- the norm's input gradient to dx ----------------------------------------------------------

@@ -46,6 +46,7 @@ struct NormProblem {
   bool rowscale = false;               // the forward scaled x_in by rowscale[row]: dx_in = dh·rowscale
   DropoutMask dropout = DropoutMask::None;  // the forward dropped x_in: dx_in = dh·keep/(1 − p)
   Gate gate = Gate::None;              // RMSNorm only: the gate silu(z); z is read and dz written
+  bool parallel = false;               // a second norm of the same x (its own γ1, β1 and dy1): dx of both
 };
 
 // Pointers and shapes of one call. Strides are in elements; 0 means contiguous (n).
@@ -77,6 +78,12 @@ struct BackwardArgs {
   int64_t z_stride = 0;
   void* dz = nullptr;                // gate: z's gradient, [m, n] in dx's dtype
   int64_t dz_stride = 0;
+  // parallel: the second norm y1 = norm(x; γ1, β1), with the problem's has_weight / has_bias.
+  const void* dy1 = nullptr;         // its output gradient, [m, n] in dy's dtype
+  int64_t dy1_stride = 0;
+  const void* weight1 = nullptr;     // γ1, when has_weight
+  void* dweight1 = nullptr;          // dγ1, when has_weight
+  void* dbias1 = nullptr;            // dβ1, when has_bias
 };
 
 }  // namespace normjit

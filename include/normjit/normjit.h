@@ -73,6 +73,7 @@ typedef struct nj_problem {
   int rowscale;             /* dx_in = dh * rowscale[row] */
   nj_dropout_mask dropout;  /* dx_in = dh * keep / (1 - p), with the mask in this form */
   nj_gate gate;             /* RMSNorm only: gated by silu(z); z is read and dz written */
+  int parallel;             /* a second norm of the same x: dy1, weight1 in; dweight1, dbias1 out */
 } nj_problem;
 
 typedef struct nj_backward_args {
@@ -103,6 +104,12 @@ typedef struct nj_backward_args {
   int64_t z_stride;            /* elements; 0 = n */
   void* dz;                    /* gate: z's gradient, [m, n] in dx's dtype */
   int64_t dz_stride;           /* elements; 0 = n */
+  /* parallel: the second norm y1 = norm(x; gamma1, beta1), with the problem's has_weight/has_bias */
+  const void* dy1;             /* its output gradient, [m, n] in dy's dtype */
+  int64_t dy1_stride;          /* elements; 0 = n */
+  const void* weight1;         /* gamma1, when has_weight */
+  void* dweight1;              /* dgamma1, when has_weight */
+  void* dbias1;                /* dbeta1, when has_bias */
 } nj_backward_args;
 
 /* config_file: a TOML file, or NULL for the default lookup (NORMJIT_CONFIG, then

@@ -163,6 +163,13 @@ TEST_F(Cli, EmitTakesTheGateAndRejectsItOnLayerNorm) {
   EXPECT_TRUE(contains(layer_norm.output, "is set on a LayerNorm")) << layer_norm.output;
 }
 
+TEST_F(Cli, EmitTakesParallelNorms) {
+  const CliRun parallel = normjit_cli("emit --kind layernorm --n 256 --parallel");
+  EXPECT_EQ(parallel.code, 0) << parallel.output;
+  EXPECT_TRUE(contains(parallel.output, "+parallel")) << parallel.output.substr(0, 200);
+  EXPECT_TRUE(contains(parallel.output, "constexpr bool kParallel = true;"));
+}
+
 TEST_F(Cli, AnUnknownSubcommandExitsTwo) {
   const CliRun run = normjit_cli("frobnicate");
   EXPECT_EQ(run.code, 2) << run.output;

@@ -28,6 +28,7 @@ struct FusedSpec {
   int64_t dresidual_stride = 0; // elements; 0: N
   int64_t z_stride = 0;         // gate: z's row stride in elements; 0: N
   int64_t dz_stride = 0;        // gate: dz's row stride in elements; 0: N
+  int64_t dy1_stride = 0;       // parallel: dy1's row stride in elements; 0: N
 };
 
 // The fused options' inputs, present when the problem has the option.
@@ -40,6 +41,8 @@ struct FusedInputs {
   bool dresidual_in = false;             // dh is asked for (rowscale or dropout)
   HostTensor z;                          // [m, n] in x's dtype (problem.gate); gaps NaN
   int64_t dz_stride = 0;                 // the stride dz is written with (problem.gate)
+  HostTensor dy1;                        // [m, n] in dy's dtype (problem.parallel); gaps NaN
+  HostTensor weight1;                    // [1, n] γ1 in the weight dtype (parallel with has_weight)
 
   // Whether the mask keeps (row, col): a nonzero byte, or bit col % 8 of byte col / 8.
   bool kept(DropoutMask form, int64_t row, int64_t col) const;
@@ -69,6 +72,7 @@ struct NormInputs {
 //   values); zero-centred γ is stored as N(0,1)/4; the gate's z[r, :] = offset + scale·N(0,1)
 //   with offset ~ N(0,1) and scale log-uniform in [1/2, 4], so silu(z) meets both of its
 //   regimes (≈ 0 and ≈ z). Gated before the norm, the saved rstd is that of x·silu(z).
+//   Parallel norms: dy1 is drawn as dy (its own row scales), γ1 as γ.
 NormInputs make_inputs(const NormProblem& problem, int64_t m, uint64_t seed, RowStrides strides = {},
                        const FusedSpec& fused = {});
 

@@ -13,8 +13,9 @@ double square_if_finite(double v) { return std::isfinite(v) ? v * v : 0.0; }
 // Per-chunk sums of a parallel loop, added in chunk order so the result does not depend on
 // thread timing.
 struct ChunkSums {
-  std::vector<double> dweight, dbias;
+  std::vector<double> dweight, dbias, dweight1, dbias1;
   double dx_terms = 0, dweight_terms = 0, dbias_terms = 0, dresidual_in_terms = 0, dz_terms = 0;
+  double dweight1_terms = 0, dbias1_terms = 0;
 };
 
 }  // namespace
@@ -37,6 +38,9 @@ ReferenceGrads reference_backward(const ReferenceProblem& p) {
   if (scales_branch) out.dresidual_in.assign(static_cast<size_t>(m * n), 0.0);
   const bool gate_before = p.gate == Gate::BeforeNorm, gate_after = p.gate == Gate::AfterNorm;
   if (p.gate != Gate::None) out.dz.assign(static_cast<size_t>(m * n), 0.0);
+  const bool parallel = p.dy1 != nullptr;
+  if (parallel && has_weight) out.dweight1.assign(static_cast<size_t>(n), 0.0);
+  if (parallel && p.has_bias) out.dbias1.assign(static_cast<size_t>(n), 0.0);
   const double gamma_shift = p.zero_centered_weight ? 1.0 : 0.0;
 
   std::vector<ChunkSums> chunks(static_cast<size_t>(row_chunk_count(m, n)));
@@ -44,6 +48,8 @@ ReferenceGrads reference_backward(const ReferenceProblem& p) {
     ChunkSums& sums = chunks[chunk];
     if (has_weight) sums.dweight.assign(static_cast<size_t>(n), 0.0);
     if (p.has_bias) sums.dbias.assign(static_cast<size_t>(n), 0.0);
+    sums.dweight1.assign(out.dweight1.size(), 0.0);
+    sums.dbias1.assign(out.dbias1.size(), 0.0);
     std::vector<double> xhat(static_cast<size_t>(n)), g(static_cast<size_t>(n)), dy_norm(static_cast<size_t>(n));
     for (int64_t r = first; r < end; ++r) {
       const double* x = p.x + r * n;
@@ -58,6 +64,7 @@ ReferenceGrads reference_backward(const ReferenceProblem& p) {
         dy_norm[c] = gate_after ? dy[c] * silu(z[c]) : dy[c];
         xhat[c] = (norm_input - mean) * rstd;
         g[c] = has_weight ? dy_norm[c] * (p.weight[c] + gamma_shift) : dy_norm[c];
+        if (parallel) g[c] += has_weight ? p.dy1[r * n + c] * (p.weight1[c] + gamma_shift) : p.dy1[r * n + c];
         sum_g += g[c];
         sum_gx += g[c] * xhat[c];
       }
@@ -96,6 +103,17 @@ ReferenceGrads reference_backward(const ReferenceProblem& p) {
           sums.dbias[c] += dy_norm[c];
           sums.dbias_terms += square_if_finite(dy_norm[c]);
         }
+        if (parallel) {
+          const double dy1 = p.dy1[r * n + c];
+          if (has_weight) {
+            sums.dweight1[c] += dy1 * xhat[c];
+            sums.dweight1_terms += square_if_finite(dy1 * xhat[c]);
+          }
+          if (p.has_bias) {
+            sums.dbias1[c] += dy1;
+            sums.dbias1_terms += square_if_finite(dy1);
+          }
+        }
       }
     }
   });
@@ -104,6 +122,10 @@ ReferenceGrads reference_backward(const ReferenceProblem& p) {
   for (const ChunkSums& sums : chunks) {
     dresidual_in_terms += sums.dresidual_in_terms;
     dz_terms += sums.dz_terms;
+    for (size_t c = 0; c < sums.dweight1.size(); ++c) out.dweight1[c] += sums.dweight1[c];
+    for (size_t c = 0; c < sums.dbias1.size(); ++c) out.dbias1[c] += sums.dbias1[c];
+    out.dweight1_term_norm += sums.dweight1_terms;  // squares until the square root below
+    out.dbias1_term_norm += sums.dbias1_terms;
     for (size_t c = 0; c < sums.dweight.size(); ++c) out.dweight[c] += sums.dweight[c];
     for (size_t c = 0; c < sums.dbias.size(); ++c) out.dbias[c] += sums.dbias[c];
     dx_terms += sums.dx_terms;
@@ -115,6 +137,8 @@ ReferenceGrads reference_backward(const ReferenceProblem& p) {
   out.dbias_term_norm = std::sqrt(dbias_terms);
   out.dresidual_in_term_norm = std::sqrt(dresidual_in_terms);
   out.dz_term_norm = std::sqrt(dz_terms);
+  out.dweight1_term_norm = std::sqrt(out.dweight1_term_norm);
+  out.dbias1_term_norm = std::sqrt(out.dbias1_term_norm);
   return out;
 }
 
@@ -163,6 +187,17 @@ ReferenceGrads reference_backward(const NormInputs& in) {
       for (int64_t c = 0; c < n; ++c) keep[r * n + c] = f.kept(problem.dropout, r, c) ? 1.0 : 0.0;
     p.keep = keep.data();
     p.dropout_p = f.dropout_p;
+  }
+  std::vector<double> dy1, weight1;
+  if (problem.parallel) {
+    dy1.resize(static_cast<size_t>(m * n));
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < n; ++c) dy1[r * n + c] = f.dy1.get(r, c);
+    p.dy1 = dy1.data();
+    if (problem.has_weight) {
+      for (int64_t c = 0; c < n; ++c) weight1.push_back(f.weight1.get(0, c));
+      p.weight1 = weight1.data();
+    }
   }
   if (problem.gate != Gate::None) {
     z.resize(static_cast<size_t>(m * n));

@@ -13,6 +13,8 @@
 // (dγ, dx from it) and dz = dy·x̂·γ·silu'(z); before it, the norm's input is xg = x·silu(z)
 // (x̂ = xg·rstd), its gradient d(xg) is the above dx, the gradient of x is d(xg)·silu(z) (then
 // dresidual etc. as above) and dz = d(xg)·x·silu'(z).
+// Parallel norms of one x, y0 = norm(x; γ, β) and y1 = norm(x; γ1, β1): g = dy·γ + dy1·γ1 in
+// the above, dγ1 = Σ_rows dy1·x̂, dβ1 = Σ_rows dy1.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -45,6 +47,8 @@ struct ReferenceProblem {
   double dropout_p = 0;               // with keep
   Gate gate = Gate::None;             // RMSNorm only
   const double* z = nullptr;          // [m, n] with a gate
+  const double* dy1 = nullptr;        // [m, n]: a second norm of x (parallel), with has_bias as the first's
+  const double* weight1 = nullptr;    // [n] its γ, given exactly when weight is
 };
 
 struct ReferenceGrads {
@@ -53,6 +57,7 @@ struct ReferenceGrads {
   std::vector<double> dbias;    // [n] when has_bias, else empty
   std::vector<double> dresidual_in;  // [m, n] dh, when rowscale or keep is given, else empty
   std::vector<double> dz;            // [m, n] with a gate, else empty
+  std::vector<double> dweight1, dbias1;  // [n] with dy1, when there are γ / β
   // The 2-norms of the terms each result is built from (finite terms only): rstd·g for dx,
   // dy·x̂ for dγ, dy for dβ. A result much smaller than its terms is the product of
   // cancellation, and no floating-point kernel can give it to full relative accuracy; the
@@ -62,6 +67,7 @@ struct ReferenceGrads {
   double dbias_term_norm = 0;
   double dresidual_in_term_norm = 0;  // rstd·g and dresidual, before the branch's scale
   double dz_term_norm = 0;            // dz's products (before the norm: rstd·g·x·silu'(z))
+  double dweight1_term_norm = 0, dbias1_term_norm = 0;  // dy1·x̂, dy1
 };
 
 ReferenceGrads reference_backward(const ReferenceProblem& problem);
