@@ -57,6 +57,9 @@ std::string fused_constants(const NormProblem& p) {
     << "constexpr bool kRowScale = " << cpp_bool(p.rowscale) << ";  // dx_in = dh·rowscale[row]\n"
     << "constexpr int kDropoutMask = " << static_cast<int>(p.dropout)
     << ";  // 0: no dropout; keep-mask of 1: a byte, 2: a bit per element\n"
+    << "constexpr int kGate = " << static_cast<int>(p.gate)
+    << ";  // 0: no gate; silu(z) 1: after the norm (scales dy), 2: before it (scales x)\n"
+    << "constexpr bool kParallel = " << cpp_bool(p.parallel) << ";  // a second norm of x: dy1, γ1; dγ1, dβ1\n"
     << "}  // namespace cfg\n}  // namespace nj\n";
   return s.str();
 }

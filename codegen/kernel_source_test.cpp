@@ -111,9 +111,11 @@ std::string source_for(const NormProblem& p, int sm) {
 }
 
 // Names only the fused section defines or uses.
-const char* const kFusedNames[] = {"fused",     "Fused",         "kResidual",   "kZeroCenteredWeight",
-                                   "kRowScale", "kDropoutMask",  "kScalesBranch", "stored_weight_to_gamma",
-                                   "dresidual", "keep_scale"};
+const char* const kFusedNames[] = {"fused",     "Fused",        "kResidual",     "kZeroCenteredWeight",
+                                   "kRowScale", "kDropoutMask", "kScalesBranch", "stored_weight_to_gamma",
+                                   "dresidual", "keep_scale",   "kGate",         "silu",
+                                   "gate_",     "kParallel",    "second_norm",   "dy1",
+                                   "dw1"};
 
 }  // namespace
 
@@ -137,6 +139,15 @@ TEST(KernelSource, EachOptionBringsTheFusedSectionAndItsConstants) {
   p.residual = false;
   p.dropout = DropoutMask::Bits;
   EXPECT_NE(source_of(p).find("constexpr int kDropoutMask = 2;"), std::string::npos);
+  EXPECT_NE(source_of(p).find("constexpr int kGate = 0;"), std::string::npos);
+  NormProblem gated = problem(NormKind::RMSNorm, 4096, DType::BF16);
+  gated.gate = Gate::BeforeNorm;
+  const std::string before = source_of(gated);
+  EXPECT_NE(before.find("constexpr int kGate = 2;"), std::string::npos);
+  EXPECT_NE(before.find("gate_inputs(p.fused, row, col, r.x[i], r.dy[i]);"), std::string::npos);
+  NormProblem parallel = problem(NormKind::LayerNorm, 4096, DType::BF16);
+  parallel.parallel = true;
+  EXPECT_NE(source_of(parallel).find("constexpr bool kParallel = true;"), std::string::npos);
 }
 
 TEST(CacheKey, DiffersForEveryFusedOption) {
@@ -147,6 +158,14 @@ TEST(CacheKey, DiffersForEveryFusedOption) {
   variants[2].rowscale = true;
   variants[3].dropout = DropoutMask::Bytes;
   variants[4].dropout = DropoutMask::Bits;
+  // The gate (RMSNorm only): the plain RMSNorm and each gate order.
+  const NormProblem rms = problem(NormKind::RMSNorm, 4096, DType::BF16);
+  for (Gate gate : {Gate::None, Gate::AfterNorm, Gate::BeforeNorm}) {
+    variants.push_back(rms);
+    variants.back().gate = gate;
+  }
+  variants.push_back(base);
+  variants.back().parallel = true;
   const codegen::CompileTarget t{90, "13.0"};
   std::vector<std::string> keys = {codegen::cache_key(source_of(base), t)};
   for (const NormProblem& v : variants) {

@@ -78,6 +78,18 @@ void validate_problem(const NormProblem& p) {
     reject(p, "dropout mask form " + std::to_string(static_cast<int>(p.dropout)) + " is unknown",
            "Use NJ_DROPOUT_NONE (0), NJ_DROPOUT_BYTES (1, a byte per element) or NJ_DROPOUT_BITS (2, a bit per "
            "element).");
+  if (p.gate != Gate::None && p.gate != Gate::AfterNorm && p.gate != Gate::BeforeNorm)
+    reject(p, "gate " + std::to_string(static_cast<int>(p.gate)) + " is unknown",
+           "Use NJ_GATE_NONE (0), NJ_GATE_AFTER_NORM (1, y = rmsnorm(x)·γ·silu(z)) or NJ_GATE_BEFORE_NORM (2, y = "
+           "rmsnorm(x·silu(z))·γ).");
+  // LayerNorm's gate after the norm would need β in the kernel (dz takes the whole output
+  // x̂·γ + β), which a backward is never given; the gated norm in use (Mamba-2) is an RMSNorm.
+  if (p.gate != Gate::None && p.kind != NormKind::RMSNorm)
+    reject(p, std::string("gate ") + gate_name(p.gate) + " is set on a LayerNorm: the gated norm is RMSNorm only",
+           "Use kind RMSNorm for a gated norm (Mamba-2's RMSNormGated), or set gate to none.");
+  if (p.parallel && p.gate != Gate::None)
+    reject(p, "parallel and gate are both set: which of the two norms the gate would belong to is not defined",
+           "Use one or the other.");
   const int a = p.alignment == 0 ? 16 : p.alignment;
   if (a < 0 || (a & (a - 1)) != 0)
     reject(p, "alignment " + std::to_string(p.alignment) + " is not a power of two",
@@ -108,11 +120,14 @@ std::string describe(const NormProblem& p) {
   if (r.zero_centered_weight) s << " +zero-centered-weight";
   if (r.rowscale) s << " +rowscale";
   if (r.dropout != DropoutMask::None) s << " +dropout=" << dropout_mask_name(r.dropout);
+  if (r.gate != Gate::None) s << " +gate=" << gate_name(r.gate);
+  if (r.parallel) s << " +parallel";
   return s.str();
 }
 
 bool has_fused_options(const NormProblem& p) {
-  return p.residual || p.zero_centered_weight || p.rowscale || p.dropout != DropoutMask::None;
+  return p.residual || p.zero_centered_weight || p.rowscale || p.dropout != DropoutMask::None || p.gate != Gate::None ||
+         p.parallel;
 }
 
 const char* dropout_mask_name(DropoutMask mask) {
@@ -120,6 +135,15 @@ const char* dropout_mask_name(DropoutMask mask) {
     case DropoutMask::None: return "none";
     case DropoutMask::Bytes: return "bytes";
     case DropoutMask::Bits: return "bits";
+  }
+  return "unknown";
+}
+
+const char* gate_name(Gate gate) {
+  switch (gate) {
+    case Gate::None: return "none";
+    case Gate::AfterNorm: return "after-norm";
+    case Gate::BeforeNorm: return "before-norm";
   }
   return "unknown";
 }
@@ -132,7 +156,8 @@ bool operator==(const NormProblem& a, const NormProblem& b) {
   return a.kind == b.kind && a.n == b.n && a.x_dtype == b.x_dtype && a.dy_dtype == b.dy_dtype &&
          a.dx_dtype == b.dx_dtype && a.weight_dtype == b.weight_dtype && a.has_weight == b.has_weight &&
          a.has_bias == b.has_bias && a.alignment == b.alignment && a.residual == b.residual &&
-         a.zero_centered_weight == b.zero_centered_weight && a.rowscale == b.rowscale && a.dropout == b.dropout;
+         a.zero_centered_weight == b.zero_centered_weight && a.rowscale == b.rowscale && a.dropout == b.dropout &&
+         a.gate == b.gate && a.parallel == b.parallel;
 }
 
 }  // namespace normjit

@@ -21,12 +21,14 @@ NormProblem resolve_problem(const NormProblem& problem);
 void validate_problem(const NormProblem& problem);
 
 // "layernorm N=4096 x=bf16 dy=bf16 dx=bf16 weight=fp32 +weight +bias align=16", then any fused
-// options (" +residual +zero-centered-weight +rowscale +dropout=bits"); none: nothing more.
+// options (" +residual +zero-centered-weight +rowscale +dropout=bits +gate=after-norm
+// +parallel"); none: nothing more.
 std::string describe(const NormProblem& problem);
 
 // Whether any fused option (docs/FUSED.md) is on: only then does the kernel carry fused code.
 bool has_fused_options(const NormProblem& problem);
 const char* dropout_mask_name(DropoutMask mask);  // "none", "bytes", "bits"
+const char* gate_name(Gate gate);                 // "none", "after-norm", "before-norm"
 
 
 }  // namespace normjit::codegen

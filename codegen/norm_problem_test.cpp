@@ -19,6 +19,18 @@ NormProblem layer_norm(int64_t n, DType x = DType::BF16) {
   return p;
 }
 
+// The message validate_problem rejects p with (InvalidArgument), or a failure when it accepts it.
+std::string rejection_of(const NormProblem& p) {
+  try {
+    validate_problem(p);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::InvalidArgument) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << describe(p) << " was accepted";
+  return "";
+}
+
 Status status_of(const NormProblem& p) {
   try {
     validate_problem(p);
@@ -135,14 +147,9 @@ TEST(NormProblem, RejectsZeroCenteredWeightWithoutWeight) {
   NormProblem p = layer_norm(4096, DType::BF16);
   p.has_weight = false;
   p.zero_centered_weight = true;
-  try {
-    validate_problem(p);
-    FAIL() << "zero-centred γ without γ was accepted";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.status(), Status::InvalidArgument);
-    EXPECT_NE(std::string(e.what()).find("zero_centered_weight"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("has_weight"), std::string::npos) << e.what();
-  }
+  const std::string message = rejection_of(p);
+  EXPECT_NE(message.find("zero_centered_weight"), std::string::npos) << message;
+  EXPECT_NE(message.find("has_weight"), std::string::npos) << message;
 }
 
 TEST(NormProblem, RejectsAnUnknownDropoutMaskForm) {
@@ -163,4 +170,57 @@ TEST(NormProblem, DescribeNamesTheFusedOptionsOnlyWhenOn) {
   NormProblem q = p;
   q.dropout = DropoutMask::Bits;
   EXPECT_FALSE(resolve_problem(p) == resolve_problem(q));
+}
+
+// ---- gated RMSNorm ----------------------------------------------------------------------------
+
+TEST(NormProblem, GatedRmsNormIsAFusedOptionInBothOrders) {
+  NormProblem p = layer_norm(4096, DType::BF16);
+  p.kind = NormKind::RMSNorm;
+  p.has_bias = false;
+  const std::string base = describe(p);
+  for (Gate gate : {Gate::AfterNorm, Gate::BeforeNorm}) {
+    p.gate = gate;
+    EXPECT_NO_THROW(validate_problem(p));
+    EXPECT_TRUE(codegen::has_fused_options(p));
+    EXPECT_EQ(describe(p), base + " +gate=" + codegen::gate_name(gate));
+  }
+  NormProblem after = p, before = p;
+  after.gate = Gate::AfterNorm;
+  EXPECT_FALSE(resolve_problem(after) == resolve_problem(before));
+  EXPECT_STREQ(codegen::gate_name(Gate::AfterNorm), "after-norm");
+  EXPECT_STREQ(codegen::gate_name(Gate::BeforeNorm), "before-norm");
+}
+
+TEST(NormProblem, RejectsAGateOnLayerNorm) {
+  NormProblem p = layer_norm(4096, DType::BF16);
+  p.gate = Gate::AfterNorm;
+  const std::string message = rejection_of(p);
+  EXPECT_NE(message.find("gate after-norm is set on a LayerNorm"), std::string::npos) << message;
+  EXPECT_NE(message.find("Use kind RMSNorm"), std::string::npos) << message;
+}
+
+TEST(NormProblem, ParallelNormsAreAFusedOptionButNotWithAGate) {
+  NormProblem p = layer_norm(4096, DType::BF16);
+  p.weight_dtype = DType::F32;
+  const std::string base = describe(p);
+  p.parallel = true;
+  EXPECT_NO_THROW(validate_problem(p));
+  EXPECT_TRUE(codegen::has_fused_options(p));
+  EXPECT_EQ(describe(p), base + " +parallel");
+  EXPECT_FALSE(resolve_problem(p) == resolve_problem(layer_norm(4096, DType::BF16)));
+  p.kind = NormKind::RMSNorm;
+  p.has_bias = false;
+  p.gate = Gate::BeforeNorm;
+  const std::string message = rejection_of(p);
+  EXPECT_NE(message.find("parallel and gate are both set"), std::string::npos) << message;
+}
+
+TEST(NormProblem, RejectsAnUnknownGate) {
+  NormProblem p = layer_norm(4096, DType::BF16);
+  p.kind = NormKind::RMSNorm;
+  p.has_bias = false;
+  p.gate = static_cast<Gate>(3);
+  const std::string message = rejection_of(p);
+  EXPECT_NE(message.find("gate 3 is unknown"), std::string::npos) << message;
 }

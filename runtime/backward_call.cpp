@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <sstream>
 #include <vector>
 
@@ -43,6 +44,17 @@ void check_fused_flags(const NormProblem& p, const BackwardArgs& a) {
   if (!p.rowscale && !dropout && a.dresidual_in)
     reject(p, "dresidual_in is given but neither rowscale nor dropout is on, so dh is dx itself",
            "Pass NULL for dresidual_in and read dh from dx.");
+  if (p.gate == Gate::None && (a.z || a.dz))
+    reject(p, "z or dz is given but gate is off", "Set gate (after_norm or before_norm) for a gated RMSNorm, or pass NULL.");
+  if (!p.parallel && (a.dy1 || a.weight1 || a.dweight1 || a.dbias1))
+    reject(p, "dy1, weight1, dweight1 or dbias1 is given but parallel is off",
+           "Set parallel for a second norm of the same x, or pass NULL for the second norm's pointers.");
+  if (p.parallel && !p.has_weight && (a.weight1 || a.dweight1))
+    reject(p, "weight1 or dweight1 is given but has_weight is false (both norms have γ, or neither)",
+           "Set has_weight to compute dgamma1, or pass NULL for weight1 and dweight1.");
+  if (p.parallel && !p.has_bias && a.dbias1)
+    reject(p, "dbias1 is given but has_bias is false (both norms have β, or neither)",
+           "Set has_bias to compute dbeta1, or pass NULL for dbias1.");
   if (dropout && !(a.dropout_p >= 0 && a.dropout_p < 1))
     reject(p, "dropout_p = " + std::to_string(a.dropout_p) + " is not in [0, 1)",
            "Pass the drop probability the forward used (0 <= p < 1).");
@@ -60,6 +72,15 @@ void check_fused_rows(const NormProblem& p, BackwardArgs& a) {
                     (bits ? "bit-packed" : "byte") + " mask row (" + std::to_string(row_bytes) + " bytes)",
              "Give the bytes between mask rows, or 0 for contiguous rows.");
   }
+  // The four parameter gradients are written by separate reductions: one buffer for two would
+  // hold whichever came last.
+  const struct { const char* name; const void* ptr; } grads[] = {
+      {"dweight", a.dweight}, {"dbias", a.dbias}, {"dweight1", a.dweight1}, {"dbias1", a.dbias1}};
+  for (size_t i = 0; p.parallel && i < std::size(grads); ++i)
+    for (size_t j = i + 1; j < std::size(grads); ++j)
+      if (grads[i].ptr && grads[i].ptr == grads[j].ptr)
+        reject(p, std::string(grads[i].name) + " and " + grads[j].name + " are the same buffer",
+               "Pass a separate buffer for each norm's dgamma and dbeta.");
   if (a.m == 0) return;
   if (p.residual && a.dx == a.dresidual && a.dx_stride != a.dresidual_stride)
     reject(p, "dx is dresidual (in place) but dx_stride = " + std::to_string(a.dx_stride) +
@@ -68,6 +89,14 @@ void check_fused_rows(const NormProblem& p, BackwardArgs& a) {
   if (a.dresidual_in && a.dresidual_in == a.dx)
     reject(p, "dresidual_in and dx are the same buffer, but they receive different values (dh and dx_in)",
            "Pass separate buffers, or NULL for dresidual_in.");
+  // dz is written before dresidual is read (the gate's gradient comes first), so it may not
+  // be dresidual either.
+  const struct { const char* name; const void* ptr; } others[] = {
+      {"dx", a.dx}, {"dresidual_in", a.dresidual_in}, {"dresidual", a.dresidual}};
+  for (const auto& other : others)
+    if (p.gate != Gate::None && other.ptr && a.dz == other.ptr)
+      reject(p, std::string("dz and ") + other.name + " are the same buffer, but dz receives z's own gradient",
+             "Pass a separate buffer for dz.");
 }
 
 }  // namespace
@@ -107,6 +136,12 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
       {"dresidual", a.dresidual, a.m > 0 && p.residual, "residual"},
       {"rowscale", a.rowscale, a.m > 0 && p.rowscale, "rowscale"},
       {"dropout_mask", a.dropout_mask, a.m > 0 && p.dropout != DropoutMask::None, "dropout"},
+      {"z", a.z, a.m > 0 && p.gate != Gate::None, "gate"},
+      {"dz", a.dz, a.m > 0 && p.gate != Gate::None, "gate"},
+      {"dy1", a.dy1, a.m > 0 && p.parallel, "parallel"},
+      {"weight1", a.weight1, a.m > 0 && p.parallel && p.has_weight, "parallel"},
+      {"dweight1", a.dweight1, p.parallel && p.has_weight, "parallel"},
+      {"dbias1", a.dbias1, p.parallel && p.has_bias, "parallel"},
   };
   for (const Required& r : required)
     if (r.needed && !r.ptr)
@@ -120,6 +155,11 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
   // The fused rows are read and written with dx's vectors, so they bound the alignment too.
   if (p.residual) rows.push_back({"dresidual", a.dresidual, &a.dresidual_stride, p.dx_dtype});
   if (a.dresidual_in) rows.push_back({"dresidual_in", a.dresidual_in, &a.dresidual_in_stride, p.dx_dtype});
+  if (p.gate != Gate::None) {
+    rows.push_back({"z", a.z, &a.z_stride, p.x_dtype});
+    rows.push_back({"dz", a.dz, &a.dz_stride, p.dx_dtype});
+  }
+  if (p.parallel) rows.push_back({"dy1", a.dy1, &a.dy1_stride, p.dy_dtype});
   int alignment = p.alignment;
   for (Row& r : rows) {
     if (*r.stride == 0) *r.stride = p.n;
@@ -138,14 +178,17 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
   const int weight_size = codegen::dtype_size(p.weight_dtype);
   const Vector vectors[] = {{"weight", a.weight, weight_size}, {"dweight", a.dweight, weight_size},
                             {"dbias", a.dbias, weight_size},   {"mean", a.mean, 4},
-                            {"rstd", a.rstd, 4},                {"rowscale", a.rowscale, 4}};
+                            {"rstd", a.rstd, 4},                {"rowscale", a.rowscale, 4},
+                            {"weight1", a.weight1, weight_size}, {"dweight1", a.dweight1, weight_size},
+                            {"dbias1", a.dbias1, weight_size}};
   for (const Vector& v : vectors)
     if (v.ptr && reinterpret_cast<uintptr_t>(v.ptr) % v.size != 0)
       reject(p, std::string(v.name) + " = " + address(v.ptr) + " is not aligned to its " +
                     std::to_string(v.size) + "-byte elements",
              "Pass a pointer to the first element of a tensor of that dtype.");
-  // The weight is read with the rows' vectors, so it bounds their alignment too.
+  // The weights are read with the rows' vectors, so they bound their alignment too.
   if (a.weight && a.m > 0) alignment = std::min(alignment, row_alignment(a.weight, 0, weight_size, 1));
+  if (a.weight1 && a.m > 0) alignment = std::min(alignment, row_alignment(a.weight1, 0, weight_size, 1));
   check_fused_rows(p, a);
   out.problem.alignment = std::max(alignment, 1);
   return out;

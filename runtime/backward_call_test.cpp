@@ -43,6 +43,26 @@ BackwardArgs valid_args() {
   return a;
 }
 
+// Makes the call a gated RMSNorm that passes, for a mistake to spoil.
+void gated(NormProblem& p, BackwardArgs& a, Gate gate = Gate::AfterNorm) {
+  p.kind = NormKind::RMSNorm;
+  p.has_bias = false;
+  p.gate = gate;
+  a.mean = nullptr;
+  a.dbias = nullptr;
+  a.z = addr(0xd0000);
+  a.dz = addr(0xe0000);
+}
+
+// Makes the call parallel LayerNorms (γ and β each) that pass, for a mistake to spoil.
+void parallel(NormProblem& p, BackwardArgs& a) {
+  p.parallel = true;
+  a.dy1 = addr(0xf0000);
+  a.weight1 = addr(0x100000);
+  a.dweight1 = addr(0x110000);
+  a.dbias1 = addr(0x120000);
+}
+
 struct Mistake {
   const char* name;
   std::function<void(NormProblem&, BackwardArgs&)> make;
@@ -190,6 +210,138 @@ const Mistake kMistakes[] = {
        a.dweight = nullptr;
      },
      "zero_centered_weight is set but has_weight is false"},
+    // Gated RMSNorm.
+    {"GateOnLayerNorm",
+     [](NormProblem& p, BackwardArgs& a) {
+       p.gate = Gate::BeforeNorm;
+       a.z = addr(0xd0000);
+       a.dz = addr(0xe0000);
+     },
+     "gate before-norm is set on a LayerNorm"},
+    {"GateWithoutZ",
+     [](NormProblem& p, BackwardArgs& a) {
+       gated(p, a);
+       a.z = nullptr;
+     },
+     "z is NULL but gate is on"},
+    {"GateWithoutDz",
+     [](NormProblem& p, BackwardArgs& a) {
+       gated(p, a, Gate::BeforeNorm);
+       a.dz = nullptr;
+     },
+     "dz is NULL but gate is on"},
+    {"ZWithoutGate", [](NormProblem&, BackwardArgs& a) { a.z = addr(0xd0000); }, "z or dz is given but gate is off"},
+    {"DzWithoutGate", [](NormProblem&, BackwardArgs& a) { a.dz = addr(0xe0000); }, "z or dz is given but gate is off"},
+    {"ZStrideBelowN",
+     [](NormProblem& p, BackwardArgs& a) {
+       gated(p, a);
+       a.z_stride = 999;
+     },
+     "z_stride = 999"},
+    {"DzStrideBelowN",
+     [](NormProblem& p, BackwardArgs& a) {
+       gated(p, a);
+       a.dz_stride = 5;
+     },
+     "dz_stride = 5"},
+    {"ZNotElementAligned",
+     [](NormProblem& p, BackwardArgs& a) {
+       gated(p, a);
+       a.z = addr(0xd0001);
+     },
+     "z = "},
+    {"DzIsDx",
+     [](NormProblem& p, BackwardArgs& a) {
+       gated(p, a);
+       a.dz = a.dx;
+     },
+     "dz and dx are the same buffer"},
+    {"DzIsDresidual",
+     [](NormProblem& p, BackwardArgs& a) {
+       gated(p, a);
+       p.residual = true;
+       a.dresidual = a.dz;
+     },
+     "dz and dresidual are the same buffer"},
+    {"DzIsDresidualIn",
+     [](NormProblem& p, BackwardArgs& a) {
+       gated(p, a, Gate::BeforeNorm);
+       p.rowscale = true;
+       a.rowscale = static_cast<const float*>(addr(0x90000));
+       a.dresidual_in = a.dz;
+     },
+     "dz and dresidual_in are the same buffer"},
+    // Parallel norms.
+    {"ParallelWithoutDy1",
+     [](NormProblem& p, BackwardArgs& a) {
+       parallel(p, a);
+       a.dy1 = nullptr;
+     },
+     "dy1 is NULL but parallel is on"},
+    {"ParallelWithoutWeight1",
+     [](NormProblem& p, BackwardArgs& a) {
+       parallel(p, a);
+       a.weight1 = nullptr;
+     },
+     "weight1 is NULL but parallel is on"},
+    {"ParallelWithoutDweight1",
+     [](NormProblem& p, BackwardArgs& a) {
+       parallel(p, a);
+       a.dweight1 = nullptr;
+     },
+     "dweight1 is NULL but parallel is on"},
+    {"ParallelWithoutDbias1",
+     [](NormProblem& p, BackwardArgs& a) {
+       parallel(p, a);
+       a.dbias1 = nullptr;
+     },
+     "dbias1 is NULL but parallel is on"},
+    {"Dy1WithoutParallel", [](NormProblem&, BackwardArgs& a) { a.dy1 = addr(0xf0000); }, "parallel is off"},
+    {"Dbias1WithoutParallel", [](NormProblem&, BackwardArgs& a) { a.dbias1 = addr(0x120000); }, "parallel is off"},
+    {"Weight1WithoutHasWeight",
+     [](NormProblem& p, BackwardArgs& a) {
+       parallel(p, a);
+       p.has_weight = false;
+       a.weight = a.dweight = nullptr;
+     },
+     "weight1 or dweight1 is given but has_weight is false"},
+    {"Dbias1WithoutHasBias",
+     [](NormProblem& p, BackwardArgs& a) {
+       parallel(p, a);
+       p.has_bias = false;
+       a.dbias = nullptr;
+     },
+     "dbias1 is given but has_bias is false"},
+    {"Dy1StrideBelowN",
+     [](NormProblem& p, BackwardArgs& a) {
+       parallel(p, a);
+       a.dy1_stride = 999;
+     },
+     "dy1_stride = 999"},
+    {"Weight1NotElementAligned",
+     [](NormProblem& p, BackwardArgs& a) {
+       parallel(p, a);
+       a.weight1 = addr(0x100002);
+     },
+     "weight1 = "},
+    {"Dweight1IsDweight",
+     [](NormProblem& p, BackwardArgs& a) {
+       parallel(p, a);
+       a.dweight1 = a.dweight;
+     },
+     "dweight and dweight1 are the same buffer"},
+    {"Dbias1IsDbias",
+     [](NormProblem& p, BackwardArgs& a) {
+       parallel(p, a);
+       a.dbias1 = a.dbias;
+     },
+     "dbias and dbias1 are the same buffer"},
+    {"ParallelWithAGate",
+     [](NormProblem& p, BackwardArgs& a) {
+       gated(p, a);
+       p.parallel = true;
+     },
+     "parallel and gate are both set"},
 };
 
 class BadArgument : public ::testing::TestWithParam<Mistake> {};
@@ -270,7 +422,7 @@ TEST(BackwardCall, EveryFusedOptionTogetherPassesAndResolvesItsStrides) {
 TEST(BackwardCall, EveryFusedCombinationWorksOrNamesItsConflict) {
   int accepted = 0;
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
-    for (int bits = 0; bits < 2 * 2 * 2 * 2 * 3 * 2; ++bits) {
+    for (int bits = 0; bits < 2 * 2 * 2 * 2 * 3 * 3 * 2; ++bits) {
       NormProblem p = layer_norm();
       p.kind = kind;
       p.has_bias = kind == NormKind::LayerNorm;
@@ -279,7 +431,9 @@ TEST(BackwardCall, EveryFusedCombinationWorksOrNamesItsConflict) {
       p.zero_centered_weight = bits & 4;
       p.rowscale = bits & 8;
       const bool want_dresidual_in = bits & 16;
-      p.dropout = static_cast<DropoutMask>(bits / 32);
+      p.dropout = static_cast<DropoutMask>(bits / 32 % 3);
+      p.gate = static_cast<Gate>(bits / 96 % 3);
+      p.parallel = bits / 288;
       BackwardArgs a = valid_args();
       if (kind == NormKind::RMSNorm) {
         a.mean = nullptr;
@@ -293,9 +447,21 @@ TEST(BackwardCall, EveryFusedCombinationWorksOrNamesItsConflict) {
         a.dropout_p = 0.25;
       }
       if (want_dresidual_in) a.dresidual_in = addr(0xc0000);
+      if (p.gate != Gate::None) {
+        a.z = addr(0xd0000);
+        a.dz = addr(0xe0000);
+      }
+      if (p.parallel) {
+        a.dy1 = addr(0xf0000);
+        if (p.has_weight) a.weight1 = addr(0x100000), a.dweight1 = addr(0x110000);
+        if (p.has_bias) a.dbias1 = addr(0x120000);
+      }
 
       const char* conflict = nullptr;
+      // In the order validate_problem and check_backward_call test them.
       if (p.zero_centered_weight && !p.has_weight) conflict = "zero_centered_weight";
+      else if (p.gate != Gate::None && kind == NormKind::LayerNorm) conflict = "is set on a LayerNorm";
+      else if (p.parallel && p.gate != Gate::None) conflict = "parallel and gate are both set";
       else if (want_dresidual_in && !p.rowscale && p.dropout == DropoutMask::None) conflict = "dresidual_in";
       const std::string what = codegen::describe(p) + (want_dresidual_in ? " +dresidual_in" : "");
       try {
@@ -310,7 +476,7 @@ TEST(BackwardCall, EveryFusedCombinationWorksOrNamesItsConflict) {
         EXPECT_NE(std::string(e.what()).find(conflict), std::string::npos) << e.what();
       }
     }
-  EXPECT_GT(accepted, 100);
+  EXPECT_GT(accepted, 250);
 }
 
 TEST(BackwardCall, FusedRowsBoundTheAlignment) {
@@ -325,6 +491,41 @@ TEST(BackwardCall, FusedRowsBoundTheAlignment) {
   a.rowscale = static_cast<const float*>(addr(0x90000));
   a.dresidual_in = addr(0xa0002);
   EXPECT_EQ(runtime::check_backward_call(p, a).problem.alignment, 2);
+}
+
+TEST(BackwardCall, GateRowsResolveTheirStridesAndBoundTheAlignment) {
+  NormProblem p = layer_norm();
+  BackwardArgs a = valid_args();
+  gated(p, a, Gate::BeforeNorm);
+  const runtime::CheckedCall c = runtime::check_backward_call(p, a);
+  EXPECT_EQ(c.args.z_stride, 1000);
+  EXPECT_EQ(c.args.dz_stride, 1000);
+  EXPECT_EQ(c.problem.alignment, 16);
+  a.z = addr(0xd0004);  // bf16 z read with x's vectors
+  EXPECT_EQ(runtime::check_backward_call(p, a).problem.alignment, 4);
+  a.z = addr(0xd0000);
+  a.dz_stride = 1001;  // 2002-byte rows of dz: 2-byte aligned
+  EXPECT_EQ(runtime::check_backward_call(p, a).problem.alignment, 2);
+}
+
+TEST(BackwardCall, ParallelRowsResolveTheirStrideAndBoundTheAlignment) {
+  NormProblem p = layer_norm();
+  BackwardArgs a = valid_args();
+  parallel(p, a);
+  EXPECT_EQ(runtime::check_backward_call(p, a).args.dy1_stride, 1000);
+  EXPECT_EQ(runtime::check_backward_call(p, a).problem.alignment, 16);
+  a.weight1 = addr(0x100004);  // fp32 γ1 read with the rows' vectors
+  EXPECT_EQ(runtime::check_backward_call(p, a).problem.alignment, 4);
+  a.weight1 = addr(0x100000);
+  a.dy1 = addr(0xf0002);
+  EXPECT_EQ(runtime::check_backward_call(p, a).problem.alignment, 2);
+  // Zero rows: only the parameter gradients (zeros) are written.
+  BackwardArgs none;
+  none.dweight = addr(0x70000);
+  none.dbias = addr(0x80000);
+  none.dweight1 = addr(0x110000);
+  none.dbias1 = addr(0x120000);
+  EXPECT_NO_THROW(runtime::check_backward_call(p, none));
 }
 
 TEST(BackwardCall, NeverRaisesTheAlignmentTheCallerPromised) {

@@ -68,6 +68,8 @@ normjit::NormProblem to_cpp(const nj_problem& p) {
   out.zero_centered_weight = p.zero_centered_weight != 0;
   out.rowscale = p.rowscale != 0;
   out.dropout = static_cast<normjit::DropoutMask>(bits_of(p.dropout));
+  out.gate = static_cast<normjit::Gate>(bits_of(p.gate));
+  out.parallel = p.parallel != 0;
   return out;
 }
 
@@ -95,6 +97,15 @@ normjit::BackwardArgs to_cpp(const nj_backward_args& a) {
   out.dropout_p = a.dropout_p;
   out.dresidual_in = a.dresidual_in;
   out.dresidual_in_stride = a.dresidual_in_stride;
+  out.z = a.z;
+  out.z_stride = a.z_stride;
+  out.dz = a.dz;
+  out.dz_stride = a.dz_stride;
+  out.dy1 = a.dy1;
+  out.dy1_stride = a.dy1_stride;
+  out.weight1 = a.weight1;
+  out.dweight1 = a.dweight1;
+  out.dbias1 = a.dbias1;
   return out;
 }
 

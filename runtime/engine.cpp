@@ -146,10 +146,10 @@ runtime::TuningDevice Engine::Impl::tuning_device(const runtime::DeviceLimits& l
   return runtime::TuningDevice{name, limits.sm, limits.sm_count, runtime::Nvrtc::get().version()};
 }
 
-// Bits 0-45 hold the base problem, 48-55 kernel_for's M bucket; the fused options take 56-60.
+// Bits 0-45 hold the base problem, 48-55 kernel_for's M bucket; the fused options take 56-63.
 static uint64_t fused_option_bits(const NormProblem& p) {
   return uint64_t(p.residual) | uint64_t(p.zero_centered_weight) << 1 | uint64_t(p.rowscale) << 2 |
-         uint64_t(p.dropout) << 3;
+         uint64_t(p.dropout) << 3 | uint64_t(p.gate) << 5 | uint64_t(p.parallel) << 7;
 }
 
 uint64_t Engine::Impl::problem_code(const NormProblem& p) {
@@ -386,7 +386,8 @@ void Engine::Impl::launch(const LoadedKernel& k, const NormProblem& p, const Bac
                                    reinterpret_cast<float*>(partial), a.dweight, a.dbias,
                                    a.dresidual, a.dresidual_stride, a.rowscale, a.dropout_mask,
                                    a.dropout_mask_stride, 1.0 / (1.0 - a.dropout_p), a.dresidual_in,
-                                   a.dresidual_in_stride};
+                                   a.dresidual_in_stride, a.z, a.z_stride, a.dz, a.dz_stride,
+                                   a.dy1, a.dy1_stride, a.weight1, a.dweight1, a.dbias1};
     void* kernel_args[] = {&params};
     if (k.config.grid)  // the blocks count their arrivals from zero
       NJ_CU(d.cuMemsetD32Async(partial + runtime::grid_counters_offset(k.config), 0,
@@ -403,15 +404,20 @@ void Engine::Impl::launch(const LoadedKernel& k, const NormProblem& p, const Bac
     }
   }
   if (accumulate && !direct) {
-    const float* partial_ptr = reinterpret_cast<const float*>(partial);
-    int64_t groups_arg = groups;
-    void* dweight = a.dweight;
-    void* dbias = a.dbias;
-    void* reduce_args[] = {&partial_ptr, &groups_arg, &dweight, &dbias};
-    const unsigned blocks = static_cast<unsigned>((p.n + runtime::kReduceColumns - 1) / runtime::kReduceColumns);
-    NJ_CU(d.cuLaunchKernel(k.reduce, blocks, 1, 1, runtime::kReduceColumns, runtime::kReduceLanes, 1, 0, stream,
-                           reduce_args, nullptr),
-          what() + ": launching the dgamma/dbeta reduction");
+    // Parallel norms: the second norm's partial rows follow the first's, reduced by a second
+    // launch of the same kernel into dγ1/dβ1.
+    const int norms = p.parallel ? 2 : 1;
+    for (int norm = 0; norm < norms; ++norm) {
+      const float* partial_ptr = reinterpret_cast<const float*>(partial) + norm * runtime::partial_floats(p, groups);
+      int64_t groups_arg = groups;
+      void* dweight = norm == 0 ? a.dweight : a.dweight1;
+      void* dbias = norm == 0 ? a.dbias : a.dbias1;
+      void* reduce_args[] = {&partial_ptr, &groups_arg, &dweight, &dbias};
+      const unsigned blocks = static_cast<unsigned>((p.n + runtime::kReduceColumns - 1) / runtime::kReduceColumns);
+      NJ_CU(d.cuLaunchKernel(k.reduce, blocks, 1, 1, runtime::kReduceColumns, runtime::kReduceLanes, 1, 0, stream,
+                             reduce_args, nullptr),
+            what() + ": launching the dgamma/dbeta reduction");
+    }
   }
 }
 

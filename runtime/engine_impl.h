@@ -83,7 +83,7 @@ struct Engine::Impl {
   std::atomic<uint64_t> tunings{0};       // shapes tuned by this engine (on-miss)
 
  private:
-  // (context, problem code with the M bucket in bits 48..55, fused options in 56..60) -> kernel.
+  // (context, problem code with the M bucket in bits 48..55, fused options in 56..63) -> kernel.
   using Key = std::pair<CUcontext, uint64_t>;
   static uint64_t problem_code(const NormProblem& resolved);
   // The config for (problem, m) on this device, as tune.mode says; tuned: from the database or

@@ -30,8 +30,17 @@ struct BackwardParams {
   double keep_scale;    // 1/(1 - p)
   void* dresidual_in;
   int64_t dresidual_in_stride;
+  const void* z;  // gated RMSNorm
+  int64_t z_stride;
+  void* dz;
+  int64_t dz_stride;
+  const void* dy1;  // parallel norms
+  int64_t dy1_stride;
+  const void* weight1;
+  void* dweight1;
+  void* dbias1;
 };
-static_assert(sizeof(BackwardParams) == 21 * 8, "every field is 8 bytes, as on the device");
+static_assert(sizeof(BackwardParams) == 30 * 8, "every field is 8 bytes, as on the device");
 
 // Blocks of the partial-sum reduction: 32 columns by 8 lanes (templates/reduce_partials.cuh).
 constexpr int kReduceColumns = 32;

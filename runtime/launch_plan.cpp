@@ -15,9 +15,13 @@ int64_t row_groups(const codegen::LaunchConfig& c, const DeviceLimits& limits, i
   return std::min<int64_t>(max_row_groups(c, limits, m), std::max<int64_t>(1, resident_groups));
 }
 
-size_t partial_bytes(const NormProblem& p, int64_t groups) {
+int64_t partial_floats(const NormProblem& p, int64_t groups) {
   const int params = (p.has_weight ? 1 : 0) + (p.has_bias ? 1 : 0);
-  return static_cast<size_t>(params) * static_cast<size_t>(groups) * static_cast<size_t>(p.n) * sizeof(float);
+  return int64_t{params} * groups * p.n;
+}
+
+size_t partial_bytes(const NormProblem& p, int64_t groups) {
+  return static_cast<size_t>(partial_floats(p, groups)) * (p.parallel ? 2 : 1) * sizeof(float);
 }
 
 bool writes_gradients_directly(const codegen::LaunchConfig& c, int64_t groups) {

@@ -27,7 +27,10 @@ int64_t max_row_groups(const codegen::LaunchConfig& config, const DeviceLimits& 
 // from the occupancy calculator), and each gets at least one row.
 int64_t row_groups(const codegen::LaunchConfig& config, const DeviceLimits& limits, int64_t m,
                    int64_t resident_groups);
-// Bytes of fp32 partials for `groups` row groups (0 when the problem has neither γ nor β).
+// fp32 partials of one norm's dγ and dβ rows for `groups` row groups (0 when the problem has
+// neither γ nor β), and the bytes of all of them: parallel norms have two such sets, the
+// second norm's after the first's.
+int64_t partial_floats(const NormProblem& problem, int64_t groups);
 size_t partial_bytes(const NormProblem& problem, int64_t groups);
 // A launch writes dγ/dβ itself, with no partials and no reduction launch, when it is a single
 // row group holding its rows in registers (the small-M latency case).

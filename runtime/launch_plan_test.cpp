@@ -39,6 +39,16 @@ TEST(LaunchPlan, NoPartialsWithoutWeightOrBias) {
   EXPECT_EQ(runtime::partial_bytes(problem(4096, true, true), 100), 2u * 100 * 4096 * 4);
 }
 
+// Parallel norms: the second norm's dγ1/dβ1 rows follow the first's, as many again.
+TEST(LaunchPlan, ParallelNormsHaveTwiceThePartials) {
+  NormProblem p = problem(4096, true, true);
+  p.parallel = true;
+  EXPECT_EQ(runtime::partial_floats(p, 100), 2 * 100 * 4096);
+  EXPECT_EQ(runtime::partial_bytes(p, 100), 2u * 2 * 100 * 4096 * 4);
+  p.has_weight = p.has_bias = false;
+  EXPECT_EQ(runtime::partial_bytes(p, 100), 0u);
+}
+
 TEST(LaunchPlan, WorkspaceBoundCoversEveryLowerAlignment) {
   for (int64_t n : {1, 33, 1000, 4096, 65536}) {
     const NormProblem p = problem(n);

@@ -112,15 +112,23 @@ TEST(Nvrtc, VariantsCompile) {
 struct FusedOptions {
   bool residual, zero_centered, rowscale;
   DropoutMask dropout;
+  Gate gate = Gate::None;  // RMSNorm only: LayerNorm shapes skip the gated sets
+  bool parallel = false;
 };
 const FusedOptions kSingleOptions[] = {{true, false, false, DropoutMask::None},
                                        {false, true, false, DropoutMask::None},
                                        {false, false, true, DropoutMask::None},
                                        {false, false, false, DropoutMask::Bytes},
-                                       {false, false, false, DropoutMask::Bits}};
+                                       {false, false, false, DropoutMask::Bits},
+                                       {false, false, false, DropoutMask::None, Gate::AfterNorm},
+                                       {false, false, false, DropoutMask::None, Gate::BeforeNorm},
+                                       {false, false, false, DropoutMask::None, Gate::None, true}};
 const FusedOptions kCombinedOptions[] = {{true, true, false, DropoutMask::None},  {true, false, true, DropoutMask::None},
                                          {true, false, false, DropoutMask::Bits},  {false, true, false, DropoutMask::Bytes},
-                                         {false, false, true, DropoutMask::Bits},  {true, true, true, DropoutMask::Bytes}};
+                                         {false, false, true, DropoutMask::Bits},  {true, true, true, DropoutMask::Bytes},
+                                         {true, true, true, DropoutMask::Bits, Gate::AfterNorm},
+                                         {true, true, true, DropoutMask::Bytes, Gate::BeforeNorm},
+                                         {true, true, true, DropoutMask::Bits, Gate::None, true}};
 
 void compile_fused(int sm, bool combined) {
   std::string why;
@@ -134,9 +142,11 @@ void compile_fused(int sm, bool combined) {
   for (const Shape& shape : shapes) {
     ++shape_index;
     for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
-      if (combined && (shape_index % 2 == 0) != (kind == NormKind::LayerNorm)) continue;
+      // Combined sets: one kind per shape, alternating; gated sets always meet RMSNorm.
+      const bool this_kind = (shape_index % 2 == 0) == (kind == NormKind::LayerNorm);
       for (const FusedOptions& o : combined ? std::vector<FusedOptions>(std::begin(kCombinedOptions), std::end(kCombinedOptions))
                                             : std::vector<FusedOptions>(std::begin(kSingleOptions), std::end(kSingleOptions))) {
+        if (o.gate != Gate::None ? kind != NormKind::RMSNorm : combined && !this_kind) continue;
         NormProblem p;
         p.kind = kind;
         p.n = shape.n;
@@ -148,6 +158,8 @@ void compile_fused(int sm, bool combined) {
         p.zero_centered_weight = o.zero_centered;
         p.rowscale = o.rowscale;
         p.dropout = o.dropout;
+        p.gate = o.gate;
+        p.parallel = o.parallel;
         p = codegen::resolve_problem(p);
         const auto src = codegen::generate_backward_source(p, codegen::choose_launch_config(p, sm));
         EXPECT_NO_THROW(nvrtc.compile(src.text, src.name, codegen::compile_options({sm, nvrtc.version()}),

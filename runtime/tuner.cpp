@@ -53,7 +53,8 @@ int64_t aligned_row_stride(int64_t n, size_t element_bytes, int alignment) {
 // row alignment the problem assumes.
 struct Scratch {
   DeviceBuffer x, dy, dx, mean, rstd, weight, dweight, dbias, workspace;
-  DeviceBuffer dresidual, rowscale, keep_mask, dresidual_in;  // fused options (docs/FUSED.md)
+  DeviceBuffer dresidual, rowscale, keep_mask, dresidual_in, z, dz;  // fused options (docs/FUSED.md)
+  DeviceBuffer dy1, weight1, dweight1, dbias1;                       // parallel norms
   BackwardArgs args;
 
   Scratch(const NormProblem& p, int64_t m, size_t workspace_bytes) {
@@ -128,6 +129,26 @@ struct Scratch {
       dresidual_in = DeviceBuffer(dx_bytes, what);
       args.dresidual_in = dresidual_in.get();
       args.dresidual_in_stride = args.dx_stride;
+    }
+    if (p.gate != Gate::None) {
+      z = DeviceBuffer(elements * codegen::dtype_size(p.x_dtype), what);
+      z.fill_random(p.x_dtype, elements, 6, what);
+      args.z = z.get();
+      dz = DeviceBuffer(dx_bytes, what);
+      args.dz = dz.get();
+    }
+    if (p.parallel) {
+      const size_t n = static_cast<size_t>(p.n), weight_bytes = n * codegen::dtype_size(p.weight_dtype);
+      dy1 = DeviceBuffer(elements * codegen::dtype_size(p.dy_dtype), what);
+      dy1.fill_random(p.dy_dtype, elements, 7, what);
+      args.dy1 = dy1.get();
+      weight1 = DeviceBuffer(weight_bytes, what);
+      weight1.upload(random_bytes(p.weight_dtype, n, 8), what);
+      dweight1 = DeviceBuffer(weight_bytes, what);
+      dbias1 = DeviceBuffer(weight_bytes, what);
+      args.weight1 = p.has_weight ? weight1.get() : nullptr;
+      args.dweight1 = p.has_weight ? dweight1.get() : nullptr;
+      args.dbias1 = p.has_bias ? dbias1.get() : nullptr;
     }
   }
 };

@@ -8,6 +8,22 @@
 //   dresidual_in = dh                       (the residual branch's gradient, when asked for)
 //   dx_in        = dh·rowscale[row]·keep/(1 − p)
 // and dx receives dx_in (dh itself when neither row scale nor dropout is on).
+//
+// Gated RMSNorm (Mamba-2), with σ the logistic function, silu(z) = z·σ(z) and
+// silu'(z) = σ(z)·(1 + z·(1 − σ(z))):
+//   after the norm:  y = x̂·γ·silu(z). The norm's output gradient is dy·silu(z): the kernel
+//                    gates dy as it reads it, so dγ and dx are the ordinary ones of that
+//                    gradient, and dz = dy·x̂·γ·silu'(z).
+//   before the norm: y = rmsnorm(xg)·γ with xg = x·silu(z), and the saved rstd is xg's. The
+//                    kernel gates x as it reads it, so x̂ = xg·rstd, dγ = Σ dy·x̂ and the
+//                    ordinary backward gives d(xg); then dx = d(xg)·silu(z) and
+//                    dz = d(xg)·x·silu'(z).
+// The gate acts on the norm's own gradient, before dresidual is added (the kernel's x is h).
+//
+// Parallel norms of one input: y0 = norm(x; γ0, β0), y1 = norm(x; γ1, β1) share x̂. dx is
+// linear in g = dy·γ, so the dx of both is the ordinary dx of g = dy0·γ0 + dy1·γ1: one pair of
+// row sums, as for one norm. The second norm adds dy1·γ1 to each element's g, and has its own
+// dγ1 = Σ dy1·x̂ and dβ1 = Σ dy1 (zero-centred γ applies to both γs).
 namespace nj {
 using namespace cfg;
 
@@ -21,9 +37,19 @@ struct FusedParams {
   double keep_scale;           // 1/(1 − p): a run-time value, so p needs no kernel of its own
   TDX* dresidual_in;           // optional: dh, when row scale or dropout is on
   i64 dresidual_in_stride;
+  const TX* z;                 // kGate: the gate's input
+  i64 z_stride;
+  TDX* dz;                     // kGate: z's gradient
+  i64 dz_stride;
+  const TDY* dy1;              // kParallel: the second norm's output gradient
+  i64 dy1_stride;
+  const TW* weight1;           // kParallel with kHasWeight: its γ
+  TW* dweight1;                // kParallel: its dγ and dβ
+  TW* dbias1;
 };
 
 constexpr bool kScalesBranch = kRowScale || kDropoutMask != 0;
+constexpr int kGateAfterNorm = 1, kGateBeforeNorm = 2;
 
 // Zero-centred γ (Gemma) stores γ − 1; every product with γ uses the stored value + 1.
 __device__ __forceinline__ void stored_weight_to_gamma(float (&w)[kVec]) {
@@ -31,6 +57,11 @@ __device__ __forceinline__ void stored_weight_to_gamma(float (&w)[kVec]) {
 #pragma unroll
     for (int j = 0; j < kVec; ++j) w[j] += 1.f;
   }
+}
+
+// γ of one column, as stored_weight_to_gamma gives it.
+__device__ __forceinline__ float gamma_at(const TW* weight, i64 col) {
+  return to_f32(weight[col]) + (kZeroCenteredWeight ? 1.f : 0.f);
 }
 
 // Whether the forward kept column `col` of `row`: a byte per element (nonzero = kept), or a
@@ -50,10 +81,134 @@ __device__ __forceinline__ float branch_grad(const FusedParams& f, i64 row, i64 
   return g;
 }
 
+// ---- gated RMSNorm ------------------------------------------------------------------------------
+__device__ __forceinline__ float sigmoid(float z) { return 1.f / (1.f + expf(-z)); }
+__device__ __forceinline__ float silu(float z) { return z * sigmoid(z); }
+// d silu/dz. For z below about −88, σ(z) is 0 and so is this (never 0·∞: 1 + z·1 is finite).
+__device__ __forceinline__ float silu_grad(float z) {
+  const float s = sigmoid(z);
+  return s * (1.f + z * (1.f - s));
+}
+
+// As a slot of x and dy is read (kVec columns from col; rows and columns that exist): the
+// gate scales x before the norm, dy after it.
+__device__ __forceinline__ void gate_inputs(const FusedParams& f, i64 row, i64 col, float (&x)[kVec],
+                                            float (&dy)[kVec]) {
+  if constexpr (kGate != 0) {
+    float z[kVec];
+    load_slot<TX, kVec, kAlign, kN>(f.z + row * f.z_stride, col, z);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      if constexpr (kGate == kGateBeforeNorm) x[j] *= silu(z[j]);
+      else dy[j] *= silu(z[j]);
+    }
+  }
+}
+
+// The same for one element (interleaved staged rows): column col < N.
+__device__ __forceinline__ void gate_input_element(const FusedParams& f, i64 row, i64 col, float& x, float& dy) {
+  if constexpr (kGate != 0) {
+    const float s = silu(to_f32(f.z[row * f.z_stride + col]));
+    if constexpr (kGate == kGateBeforeNorm) x *= s;
+    else dy *= s;
+  }
+}
+
+// dz of one element, and the norm's input gradient `grad` turned into x's: before the norm
+// grad is d(xg) and leaves as d(xg)·silu(z); after it, grad is already x's. x, dy and γ are
+// read again from memory (L1/L2: this row's were just read) rather than kept in registers:
+// the option-free kernels' register budget is untouched.
+__device__ __forceinline__ float gate_element_grads(float z, float x, float dy, float gamma, float xhat,
+                                                    float& grad) {
+  if constexpr (kGate == kGateBeforeNorm) {
+    const float dz = grad * x * silu_grad(z);
+    grad *= silu(z);
+    return dz;
+  } else {
+    return dy * xhat * gamma * silu_grad(z);
+  }
+}
+
+// One slot of a row: writes dz and turns grad into x's gradient. P is BackwardParams
+// (templates/norm_backward.cuh), which holds x, dy and γ.
+template <class P>
+__device__ __forceinline__ void gate_grads(const P& p, i64 row, i64 col, const float (&xhat)[kVec],
+                                           float (&grad)[kVec]) {
+  if constexpr (kGate != 0) {
+    float z[kVec], x[kVec], dy[kVec], w[kVec], dz[kVec];
+    load_slot<TX, kVec, kAlign, kN>(p.fused.z + row * p.fused.z_stride, col, z);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) x[j] = dy[j] = w[j] = 1.f;
+    if constexpr (kGate == kGateBeforeNorm) {
+      load_slot<TX, kVec, kAlign, kN>(p.x + row * p.x_stride, col, x);
+    } else {
+      load_slot<TDY, kVec, kAlign, kN>(p.dy + row * p.dy_stride, col, dy);
+      if constexpr (kHasWeight) {
+        load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
+        stored_weight_to_gamma(w);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) dz[j] = gate_element_grads(z[j], x[j], dy[j], w[j], xhat[j], grad[j]);
+    store_slot<TDX, kVec, kAlign, kN>(p.fused.dz + row * p.fused.dz_stride, col, dz);
+  }
+}
+
+template <class P>
+__device__ __forceinline__ void gate_grads_element(const P& p, i64 row, i64 col, float xhat, float& grad) {
+  if constexpr (kGate != 0) {
+    const float z = to_f32(p.fused.z[row * p.fused.z_stride + col]);
+    float x = 1.f, dy = 1.f, gamma = 1.f;
+    if constexpr (kGate == kGateBeforeNorm) {
+      x = to_f32(p.x[row * p.x_stride + col]);
+    } else {
+      dy = to_f32(p.dy[row * p.dy_stride + col]);
+      if constexpr (kHasWeight) gamma = gamma_at(p.weight, col);
+    }
+    p.fused.dz[row * p.fused.dz_stride + col] = from_f32<TDX>(gate_element_grads(z, x, dy, gamma, xhat, grad));
+  }
+}
+
+// ---- parallel norms of one input -------------------------------------------------------------
+// The second norm's slot (kVec columns from col; `present`: the row exists and col < N): its
+// dy1, and g1 = dy1·γ1 to add to the first norm's g; zeros where there is no element.
+__device__ __forceinline__ void second_norm_slot(const FusedParams& f, bool present, i64 row, i64 col,
+                                                 float (&dy1)[kVec], float (&g1)[kVec]) {
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) dy1[j] = g1[j] = 0.f;
+  if constexpr (kParallel) {
+    if (!present || col >= kN) return;
+    float w1[kVec];
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) w1[j] = 1.f;
+    load_slot<TDY, kVec, kAlign, kN>(f.dy1 + row * f.dy1_stride, col, dy1);
+    if constexpr (kHasWeight) {
+      load_slot<TW, kVec, kAlign, kN>(f.weight1, col, w1);
+      stored_weight_to_gamma(w1);
+    }
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) g1[j] = dy1[j] * w1[j];
+  }
+}
+
+// The same for one element (interleaved staged rows): column col < N. Returns g1.
+__device__ __forceinline__ float second_norm_element(const FusedParams& f, i64 row, i64 col, float& dy1) {
+  dy1 = to_f32(f.dy1[row * f.dy1_stride + col]);
+  float gamma = 1.f;
+  if constexpr (kHasWeight) gamma = gamma_at(f.weight1, col);
+  return dy1 * gamma;
+}
+
+// ---- the norm's input gradient to dx ----------------------------------------------------------
 // One slot (kVec columns from col; those past N are ignored): `grad` comes in as the norm's
-// input gradient and leaves as what dx receives. dresidual is read before dx is written, by
-// this thread, so dx may be dresidual itself (in-place accumulation).
-__device__ __forceinline__ void fused_input_grad(const FusedParams& f, i64 row, i64 col, float (&grad)[kVec]) {
+// input gradient (x̂ is the slot's normalised input) and leaves as what dx receives.
+// dresidual is read before dx is written, by this thread, so dx may be dresidual itself
+// (in-place accumulation).
+template <class P>
+__device__ __forceinline__ void fused_input_grad(const P& p, i64 row, i64 col, const float (&xhat)[kVec],
+                                                 float (&grad)[kVec]) {
+  const FusedParams& f = p.fused;
+  gate_grads(p, row, col, xhat, grad);
   if constexpr (kResidual) {
     float dres[kVec];
     load_slot<TDX, kVec, kAlign, kN>(f.dresidual + row * f.dresidual_stride, col, dres);
@@ -69,7 +224,10 @@ __device__ __forceinline__ void fused_input_grad(const FusedParams& f, i64 row, 
 }
 
 // The same for one element (interleaved staged rows): column col < N.
-__device__ __forceinline__ void fused_input_grad_element(const FusedParams& f, i64 row, i64 col, float& grad) {
+template <class P>
+__device__ __forceinline__ void fused_input_grad_element(const P& p, i64 row, i64 col, float xhat, float& grad) {
+  const FusedParams& f = p.fused;
+  gate_grads_element(p, row, col, xhat, grad);
   if constexpr (kResidual) grad += to_f32(f.dresidual[row * f.dresidual_stride + col]);
   if constexpr (kScalesBranch) {
     if (f.dresidual_in) f.dresidual_in[row * f.dresidual_in_stride + col] = from_f32<TDX>(grad);

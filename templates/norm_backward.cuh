@@ -111,6 +111,19 @@ __device__ __forceinline__ float* bias_partial_row(const BackwardParams& p) {
   return p.partial && !kGridCluster ? bias_partials(p) + row_group() * kN : nullptr;
 }
 
+// fused:begin
+// The params as the second of parallel norms sees them (kParallel): its dγ1/dβ1 where the
+// first writes dγ/dβ, and its partial rows after the first norm's (the host reduces them into
+// dγ1/dβ1 with a second launch of nj_reduce_partials).
+__device__ __forceinline__ BackwardParams second_norm_params(const BackwardParams& p) {
+  BackwardParams q = p;
+  q.dweight = p.fused.dweight1;
+  q.dbias = p.fused.dbias1;
+  if (p.partial && !kGridCluster) q.partial = p.partial + (i64)(kHasWeight + kHasBias) * row_groups() * kN;
+  return q;
+}
+
+// fused:end
 // The thread's slots of its row group's dγ/dβ (one row per block: each column has one owner).
 __device__ __forceinline__ void write_group_sums(const BackwardParams& p, const float (&dw)[kIters][kVec],
                                                  const float (&db)[kIters][kVec], int lane, unsigned rank) {
@@ -249,6 +262,9 @@ __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row,
     if (valid && col < kN) {
       load_slot<TX, kVec, kAlign, kN>(p.x + row * p.x_stride, col, r.x[i]);
       load_slot<TDY, kVec, kAlign, kN>(p.dy + row * p.dy_stride, col, r.dy[i]);
+// fused:begin
+      gate_inputs(p.fused, row, col, r.x[i], r.dy[i]);
+// fused:end
     } else {
 #pragma unroll
       for (int j = 0; j < kVec; ++j) r.x[i][j] = r.dy[i][j] = 0.f;
@@ -271,6 +287,13 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
   for (int i = 0; i < kIters; ++i)
 #pragma unroll
     for (int j = 0; j < kVec; ++j) dw[i][j] = db[i][j] = 0.f;
+// fused:begin
+  float dw1[kIters][kVec], db1[kIters][kVec];  // the second norm's dγ1/dβ1 (kParallel)
+#pragma unroll
+  for (int i = 0; i < kIters; ++i)
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) dw1[i][j] = db1[i][j] = 0.f;
+// fused:end
 
   // With kPrefetch the next row's loads are issued before this row's reductions and barriers,
   // so memory stays busy while the row sums travel; without, each row is loaded when its turn comes.
@@ -299,6 +322,8 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
       }
 // fused:begin
       stored_weight_to_gamma(w);
+      float dy1[kVec], g1[kVec];
+      second_norm_slot(p.fused, valid, row, slot_column(i, lane, rank), dy1, g1);
 // fused:end
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
@@ -309,6 +334,15 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
         const float gw = dy * w[j];
         xh[i][j] = xhat;
         g[i][j] = gw;
+// fused:begin
+        if constexpr (kParallel) {
+          g[i][j] += g1[j];
+          sums.x += g1[j];
+          sums.y += g1[j] * xhat;
+          if constexpr (kHasWeight) dw1[i][j] += dy1[j] * xhat;
+          if constexpr (kHasBias) db1[i][j] += dy1[j];
+        }
+// fused:end
         sums.x += gw;
         sums.y += gw * xhat;
       }
@@ -324,7 +358,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 #pragma unroll
           for (int j = 0; j < kVec; ++j) out[j] = input_grad(g[i][j], xh[i][j], rstd, mean_g, mean_gx);
 // fused:begin
-          fused_input_grad(p.fused, row, col, out);
+          fused_input_grad(p, row, col, xh[i], out);
 // fused:end
           store_slot<TDX, kVec, kAlign, kN>(p.dx + row * p.dx_stride, col, out);
         }
@@ -339,6 +373,9 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
     // meet in shared memory first, added in row_in_block order.
     if constexpr (kRowsPerBlock == 1) {
       write_group_sums(p, dw, db, lane, rank);
+// fused:begin
+      if constexpr (kParallel) write_group_sums(second_norm_params(p), dw1, db1, lane, rank);
+// fused:end
     } else {
       __shared__ float merged[kRowsPerBlock > 1 ? kN : 1];
       auto merge_and_store = [&](float (&acc)[kIters][kVec], float* out, TW* gradient) {
@@ -359,6 +396,13 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
       };
       if constexpr (kHasWeight) merge_and_store(dw, weight_partial_row(p), p.dweight);
       if constexpr (kHasBias) merge_and_store(db, bias_partial_row(p), p.dbias);
+// fused:begin
+      if constexpr (kParallel) {
+        const BackwardParams second = second_norm_params(p);
+        if constexpr (kHasWeight) merge_and_store(dw1, weight_partial_row(second), second.dweight);
+        if constexpr (kHasBias) merge_and_store(db1, bias_partial_row(second), second.dbias);
+      }
+// fused:end
     }
   }
   // No block may leave while another of its cluster may still read its shared memory.
@@ -466,6 +510,13 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   for (int i = 0; i < kIters; ++i)
 #pragma unroll
     for (int j = 0; j < kVec; ++j) dw[i][j] = db[i][j] = 0.f;
+// fused:begin
+  float dw1[kIters][kVec], db1[kIters][kVec];  // the second norm's dγ1/dβ1 (kParallel)
+#pragma unroll
+  for (int i = 0; i < kIters; ++i)
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) dw1[i][j] = db1[i][j] = 0.f;
+// fused:end
 
   // A staged row as its two passes read it.
   struct StagedRow {
@@ -480,6 +531,22 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   };
   const TW* weight_lane = kHasWeight ? p.weight + col0 + lane : nullptr;
   const int lane_limit = (int)slice_cols - lane;  // interleaved: element at offset `at` exists if at < this
+// fused:begin
+  // The second norm's dy1 and g1 = dy1·γ1 of slot i of a row (kParallel), laid out as `slot`
+  // lays the row's elements; read from memory, not staged.
+  auto second_slot = [&](i64 row, int i, float (&dy1)[kVec], float (&g1)[kVec]) {
+    if constexpr (kInterleaved) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        const int at = interleaved_at(i, j);
+        dy1[j] = g1[j] = 0.f;
+        if (at < lane_limit) g1[j] = second_norm_element(p.fused, row, col0 + lane + at, dy1[j]);
+      }
+    } else {
+      second_norm_slot(p.fused, true, row, slot_column(i, lane, rank), dy1, g1);
+    }
+  };
+// fused:end
   // Reads slot i of a row from its stage: x̂ and g = dy·γ, and dy itself (0 past the slice).
   auto slot = [&](const StagedRow& r, int i, float (&xhat)[kVec], float (&gw)[kVec], float (&dy)[kVec]) {
     float x[kVec], w[kVec];
@@ -495,6 +562,9 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
           x[j] = to_f32(reinterpret_cast<const TX*>(r.here + r.x_shift)[lane + at]);
           dy[j] = to_f32(reinterpret_cast<const TDY*>(r.here + kStageXBytes + r.dy_shift)[lane + at]);
           if constexpr (kHasWeight) w[j] = to_f32(weight_lane[at]);
+// fused:begin
+          gate_input_element(p.fused, r.row, col0 + lane + at, x[j], dy[j]);
+// fused:end
         }
       }
     } else {
@@ -503,6 +573,9 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
       read_staged<TX>(r.here, r.x_shift, local, col, x);
       read_staged<TDY>(r.here + kStageXBytes, r.dy_shift, local, col, dy);
       if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
+// fused:begin
+      gate_inputs(p.fused, r.row, col, x, dy);
+// fused:end
     }
 // fused:begin
     stored_weight_to_gamma(w);
@@ -512,6 +585,14 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
       xhat[j] = normalized(x[j], r.mean, r.rstd);
       gw[j] = dy[j] * w[j];
     }
+// fused:begin
+    if constexpr (kParallel) {
+      float dy1[kVec], g1[kVec];
+      second_slot(r.row, i, dy1, g1);
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) gw[j] += g1[j];
+    }
+// fused:end
   };
   // A contiguous slot past the slice is skipped whole; interleaved ones mask each element.
   auto slot_unused = [&](int i) { return !kInterleaved && slot_column(i, lane, rank) >= kN; };
@@ -531,6 +612,17 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
         sums.x += gw[j];
         sums.y += gw[j] * xhat[j];
       }
+// fused:begin
+      if constexpr (kParallel && kAccumulate) {
+        float dy1[kVec], g1[kVec];
+        second_slot(r.row, i, dy1, g1);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          if constexpr (kHasWeight) dw1[i][j] += dy1[j] * xhat[j];
+          if constexpr (kHasBias) db1[i][j] += dy1[j];
+        }
+      }
+// fused:end
     }
     return reducer.sum(sums, 0, lane);
   };
@@ -551,13 +643,13 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
         for (int j = 0; j < kVec; ++j) {
           const int at = interleaved_at(i, j);
 // fused:begin
-          if (at < lane_limit) fused_input_grad_element(p.fused, row, col0 + lane + at, out[j]);
+          if (at < lane_limit) fused_input_grad_element(p, row, col0 + lane + at, xhat[j], out[j]);
 // fused:end
           if (at < lane_limit) dx_row[col0 + lane + at] = from_f32<TDX>(out[j]);
         }
       } else {
 // fused:begin
-        fused_input_grad(p.fused, row, slot_column(i, lane, rank), out);
+        fused_input_grad(p, row, slot_column(i, lane, rank), xhat, out);
 // fused:end
         store_slot<TDX, kVec, kAlign, kN>(dx_row, slot_column(i, lane, rank), out);
       }
@@ -634,6 +726,9 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   }
   cp_async_wait<0>();
   if constexpr (kAccumulate) write_group_sums(p, dw, db, lane, rank);
+// fused:begin
+  if constexpr (kAccumulate && kParallel) write_group_sums(second_norm_params(p), dw1, db1, lane, rank);
+// fused:end
   // No block may leave while another of its cluster may still read its shared memory.
   if constexpr (kCluster > 1 && !kGridCluster) cluster_barrier();
 }
@@ -649,6 +744,11 @@ __device__ __forceinline__ void backward_rows_streamed(const BackwardParams& p) 
   const int lane = threadIdx.x;
   float* dw_out = p.partial + (i64)blockIdx.x * kN;
   float* db_out = bias_partials(p) + (i64)blockIdx.x * kN;
+// fused:begin
+  const BackwardParams second = second_norm_params(p);  // kParallel: the second norm's partial rows
+  float* dw1_out = second.partial + (i64)blockIdx.x * kN;
+  float* db1_out = bias_partials(second) + (i64)blockIdx.x * kN;
+// fused:end
 
   for (i64 row = blockIdx.x; row < p.m; row += gridDim.x) {
     const bool first = row == blockIdx.x;  // the block's partial row starts from its first row
@@ -665,12 +765,21 @@ __device__ __forceinline__ void backward_rows_streamed(const BackwardParams& p) 
       if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
 // fused:begin
       if constexpr (kHasWeight) stored_weight_to_gamma(w);
+      gate_inputs(p.fused, row, col, x, dy);
 // fused:end
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
         xhat[j] = normalized(x[j], mean, rstd);
         gw[j] = kHasWeight ? dy[j] * w[j] : dy[j];
       }
+// fused:begin
+      if constexpr (kParallel) {
+        float dy1[kVec], g1[kVec];
+        second_norm_slot(p.fused, true, row, col, dy1, g1);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) gw[j] += g1[j];
+      }
+// fused:end
     };
 
     float2 sums = make_float2(0.f, 0.f);
@@ -702,7 +811,19 @@ __device__ __forceinline__ void backward_rows_streamed(const BackwardParams& p) 
         }
       }
 // fused:begin
-      fused_input_grad(p.fused, row, col, out);
+      if constexpr (kParallel && kAccumulate) {
+        float dy1[kVec], g1[kVec];
+        second_norm_slot(p.fused, true, row, col, dy1, g1);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j)
+          if (col + j < kN) {
+            if constexpr (kHasWeight) dw1_out[col + j] = (first ? 0.f : dw1_out[col + j]) + dy1[j] * xhat[j];
+            if constexpr (kHasBias) db1_out[col + j] = (first ? 0.f : db1_out[col + j]) + dy1[j];
+          }
+      }
+// fused:end
+// fused:begin
+      fused_input_grad(p, row, col, xhat, out);
 // fused:end
       store_slot<TDX, kVec, kAlign, kN>(p.dx + row * p.dx_stride, col, out);
     }

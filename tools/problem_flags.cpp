@@ -103,6 +103,12 @@ NormProblem parse_problem_flags(std::vector<std::string>& args) {
     else if (d == "bits") p.dropout = DropoutMask::Bits;
     else throw std::invalid_argument("--dropout '" + d + "' is not a mask form (use bytes or bits)");
   }
+  if (take_flag(args, "--parallel")) p.parallel = true;
+  if (std::string g = take_option(args, "--gate"); !g.empty()) {
+    if (g == "after-norm") p.gate = Gate::AfterNorm;
+    else if (g == "before-norm") p.gate = Gate::BeforeNorm;
+    else if (g != "none") throw std::invalid_argument("--gate '" + g + "' is not a gate (use after-norm, before-norm or none)");
+  }
   return p;
 }
 
@@ -117,7 +123,9 @@ std::string problem_flags_help() {
          "  --residual                 fused: add dresidual to dh (docs/FUSED.md)\n"
          "  --zero-centered-weight     fused: gamma stored as gamma - 1\n"
          "  --rowscale                 fused: dx_in = dh * rowscale[row]\n"
-         "  --dropout bytes|bits       fused: dx_in = dh * keep / (1 - p), keep-mask in this form\n";
+         "  --dropout bytes|bits       fused: dx_in = dh * keep / (1 - p), keep-mask in this form\n"
+         "  --gate after-norm|before-norm  fused, rmsnorm: y = norm(x)*gamma*silu(z) or norm(x*silu(z))*gamma\n"
+         "  --parallel                 fused: a second norm of the same x (dy1, gamma1 in; dgamma1, dbeta1 out)\n";
 }
 
 }  // namespace normjit::tools

@@ -20,6 +20,13 @@ enum class DropoutMask : int {
   Bits = NJ_DROPOUT_BITS,    // one bit per element: bit j of byte k of a row is element 8k + j
 };
 
+// Where a gated RMSNorm (Mamba-2's RMSNormGated) applies its gate silu(z) (docs/FUSED.md).
+enum class Gate : int {
+  None = NJ_GATE_NONE,
+  AfterNorm = NJ_GATE_AFTER_NORM,    // y = rmsnorm(x)·γ·silu(z)  ("norm before gate")
+  BeforeNorm = NJ_GATE_BEFORE_NORM,  // y = rmsnorm(x·silu(z))·γ  ("gate before norm")
+};
+
 // One backward problem: everything that changes the generated code.
 struct NormProblem {
   NormKind kind = NormKind::LayerNorm;
@@ -38,6 +45,8 @@ struct NormProblem {
   bool zero_centered_weight = false;   // γ is stored as γ − 1 (Gemma): the kernel uses γ + 1
   bool rowscale = false;               // the forward scaled x_in by rowscale[row]: dx_in = dh·rowscale
   DropoutMask dropout = DropoutMask::None;  // the forward dropped x_in: dx_in = dh·keep/(1 − p)
+  Gate gate = Gate::None;              // RMSNorm only: the gate silu(z); z is read and dz written
+  bool parallel = false;               // a second norm of the same x (its own γ1, β1 and dy1): dx of both
 };
 
 // Pointers and shapes of one call. Strides are in elements; 0 means contiguous (n).
@@ -65,6 +74,16 @@ struct BackwardArgs {
   double dropout_p = 0;              // dropout: the forward's drop probability, 0 <= p < 1
   void* dresidual_in = nullptr;      // optional with rowscale or dropout: dh, [m, n] in dx's dtype
   int64_t dresidual_in_stride = 0;
+  const void* z = nullptr;           // gate: the gate's input, [m, n] in x's dtype
+  int64_t z_stride = 0;
+  void* dz = nullptr;                // gate: z's gradient, [m, n] in dx's dtype
+  int64_t dz_stride = 0;
+  // parallel: the second norm y1 = norm(x; γ1, β1), with the problem's has_weight / has_bias.
+  const void* dy1 = nullptr;         // its output gradient, [m, n] in dy's dtype
+  int64_t dy1_stride = 0;
+  const void* weight1 = nullptr;     // γ1, when has_weight
+  void* dweight1 = nullptr;          // dγ1, when has_weight
+  void* dbias1 = nullptr;            // dβ1, when has_bias
 };
 
 }  // namespace normjit

@@ -50,6 +50,13 @@ typedef enum nj_dropout_mask {
   NJ_DROPOUT_BITS = 2   /* one bit per element: bit j of byte k of a row is element 8k + j */
 } nj_dropout_mask;
 
+/* Where a gated RMSNorm (Mamba-2 style) applies its gate silu(z) (docs/FUSED.md). */
+typedef enum nj_gate {
+  NJ_GATE_NONE = 0,
+  NJ_GATE_AFTER_NORM = 1, /* y = rmsnorm(x) * gamma * silu(z)   ("norm before gate") */
+  NJ_GATE_BEFORE_NORM = 2 /* y = rmsnorm(x * silu(z)) * gamma   ("gate before norm") */
+} nj_gate;
+
 typedef struct nj_problem {
   nj_norm_kind kind;
   int64_t n;             /* hidden size, >= 1 */
@@ -65,6 +72,8 @@ typedef struct nj_problem {
   int zero_centered_weight; /* gamma stored as gamma - 1: the kernel uses gamma + 1 */
   int rowscale;             /* dx_in = dh * rowscale[row] */
   nj_dropout_mask dropout;  /* dx_in = dh * keep / (1 - p), with the mask in this form */
+  nj_gate gate;             /* RMSNorm only: gated by silu(z); z is read and dz written */
+  int parallel;             /* a second norm of the same x: dy1, weight1 in; dweight1, dbias1 out */
 } nj_problem;
 
 typedef struct nj_backward_args {
@@ -91,6 +100,16 @@ typedef struct nj_backward_args {
   double dropout_p;            /* dropout: 0 <= p < 1 */
   void* dresidual_in;          /* optional with rowscale or dropout: dh, [m, n] in dx's dtype */
   int64_t dresidual_in_stride; /* elements; 0 = n */
+  const void* z;               /* gate: the gate's input, [m, n] in x's dtype */
+  int64_t z_stride;            /* elements; 0 = n */
+  void* dz;                    /* gate: z's gradient, [m, n] in dx's dtype */
+  int64_t dz_stride;           /* elements; 0 = n */
+  /* parallel: the second norm y1 = norm(x; gamma1, beta1), with the problem's has_weight/has_bias */
+  const void* dy1;             /* its output gradient, [m, n] in dy's dtype */
+  int64_t dy1_stride;          /* elements; 0 = n */
+  const void* weight1;         /* gamma1, when has_weight */
+  void* dweight1;              /* dgamma1, when has_weight */
+  void* dbias1;                /* dbeta1, when has_bias */
 } nj_backward_args;
 
 /* config_file: a TOML file, or NULL for the default lookup (NORMJIT_CONFIG, then

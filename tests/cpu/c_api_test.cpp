@@ -100,6 +100,32 @@ TEST_F(CApi, FusedOptionsReachTheChecks) {
   p.dropout = static_cast<nj_dropout_mask>(7);
   EXPECT_EQ(nj_rms_norm_backward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(nj_last_error()).find("dropout mask form 7"), std::string::npos) << nj_last_error();
+
+  // The gate's fields, appended after the earlier options'.
+  p = rms_problem();
+  p.gate = static_cast<nj_gate>(5);
+  EXPECT_EQ(nj_rms_norm_backward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nj_last_error()).find("gate 5 is unknown"), std::string::npos) << nj_last_error();
+  p = rms_problem();
+  a = nj_backward_args{};
+  a.m = 4;
+  a.dz = reinterpret_cast<void*>(uintptr_t{0x10000});
+  EXPECT_EQ(nj_rms_norm_backward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nj_last_error()).find("z or dz is given but gate is off"), std::string::npos)
+      << nj_last_error();
+
+  // And the parallel norms' fields, after the gate's.
+  p = rms_problem();
+  a = nj_backward_args{};
+  a.m = 4;
+  a.dbias1 = reinterpret_cast<void*>(uintptr_t{0x10000});
+  EXPECT_EQ(nj_rms_norm_backward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nj_last_error()).find("parallel is off"), std::string::npos) << nj_last_error();
+  p.parallel = 1;
+  p.gate = NJ_GATE_AFTER_NORM;
+  EXPECT_EQ(nj_rms_norm_backward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nj_last_error()).find("parallel and gate are both set"), std::string::npos)
+      << nj_last_error();
 }
 
 TEST_F(CApi, WithoutAGpuAValidCallSaysSo) {

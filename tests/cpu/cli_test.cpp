@@ -150,6 +150,26 @@ TEST_F(Cli, EmitTakesTheFusedOptionsAndRejectsAnUnknownMaskForm) {
   EXPECT_TRUE(contains(conflict.output, "zero_centered_weight")) << conflict.output;
 }
 
+TEST_F(Cli, EmitTakesTheGateAndRejectsItOnLayerNorm) {
+  const CliRun gated = normjit_cli(std::string("emit ") + kSmallProblem + " --gate before-norm");
+  EXPECT_EQ(gated.code, 0) << gated.output;
+  EXPECT_TRUE(contains(gated.output, "+gate=before-norm")) << gated.output.substr(0, 200);
+  EXPECT_TRUE(contains(gated.output, "constexpr int kGate = 2;"));
+  const CliRun bad = normjit_cli(std::string("emit ") + kSmallProblem + " --gate sideways");
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_TRUE(contains(bad.output, "--gate 'sideways'")) << bad.output;
+  const CliRun layer_norm = normjit_cli("emit --kind layernorm --n 256 --gate after-norm");
+  EXPECT_NE(layer_norm.code, 0) << layer_norm.output;
+  EXPECT_TRUE(contains(layer_norm.output, "is set on a LayerNorm")) << layer_norm.output;
+}
+
+TEST_F(Cli, EmitTakesParallelNorms) {
+  const CliRun parallel = normjit_cli("emit --kind layernorm --n 256 --parallel");
+  EXPECT_EQ(parallel.code, 0) << parallel.output;
+  EXPECT_TRUE(contains(parallel.output, "+parallel")) << parallel.output.substr(0, 200);
+  EXPECT_TRUE(contains(parallel.output, "constexpr bool kParallel = true;"));
+}
+
 TEST_F(Cli, AnUnknownSubcommandExitsTwo) {
   const CliRun run = normjit_cli("frobnicate");
   EXPECT_EQ(run.code, 2) << run.output;

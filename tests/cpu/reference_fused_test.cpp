@@ -112,14 +112,13 @@ TEST(ReferenceFused, AgreesWithFiniteDifferencesOfTheFusedForward) {
         const ReferenceGrads ref = reference_backward(p);
         const auto loss = [&f] { return f.loss(); };
 
-        EXPECT_LE(relative_error(numeric_gradient(&f.x_in, loss), ref.dx, ref.dx_term_norm), kFiniteDifferenceTolerance)
+        EXPECT_LE(gradient_error(&f.x_in, loss, ref.dx, ref.dx_term_norm), kFiniteDifferenceTolerance)
             << "dx (= dL/dx_in)";
-        EXPECT_LE(relative_error(numeric_gradient(&f.weight, loss), ref.dweight, ref.dweight_term_norm),
-                  kFiniteDifferenceTolerance)
+        EXPECT_LE(gradient_error(&f.weight, loss, ref.dweight, ref.dweight_term_norm), kFiniteDifferenceTolerance)
             << "dweight (= dL/d stored weight)";
         // dh is dL/dresidual: the residual branch's gradient.
         const std::vector<double>& dh = (fc.rowscale || fc.dropout) ? ref.dresidual_in : ref.dx;
-        EXPECT_LE(relative_error(numeric_gradient(&f.residual, loss), dh, ref.dresidual_in_term_norm + ref.dx_term_norm),
+        EXPECT_LE(gradient_error(&f.residual, loss, dh, ref.dresidual_in_term_norm + ref.dx_term_norm),
                   kFiniteDifferenceTolerance)
             << "dh (= dL/dresidual)";
         EXPECT_EQ(ref.dresidual_in.empty(), !(fc.rowscale || fc.dropout));

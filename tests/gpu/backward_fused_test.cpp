@@ -14,10 +14,8 @@
 #include <vector>
 
 #include "support/device_run.h"
-#include "support/kernel_warmup.h"
-#include "support/problem_variants.h"
+#include "support/fused_cases.h"
 #include "support/random.h"
-#include "support/sanitize_mode.h"
 #include "support/shared_engine.h"
 
 namespace normjit::test {
@@ -53,68 +51,20 @@ NormProblem with_options(NormProblem p, const Options& o) {
   return p;
 }
 
-// LayerNorm with γ and β, RMSNorm with γ (fp32 γ, as in the README's table).
-NormProblem base_problem(NormKind kind, int64_t n, DType x, DType dx = DType::Default) {
-  return make_problem(kind, n, x, DType::F32, kind == NormKind::LayerNorm ? Affine::WeightAndBias : Affine::WeightOnly,
-                      dx);
-}
-
-const std::vector<int64_t> kRowCounts = {1, 199, 4096};
-const std::vector<int64_t> kHiddenSizes = {1, 33, 4096, 8192, 65536};
-constexpr int64_t kMaxElements = int64_t{1} << 23;  // M·N above this only with M = 1
-// Under the sanitizers (scripts/gpu-sanitize.sh) the cap is the tool's, as for the matrix.
-int64_t max_elements() { return sanitize_matrix() ? sanitize_max_elements(kMaxElements) : kMaxElements; }
 constexpr DType kDtypes[] = {DType::BF16, DType::F16, DType::F32};
-constexpr int kFailedCasesReported = 5;
-
-// One case: a problem over m rows, how its fused inputs are drawn, and how it is run.
-struct Case {
-  NormProblem problem;
-  int64_t m;
-  FusedSpec spec;
-  RunOptions run;
-};
-
-// Compiles every kernel the cases may use in parallel (the aligned one, the one contiguous
-// rows allow, and for misaligned cases one element's alignment), then runs each case with
-// fresh inputs against the reference, stopping after a few failures.
-void run_cases(Engine& engine, CUstream stream, const std::vector<Case>& cases) {
-  std::vector<NormProblem> kernels;
-  for (const Case& c : cases) {
-    for (const NormProblem& v : alignment_variants(c.problem)) kernels.push_back(v);
-    if (c.run.misalign_elements > 0) {
-      NormProblem misaligned = c.problem;
-      misaligned.alignment = dtype_bytes(c.problem.x_dtype) < dtype_bytes(c.problem.dx_dtype)
-                                 ? dtype_bytes(c.problem.x_dtype)
-                                 : dtype_bytes(c.problem.dx_dtype);
-      kernels.push_back(misaligned);
-    }
-  }
-  const std::vector<std::string> failures = prepare_in_parallel(engine, kernels);
-  ASSERT_TRUE(failures.empty()) << failures.size() << " kernels failed to prepare, the first: " << failures.front();
-  int failed = 0;
-  for (const Case& c : cases) {
-    const NormInputs in = make_inputs(c.problem, c.m, fresh_seed(), {}, c.spec);
-    const ::testing::AssertionResult match = backward_matches_reference(engine, in, stream, c.run);
-    EXPECT_TRUE(match) << (c.run.dx_is_dresidual ? "dx is dresidual (in place); " : "")
-                       << "misaligned by " << c.run.misalign_elements << " elements; workspace: "
-                       << (c.run.caller_workspace ? "the caller's" : "the engine's");
-    if (!match && ++failed == kFailedCasesReported) FAIL() << "stopping after " << failed << " failed cases";
-  }
-}
 
 class BackwardFused : public GpuTest, public ::testing::WithParamInterface<Options> {};
 
 TEST_P(BackwardFused, MatchesFloat64Reference) {
   const Options& o = GetParam();
-  std::vector<Case> cases;
-  for (size_t i = 0; i < kHiddenSizes.size(); ++i)
+  std::vector<FusedCase> cases;
+  for (size_t i = 0; i < kFusedHiddenSizes.size(); ++i)
     for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
-      for (int64_t m : kRowCounts) {
-        const int64_t n = kHiddenSizes[i];
-        if (m > 1 && m * n > max_elements()) continue;
+      for (int64_t m : kFusedRowCounts) {
+        const int64_t n = kFusedHiddenSizes[i];
+        if (m > 1 && m * n > fused_max_elements()) continue;
         // The x dtype rotates with N, so each option meets every dtype.
-        Case c{with_options(base_problem(kind, n, kDtypes[i % 3]), o), m, {}, {}};
+        FusedCase c{with_options(fused_base_problem(kind, n, kDtypes[i % 3]), o), m, {}, {}};
         const int index = static_cast<int>(cases.size());
         c.spec.dropout_p = o.dropout_p;
         c.spec.dresidual_in = index % 2 == 0;                // dh asked for in every other case
@@ -122,58 +72,50 @@ TEST_P(BackwardFused, MatchesFloat64Reference) {
         c.run.caller_workspace = index % 3 == 0;
         cases.push_back(c);
       }
-  run_cases(shared_engine(), stream(), cases);
+  run_fused_cases(shared_engine(), stream(), cases);
 }
 
 INSTANTIATE_TEST_SUITE_P(EachOption, BackwardFused, ::testing::ValuesIn(kOptions),
                          [](const auto& info) { return std::string(info.param.name); });
 
-// One N per kernel family (sm_90 heuristic): 33 several rows per block, 4096 registers, 5120
-// staged, 5003 shifted (interleaved) staged rows in 16-bit types, 65536 a cluster (bf16
-// staged, fp32 in registers), 262144 a 16-block staged cluster in bf16 and streamed in fp32.
-struct FamilyShape {
-  int64_t n, m;
-};
-const FamilyShape kFamilies[] = {{33, 199}, {4096, 199}, {5120, 199}, {5003, 199}, {65536, 37}, {262144, 3}};
-
 class BackwardFusedFamilies : public GpuTest {};
 
 TEST_F(BackwardFusedFamilies, AllOptionsInEveryFamily) {
   const Options& all = kOptions[std::size(kOptions) - 1];
-  std::vector<Case> cases;
-  for (const FamilyShape& f : kFamilies)
+  std::vector<FusedCase> cases;
+  for (const FamilyShape& f : kFamilyShapes)
     for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
       for (DType x : {DType::BF16, DType::F32})
-        cases.push_back({with_options(base_problem(kind, f.n, x), all), f.m, FusedSpec{0.5, true, 0}, {}});
-  run_cases(shared_engine(), stream(), cases);
+        cases.push_back({with_options(fused_base_problem(kind, f.n, x), all), f.m, FusedSpec{0.5, true, 0}, {}});
+  run_fused_cases(shared_engine(), stream(), cases);
 }
 
 // dx is dresidual itself: each element of dresidual is read before the same thread writes dx
 // there, in every family; rows padded to N + 8 leave the gaps between them untouched.
 TEST_F(BackwardFusedFamilies, AccumulatesInPlaceIntoDresidual) {
-  std::vector<Case> cases;
+  std::vector<FusedCase> cases;
   for (const Options& o : {kOptions[0], kOptions[std::size(kOptions) - 1]})  // residual alone; all
-    for (const FamilyShape& f : kFamilies)
+    for (const FamilyShape& f : kFamilyShapes)
       for (DType x : {DType::BF16, DType::F32}) {
         const NormKind kind = x == DType::BF16 ? NormKind::LayerNorm : NormKind::RMSNorm;
-        Case c{with_options(base_problem(kind, f.n, x), o), f.m, FusedSpec{0.1, true, f.n + 8}, {}};
+        FusedCase c{with_options(fused_base_problem(kind, f.n, x), o), f.m, FusedSpec{0.1, true, f.n + 8}, {}};
         c.run.dx_is_dresidual = true;
         cases.push_back(c);
       }
-  run_cases(shared_engine(), stream(), cases);
+  run_fused_cases(shared_engine(), stream(), cases);
 }
 
 // Base pointers one element off 16 bytes: narrower vectors, and shifted staged rows.
 TEST_F(BackwardFusedFamilies, MisalignedRowsWithAllOptions) {
   const Options& all = kOptions[std::size(kOptions) - 1];
-  std::vector<Case> cases;
-  for (const FamilyShape& f : kFamilies)
+  std::vector<FusedCase> cases;
+  for (const FamilyShape& f : kFamilyShapes)
     for (DType x : {DType::BF16, DType::F16}) {
-      Case c{with_options(base_problem(NormKind::LayerNorm, f.n, x), all), f.m, FusedSpec{0.1, true, 0}, {}};
+      FusedCase c{with_options(fused_base_problem(NormKind::LayerNorm, f.n, x), all), f.m, FusedSpec{0.1, true, 0}, {}};
       c.run.misalign_elements = 1;
       cases.push_back(c);
     }
-  run_cases(shared_engine(), stream(), cases);
+  run_fused_cases(shared_engine(), stream(), cases);
 }
 
 // dx (and so dresidual and dresidual_in) in another dtype than x, with the residual option
@@ -183,22 +125,22 @@ TEST_F(BackwardFusedFamilies, ResidualWithADxDtypeOtherThanX) {
   residual_rowscale.name = "ResidualRowScale";
   residual_rowscale.rowscale = true;
   const struct { DType x, dx; } pairs[] = {{DType::BF16, DType::F32}, {DType::F32, DType::BF16}, {DType::F16, DType::F32}};
-  std::vector<Case> cases;
+  std::vector<FusedCase> cases;
   for (const auto& pair : pairs)
     for (int64_t n : {33, 4096, 5003, 65536})
       for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
         for (const Options& o : {kOptions[0], residual_rowscale})
-          cases.push_back({with_options(base_problem(kind, n, pair.x, pair.dx), o), 37, FusedSpec{0, true, 0}, {}});
-  run_cases(shared_engine(), stream(), cases);
+          cases.push_back({with_options(fused_base_problem(kind, n, pair.x, pair.dx), o), 37, FusedSpec{0, true, 0}, {}});
+  run_fused_cases(shared_engine(), stream(), cases);
 }
 
 // A NaN in dresidual reaches exactly dh and dx of its element, also where the mask dropped
 // it (dx = dh·0 is NaN, as in PyTorch's grad·mask), and nothing else.
 TEST_F(BackwardFusedFamilies, NanInDresidualReachesExactlyItsElement) {
   Engine& engine = shared_engine();
-  for (const FamilyShape& f : kFamilies)
+  for (const FamilyShape& f : kFamilyShapes)
     for (DType x : {DType::BF16, DType::F32}) {
-      NormProblem p = with_options(base_problem(NormKind::RMSNorm, f.n, x), kOptions[5]);  // residual, rowscale, bits
+      NormProblem p = with_options(fused_base_problem(NormKind::RMSNorm, f.n, x), kOptions[5]);  // residual, rowscale, bits
       NormInputs in = make_inputs(p, f.m, fresh_seed(), {}, FusedSpec{0.5, true, 0});
       const int64_t row = f.m / 2;
       int64_t dropped = -1;

@@ -79,6 +79,12 @@ std::vector<TensorCheck> check_gradients(const NormInputs& in, const Gradients& 
   if (in.fused.dresidual_in)
     checks.push_back(check_tensor("dresidual_in", out.dresidual_in, ref.dresidual_in, ref.dresidual_in_term_norm,
                                   dx_tolerance(p.dx_dtype)));
+  if (p.gate != Gate::None)  // a product of a few fp32 roundings: dx's bound, in dx's dtype
+    checks.push_back(check_tensor("dz", out.dz, ref.dz, ref.dz_term_norm, dx_tolerance(p.dx_dtype)));
+  if (p.parallel && p.has_weight)
+    checks.push_back(check_tensor("dweight1", out.dweight1, ref.dweight1, ref.dweight1_term_norm, param_tolerance));
+  if (p.parallel && p.has_bias)
+    checks.push_back(check_tensor("dbias1", out.dbias1, ref.dbias1, ref.dbias1_term_norm, param_tolerance));
   return checks;
 }
 

@@ -56,9 +56,12 @@ struct Gradients {
   HostTensor dweight;  // [1, n] when has_weight
   HostTensor dbias;    // [1, n] when has_bias
   HostTensor dresidual_in;  // [m, n] when the case asked for dh (fused rowscale or dropout)
+  HostTensor dz;            // [m, n] with a gate, stride = the dz stride used
+  HostTensor dweight1;      // [1, n] parallel norms with γ
+  HostTensor dbias1;        // [1, n] parallel norms with β
 };
 
-// dx, and dγ/dβ where the problem has them, each against its tolerance.
+// dx, and dγ/dβ, dresidual_in, dz and dγ1/dβ1 where the case has them, each against its tolerance.
 std::vector<TensorCheck> check_gradients(const NormInputs& inputs, const Gradients& out, const ReferenceGrads& ref);
 
 // For EXPECT_TRUE: success when every check passes; otherwise the case (with its seed) and

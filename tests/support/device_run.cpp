@@ -44,6 +44,16 @@ DeviceCase::DeviceCase(const NormInputs& in, const RunOptions& options) : inputs
   if (p.dropout != DropoutMask::None)
     keep_mask_ = upload_after_poison(f.keep_mask.data(), f.keep_mask.size(), static_cast<size_t>(shift));
   if (f.dresidual_in) dresidual_in_ = DeviceBuffer(static_cast<size_t>((shift + in.m * in.n()) * dx_bytes));
+  if (p.gate != Gate::None) {
+    z_ = upload_tensor(f.z, shift);
+    dz_ = DeviceBuffer(static_cast<size_t>((shift + in.m * f.dz_stride) * dx_bytes));
+  }
+  if (p.parallel) {
+    dy1_ = upload_tensor(f.dy1, shift);
+    if (p.has_weight) weight1_ = upload_tensor(f.weight1, shift);
+    if (p.has_weight) dweight1_ = DeviceBuffer(static_cast<size_t>((shift + in.n()) * w_bytes));
+    if (p.has_bias) dbias1_ = DeviceBuffer(static_cast<size_t>((shift + in.n()) * w_bytes));
+  }
 }
 
 int64_t DeviceCase::dx_stride() const {
@@ -61,6 +71,9 @@ void DeviceCase::poison_outputs() {
   dweight_.poison();
   dbias_.poison();
   dresidual_in_.poison();
+  dz_.poison();
+  dweight1_.poison();
+  dbias1_.poison();
 }
 
 BackwardArgs DeviceCase::args() const {
@@ -94,6 +107,19 @@ BackwardArgs DeviceCase::args() const {
     a.dropout_p = f.dropout_p;
   }
   if (f.dresidual_in) a.dresidual_in = shifted(dresidual_in_, p.dx_dtype);  // contiguous: stride 0
+  if (p.gate != Gate::None) {
+    a.z = shifted(z_, p.x_dtype);
+    a.z_stride = stride_arg(f.z.stride());
+    a.dz = shifted(dz_, p.dx_dtype);
+    a.dz_stride = stride_arg(f.dz_stride);
+  }
+  if (p.parallel) {
+    a.dy1 = shifted(dy1_, p.dy_dtype);
+    a.dy1_stride = stride_arg(f.dy1.stride());
+    a.weight1 = shifted(weight1_, p.weight_dtype);
+    a.dweight1 = shifted(dweight1_, p.weight_dtype);
+    a.dbias1 = shifted(dbias1_, p.weight_dtype);
+  }
   return a;
 }
 
@@ -108,14 +134,19 @@ Gradients DeviceCase::download() const {
     out.dresidual_in = HostTensor(p.dx_dtype, inputs_.m, inputs_.n());
     dresidual_in_.download(out.dresidual_in.data(), out.dresidual_in.size_bytes(), shift * dtype_bytes(p.dx_dtype));
   }
-  if (p.has_weight) {
-    out.dweight = HostTensor(p.weight_dtype, 1, inputs_.n());
-    dweight_.download(out.dweight.data(), out.dweight.size_bytes(), shift * dtype_bytes(p.weight_dtype));
+  if (p.gate != Gate::None) {
+    out.dz = HostTensor(p.dx_dtype, inputs_.m, inputs_.n(), inputs_.fused.dz_stride);
+    dz_.download(out.dz.data(), out.dz.size_bytes(), shift * dtype_bytes(p.dx_dtype));
   }
-  if (p.has_bias) {
-    out.dbias = HostTensor(p.weight_dtype, 1, inputs_.n());
-    dbias_.download(out.dbias.data(), out.dbias.size_bytes(), shift * dtype_bytes(p.weight_dtype));
-  }
+  // One row of the weight dtype: dγ, dβ and the second norm's.
+  auto download_param_grad = [&](const DeviceBuffer& from, HostTensor& to) {
+    to = HostTensor(p.weight_dtype, 1, inputs_.n());
+    from.download(to.data(), to.size_bytes(), shift * dtype_bytes(p.weight_dtype));
+  };
+  if (p.has_weight) download_param_grad(dweight_, out.dweight);
+  if (p.has_bias) download_param_grad(dbias_, out.dbias);
+  if (p.parallel && p.has_weight) download_param_grad(dweight1_, out.dweight1);
+  if (p.parallel && p.has_bias) download_param_grad(dbias1_, out.dbias1);
   return out;
 }
 

@@ -33,8 +33,8 @@ class DeviceCase {
  public:
   DeviceCase(const NormInputs& inputs, const RunOptions& options);
 
-  // Fills dx with options.dx_fill (or dresidual, in place), and dγ/dβ and dresidual_in
-  // with NaN poison.
+  // Fills dx with options.dx_fill (or dresidual, in place), and dγ/dβ, dresidual_in, dz and
+  // dγ1/dβ1 with NaN poison.
   void poison_outputs();
   BackwardArgs args() const;  // workspace left null
   Gradients download() const;
@@ -44,7 +44,8 @@ class DeviceCase {
   RunOptions options_;
   int64_t dx_stride() const;  // the stride dx is written with
   DeviceBuffer x_, dy_, mean_, rstd_, weight_, dx_, dweight_, dbias_;
-  DeviceBuffer dresidual_, rowscale_, keep_mask_, dresidual_in_;  // fused options
+  DeviceBuffer dresidual_, rowscale_, keep_mask_, dresidual_in_, z_, dz_;  // fused options
+  DeviceBuffer dy1_, weight1_, dweight1_, dbias1_;                        // parallel norms
 };
 
 // Poisons, runs engine.backward on `stream`, synchronizes and downloads. Throws what the

@@ -30,4 +30,9 @@ double relative_error(const std::vector<double>& a, const std::vector<double>& b
   return std::sqrt(diff) / std::max({std::sqrt(norm), floor, 1e-30});
 }
 
+double gradient_error(std::vector<double>* values, const std::function<double()>& loss,
+                      const std::vector<double>& analytic, double floor) {
+  return relative_error(numeric_gradient(values, loss), analytic, floor);
+}
+
 }  // namespace normjit::test

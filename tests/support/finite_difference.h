@@ -14,6 +14,11 @@ std::vector<double> numeric_gradient(std::vector<double>* values, const std::fun
 // ‖a − b‖ / max(‖b‖, floor): the metric of compare.h, on doubles.
 double relative_error(const std::vector<double>& a, const std::vector<double>& b, double floor);
 
+// relative_error(numeric_gradient(values, loss), analytic, floor): how far a gradient the
+// reference claims is from the loss's own, against kFiniteDifferenceTolerance.
+double gradient_error(std::vector<double>* values, const std::function<double()>& loss,
+                      const std::vector<double>& analytic, double floor);
+
 // The FD gradient's error, truncation (~(h/sqrt(eps))⁴) plus rounding (~1e-16·|L|/h), stays
 // near 1e-9 of the terms; a wrong formula is off by O(1).
 constexpr double kFiniteDifferenceTolerance = 1e-6;

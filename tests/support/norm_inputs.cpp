@@ -7,6 +7,7 @@
 #include "support/parallel.h"
 #include "support/problem_variants.h"
 #include "support/random.h"
+#include "support/reference.h"
 
 namespace normjit::test {
 namespace {
@@ -19,6 +20,9 @@ constexpr uint64_t kWeightStream = ~0ull;
 constexpr uint64_t kRowScaleStream = ~0ull - 1;
 constexpr uint64_t kResidualStreams = 1ull << 48;
 constexpr uint64_t kMaskStreams = 2ull << 48;
+constexpr uint64_t kGateStreams = 3ull << 48;
+constexpr uint64_t kSecondNormStreams = 4ull << 48;
+constexpr uint64_t kWeight1Stream = ~0ull - 2;
 constexpr int64_t kMaskRowPadding = 3;  // garbage bytes after each mask row: the stride is used
 
 double log_uniform(Rng& rng, double lo, double hi) { return std::exp(rng.uniform(std::log(lo), std::log(hi))); }
@@ -28,21 +32,36 @@ void poison_gaps(HostTensor& t) {
     for (int64_t c = t.cols(); c < t.stride(); ++c) t.set(r, c, kNaN);
 }
 
+// γ as stored: 1 + N(0,1)/4, or its zero-centred form N(0,1)/4 (the same γ).
+HostTensor draw_weight(const NormProblem& p, uint64_t seed, uint64_t stream) {
+  HostTensor weight(p.weight_dtype, 1, p.n);
+  Rng rng(seed, stream);
+  const double stored_one = p.zero_centered_weight ? 0.0 : 1.0;
+  for (int64_t c = 0; c < p.n; ++c) weight.set(0, c, stored_one + 0.25 * rng.normal());
+  return weight;
+}
+
+// A gradient-like [m, n] tensor: row r is scale_r·N(0,1), scale_r log-uniform in [1/4, 4],
+// drawn from stream first_stream + r; gaps NaN.
+HostTensor draw_gradient_rows(DType dtype, int64_t m, int64_t n, int64_t stride, uint64_t seed,
+                              uint64_t first_stream) {
+  HostTensor t(dtype, m, n, stride);
+  parallel_for_rows(m, n, [&](int64_t, int64_t first, int64_t end) {
+    for (int64_t r = first; r < end; ++r) {
+      Rng rng(seed, first_stream + static_cast<uint64_t>(r));
+      const double scale = log_uniform(rng, 1.0 / 4, 4.0);
+      for (int64_t c = 0; c < n; ++c) t.set(r, c, scale * rng.normal());
+    }
+  });
+  poison_gaps(t);
+  return t;
+}
+
 void draw_fused_inputs(NormInputs& in, const FusedSpec& spec) {
   const NormProblem& p = in.problem;
   const int64_t m = in.m, n = p.n;
   FusedInputs& f = in.fused;
-  if (p.residual) {
-    f.dresidual = HostTensor(p.dx_dtype, m, n, spec.dresidual_stride);
-    parallel_for_rows(m, n, [&](int64_t, int64_t first, int64_t end) {
-      for (int64_t r = first; r < end; ++r) {
-        Rng rng(in.seed, kResidualStreams + static_cast<uint64_t>(r));
-        const double scale = log_uniform(rng, 1.0 / 4, 4.0);
-        for (int64_t c = 0; c < n; ++c) f.dresidual.set(r, c, scale * rng.normal());
-      }
-    });
-    poison_gaps(f.dresidual);
-  }
+  if (p.residual) f.dresidual = draw_gradient_rows(p.dx_dtype, m, n, spec.dresidual_stride, in.seed, kResidualStreams);
   if (p.rowscale) {
     Rng rng(in.seed, kRowScaleStream);
     for (int64_t r = 0; r < m; ++r) f.rowscale.push_back(static_cast<float>(log_uniform(rng, 0.5, 2.0)));
@@ -66,6 +85,22 @@ void draw_fused_inputs(NormInputs& in, const FusedSpec& spec) {
     }
   }
   f.dresidual_in = spec.dresidual_in && (p.rowscale || p.dropout != DropoutMask::None);
+  if (p.gate != Gate::None) {
+    f.z = HostTensor(p.x_dtype, m, n, spec.z_stride);
+    parallel_for_rows(m, n, [&](int64_t, int64_t first, int64_t end) {
+      for (int64_t r = first; r < end; ++r) {
+        Rng rng(in.seed, kGateStreams + static_cast<uint64_t>(r));
+        const double offset = rng.normal(), scale = log_uniform(rng, 1.0 / 2, 4.0);
+        for (int64_t c = 0; c < n; ++c) f.z.set(r, c, offset + scale * rng.normal());
+      }
+    });
+    poison_gaps(f.z);
+    f.dz_stride = spec.dz_stride == 0 ? n : spec.dz_stride;
+  }
+  if (p.parallel) {
+    f.dy1 = draw_gradient_rows(p.dy_dtype, m, n, spec.dy1_stride, in.seed, kSecondNormStreams);
+    if (p.has_weight) f.weight1 = draw_weight(p, in.seed, kWeight1Stream);
+  }
 }
 
 }  // namespace
@@ -100,13 +135,8 @@ NormInputs make_inputs(const NormProblem& problem, int64_t m, uint64_t seed, Row
   poison_gaps(in.x);
   poison_gaps(in.dy);
 
-  if (p.has_weight) {
-    in.weight = HostTensor(p.weight_dtype, 1, n);
-    Rng rng(seed, kWeightStream);
-    // Zero-centred: the stored value is γ − 1, with the same γ as otherwise.
-    const double stored_one = p.zero_centered_weight ? 0.0 : 1.0;
-    for (int64_t c = 0; c < n; ++c) in.weight.set(0, c, stored_one + 0.25 * rng.normal());
-  }
+  // Zero-centred: the stored value is γ − 1, with the same γ as otherwise.
+  if (p.has_weight) in.weight = draw_weight(p, seed, kWeightStream);
   draw_fused_inputs(in, fused);
   compute_saved_stats(in);
   return in;
@@ -136,7 +166,8 @@ void compute_saved_stats(NormInputs& in) {
   parallel_for_rows(in.m, n, [&](int64_t, int64_t first, int64_t end) {
     std::vector<double> row(static_cast<size_t>(n)), mean, rstd;
     for (int64_t r = first; r < end; ++r) {
-      for (int64_t c = 0; c < n; ++c) row[c] = in.x.get(r, c);
+      for (int64_t c = 0; c < n; ++c)
+        row[c] = in.problem.gate == Gate::BeforeNorm ? in.x.get(r, c) * silu(in.fused.z.get(r, c)) : in.x.get(r, c);
       row_statistics(in.problem.kind, row.data(), 1, n, &mean, &rstd);
       if (layer_norm) in.mean[r] = static_cast<float>(mean[0]);
       in.rstd[r] = static_cast<float>(rstd[0]);
@@ -152,7 +183,11 @@ std::string describe_case(const NormInputs& in) {
          std::to_string(in.x.stride()) + " dy=" + std::to_string(in.dy.stride()) + " dx=" +
          std::to_string(in.dx_stride) +
          (in.problem.dropout != DropoutMask::None ? " dropout_p=" + std::to_string(in.fused.dropout_p) : "") +
-         (in.fused.dresidual_in ? " +dresidual_in" : "") + " " + seed;
+         (in.fused.dresidual_in ? " +dresidual_in" : "") +
+         (in.problem.gate != Gate::None ? " z_stride=" + std::to_string(in.fused.z.stride()) +
+                                              " dz_stride=" + std::to_string(in.fused.dz_stride)
+                                        : "") +
+         " " + seed;
 }
 
 }  // namespace normjit::test

@@ -26,6 +26,9 @@ struct FusedSpec {
   double dropout_p = 0.1;       // the forward's drop probability; the mask keeps 1 − p of the elements
   bool dresidual_in = true;     // ask for dh too (only with rowscale or dropout)
   int64_t dresidual_stride = 0; // elements; 0: N
+  int64_t z_stride = 0;         // gate: z's row stride in elements; 0: N
+  int64_t dz_stride = 0;        // gate: dz's row stride in elements; 0: N
+  int64_t dy1_stride = 0;       // parallel: dy1's row stride in elements; 0: N
 };
 
 // The fused options' inputs, present when the problem has the option.
@@ -36,6 +39,10 @@ struct FusedInputs {
   int64_t keep_mask_stride = 0;          // bytes: a mask row plus a few garbage bytes
   double dropout_p = 0;
   bool dresidual_in = false;             // dh is asked for (rowscale or dropout)
+  HostTensor z;                          // [m, n] in x's dtype (problem.gate); gaps NaN
+  int64_t dz_stride = 0;                 // the stride dz is written with (problem.gate)
+  HostTensor dy1;                        // [m, n] in dy's dtype (problem.parallel); gaps NaN
+  HostTensor weight1;                    // [1, n] γ1 in the weight dtype (parallel with has_weight)
 
   // Whether the mask keeps (row, col): a nonzero byte, or bit col % 8 of byte col / 8.
   bool kept(DropoutMask form, int64_t row, int64_t col) const;
@@ -62,7 +69,10 @@ struct NormInputs {
 // so rows differ in scale and rstd, which a kernel mixing up rows would show. Fused options:
 //   dresidual[r, :] = scale''_r · N(0,1) (log-uniform in [1/4, 4]); rowscale_r log-uniform in
 //   [1/2, 2]; the mask keeps each element with probability 1 − p (kept bytes are random nonzero
-//   values); zero-centred γ is stored as N(0,1)/4.
+//   values); zero-centred γ is stored as N(0,1)/4; the gate's z[r, :] = offset + scale·N(0,1)
+//   with offset ~ N(0,1) and scale log-uniform in [1/2, 4], so silu(z) meets both of its
+//   regimes (≈ 0 and ≈ z). Gated before the norm, the saved rstd is that of x·silu(z).
+//   Parallel norms: dy1 is drawn as dy (its own row scales), γ1 as γ.
 NormInputs make_inputs(const NormProblem& problem, int64_t m, uint64_t seed, RowStrides strides = {},
                        const FusedSpec& fused = {});
 
@@ -71,8 +81,8 @@ NormInputs make_inputs(const NormProblem& problem, int64_t m, uint64_t seed, Row
 void row_statistics(NormKind kind, const double* rows, int64_t m, int64_t n, std::vector<double>* mean,
                     std::vector<double>* rstd);
 
-// Recomputes mean and rstd (in double, from the stored x, then rounded to fp32), as the
-// forward would have saved them. make_inputs calls it; tests that edit x may call it again.
+// Recomputes mean and rstd (in double, from the stored x — gated by the stored z when the
+// gate comes before the norm — then rounded to fp32), as the forward would have saved them. make_inputs calls it; tests that edit x may call it again.
 void compute_saved_stats(NormInputs& inputs);
 
 // "LayerNorm x=bf16 dy=bf16 dx=f32 weight=f32 WeightAndBias N=1000 M=37 strides x=1003 dy=1000

@@ -48,6 +48,8 @@ std::string fused_label(const NormProblem& p) {
   if (p.rowscale) s += " +rowscale";
   if (p.dropout == DropoutMask::Bytes) s += " +dropout=bytes";
   if (p.dropout == DropoutMask::Bits) s += " +dropout=bits";
+  if (p.gate == Gate::AfterNorm) s += " +gate=after-norm";
+  if (p.gate == Gate::BeforeNorm) s += " +gate=before-norm";
   return s;
 }
 

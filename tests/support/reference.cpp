@@ -13,11 +13,18 @@ double square_if_finite(double v) { return std::isfinite(v) ? v * v : 0.0; }
 // Per-chunk sums of a parallel loop, added in chunk order so the result does not depend on
 // thread timing.
 struct ChunkSums {
-  std::vector<double> dweight, dbias;
-  double dx_terms = 0, dweight_terms = 0, dbias_terms = 0, dresidual_in_terms = 0;
+  std::vector<double> dweight, dbias, dweight1, dbias1;
+  double dx_terms = 0, dweight_terms = 0, dbias_terms = 0, dresidual_in_terms = 0, dz_terms = 0;
+  double dweight1_terms = 0, dbias1_terms = 0;
 };
 
 }  // namespace
+
+double silu(double z) { return z / (1.0 + std::exp(-z)); }
+double silu_grad(double z) {
+  const double s = 1.0 / (1.0 + std::exp(-z));
+  return s * (1.0 + z * (1.0 - s));
+}
 
 ReferenceGrads reference_backward(const ReferenceProblem& p) {
   const int64_t m = p.m, n = p.n;
@@ -29,6 +36,11 @@ ReferenceGrads reference_backward(const ReferenceProblem& p) {
   if (p.has_bias) out.dbias.assign(static_cast<size_t>(n), 0.0);
   const bool scales_branch = p.rowscale || p.keep;
   if (scales_branch) out.dresidual_in.assign(static_cast<size_t>(m * n), 0.0);
+  const bool gate_before = p.gate == Gate::BeforeNorm, gate_after = p.gate == Gate::AfterNorm;
+  if (p.gate != Gate::None) out.dz.assign(static_cast<size_t>(m * n), 0.0);
+  const bool parallel = p.dy1 != nullptr;
+  if (parallel && has_weight) out.dweight1.assign(static_cast<size_t>(n), 0.0);
+  if (parallel && p.has_bias) out.dbias1.assign(static_cast<size_t>(n), 0.0);
   const double gamma_shift = p.zero_centered_weight ? 1.0 : 0.0;
 
   std::vector<ChunkSums> chunks(static_cast<size_t>(row_chunk_count(m, n)));
@@ -36,16 +48,23 @@ ReferenceGrads reference_backward(const ReferenceProblem& p) {
     ChunkSums& sums = chunks[chunk];
     if (has_weight) sums.dweight.assign(static_cast<size_t>(n), 0.0);
     if (p.has_bias) sums.dbias.assign(static_cast<size_t>(n), 0.0);
-    std::vector<double> xhat(static_cast<size_t>(n)), g(static_cast<size_t>(n));
+    sums.dweight1.assign(out.dweight1.size(), 0.0);
+    sums.dbias1.assign(out.dbias1.size(), 0.0);
+    std::vector<double> xhat(static_cast<size_t>(n)), g(static_cast<size_t>(n)), dy_norm(static_cast<size_t>(n));
     for (int64_t r = first; r < end; ++r) {
       const double* x = p.x + r * n;
       const double* dy = p.dy + r * n;
+      const double* z = p.z ? p.z + r * n : nullptr;
       const double rstd = p.rstd[r];
       const double mean = layer_norm ? p.mean[r] : 0.0;
       double sum_g = 0, sum_gx = 0;
       for (int64_t c = 0; c < n; ++c) {
-        xhat[c] = (x[c] - mean) * rstd;
-        g[c] = has_weight ? dy[c] * (p.weight[c] + gamma_shift) : dy[c];
+        // The norm's input and output gradient: gated before or after the norm.
+        const double norm_input = gate_before ? x[c] * silu(z[c]) : x[c];
+        dy_norm[c] = gate_after ? dy[c] * silu(z[c]) : dy[c];
+        xhat[c] = (norm_input - mean) * rstd;
+        g[c] = has_weight ? dy_norm[c] * (p.weight[c] + gamma_shift) : dy_norm[c];
+        if (parallel) g[c] += has_weight ? p.dy1[r * n + c] * (p.weight1[c] + gamma_shift) : p.dy1[r * n + c];
         sum_g += g[c];
         sum_gx += g[c] * xhat[c];
       }
@@ -54,7 +73,18 @@ ReferenceGrads reference_backward(const ReferenceProblem& p) {
       double* dx = out.dx.data() + r * n;
       const double row_scale = p.rowscale ? p.rowscale[r] : 1.0;
       for (int64_t c = 0; c < n; ++c) {
-        double dh = rstd * (g[c] - mean_g - xhat[c] * mean_gx);
+        const double d_norm_input = rstd * (g[c] - mean_g - xhat[c] * mean_gx);
+        // Before the norm, x reaches its input through xg = x·silu(z).
+        const double input_scale = gate_before ? silu(z[c]) : 1.0;
+        if (gate_before) {
+          out.dz[r * n + c] = d_norm_input * x[c] * silu_grad(z[c]);
+          sums.dz_terms += square_if_finite(rstd * g[c] * x[c] * silu_grad(z[c]));
+        } else if (gate_after) {
+          const double gamma = has_weight ? p.weight[c] + gamma_shift : 1.0;
+          out.dz[r * n + c] = dy[c] * xhat[c] * gamma * silu_grad(z[c]);
+          sums.dz_terms += square_if_finite(out.dz[r * n + c]);
+        }
+        double dh = d_norm_input * input_scale;
         const double residual = p.dresidual ? p.dresidual[r * n + c] : 0.0;
         dh += residual;
         // dx_in = dh·rowscale·keep/(1 − p); a product, so a NaN in a dropped element stays NaN.
@@ -62,24 +92,40 @@ ReferenceGrads reference_backward(const ReferenceProblem& p) {
         dx[c] = dh * scale;
         if (scales_branch) {
           out.dresidual_in[r * n + c] = dh;
-          sums.dresidual_in_terms += square_if_finite(rstd * g[c]) + square_if_finite(residual);
+          sums.dresidual_in_terms += square_if_finite(rstd * g[c] * input_scale) + square_if_finite(residual);
         }
-        sums.dx_terms += square_if_finite(rstd * g[c] * scale) + square_if_finite(residual * scale);
+        sums.dx_terms += square_if_finite(rstd * g[c] * input_scale * scale) + square_if_finite(residual * scale);
         if (has_weight) {
-          sums.dweight[c] += dy[c] * xhat[c];
-          sums.dweight_terms += square_if_finite(dy[c] * xhat[c]);
+          sums.dweight[c] += dy_norm[c] * xhat[c];
+          sums.dweight_terms += square_if_finite(dy_norm[c] * xhat[c]);
         }
         if (p.has_bias) {
-          sums.dbias[c] += dy[c];
-          sums.dbias_terms += square_if_finite(dy[c]);
+          sums.dbias[c] += dy_norm[c];
+          sums.dbias_terms += square_if_finite(dy_norm[c]);
+        }
+        if (parallel) {
+          const double dy1 = p.dy1[r * n + c];
+          if (has_weight) {
+            sums.dweight1[c] += dy1 * xhat[c];
+            sums.dweight1_terms += square_if_finite(dy1 * xhat[c]);
+          }
+          if (p.has_bias) {
+            sums.dbias1[c] += dy1;
+            sums.dbias1_terms += square_if_finite(dy1);
+          }
         }
       }
     }
   });
 
-  double dx_terms = 0, dweight_terms = 0, dbias_terms = 0, dresidual_in_terms = 0;
+  double dx_terms = 0, dweight_terms = 0, dbias_terms = 0, dresidual_in_terms = 0, dz_terms = 0;
   for (const ChunkSums& sums : chunks) {
     dresidual_in_terms += sums.dresidual_in_terms;
+    dz_terms += sums.dz_terms;
+    for (size_t c = 0; c < sums.dweight1.size(); ++c) out.dweight1[c] += sums.dweight1[c];
+    for (size_t c = 0; c < sums.dbias1.size(); ++c) out.dbias1[c] += sums.dbias1[c];
+    out.dweight1_term_norm += sums.dweight1_terms;  // squares until the square root below
+    out.dbias1_term_norm += sums.dbias1_terms;
     for (size_t c = 0; c < sums.dweight.size(); ++c) out.dweight[c] += sums.dweight[c];
     for (size_t c = 0; c < sums.dbias.size(); ++c) out.dbias[c] += sums.dbias[c];
     dx_terms += sums.dx_terms;
@@ -90,6 +136,9 @@ ReferenceGrads reference_backward(const ReferenceProblem& p) {
   out.dweight_term_norm = std::sqrt(dweight_terms);
   out.dbias_term_norm = std::sqrt(dbias_terms);
   out.dresidual_in_term_norm = std::sqrt(dresidual_in_terms);
+  out.dz_term_norm = std::sqrt(dz_terms);
+  out.dweight1_term_norm = std::sqrt(out.dweight1_term_norm);
+  out.dbias1_term_norm = std::sqrt(out.dbias1_term_norm);
   return out;
 }
 
@@ -124,7 +173,7 @@ ReferenceGrads reference_backward(const NormInputs& in) {
   const NormProblem& problem = in.problem;
   const FusedInputs& f = in.fused;
   p.zero_centered_weight = problem.zero_centered_weight;
-  std::vector<double> dresidual, rowscale(f.rowscale.begin(), f.rowscale.end()), keep;
+  std::vector<double> dresidual, rowscale(f.rowscale.begin(), f.rowscale.end()), keep, z;
   if (problem.residual) {
     dresidual.resize(static_cast<size_t>(m * n));
     for (int64_t r = 0; r < m; ++r)
@@ -138,6 +187,24 @@ ReferenceGrads reference_backward(const NormInputs& in) {
       for (int64_t c = 0; c < n; ++c) keep[r * n + c] = f.kept(problem.dropout, r, c) ? 1.0 : 0.0;
     p.keep = keep.data();
     p.dropout_p = f.dropout_p;
+  }
+  std::vector<double> dy1, weight1;
+  if (problem.parallel) {
+    dy1.resize(static_cast<size_t>(m * n));
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < n; ++c) dy1[r * n + c] = f.dy1.get(r, c);
+    p.dy1 = dy1.data();
+    if (problem.has_weight) {
+      for (int64_t c = 0; c < n; ++c) weight1.push_back(f.weight1.get(0, c));
+      p.weight1 = weight1.data();
+    }
+  }
+  if (problem.gate != Gate::None) {
+    z.resize(static_cast<size_t>(m * n));
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < n; ++c) z[r * n + c] = f.z.get(r, c);
+    p.gate = problem.gate;
+    p.z = z.data();
   }
   return reference_backward(p);
 }

@@ -9,6 +9,12 @@
 // Fused options (docs/FUSED.md): the forward was h = dropout(x_in)·rowscale + residual,
 // y = norm(h) with γ stored as γ − 1 when zero-centred; x is h. Then
 //   dh = (the above dx) + dresidual,   dresidual_in = dh,   dx = dh·rowscale[row]·keep/(1 − p).
+// Gated RMSNorm, silu(z) = z·σ(z): after the norm, the norm's output gradient is dy·silu(z)
+// (dγ, dx from it) and dz = dy·x̂·γ·silu'(z); before it, the norm's input is xg = x·silu(z)
+// (x̂ = xg·rstd), its gradient d(xg) is the above dx, the gradient of x is d(xg)·silu(z) (then
+// dresidual etc. as above) and dz = d(xg)·x·silu'(z).
+// Parallel norms of one x, y0 = norm(x; γ, β) and y1 = norm(x; γ1, β1): g = dy·γ + dy1·γ1 in
+// the above, dγ1 = Σ_rows dy1·x̂, dβ1 = Σ_rows dy1.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -18,6 +24,10 @@
 namespace normjit::test {
 
 struct NormInputs;
+
+// The gate's function and its derivative, in double.
+double silu(double z);
+double silu_grad(double z);
 
 // Contiguous [m, n] double arrays.
 struct ReferenceProblem {
@@ -35,6 +45,10 @@ struct ReferenceProblem {
   const double* rowscale = nullptr;   // [m]
   const double* keep = nullptr;       // [m, n] of 0 and 1: the dropout keep-mask
   double dropout_p = 0;               // with keep
+  Gate gate = Gate::None;             // RMSNorm only
+  const double* z = nullptr;          // [m, n] with a gate
+  const double* dy1 = nullptr;        // [m, n]: a second norm of x (parallel), with has_bias as the first's
+  const double* weight1 = nullptr;    // [n] its γ, given exactly when weight is
 };
 
 struct ReferenceGrads {
@@ -42,6 +56,8 @@ struct ReferenceGrads {
   std::vector<double> dweight;  // [n] when there is γ, else empty
   std::vector<double> dbias;    // [n] when has_bias, else empty
   std::vector<double> dresidual_in;  // [m, n] dh, when rowscale or keep is given, else empty
+  std::vector<double> dz;            // [m, n] with a gate, else empty
+  std::vector<double> dweight1, dbias1;  // [n] with dy1, when there are γ / β
   // The 2-norms of the terms each result is built from (finite terms only): rstd·g for dx,
   // dy·x̂ for dγ, dy for dβ. A result much smaller than its terms is the product of
   // cancellation, and no floating-point kernel can give it to full relative accuracy; the
@@ -50,6 +66,8 @@ struct ReferenceGrads {
   double dweight_term_norm = 0;
   double dbias_term_norm = 0;
   double dresidual_in_term_norm = 0;  // rstd·g and dresidual, before the branch's scale
+  double dz_term_norm = 0;            // dz's products (before the norm: rstd·g·x·silu'(z))
+  double dweight1_term_norm = 0, dbias1_term_norm = 0;  // dy1·x̂, dy1
 };
 
 ReferenceGrads reference_backward(const ReferenceProblem& problem);
