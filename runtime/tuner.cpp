@@ -131,17 +131,23 @@ struct Scratch {
       args.dresidual_in_stride = args.dx_stride;
     }
     if (p.gate != Gate::None) {
-      z = DeviceBuffer(elements * codegen::dtype_size(p.x_dtype), what);
-      z.fill_random(p.x_dtype, elements, 6, what);
+      // z at x's row stride, dz at dx's (the alignment the problem assumes).
+      const size_t z_elements = static_cast<size_t>(m) * static_cast<size_t>(args.x_stride);
+      z = DeviceBuffer(z_elements * codegen::dtype_size(p.x_dtype), what);
+      z.fill_random(p.x_dtype, z_elements, 6, what);
       args.z = z.get();
+      args.z_stride = args.x_stride;
       dz = DeviceBuffer(dx_bytes, what);
       args.dz = dz.get();
+      args.dz_stride = args.dx_stride;
     }
     if (p.parallel) {
       const size_t n = static_cast<size_t>(p.n), weight_bytes = n * codegen::dtype_size(p.weight_dtype);
-      dy1 = DeviceBuffer(elements * codegen::dtype_size(p.dy_dtype), what);
-      dy1.fill_random(p.dy_dtype, elements, 7, what);
+      const size_t dy1_elements = static_cast<size_t>(m) * static_cast<size_t>(args.dy_stride);
+      dy1 = DeviceBuffer(dy1_elements * codegen::dtype_size(p.dy_dtype), what);
+      dy1.fill_random(p.dy_dtype, dy1_elements, 7, what);
       args.dy1 = dy1.get();
+      args.dy1_stride = args.dy_stride;
       weight1 = DeviceBuffer(weight_bytes, what);
       weight1.upload(random_bytes(p.weight_dtype, n, 8), what);
       dweight1 = DeviceBuffer(weight_bytes, what);

@@ -33,6 +33,9 @@ BF16 = 3
 DROPOUT_NONE = 0
 DROPOUT_BYTES = 1
 DROPOUT_BITS = 2
+GATE_NONE = 0
+GATE_AFTER_NORM = 1
+GATE_BEFORE_NORM = 2
 
 
 class Problem(ctypes.Structure):
@@ -51,6 +54,8 @@ class Problem(ctypes.Structure):
         ("zero_centered_weight", ctypes.c_int),
         ("rowscale", ctypes.c_int),
         ("dropout", ctypes.c_int),
+        ("gate", ctypes.c_int),  # gated RMSNorm and parallel norms: not yet taken as keywords
+        ("parallel", ctypes.c_int),
     ]
 
 
@@ -79,6 +84,15 @@ class BackwardArgs(ctypes.Structure):
         ("dropout_p", ctypes.c_double),
         ("dresidual_in", ctypes.c_void_p),
         ("dresidual_in_stride", ctypes.c_int64),
+        ("z", ctypes.c_void_p),
+        ("z_stride", ctypes.c_int64),
+        ("dz", ctypes.c_void_p),
+        ("dz_stride", ctypes.c_int64),
+        ("dy1", ctypes.c_void_p),
+        ("dy1_stride", ctypes.c_int64),
+        ("weight1", ctypes.c_void_p),
+        ("dweight1", ctypes.c_void_p),
+        ("dbias1", ctypes.c_void_p),
     ]
 
 
