@@ -49,6 +49,14 @@ int64_t aligned_row_stride(int64_t n, size_t element_bytes, int alignment) {
   return static_cast<int64_t>((row_bytes + element_bytes - 1) / element_bytes);
 }
 
+// m rows of `dtype` at a row stride of `stride` elements, random (padding included).
+DeviceBuffer random_rows(DType dtype, int64_t m, int64_t stride, uint32_t seed, const std::string& what) {
+  const size_t elements = static_cast<size_t>(m) * static_cast<size_t>(stride);
+  DeviceBuffer rows(elements * codegen::dtype_size(dtype), what);
+  rows.fill_random(dtype, elements, seed, what);
+  return rows;
+}
+
 // The tuner's own tensors for m rows of a problem, filled with random data, laid out at the
 // row alignment the problem assumes.
 struct Scratch {
@@ -63,18 +71,16 @@ struct Scratch {
     args.x_stride = aligned_row_stride(p.n, codegen::dtype_size(p.x_dtype), p.alignment);
     args.dy_stride = aligned_row_stride(p.n, codegen::dtype_size(p.dy_dtype), p.alignment);
     args.dx_stride = aligned_row_stride(p.n, codegen::dtype_size(p.dx_dtype), p.alignment);
-    auto rows_of = [m](int64_t stride) { return static_cast<size_t>(m) * static_cast<size_t>(stride); };
-    x = DeviceBuffer(rows_of(args.x_stride) * codegen::dtype_size(p.x_dtype), what);
-    dy = DeviceBuffer(rows_of(args.dy_stride) * codegen::dtype_size(p.dy_dtype), what);
-    dx = DeviceBuffer(rows_of(args.dx_stride) * codegen::dtype_size(p.dx_dtype), what);
+    x = random_rows(p.x_dtype, m, args.x_stride, 1, what);
+    dy = random_rows(p.dy_dtype, m, args.dy_stride, 2, what);
+    dx = DeviceBuffer(static_cast<size_t>(m) * static_cast<size_t>(args.dx_stride) * codegen::dtype_size(p.dx_dtype),
+                      what);
     mean = DeviceBuffer(static_cast<size_t>(m) * 4, what);
     rstd = DeviceBuffer(static_cast<size_t>(m) * 4, what);
     weight = DeviceBuffer(n * codegen::dtype_size(p.weight_dtype), what);
     dweight = DeviceBuffer(n * codegen::dtype_size(p.weight_dtype), what);
     dbias = DeviceBuffer(n * codegen::dtype_size(p.weight_dtype), what);
     workspace = DeviceBuffer(workspace_bytes, what);
-    x.fill_random(p.x_dtype, rows_of(args.x_stride), 1, what);
-    dy.fill_random(p.dy_dtype, rows_of(args.dy_stride), 2, what);
     weight.upload(random_bytes(p.weight_dtype, n, 3), what);
     std::vector<char> stats = random_bytes(DType::F32, static_cast<size_t>(m), 4);
     auto* f = reinterpret_cast<float*>(stats.data());
@@ -102,11 +108,9 @@ struct Scratch {
   void add_fused_inputs(const NormProblem& p, int64_t m, const std::vector<char>& positive_floats,
                         const std::string& what) {
     // dresidual and dh share dx's row stride (in place, dx may be dresidual itself).
-    const size_t dx_elements = static_cast<size_t>(m) * static_cast<size_t>(args.dx_stride);
-    const size_t dx_bytes = dx_elements * codegen::dtype_size(p.dx_dtype);
+    const size_t dx_bytes = static_cast<size_t>(m) * static_cast<size_t>(args.dx_stride) * codegen::dtype_size(p.dx_dtype);
     if (p.residual) {
-      dresidual = DeviceBuffer(dx_bytes, what);
-      dresidual.fill_random(p.dx_dtype, dx_elements, 5, what);
+      dresidual = random_rows(p.dx_dtype, m, args.dx_stride, 5, what);
       args.dresidual = dresidual.get();
       args.dresidual_stride = args.dx_stride;
     }
@@ -132,9 +136,7 @@ struct Scratch {
     }
     if (p.gate != Gate::None) {
       // z at x's row stride, dz at dx's (the alignment the problem assumes).
-      const size_t z_elements = static_cast<size_t>(m) * static_cast<size_t>(args.x_stride);
-      z = DeviceBuffer(z_elements * codegen::dtype_size(p.x_dtype), what);
-      z.fill_random(p.x_dtype, z_elements, 6, what);
+      z = random_rows(p.x_dtype, m, args.x_stride, 6, what);
       args.z = z.get();
       args.z_stride = args.x_stride;
       dz = DeviceBuffer(dx_bytes, what);
@@ -143,9 +145,7 @@ struct Scratch {
     }
     if (p.parallel) {
       const size_t n = static_cast<size_t>(p.n), weight_bytes = n * codegen::dtype_size(p.weight_dtype);
-      const size_t dy1_elements = static_cast<size_t>(m) * static_cast<size_t>(args.dy_stride);
-      dy1 = DeviceBuffer(dy1_elements * codegen::dtype_size(p.dy_dtype), what);
-      dy1.fill_random(p.dy_dtype, dy1_elements, 7, what);
+      dy1 = random_rows(p.dy_dtype, m, args.dy_stride, 7, what);
       args.dy1 = dy1.get();
       args.dy1_stride = args.dy_stride;
       weight1 = DeviceBuffer(weight_bytes, what);

@@ -3,7 +3,8 @@
 # initcheck and synccheck over the sanitize matrix of tests/gpu/backward_matrix_test.cpp
 # (NORMJIT_TEST_MATRIX=sanitize: LayerNorm and RMSNorm x fp32, fp16, bf16 x
 # N in {1, 33, 1000, 4096, 8192, 65536, 262144} x M in {1, 199, 4096}, M*N capped per tool),
-# and over the fused-option tests (tests/gpu/backward_fused_test.cpp, '*BackwardFused*') and the
+# and over the fused-option tests (tests/gpu/backward_{fused,gated,parallel}_test.cpp,
+# '*BackwardFused*:*BackwardGated*:*BackwardParallel*') and the
 # grid-cluster tests (tests/gpu/backward_grid_test.cpp, 'BackwardGridCluster*', N = 1M rows).
 # Which tests each tool runs (the gtest filter per tool, below): memcheck and synccheck all
 # three; initcheck the matrix and the fused tests; racecheck the matrix and the fused tests (it
@@ -33,7 +34,7 @@ dry_run="${SANITIZE_DRY_RUN:-0}"
 read -r -a tools <<<"${SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}"
 tests="$build/tests/normjit_gpu_tests"
 matrix_filter='AllVariants/BackwardMatrix.*'
-fused_filter='*BackwardFused*'
+fused_filter='*BackwardFused*:*BackwardGated*:*BackwardParallel*'
 grid_filter='BackwardGridCluster*'
 all_filter="$matrix_filter:$fused_filter:$grid_filter"
 warmup_timeout=120
