@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <mutex>
+#include <optional>
 
 #include "codegen/kernel_source.h"
 #include "codegen/norm_problem.h"
@@ -92,8 +93,12 @@ Engine::Impl::~Impl() {
   }
 }
 
-runtime::DeviceLimits Engine::Impl::query_limits(CUcontext) {
+runtime::DeviceLimits Engine::Impl::query_limits(CUcontext ctx) {
   const auto& d = driver();
+  // The limits of ctx's device, whichever context this thread has current (a no-op push when
+  // ctx is current already, as on every path so far; null: the current one).
+  std::optional<runtime::ScopedContext> current;
+  if (ctx) current.emplace(ctx);
   CUdevice dev;
   NJ_CU(d.cuCtxGetDevice(&dev), "reading the context's device");
   auto attribute = [&](CUdevice_attribute a) {

@@ -45,7 +45,7 @@ struct Engine::Impl {
   explicit Impl(Config cfg);
   ~Impl();
 
-  // The device's compile target and limits for ctx (which must be current).
+  // The limits of ctx's device (made current for the query when it is not; null: the current context).
   static runtime::DeviceLimits query_limits(CUcontext ctx);
   codegen::CompileTarget target_for(int sm) const;
   // What a tuning key says of the device of ctx (current): name, arch, SM count, NVRTC.

@@ -171,6 +171,10 @@ TunedConfig TuneResult::tuned() const {
   return t;
 }
 
+int64_t timed_rows(const NormProblem& p, int64_t m, const TuneOptions& options) {
+  return std::max<int64_t>(1, std::min(m_bucket(m), std::max<int64_t>(1, options.max_elements / p.n)));
+}
+
 TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64_t m, const TuneOptions& options) {
   const auto start = Clock::now();
   const std::string what = "tuning " + codegen::describe(p);
@@ -183,7 +187,7 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
 
   TuneResult result;
   result.problem = p;
-  result.m_timed = std::max<int64_t>(1, std::min(m_bucket(m), std::max<int64_t>(1, options.max_elements / p.n)));
+  result.m_timed = timed_rows(p, m, options);
   for (const codegen::LaunchConfig& c : codegen::search_space(p, limits.sm, limits.sm_count, result.m_timed)) {
     CandidateTiming timing;
     timing.config = c;

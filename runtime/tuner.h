@@ -58,6 +58,9 @@ struct TuneResult {
   TunedConfig tuned() const;
 };
 
+// The rows tune() times for m: m's bucket, capped by options.max_elements.
+int64_t timed_rows(const NormProblem& resolved, int64_t m, const TuneOptions& options);
+
 // Tunes a resolved problem for m's bucket in ctx, which is made current for the call.
 TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& resolved, int64_t m,
                 const TuneOptions& options = {});

@@ -163,7 +163,9 @@ int run_tune(std::vector<std::string> args) {
     runtime::TuneOptions options;
     options.exhaustive = false;
     // Steps: compile and time each candidate, then the finalists (at most 4); twice with --exhaustive.
-    const size_t count = codegen::search_space(s.problem, limits.sm, limits.sm_count).size();
+    const size_t count =
+        codegen::search_space(s.problem, limits.sm, limits.sm_count, runtime::timed_rows(s.problem, s.m, options))
+            .size();
     ProgressLine progress((2 * count + 4) * (exhaustive ? 2 : 1));
     options.progress = [&](const std::string& step, const std::string& outcome) { progress.report(label + " " + step, outcome); };
     try {
