@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <iterator>
 #include <sstream>
-#include <vector>
 
 #include "codegen/norm_problem.h"
+#include "llvm/ADT/SmallVector.h"
 #include "normjit/normjit.hpp"
 
 namespace normjit::runtime {
@@ -60,6 +60,11 @@ void check_fused_flags(const NormProblem& p, const BackwardArgs& a) {
            "Pass the drop probability the forward used (0 <= p < 1).");
 }
 
+struct NamedBuffer {
+  const char* name;
+  const void* ptr;
+};
+
 // After the strides are resolved: the dropout mask's row stride, and buffers that may or
 // must not be the same.
 void check_fused_rows(const NormProblem& p, BackwardArgs& a) {
@@ -74,13 +79,15 @@ void check_fused_rows(const NormProblem& p, BackwardArgs& a) {
   }
   // The four parameter gradients are written by separate reductions: one buffer for two would
   // hold whichever came last.
-  const struct { const char* name; const void* ptr; } grads[] = {
-      {"dweight", a.dweight}, {"dbias", a.dbias}, {"dweight1", a.dweight1}, {"dbias1", a.dbias1}};
-  for (size_t i = 0; p.parallel && i < std::size(grads); ++i)
-    for (size_t j = i + 1; j < std::size(grads); ++j)
-      if (grads[i].ptr && grads[i].ptr == grads[j].ptr)
-        reject(p, std::string(grads[i].name) + " and " + grads[j].name + " are the same buffer",
-               "Pass a separate buffer for each norm's dgamma and dbeta.");
+  if (p.parallel) {
+    const NamedBuffer grads[] = {
+        {"dweight", a.dweight}, {"dbias", a.dbias}, {"dweight1", a.dweight1}, {"dbias1", a.dbias1}};
+    for (size_t i = 0; i < std::size(grads); ++i)
+      for (size_t j = i + 1; j < std::size(grads); ++j)
+        if (grads[i].ptr && grads[i].ptr == grads[j].ptr)
+          reject(p, std::string(grads[i].name) + " and " + grads[j].name + " are the same buffer",
+                 "Pass a separate buffer for each norm's dgamma and dbeta.");
+  }
   if (a.m == 0) return;
   if (p.residual && a.dx == a.dresidual && a.dx_stride != a.dresidual_stride)
     reject(p, "dx is dresidual (in place) but dx_stride = " + std::to_string(a.dx_stride) +
@@ -91,12 +98,13 @@ void check_fused_rows(const NormProblem& p, BackwardArgs& a) {
            "Pass separate buffers, or NULL for dresidual_in.");
   // dz is written before dresidual is read (the gate's gradient comes first), so it may not
   // be dresidual either.
-  const struct { const char* name; const void* ptr; } others[] = {
-      {"dx", a.dx}, {"dresidual_in", a.dresidual_in}, {"dresidual", a.dresidual}};
-  for (const auto& other : others)
-    if (p.gate != Gate::None && other.ptr && a.dz == other.ptr)
-      reject(p, std::string("dz and ") + other.name + " are the same buffer, but dz receives z's own gradient",
-             "Pass a separate buffer for dz.");
+  if (p.gate != Gate::None) {
+    const NamedBuffer others[] = {{"dx", a.dx}, {"dresidual_in", a.dresidual_in}, {"dresidual", a.dresidual}};
+    for (const NamedBuffer& other : others)
+      if (other.ptr && a.dz == other.ptr)
+        reject(p, std::string("dz and ") + other.name + " are the same buffer, but dz receives z's own gradient",
+               "Pass a separate buffer for dz.");
+  }
 }
 
 }  // namespace
@@ -150,7 +158,9 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
                  (r.option ? std::string(", or turn ") + r.option + " off." : "."));
 
   struct Row { const char* name; const void* ptr; int64_t* stride; DType dtype; };
-  std::vector<Row> rows = {{"x", a.x, &a.x_stride, p.x_dtype}, {"dy", a.dy, &a.dy_stride, p.dy_dtype},
+  // Every row tensor a call can have (x, dy, dx, dresidual, dresidual_in, z, dz, dy1): kept
+  // inline, since this runs on every launch.
+  llvm::SmallVector<Row, 8> rows = {{"x", a.x, &a.x_stride, p.x_dtype}, {"dy", a.dy, &a.dy_stride, p.dy_dtype},
                            {"dx", a.dx, &a.dx_stride, p.dx_dtype}};
   // The fused rows are read and written with dx's vectors, so they bound the alignment too.
   if (p.residual) rows.push_back({"dresidual", a.dresidual, &a.dresidual_stride, p.dx_dtype});
