@@ -248,7 +248,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count) {
 // rows already sit in registers up to 8192 and are within 10% of tuned there.
 std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const LaunchConfig& many) {
   const bool fp32_rows = dtype_size(p.x_dtype) == 4 && dtype_size(p.dy_dtype) == 4;
-  if (!fp32_rows || many.cluster != 1 || many.grid || !(many.staged || many.prefetch)) return std::nullopt;
+  if (!fp32_rows || many.cluster != 1 || !(many.staged || many.prefetch)) return std::nullopt;
   LaunchConfig c;
   c.vec = std::min(vector_width(p), 2);
   const int64_t threads = ceil_div(ceil_div(ceil_div(p.n, c.vec), 32 / c.vec), 32) * 32;
@@ -265,6 +265,8 @@ bool few_rows(int64_t m, int sm_count) {
   const int64_t limit = int64_t{kLatencyRowsPerSm} * grid_cluster_blocks(sm_count);
   return m >= 0 && m <= limit && next_pow2(std::max<int64_t>(m, 1)) <= limit;
 }
+
+bool may_be_few_rows(int64_t m) { return few_rows(m, kMaxGridCluster); }
 
 LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m) {
   LaunchConfig c = config_for_many_rows(p, sm, sm_count);

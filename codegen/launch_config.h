@@ -70,6 +70,9 @@ constexpr int kLatencyRowsPerSm = 2;
 // m's power-of-two bucket (1, 2, 4, ... rows) holds at most kLatencyRowsPerSm per SM; on an
 // H100 (132 SMs) M <= 256. m < 0 stands for "not known", which is many.
 bool few_rows(int64_t m, int sm_count);
+// few_rows(m, sm_count) for some device: keys that must tell m's bucket apart without asking
+// the device (the engine's kernel cache) use this.
+bool may_be_few_rows(int64_t m);
 
 // The heuristic config for a resolved, validated problem on compute capability `sm` with
 // `sm_count` multiprocessors (0: not known; grid clusters then take kDefaultGridCluster blocks)

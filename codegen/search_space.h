@@ -33,8 +33,9 @@ int estimated_registers(const NormProblem& resolved, const LaunchConfig& config)
 std::string prune_reason(const NormProblem& resolved, const LaunchConfig& config, int sm);
 
 // The candidates of a resolved, validated problem on compute capability sm for m rows (< 0:
-// not known, many): the heuristic's config for m (choose_launch_config) first, then the others in a fixed enumeration order, without
-// duplicates, each accepted by check_launch_config and prune_reason. At most kMaxCandidates,
+// not known, many): the heuristic's config for m (choose_launch_config) first, then the others
+// in a fixed enumeration order, without duplicates, each accepted by check_launch_config and
+// prune_reason. At most kMaxCandidates,
 // so that one shape compiles and times in about a second on a 16-core host.
 constexpr size_t kMaxCandidates = 40;
 std::vector<LaunchConfig> search_space(const NormProblem& resolved, int sm, int sm_count = 0, int64_t m = -1);

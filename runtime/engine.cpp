@@ -95,10 +95,7 @@ Engine::Impl::~Impl() {
 
 runtime::DeviceLimits Engine::Impl::query_limits(CUcontext ctx) {
   const auto& d = driver();
-  // The limits of ctx's device, whichever context this thread has current (a no-op push when
-  // ctx is current already, as on every path so far; null: the current one).
-  std::optional<runtime::ScopedContext> current;
-  if (ctx) current.emplace(ctx);
+  const runtime::ScopedContext current(ctx);  // ctx's device, whichever context is current
   CUdevice dev;
   NJ_CU(d.cuCtxGetDevice(&dev), "reading the context's device");
   auto attribute = [&](CUdevice_attribute a) {
@@ -220,9 +217,7 @@ codegen::LaunchConfig Engine::Impl::config_for(CUcontext ctx, const NormProblem&
 const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p, int64_t m,
                                              llvm::function_ref<bool()> may_tune) {
   // Without tuning, buckets matter only where the heuristic may look at m (few rows).
-  const bool by_bucket =
-      m >= 0 && (config.tune_mode != TuneMode::Off ||
-                 m <= int64_t{codegen::kLatencyRowsPerSm} * codegen::kMaxGridCluster);
+  const bool by_bucket = m >= 0 && (config.tune_mode != TuneMode::Off || codegen::may_be_few_rows(m));
   const uint64_t code = problem_code(p);
   // Buckets are 1 + log2: 0 stands for "the heuristic's kernel, whatever m".
   const Key key{ctx, code | (by_bucket ? uint64_t(1 + runtime::m_bucket_log2(m)) << 48 : 0)};

@@ -45,7 +45,7 @@ struct Engine::Impl {
   explicit Impl(Config cfg);
   ~Impl();
 
-  // The limits of ctx's device (made current for the query when it is not; null: the current context).
+  // The limits of ctx's device (made current for the query when it is not).
   static runtime::DeviceLimits query_limits(CUcontext ctx);
   codegen::CompileTarget target_for(int sm) const;
   // What a tuning key says of the device of ctx (current): name, arch, SM count, NVRTC.
