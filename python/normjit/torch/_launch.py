@@ -278,7 +278,7 @@ def clear_workspaces():
 class _Plan:
     """What a call of one _plan_key needs beyond its tensors' addresses, taken from the first call
     of that key, which the general path checked in full."""
-    __slots__ = ("key", "problem", "problem_address", "entry", "engine", "m", "n", "device", "shape",
+    __slots__ = ("problem", "problem_address", "entry", "engine", "m", "n", "device", "shape",
                  "weight_shape", "bias_shape", "workspace_bytes", "workspace_key")
 
 
@@ -303,7 +303,6 @@ def _keep_plan(key, kind, p, m, n, device, x, weight, bias, mean, rstd, nbytes, 
         return
     engine = _capi.default_engine()
     plan = _Plan()
-    plan.key = key
     plan.problem = p  # keeps the struct alive for problem_address
     plan.problem_address = ctypes.addressof(p)
     plan.entry = engine.raw_backward[kind]
@@ -419,6 +418,7 @@ def _backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused, pla
     if fused is None:
         dx = torch.empty_like(x, memory_format=torch.contiguous_format)
         dx_stride = n
+        fused_fields = ()
     else:
         # keep: copies made for the call (rows, rowscale), alive until the launch is queued.
         dx, dx_stride, fused_fields, dh, keep = _fused_args(fused, x, n, m, shape[:len(shape) - normalized_ndim])
@@ -458,14 +458,8 @@ def _backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused, pla
             # workspace: held until the launch is queued (see _workspace).
             workspace, ws_ptr, ws_bytes = _workspace(device, stream, nbytes, x) if nbytes else (None, None, 0)
             # One constructor call, fields in header order (cheaper than setting them one by one).
-            if fused is None:
-                a = _capi.BackwardArgs(m, x2.data_ptr(), x_stride, dy2.data_ptr(), dy_stride, mean_ptr,
-                                       rstd.data_ptr(), w_ptr, dx.data_ptr(), dx_stride, dw_ptr, db_ptr,
-                                       ws_ptr, ws_bytes)
-            else:
-                a = _capi.BackwardArgs(m, x2.data_ptr(), x_stride, dy2.data_ptr(), dy_stride, mean_ptr,
-                                       rstd.data_ptr(), w_ptr, dx.data_ptr(), dx_stride, dw_ptr, db_ptr,
-                                       ws_ptr, ws_bytes, *fused_fields)
+            a = _capi.BackwardArgs(m, x2.data_ptr(), x_stride, dy2.data_ptr(), dy_stride, mean_ptr, rstd.data_ptr(),
+                                   w_ptr, dx.data_ptr(), dx_stride, dw_ptr, db_ptr, ws_ptr, ws_bytes, *fused_fields)
             status = engine._backward[kind](engine.handle, ctypes.byref(p), ctypes.byref(a), stream)
             if status == _capi.OK:
                 break

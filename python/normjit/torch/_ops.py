@@ -32,10 +32,19 @@ def _absent(x):
     return x.new_empty(0)
 
 
+def _fake_like(t, x):
+    """A fake kernel's output of t's shape, or the absent marker when t is None."""
+    return _absent(x) if t is None else t.new_empty(t.shape)
+
+
+def _or_absent(t, x):
+    return _absent(x) if t is None else t
+
+
 def _layer_norm_backward_cuda(dy: Tensor, x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], mean: Tensor,
                               rstd: Tensor, normalized_ndim: int) -> tuple[Tensor, Tensor, Tensor]:
     dx, dw, db = _launch.backward(_capi.LAYERNORM, dy, x, weight, bias, mean, rstd, normalized_ndim)
-    return dx, _absent(x) if dw is None else dw, _absent(x) if db is None else db
+    return dx, _or_absent(dw, x), _or_absent(db, x)
 
 
 layer_norm_backward_op = _op("layer_norm_backward", _layer_norm_backward_cuda)
@@ -43,14 +52,13 @@ layer_norm_backward_op = _op("layer_norm_backward", _layer_norm_backward_cuda)
 
 @layer_norm_backward_op.register_fake
 def _layer_norm_backward_fake(dy, x, weight, bias, mean, rstd, normalized_ndim):
-    return (x.new_empty(x.shape), _absent(x) if weight is None else weight.new_empty(weight.shape),
-            _absent(x) if bias is None else bias.new_empty(bias.shape))
+    return x.new_empty(x.shape), _fake_like(weight, x), _fake_like(bias, x)
 
 
 def _rms_norm_backward_cuda(dy: Tensor, x: Tensor, weight: Optional[Tensor], rstd: Tensor,
                             normalized_ndim: int) -> tuple[Tensor, Tensor]:
     dx, dw, _ = _launch.backward(_capi.RMSNORM, dy, x, weight, None, None, rstd, normalized_ndim)
-    return dx, _absent(x) if dw is None else dw
+    return dx, _or_absent(dw, x)
 
 
 rms_norm_backward_op = _op("rms_norm_backward", _rms_norm_backward_cuda)
@@ -58,11 +66,7 @@ rms_norm_backward_op = _op("rms_norm_backward", _rms_norm_backward_cuda)
 
 @rms_norm_backward_op.register_fake
 def _rms_norm_backward_fake(dy, x, weight, rstd, normalized_ndim):
-    return x.new_empty(x.shape), _absent(x) if weight is None else weight.new_empty(weight.shape)
-
-
-def _or_absent(t, x):
-    return _absent(x) if t is None else t
+    return x.new_empty(x.shape), _fake_like(weight, x)
 
 
 # The fused options (docs/FUSED.md) go through ops of their own, so the option-free ops and
@@ -88,8 +92,7 @@ layer_norm_backward_fused_op = _op("layer_norm_backward_fused", _layer_norm_back
 @layer_norm_backward_fused_op.register_fake
 def _layer_norm_backward_fused_fake(dy, x, weight, bias, mean, rstd, normalized_ndim, dresidual,
                                     zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p, write_dh):
-    return (x.new_empty(x.shape), _absent(x) if weight is None else weight.new_empty(weight.shape),
-            _absent(x) if bias is None else bias.new_empty(bias.shape),
+    return (x.new_empty(x.shape), _fake_like(weight, x), _fake_like(bias, x),
             x.new_empty(x.shape) if write_dh else _absent(x))
 
 
@@ -113,8 +116,7 @@ layer_norm_backward_fused_inplace_op = _op("layer_norm_backward_fused_inplace", 
 def _layer_norm_backward_fused_inplace_fake(dy, x, weight, bias, mean, rstd, normalized_ndim, dresidual,
                                             zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p,
                                             write_dh):
-    return (_absent(x) if weight is None else weight.new_empty(weight.shape),
-            _absent(x) if bias is None else bias.new_empty(bias.shape),
+    return (_fake_like(weight, x), _fake_like(bias, x),
             x.new_empty(x.shape) if write_dh else _absent(x))
 
 
@@ -134,7 +136,7 @@ rms_norm_backward_fused_op = _op("rms_norm_backward_fused", _rms_norm_backward_f
 @rms_norm_backward_fused_op.register_fake
 def _rms_norm_backward_fused_fake(dy, x, weight, rstd, normalized_ndim, dresidual, zero_centered_weight, rowscale,
                                   dropout_mask, dropout_bits, dropout_p, write_dh):
-    return (x.new_empty(x.shape), _absent(x) if weight is None else weight.new_empty(weight.shape),
+    return (x.new_empty(x.shape), _fake_like(weight, x),
             x.new_empty(x.shape) if write_dh else _absent(x))
 
 
@@ -157,7 +159,7 @@ rms_norm_backward_fused_inplace_op = _op("rms_norm_backward_fused_inplace", _rms
 @rms_norm_backward_fused_inplace_op.register_fake
 def _rms_norm_backward_fused_inplace_fake(dy, x, weight, rstd, normalized_ndim, dresidual, zero_centered_weight,
                                           rowscale, dropout_mask, dropout_bits, dropout_p, write_dh):
-    return (_absent(x) if weight is None else weight.new_empty(weight.shape),
+    return (_fake_like(weight, x),
             x.new_empty(x.shape) if write_dh else _absent(x))
 
 
