@@ -39,6 +39,7 @@ std::string problem_constants(const NormProblem& p, const LaunchConfig& c) {
     << "constexpr int kVec = " << c.vec << ";\n"
     << "constexpr bool kRowInRegisters = " << cpp_bool(c.row_in_registers) << ";\n"
     << "constexpr int kCluster = " << c.cluster << ";  // blocks sharing a row\n"
+    << "constexpr int kMerge = " << c.merge << ";  // blocks of a cluster adding their dγ/dβ before writing them\n"
     << "constexpr bool kGridCluster = " << cpp_bool(c.grid) << ";  // the cluster is the grid, meeting in global memory\n"
     << "constexpr bool kPrefetch = " << cpp_bool(c.prefetch) << ";  // next row loaded during this one\n"
     << "constexpr bool kStaged = " << cpp_bool(c.staged) << ";  // rows staged in shared memory\n"

@@ -28,7 +28,7 @@ int vector_width(const NormProblem& p) {
 
 bool operator==(const LaunchConfig& a, const LaunchConfig& b) {
   return a.threads == b.threads && a.threads_per_row == b.threads_per_row && a.vec == b.vec &&
-         a.row_in_registers == b.row_in_registers && a.cluster == b.cluster && a.grid == b.grid &&
+         a.row_in_registers == b.row_in_registers && a.cluster == b.cluster && a.merge == b.merge && a.grid == b.grid &&
          a.prefetch == b.prefetch &&
          a.staged == b.staged && a.stages == b.stages && a.min_blocks_per_sm == b.min_blocks_per_sm;
 }
@@ -259,6 +259,12 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
 
 }  // namespace
 
+int merge_for_few_rows(const NormProblem& p, const LaunchConfig& c, int sm, int64_t m) {
+  if (sm < 90 || (!p.has_weight && !p.has_bias) || c.cluster != 1 || c.grid || c.staged || !c.row_in_registers)
+    return 1;
+  return static_cast<int>(std::min<int64_t>(kMaxMerge, ceil_div(next_pow2(std::max<int64_t>(m, 1)), c.rows_per_block())));
+}
+
 bool few_rows(int64_t m, int sm_count) {
   // Whole power-of-two buckets of M (the tuner's and the engine's kernel keys), so every m of
   // a bucket gets the same config whichever comes first.
@@ -270,8 +276,10 @@ bool may_be_few_rows(int64_t m) { return few_rows(m, kMaxGridCluster); }
 
 LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m) {
   LaunchConfig c = config_for_many_rows(p, sm, sm_count);
-  if (few_rows(m, sm_count))
+  if (few_rows(m, sm_count)) {
     if (const std::optional<LaunchConfig> few = config_for_few_rows(p, c)) c = *few;
+    c.merge = merge_for_few_rows(p, c, sm, m);
+  }
   check_launch_config(p, c);
   return c;
 }
@@ -294,6 +302,10 @@ void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
     fail("a grid cluster stages its rows, over 2 to " + std::to_string(kMaxGridCluster) + " blocks");
   if (c.cluster > 1 && (c.rows_per_block() != 1 || !c.row_in_registers))
     fail("a cluster shares one row held in registers");
+  if (!is_pow2(c.merge) || c.merge > kMaxMerge) fail("merge must be a power of two up to " + std::to_string(kMaxMerge));
+  if (c.merge > 1 && (c.cluster != 1 || c.grid || c.staged || !c.row_in_registers))
+    fail("merged blocks each hold their own rows in registers (no cluster sharing a row, no staged rows)");
+  if (c.merge > 1 && !p.has_weight && !p.has_bias) fail("merged blocks add dγ/dβ, and the problem has neither");
   if (c.prefetch && (!c.row_in_registers || c.rows_per_block() != 1)) fail("prefetch needs one row per block in registers");
   if (c.staged && (c.rows_per_block() != 1 || c.prefetch || !c.row_in_registers))
     fail("staged rows take one whole block (or cluster) each, without prefetch");
@@ -316,6 +328,7 @@ std::string describe(const LaunchConfig& c) {
   s << "threads=" << c.threads << " threads_per_row=" << c.threads_per_row << " vec=" << c.vec << " "
     << (c.row_in_registers ? "registers" : "streamed");
   if (c.cluster > 1) s << " cluster=" << c.cluster;
+  if (c.merge > 1) s << " merge=" << c.merge;
   if (c.grid) s << " grid";
   if (c.prefetch) s << " prefetch";
   if (c.staged) s << " staged";

@@ -14,6 +14,9 @@ struct LaunchConfig {
   int vec = 8;                // elements per vector access
   bool row_in_registers = true;  // false: the row is streamed twice (rows too long for registers)
   int cluster = 1;            // blocks sharing one row (sm_90 thread-block cluster); 1: none
+  int merge = 1;              // blocks of an sm_90 cluster that each work their own rows and add
+                              // their dγ/dβ sums in distributed shared memory, so the launch
+                              // writes (and reduces) merge times fewer partial rows; 1: none
   bool grid = false;          // the cluster is the whole grid, meeting through global memory in a
                               // cooperative launch rather than through distributed shared memory:
                               // any size, sm_80+, staged rows (rows too long for a cluster)
@@ -23,6 +26,9 @@ struct LaunchConfig {
   int min_blocks_per_sm = 1;  // ptxas keeps registers low enough for this many blocks per SM
 
   int rows_per_block() const { return threads / threads_per_row; }
+  // Blocks of one row group (one partial row of dγ/dβ): a cluster sharing a row, merged blocks,
+  // or for a grid cluster the whole grid.
+  int blocks_per_group() const { return cluster * merge; }
 };
 
 bool operator==(const LaunchConfig& a, const LaunchConfig& b);
@@ -64,6 +70,9 @@ int grid_cluster_blocks(int sm_count);
 // Stages a grid cluster may have: stages − 2 rows wait for the other blocks' sums.
 constexpr int kMaxGridStages = 8;
 
+// Merged blocks at most (the portable cluster size).
+constexpr int kMaxMerge = 8;
+
 // Rows a multiprocessor at most for the heuristic's few-rows (latency) configs.
 constexpr int kLatencyRowsPerSm = 2;
 // m rows are few on a device of `sm_count` SMs (0: not known, taken as kDefaultGridCluster):
@@ -73,6 +82,13 @@ bool few_rows(int64_t m, int sm_count);
 // few_rows(m, sm_count) for some device: keys that must tell m's bucket apart without asking
 // the device (the engine's kernel cache) use this.
 bool may_be_few_rows(int64_t m);
+
+// Few rows: a launch of a block (or a few) per row writes a partial row of dγ/dβ per block, and
+// at M = 199 those rows (fp32, twice for LayerNorm) outweigh x, dy and dx together. On sm_90
+// up to kMaxMerge blocks of a cluster add their sums first, as many as m's bucket has row
+// workers, so M <= 8 needs no reduction launch at all. The merge for config at m rows, or 1
+// where config cannot merge (clusters sharing a row, staged or streamed rows, no γ or β).
+int merge_for_few_rows(const NormProblem& resolved, const LaunchConfig& config, int sm, int64_t m);
 
 // The heuristic config for a resolved, validated problem on compute capability `sm` with
 // `sm_count` multiprocessors (0: not known; grid clusters then take kDefaultGridCluster blocks)

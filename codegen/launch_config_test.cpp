@@ -254,3 +254,57 @@ TEST(LaunchConfig, FewRowsOfFp32TakeRegistersInsteadOfStages) {
   const NormProblem bf16 = codegen::resolve_problem(problem(5120, DType::BF16));
   EXPECT_EQ(choose_launch_config(bf16, 90, 132, 1), choose_launch_config(bf16, 90, 132));
 }
+
+// Few rows on sm_90: the blocks of m's bucket (up to 8) merge their dγ/dβ in a cluster, so up to
+// 8 rows are one row group; never before sm_90, never without γ or β, never for staged rows
+// or clusters sharing a row, and never for many rows.
+TEST(LaunchConfig, FewRowsMergeTheirBlocksDgammaOnSm90) {
+  NormProblem ln = problem(4096, DType::BF16);
+  ln.has_bias = true;
+  ln = codegen::resolve_problem(ln);
+  EXPECT_EQ(choose_launch_config(ln, 90, 132, 1).merge, 1) << "one row: nothing to merge";
+  EXPECT_EQ(choose_launch_config(ln, 90, 132, 2).merge, 2);
+  EXPECT_EQ(choose_launch_config(ln, 90, 132, 5).merge, 8) << "m's bucket, 8";
+  EXPECT_EQ(choose_launch_config(ln, 90, 132, 199).merge, 8);
+  EXPECT_EQ(choose_launch_config(ln, 90, 132, 4096).merge, 1) << "many rows";
+  EXPECT_EQ(choose_launch_config(ln, 90, 132).merge, 1) << "m unknown";
+  EXPECT_EQ(choose_launch_config(ln, 80, 108, 199).merge, 1) << "no clusters before sm_90";
+  // Several rows a block (a warp per row, 4 a block): the bucket's blocks, not its rows.
+  const NormProblem short_rows = codegen::resolve_problem(problem(1024, DType::BF16));
+  const LaunchConfig s = choose_launch_config(short_rows, 90, 132, 16);
+  ASSERT_EQ(s.rows_per_block(), 4) << codegen::describe(s);
+  EXPECT_EQ(s.merge, 4);
+  NormProblem none = problem(4096, DType::BF16);
+  none.has_weight = none.has_bias = false;
+  none = codegen::resolve_problem(none);
+  EXPECT_EQ(choose_launch_config(none, 90, 132, 199).merge, 1) << "no dγ/dβ to merge";
+  const NormProblem staged = codegen::resolve_problem(problem(12288, DType::BF16));
+  EXPECT_EQ(choose_launch_config(staged, 90, 132, 199).merge, 1) << codegen::describe(choose_launch_config(staged, 90, 132, 199));
+}
+
+TEST(LaunchConfig, CheckRejectsMergesThatCannotRun) {
+  const NormProblem p = codegen::resolve_problem(problem(4096, DType::BF16));
+  LaunchConfig c = choose_launch_config(p, 90, 132, 199);
+  ASSERT_EQ(c.merge, 8);
+  EXPECT_NO_THROW(codegen::check_launch_config(p, c));
+  for (int bad : {0, 3, 16}) {
+    LaunchConfig b = c;
+    b.merge = bad;
+    EXPECT_THROW(codegen::check_launch_config(p, b), std::invalid_argument) << bad;
+  }
+  LaunchConfig shared_row = choose_launch_config(codegen::resolve_problem(problem(65536, DType::F32)), 90);
+  ASSERT_GT(shared_row.cluster, 1);
+  shared_row.merge = 2;
+  EXPECT_THROW(codegen::check_launch_config(codegen::resolve_problem(problem(65536, DType::F32)), shared_row),
+               std::invalid_argument);
+  LaunchConfig staged = choose_launch_config(codegen::resolve_problem(problem(12288, DType::BF16)), 90);
+  ASSERT_TRUE(staged.staged);
+  staged.merge = 2;
+  EXPECT_THROW(codegen::check_launch_config(codegen::resolve_problem(problem(12288, DType::BF16)), staged),
+               std::invalid_argument);
+  NormProblem none = problem(4096, DType::BF16);
+  none.has_weight = false;
+  none = codegen::resolve_problem(none);
+  EXPECT_THROW(codegen::check_launch_config(none, c), std::invalid_argument);
+  EXPECT_NE(codegen::describe(c).find("merge=8"), std::string::npos) << codegen::describe(c);
+}

@@ -31,8 +31,21 @@ constexpr int kBaseRegisters = 32;
 // Collects configs in enumeration order, once each.
 class Candidates {
  public:
-  Candidates(const NormProblem& p, int sm) : p_(p), sm_(sm) {}
+  // m: the rows tuned for (< 0: many); with few of them, each config that can merge its
+  // blocks' dγ/dβ is tried merged as well (right after it, ahead of the truncation).
+  Candidates(const NormProblem& p, int sm, int sm_count, int64_t m)
+      : p_(p), sm_(sm), m_(few_rows(m, sm_count) ? m : -1) {}
   void add(const LaunchConfig& c) {
+    add_one(c);
+    if (m_ < 0) return;
+    LaunchConfig merged = c;
+    merged.merge = merge_for_few_rows(p_, c, sm_, m_);
+    if (merged.merge > 1) add_one(merged);
+  }
+  std::vector<LaunchConfig> take() { return std::move(list_); }
+
+ private:
+  void add_one(const LaunchConfig& c) {
     if (std::find(list_.begin(), list_.end(), c) != list_.end()) return;
     try {
       check_launch_config(p_, c);
@@ -42,11 +55,9 @@ class Candidates {
     if (!prune_reason(p_, c, sm_).empty()) return;
     list_.push_back(c);
   }
-  std::vector<LaunchConfig> take() { return std::move(list_); }
-
- private:
   const NormProblem& p_;
   int sm_;
+  int64_t m_;
   std::vector<LaunchConfig> list_;
 };
 
@@ -84,6 +95,7 @@ std::string prune_reason(const NormProblem& p, const LaunchConfig& c, int sm) {
   if (!c.grid && c.cluster > a.max_cluster)
     return "a cluster of " + std::to_string(c.cluster) + " blocks needs sm_90 or newer and at most " +
            std::to_string(kMaxCluster) + " blocks";
+  if (c.merge > a.max_cluster) return "merged blocks are a cluster: they need sm_90 or newer";
   if (c.staged && sm < 80) return "staged rows need cp.async (sm_80 or newer)";
   const size_t shared = dynamic_shared_bytes(p, c);
   if (shared > a.shared_per_block)
@@ -102,7 +114,7 @@ std::string prune_reason(const NormProblem& p, const LaunchConfig& c, int sm) {
 }
 
 std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_count, int64_t m) {
-  Candidates out(p, sm);
+  Candidates out(p, sm, sm_count, m);
   // The heuristic for these m rows first: tuning can only match or beat what an untuned
   // engine runs. Then its config for many rows, where m is few.
   out.add(choose_launch_config(p, sm, sm_count, m));

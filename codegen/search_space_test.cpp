@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <set>
 
 #include "codegen/norm_problem.h"
@@ -156,4 +158,24 @@ TEST(SearchSpace, RegisterEstimateGrowsWithWhatAThreadHolds) {
   LaunchConfig prefetching = small;
   prefetching.prefetch = true;
   EXPECT_LT(codegen::estimated_registers(p, small), codegen::estimated_registers(p, prefetching));
+}
+
+// Few rows on sm_90: each config that can merge is tried merged too, right after itself.
+TEST(SearchSpace, FewRowsAlsoTryMergedBlocks) {
+  NormProblem p;
+  p.n = 4096;
+  p.x_dtype = DType::BF16;
+  p.has_bias = true;
+  p = codegen::resolve_problem(p);
+  auto merged = [](const std::vector<codegen::LaunchConfig>& list) {
+    return std::count_if(list.begin(), list.end(), [](const codegen::LaunchConfig& c) { return c.merge > 1; });
+  };
+  const std::vector<codegen::LaunchConfig> few = codegen::search_space(p, 90, 132, 199);
+  EXPECT_GE(merged(few), 3);
+  EXPECT_EQ(few.front().merge, 8) << "the heuristic's config for 199 rows comes first";
+  for (const codegen::LaunchConfig& c : few)
+    if (c.merge > 1) EXPECT_TRUE(c.row_in_registers && !c.staged && c.cluster == 1) << codegen::describe(c);
+  EXPECT_EQ(merged(codegen::search_space(p, 90, 132, 65536)), 0);
+  EXPECT_EQ(merged(codegen::search_space(p, 90, 132)), 0);
+  EXPECT_EQ(merged(codegen::search_space(p, 80, 108, 199)), 0);
 }

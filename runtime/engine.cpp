@@ -34,7 +34,7 @@ CUcontext context_of(CUstream stream, const What& what) {
   return ctx;
 }
 
-// A launch of `groups` clusters of config.cluster blocks; `attribute` must outlive the result.
+// A launch of `groups` clusters of config.blocks_per_group() blocks; `attribute` must outlive the result.
 // A grid cluster is one cooperative launch instead: the driver refuses it unless every block
 // can be resident at once, which its blocks' waiting for each other needs.
 CUlaunchConfig cluster_launch(const codegen::LaunchConfig& config, int64_t groups, unsigned shared_bytes,
@@ -45,11 +45,11 @@ CUlaunchConfig cluster_launch(const codegen::LaunchConfig& config, int64_t group
     attribute.value.cooperative = 1;
   } else {
     attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attribute.value.clusterDim.x = static_cast<unsigned>(config.cluster);
+    attribute.value.clusterDim.x = static_cast<unsigned>(config.blocks_per_group());
     attribute.value.clusterDim.y = attribute.value.clusterDim.z = 1;
   }
   CUlaunchConfig launch{};
-  launch.gridDimX = static_cast<unsigned>(groups * config.cluster);
+  launch.gridDimX = static_cast<unsigned>(groups * config.blocks_per_group());
   launch.gridDimY = launch.gridDimZ = 1;
   launch.blockDimX = static_cast<unsigned>(config.threads);
   launch.blockDimY = launch.blockDimZ = 1;
@@ -293,7 +293,7 @@ std::unique_ptr<LoadedKernel> Engine::Impl::load(CUcontext ctx, const NormProble
     NJ_CU(d.cuFuncSetAttribute(k->backward, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                static_cast<int>(k->shared_bytes)),
           what);
-  if (k->config.cluster == 1 || k->config.grid) {
+  if (k->config.blocks_per_group() == 1 || k->config.grid) {
     int per_sm = 0;
     NJ_CU(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->backward, k->config.threads, k->shared_bytes),
           what);
@@ -309,14 +309,14 @@ std::unique_ptr<LoadedKernel> Engine::Impl::load(CUcontext ctx, const NormProble
       k->resident_groups = 1;
     }
   } else {
-    if (k->config.cluster > 8)
+    if (k->config.blocks_per_group() > 8)
       NJ_CU(d.cuFuncSetAttribute(k->backward, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), what);
     CUlaunchAttribute cluster;
     const CUlaunchConfig launch = cluster_launch(k->config, 1, k->shared_bytes, nullptr, cluster);
     int clusters = 0;
     NJ_CU(d.cuOccupancyMaxActiveClusters(&clusters, k->backward, &launch), what);
     if (clusters < 1)
-      throw Error(Status::Unsupported, "normjit: " + what + ": a cluster of " + std::to_string(k->config.cluster) +
+      throw Error(Status::Unsupported, "normjit: " + what + ": a cluster of " + std::to_string(k->config.blocks_per_group()) +
                                            " blocks of " + std::to_string(k->config.threads) +
                                            " threads cannot be resident on this device.");
     k->resident_groups = clusters;
@@ -357,8 +357,6 @@ void Engine::Impl::launch(const LoadedKernel& k, const NormProblem& p, const Bac
   const auto what = [&p] { return "the " + codegen::describe(p) + " backward"; };  // for errors only
   const auto& d = driver();
   const int64_t groups = a.m > 0 ? runtime::row_groups(k.config, k.limits, a.m, k.resident_groups) : 0;
-  // Streamed rows always go through partials.
-  const bool direct = runtime::writes_gradients_directly(k.config, groups);
   const size_t need = runtime::launch_workspace_bytes(p, k.config, groups);
   StreamAllocation owned;
   CUdeviceptr partial = need == 0 ? 0 : reinterpret_cast<CUdeviceptr>(a.workspace);
@@ -388,36 +386,56 @@ void Engine::Impl::launch(const LoadedKernel& k, const NormProblem& p, const Bac
                                    a.dropout_mask_stride, 1.0 / (1.0 - a.dropout_p), a.dresidual_in,
                                    a.dresidual_in_stride, a.z, a.z_stride, a.dz, a.dz_stride,
                                    a.dy1, a.dy1_stride, a.weight1, a.dweight1, a.dbias1};
-    void* kernel_args[] = {&params};
-    if (k.config.grid)  // the blocks count their arrivals from zero
-      NJ_CU(d.cuMemsetD32Async(partial + runtime::grid_counters_offset(k.config), 0,
-                               static_cast<size_t>(runtime::grid_ring_slots(k.config)), stream),
-            what() + ": clearing the grid cluster's arrival counters");
-    if (k.config.cluster == 1) {
-      NJ_CU(d.cuLaunchKernel(k.backward, static_cast<unsigned>(groups), 1, 1, static_cast<unsigned>(k.config.threads),
-                             1, 1, k.shared_bytes, stream, kernel_args, nullptr),
-            what() + ": launching");
-    } else {
-      CUlaunchAttribute cluster;
-      const CUlaunchConfig launch = cluster_launch(k.config, groups, k.shared_bytes, stream, cluster);
-      NJ_CU(d.cuLaunchKernelEx(&launch, k.backward, kernel_args, nullptr), what() + ": launching");
-    }
+    launch_kernels(k, p, params, groups, stream);
+  } else if (accumulate) {
+    // No rows: dγ/dβ are sums over none, which the reduction writes as zeros.
+    runtime::BackwardParams params{};
+    params.dweight = a.dweight;
+    params.dbias = a.dbias;
+    params.dweight1 = a.dweight1;
+    params.dbias1 = a.dbias1;
+    launch_reductions(k, p, params, 0, stream);
   }
-  if (accumulate && !direct) {
-    // Parallel norms: the second norm's partial rows follow the first's, reduced by a second
-    // launch of the same kernel into dγ1/dβ1.
-    const int norms = p.parallel ? 2 : 1;
-    for (int norm = 0; norm < norms; ++norm) {
-      const float* partial_ptr = reinterpret_cast<const float*>(partial) + norm * runtime::partial_floats(p, groups);
-      int64_t groups_arg = groups;
-      void* dweight = norm == 0 ? a.dweight : a.dweight1;
-      void* dbias = norm == 0 ? a.dbias : a.dbias1;
-      void* reduce_args[] = {&partial_ptr, &groups_arg, &dweight, &dbias};
-      const unsigned blocks = static_cast<unsigned>((p.n + runtime::kReduceColumns - 1) / runtime::kReduceColumns);
-      NJ_CU(d.cuLaunchKernel(k.reduce, blocks, 1, 1, runtime::kReduceColumns, runtime::kReduceLanes, 1, 0, stream,
-                             reduce_args, nullptr),
-            what() + ": launching the dgamma/dbeta reduction");
-    }
+}
+
+void Engine::Impl::launch_kernels(const LoadedKernel& k, const NormProblem& p, runtime::BackwardParams& params,
+                                  int64_t groups, CUstream stream) {
+  const auto what = [&p] { return "the " + codegen::describe(p) + " backward"; };  // for errors only
+  const auto& d = driver();
+  void* kernel_args[] = {&params};
+  if (k.config.grid)  // the blocks count their arrivals from zero
+    NJ_CU(d.cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(params.partial) + runtime::grid_counters_offset(k.config),
+                             0, static_cast<size_t>(runtime::grid_ring_slots(k.config)), stream),
+          what() + ": clearing the grid cluster's arrival counters");
+  if (k.config.blocks_per_group() == 1) {
+    NJ_CU(d.cuLaunchKernel(k.backward, static_cast<unsigned>(groups), 1, 1, static_cast<unsigned>(k.config.threads),
+                           1, 1, k.shared_bytes, stream, kernel_args, nullptr),
+          what() + ": launching");
+  } else {
+    CUlaunchAttribute cluster;
+    const CUlaunchConfig launch = cluster_launch(k.config, groups, k.shared_bytes, stream, cluster);
+    NJ_CU(d.cuLaunchKernelEx(&launch, k.backward, kernel_args, nullptr), what() + ": launching");
+  }
+  if ((p.has_weight || p.has_bias) && !runtime::writes_gradients_directly(k.config, groups))
+    launch_reductions(k, p, params, groups, stream);
+}
+
+void Engine::Impl::launch_reductions(const LoadedKernel& k, const NormProblem& p, const runtime::BackwardParams& params,
+                                     int64_t groups, CUstream stream) {
+  // Parallel norms: the second norm's partial rows follow the first's, reduced by a second
+  // launch of the same kernel into dγ1/dβ1.
+  const int norms = p.parallel ? 2 : 1;
+  for (int norm = 0; norm < norms; ++norm) {
+    const float* partial_ptr = params.partial ? params.partial + norm * runtime::partial_floats(p, groups) : nullptr;
+    int64_t groups_arg = groups;
+    void* dweight = norm == 0 ? params.dweight : params.dweight1;
+    void* dbias = norm == 0 ? params.dbias : params.dbias1;
+    void* reduce_args[] = {&partial_ptr, &groups_arg, &dweight, &dbias};
+    const unsigned blocks = static_cast<unsigned>((p.n + runtime::kReduceColumns - 1) / runtime::kReduceColumns);
+    const unsigned gradients = (p.has_weight ? 1 : 0) + (p.has_bias ? 1 : 0);
+    NJ_CU(driver().cuLaunchKernel(k.reduce, blocks, gradients, 1, runtime::kReduceColumns, runtime::kReduceLanes, 1, 0,
+                                  stream, reduce_args, nullptr),
+          "the " + codegen::describe(p) + " backward: launching the dgamma/dbeta reduction");
   }
 }
 

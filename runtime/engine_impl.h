@@ -21,6 +21,7 @@
 #include "normjit/normjit.hpp"
 #include "runtime/disk_cache.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/launch_params.h"
 #include "runtime/launch_plan.h"
 #include "runtime/tuning_db.h"
 #include "runtime/tuning_key.h"
@@ -71,6 +72,13 @@ struct Engine::Impl {
   // Launches k over a checked call (runtime::check_backward_call's problem and args) on stream.
   static void launch(const LoadedKernel& k, const NormProblem& checked, const BackwardArgs& args, CUstream stream);
 
+  // The kernels of one launch of k over `groups` row groups (params.m > 0): the backward, then,
+  // unless it writes dγ/dβ itself, the reduction of its partial rows (one per norm). No checks.
+  static void launch_kernels(const LoadedKernel& k, const NormProblem& checked, runtime::BackwardParams& params,
+                             int64_t groups, CUstream stream);
+  // The reductions alone: `groups` partial rows at params.partial into params' dγ/dβ (and dγ1/dβ1).
+  static void launch_reductions(const LoadedKernel& k, const NormProblem& checked, const runtime::BackwardParams& params,
+                                int64_t groups, CUstream stream);
   void launch_backward(const NormProblem& problem, const BackwardArgs& args, CUstream stream);
   size_t workspace_size(const NormProblem& problem, int64_t m);
 

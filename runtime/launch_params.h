@@ -42,8 +42,9 @@ struct BackwardParams {
 };
 static_assert(sizeof(BackwardParams) == 30 * 8, "every field is 8 bytes, as on the device");
 
-// Blocks of the partial-sum reduction: 32 columns by 8 lanes (templates/reduce_partials.cuh).
+// Blocks of the partial-sum reduction: 32 columns by 16 lanes, one row of blocks per gradient
+// (templates/reduce_partials.cuh).
 constexpr int kReduceColumns = 32;
-constexpr int kReduceLanes = 8;
+constexpr int kReduceLanes = 16;
 
 }  // namespace normjit::runtime

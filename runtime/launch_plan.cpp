@@ -6,9 +6,10 @@ namespace normjit::runtime {
 
 int64_t max_row_groups(const codegen::LaunchConfig& c, const DeviceLimits& limits, int64_t m) {
   if (c.grid) return 1;  // the grid is one cluster
-  const int64_t needed = (m + c.rows_per_block() - 1) / c.rows_per_block();
+  const int64_t workers = (m + c.rows_per_block() - 1) / c.rows_per_block();  // blocks with a row each
+  const int64_t needed = (workers + c.merge - 1) / c.merge;
   const int64_t per_sm = std::max(1, std::min(limits.max_threads_per_sm / c.threads, limits.max_blocks_per_sm));
-  return std::min<int64_t>(needed, std::max<int64_t>(1, per_sm * limits.sm_count / c.cluster));
+  return std::min<int64_t>(needed, std::max<int64_t>(1, per_sm * limits.sm_count / c.blocks_per_group()));
 }
 
 int64_t row_groups(const codegen::LaunchConfig& c, const DeviceLimits& limits, int64_t m, int64_t resident_groups) {

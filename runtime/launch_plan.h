@@ -20,7 +20,7 @@ struct DeviceLimits {
   bool memory_pools = false;   // cuMemAllocAsync works
 };
 
-// Upper bound on the row groups (blocks, or clusters of config.cluster blocks) of a launch over
+// Upper bound on the row groups (blocks, or clusters of config.blocks_per_group() blocks) of a launch over
 // m rows, whatever the kernel's occupancy.
 int64_t max_row_groups(const codegen::LaunchConfig& config, const DeviceLimits& limits, int64_t m);
 // The row groups actually launched: no more than can be resident at once (`resident_groups`,

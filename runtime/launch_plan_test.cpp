@@ -70,10 +70,26 @@ TEST(LaunchPlan, ClustersCountAsOneRowGroup) {
 }
 
 // A single row group holding its rows in registers writes dγ/dβ itself (the small-M path), so
-// callers are asked for no workspace there; from two row groups on, for the partials.
+// callers are asked for no workspace there; from two row groups on, for the partials. On
+// sm_90 up to 8 merged blocks are one row group, so up to M = 8 needs none either.
+TEST(LaunchPlan, MergedBlocksWriteOnePartialRowPerCluster) {
+  codegen::LaunchConfig c = codegen::choose_launch_config(problem(4096), 90, 132, 199);
+  ASSERT_EQ(c.merge, 8);
+  EXPECT_EQ(c.blocks_per_group(), 8);
+  EXPECT_EQ(runtime::max_row_groups(c, kH100, 199), 25) << "199 blocks of a row each, 8 to a cluster";
+  EXPECT_EQ(runtime::max_row_groups(c, kH100, 8), 1);
+  c.merge = 1;
+  EXPECT_EQ(runtime::max_row_groups(c, kH100, 199), 199);
+}
+
 TEST(LaunchPlan, NoWorkspaceWhereOneRowGroupWritesTheGradients) {
   EXPECT_EQ(runtime::workspace_bound(problem(4096), kH100, 1), 0u);
-  EXPECT_GT(runtime::workspace_bound(problem(4096), kH100, 2), 0u);
+  EXPECT_EQ(runtime::workspace_bound(problem(4096), kH100, 8), 0u);
+  EXPECT_GT(runtime::workspace_bound(problem(4096), kH100, 9), 0u);
+  runtime::DeviceLimits a100 = kH100;
+  a100.sm = 80;
+  a100.sm_count = 108;
+  EXPECT_GT(runtime::workspace_bound(problem(4096), a100, 2), 0u) << "no clusters before sm_90: a block per row";
   const codegen::LaunchConfig streamed = codegen::streamed_launch_config(problem(1 << 20));
   EXPECT_GT(runtime::launch_workspace_bytes(problem(1 << 20), streamed, 1), 0u) << "streamed rows use partials";
 }

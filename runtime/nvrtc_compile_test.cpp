@@ -104,6 +104,44 @@ TEST(Nvrtc, VariantsCompile) {
     }
 }
 
+// Merged blocks (few rows, sm_90) in each family that can merge: several rows a block (33),
+// a row a block (4096), rows met in two passes of 4096 columns (8192 fp32), odd rows at
+// 2-byte alignment (1001), prefetched rows (fp32 2048), and with parallel norms; no spills.
+TEST(Nvrtc, MergedBlocksCompileWithoutSpills) {
+  std::string why;
+  if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
+  struct Shape { NormKind kind; int64_t n; DType x; int alignment; bool parallel; };
+  const Shape shapes[] = {{NormKind::LayerNorm, 33, DType::F16, 16, false},   {NormKind::LayerNorm, 4096, DType::BF16, 16, false},
+                          {NormKind::RMSNorm, 8192, DType::F32, 16, false},   {NormKind::LayerNorm, 1001, DType::BF16, 2, false},
+                          {NormKind::LayerNorm, 4096, DType::BF16, 16, true}, {NormKind::RMSNorm, 2048, DType::F32, 16, false}};
+  for (const Shape& shape : shapes) {
+    NormProblem p;
+    p.kind = shape.kind;
+    p.n = shape.n;
+    p.x_dtype = shape.x;
+    p.weight_dtype = DType::F32;
+    p.has_bias = shape.kind == NormKind::LayerNorm;
+    p.alignment = shape.alignment;
+    p.parallel = shape.parallel;
+    p = codegen::resolve_problem(p);
+    codegen::LaunchConfig c = codegen::choose_launch_config(p, 90, 132, 199);
+    if (c.merge == 1) {  // the heuristic keeps this family unmerged: merge its many-rows config
+      c = codegen::choose_launch_config(p, 90, 132);
+      c.merge = 8;
+    }
+    ASSERT_NO_THROW(codegen::check_launch_config(p, c)) << codegen::describe(p) << " with " << codegen::describe(c);
+    const auto src = codegen::generate_backward_source(p, c);
+    runtime::CompileOutput out;
+    ASSERT_NO_THROW(out = nvrtc.compile(src.text, src.name, codegen::compile_options({90, nvrtc.version()}),
+                                        codegen::describe(p)))
+        << codegen::describe(p) << " with " << codegen::describe(c);
+    for (const auto& r : runtime::parse_ptxas_report(out.log))
+      EXPECT_EQ(r.spill_stores + r.spill_loads, 0) << codegen::describe(p) << " with " << codegen::describe(c) << ": "
+                                                   << r.function << " spills";
+  }
+}
+
 // Each fused option alone in every kernel family (one N per family: several rows per block,
 // registers, staged, shifted staged, staged and register clusters, streamed), for LayerNorm
 // and RMSNorm; on sm_90 also pairs and all four together, alternating the kind by shape to

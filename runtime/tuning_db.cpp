@@ -142,6 +142,7 @@ std::string format_tuning_entries(const TuningEntries& entries) {
     t.insert("vec", e.config.vec);
     t.insert("row_in_registers", e.config.row_in_registers);
     t.insert("cluster", e.config.cluster);
+    if (e.config.merge > 1) t.insert("merge", e.config.merge);
     if (e.config.grid) t.insert("grid", true);
     t.insert("prefetch", e.config.prefetch);
     t.insert("staged", e.config.staged);
@@ -182,8 +183,8 @@ TuningEntries parse_tuning_entries(const std::string& text, const std::string& o
     const toml::table* t = node.as_table();
     if (!t) bad(origin, quoted(key), "is " + describe_value(node) + ", not a table of a launch config");
     for (const auto& [field, value] : *t) {
-      static const char* kFields[] = {"threads", "threads_per_row", "vec",  "row_in_registers", "cluster", "grid",
-                                      "prefetch", "staged", "stages", "min_blocks_per_sm", "us", "heuristic_us",
+      static const char* kFields[] = {"threads", "threads_per_row", "vec",  "row_in_registers", "cluster", "merge",
+                                      "grid", "prefetch", "staged", "stages", "min_blocks_per_sm", "us", "heuristic_us",
                                       "candidates", "tuned_at"};
       bool known = false;
       for (const char* f : kFields) known |= field.str() == f;
@@ -198,6 +199,8 @@ TuningEntries parse_tuning_entries(const std::string& text, const std::string& o
     e.config.grid = t->contains("grid") && want_bool(*t, "grid", origin, key);
     e.config.cluster = static_cast<int>(
         want_int(*t, "cluster", origin, key, 1, e.config.grid ? codegen::kMaxGridCluster : codegen::kMaxCluster));
+    // Written only for merged blocks (few rows).
+    if (t->contains("merge")) e.config.merge = static_cast<int>(want_int(*t, "merge", origin, key, 1, codegen::kMaxMerge));
     e.config.prefetch = want_bool(*t, "prefetch", origin, key);
     e.config.staged = want_bool(*t, "staged", origin, key);
     // Written since stages became a config field; entries from before it ran two.

@@ -97,6 +97,18 @@ TEST(TuningEntries, GridClustersRoundTripAndOnlyTheyMayExceedSixteenBlocks) {
   EXPECT_THROW(runtime::parse_tuning_entries(runtime::format_tuning_entries({{kKeyA, grid}}), "test"), Error);
 }
 
+TEST(TuningEntries, MergedBlocksRoundTripAndAreWrittenOnlyWhenMerged) {
+  TunedConfig merged = tuned(256, 9.5);
+  merged.config.merge = 8;
+  const std::string text = runtime::format_tuning_entries({{kKeyA, merged}, {kKeyB, tuned(64, 3.5)}});
+  EXPECT_EQ(text.find("merge"), text.rfind("merge")) << "written for merged blocks only:\n" << text;
+  const TuningEntries back = runtime::parse_tuning_entries(text, "test");
+  EXPECT_EQ(back.at(kKeyA).config, merged.config);
+  EXPECT_EQ(back.at(kKeyB).config.merge, 1);
+  merged.config.merge = 16;  // beyond the portable cluster size
+  EXPECT_THROW(runtime::parse_tuning_entries(runtime::format_tuning_entries({{kKeyA, merged}}), "test"), Error);
+}
+
 TEST(TuningEntries, ParseErrorsNameTheTableAndTheKey) {
   const std::string good = runtime::format_tuning_entries({{kKeyA, tuned(256, 1.0)}});
   auto error_of = [](const std::string& text) {

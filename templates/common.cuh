@@ -177,14 +177,24 @@ __device__ __forceinline__ void cluster_barrier_publish(bool publisher) {
   if (publisher) asm volatile("fence.acq_rel.cluster;" ::: "memory");
   asm volatile("barrier.cluster.arrive.relaxed;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
 }
-// v, as stored at the same shared-memory address in the cluster's block `rank`.
-__device__ __forceinline__ float2 load_from_block(const float2* local, unsigned rank) {
+// The address in the cluster's block `rank` of what `local` is in this block's shared memory.
+__device__ __forceinline__ unsigned cluster_address(const void* local, unsigned rank) {
   unsigned long long generic = (unsigned long long)local, shared;
   asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(shared) : "l"(generic));
   unsigned remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"((unsigned)shared), "r"(rank));
+  return remote;
+}
+// v, as stored at the same shared-memory address in the cluster's block `rank`.
+__device__ __forceinline__ float2 load_from_block(const float2* local, unsigned rank) {
   float2 v;
-  asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(remote) : "memory");
+  asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];"
+               : "=f"(v.x), "=f"(v.y) : "r"(cluster_address(local, rank)) : "memory");
+  return v;
+}
+__device__ __forceinline__ float load_from_block(const float* local, unsigned rank) {
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(cluster_address(local, rank)) : "memory");
   return v;
 }
 

@@ -57,8 +57,13 @@ __device__ __forceinline__ float input_grad(float g, float xhat, float rstd, flo
   else return rstd * (g - xhat * mean_gx);
 }
 
-__device__ __forceinline__ i64 row_groups() { return gridDim.x / kCluster; }
-__device__ __forceinline__ i64 row_group() { return blockIdx.x / kCluster; }
+// Row workers take rows g, g + workers, ...: a block each, or a cluster sharing each row.
+__device__ __forceinline__ i64 row_workers() { return gridDim.x / kCluster; }
+__device__ __forceinline__ i64 row_worker() { return blockIdx.x / kCluster; }
+// Row groups write one partial row of dγ/dβ each: a worker, or kMerge workers whose sums meet
+// in distributed shared memory first (store_merged_sums).
+__device__ __forceinline__ i64 row_groups() { return gridDim.x / (kCluster * kMerge); }
+__device__ __forceinline__ i64 row_group() { return blockIdx.x / (kCluster * kMerge); }
 __device__ __forceinline__ float* bias_partials(const BackwardParams& p) {
   return p.partial + (kHasWeight ? row_groups() * kN : 0);
 }
@@ -124,9 +129,55 @@ __device__ __forceinline__ BackwardParams second_norm_params(const BackwardParam
 }
 
 // fused:end
+// kMerge > 1: the kMerge blocks of a cluster each worked their own rows, and each has put its
+// sums of columns [first, first + count) at the same place of `local` (its shared memory).
+// Block r adds, for its share of those columns, the blocks' values in rank order (the same
+// bits whatever the timing) and writes them as the cluster's partial row: kMerge times fewer
+// partial rows to write and to reduce, which at few rows outweigh x, dy and dx together.
+__device__ __forceinline__ void store_merged_sums(const float* local, i64 first, i64 count, float* partial_row,
+                                                  TW* gradient) {
+  cluster_barrier();  // every block's values are in place
+  const i64 share = (count + kMerge - 1) / kMerge;
+  const i64 begin = (i64)cluster_rank() * share;
+  const i64 end = begin + share < count ? begin + share : count;
+  for (i64 c = begin + threadIdx.x; c < end; c += kThreads) {
+    float v = load_from_block(local + c, 0);
+#pragma unroll
+    for (unsigned r = 1; r < kMerge; ++r) v += load_from_block(local + c, r);
+    put_group_sum(partial_row, gradient, first + c, v);
+  }
+  cluster_barrier();  // no block refills `local`, or leaves, while another still reads it
+}
+
+// Columns of dγ (or dβ) that meet at a time when merged blocks each hold one row's worth in
+// registers: 16 KB of shared memory however long the row.
+constexpr i64 kMergeColumns = kN < 4096 ? kN : 4096;
+
+// The thread's slots of its merged row group's dγ or dβ: kMergeColumns at a time through
+// shared memory (one row per block: each column has one owner).
+__device__ __forceinline__ void write_merged_sum(const float (&acc)[kIters][kVec], float* partial_row, TW* gradient,
+                                                 int lane, unsigned rank) {
+  __shared__ float local[kMergeColumns];
+  for (i64 first = 0; first < kN; first += kMergeColumns) {
+#pragma unroll
+    for (int i = 0; i < kIters; ++i)
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        const i64 col = element_column(i, j, lane, rank);
+        if (col < kN && col >= first && col < first + kMergeColumns) local[col - first] = acc[i][j];
+      }
+    store_merged_sums(local, first, kN - first < kMergeColumns ? kN - first : kMergeColumns, partial_row, gradient);
+  }
+}
+
 // The thread's slots of its row group's dγ/dβ (one row per block: each column has one owner).
 __device__ __forceinline__ void write_group_sums(const BackwardParams& p, const float (&dw)[kIters][kVec],
                                                  const float (&db)[kIters][kVec], int lane, unsigned rank) {
+  if constexpr (kMerge > 1) {
+    if constexpr (kHasWeight) write_merged_sum(dw, weight_partial_row(p), p.dweight, lane, rank);
+    if constexpr (kHasBias) write_merged_sum(db, bias_partial_row(p), p.dbias, lane, rank);
+    return;
+  }
   float* dw_out = weight_partial_row(p);
   float* db_out = bias_partial_row(p);
 #pragma unroll
@@ -297,10 +348,10 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 
   // With kPrefetch the next row's loads are issued before this row's reductions and barriers,
   // so memory stays busy while the row sums travel; without, each row is loaded when its turn comes.
-  const i64 step = row_groups() * kRowsPerBlock;
+  const i64 step = row_workers() * kRowsPerBlock;
   RowSlice cur;
-  if constexpr (kPrefetch) load_row_slice(p, row_group() * kRowsPerBlock + row_in_block, lane, rank, cur);
-  for (i64 base = row_group() * kRowsPerBlock; base < p.m; base += step) {
+  if constexpr (kPrefetch) load_row_slice(p, row_worker() * kRowsPerBlock + row_in_block, lane, rank, cur);
+  for (i64 base = row_worker() * kRowsPerBlock; base < p.m; base += step) {
     const i64 row = base + row_in_block;
     const bool valid = row < p.m;  // every thread takes part in the row reduction's barriers
     if constexpr (!kPrefetch) load_row_slice(p, row, lane, rank, cur);
@@ -391,8 +442,12 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
           }
           __syncthreads();
         }
-        for (i64 c = threadIdx.x; c < kN; c += kThreads) put_group_sum(out, gradient, c, merged[c]);
-        __syncthreads();
+        if constexpr (kMerge > 1) {
+          store_merged_sums(merged, 0, kN, out, gradient);
+        } else {
+          for (i64 c = threadIdx.x; c < kN; c += kThreads) put_group_sum(out, gradient, c, merged[c]);
+          __syncthreads();
+        }
       };
       if constexpr (kHasWeight) merge_and_store(dw, weight_partial_row(p), p.dweight);
       if constexpr (kHasBias) merge_and_store(db, bias_partial_row(p), p.dbias);
@@ -662,8 +717,8 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   // waits for the grid's sums, the row worked, and kAhead rows being copied.
   constexpr int kAhead = kStages - 1 - kGridDefer;
   static_assert(kAhead >= 1, "a row is copied while one is worked");
-  const i64 step = row_groups();
-  const i64 first = row_group();
+  const i64 step = row_workers();
+  const i64 first = row_worker();
   i64 row = first;
 #pragma unroll
   for (int s = 0; s < kAhead; ++s) {

@@ -110,20 +110,7 @@ void run_overhead(Engine& engine, CUcontext ctx, CUstream stream) {
                                    a.mean,   a.rstd,   a.weight,  a.dx,      0,
                                    direct ? nullptr : reinterpret_cast<float*>(partial.get()), a.dweight, a.dbias};
     params.x_stride = params.dy_stride = params.dx_stride = c.n;
-    void* kernel_args[] = {&params};
-    const float* partial_ptr = reinterpret_cast<const float*>(partial.get());
-    int64_t groups_arg = groups;
-    void* reduce_args[] = {&partial_ptr, &groups_arg, &a.dweight, &a.dbias};
-    auto raw = [&] {
-      NJ_CU(d.cuLaunchKernel(k.backward, static_cast<unsigned>(groups), 1, 1, static_cast<unsigned>(k.config.threads),
-                             1, 1, k.shared_bytes, stream, kernel_args, nullptr),
-            what);
-      if (!direct)
-        NJ_CU(d.cuLaunchKernel(k.reduce, static_cast<unsigned>((c.n + runtime::kReduceColumns - 1) /
-                                                               runtime::kReduceColumns),
-                               1, 1, runtime::kReduceColumns, runtime::kReduceLanes, 1, 0, stream, reduce_args, nullptr),
-              what);
-    };
+    auto raw = [&] { Engine::Impl::launch_kernels(k, resolved, params, groups, stream); };
     for (int i = 0; i < 50; ++i) raw();
     NJ_CU(d.cuStreamSynchronize(stream), what);
     const double raw_us = host_us_per_call(kCalls, raw);

@@ -125,7 +125,8 @@ int run_tune(std::vector<std::string> args) {
       std::printf("%s\n", shape_label(s).c_str());
       if (!list) continue;
       for (int sm : {80, 90}) {
-        const auto space = codegen::search_space(s.problem, sm);
+        // The SM count is not known without a GPU: few rows are judged for an H100 (132).
+        const auto space = codegen::search_space(s.problem, sm, 0, s.m);
         std::printf("  sm_%d: %zu candidates\n", sm, space.size());
         for (const auto& c : space) std::printf("    %s\n", codegen::describe(c).c_str());
       }

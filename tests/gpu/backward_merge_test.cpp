@@ -1,0 +1,128 @@
+// Merged blocks (LaunchConfig::merge, sm_90): at few rows, up to 8 blocks of a cluster each work
+// their own rows and add their dγ/dβ in distributed shared memory before writing one partial
+// row. Every merged candidate the tuner may pick must match the reference: one row per block
+// and several, rows longer than the 4096 columns that meet at a time, odd N, grids with blocks
+// that get no row, and launches of one cluster that write dγ/dβ themselves.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "codegen/launch_config.h"
+#include "codegen/norm_problem.h"
+#include "codegen/search_space.h"
+#include "runtime/backward_call.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/engine_impl.h"
+#include "runtime/launch_plan.h"
+#include "support/device_run.h"
+#include "support/gpu.h"
+#include "support/norm_inputs.h"
+#include "support/problem_variants.h"
+#include "support/random.h"
+#include "support/shared_engine.h"
+
+namespace normjit::test {
+namespace {
+namespace fs = std::filesystem;
+using runtime::driver;
+
+// 33: 32-lane groups, several rows a block; 1000 and 5003 (odd, 2-byte aligned in 16-bit
+// types): part-filled vector passes; 8192: the merge in two passes of 4096 columns.
+const ProblemSpec kProblems[] = {
+    {NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 4096},
+    {NormKind::LayerNorm, DType::F16, DType::F16, Affine::BiasOnly, 33},
+    {NormKind::RMSNorm, DType::F32, DType::F32, Affine::WeightOnly, 8192},
+    {NormKind::LayerNorm, DType::BF16, DType::BF16, Affine::WeightAndBias, 5003},
+    {NormKind::RMSNorm, DType::BF16, DType::F32, Affine::WeightOnly, 1000},
+};
+// 5: one cluster of 8 blocks, 3 of them without a row (dγ/dβ written directly); 37 and 199:
+// several clusters, the last one part-filled.
+constexpr int64_t kRows[] = {5, 37, 199};
+constexpr size_t kCandidatesPerShape = 3;
+
+class BackwardMerge : public GpuTest {
+ protected:
+  void SetUp() override {
+    GpuTest::SetUp();
+    dir_ = fs::temp_directory_path() / ("normjit-merge-gpu-" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+    GpuTest::TearDown();
+  }
+  Config config(TuneMode mode) const {
+    Config c;
+    c.cache_dir = dir_.string();
+    c.tune_mode = mode;
+    return c;
+  }
+  fs::path dir_;
+};
+
+TEST_F(BackwardMerge, EveryMergedCandidateMatchesTheReference) {
+  NJ_REQUIRE_GPU();
+  const CUcontext ctx = GpuContext::get()->context();
+  const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
+  if (limits.sm < 90) GTEST_SKIP() << "merged blocks are thread-block clusters: they need sm_90, this GPU is sm_" << limits.sm;
+  Engine probe(config(TuneMode::Off));
+  const runtime::TuningDevice device = probe.impl().tuning_device(limits);
+  int tried = 0;
+  for (const ProblemSpec& spec : kProblems)
+    for (const int64_t m : kRows) {
+      const NormProblem problem = spec.problem();
+      // Contiguous rows: the alignment the call will derive, so the database entry is the one used.
+      NormInputs inputs = make_inputs(problem, m, fresh_seed());
+      DeviceCase probe_case(inputs, {});
+      const NormProblem resolved = runtime::check_backward_call(problem, probe_case.args()).problem;
+      size_t taken = 0;
+      for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm, limits.sm_count, m)) {
+        if (c.merge == 1 || taken == kCandidatesPerShape) continue;
+        ++taken;
+        ++tried;
+        // An engine whose database holds this candidate for m's bucket.
+        Engine engine(config(TuneMode::Cached));
+        runtime::TunedConfig entry;
+        entry.config = c;
+        entry.us = 1;
+        engine.impl().tuning.put(runtime::make_tuning_key(device, resolved, m).text(), entry);
+        EXPECT_EQ(engine.impl().kernel_for(ctx, resolved, m).config, c) << codegen::describe(c);
+        for (bool caller_workspace : {false, true}) {
+          RunOptions options;
+          options.caller_workspace = caller_workspace;
+          EXPECT_TRUE(backward_matches_reference(engine, make_inputs(problem, m, fresh_seed()), stream(), options))
+              << codegen::describe(c) << (caller_workspace ? ", caller's workspace" : "");
+        }
+      }
+      EXPECT_GT(taken, 0u) << describe_case(inputs) << ": no merged candidate";
+    }
+  EXPECT_GE(tried, 15);
+}
+
+// Bit-for-bit repeats of merged launches: backward_determinism_test.cpp (M = 37 and 199).
+TEST_F(BackwardMerge, TheHeuristicMergesAtFewRows) {
+  NJ_REQUIRE_GPU();
+  const CUcontext ctx = GpuContext::get()->context();
+  const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
+  if (limits.sm < 90) GTEST_SKIP() << "merged blocks need sm_90, this GPU is sm_" << limits.sm;
+  Engine& engine = shared_engine();
+  const NormProblem problem = make_problem(NormKind::LayerNorm, 4096, DType::BF16, DType::F32, Affine::WeightAndBias);
+  for (const int64_t m : {2, 8, 37, 199}) {
+    const NormInputs inputs = make_inputs(problem, m, fresh_seed());
+    SCOPED_TRACE(describe_case(inputs));
+    DeviceCase probe_case(inputs, {});
+    const NormProblem resolved = runtime::check_backward_call(problem, probe_case.args()).problem;
+    const LoadedKernel& k = engine.impl().kernel_for(ctx, resolved, m);
+    EXPECT_GT(k.config.merge, 1) << codegen::describe(k.config);
+    if (m <= 8)
+      EXPECT_TRUE(runtime::writes_gradients_directly(
+          k.config, runtime::row_groups(k.config, k.limits, m, k.resident_groups)))
+          << "one cluster of " << k.config.merge << " blocks holds every row: no reduction launch";
+    EXPECT_TRUE(backward_matches_reference(engine, inputs, stream()));
+  }
+}
+
+}  // namespace
+}  // namespace normjit::test
