@@ -245,8 +245,18 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count) {
 // one block holds then take registers with 8-byte vectors, 32 elements a thread (LN fp32 4096
 // at M = 1 / 37 / 199: 5.2 / 10.7 / 16.0 us against 9.5 / 15.2 / 26.5 staged; 8192: 7.0 /
 // 13.4 / 23.1 against 12.7 / 20.8 / 32.7; bench/results/2026-11-23-h100-8109dfa-tune/). 16-bit
-// rows already sit in registers up to 8192 and are within 10% of tuned there.
+// rows already sit in registers up to 8192; those a warp would share take a block (below).
 std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const LaunchConfig& many) {
+  const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
+  if (sixteen_bit && many.rows_per_block() > 1 && many.vec == 4 && p.n > 512) {
+    // 16-bit rows of 513-1024 that many rows give a warp each: a block of 16 elements a thread
+    // per row instead (LN bf16 1024 at M <= 8 / 64 / 256: 6.9 / 7.7 / 10.1 us against 9.0 /
+    // 9.9 / 10.5 a warp per row; RMS 5.6 / 7.4 / 8.6 against 6.7 / 8.7 / 9.3; plain launches,
+    // bench/results/2026-11-23-h100-a81232e/tune-fewrows.txt).
+    LaunchConfig c = many;
+    c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(ceil_div(ceil_div(p.n, 4 * 4), 32) * 32, 64));
+    return c;
+  }
   const bool fp32_rows = dtype_size(p.x_dtype) == 4 && dtype_size(p.dy_dtype) == 4;
   if (!fp32_rows || many.cluster != 1 || !(many.staged || many.prefetch)) return std::nullopt;
   LaunchConfig c;
@@ -265,6 +275,24 @@ int merge_for_few_rows(const NormProblem& p, const LaunchConfig& c, int sm, int6
   return static_cast<int>(std::min<int64_t>(kMaxMerge, ceil_div(next_pow2(std::max<int64_t>(m, 1)), c.rows_per_block())));
 }
 
+namespace {
+
+// Where merging pays, fitted to `normjit tune --exhaustive --shapes bench/tune-fewrows.toml`
+// on the H100 (bench/NOTES.md, entry 16): merged over unmerged time of the same config, median
+// over the candidates. It pays where the bucket's blocks fit one cluster of rows up to 4096
+// (no reduction launch at all: 0.69-0.91), and for 16-bit rows from 4096 up at any few rows
+// (their partial rows outweigh x, dy and dx most: 0.53-0.89). It does not elsewhere: 1024 at
+// 64 or 256 rows (1.05-1.26), fp32 8192 (0.98-1.22), where its cluster barriers and the
+// rows met in two passes cost more than the partial rows it saves.
+int fitted_merge(const NormProblem& p, const LaunchConfig& c, int sm, int64_t m) {
+  const int merge = merge_for_few_rows(p, c, sm, m);
+  const bool one_cluster = ceil_div(next_pow2(std::max<int64_t>(m, 1)), c.rows_per_block()) <= kMaxMerge && p.n <= 4096;
+  const bool long_sixteen_bit = dtype_size(p.x_dtype) == 2 && p.n >= 4096;
+  return one_cluster || long_sixteen_bit ? merge : 1;
+}
+
+}  // namespace
+
 bool few_rows(int64_t m, int sm_count) {
   // Whole power-of-two buckets of M (the tuner's and the engine's kernel keys), so every m of
   // a bucket gets the same config whichever comes first.
@@ -278,7 +306,7 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, in
   LaunchConfig c = config_for_many_rows(p, sm, sm_count);
   if (few_rows(m, sm_count)) {
     if (const std::optional<LaunchConfig> few = config_for_few_rows(p, c)) c = *few;
-    c.merge = merge_for_few_rows(p, c, sm, m);
+    c.merge = fitted_merge(p, c, sm, m);
   }
   check_launch_config(p, c);
   return c;

@@ -86,8 +86,9 @@ bool may_be_few_rows(int64_t m);
 // Few rows: a launch of a block (or a few) per row writes a partial row of dγ/dβ per block, and
 // at M = 199 those rows (fp32, twice for LayerNorm) outweigh x, dy and dx together. On sm_90
 // up to kMaxMerge blocks of a cluster add their sums first, as many as m's bucket has row
-// workers, so M <= 8 needs no reduction launch at all. The merge for config at m rows, or 1
-// where config cannot merge (clusters sharing a row, staged or streamed rows, no γ or β).
+// workers, so M <= 8 needs no reduction launch at all. The merge the tuner tries for config at
+// m rows, or 1 where config cannot merge (clusters sharing a row, staged or streamed rows, no
+// γ or β). The heuristic merges only where that was measured to pay.
 int merge_for_few_rows(const NormProblem& resolved, const LaunchConfig& config, int sm, int64_t m);
 
 // The heuristic config for a resolved, validated problem on compute capability `sm` with

@@ -250,7 +250,14 @@ TEST(LaunchConfig, FewRowsOfFp32TakeRegistersInsteadOfStages) {
         EXPECT_EQ(few.threads, n / 32) << codegen::describe(p);
       }
     }
-  // 16-bit rows are left as they are.
+  // 16-bit rows of 1024 take a block each instead of a warp, 16 elements a thread.
+  const NormProblem bf16_1024 = codegen::resolve_problem(problem(1024, DType::BF16));
+  ASSERT_EQ(choose_launch_config(bf16_1024, 90, 132).threads_per_row, 32);
+  const LaunchConfig block_row = choose_launch_config(bf16_1024, 90, 132, 37);
+  EXPECT_EQ(block_row.rows_per_block(), 1);
+  EXPECT_EQ(block_row.threads, 64);
+  EXPECT_EQ(block_row.vec, 4);
+  // Other 16-bit rows are left as they are.
   const NormProblem bf16 = codegen::resolve_problem(problem(5120, DType::BF16));
   EXPECT_EQ(choose_launch_config(bf16, 90, 132, 1), choose_launch_config(bf16, 90, 132));
 }
@@ -270,7 +277,7 @@ TEST(LaunchConfig, FewRowsMergeTheirBlocksDgammaOnSm90) {
   EXPECT_EQ(choose_launch_config(ln, 90, 132).merge, 1) << "m unknown";
   EXPECT_EQ(choose_launch_config(ln, 80, 108, 199).merge, 1) << "no clusters before sm_90";
   // Several rows a block (a warp per row, 4 a block): the bucket's blocks, not its rows.
-  const NormProblem short_rows = codegen::resolve_problem(problem(1024, DType::BF16));
+  const NormProblem short_rows = codegen::resolve_problem(problem(512, DType::BF16));
   const LaunchConfig s = choose_launch_config(short_rows, 90, 132, 16);
   ASSERT_EQ(s.rows_per_block(), 4) << codegen::describe(s);
   EXPECT_EQ(s.merge, 4);
@@ -278,6 +285,15 @@ TEST(LaunchConfig, FewRowsMergeTheirBlocksDgammaOnSm90) {
   none.has_weight = none.has_bias = false;
   none = codegen::resolve_problem(none);
   EXPECT_EQ(choose_launch_config(none, 90, 132, 199).merge, 1) << "no dγ/dβ to merge";
+  // Fitted: unmerged where it did not pay (rows of 1024 beyond one cluster, fp32 8192).
+  EXPECT_EQ(choose_launch_config(short_rows, 90, 132, 199).merge, 1);
+  const NormProblem fp32_long = codegen::resolve_problem(problem(8192, DType::F32));
+  EXPECT_EQ(choose_launch_config(fp32_long, 90, 132, 8).merge, 1);
+  EXPECT_EQ(choose_launch_config(fp32_long, 90, 132, 199).merge, 1);
+  const NormProblem fp32_short = codegen::resolve_problem(problem(1024, DType::F32));
+  EXPECT_GT(choose_launch_config(fp32_short, 90, 132, 8).merge, 1);
+  EXPECT_EQ(choose_launch_config(fp32_short, 90, 132, 37).merge, 1);
+  EXPECT_EQ(choose_launch_config(codegen::resolve_problem(problem(8192, DType::BF16)), 90, 132, 37).merge, 8);
   const NormProblem staged = codegen::resolve_problem(problem(12288, DType::BF16));
   EXPECT_EQ(choose_launch_config(staged, 90, 132, 199).merge, 1) << codegen::describe(choose_launch_config(staged, 90, 132, 199));
 }

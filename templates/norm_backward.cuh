@@ -141,17 +141,21 @@ __device__ __forceinline__ void store_merged_sums(const float* local, i64 first,
   const i64 begin = (i64)cluster_rank() * share;
   const i64 end = begin + share < count ? begin + share : count;
   for (i64 c = begin + threadIdx.x; c < end; c += kThreads) {
-    float v = load_from_block(local + c, 0);
+    float v[kMerge];  // every block's value in flight at once, then added in rank order
 #pragma unroll
-    for (unsigned r = 1; r < kMerge; ++r) v += load_from_block(local + c, r);
-    put_group_sum(partial_row, gradient, first + c, v);
+    for (unsigned r = 0; r < kMerge; ++r) v[r] = load_from_block(local + c, r);
+    float sum = v[0];
+#pragma unroll
+    for (unsigned r = 1; r < kMerge; ++r) sum += v[r];
+    put_group_sum(partial_row, gradient, first + c, sum);
   }
   cluster_barrier();  // no block refills `local`, or leaves, while another still reads it
 }
 
 // Columns of dγ (or dβ) that meet at a time when merged blocks each hold one row's worth in
-// registers: 16 KB of shared memory however long the row.
-constexpr i64 kMergeColumns = kN < 4096 ? kN : 4096;
+// registers: at most 32 KB of shared memory however long the row (8192 columns, the longest
+// few-rows rows the heuristic merges, in one pass: each pass costs two cluster barriers).
+constexpr i64 kMergeColumns = kN < 8192 ? kN : 8192;
 
 // The thread's slots of its merged row group's dγ or dβ: kMergeColumns at a time through
 // shared memory (one row per block: each column has one owner).

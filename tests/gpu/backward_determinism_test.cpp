@@ -31,7 +31,7 @@ constexpr DeterminismCase kCases[] = {
     // Few rows on sm_90: merged blocks adding their dγ/dβ in distributed shared memory (5
     // clusters of 8 blocks, the last part-filled; 25 with 8192 columns met in two passes).
     {NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 37, 4096},
-    {NormKind::RMSNorm, DType::F32, DType::F32, Affine::WeightOnly, 199, 8192},
+    {NormKind::RMSNorm, DType::BF16, DType::F32, Affine::WeightOnly, 199, 8192},
 };
 
 ::testing::AssertionResult same_bits(const char* name, const HostTensor& a, const HostTensor& b) {
