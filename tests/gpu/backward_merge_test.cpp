@@ -4,9 +4,7 @@
 // and several, rows longer than the 4096 columns that meet at a time, odd N, grids with blocks
 // that get no row, and launches of one cluster that write dγ/dβ themselves.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
 
 #include "codegen/launch_config.h"
 #include "codegen/norm_problem.h"
@@ -20,11 +18,11 @@
 #include "support/norm_inputs.h"
 #include "support/problem_variants.h"
 #include "support/random.h"
+#include "support/scratch_cache.h"
 #include "support/shared_engine.h"
 
 namespace normjit::test {
 namespace {
-namespace fs = std::filesystem;
 using runtime::driver;
 
 // 33: 32-lane groups, several rows a block; 1000 and 5003 (odd, 2-byte aligned in 16-bit
@@ -41,26 +39,7 @@ const ProblemSpec kProblems[] = {
 constexpr int64_t kRows[] = {5, 37, 199};
 constexpr size_t kCandidatesPerShape = 3;
 
-class BackwardMerge : public GpuTest {
- protected:
-  void SetUp() override {
-    GpuTest::SetUp();
-    dir_ = fs::temp_directory_path() / ("normjit-merge-gpu-" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-    GpuTest::TearDown();
-  }
-  Config config(TuneMode mode) const {
-    Config c;
-    c.cache_dir = dir_.string();
-    c.tune_mode = mode;
-    return c;
-  }
-  fs::path dir_;
-};
+class BackwardMerge : public ScratchCacheGpuTest {};
 
 TEST_F(BackwardMerge, EveryMergedCandidateMatchesTheReference) {
   NJ_REQUIRE_GPU();

@@ -2,7 +2,6 @@
 // the reference, the result lands in the tuning database, and a second engine (a later
 // process, in effect) serves the same shape from the database without tuning.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 
@@ -15,31 +14,13 @@
 #include "support/norm_inputs.h"
 #include "support/problem_variants.h"
 #include "support/random.h"
+#include "support/scratch_cache.h"
 
 namespace normjit::test {
 namespace {
 namespace fs = std::filesystem;
 
-class Tuning : public GpuTest {
- protected:
-  void SetUp() override {
-    GpuTest::SetUp();
-    dir_ = fs::temp_directory_path() / ("normjit-tuning-gpu-" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-    GpuTest::TearDown();
-  }
-  Config config(TuneMode mode) const {
-    Config c;
-    c.cache_dir = dir_.string();
-    c.tune_mode = mode;
-    return c;
-  }
-  fs::path dir_;
-};
+class Tuning : public ScratchCacheGpuTest {};
 
 TEST_F(Tuning, OnMissTunesOnceThenASecondEngineHitsTheDatabase) {
   NJ_REQUIRE_GPU();
@@ -56,7 +37,7 @@ TEST_F(Tuning, OnMissTunesOnceThenASecondEngineHitsTheDatabase) {
     EXPECT_EQ(tuner.impl().tunings.load(), 1u);
     EXPECT_TRUE(tuner.impl().kernel_for(ctx, resolved, kRows).tuned);
   }
-  ASSERT_TRUE(fs::exists(dir_ / "tuning.toml"));
+  ASSERT_TRUE(fs::exists(cache_dir() / "tuning.toml"));
 
   Engine reader(config(TuneMode::Cached));
   EXPECT_EQ(reader.impl().tuning.size(), 1u);
