@@ -6,7 +6,9 @@
 // --fused LIST also times each shape with fused options (docs/FUSED.md), adding what each must
 // move: dresidual read (M·N·dx bytes), rowscale read (4·M), a dropout mask read (M·N bytes, or
 // M·⌈N/8⌉ bits), and dh written (M·N·dx bytes) as dresidual_in, which the bench asks for
-// whenever row scale or dropout is on (a training step needs dh for the residual branch).
+// whenever row scale or dropout is on (a training step needs dh for the residual branch); the
+// gate's z read and dz written (2·M·N·b); a parallel norm's dy1 read (M·N·b) and its γ1 read,
+// dγ1 (and dβ1) written (2·N·w, LayerNorm 3·N·w).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -42,15 +44,22 @@ struct FusedSet {
   std::string name;  // as given: "residual", "rowscale+dropout-bits", "all"
   bool residual = false, zero_centered = false, rowscale = false;
   DropoutMask dropout = DropoutMask::None;
-  bool any() const { return residual || zero_centered || rowscale || dropout != DropoutMask::None; }
+  Gate gate = Gate::None;
+  bool parallel = false;
+  bool any() const {
+    return residual || zero_centered || rowscale || dropout != DropoutMask::None || gate != Gate::None || parallel;
+  }
   bool dh_out() const { return rowscale || dropout != DropoutMask::None; }  // dresidual_in requested
+  // The library rejects a gated LayerNorm; the sweep's LayerNorm shapes skip such a set.
+  bool applies_to(NormKind kind) const { return gate == Gate::None || kind == NormKind::RMSNorm; }
 };
 
 constexpr double kDropoutP = 0.1;
 
-// "none,residual,zero-centered,rowscale,dropout-bytes,dropout-bits,all"; items may join
-// options with '+' ("residual+rowscale"). "all" is residual + zero-centered + rowscale +
-// dropout-bits. "none" is put first when the list lacks it (every ratio needs it).
+// "none,residual,zero-centered,rowscale,dropout-bytes,dropout-bits,all,gate,gate-before,parallel";
+// items may join options with '+' ("residual+rowscale"). "all" is residual + zero-centered +
+// rowscale + dropout-bits (the options of both norms). "none" is put first when the list lacks it
+// (every ratio needs it).
 std::vector<FusedSet> parse_fused_list(const std::string& text) {
   std::vector<FusedSet> sets;
   std::stringstream list(text);
@@ -69,12 +78,25 @@ std::vector<FusedSet> parse_fused_list(const std::string& text) {
         if (f.dropout != DropoutMask::None && f.dropout != form)
           throw std::invalid_argument("--fused '" + item + "': one dropout mask form per set (bytes or bits)");
         f.dropout = form;
+      } else if (o == "gate" || o == "gate-before" || o == "gate_before") {
+        const Gate gate = o == "gate" ? Gate::AfterNorm : Gate::BeforeNorm;
+        if (f.gate != Gate::None && f.gate != gate)
+          throw std::invalid_argument("--fused '" + item + "': one gate per set (gate or gate-before)");
+        f.gate = gate;
+      } else if (o == "parallel") {
+        f.parallel = true;
       } else {
         throw std::invalid_argument("--fused '" + item + "': '" + o +
                                     "' is not an option (use none, residual, zero-centered, rowscale, "
-                                    "dropout-bytes, dropout-bits or all; + combines them)");
+                                    "dropout-bytes, dropout-bits, all, gate, gate-before or parallel; + combines "
+                                    "them)");
       }
     }
+    // Said here, before a GPU is looked for, rather than by validate_problem at the first shape.
+    if (f.parallel && f.gate != Gate::None)
+      throw std::invalid_argument("--fused '" + item +
+                                  "': a gate and parallel norms cannot be combined (the library rejects them: "
+                                  "which of the two norms the gate would belong to is not defined)");
     if (item.empty()) throw std::invalid_argument("--fused: an empty item in '" + text + "'");
     sets.push_back(f);
   }
@@ -110,15 +132,20 @@ double min_bytes(const Shape& s) {
                                        : 3 * mn * b + 4.0 * s.m + 2.0 * s.n * w;
 }
 
-// What the fused options add to the minimum bytes (dx, dresidual and dresidual_in share a dtype).
+// What the fused options add to the minimum bytes (x, dy, dx, dresidual, dresidual_in, z, dz and
+// dy1 share a dtype).
 double fused_bytes(const Shape& s, const FusedSet& f) {
   const double dxb = codegen::dtype_size(s.dtype), mn = double(s.m) * double(s.n);
+  const double w = codegen::dtype_size(s.weight);
   double bytes = 0;
   if (f.residual) bytes += mn * dxb;                                       // dresidual read
   if (f.rowscale) bytes += 4.0 * s.m;                                      // rowscale read
   if (f.dropout == DropoutMask::Bytes) bytes += mn;                        // one byte per element
   if (f.dropout == DropoutMask::Bits) bytes += double(s.m) * double((s.n + 7) / 8);
   if (f.dh_out()) bytes += mn * dxb;                                       // dresidual_in written
+  if (f.gate != Gate::None) bytes += 2 * mn * dxb;                         // z read, dz written
+  if (f.parallel)  // dy1 read; γ1 read, dγ1 (and dβ1) written
+    bytes += mn * dxb + (s.kind == NormKind::LayerNorm ? 3.0 : 2.0) * s.n * w;
   return bytes;
 }
 
@@ -165,10 +192,14 @@ int run_bench(std::vector<std::string> args) {
         "  --graph              also time CUDA-graph replays (takes launch gaps out)\n"
         "  --reps R             timed repetitions per shape (default 20)\n"
         "  --fused LIST         also time each shape with these fused option sets (docs/FUSED.md):\n"
-        "                       none,residual,zero-centered,rowscale,dropout-bytes,dropout-bits,all\n"
+        "                       none,residual,zero-centered,rowscale,dropout-bytes,dropout-bits,all,\n"
+        "                       gate,gate-before,parallel\n"
         "                       (+ joins options; all = residual+zero-centered+rowscale+dropout-bits;\n"
-        "                       masks keep 90%%; dh is written too with rowscale or dropout); adds the\n"
-        "                       columns fused and vs none (%%copy over the option-free row's)\n"
+        "                       masks keep 90%%; dh is written too with rowscale or dropout; gate and\n"
+        "                       gate-before: silu(z) after or before the norm, RMSNorm shapes only;\n"
+        "                       parallel: a second norm of x, its own dy1 and weights; not with a\n"
+        "                       gate); adds the columns fused and vs none (%%copy over the option-free\n"
+        "                       row's)\n"
         "  --json FILE          write {device, copy_gbs, rows: [...]} for scripts\n"
         "  --overhead           only the host's cost per call on a cache hit, against bare driver launches\n");
     return kExitOk;
@@ -284,8 +315,25 @@ int run_bench(std::vector<std::string> args) {
   }
 
   // The fused options' inputs, only with --fused: dresidual (random, in x's dtype, as dx),
-  // dresidual_in (written), rowscale in [0.5, 2), and keep-masks drawn with p = 0.1.
-  DeviceBuffer dresidual, dresidual_in, rowscale, mask_bytes, mask_bits;
+  // dresidual_in (written), rowscale in [0.5, 2), and keep-masks drawn with p = 0.1; with a gate
+  // z (random, x's dtype) and dz, with parallel norms dy1 (random, dy's dtype), γ1 (random) and
+  // dγ1, dβ1. The gate's and parallel norms' buffers only where a set asks for them: each
+  // [M, N] one is as large as x.
+  DeviceBuffer dresidual, dresidual_in, rowscale, mask_bytes, mask_bits, z, dz, dy1, weight1, dweight1, dbias1;
+  const bool any_gate = std::any_of(fused_sets.begin(), fused_sets.end(),
+                                    [](const FusedSet& f) { return f.gate != Gate::None; });
+  const bool any_parallel =
+      std::any_of(fused_sets.begin(), fused_sets.end(), [](const FusedSet& f) { return f.parallel; });
+  if (any_gate) {
+    z = DeviceBuffer(max_elements * 4, what);
+    dz = DeviceBuffer(max_elements * 4, what);
+  }
+  if (any_parallel) {
+    dy1 = DeviceBuffer(max_elements * 4, what);
+    weight1 = DeviceBuffer(max_n * 4, what);
+    dweight1 = DeviceBuffer(max_n * 4, what);
+    dbias1 = DeviceBuffer(max_n * 4, what);
+  }
   if (fused_mode) {
     dresidual = DeviceBuffer(max_elements * 4, what);
     dresidual_in = DeviceBuffer(max_elements * 4, what);
@@ -312,6 +360,8 @@ int run_bench(std::vector<std::string> args) {
     mask_bits.upload(bytes, what);
   }
 
+  if (any_gate && std::find(kind_values.begin(), kind_values.end(), NormKind::LayerNorm) != kind_values.end())
+    std::printf("gated sets: RMSNorm shapes only (a gated LayerNorm is not a problem the library takes)\n");
   Engine engine;
   std::vector<Result> results;
   DType uploaded = DType::Default, uploaded_weight = DType::Default;
@@ -324,15 +374,19 @@ int run_bench(std::vector<std::string> args) {
       x.fill_random(s.dtype, static_cast<size_t>(max_elements), 1, what);
       dy.fill_random(s.dtype, static_cast<size_t>(max_elements), 2, what);
       if (fused_mode) dresidual.fill_random(s.dtype, static_cast<size_t>(max_elements), 4, what);
+      if (any_gate) z.fill_random(s.dtype, static_cast<size_t>(max_elements), 8, what);
+      if (any_parallel) dy1.fill_random(s.dtype, static_cast<size_t>(max_elements), 9, what);
       uploaded = s.dtype;
     }
     if (s.weight != uploaded_weight) {
       auto ws = random_bytes(s.weight, static_cast<size_t>(max_n), 3);
       weight.upload(ws, what);
+      if (any_parallel) weight1.upload(random_bytes(s.weight, static_cast<size_t>(max_n), 10), what);
       uploaded_weight = s.weight;
     }
     double none_pct = 0;  // the option-free row's %copy for this shape
     for (const FusedSet& fs : fused_sets) {
+      if (!fs.applies_to(s.kind)) continue;
       NormProblem problem;
       problem.kind = s.kind;
       problem.n = s.n;
@@ -343,6 +397,8 @@ int run_bench(std::vector<std::string> args) {
       problem.zero_centered_weight = fs.zero_centered;
       problem.rowscale = fs.rowscale;
       problem.dropout = fs.dropout;
+      problem.gate = fs.gate;
+      problem.parallel = fs.parallel;
       BackwardArgs a;
       a.m = s.m;
       a.x = x.get();
@@ -360,6 +416,13 @@ int run_bench(std::vector<std::string> args) {
         a.dropout_p = kDropoutP;
       }
       if (fs.dh_out()) a.dresidual_in = dresidual_in.get();
+      if (fs.gate != Gate::None) a.z = z.get(), a.dz = dz.get();
+      if (fs.parallel) {
+        a.dy1 = dy1.get();
+        a.weight1 = weight1.get();
+        a.dweight1 = dweight1.get();
+        a.dbias1 = problem.has_bias ? dbias1.get() : nullptr;
+      }
       const size_t ws_bytes = engine.workspace_size(problem, s.m);
       DeviceBuffer workspace(ws_bytes, what);
       a.workspace = workspace.get();

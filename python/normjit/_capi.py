@@ -54,7 +54,7 @@ class Problem(ctypes.Structure):
         ("zero_centered_weight", ctypes.c_int),
         ("rowscale", ctypes.c_int),
         ("dropout", ctypes.c_int),
-        ("gate", ctypes.c_int),  # gated RMSNorm and parallel norms: not yet taken as keywords
+        ("gate", ctypes.c_int),
         ("parallel", ctypes.c_int),
     ]
 

@@ -220,6 +220,132 @@ def child_main():
             with self.assertRaisesRegex(ValueError, "3 values for 4 rows"):
                 _launch.backward(_capi.RMSNORM, x, x, None, None, None, tensor((3, 1), torch.float32), 1)
 
+        # ---- the gate and parallel norms: the fused path's nj_problem and args fields ----------
+
+        def fused(self, kind, m, n, x=None, dy=None, weight=True, bias=True, **options):
+            """One fused call through the general path: (outputs, {tensor address: name}, the recorded
+            nj_problem as a Problem, the args fields with tensor addresses as names)."""
+            opts = dict(dresidual=None, inplace_residual=False, zero_centered_weight=False, rowscale=None,
+                        dropout_mask=None, dropout_bits=False, dropout_p=0.0, write_dh=False, z=None,
+                        gate=_capi.GATE_NONE, dy1=None, weight1=None, bias1=None)
+            opts.update(options)
+            x = tensor((m, n)) if x is None else x
+            dy = tensor((m, n)) if dy is None else dy
+            w = tensor((n,), torch.float32) if weight else None
+            b = tensor((n,), torch.float32) if bias and kind == _capi.LAYERNORM else None
+            mean = tensor((m, 1), torch.float32) if kind == _capi.LAYERNORM else None
+            rstd = tensor((m, 1), torch.float32)
+            out = _launch.backward(kind, dy, x, w, b, mean, rstd, 1, _launch.Fused(**opts))
+            named = [("x", x), ("dy", dy), ("w", w), ("mean", mean), ("rstd", rstd), ("z", opts["z"]),
+                     ("dy1", opts["dy1"]), ("w1", opts["weight1"])]
+            named += list(zip(("dx", "dw", "db", "dh", "dz", "dw1", "db1"), out))
+            names = {t.data_ptr(): name for name, t in named if t is not None and t.numel()}
+            p = _capi.Problem.from_buffer_copy(rec.calls[-1][1])
+            return out, names, p, fields(rec.calls[-1], names)
+
+        def test_gate_fills_z_and_dz_and_the_gate_field(self):
+            for gate in (_capi.GATE_AFTER_NORM, _capi.GATE_BEFORE_NORM):
+                with self.subTest(gate=gate):
+                    z = tensor((37, 256))
+                    out, names, p, f = self.fused(_capi.RMSNORM, 37, 256, z=z, gate=gate)
+                    self.assertEqual(rec.calls[-1][0], ("byref", _capi.RMSNORM))
+                    self.assertEqual((p.gate, p.parallel, p.residual), (gate, 0, 0))
+                    self.assertEqual((f["z"], f["z_stride"], f["dz"], f["dz_stride"]), ("z", 256, "dz", 256))
+                    self.assertEqual((f["dy1"], f["weight1"], f["dweight1"], f["dbias1"]), (None,) * 4)
+                    dx, dw, db, dh, dz, dw1, db1 = out
+                    self.assertEqual((dz.shape, dz.dtype), ((37, 256), torch.bfloat16))
+                    self.assertEqual((db, dh, dw1, db1), (None,) * 4)
+                    self.assertEqual(f["dx"], "dx")
+
+        def test_padded_z_is_passed_with_its_stride(self):
+            z = torch.Tensor((37, 264), torch.bfloat16)[:, :256]
+            _, _, _, f = self.fused(_capi.RMSNORM, 37, 256, z=z, gate=_capi.GATE_AFTER_NORM)
+            self.assertEqual((f["z"], f["z_stride"], f["dz_stride"]), ("z", 264, 256))
+
+        def test_gate_with_the_other_options_fills_every_field(self):
+            z = tensor((37, 256))
+            rs = tensor((37,), torch.float32)
+            dres = tensor((37, 256))
+            out, names, p, f = self.fused(_capi.RMSNORM, 37, 256, z=z, gate=_capi.GATE_BEFORE_NORM, dresidual=dres,
+                                          rowscale=rs, write_dh=True, zero_centered_weight=True)
+            self.assertEqual((p.residual, p.zero_centered_weight, p.rowscale, p.gate), (1, 1, 1, 2))
+            self.assertEqual((f["dresidual"], f["dresidual_in"], f["z"], f["dz"]),
+                             (dres.data_ptr(), "dh", "z", "dz"))
+
+        def test_parallel_fills_the_second_norm(self):
+            for kind in (_capi.LAYERNORM, _capi.RMSNORM):
+                with self.subTest(kind=kind):
+                    dy1 = tensor((37, 256))
+                    w1 = tensor((256,), torch.float32)
+                    b1 = tensor((256,), torch.float32) if kind == _capi.LAYERNORM else None
+                    out, names, p, f = self.fused(kind, 37, 256, dy1=dy1, weight1=w1, bias1=b1)
+                    self.assertEqual((p.parallel, p.gate), (1, _capi.GATE_NONE))
+                    self.assertEqual((f["dy1"], f["dy1_stride"], f["weight1"], f["dweight1"]),
+                                     ("dy1", 256, "w1", "dw1"))
+                    self.assertEqual((f["z"], f["dz"]), (None, None))
+                    dx, dw, db, dh, dz, dw1, db1 = out
+                    self.assertEqual((dw1.shape, dw1.dtype), ((256,), torch.float32))
+                    if kind == _capi.LAYERNORM:
+                        self.assertEqual((f["dbias1"], db1.shape), ("db1", (256,)))
+                    else:
+                        self.assertEqual((f["dbias1"], db1), (None, None))
+                    self.assertEqual(len({id(t) for t in (dw, db, dw1, db1) if t is not None}),
+                                     4 if kind == _capi.LAYERNORM else 2, "distinct parameter gradients")
+
+        def test_parallel_without_parameters_passes_dy1_only(self):
+            dy1 = tensor((37, 256))
+            out, _, p, f = self.fused(_capi.LAYERNORM, 37, 256, dy1=dy1, weight=False, bias=False)
+            self.assertEqual((p.parallel, p.has_weight, p.has_bias), (1, 0, 0))
+            self.assertEqual((f["dy1"], f["weight1"], f["dweight1"], f["dbias1"]), ("dy1", None, None, None))
+            self.assertEqual(out[5:], (None, None))
+
+        def test_padded_dy1_is_passed_with_its_stride(self):
+            dy1 = torch.Tensor((37, 300), torch.bfloat16)[:, :256]
+            _, _, _, f = self.fused(_capi.RMSNORM, 37, 256, dy1=dy1, weight1=tensor((256,), torch.float32))
+            self.assertEqual((f["dy1"], f["dy1_stride"]), ("dy1", 300))
+
+        def test_options_are_their_own_problems(self):
+            z = tensor((4, 256))
+            self.fused(_capi.RMSNORM, 4, 256, z=z, gate=_capi.GATE_AFTER_NORM)
+            after = rec.calls[-1][1]
+            self.fused(_capi.RMSNORM, 4, 256, z=z, gate=_capi.GATE_BEFORE_NORM)
+            before = rec.calls[-1][1]
+            self.fused(_capi.RMSNORM, 4, 256, dy1=tensor((4, 256)), weight1=tensor((256,), torch.float32))
+            parallel = rec.calls[-1][1]
+            self.assertEqual(len({after, before, parallel}), 3)
+            self.assertEqual(_launch._plans, {}, "fused calls leave no plan for the fast path")
+
+        def test_gate_and_parallel_errors_python_sees(self):
+            w = tensor((256,), torch.float32)
+            cases = [
+                (TypeError, "z is torch.float32 but x is torch.bfloat16", dict(z=tensor((4, 256), torch.float32),
+                                                                               gate=_capi.GATE_AFTER_NORM)),
+                (ValueError, r"z has shape \(4, 255\) but x has \(4, 256\)", dict(z=tensor((4, 255)),
+                                                                                   gate=_capi.GATE_AFTER_NORM)),
+                (ValueError, "z is on cuda:1 but x is on cuda:0", dict(z=tensor((4, 256), device=1),
+                                                                       gate=_capi.GATE_AFTER_NORM)),
+                (TypeError, "dy1 is torch.float16 but dy is torch.bfloat16", dict(dy1=tensor((4, 256),
+                                                                                               torch.float16),
+                                                                                  weight1=w)),
+                (ValueError, r"dy1 has shape \(3, 256\)", dict(dy1=tensor((3, 256)), weight1=w)),
+                (ValueError, "weight1 is None but weight is given", dict(dy1=tensor((4, 256)))),
+                (TypeError, "weight1 is torch.bfloat16 but the weight is torch.float32",
+                 dict(dy1=tensor((4, 256)), weight1=tensor((256,)))),
+                (ValueError, "weight1 has 255 elements", dict(dy1=tensor((4, 256)),
+                                                              weight1=tensor((255,), torch.float32))),
+                (ValueError, "weight1 is on cuda:1", dict(dy1=tensor((4, 256)),
+                                                          weight1=tensor((256,), torch.float32, device=1))),
+            ]
+            for exc, message, options in cases:
+                with self.subTest(message=message):
+                    with self.assertRaisesRegex(exc, message):
+                        self.fused(_capi.RMSNORM, 4, 256, **options)
+            with self.assertRaisesRegex(ValueError, "weight1 is given but weight is None"):
+                self.fused(_capi.RMSNORM, 4, 256, weight=False, dy1=tensor((4, 256)), weight1=w)
+            with self.assertRaisesRegex(ValueError, "bias1 is None but bias is given"):
+                self.fused(_capi.LAYERNORM, 4, 256, dy1=tensor((4, 256)), weight1=w)
+            self.assertEqual(rec.calls, [], "nothing reaches the library")
+
     result = unittest.TextTestRunner(verbosity=2).run(unittest.defaultTestLoader.loadTestsFromTestCase(Scenarios))
     sys.exit(0 if result.wasSuccessful() and result.testsRun > 0 else 1)
 

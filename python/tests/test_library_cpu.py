@@ -298,6 +298,37 @@ class LibraryTest(unittest.TestCase):
         a.rowscale = FAKE + 0x9002
         self.assert_invalid(p, a, "rowscale = ", "4-byte")
 
+    def test_gate_and_parallel_fields(self):
+        # Each of the gate's and the second norm's fields where the C code reads it.
+        for field, fragment in (("z", "z or dz is given but gate is off"), ("dz", "z or dz is given but gate is off"),
+                                ("dy1", "parallel is off"), ("weight1", "parallel is off"),
+                                ("dweight1", "parallel is off"), ("dbias1", "parallel is off")):
+            a = args()
+            setattr(a, field, FAKE + 0xC000)
+            self.assert_invalid(problem(), a, fragment)
+        p = problem(kind=_capi.RMSNORM)
+        p.gate = _capi.GATE_AFTER_NORM
+        self.assert_invalid(p, args(kind=_capi.RMSNORM), "z is NULL but gate is on")
+        a = args(kind=_capi.RMSNORM)
+        a.z, a.dz, a.z_stride = FAKE + 0xC000, FAKE + 0xD000, 3
+        self.assert_invalid(p, a, "z_stride = 3")
+        a.z_stride, a.dz_stride = 0, 3
+        self.assert_invalid(p, a, "dz_stride = 3")
+        p.kind = _capi.LAYERNORM
+        self.assert_invalid(p, args(), "is set on a LayerNorm")
+        p = problem()
+        p.parallel = 1
+        self.assert_invalid(p, args(), "dy1 is NULL but parallel is on")
+        a = args()
+        a.dy1, a.weight1, a.dweight1, a.dbias1 = FAKE + 0xC000, FAKE + 0xD000, FAKE + 0xE000, FAKE + 0xF000
+        a.dy1_stride = 3
+        self.assert_invalid(p, a, "dy1_stride = 3")
+        a.dy1_stride, a.dbias1 = 0, a.dweight1
+        self.assert_invalid(p, a, "dweight1 and dbias1 are the same buffer")
+        p = problem(kind=_capi.RMSNORM)
+        p.parallel, p.gate = 1, _capi.GATE_BEFORE_NORM
+        self.assert_invalid(p, args(kind=_capi.RMSNORM), "parallel and gate are both set")
+
 
 class LookupTest(unittest.TestCase):
     def test_explicit_path_that_does_not_exist(self):

@@ -877,5 +877,226 @@ class FusedOptionsTest(unittest.TestCase):
         self.assertIn("normjit.rms_norm_backward_fused_inplace", graphs[-1])
 
 
+
+# ---- gated RMSNorm and parallel norms (docs/FUSED.md) ------------------------------------------
+
+GATE_PARALLEL_Ms = (1, 37, 199)
+GATE_PARALLEL_Ns = (1, 33, 4096, 8192)
+
+
+def silu_grad(z):
+    s = torch.sigmoid(z)
+    return s * (1 + z * (1 - s))
+
+
+def gated_reference(gate, dy, x, z, weight, eps):
+    """(dx, dweight, dz) by float64 autograd of Mamba-2's gated RMSNorm:
+        after_norm:  y = rms_norm(x) * weight * silu(z)      (rstd of x)
+        before_norm: y = rms_norm(x * silu(z)) * weight      (rstd of x * silu(z))"""
+    n = x.shape[-1]
+    xd = x.detach().double().requires_grad_()
+    zd = z.detach().double().requires_grad_()
+    wd = weight.detach().double().requires_grad_()
+    if gate == "after_norm":
+        y = F.rms_norm(xd, (n,), wd, eps) * F.silu(zd)
+    else:
+        y = F.rms_norm(xd * F.silu(zd), (n,), wd, eps)
+    return torch.autograd.grad(y, (xd, wd, zd), dy.double())
+
+
+def gated_inputs(gate, m, n, x_dtype, w_dtype, eps=1e-5):
+    """x, z, dy, weight, and the fp32 rstd the forward saves: of x after the norm, of x * silu(z)
+    before it."""
+    t = {"x": rand((m, n), x_dtype, offset=True), "z": rand((m, n), x_dtype), "dy": rand((m, n), x_dtype),
+         "w": rand((n,), w_dtype) * 0.5 + 1}
+    normed = t["x"].double()
+    if gate == "before_norm":
+        normed = normed * F.silu(t["z"].double())
+    t["rstd"] = torch.rsqrt(normed.pow(2).mean(-1, keepdim=True) + eps).float()
+    return t
+
+
+def gated_scales(gate, t):
+    """The terms dx and dz cancel down from (see BackwardMatrixTest.check): at N = 1 the exact dx
+    (and, before the norm, dz) is ~eps while the kernel rounds terms of size rstd * |g|."""
+    x, z, dy, w, rstd = (t[k].double() for k in ("x", "z", "dy", "w", "rstd"))
+    if gate == "after_norm":
+        g = rstd * dy * F.silu(z) * w
+        return g.abs().max().item(), None
+    g = rstd * dy * w
+    return (g * F.silu(z)).abs().max().item(), (g * x * silu_grad(z)).abs().max().item()
+
+
+def parallel_reference(kind, dy, dy1, x, w, b, w1, b1, eps):
+    """(dx, dweight, dbias, dweight1, dbias1) by float64 autograd of y = norm(x; w, b) and
+    y1 = norm(x; w1, b1), loss = (y * dy).sum() + (y1 * dy1).sum(); None for an absent parameter."""
+    n = x.shape[-1]
+    xd = x.detach().double().requires_grad_()
+    params = [None if p is None else p.detach().double().requires_grad_() for p in (w, b, w1, b1)]
+    if kind == "ln":
+        ys = (F.layer_norm(xd, (n,), params[0], params[1], eps), F.layer_norm(xd, (n,), params[2], params[3], eps))
+    else:
+        ys = (F.rms_norm(xd, (n,), params[0], eps), F.rms_norm(xd, (n,), params[2], eps))
+    inputs = [xd] + [p for p in params if p is not None]
+    got = list(torch.autograd.grad(ys, inputs, (dy.double(), dy1.double())))
+    return [got.pop(0)] + [None if p is None else got.pop(0) for p in params]
+
+
+@unittest.skipIf(SKIP, SKIP)
+class GateAndParallelTest(unittest.TestCase):
+    """rms_norm_backward(z=, gate=) and the parallel-norm keywords (dy1=, weight1=, bias1=) against
+    float64 autograd; M x N x dtype as GATE_PARALLEL_Ms x GATE_PARALLEL_Ns x (bf16, fp32)."""
+
+    worst = {}
+
+    @classmethod
+    def tearDownClass(cls):
+        for key in sorted(cls.worst):
+            print("  worst normwise error %-34s %.2e" % (key, cls.worst[key]))
+
+    def compare(self, label, key, name, got, ref, dtype, tol_dtype, scale=None):
+        if ref is None:
+            self.assertIsNone(got, "%s: %s should be None" % (label, name))
+            return
+        self.assertEqual(got.dtype, dtype, "%s: %s dtype" % (label, name))
+        self.assertEqual(got.shape, ref.shape, "%s: %s shape" % (label, name))
+        err = rel_err(got, ref, scale)
+        key = "%s %s" % (key, name)
+        self.worst[key] = max(self.worst.get(key, 0.0), err)
+        self.assertLessEqual(err, tolerance(tol_dtype), "%s: %s normwise error %.3e" % (label, name, err))
+
+    def cases(self):
+        for x_dtype in (torch.bfloat16, torch.float32):
+            for n in GATE_PARALLEL_Ns:
+                # bf16 x: the weight in x's dtype at some N, fp32 at the others.
+                w_dtype = torch.bfloat16 if x_dtype == torch.bfloat16 and n in (33, 8192) else torch.float32
+                for m in GATE_PARALLEL_Ms:
+                    yield m, n, x_dtype, w_dtype
+
+    def check_gated(self, gate, m, n, x_dtype, w_dtype):
+        eps = 1e-5
+        t = gated_inputs(gate, m, n, x_dtype, w_dtype, eps)
+        poison_allocator(t["x"], t["x"], t["w"])  # dx, dz, dweight
+        got = njt.rms_norm_backward(t["dy"], t["x"], t["w"], t["rstd"], z=t["z"], gate=gate)
+        torch.cuda.synchronize()
+        self.assertEqual(len(got), 3, "(dx, dweight, dz)")
+        ref = gated_reference(gate, t["dy"], t["x"], t["z"], t["w"], eps)
+        dx_scale, dz_scale = gated_scales(gate, t)
+        label = "%s M=%d N=%d x=%s w=%s" % (gate, m, n, str(x_dtype)[6:], str(w_dtype)[6:])
+        key = "%s %s/%s" % (gate, str(x_dtype)[6:], str(w_dtype)[6:])
+        self.compare(label, key, "dx", got[0], ref[0], x_dtype, x_dtype, dx_scale)
+        self.compare(label, key, "dweight", got[1], ref[1], w_dtype, min_precision(x_dtype, w_dtype))
+        self.compare(label, key, "dz", got[2], ref[2], x_dtype, x_dtype, dz_scale)
+
+    def check_parallel(self, kind, m, n, x_dtype, w_dtype, weight=True, bias=True):
+        eps = 1e-5
+        x, dy, dy1 = rand((m, n), x_dtype, offset=True), rand((m, n), x_dtype), rand((m, n), x_dtype)
+        w, w1 = (rand((n,), w_dtype) * 0.5 + 1 if weight else None for _ in (0, 1))
+        b, b1 = (rand((n,), w_dtype) if bias and kind == "ln" else None for _ in (0, 1))
+        mean, rstd = stats(kind, x, None, None, eps)
+        poison_allocator(x, w if w is not None else x, w if w is not None else x)
+        if kind == "ln":
+            got = njt.layer_norm_backward(dy, x, w, b, mean, rstd, dy1=dy1, weight1=w1, bias1=b1)
+            self.assertEqual(len(got), 5, "(dx, dweight, dbias, dweight1, dbias1)")
+        else:
+            got = njt.rms_norm_backward(dy, x, w, rstd, dy1=dy1, weight1=w1)
+            self.assertEqual(len(got), 3, "(dx, dweight, dweight1)")
+            got = (got[0], got[1], None, got[2], None)
+        torch.cuda.synchronize()
+        ref = parallel_reference(kind, dy, dy1, x, w, b, w1, b1, eps)
+        g = dy.double() * (1.0 if w is None else w.double()) + dy1.double() * (1.0 if w1 is None else w1.double())
+        dx_scale = (rstd.double() * g).abs().max().item()
+        label = "parallel %s M=%d N=%d x=%s w=%s" % (kind, m, n, str(x_dtype)[6:], str(w_dtype)[6:])
+        key = "parallel %s %s/%s" % (kind, str(x_dtype)[6:], str(w_dtype)[6:])
+        self.compare(label, key, "dx", got[0], ref[0], x_dtype, x_dtype, dx_scale)
+        for name, i in (("dweight", 1), ("dbias", 2), ("dweight1", 3), ("dbias1", 4)):
+            self.compare(label, key, name, got[i], ref[i], w_dtype, min_precision(x_dtype, w_dtype))
+
+    def test_gated_rms_norm(self):
+        for gate in ("after_norm", "before_norm"):
+            for case in self.cases():
+                with self.subTest(gate=gate, case=str(case)):
+                    self.check_gated(gate, *case)
+
+    def test_parallel_norms(self):
+        for kind in ("ln", "rms"):
+            for case in self.cases():
+                with self.subTest(kind=kind, case=str(case)):
+                    self.check_parallel(kind, *case)
+
+    def test_parallel_without_weight_or_bias(self):
+        self.check_parallel("ln", 37, 33, torch.float32, torch.float32, weight=False, bias=False)
+        self.check_parallel("ln", 37, 4096, torch.bfloat16, torch.float32, weight=False)
+        self.check_parallel("rms", 37, 4096, torch.bfloat16, torch.float32, weight=False)
+
+    def test_gate_with_residual_and_dh(self):
+        # The gate acts on the norm's own gradient; dresidual is added after it (docs/FUSED.md).
+        m, n, eps = 37, 4096, 1e-5
+        for gate in ("after_norm", "before_norm"):
+            with self.subTest(gate=gate):
+                t = gated_inputs(gate, m, n, torch.float32, torch.float32, eps)
+                dres = rand((m, n), torch.float32)
+                rs = torch.rand(m, device="cuda") + 0.5
+                dx, dw, dz, dh = njt.rms_norm_backward(t["dy"], t["x"], t["w"], t["rstd"], z=t["z"], gate=gate,
+                                                       dresidual=dres, rowscale=rs, return_dresidual_in=True)
+                ref = gated_reference(gate, t["dy"], t["x"], t["z"], t["w"], eps)
+                ref_dh = ref[0] + dres.double()
+                self.assertLessEqual(rel_err(dh, ref_dh), 1e-5, "%s: dh" % gate)
+                self.assertLessEqual(rel_err(dx, ref_dh * rs.double().reshape(-1, 1)), 1e-5, "%s: dx" % gate)
+                self.assertLessEqual(rel_err(dw, ref[1]), 1e-5, "%s: dweight" % gate)
+                self.assertLessEqual(rel_err(dz, ref[2]), 1e-5, "%s: dz" % gate)
+
+    def test_gate_and_parallel_errors_say_what_to_do(self):
+        m, n = 4, 40
+        x = rand((m, n), torch.bfloat16, offset=True)
+        w = torch.ones(n, device="cuda")
+        _, rstd = stats("rms", x, None, None, 1e-5)
+        with self.assertRaisesRegex(ValueError, "z is on cpu"):
+            njt.rms_norm_backward(x, x, w, rstd, z=x.cpu(), gate="after_norm")
+        with self.assertRaisesRegex(TypeError, "z is torch.float32 but x is torch.bfloat16"):
+            njt.rms_norm_backward(x, x, w, rstd, z=x.float(), gate="after_norm")
+        with self.assertRaisesRegex(ValueError, "z is given but gate is None"):
+            njt.rms_norm_backward(x, x, w, rstd, z=x)
+        with self.assertRaisesRegex(ValueError, "is not a gate"):
+            njt.rms_norm_backward(x, x, w, rstd, z=x, gate=True)
+        with self.assertRaisesRegex(ValueError, r"dy1 has shape \(4, 39\)"):
+            njt.rms_norm_backward(x, x, w, rstd, dy1=x[:, :39], weight1=w)
+        with self.assertRaisesRegex(ValueError, "weight1 is None but weight is given"):
+            njt.rms_norm_backward(x, x, w, rstd, dy1=x)
+        import normjit
+        with self.assertRaisesRegex(normjit.NormjitError, "parallel and gate are both set"):
+            njt.rms_norm_backward(x, x, w, rstd, z=x, gate="after_norm", dy1=x, weight1=w)
+
+    def test_gate_and_parallel_under_torch_compile_fullgraph(self):
+        backends = os.environ.get("NORMJIT_TEST_COMPILE_BACKENDS", "aot_eager,inductor").split(",")
+        m, n, eps = 37, 4096, 1e-5
+
+        def gated(dy, x, w, rstd, z):
+            return njt.rms_norm_backward(dy, x, w, rstd, z=z, gate="before_norm")
+
+        def parallel(dy, x, w, b, mean, rstd, dy1, w1, b1):
+            return njt.layer_norm_backward(dy, x, w, b, mean, rstd, dy1=dy1, weight1=w1, bias1=b1)
+        for backend in backends:
+            with self.subTest(backend=backend):
+                torch._dynamo.reset()
+                t = gated_inputs("before_norm", m, n, torch.bfloat16, torch.float32, eps)
+                got = torch.compile(gated, fullgraph=True, backend=backend)(t["dy"], t["x"], t["w"], t["rstd"],
+                                                                           t["z"])
+                ref = gated_reference("before_norm", t["dy"], t["x"], t["z"], t["w"], eps)
+                self.assertEqual(len(got), 3)
+                for name, g, r in zip(("dx", "dweight", "dz"), got, ref):
+                    self.assertLessEqual(rel_err(g, r), 1e-2, "%s gated: %s" % (backend, name))
+
+                x, dy, dy1 = rand((m, n), torch.bfloat16, offset=True), rand((m, n), torch.bfloat16), \
+                    rand((m, n), torch.bfloat16)
+                w, b, w1, b1 = (rand((n,), torch.float32) for _ in range(4))
+                mean, rstd = stats("ln", x, None, None, eps)
+                got = torch.compile(parallel, fullgraph=True, backend=backend)(dy, x, w, b, mean, rstd, dy1, w1, b1)
+                ref = parallel_reference("ln", dy, dy1, x, w, b, w1, b1, eps)
+                self.assertEqual(len(got), 5)
+                for name, g, r in zip(("dx", "dweight", "dbias", "dweight1", "dbias1"), got, ref):
+                    self.assertLessEqual(rel_err(g, r), 1e-2, "%s parallel: %s" % (backend, name))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -75,15 +75,15 @@ def _vector(t, n, dtype, name):
     if t.numel() != n:
         raise ValueError("normjit: %s has %d elements but the normalized size N is %d." % (name, t.numel(), n))
     if t.dtype != dtype:
-        raise TypeError("normjit: %s is %s but the weight is %s; weight and bias must share a dtype." %
-                        (name, t.dtype, dtype))
+        raise TypeError("normjit: %s is %s but the weight is %s; the norm's parameters (weight, bias, and weight1, "
+                        "bias1 of parallel norms) share one dtype." % (name, t.dtype, dtype))
     return t.reshape(-1).contiguous()
 
 
 def _problem(key, kind, n, x, dy, affine, has_weight, has_bias, flags=None):
     """The nj_problem for this call, built once per distinct problem and then shared (the C API
     only reads it; filling a ctypes struct field by field costs microseconds). flags: the fused
-    options' problem fields (residual, zero_centered_weight, rowscale, dropout), or None."""
+    options' problem fields (_flags), or None."""
     p = _problems.get(key)
     if p is None:
         p = _capi.Problem()
@@ -99,7 +99,7 @@ def _problem(key, kind, n, x, dy, affine, has_weight, has_bias, flags=None):
         p.has_weight = has_weight
         p.has_bias = has_bias
         if flags is not None:
-            p.residual, p.zero_centered_weight, p.rowscale, p.dropout = flags
+            p.residual, p.zero_centered_weight, p.rowscale, p.dropout, p.gate, p.parallel = flags
         _problems[key] = p
     return p
 
@@ -114,17 +114,22 @@ _problems = {}
 #   dropout_mask: the keep-mask, bytes ([..., N], bool/uint8) or, when dropout_bits, bits
 #   ([..., ceil(N/8)] uint8); dropout_p: the forward's drop probability. write_dh: also write
 #   dh (the C API's dresidual_in); asked for only with rowscale or dropout.
+#   z: the gate's input (x's shape and dtype), gate: _capi.GATE_* (RMSNorm only; dz is written).
+#   dy1, weight1, bias1: the second of two parallel norms of x (dy1 of dy's shape and dtype,
+#   weight1/bias1 like weight/bias; bias1, as bias, is only checked: it says dbias1 is wanted).
 Fused = collections.namedtuple("Fused", ("dresidual", "inplace_residual", "zero_centered_weight", "rowscale",
-                                         "dropout_mask", "dropout_bits", "dropout_p", "write_dh"))
+                                         "dropout_mask", "dropout_bits", "dropout_p", "write_dh", "z", "gate",
+                                         "dy1", "weight1", "bias1"))
 
 
 def _flags(fused):
-    """The problem fields of the fused options: (residual, zero_centered_weight, rowscale, dropout)."""
+    """The problem fields of the fused options: (residual, zero_centered_weight, rowscale, dropout, gate,
+    parallel)."""
     dropout = _capi.DROPOUT_NONE
     if fused.dropout_mask is not None:
         dropout = _capi.DROPOUT_BITS if fused.dropout_bits else _capi.DROPOUT_BYTES
     return (int(fused.dresidual is not None), int(bool(fused.zero_centered_weight)), int(fused.rowscale is not None),
-            dropout)
+            dropout, fused.gate, int(fused.dy1 is not None))
 
 
 def _same_device(t, x, name):
@@ -152,9 +157,45 @@ def _in_place_rows(t, n):
     return v, (v.stride(0) if rows > 1 else n)
 
 
-def _fused_args(fused, x, n, m, lead):
+def _like(t, name, ref, ref_name, x, dtype_name, dtype_why, shape_why):
+    """Checks a fused tensor that is read row for row with x against its model ref (device: x's;
+    dtype and shape: ref's), in the words of each: dtype_name is whose dtype ref's stands for."""
+    _same_device(t, x, name)
+    if t.dtype != ref.dtype:
+        raise TypeError("normjit: %s is %s but %s is %s; %s Cast it: %s.to(%s.dtype)."
+                        % (name, t.dtype, dtype_name, ref.dtype, dtype_why, name, ref_name))
+    if t.shape != ref.shape:
+        raise ValueError("normjit: %s has shape %s but %s has %s; %s"
+                         % (name, tuple(t.shape), ref_name, tuple(ref.shape), shape_why))
+
+
+def _read_rows(t, name, ref, ref_name, x, n, keep, dtype_name, dtype_why, shape_why):
+    """A fused input read row for row with x, checked as _like does: (its rows' address, their
+    stride), the rows (a copy where _rows needs one) appended to keep."""
+    _like(t, name, ref, ref_name, x, dtype_name, dtype_why, shape_why)
+    rows, stride = _rows(t, n, name)
+    keep.append(rows)
+    return rows.data_ptr(), stride
+
+
+def _second_parameter(t, given, n, affine, x, name, first):
+    """weight1 or bias1 checked against the first norm's parameter (both norms have it, or neither,
+    in one dtype: the C API's problem has one has_weight, has_bias and weight dtype): its contiguous
+    values, or None."""
+    if (t is None) != (not given):
+        raise ValueError("normjit: %s is %s but %s is %s; the two parallel norms both have a %s or neither "
+                         "(the C API's has_%s holds for both)." % (name, "None" if t is None else "given", first,
+                                                                   "given" if given else "None", first, first))
+    if t is None:
+        return None
+    _same_device(t, x, name)
+    return _vector(t, n, affine.dtype, name)
+
+
+def _fused_args(fused, x, dy, weight, bias, n, m, lead):
     """Checks the fused tensors against x (device, dtype, shape: what the C API cannot see) and
-    returns (dx, dx_stride, the args fields from dresidual on, dh or None, tensors to keep alive)."""
+    returns (dx, dx_stride, the args fields from dresidual on, outputs, tensors to keep alive);
+    outputs are (dh, dz, dweight1, dbias1), each None when not asked for."""
     keep = []
     dres_ptr = None
     dres_stride = 0
@@ -162,13 +203,8 @@ def _fused_args(fused, x, n, m, lead):
     dx_stride = n
     if fused.dresidual is not None:
         r = fused.dresidual
-        _same_device(r, x, "dresidual")
-        if r.dtype != x.dtype:
-            raise TypeError("normjit: dresidual is %s but dx is %s (x's dtype); the residual gradient is added in "
-                            "dx's dtype. Cast it: dresidual.to(x.dtype)." % (r.dtype, x.dtype))
-        if r.shape != x.shape:
-            raise ValueError("normjit: dresidual has shape %s but x has %s; it is the gradient of the norm's input "
-                             "from the residual stream and must match x." % (tuple(r.shape), tuple(x.shape)))
+        _like(r, "dresidual", x, "x", x, "dx", "the residual gradient is added in dx's dtype (x's).",
+              "it is the gradient of the norm's input from the residual stream and must match x.")
         if fused.inplace_residual:
             rows, dres_stride = _in_place_rows(r, n)
             dx, dx_stride = r, dres_stride
@@ -228,10 +264,33 @@ def _fused_args(fused, x, n, m, lead):
     if fused.write_dh:
         dh = torch.empty_like(x, memory_format=torch.contiguous_format)
         dh_ptr = dh.data_ptr()
+    z_ptr = dz_ptr = dz = None
+    z_stride = 0
+    if fused.z is not None:
+        z_ptr, z_stride = _read_rows(fused.z, "z", x, "x", x, n, keep, "x", "the gate's input is read in x's dtype.",
+                                     "the gate's input has one value per element of x.")
+        dz = torch.empty_like(x, memory_format=torch.contiguous_format)  # dx's dtype, which is x's
+        dz_ptr = dz.data_ptr()
+    dy1_ptr = w1_ptr = dw1_ptr = db1_ptr = dweight1 = dbias1 = None
+    dy1_stride = 0
+    if fused.dy1 is not None:
+        dy1_ptr, dy1_stride = _read_rows(fused.dy1, "dy1", dy, "dy", x, n, keep, "dy",
+                                         "the second norm's output gradient is read in dy's dtype.",
+                                         "it is the second norm's output gradient and must match dy.")
+        affine = weight if weight is not None else bias
+        w1 = _second_parameter(fused.weight1, weight is not None, n, affine, x, "weight1", "weight")
+        if w1 is not None:
+            keep.append(w1)
+            w1_ptr = w1.data_ptr()
+            dweight1 = torch.empty_like(fused.weight1, memory_format=torch.contiguous_format)
+            dw1_ptr = dweight1.data_ptr()
+        if _second_parameter(fused.bias1, bias is not None, n, affine, x, "bias1", "bias") is not None:
+            dbias1 = torch.empty_like(fused.bias1, memory_format=torch.contiguous_format)
+            db1_ptr = dbias1.data_ptr()
     fields = (dres_ptr, dres_stride, rs_ptr, mask_ptr, mask_stride, float(fused.dropout_p), dh_ptr,
-              n if dh_ptr else 0)
-    return dx, dx_stride, fields, dh, keep
-
+              n if dh_ptr else 0, z_ptr, z_stride, dz_ptr, n if dz_ptr else 0, dy1_ptr, dy1_stride, w1_ptr, dw1_ptr,
+              db1_ptr)
+    return dx, dx_stride, fields, (dh, dz, dweight1, dbias1), keep
 
 
 # ---- the workspace, one per (device, stream) -------------------------------------------------
@@ -369,7 +428,8 @@ def _run(plan, dy, x, weight, bias, mean, rstd):
 def backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused=None):
     """Returns (dx, dweight or None, dbias or None); dx has x's shape and dtype, dweight/dbias
     the weight's. kind is _capi.LAYERNORM or _capi.RMSNORM. With fused (a Fused), returns
-    (dx, dweight, dbias, dh or None), dx being fused.dresidual itself when inplace_residual."""
+    (dx, dweight, dbias, dh, dz, dweight1, dbias1), each of the last four None unless asked for,
+    dx being fused.dresidual itself when inplace_residual."""
     key = None
     if fused is None:
         key = _plan_key(kind, dy, x, weight, bias, mean, rstd, normalized_ndim)
@@ -421,7 +481,8 @@ def _backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused, pla
         fused_fields = ()
     else:
         # keep: copies made for the call (rows, rowscale), alive until the launch is queued.
-        dx, dx_stride, fused_fields, dh, keep = _fused_args(fused, x, n, m, shape[:len(shape) - normalized_ndim])
+        dx, dx_stride, fused_fields, fused_out, keep = _fused_args(fused, x, dy, weight, bias, n, m,
+                                                                   shape[:len(shape) - normalized_ndim])
     mean_ptr = None
     mean_in, rstd_in = mean, rstd  # as given: what the plan's key describes
     if kind == _capi.LAYERNORM:
@@ -442,7 +503,7 @@ def _backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused, pla
         dbias = torch.empty_like(bias, memory_format=torch.contiguous_format)
         db_ptr = dbias.data_ptr()
     if m == 0 and not has_weight and not has_bias:
-        return (dx, None, None) if fused is None else (dx, None, None, dh)
+        return (dx, None, None) if fused is None else (dx, None, None) + fused_out
 
     engine = _capi.default_engine()
     pushed = push_context(device)
@@ -473,4 +534,4 @@ def _backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused, pla
         if plan_key is not None:
             _keep_plan(plan_key, kind, p, m, n, device, x, weight, bias, mean_in, rstd_in, nbytes, key)
         return dx, dweight, dbias
-    return dx, dweight, dbias, dh
+    return (dx, dweight, dbias) + fused_out

@@ -73,17 +73,38 @@ def _rms_norm_backward_fake(dy, x, weight, rstd, normalized_ndim):
 # their compiled graphs stay as they were. Two per norm: one that returns dx in a new tensor,
 # and one that writes dx into dresidual (mutates_args: functionalization then knows). The
 # options are plain positional arguments (a custom op's schema takes no Python objects):
-# dropout_mask is the byte or bit mask, dropout_bits says which, write_dh asks for dh.
+# dropout_mask is the byte or bit mask, dropout_bits says which, write_dh asks for dh, gate is
+# a _capi.GATE_* number (with z), and dy1 turns on the second of two parallel norms.
+# Their results: dx (not in the in-place ops), dweight[, dbias], dh, dz, dweight1[, dbias1],
+# each absent (see _absent) unless asked for.
+
+def _fused_fake_tail(x, write_dh, z, dy1, weight1, bias1=None, layer_norm=False):
+    """The fake kernels' dh, dz, dweight1[, dbias1], as _launch.backward allocates them."""
+    second = (_fake_like(weight1 if dy1 is not None else None, x),)
+    if layer_norm:
+        second += (_fake_like(bias1 if dy1 is not None else None, x),)
+    return (x.new_empty(x.shape) if write_dh else _absent(x), x.new_empty(x.shape) if z is not None else _absent(x)) \
+        + second
+
+
+def _fused_cuda_tail(x, out, layer_norm=False):
+    """dh, dz, dweight1[, dbias1] of _launch.backward's result, absent markers for None."""
+    dh, dz, dw1, db1 = out[3:]
+    tail = (_or_absent(dh, x), _or_absent(dz, x), _or_absent(dw1, x))
+    return tail + (_or_absent(db1, x),) if layer_norm else tail
+
 
 def _layer_norm_backward_fused_cuda(dy: Tensor, x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor],
                                     mean: Tensor, rstd: Tensor, normalized_ndim: int, dresidual: Optional[Tensor],
                                     zero_centered_weight: bool, rowscale: Optional[Tensor],
                                     dropout_mask: Optional[Tensor], dropout_bits: bool, dropout_p: float,
-                                    write_dh: bool) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+                                    write_dh: bool, dy1: Optional[Tensor], weight1: Optional[Tensor],
+                                    bias1: Optional[Tensor]
+                                    ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
     fused = _launch.Fused(dresidual, False, zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p,
-                          write_dh)
-    dx, dw, db, dh = _launch.backward(_capi.LAYERNORM, dy, x, weight, bias, mean, rstd, normalized_ndim, fused)
-    return dx, _or_absent(dw, x), _or_absent(db, x), _or_absent(dh, x)
+                          write_dh, None, _capi.GATE_NONE, dy1, weight1, bias1)
+    out = _launch.backward(_capi.LAYERNORM, dy, x, weight, bias, mean, rstd, normalized_ndim, fused)
+    return (out[0], _or_absent(out[1], x), _or_absent(out[2], x)) + _fused_cuda_tail(x, out, layer_norm=True)
 
 
 layer_norm_backward_fused_op = _op("layer_norm_backward_fused", _layer_norm_backward_fused_cuda)
@@ -91,21 +112,24 @@ layer_norm_backward_fused_op = _op("layer_norm_backward_fused", _layer_norm_back
 
 @layer_norm_backward_fused_op.register_fake
 def _layer_norm_backward_fused_fake(dy, x, weight, bias, mean, rstd, normalized_ndim, dresidual,
-                                    zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p, write_dh):
-    return (x.new_empty(x.shape), _fake_like(weight, x), _fake_like(bias, x),
-            x.new_empty(x.shape) if write_dh else _absent(x))
+                                    zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p, write_dh,
+                                    dy1, weight1, bias1):
+    return (x.new_empty(x.shape), _fake_like(weight, x), _fake_like(bias, x)) + \
+        _fused_fake_tail(x, write_dh, None, dy1, weight1, bias1, layer_norm=True)
 
 
 def _layer_norm_backward_fused_inplace_cuda(dy: Tensor, x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor],
                                             mean: Tensor, rstd: Tensor, normalized_ndim: int, dresidual: Tensor,
                                             zero_centered_weight: bool, rowscale: Optional[Tensor],
                                             dropout_mask: Optional[Tensor], dropout_bits: bool, dropout_p: float,
-                                            write_dh: bool) -> tuple[Tensor, Tensor, Tensor]:
+                                            write_dh: bool, dy1: Optional[Tensor], weight1: Optional[Tensor],
+                                            bias1: Optional[Tensor]
+                                            ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
     """dx is written into dresidual (not returned: a custom op's outputs cannot alias its inputs)."""
     fused = _launch.Fused(dresidual, True, zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p,
-                          write_dh)
-    _, dw, db, dh = _launch.backward(_capi.LAYERNORM, dy, x, weight, bias, mean, rstd, normalized_ndim, fused)
-    return _or_absent(dw, x), _or_absent(db, x), _or_absent(dh, x)
+                          write_dh, None, _capi.GATE_NONE, dy1, weight1, bias1)
+    out = _launch.backward(_capi.LAYERNORM, dy, x, weight, bias, mean, rstd, normalized_ndim, fused)
+    return (_or_absent(out[1], x), _or_absent(out[2], x)) + _fused_cuda_tail(x, out, layer_norm=True)
 
 
 layer_norm_backward_fused_inplace_op = _op("layer_norm_backward_fused_inplace", _layer_norm_backward_fused_inplace_cuda,
@@ -115,19 +139,20 @@ layer_norm_backward_fused_inplace_op = _op("layer_norm_backward_fused_inplace", 
 @layer_norm_backward_fused_inplace_op.register_fake
 def _layer_norm_backward_fused_inplace_fake(dy, x, weight, bias, mean, rstd, normalized_ndim, dresidual,
                                             zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p,
-                                            write_dh):
-    return (_fake_like(weight, x), _fake_like(bias, x),
-            x.new_empty(x.shape) if write_dh else _absent(x))
+                                            write_dh, dy1, weight1, bias1):
+    return (_fake_like(weight, x), _fake_like(bias, x)) + \
+        _fused_fake_tail(x, write_dh, None, dy1, weight1, bias1, layer_norm=True)
 
 
 def _rms_norm_backward_fused_cuda(dy: Tensor, x: Tensor, weight: Optional[Tensor], rstd: Tensor, normalized_ndim: int,
                                   dresidual: Optional[Tensor], zero_centered_weight: bool, rowscale: Optional[Tensor],
                                   dropout_mask: Optional[Tensor], dropout_bits: bool, dropout_p: float,
-                                  write_dh: bool) -> tuple[Tensor, Tensor, Tensor]:
+                                  write_dh: bool, z: Optional[Tensor], gate: int, dy1: Optional[Tensor],
+                                  weight1: Optional[Tensor]) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     fused = _launch.Fused(dresidual, False, zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p,
-                          write_dh)
-    dx, dw, _, dh = _launch.backward(_capi.RMSNORM, dy, x, weight, None, None, rstd, normalized_ndim, fused)
-    return dx, _or_absent(dw, x), _or_absent(dh, x)
+                          write_dh, z, gate, dy1, weight1, None)
+    out = _launch.backward(_capi.RMSNORM, dy, x, weight, None, None, rstd, normalized_ndim, fused)
+    return (out[0], _or_absent(out[1], x)) + _fused_cuda_tail(x, out)
 
 
 rms_norm_backward_fused_op = _op("rms_norm_backward_fused", _rms_norm_backward_fused_cuda)
@@ -135,21 +160,21 @@ rms_norm_backward_fused_op = _op("rms_norm_backward_fused", _rms_norm_backward_f
 
 @rms_norm_backward_fused_op.register_fake
 def _rms_norm_backward_fused_fake(dy, x, weight, rstd, normalized_ndim, dresidual, zero_centered_weight, rowscale,
-                                  dropout_mask, dropout_bits, dropout_p, write_dh):
-    return (x.new_empty(x.shape), _fake_like(weight, x),
-            x.new_empty(x.shape) if write_dh else _absent(x))
+                                  dropout_mask, dropout_bits, dropout_p, write_dh, z, gate, dy1, weight1):
+    return (x.new_empty(x.shape), _fake_like(weight, x)) + _fused_fake_tail(x, write_dh, z, dy1, weight1)
 
 
 def _rms_norm_backward_fused_inplace_cuda(dy: Tensor, x: Tensor, weight: Optional[Tensor], rstd: Tensor,
                                           normalized_ndim: int, dresidual: Tensor, zero_centered_weight: bool,
                                           rowscale: Optional[Tensor], dropout_mask: Optional[Tensor],
-                                          dropout_bits: bool, dropout_p: float,
-                                          write_dh: bool) -> tuple[Tensor, Tensor]:
+                                          dropout_bits: bool, dropout_p: float, write_dh: bool, z: Optional[Tensor],
+                                          gate: int, dy1: Optional[Tensor],
+                                          weight1: Optional[Tensor]) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """dx is written into dresidual (not returned: a custom op's outputs cannot alias its inputs)."""
     fused = _launch.Fused(dresidual, True, zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p,
-                          write_dh)
-    _, dw, _, dh = _launch.backward(_capi.RMSNORM, dy, x, weight, None, None, rstd, normalized_ndim, fused)
-    return _or_absent(dw, x), _or_absent(dh, x)
+                          write_dh, z, gate, dy1, weight1, None)
+    out = _launch.backward(_capi.RMSNORM, dy, x, weight, None, None, rstd, normalized_ndim, fused)
+    return (_or_absent(out[1], x),) + _fused_cuda_tail(x, out)
 
 
 rms_norm_backward_fused_inplace_op = _op("rms_norm_backward_fused_inplace", _rms_norm_backward_fused_inplace_cuda,
@@ -158,9 +183,9 @@ rms_norm_backward_fused_inplace_op = _op("rms_norm_backward_fused_inplace", _rms
 
 @rms_norm_backward_fused_inplace_op.register_fake
 def _rms_norm_backward_fused_inplace_fake(dy, x, weight, rstd, normalized_ndim, dresidual, zero_centered_weight,
-                                          rowscale, dropout_mask, dropout_bits, dropout_p, write_dh):
-    return (_fake_like(weight, x),
-            x.new_empty(x.shape) if write_dh else _absent(x))
+                                          rowscale, dropout_mask, dropout_bits, dropout_p, write_dh, z, gate, dy1,
+                                          weight1):
+    return (_fake_like(weight, x),) + _fused_fake_tail(x, write_dh, z, dy1, weight1)
 
 
 def _register_cuda_kernels():
@@ -209,12 +234,18 @@ def _plain_eager(*tensors):
     return True
 
 
+# gate= keyword -> nj_gate. "after_norm" is Mamba-2's norm_before_gate=True.
+_GATES = {None: _capi.GATE_NONE, "none": _capi.GATE_NONE, "after_norm": _capi.GATE_AFTER_NORM,
+          "before_norm": _capi.GATE_BEFORE_NORM}
+
+
 def _fused_options(dresidual, inplace_residual, zero_centered_weight, rowscale, dropout_mask, dropout_mask_bits,
-                   dropout_p, return_dresidual_in):
+                   dropout_p, return_dresidual_in, z=None, gate=None, dy1=None, weight1=None, bias1=None):
     """The keyword arguments as a _launch.Fused, after the checks that only the Python API can
     make (the C API has no such arguments to reject): one mask form, dropout_p with a mask,
-    inplace_residual with dresidual. Everything else is checked by _launch (shapes, devices,
-    dtypes) and by the C API (values)."""
+    inplace_residual with dresidual, a known gate with z, the second norm's parameters with dy1.
+    Everything else is checked by _launch (shapes, devices, dtypes) and by the C API (values,
+    and which options may go together)."""
     if dropout_mask is not None and dropout_mask_bits is not None:
         raise ValueError("normjit: both dropout_mask and dropout_mask_bits are given; pass the keep-mask once, as "
                          "bytes (dropout_mask=, one per element) or as bits (dropout_mask_bits=, ceil(N/8) a row).")
@@ -225,17 +256,51 @@ def _fused_options(dresidual, inplace_residual, zero_centered_weight, rowscale, 
     if inplace_residual and dresidual is None:
         raise ValueError("normjit: inplace_residual=True but dresidual is None; pass the residual gradient as "
                          "dresidual= to accumulate dx into it, or drop inplace_residual.")
+    gate_value = _GATES.get(gate) if isinstance(gate, (str, type(None))) else None
+    if gate_value is None:
+        raise ValueError("normjit: gate = %r is not a gate; pass gate=\"after_norm\" (y = rms_norm(x) * weight * "
+                         "silu(z)) or gate=\"before_norm\" (y = rms_norm(x * silu(z)) * weight), with the gate's "
+                         "input as z=." % (gate,))
+    if z is not None and gate_value == _capi.GATE_NONE:
+        raise ValueError("normjit: z is given but gate is %r; say where silu(z) gates the norm: "
+                         "gate=\"after_norm\" or gate=\"before_norm\"." % (gate,))
+    if z is None and gate_value != _capi.GATE_NONE:
+        raise ValueError("normjit: gate=%r but z is None; pass the gate's input (x's shape and dtype) as z=."
+                         % (gate,))
+    if dy1 is None and (weight1 is not None or bias1 is not None):
+        raise ValueError("normjit: %s is given but dy1 is None; the second of two parallel norms is given by its "
+                         "output gradient dy1= (with weight1=/bias1= as the first has weight/bias), or leave it out."
+                         % ("weight1" if weight1 is not None else "bias1"))
     # dh is a separate output only when rowscale or dropout makes it differ from dx; otherwise
     # the C API refuses a dresidual_in buffer and dx is returned as dh.
     write_dh = bool(return_dresidual_in) and (rowscale is not None or mask is not None)
     return _launch.Fused(dresidual, bool(inplace_residual), bool(zero_centered_weight), rowscale, mask,
-                         dropout_mask_bits is not None, float(dropout_p), write_dh)
+                         dropout_mask_bits is not None, float(dropout_p), write_dh, z, gate_value, dy1, weight1,
+                         bias1)
 
 
 def _no_options(dresidual, inplace_residual, zero_centered_weight, rowscale, dropout_mask, dropout_mask_bits,
-                dropout_p, return_dresidual_in):
+                dropout_p, return_dresidual_in, z=None, gate=None, dy1=None, weight1=None, bias1=None):
     return (dresidual is None and rowscale is None and dropout_mask is None and dropout_mask_bits is None and
-            not inplace_residual and not zero_centered_weight and not dropout_p and not return_dresidual_in)
+            not inplace_residual and not zero_centered_weight and not dropout_p and not return_dresidual_in and
+            z is None and gate is None and dy1 is None and weight1 is None and bias1 is None)
+
+
+def _fused_result(f, dx, dw, db, tail, weight, bias, return_dresidual_in, layer_norm):
+    """The public functions' tuple: dx, dweight[, dbias], then dz with a gate, dweight1[, dbias1]
+    with parallel norms, dh last with return_dresidual_in (docs/FUSED.md). tail is the op's or
+    _launch's (dh, dz, dweight1[, dbias1]), absent markers or None for what was not asked for."""
+    dh, dz, dw1 = tail[:3]
+    out = (dx, dw, db) if layer_norm else (dx, dw)
+    if f.z is not None:
+        out += (dz,)
+    if f.dy1 is not None:
+        out += (None if weight is None else dw1,)
+        if layer_norm:
+            out += (None if bias is None else tail[3],)
+    if return_dresidual_in:
+        out += (dh if f.write_dh else dx,)
+    return out
 
 
 def _bump_version(t):
@@ -247,7 +312,8 @@ def _bump_version(t):
 
 def layer_norm_backward(dy, x, weight, bias, mean, rstd, normalized_ndim=1, *, dresidual=None,
                         inplace_residual=False, zero_centered_weight=False, rowscale=None, dropout_mask=None,
-                        dropout_mask_bits=None, dropout_p=0.0, return_dresidual_in=False):
+                        dropout_mask_bits=None, dropout_p=0.0, return_dresidual_in=False, dy1=None, weight1=None,
+                        bias1=None):
     """LayerNorm backward: returns (dx, dweight, dbias); dweight/dbias are None when weight/bias is.
 
     dy, x: [..., *normalized_shape], any strides (copied only when rows lack unit inner stride);
@@ -265,64 +331,73 @@ def layer_norm_backward(dy, x, weight, bias, mean, rstd, normalized_ndim=1, *, d
       dropout_mask: the forward's keep-mask, bool or uint8, one byte per element, shape of x;
       dropout_mask_bits: or bit-packed, uint8 [..., ceil(N/8)] (bit j of byte k is element 8k+j);
       dropout_p: the forward's drop probability (0 <= p < 1), dx = dh * keep / (1 - p).
-      return_dresidual_in: also return dh (the gradient of residual), last:
-        (dx, dweight, dbias, dh). Without rowscale and dropout dh is dx, returned as the same tensor.
+      dy1, weight1, bias1: parallel norms, y1 = layer_norm(x; weight1, bias1) beside
+        y = layer_norm(x; weight, bias): dy1 is y1's gradient (dy's shape and dtype), weight1/bias1
+        are given exactly when weight/bias are (bias1, like bias, only says dbias1 is wanted).
+        dx is the gradient through both norms; appends (dweight1, dbias1).
+      return_dresidual_in: also return dh (the gradient of residual), last.
+    The result: (dx, dweight, dbias[, dweight1, dbias1][, dh]). Without rowscale and dropout dh is
+    dx, returned as the same tensor. (No gate: the C API's gated norm is RMSNorm only.)
     """
     if _no_options(dresidual, inplace_residual, zero_centered_weight, rowscale, dropout_mask, dropout_mask_bits,
-                   dropout_p, return_dresidual_in):
+                   dropout_p, return_dresidual_in, dy1=dy1, weight1=weight1, bias1=bias1):
         if _plain_eager(dy, x, weight, bias, mean, rstd):
             return _launch.backward(_capi.LAYERNORM, dy, x, weight, bias, mean, rstd, normalized_ndim)
         dx, dw, db = layer_norm_backward_op(dy, x, weight, bias, mean, rstd, normalized_ndim)
         return dx, None if weight is None else dw, None if bias is None else db
     f = _fused_options(dresidual, inplace_residual, zero_centered_weight, rowscale, dropout_mask, dropout_mask_bits,
-                       dropout_p, return_dresidual_in)
-    if _plain_eager(dy, x, weight, bias, mean, rstd, f.dresidual, f.rowscale, f.dropout_mask):
-        dx, dw, db, dh = _launch.backward(_capi.LAYERNORM, dy, x, weight, bias, mean, rstd, normalized_ndim, f)
+                       dropout_p, return_dresidual_in, dy1=dy1, weight1=weight1, bias1=bias1)
+    if _plain_eager(dy, x, weight, bias, mean, rstd, f.dresidual, f.rowscale, f.dropout_mask, f.dy1, f.weight1,
+                    f.bias1):
+        dx, dw, db, *tail = _launch.backward(_capi.LAYERNORM, dy, x, weight, bias, mean, rstd, normalized_ndim, f)
         if f.inplace_residual:
             _bump_version(dx)
     else:
         args = (dy, x, weight, bias, mean, rstd, normalized_ndim, f.dresidual, f.zero_centered_weight, f.rowscale,
-                f.dropout_mask, f.dropout_bits, f.dropout_p, f.write_dh)
+                f.dropout_mask, f.dropout_bits, f.dropout_p, f.write_dh, f.dy1, f.weight1, f.bias1)
         if f.inplace_residual:
-            dw, db, dh = layer_norm_backward_fused_inplace_op(*args)
+            dw, db, *tail = layer_norm_backward_fused_inplace_op(*args)
             dx = f.dresidual
         else:
-            dx, dw, db, dh = layer_norm_backward_fused_op(*args)
+            dx, dw, db, *tail = layer_norm_backward_fused_op(*args)
         dw = None if weight is None else dw
         db = None if bias is None else db
-    if not return_dresidual_in:
-        return dx, dw, db
-    return dx, dw, db, dh if f.write_dh else dx
+    return _fused_result(f, dx, dw, db, tail, weight, bias, return_dresidual_in, layer_norm=True)
 
 
 def rms_norm_backward(dy, x, weight, rstd, normalized_ndim=1, *, dresidual=None, inplace_residual=False,
                       zero_centered_weight=False, rowscale=None, dropout_mask=None, dropout_mask_bits=None,
-                      dropout_p=0.0, return_dresidual_in=False):
+                      dropout_p=0.0, return_dresidual_in=False, z=None, gate=None, dy1=None, weight1=None):
     """RMSNorm backward: returns (dx, dweight); dweight is None when weight is. As
     layer_norm_backward, with rstd = rsqrt(mean(x^2) + eps) per row in fp32, and the same fused
-    keyword arguments; with return_dresidual_in it returns (dx, dweight, dh)."""
+    keyword arguments (no bias1), and Mamba-2's gated RMSNorm:
+      z, gate: the gate's input z (x's shape and dtype) and where silu(z) acts:
+        gate="after_norm": y = rms_norm(x) * weight * silu(z), rstd of x;
+        gate="before_norm": y = rms_norm(x * silu(z)) * weight, rstd of x * silu(z) (what the
+        forward saved), x being the input before the gate. Appends dz (x's dtype).
+    The result: (dx, dweight[, dz][, dweight1][, dh]). A gate and parallel norms together are
+    refused by the C API (normjit.NormjitError).
+    """
     if _no_options(dresidual, inplace_residual, zero_centered_weight, rowscale, dropout_mask, dropout_mask_bits,
-                   dropout_p, return_dresidual_in):
+                   dropout_p, return_dresidual_in, z=z, gate=gate, dy1=dy1, weight1=weight1):
         if _plain_eager(dy, x, weight, rstd):
             dx, dw, _ = _launch.backward(_capi.RMSNORM, dy, x, weight, None, None, rstd, normalized_ndim)
             return dx, dw
         dx, dw = rms_norm_backward_op(dy, x, weight, rstd, normalized_ndim)
         return dx, None if weight is None else dw
     f = _fused_options(dresidual, inplace_residual, zero_centered_weight, rowscale, dropout_mask, dropout_mask_bits,
-                       dropout_p, return_dresidual_in)
-    if _plain_eager(dy, x, weight, rstd, f.dresidual, f.rowscale, f.dropout_mask):
-        dx, dw, _, dh = _launch.backward(_capi.RMSNORM, dy, x, weight, None, None, rstd, normalized_ndim, f)
+                       dropout_p, return_dresidual_in, z=z, gate=gate, dy1=dy1, weight1=weight1)
+    if _plain_eager(dy, x, weight, rstd, f.dresidual, f.rowscale, f.dropout_mask, f.z, f.dy1, f.weight1):
+        dx, dw, _, *tail = _launch.backward(_capi.RMSNORM, dy, x, weight, None, None, rstd, normalized_ndim, f)
         if f.inplace_residual:
             _bump_version(dx)
     else:
         args = (dy, x, weight, rstd, normalized_ndim, f.dresidual, f.zero_centered_weight, f.rowscale,
-                f.dropout_mask, f.dropout_bits, f.dropout_p, f.write_dh)
+                f.dropout_mask, f.dropout_bits, f.dropout_p, f.write_dh, f.z, f.gate, f.dy1, f.weight1)
         if f.inplace_residual:
-            dw, dh = rms_norm_backward_fused_inplace_op(*args)
+            dw, *tail = rms_norm_backward_fused_inplace_op(*args)
             dx = f.dresidual
         else:
-            dx, dw, dh = rms_norm_backward_fused_op(*args)
+            dx, dw, *tail = rms_norm_backward_fused_op(*args)
         dw = None if weight is None else dw
-    if not return_dresidual_in:
-        return dx, dw
-    return dx, dw, dh if f.write_dh else dx
+    return _fused_result(f, dx, dw, None, tail, weight, None, return_dresidual_in, layer_norm=False)
