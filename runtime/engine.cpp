@@ -85,12 +85,21 @@ Engine::Impl::~Impl() {
   for (auto& entry : modules_) {
     const LoadedKernel& k = *entry.second;
     CUcontext popped;
-    // The context may already be gone at exit; then so is the module, and errors are moot.
-    if (driver().cuCtxPushCurrent(k.context) == CUDA_SUCCESS) {
+    // The context may already be gone (at exit, or destroyed by its owner); then so is the
+    // module. Its handle may now name another context: unload only from the one it was loaded in.
+    unsigned long long id = 0;
+    if (driver().cuCtxGetId(k.context, &id) == CUDA_SUCCESS && id == k.context_id &&
+        driver().cuCtxPushCurrent(k.context) == CUDA_SUCCESS) {
       driver().cuModuleUnload(k.module);
       driver().cuCtxPopCurrent(&popped);
     }
   }
+}
+
+uint64_t Engine::Impl::context_id(CUcontext ctx) {
+  unsigned long long id = 0;
+  NJ_CU(driver().cuCtxGetId(ctx, &id), "normjit: identifying the CUDA context");
+  return id;
 }
 
 runtime::DeviceLimits Engine::Impl::query_limits(CUcontext ctx) {
@@ -220,7 +229,8 @@ const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p
   const bool by_bucket = m >= 0 && (config.tune_mode != TuneMode::Off || codegen::may_be_few_rows(m));
   const uint64_t code = problem_code(p);
   // Buckets are 1 + log2: 0 stands for "the heuristic's kernel, whatever m".
-  const Key key{ctx, code | (by_bucket ? uint64_t(1 + runtime::m_bucket_log2(m)) << 48 : 0)};
+  const uint64_t ctx_id = context_id(ctx);
+  const Key key{ctx_id, code | (by_bucket ? uint64_t(1 + runtime::m_bucket_log2(m)) << 48 : 0)};
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     auto it = loaded_.find(key);
@@ -234,7 +244,7 @@ const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p
   const codegen::LaunchConfig config = config_for(ctx, p, by_bucket ? m : -1, limits, may_tune, tuned, settled);
   // Tuned or not is part of the key: a bucket whose database config happens to equal the
   // heuristic's still reports itself tuned, and a heuristic bucket never does.
-  const auto module_key = std::make_tuple(ctx, code, codegen::describe(config), tuned);
+  const auto module_key = std::make_tuple(ctx_id, code, codegen::describe(config), tuned);
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     auto it = modules_.find(module_key);
@@ -271,6 +281,7 @@ std::unique_ptr<LoadedKernel> Engine::Impl::load(CUcontext ctx, const NormProble
   auto k = std::make_unique<LoadedKernel>();
   k->problem = p;
   k->context = ctx;
+  k->context_id = context_id(ctx);
   k->limits = limits;
   k->config = config;
   k->compiled = compile(p, config, limits.sm);

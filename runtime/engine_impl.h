@@ -35,6 +35,7 @@ struct LoadedKernel {
   int64_t resident_groups = 1;   // row groups (blocks or clusters) resident at once on the device
   unsigned shared_bytes = 0;     // dynamic shared memory per block (staged rows)
   CUcontext context = nullptr;
+  uint64_t context_id = 0;       // the driver's unique id of `context` (cuCtxGetId)
   CUmodule module = nullptr;
   CUfunction backward = nullptr;
   CUfunction reduce = nullptr;
@@ -91,8 +92,11 @@ struct Engine::Impl {
   std::atomic<uint64_t> tunings{0};       // shapes tuned by this engine (on-miss)
 
  private:
-  // (context, problem code with the M bucket in bits 48..55, fused options in 56..63) -> kernel.
-  using Key = std::pair<CUcontext, uint64_t>;
+  // (context id, problem code with the M bucket in bits 48..55, fused options in 56..63) ->
+  // kernel. Contexts are told apart by the driver's unique id, not their handle: a context
+  // made after one was destroyed may get its handle, and must not get its modules.
+  using Key = std::pair<uint64_t, uint64_t>;
+  static uint64_t context_id(CUcontext ctx);
   static uint64_t problem_code(const NormProblem& resolved);
   // The config for (problem, m) on this device, as tune.mode says; tuned: from the database or
   // a tuning. Sets `settled` false when the answer is provisional (a tuning was due but not
@@ -108,7 +112,7 @@ struct Engine::Impl {
   std::shared_mutex mu_;
   llvm::DenseMap<Key, LoadedKernel*> loaded_;
   // Owns the modules: one per (context, problem code, config, tuned), shared by the buckets that use it.
-  std::map<std::tuple<CUcontext, uint64_t, std::string, bool>, std::unique_ptr<LoadedKernel>> modules_;
+  std::map<std::tuple<uint64_t, uint64_t, std::string, bool>, std::unique_ptr<LoadedKernel>> modules_;
 };
 
 }  // namespace normjit

@@ -146,6 +146,15 @@ static int gpu_open(gpu* g) {
   return 1;
 }
 
+/* Frees what gpu_open and run_on_gpu made, the context last. */
+static void gpu_close(gpu* g) {
+  device_arena_destroy(&g->arena);
+  if (g->stream) g->driver.stream_destroy(g->stream);
+  if (g->context) g->driver.ctx_destroy(g->context);
+  g->stream = NULL;
+  g->context = NULL;
+}
+
 /* Workspace sizes, the arena, then every case. Returns the number of cases that failed. */
 static int run_on_gpu(gpu* g, nj_engine* engine) {
   if (!gpu_open(g)) return kCaseCount;
@@ -226,16 +235,24 @@ int main(void) {
     return EXIT_NO_GPU;
   }
 
-  const int failed = run_on_gpu(&g, engine);
+  int failed = run_on_gpu(&g, engine);
+  if (!failed) {
+    /* An engine may outlive a context its kernels were loaded into: an engine that makes a
+     * fresh context (after a device reset, say) runs the same cases there. The driver may give
+     * the new context the old one's handle; the engine must load its kernels anew all the same. */
+    const CUcontext old_context = g.context;
+    gpu_close(&g);
+    printf("\ncontext destroyed; the same engine in a new context:\n");
+    failed = run_on_gpu(&g, engine);
+    printf("(the new context %s the old one's handle)\n", g.context == old_context ? "reuses" : "does not reuse");
+  }
   /* The engine's kernels live in our context: destroy it while the context is still there. */
   nj_engine_destroy(engine);
-  device_arena_destroy(&g.arena);
-  if (g.stream) g.driver.stream_destroy(g.stream);
-  if (g.context) g.driver.ctx_destroy(g.context);
+  gpu_close(&g);
   if (failed) {
     printf("\nembed_c: %d of %d cases FAILED\n", failed, kCaseCount);
     return EXIT_MISMATCH;
   }
-  printf("\nembed_c: all %d cases match the reference\n", kCaseCount);
+  printf("\nembed_c: all %d cases match the reference, in both contexts\n", kCaseCount);
   return 0;
 }
