@@ -132,9 +132,33 @@ size_t merge_tuning_entries(TuningEntries& into, const TuningEntries& from) {
   return changed;
 }
 
+namespace {
+
+// key as a TOML basic string ("..." with escapes). toml++ 3.3 writes keys that need quoting as
+// literal strings ('...'), which cannot hold a ' and then fail to parse back (found by
+// tests/fuzz/tuning_db_fuzz.cpp), so table headers are written here.
+std::string toml_basic_string(const std::string& key) {
+  std::string out = "\"";
+  for (const char ch : key) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20 || c == 0x7f) {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\u%04X", c);
+      out += escape;
+    } else {
+      out += ch;  // UTF-8 passes through: the parser accepted the key, so it is valid UTF-8
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
 std::string format_tuning_entries(const TuningEntries& entries) {
-  toml::table root;
-  root.insert("format", kFormatVersion);
+  std::ostringstream body;
   for (const auto& [key, e] : entries) {
     toml::table t;
     t.insert("threads", e.config.threads);
@@ -152,13 +176,14 @@ std::string format_tuning_entries(const TuningEntries& entries) {
     if (e.heuristic_us > 0) t.insert("heuristic_us", e.heuristic_us);
     t.insert("candidates", e.candidates);
     if (!e.tuned_at.empty()) t.insert("tuned_at", e.tuned_at);
-    root.insert(key, std::move(t));
+    body << "\n[" << toml_basic_string(key) << "]\n" << t << "\n";
   }
   std::ostringstream s;
   s << "# normjit tuning database (docs/TUNING.md): one table per tuning key\n"
     << "# \"device | sm | SMs | nvrtc | normjit | problem | M bucket\", holding the fastest launch config\n"
     << "# measured for it and its median time in microseconds. Written by normjit; safe to edit or delete.\n\n"
-    << root << "\n";
+    << "format = " << kFormatVersion << "\n"
+    << body.str();
   return s.str();
 }
 

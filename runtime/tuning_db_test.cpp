@@ -109,6 +109,19 @@ TEST(TuningEntries, MergedBlocksRoundTripAndAreWrittenOnlyWhenMerged) {
   EXPECT_THROW(runtime::parse_tuning_entries(runtime::format_tuning_entries({{kKeyA, merged}}), "test"), Error);
 }
 
+// Keys needing quotes, with a ' (which toml++ 3.3 would write as an unreadable literal
+// string), a ", a backslash and a control character, read back unchanged.
+TEST(TuningEntries, KeysWithQuotesAndEscapesRoundTrip) {
+  const std::string keys[] = {"jjj'jj5", "a \"quoted\" name", "back\\slash", std::string("tab\there"), "H100 'SXM' | sm_90"};
+  TuningEntries entries;
+  for (const std::string& k : keys) entries.emplace(k, tuned(256, 9.5));
+  const std::string text = runtime::format_tuning_entries(entries);
+  TuningEntries back;
+  ASSERT_NO_THROW(back = runtime::parse_tuning_entries(text, "test")) << text;
+  ASSERT_EQ(back.size(), entries.size()) << text;
+  for (const std::string& k : keys) EXPECT_EQ(back.count(k), 1u) << k << " in\n" << text;
+}
+
 TEST(TuningEntries, ParseErrorsNameTheTableAndTheKey) {
   const std::string good = runtime::format_tuning_entries({{kKeyA, tuned(256, 1.0)}});
   auto error_of = [](const std::string& text) {
