@@ -269,10 +269,19 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
 
 }  // namespace
 
+namespace {
+
+// Blocks that m's power-of-two bucket of rows occupies, a row (or rows_per_block) each.
+int64_t bucket_blocks(const LaunchConfig& c, int64_t m) {
+  return ceil_div(next_pow2(std::max<int64_t>(m, 1)), c.rows_per_block());
+}
+
+}  // namespace
+
 int merge_for_few_rows(const NormProblem& p, const LaunchConfig& c, int sm, int64_t m) {
   if (sm < 90 || (!p.has_weight && !p.has_bias) || c.cluster != 1 || c.grid || c.staged || !c.row_in_registers)
     return 1;
-  return static_cast<int>(std::min<int64_t>(kMaxMerge, ceil_div(next_pow2(std::max<int64_t>(m, 1)), c.rows_per_block())));
+  return static_cast<int>(std::min<int64_t>(kMaxMerge, bucket_blocks(c, m)));
 }
 
 namespace {
@@ -286,7 +295,7 @@ namespace {
 // rows met in two passes cost more than the partial rows it saves.
 int fitted_merge(const NormProblem& p, const LaunchConfig& c, int sm, int64_t m) {
   const int merge = merge_for_few_rows(p, c, sm, m);
-  const bool one_cluster = ceil_div(next_pow2(std::max<int64_t>(m, 1)), c.rows_per_block()) <= kMaxMerge && p.n <= 4096;
+  const bool one_cluster = bucket_blocks(c, m) <= kMaxMerge && p.n <= 4096;
   const bool long_sixteen_bit = dtype_size(p.x_dtype) == 2 && p.n >= 4096;
   return one_cluster || long_sixteen_bit ? merge : 1;
 }

@@ -389,24 +389,17 @@ void Engine::Impl::launch(const LoadedKernel& k, const NormProblem& p, const Bac
     partial = owned.ptr;
   }
 
-  if (a.m > 0) {
-    runtime::BackwardParams params{a.m,      a.x,        a.x_stride, a.dy,   a.dy_stride,
-                                   a.mean,   a.rstd,     a.weight,   a.dx,   a.dx_stride,
-                                   reinterpret_cast<float*>(partial), a.dweight, a.dbias,
-                                   a.dresidual, a.dresidual_stride, a.rowscale, a.dropout_mask,
-                                   a.dropout_mask_stride, 1.0 / (1.0 - a.dropout_p), a.dresidual_in,
-                                   a.dresidual_in_stride, a.z, a.z_stride, a.dz, a.dz_stride,
-                                   a.dy1, a.dy1_stride, a.weight1, a.dweight1, a.dbias1};
+  runtime::BackwardParams params{a.m,      a.x,        a.x_stride, a.dy,   a.dy_stride,
+                                 a.mean,   a.rstd,     a.weight,   a.dx,   a.dx_stride,
+                                 reinterpret_cast<float*>(partial), a.dweight, a.dbias,
+                                 a.dresidual, a.dresidual_stride, a.rowscale, a.dropout_mask,
+                                 a.dropout_mask_stride, 1.0 / (1.0 - a.dropout_p), a.dresidual_in,
+                                 a.dresidual_in_stride, a.z, a.z_stride, a.dz, a.dz_stride,
+                                 a.dy1, a.dy1_stride, a.weight1, a.dweight1, a.dbias1};
+  if (a.m > 0)
     launch_kernels(k, p, params, groups, stream);
-  } else if (accumulate) {
-    // No rows: dγ/dβ are sums over none, which the reduction writes as zeros.
-    runtime::BackwardParams params{};
-    params.dweight = a.dweight;
-    params.dbias = a.dbias;
-    params.dweight1 = a.dweight1;
-    params.dbias1 = a.dbias1;
+  else if (accumulate)  // no rows: dγ/dβ are sums over none, which the reduction writes as zeros
     launch_reductions(k, p, params, 0, stream);
-  }
 }
 
 void Engine::Impl::launch_kernels(const LoadedKernel& k, const NormProblem& p, runtime::BackwardParams& params,

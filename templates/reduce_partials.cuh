@@ -18,16 +18,15 @@ __device__ __forceinline__ void reduce_partial_rows(const float* partial, i64 gr
   const i64 col = (i64)blockIdx.x * kReduceColumns + threadIdx.x;
   float sum = 0.f;
   if (col < kN) {
-    constexpr i64 kStride = kReduceLanes;
     i64 g = threadIdx.y;
-    for (; g + (kReduceBatch - 1) * kStride < groups; g += kReduceBatch * kStride) {
+    for (; g + (kReduceBatch - 1) * kReduceLanes < groups; g += kReduceBatch * kReduceLanes) {
       float v[kReduceBatch];
 #pragma unroll
-      for (int b = 0; b < kReduceBatch; ++b) v[b] = __ldg(partial + (g + b * kStride) * kN + col);
+      for (int b = 0; b < kReduceBatch; ++b) v[b] = __ldg(partial + (g + b * kReduceLanes) * kN + col);
 #pragma unroll
       for (int b = 0; b < kReduceBatch; ++b) sum += v[b];  // in group order, as one at a time would
     }
-    for (; g < groups; g += kStride) sum += __ldg(partial + g * kN + col);
+    for (; g < groups; g += kReduceLanes) sum += __ldg(partial + g * kN + col);
   }
   subtotal[threadIdx.y][threadIdx.x] = sum;
   __syncthreads();
