@@ -201,7 +201,10 @@ int run_bench(std::vector<std::string> args) {
         "                       gate); adds the columns fused and vs none (%%copy over the option-free\n"
         "                       row's)\n"
         "  --json FILE          write {device, copy_gbs, rows: [...]} for scripts\n"
-        "  --overhead           only the host's cost per call on a cache hit, against bare driver launches\n");
+        "  --overhead           only the host's cost per call on a cache hit, against bare driver launches\n"
+        "  --merge LIST         also time each shape's config with these merges (e.g. 1,2,4,8: blocks of an\n"
+        "                       sm_90 cluster adding dγ/dβ before one partial row; 1 = unmerged), pinned\n"
+        "                       in place of the chosen config where that config can merge\n");
     return kExitOk;
   }
   const bool quick = take_flag(args, "--quick");
@@ -213,6 +216,8 @@ int run_bench(std::vector<std::string> args) {
   std::string kinds = take_option(args, "--kinds"), dtypes = take_option(args, "--dtypes"),
               weights = take_option(args, "--weights"), ns = take_option(args, "--n"), ms = take_option(args, "--m");
   const std::string elements_text = take_option(args, "--elements"), reps_text = take_option(args, "--reps");
+  const std::string merge_text = take_option(args, "--merge");
+  const std::vector<int64_t> merges = merge_text.empty() ? std::vector<int64_t>{} : parse_integer_list("--merge", merge_text, 1);
   if (!args.empty()) throw std::invalid_argument("unexpected argument '" + args.front() + "'");
   const int64_t elements = elements_text.empty() ? int64_t{1} << 26 : std::stoll(elements_text);
   const int reps = reps_text.empty() ? 20 : std::stoi(reps_text);
@@ -423,70 +428,92 @@ int run_bench(std::vector<std::string> args) {
         a.dweight1 = dweight1.get();
         a.dbias1 = problem.has_bias ? dbias1.get() : nullptr;
       }
-      const size_t ws_bytes = engine.workspace_size(problem, s.m);
-      DeviceBuffer workspace(ws_bytes, what);
-      a.workspace = workspace.get();
-      a.workspace_bytes = ws_bytes;
+      // Times one engine's launch of this shape (its chosen, or pinned, config) and prints a row.
+      auto measure = [&](Engine& engine) {
+        const size_t ws_bytes = engine.workspace_size(problem, s.m);
+        DeviceBuffer workspace(ws_bytes, what);
+        a.workspace = workspace.get();
+        a.workspace_bytes = ws_bytes;
 
-      for (int r = 0; r < 3; ++r) engine.backward(problem, a, stream);  // compile, load, warm
-      NJ_CU(d.cuStreamSynchronize(stream), "bench: warm-up");
-      std::vector<double> times;
-      for (int r = 0; r < reps; ++r)
-        times.push_back(timer.microseconds(stream, [&] { engine.backward(problem, a, stream); }));
-      Result res{s};
-      res.us = median(times);
-      if (graph) {
-        constexpr int kCallsPerGraph = 20;
-        CUgraph g;
-        CUgraphExec exec;
-        NJ_CU(d.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "bench: capture");
-        for (int c = 0; c < kCallsPerGraph; ++c) engine.backward(problem, a, stream);
-        NJ_CU(d.cuStreamEndCapture(stream, &g), "bench: capture");
-        NJ_CU(d.cuGraphInstantiateWithFlags(&exec, g, 0), "bench: instantiate");
-        NJ_CU(d.cuGraphLaunch(exec, stream), "bench: graph warm-up");
-        std::vector<double> graph_times;
-        for (int r = 0; r < std::max(5, reps / 4); ++r)
-          graph_times.push_back(
-              timer.microseconds(stream, [&] { NJ_CU(d.cuGraphLaunch(exec, stream), "bench: replay"); }) /
-              kCallsPerGraph);
-        res.graph_us = median(graph_times);
-        d.cuGraphExecDestroy(exec);
-        d.cuGraphDestroy(g);
-      }
-      const double best_us = res.graph_us > 0 ? std::min(res.us, res.graph_us) : res.us;
-      res.gbs = (min_bytes(s) + fused_bytes(s, fs)) / best_us / 1e3;
-      res.pct_copy = 100.0 * res.gbs / copy_gbs;
-      if (fused_mode) {
-        res.fused = fs.name;
-        if (!fs.any() && none_pct == 0) none_pct = res.pct_copy;
-        res.vs_none = none_pct > 0 ? res.pct_copy / none_pct : 0;
-      }
-      // The problem as the engine ran it: alignment lowered to what these rows allow (odd N).
-      const NormProblem resolved = runtime::check_backward_call(problem, a).problem;
-      // The kernel the calls above ran: the tuned one for this M where the database has it.
-      const LoadedKernel& k = engine.impl().kernel_for(ctx, resolved, s.m);
-      res.config = codegen::describe(k.config);
-      res.groups = runtime::row_groups(k.config, k.limits, s.m, k.resident_groups);
-      for (const auto& r : k.compiled->resources)
-        if (r.function == codegen::KernelSource::kBackwardEntry) {
-          res.registers = r.registers;
-          res.spills = r.spill_stores + r.spill_loads;
+        for (int r = 0; r < 3; ++r) engine.backward(problem, a, stream);  // compile, load, warm
+        NJ_CU(d.cuStreamSynchronize(stream), "bench: warm-up");
+        std::vector<double> times;
+        for (int r = 0; r < reps; ++r)
+          times.push_back(timer.microseconds(stream, [&] { engine.backward(problem, a, stream); }));
+        Result res{s};
+        res.us = median(times);
+        if (graph) {
+          constexpr int kCallsPerGraph = 20;
+          CUgraph g;
+          CUgraphExec exec;
+          NJ_CU(d.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "bench: capture");
+          for (int c = 0; c < kCallsPerGraph; ++c) engine.backward(problem, a, stream);
+          NJ_CU(d.cuStreamEndCapture(stream, &g), "bench: capture");
+          NJ_CU(d.cuGraphInstantiateWithFlags(&exec, g, 0), "bench: instantiate");
+          NJ_CU(d.cuGraphLaunch(exec, stream), "bench: graph warm-up");
+          std::vector<double> graph_times;
+          for (int r = 0; r < std::max(5, reps / 4); ++r)
+            graph_times.push_back(
+                timer.microseconds(stream, [&] { NJ_CU(d.cuGraphLaunch(exec, stream), "bench: replay"); }) /
+                kCallsPerGraph);
+          res.graph_us = median(graph_times);
+          d.cuGraphExecDestroy(exec);
+          d.cuGraphDestroy(g);
         }
-      if (res.registers == 0) {  // no ptxas report in the log: ask the loaded kernel
-        int local_bytes = 0;
-        d.cuFuncGetAttribute(&res.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, k.backward);
-        d.cuFuncGetAttribute(&local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, k.backward);
-        res.spills = local_bytes;
+        const double best_us = res.graph_us > 0 ? std::min(res.us, res.graph_us) : res.us;
+        res.gbs = (min_bytes(s) + fused_bytes(s, fs)) / best_us / 1e3;
+        res.pct_copy = 100.0 * res.gbs / copy_gbs;
+        if (fused_mode) {
+          res.fused = fs.name;
+          if (!fs.any() && none_pct == 0) none_pct = res.pct_copy;
+          res.vs_none = none_pct > 0 ? res.pct_copy / none_pct : 0;
+        }
+        // The problem as the engine ran it: alignment lowered to what these rows allow (odd N).
+        const NormProblem resolved = runtime::check_backward_call(problem, a).problem;
+        // The kernel the calls above ran: the tuned one for this M where the database has it.
+        const LoadedKernel& k = engine.impl().kernel_for(ctx, resolved, s.m);
+        res.config = codegen::describe(k.config);
+        res.groups = runtime::row_groups(k.config, k.limits, s.m, k.resident_groups);
+        for (const auto& r : k.compiled->resources)
+          if (r.function == codegen::KernelSource::kBackwardEntry) {
+            res.registers = r.registers;
+            res.spills = r.spill_stores + r.spill_loads;
+          }
+        if (res.registers == 0) {  // no ptxas report in the log: ask the loaded kernel
+          int local_bytes = 0;
+          d.cuFuncGetAttribute(&res.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, k.backward);
+          d.cuFuncGetAttribute(&local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, k.backward);
+          res.spills = local_bytes;
+        }
+        std::printf("%-9s %-5s %-6s %8lld %8lld %10.2f %10s %9.0f %6.1f%%  %-50s %5d %6d %6lld", short_kind(s.kind),
+                    codegen::dtype_name(s.dtype), codegen::dtype_name(s.weight), static_cast<long long>(s.m),
+                    static_cast<long long>(s.n), res.us,
+                    res.graph_us > 0 ? std::to_string(res.graph_us).substr(0, 6).c_str() : "-", res.gbs, res.pct_copy,
+                    res.config.c_str(), res.registers, res.spills, static_cast<long long>(res.groups));
+        if (fused_mode) std::printf("  %-22s %7.3f", res.fused.c_str(), res.vs_none);
+        std::printf("\n");
+        std::fflush(stdout);
+        results.push_back(res);
+      };
+      measure(engine);
+      // --merge: the chosen config with other merges, each pinned in an engine of its own.
+      const NormProblem resolved = runtime::check_backward_call(problem, a).problem;
+      const LoadedKernel& chosen = engine.impl().kernel_for(ctx, resolved, s.m);
+      for (const int64_t merge : merges) {
+        codegen::LaunchConfig variant = chosen.config;
+        if (merge == variant.merge) continue;
+        if (merge > codegen::merge_for_few_rows(resolved, variant, chosen.limits.sm, s.m)) continue;
+        variant.merge = static_cast<int>(merge);
+        Config pinned_config = engine.config();
+        pinned_config.tune_mode = TuneMode::Cached;
+        Engine pinned(pinned_config);
+        runtime::TunedConfig entry;
+        entry.config = variant;
+        entry.us = 1;
+        pinned.impl().tuning.put(
+            runtime::make_tuning_key(pinned.impl().tuning_device(chosen.limits), resolved, s.m).text(), entry);
+        measure(pinned);
       }
-      std::printf("%-9s %-5s %-6s %8lld %8lld %10.2f %10s %9.0f %6.1f%%  %-50s %5d %6d %6lld", short_kind(s.kind),
-                  codegen::dtype_name(s.dtype), codegen::dtype_name(s.weight), static_cast<long long>(s.m),
-                  static_cast<long long>(s.n), res.us,
-                  res.graph_us > 0 ? std::to_string(res.graph_us).substr(0, 6).c_str() : "-", res.gbs, res.pct_copy,
-                  res.config.c_str(), res.registers, res.spills, static_cast<long long>(res.groups));
-      if (fused_mode) std::printf("  %-22s %7.3f", res.fused.c_str(), res.vs_none);
-      std::printf("\n");
-      std::fflush(stdout);
-      results.push_back(res);
     }
   }
   const CacheStats stats = engine.cache_stats();
