@@ -101,6 +101,10 @@ __device__ __forceinline__ i64 element_column(int i, int j, int lane, unsigned r
   }
 }
 
+// Bytes every partial row is aligned to: the workspace is 16-byte aligned (the engine checks a
+// caller's; its own allocations are), and rows are kN floats apart.
+constexpr int kPartialAlign = kN % 4 == 0 ? 16 : kN % 2 == 0 ? 8 : 4;
+
 // One row group's dγ (or dβ) value for a column: into the group's fp32 partial row or, when
 // the launch is a single row group (p.partial null), converted as the gradient itself.
 __device__ __forceinline__ void put_group_sum(float* partial_row, TW* gradient, i64 col, float v) {
@@ -184,6 +188,21 @@ __device__ __forceinline__ void write_group_sums(const BackwardParams& p, const 
   }
   float* dw_out = weight_partial_row(p);
   float* db_out = bias_partial_row(p);
+  if constexpr (!kInterleaved) {
+    // Into partial rows, a slot's kVec neighbouring columns go out as vector stores: scalar
+    // stores at a lane stride of kVec floats cost kVec times the L2 write transactions.
+    if (p.partial && !kGridCluster) {
+#pragma unroll
+      for (int i = 0; i < kIters; ++i) {
+        const i64 col = slot_column(i, lane, rank);
+        if (col < kN) {
+          if constexpr (kHasWeight) store_slot<float, kVec, kPartialAlign, kN>(dw_out, col, dw[i]);
+          if constexpr (kHasBias) store_slot<float, kVec, kPartialAlign, kN>(db_out, col, db[i]);
+        }
+      }
+      return;
+    }
+  }
 #pragma unroll
   for (int i = 0; i < kIters; ++i)
 #pragma unroll
