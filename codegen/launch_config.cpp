@@ -284,24 +284,6 @@ int merge_for_few_rows(const NormProblem& p, const LaunchConfig& c, int sm, int6
   return static_cast<int>(std::min<int64_t>(kMaxMerge, bucket_blocks(c, m)));
 }
 
-namespace {
-
-// Where merging pays, fitted to `normjit tune --exhaustive --shapes bench/tune-fewrows.toml`
-// on the H100 (bench/NOTES.md, entry 16): merged over unmerged time of the same config, median
-// over the candidates. It pays where the bucket's blocks fit one cluster of rows up to 4096
-// (no reduction launch at all: 0.69-0.91), and for 16-bit rows from 4096 up at any few rows
-// (their partial rows outweigh x, dy and dx most: 0.53-0.89). It does not elsewhere: 1024 at
-// 64 or 256 rows (1.05-1.26), fp32 8192 (0.98-1.22), where its cluster barriers and the
-// rows met in two passes cost more than the partial rows it saves.
-int fitted_merge(const NormProblem& p, const LaunchConfig& c, int sm, int64_t m) {
-  const int merge = merge_for_few_rows(p, c, sm, m);
-  const bool one_cluster = bucket_blocks(c, m) <= kMaxMerge && p.n <= 4096;
-  const bool long_sixteen_bit = dtype_size(p.x_dtype) == 2 && p.n >= 4096;
-  return one_cluster || long_sixteen_bit ? merge : 1;
-}
-
-}  // namespace
-
 bool few_rows(int64_t m, int sm_count) {
   // Whole power-of-two buckets of M (the tuner's and the engine's kernel keys), so every m of
   // a bucket gets the same config whichever comes first.
@@ -314,8 +296,10 @@ bool may_be_few_rows(int64_t m) { return few_rows(m, kMaxGridCluster); }
 LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m) {
   LaunchConfig c = config_for_many_rows(p, sm, sm_count);
   if (few_rows(m, sm_count)) {
+    // Unmerged (merge = 1) at every M: in graph replays on the H100 merged blocks were slower
+    // than their unmerged twin at every shape once partial rows are vector stores (bench/NOTES.md,
+    // entry 17). The tuner still tries them.
     if (const std::optional<LaunchConfig> few = config_for_few_rows(p, c)) c = *few;
-    c.merge = fitted_merge(p, c, sm, m);
   }
   check_launch_config(p, c);
   return c;

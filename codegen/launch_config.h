@@ -88,7 +88,7 @@ bool may_be_few_rows(int64_t m);
 // up to kMaxMerge blocks of a cluster add their sums first, as many as m's bucket has row
 // workers, so M <= 8 needs no reduction launch at all. The merge the tuner tries for config at
 // m rows, or 1 where config cannot merge (clusters sharing a row, staged or streamed rows, no
-// γ or β). The heuristic merges only where that was measured to pay.
+// γ or β). The heuristic never merges (bench/NOTES.md, entry 17); the tuner tries it.
 int merge_for_few_rows(const NormProblem& resolved, const LaunchConfig& config, int sm, int64_t m);
 
 // The heuristic config for a resolved, validated problem on compute capability `sm` with

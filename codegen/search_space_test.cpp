@@ -172,7 +172,8 @@ TEST(SearchSpace, FewRowsAlsoTryMergedBlocks) {
   };
   const std::vector<codegen::LaunchConfig> few = codegen::search_space(p, 90, 132, 199);
   EXPECT_GE(merged(few), 3);
-  EXPECT_EQ(few.front().merge, 8) << "the heuristic's config for 199 rows comes first";
+  EXPECT_EQ(few.front().merge, 1) << "the heuristic's config for 199 rows comes first, unmerged";
+  EXPECT_EQ(few.at(1).merge, 8) << "then its merged twin";
   for (const codegen::LaunchConfig& c : few)
     if (c.merge > 1) EXPECT_TRUE(c.row_in_registers && !c.staged && c.cluster == 1) << codegen::describe(c);
   EXPECT_EQ(merged(codegen::search_space(p, 90, 132, 65536)), 0);

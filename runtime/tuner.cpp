@@ -256,14 +256,18 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
   L2Flush flush(what);
   EventTimer timer(what);
   const CheckedCall call = check_backward_call(p, scratch.args);
+  // Each candidate's backward (every kernel it launches) is captured in a CUDA graph and timed
+  // as graph replays: launched one by one, a second kernel (the reduction) waits out the host's
+  // launch latency, which favoured single-kernel configs (merged blocks) that graph replays and
+  // a busy stream find slower (bench/NOTES.md, entry 17). L2 is flushed before every replay.
   auto time_candidate = [&](size_t i, int reps) {
     std::vector<double> times;
     Engine::Impl::launch(*loaded[i], call.problem, call.args, stream.get());  // warm: first launch costs more
+    CapturedLaunch graph(stream.get(), [&] { Engine::Impl::launch(*loaded[i], call.problem, call.args, stream.get()); },
+                         what);
     for (int r = 0; r < reps; ++r) {
       flush(stream.get());
-      times.push_back(timer.microseconds(stream.get(), [&] {
-        Engine::Impl::launch(*loaded[i], call.problem, call.args, stream.get());
-      }));
+      times.push_back(timer.microseconds(stream.get(), [&] { graph.replay(stream.get()); }));
     }
     return median(std::move(times));
   };

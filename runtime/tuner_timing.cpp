@@ -93,6 +93,31 @@ double EventTimer::stop(CUstream stream) {
   return ms * 1000.0;
 }
 
+CapturedLaunch::CapturedLaunch(CUstream stream, const std::function<void()>& enqueue, const std::string& what)
+    : what_(what) {
+  const auto& d = driver();
+  NJ_CU(d.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), what + ": beginning a graph capture");
+  try {
+    enqueue();
+  } catch (...) {
+    if (d.cuStreamEndCapture(stream, &graph_) == CUDA_SUCCESS && graph_) d.cuGraphDestroy(graph_);
+    throw;
+  }
+  NJ_CU(d.cuStreamEndCapture(stream, &graph_), what + ": ending a graph capture");
+  const CUresult instantiated = d.cuGraphInstantiateWithFlags(&exec_, graph_, 0);
+  if (instantiated != CUDA_SUCCESS) {
+    d.cuGraphDestroy(graph_);
+    NJ_CU(instantiated, what + ": instantiating a captured graph");
+  }
+}
+
+CapturedLaunch::~CapturedLaunch() {
+  if (exec_) driver().cuGraphExecDestroy(exec_);
+  if (graph_) driver().cuGraphDestroy(graph_);
+}
+
+void CapturedLaunch::replay(CUstream stream) { NJ_CU(driver().cuGraphLaunch(exec_, stream), what_ + ": replaying a graph"); }
+
 L2Flush::L2Flush(const std::string& what) : what_(what) {
   CUdevice dev;
   NJ_CU(driver().cuCtxGetDevice(&dev), what + ": reading the context's device");

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,23 @@ class EventTimer {
   double stop(CUstream stream);  // waits for the stop event
   std::string what_;
   CUevent start_ = nullptr, stop_ = nullptr;
+};
+
+// Work enqueued on a stream, captured once into a CUDA graph and replayed: the kernels of one
+// backward then follow each other as in a training step's graph (or a busy stream), without the
+// host's launch latency between them that a lone launch timed by events includes.
+class CapturedLaunch {
+ public:
+  CapturedLaunch(CUstream stream, const std::function<void()>& enqueue, const std::string& what);
+  ~CapturedLaunch();
+  CapturedLaunch(const CapturedLaunch&) = delete;
+  CapturedLaunch& operator=(const CapturedLaunch&) = delete;
+  void replay(CUstream stream);
+
+ private:
+  std::string what_;
+  CUgraph graph_ = nullptr;
+  CUgraphExec exec_ = nullptr;
 };
 
 // Overwrites a buffer twice the size of the device's L2 so the next repetition reads its

@@ -444,21 +444,13 @@ int run_bench(std::vector<std::string> args) {
         res.us = median(times);
         if (graph) {
           constexpr int kCallsPerGraph = 20;
-          CUgraph g;
-          CUgraphExec exec;
-          NJ_CU(d.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "bench: capture");
-          for (int c = 0; c < kCallsPerGraph; ++c) engine.backward(problem, a, stream);
-          NJ_CU(d.cuStreamEndCapture(stream, &g), "bench: capture");
-          NJ_CU(d.cuGraphInstantiateWithFlags(&exec, g, 0), "bench: instantiate");
-          NJ_CU(d.cuGraphLaunch(exec, stream), "bench: graph warm-up");
+          runtime::CapturedLaunch calls(
+              stream, [&] { for (int c = 0; c < kCallsPerGraph; ++c) engine.backward(problem, a, stream); }, what);
+          calls.replay(stream);  // warm-up
           std::vector<double> graph_times;
           for (int r = 0; r < std::max(5, reps / 4); ++r)
-            graph_times.push_back(
-                timer.microseconds(stream, [&] { NJ_CU(d.cuGraphLaunch(exec, stream), "bench: replay"); }) /
-                kCallsPerGraph);
+            graph_times.push_back(timer.microseconds(stream, [&] { calls.replay(stream); }) / kCallsPerGraph);
           res.graph_us = median(graph_times);
-          d.cuGraphExecDestroy(exec);
-          d.cuGraphDestroy(g);
         }
         const double best_us = res.graph_us > 0 ? std::min(res.us, res.graph_us) : res.us;
         res.gbs = (min_bytes(s) + fused_bytes(s, fs)) / best_us / 1e3;

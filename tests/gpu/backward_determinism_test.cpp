@@ -28,8 +28,8 @@ constexpr DeterminismCase kCases[] = {
     {NormKind::LayerNorm, DType::F16, DType::F16, Affine::WeightAndBias, 199, 5120},
     {NormKind::RMSNorm, DType::F32, DType::F32, Affine::WeightOnly, 4096, 4096},
     {NormKind::RMSNorm, DType::BF16, DType::F32, Affine::WeightOnly, 37, 262144},  // a staged cluster of 16
-    // Few rows on sm_90: merged blocks adding their dγ/dβ in distributed shared memory (5
-    // clusters of 8 blocks, the last part-filled; 25 with 8192 columns met in two passes).
+    // Few rows: a block per row, each writing its partial row of dγ/dβ as vector stores, which
+    // the reduction adds in group order (merged blocks: backward_merge_test.cpp).
     {NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 37, 4096},
     {NormKind::RMSNorm, DType::BF16, DType::F32, Affine::WeightOnly, 199, 8192},
 };
