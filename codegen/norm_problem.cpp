@@ -90,6 +90,16 @@ void validate_problem(const NormProblem& p) {
   if (p.parallel && p.gate != Gate::None)
     reject(p, "parallel and gate are both set: which of the two norms the gate would belong to is not defined",
            "Use one or the other.");
+  // Recompute from the output recovers x̂ from y = x̂·γ + β: a gated output (y = x̂·γ·silu(z), or
+  // the norm of x·silu(z)) and two norms' outputs are other functions, not supported here.
+  if (p.recompute_from_output && p.gate != Gate::None)
+    reject(p, std::string("recompute_from_output and gate ") + gate_name(p.gate) +
+                  " are both set: x̂ is recovered from y = x̂·γ + β, which a gated norm's output is not",
+           "Pass x (and clear recompute_from_output) for a gated RMSNorm, or set gate to none.");
+  if (p.recompute_from_output && p.parallel)
+    reject(p, "recompute_from_output and parallel are both set: x̂ would be recovered from one of the two norms' "
+              "outputs, which is not supported",
+           "Pass x (and clear recompute_from_output) for parallel norms, or clear parallel.");
   const int a = p.alignment == 0 ? 16 : p.alignment;
   if (a < 0 || (a & (a - 1)) != 0)
     reject(p, "alignment " + std::to_string(p.alignment) + " is not a power of two",
@@ -122,12 +132,13 @@ std::string describe(const NormProblem& p) {
   if (r.dropout != DropoutMask::None) s << " +dropout=" << dropout_mask_name(r.dropout);
   if (r.gate != Gate::None) s << " +gate=" << gate_name(r.gate);
   if (r.parallel) s << " +parallel";
+  if (r.recompute_from_output) s << " +recompute";
   return s.str();
 }
 
 bool has_fused_options(const NormProblem& p) {
   return p.residual || p.zero_centered_weight || p.rowscale || p.dropout != DropoutMask::None || p.gate != Gate::None ||
-         p.parallel;
+         p.parallel || p.recompute_from_output;
 }
 
 const char* dropout_mask_name(DropoutMask mask) {
@@ -157,7 +168,7 @@ bool operator==(const NormProblem& a, const NormProblem& b) {
          a.dx_dtype == b.dx_dtype && a.weight_dtype == b.weight_dtype && a.has_weight == b.has_weight &&
          a.has_bias == b.has_bias && a.alignment == b.alignment && a.residual == b.residual &&
          a.zero_centered_weight == b.zero_centered_weight && a.rowscale == b.rowscale && a.dropout == b.dropout &&
-         a.gate == b.gate && a.parallel == b.parallel;
+         a.gate == b.gate && a.parallel == b.parallel && a.recompute_from_output == b.recompute_from_output;
 }
 
 }  // namespace normjit

@@ -22,7 +22,7 @@ void validate_problem(const NormProblem& problem);
 
 // "layernorm N=4096 x=bf16 dy=bf16 dx=bf16 weight=fp32 +weight +bias align=16", then any fused
 // options (" +residual +zero-centered-weight +rowscale +dropout=bits +gate=after-norm
-// +parallel"); none: nothing more.
+// +parallel +recompute"); none: nothing more.
 std::string describe(const NormProblem& problem);
 
 // Whether any fused option (docs/FUSED.md) is on: only then does the kernel carry fused code.

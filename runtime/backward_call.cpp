@@ -55,6 +55,13 @@ void check_fused_flags(const NormProblem& p, const BackwardArgs& a) {
   if (p.parallel && !p.has_bias && a.dbias1)
     reject(p, "dbias1 is given but has_bias is false (both norms have β, or neither)",
            "Set has_bias to compute dbeta1, or pass NULL for dbias1.");
+  if (!p.recompute_from_output && (a.y || a.bias))
+    reject(p, std::string(a.y ? "y" : "bias") + " is given but recompute_from_output is off",
+           "Set recompute_from_output to recover x̂ from the forward's output y (and β), or pass NULL for y and "
+           "bias: a backward from x reads neither.");
+  if (p.recompute_from_output && !p.has_bias && a.bias)
+    reject(p, "bias is given but has_bias is false: the forward's output is then y = x̂·γ, with no β",
+           "Set has_bias (y = x̂·γ + β, and dβ is written), or pass NULL for bias.");
   if (dropout && !(a.dropout_p >= 0 && a.dropout_p < 1))
     reject(p, "dropout_p = " + std::to_string(a.dropout_p) + " is not in [0, 1)",
            "Pass the drop probability the forward used (0 <= p < 1).");
@@ -135,10 +142,27 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
 
   check_fused_flags(p, a);
 
+  // Recompute from the output reads y instead of x: x is then optional, the fallback where γ = 0,
+  // and LayerNorm's mean is needed only to normalise it.
+  const bool recompute = p.recompute_from_output;
+  if (recompute && a.m > 0) {
+    if (!a.y)
+      reject(p, "y is NULL but recompute_from_output is on",
+             "Pass the forward's output y ([m, n] in x's dtype), from which x̂ is recovered, or turn "
+             "recompute_from_output off and pass x.");
+    if (p.has_bias && !a.bias)
+      reject(p, "bias is NULL but recompute_from_output is on and has_bias is set: x̂ = (y − β)/γ needs β",
+             "Pass the forward's β (n values in the weight dtype), or clear has_bias if the forward had none.");
+    if (layer_norm && a.x && !a.mean)
+      reject(p, "mean is NULL but x is given with recompute_from_output: x is normalised where γ = 0, with the "
+                "row's mean and rstd",
+             "Pass the forward's mean too, or pass NULL for x (those columns' dx and dγ are then NaN).");
+  }
+
   struct Required { const char* name; const void* ptr; bool needed; const char* option; };
   const Required required[] = {
-      {"x", a.x, a.m > 0, nullptr},        {"dy", a.dy, a.m > 0, nullptr},
-      {"rstd", a.rstd, a.m > 0, nullptr},  {"mean", a.mean, a.m > 0 && layer_norm, nullptr},
+      {"x", a.x, a.m > 0 && !recompute, nullptr}, {"dy", a.dy, a.m > 0, nullptr},
+      {"rstd", a.rstd, a.m > 0, nullptr},  {"mean", a.mean, a.m > 0 && layer_norm && !recompute, nullptr},
       {"dx", a.dx, a.m > 0, nullptr},      {"weight", a.weight, a.m > 0 && p.has_weight, nullptr},
       {"dweight", a.dweight, p.has_weight, nullptr}, {"dbias", a.dbias, p.has_bias, nullptr},
       {"dresidual", a.dresidual, a.m > 0 && p.residual, "residual"},
@@ -157,11 +181,14 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
              std::string("Pass a device pointer for ") + r.name +
                  (r.option ? std::string(", or turn ") + r.option + " off." : "."));
 
-  struct Row { const char* name; const void* ptr; int64_t* stride; DType dtype; };
-  // Every row tensor a call can have (x, dy, dx, dresidual, dresidual_in, z, dz, dy1): kept
+  // vectors: whether the kernel reads the rows with the vectors the alignment allows (the
+  // fallback x of recompute_from_output is read an element at a time).
+  struct Row { const char* name; const void* ptr; int64_t* stride; DType dtype; bool vectors = true; };
+  // Every row tensor a call can have (x, dy, dx, dresidual, dresidual_in, z, dz, dy1, y): kept
   // inline, since this runs on every launch.
-  llvm::SmallVector<Row, 8> rows = {{"x", a.x, &a.x_stride, p.x_dtype}, {"dy", a.dy, &a.dy_stride, p.dy_dtype},
-                           {"dx", a.dx, &a.dx_stride, p.dx_dtype}};
+  llvm::SmallVector<Row, 8> rows = {{"x", a.x, &a.x_stride, p.x_dtype, !recompute},
+                                    {"dy", a.dy, &a.dy_stride, p.dy_dtype},
+                                    {"dx", a.dx, &a.dx_stride, p.dx_dtype}};
   // The fused rows are read and written with dx's vectors, so they bound the alignment too.
   if (p.residual) rows.push_back({"dresidual", a.dresidual, &a.dresidual_stride, p.dx_dtype});
   if (a.dresidual_in) rows.push_back({"dresidual_in", a.dresidual_in, &a.dresidual_in_stride, p.dx_dtype});
@@ -170,6 +197,7 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
     rows.push_back({"dz", a.dz, &a.dz_stride, p.dx_dtype});
   }
   if (p.parallel) rows.push_back({"dy1", a.dy1, &a.dy1_stride, p.dy_dtype});
+  if (recompute) rows.push_back({"y", a.y, &a.y_stride, p.x_dtype});  // read where x would be
   int alignment = p.alignment;
   for (Row& r : rows) {
     if (*r.stride == 0) *r.stride = p.n;
@@ -182,7 +210,7 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
       reject(p, std::string(r.name) + " = " + address(r.ptr) + " is not aligned to its " +
                     codegen::dtype_name(r.dtype) + " elements (" + std::to_string(size) + " bytes)",
              "Pass a pointer to the first element of a tensor of that dtype.");
-    alignment = std::min(alignment, row_alignment(r.ptr, *r.stride, size, a.m));
+    if (r.vectors) alignment = std::min(alignment, row_alignment(r.ptr, *r.stride, size, a.m));
   }
   struct Vector { const char* name; const void* ptr; int size; };
   const int weight_size = codegen::dtype_size(p.weight_dtype);
@@ -190,15 +218,17 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
                             {"dbias", a.dbias, weight_size},   {"mean", a.mean, 4},
                             {"rstd", a.rstd, 4},                {"rowscale", a.rowscale, 4},
                             {"weight1", a.weight1, weight_size}, {"dweight1", a.dweight1, weight_size},
-                            {"dbias1", a.dbias1, weight_size}};
+                            {"dbias1", a.dbias1, weight_size},   {"bias", a.bias, weight_size}};
   for (const Vector& v : vectors)
     if (v.ptr && reinterpret_cast<uintptr_t>(v.ptr) % v.size != 0)
       reject(p, std::string(v.name) + " = " + address(v.ptr) + " is not aligned to its " +
                     std::to_string(v.size) + "-byte elements",
              "Pass a pointer to the first element of a tensor of that dtype.");
-  // The weights are read with the rows' vectors, so they bound their alignment too.
+  // The weights (and β, recompute_from_output) are read with the rows' vectors, so they bound
+  // their alignment too.
   if (a.weight && a.m > 0) alignment = std::min(alignment, row_alignment(a.weight, 0, weight_size, 1));
   if (a.weight1 && a.m > 0) alignment = std::min(alignment, row_alignment(a.weight1, 0, weight_size, 1));
+  if (a.bias && a.m > 0) alignment = std::min(alignment, row_alignment(a.bias, 0, weight_size, 1));
   check_fused_rows(p, a);
   out.problem.alignment = std::max(alignment, 1);
   return out;

@@ -70,6 +70,7 @@ normjit::NormProblem to_cpp(const nj_problem& p) {
   out.dropout = static_cast<normjit::DropoutMask>(bits_of(p.dropout));
   out.gate = static_cast<normjit::Gate>(bits_of(p.gate));
   out.parallel = p.parallel != 0;
+  out.recompute_from_output = p.recompute_from_output != 0;
   return out;
 }
 
@@ -106,6 +107,9 @@ normjit::BackwardArgs to_cpp(const nj_backward_args& a) {
   out.weight1 = a.weight1;
   out.dweight1 = a.dweight1;
   out.dbias1 = a.dbias1;
+  out.y = a.y;
+  out.y_stride = a.y_stride;
+  out.bias = a.bias;
   return out;
 }
 

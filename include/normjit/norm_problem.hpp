@@ -47,6 +47,7 @@ struct NormProblem {
   DropoutMask dropout = DropoutMask::None;  // the forward dropped x_in: dx_in = dh·keep/(1 − p)
   Gate gate = Gate::None;              // RMSNorm only: the gate silu(z); z is read and dz written
   bool parallel = false;               // a second norm of the same x (its own γ1, β1 and dy1): dx of both
+  bool recompute_from_output = false;  // x̂ recovered from the forward's output y (and γ, β); x optional
 };
 
 // Pointers and shapes of one call. Strides are in elements; 0 means contiguous (n).
@@ -84,6 +85,12 @@ struct BackwardArgs {
   const void* weight1 = nullptr;     // γ1, when has_weight
   void* dweight1 = nullptr;          // dγ1, when has_weight
   void* dbias1 = nullptr;            // dβ1, when has_bias
+  // recompute_from_output: x̂ = (y − β)/γ from the forward's output instead of x. x is then
+  // optional: given, it is read only in columns where γ = 0 (LayerNorm: with mean); without
+  // it those columns' dx and dγ are NaN (docs/FUSED.md).
+  const void* y = nullptr;           // the forward's output, [m, n] in x's dtype
+  int64_t y_stride = 0;
+  const void* bias = nullptr;        // β, when has_bias (LayerNorm): y = x̂·γ + β
 };
 
 }  // namespace normjit

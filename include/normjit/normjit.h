@@ -74,6 +74,7 @@ typedef struct nj_problem {
   nj_dropout_mask dropout;  /* dx_in = dh * keep / (1 - p), with the mask in this form */
   nj_gate gate;             /* RMSNorm only: gated by silu(z); z is read and dz written */
   int parallel;             /* a second norm of the same x: dy1, weight1 in; dweight1, dbias1 out */
+  int recompute_from_output; /* x-hat recovered from the forward's output y (and gamma, beta); x optional */
 } nj_problem;
 
 typedef struct nj_backward_args {
@@ -110,6 +111,12 @@ typedef struct nj_backward_args {
   const void* weight1;         /* gamma1, when has_weight */
   void* dweight1;              /* dgamma1, when has_weight */
   void* dbias1;                /* dbeta1, when has_bias */
+  /* recompute_from_output: x-hat = (y - beta) / gamma from the forward's output instead of x. x is
+   * then optional: given, it is read only in columns where gamma = 0 (LayerNorm: with mean);
+   * without it those columns' dx and dgamma are NaN (docs/FUSED.md). */
+  const void* y;               /* the forward's output, [m, n] in x's dtype */
+  int64_t y_stride;            /* elements; 0 = n */
+  const void* bias;            /* beta, when has_bias (LayerNorm): y = x-hat * gamma + beta */
 } nj_backward_args;
 
 /* config_file: a TOML file, or NULL for the default lookup (NORMJIT_CONFIG, then

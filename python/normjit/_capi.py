@@ -56,6 +56,7 @@ class Problem(ctypes.Structure):
         ("dropout", ctypes.c_int),
         ("gate", ctypes.c_int),
         ("parallel", ctypes.c_int),
+        ("recompute_from_output", ctypes.c_int),
     ]
 
 
@@ -93,6 +94,9 @@ class BackwardArgs(ctypes.Structure):
         ("weight1", ctypes.c_void_p),
         ("dweight1", ctypes.c_void_p),
         ("dbias1", ctypes.c_void_p),
+        ("y", ctypes.c_void_p),
+        ("y_stride", ctypes.c_int64),
+        ("bias", ctypes.c_void_p),
     ]
 
 

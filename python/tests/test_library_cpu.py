@@ -90,11 +90,13 @@ class LibraryTest(unittest.TestCase):
         self.assertEqual(_capi.status_name(99), "NJ_ERR_UNKNOWN_STATUS")
 
     def test_struct_sizes_follow_the_c_layout(self):
-        # int, pad, int64, then thirteen ints: 8 + 8 + 52 -> 72 with tail padding; args is 31
-        # words (gcc on include/normjit/normjit.h: 72 and 248, dbias1 at 240).
+        # int, pad, int64, then fourteen ints: 8 + 8 + 56 = 72; args is 34 words (gcc on
+        # include/normjit/normjit.h: 72 and 272, recompute_from_output at 68, bias at 264).
         self.assertEqual(ctypes.sizeof(_capi.Problem), 72)
-        self.assertEqual(ctypes.sizeof(_capi.BackwardArgs), 31 * 8)
+        self.assertEqual(_capi.Problem.recompute_from_output.offset, 68)
+        self.assertEqual(ctypes.sizeof(_capi.BackwardArgs), 34 * 8)
         self.assertEqual(_capi.BackwardArgs.dbias1.offset, 30 * 8)
+        self.assertEqual(_capi.BackwardArgs.bias.offset, 33 * 8)
         # The fused options were appended: the older fields keep their offsets.
         self.assertEqual(_capi.Problem.alignment.offset, 40)
         self.assertEqual(_capi.BackwardArgs.workspace_bytes.offset, 13 * 8)
@@ -328,6 +330,32 @@ class LibraryTest(unittest.TestCase):
         p = problem(kind=_capi.RMSNORM)
         p.parallel, p.gate = 1, _capi.GATE_BEFORE_NORM
         self.assert_invalid(p, args(kind=_capi.RMSNORM), "parallel and gate are both set")
+
+    def test_recompute_from_output_fields(self):
+        # y and bias where the C code reads them; x and mean optional in that mode.
+        for field, fragment in (("y", "y is given but recompute_from_output is off"),
+                                ("bias", "bias is given but recompute_from_output is off")):
+            a = args()
+            setattr(a, field, FAKE + 0xC000)
+            self.assert_invalid(problem(), a, fragment)
+        p = problem()
+        p.recompute_from_output = 1
+        a = args()
+        a.x = a.mean = None
+        self.assert_invalid(p, a, "y is NULL but recompute_from_output is on")
+        a.y = FAKE + 0xC000
+        self.assert_invalid(p, a, "bias is NULL but recompute_from_output is on and has_bias is set")
+        a.bias, a.y_stride = FAKE + 0xD000, 3
+        self.assert_invalid(p, a, "y_stride = 3")
+        a.y_stride, a.x = 0, FAKE
+        self.assert_invalid(p, a, "mean is NULL but x is given with recompute_from_output")
+        p.gate = _capi.GATE_AFTER_NORM
+        self.assert_invalid(p, a, "is set on a LayerNorm")
+        p.kind, p.has_bias = _capi.RMSNORM, 0
+        self.assert_invalid(p, args(kind=_capi.RMSNORM), "recompute_from_output and gate after-norm are both set")
+        p = problem()
+        p.recompute_from_output = p.parallel = 1
+        self.assert_invalid(p, args(), "recompute_from_output and parallel are both set")
 
 
 class LookupTest(unittest.TestCase):
