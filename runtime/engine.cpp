@@ -157,7 +157,8 @@ runtime::TuningDevice Engine::Impl::tuning_device(const runtime::DeviceLimits& l
   return runtime::TuningDevice{name, limits.sm, limits.sm_count, runtime::Nvrtc::get().version()};
 }
 
-// Bits 0-45 hold the base problem, 48-55 kernel_for's M bucket; the fused options take 56-63.
+// Bits 0-45 hold the base problem, 48-55 kernel_for's M bucket; the fused options take 56-63,
+// and recompute_from_output, which found them full, bit 46.
 static uint64_t fused_option_bits(const NormProblem& p) {
   return uint64_t(p.residual) | uint64_t(p.zero_centered_weight) << 1 | uint64_t(p.rowscale) << 2 |
          uint64_t(p.dropout) << 3 | uint64_t(p.gate) << 5 | uint64_t(p.parallel) << 7;
@@ -169,7 +170,7 @@ uint64_t Engine::Impl::problem_code(const NormProblem& p) {
   return static_cast<uint64_t>(p.n) | uint64_t(p.kind == NormKind::RMSNorm) << 32 |
          uint64_t(p.x_dtype) << 33 | uint64_t(p.dy_dtype) << 35 | uint64_t(p.dx_dtype) << 37 |
          uint64_t(p.weight_dtype) << 39 | uint64_t(p.has_weight) << 41 | uint64_t(p.has_bias) << 42 |
-         uint64_t(log2_alignment) << 43 | fused_option_bits(p) << 56;
+         uint64_t(log2_alignment) << 43 | uint64_t(p.recompute_from_output) << 46 | fused_option_bits(p) << 56;
 }
 
 std::optional<codegen::LaunchConfig> Engine::Impl::database_config(const NormProblem& p, int64_t m,
@@ -396,6 +397,18 @@ void Engine::Impl::launch(const LoadedKernel& k, const NormProblem& p, const Bac
                                  a.dropout_mask_stride, 1.0 / (1.0 - a.dropout_p), a.dresidual_in,
                                  a.dresidual_in_stride, a.z, a.z_stride, a.dz, a.dz_stride,
                                  a.dy1, a.dy1_stride, a.weight1, a.dweight1, a.dbias1};
+  if (p.recompute_from_output) {
+    // Every kernel family reads its rows through x: here they are y's, from which the kernel
+    // recovers x̂; x itself, when given, is only read where γ = 0.
+    params.x = a.y;
+    params.x_stride = a.y_stride;
+    params.fallback_x = a.x;
+    params.fallback_x_stride = a.x_stride;
+    params.bias = a.bias;
+    // LayerNorm kernels load each row's mean (used only to normalise the fallback x): without
+    // x the caller need not pass it, and rstd's m floats stand in for a buffer never used.
+    if (!params.mean && p.kind == NormKind::LayerNorm) params.mean = a.rstd;
+  }
   if (a.m > 0)
     launch_kernels(k, p, params, groups, stream);
   else if (accumulate)  // no rows: dγ/dβ are sums over none, which the reduction writes as zeros

@@ -92,7 +92,7 @@ struct Engine::Impl {
   std::atomic<uint64_t> tunings{0};       // shapes tuned by this engine (on-miss)
 
  private:
-  // (context id, problem code with the M bucket in bits 48..55, fused options in 56..63) ->
+  // (context id, problem code with the M bucket in bits 48..55, fused options in 56..63 and 46) ->
   // kernel. Contexts are told apart by the driver's unique id, not their handle: a context
   // made after one was destroyed may get its handle, and must not get its modules.
   using Key = std::pair<uint64_t, uint64_t>;

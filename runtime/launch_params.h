@@ -7,7 +7,7 @@ namespace normjit::runtime {
 
 struct BackwardParams {
   int64_t m;
-  const void* x;
+  const void* x;  // recompute from the output: y, the rows the kernel recovers x̂ from (fallback_x: x)
   int64_t x_stride;
   const void* dy;
   int64_t dy_stride;
@@ -39,8 +39,11 @@ struct BackwardParams {
   const void* weight1;
   void* dweight1;
   void* dbias1;
+  const void* fallback_x;  // recompute from the output: x or null, read only where gamma = 0
+  int64_t fallback_x_stride;
+  const void* bias;  // recompute from the output with has_bias: beta
 };
-static_assert(sizeof(BackwardParams) == 30 * 8, "every field is 8 bytes, as on the device");
+static_assert(sizeof(BackwardParams) == 33 * 8, "every field is 8 bytes, as on the device");
 
 // Blocks of the partial-sum reduction: 32 columns by 16 lanes, one row of blocks per gradient
 // (templates/reduce_partials.cuh).

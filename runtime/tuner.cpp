@@ -63,6 +63,7 @@ struct Scratch {
   DeviceBuffer x, dy, dx, mean, rstd, weight, dweight, dbias, workspace;
   DeviceBuffer dresidual, rowscale, keep_mask, dresidual_in, z, dz;  // fused options (docs/FUSED.md)
   DeviceBuffer dy1, weight1, dweight1, dbias1;                       // parallel norms
+  DeviceBuffer y, bias;                                              // recompute from the output
   BackwardArgs args;
 
   Scratch(const NormProblem& p, int64_t m, size_t workspace_bytes) {
@@ -155,6 +156,20 @@ struct Scratch {
       args.weight1 = p.has_weight ? weight1.get() : nullptr;
       args.dweight1 = p.has_weight ? dweight1.get() : nullptr;
       args.dbias1 = p.has_bias ? dbias1.get() : nullptr;
+    }
+    if (p.recompute_from_output) {
+      // The memory-efficient call: y (at x's row stride) and β instead of x and mean.
+      y = random_rows(p.x_dtype, m, args.x_stride, 9, what);
+      args.y = y.get();
+      args.y_stride = args.x_stride;
+      args.x = nullptr;
+      args.mean = nullptr;
+      if (p.has_bias) {
+        const size_t n = static_cast<size_t>(p.n);
+        bias = DeviceBuffer(n * codegen::dtype_size(p.weight_dtype), what);
+        bias.upload(random_bytes(p.weight_dtype, n, 10), what);
+        args.bias = bias.get();
+      }
     }
   }
 };

@@ -24,6 +24,16 @@
 // linear in g = dy·γ, so the dx of both is the ordinary dx of g = dy0·γ0 + dy1·γ1: one pair of
 // row sums, as for one norm. The second norm adds dy1·γ1 to each element's g, and has its own
 // dγ1 = Σ dy1·x̂ and dβ1 = Σ dy1 (zero-centred γ applies to both γs).
+//
+// Recompute from the output (memory-efficient mode): the forward kept y = x̂·γ + β (RMSNorm, or
+// no β: x̂·γ; no γ: x̂ + β) instead of x. The host passes y as the kernel's rows
+// (BackwardParams::x), so every family reads, stages and vectorises y exactly where it would x,
+// and x̂ = (y − β)/γ is recovered in fp32 as each element is read (γ + 1 when zero-centred); the
+// rest of the backward is unchanged (rstd is still the saved one). Where γ = 0, y = β whatever
+// x̂ was: there the kernel reads x itself (fallback_x, when the caller gave it) and normalises it
+// as usual. Without x such a column is unrecoverable: its x̂ counts as 0 in the row sums (where
+// its g·x̂ is 0 anyway, g = dy·γ = 0, so every other column stays exact) and its dx and dγ are
+// set to NaN. Never a division by zero.
 namespace nj {
 using namespace cfg;
 
@@ -46,6 +56,9 @@ struct FusedParams {
   const TW* weight1;           // kParallel with kHasWeight: its γ
   TW* dweight1;                // kParallel: its dγ and dβ
   TW* dbias1;
+  const TX* fallback_x;        // kRecompute: the forward's input x, or null; read only where γ = 0
+  i64 fallback_x_stride;
+  const TW* bias;              // kRecompute with kHasBias: β
 };
 
 constexpr bool kScalesBranch = kRowScale || kDropoutMask != 0;
@@ -199,15 +212,35 @@ __device__ __forceinline__ float second_norm_element(const FusedParams& f, i64 r
   return dy1 * gamma;
 }
 
+// ---- recompute from the output ------------------------------------------------------------------
+// What an unrecoverable column's dx and dγ are set to (a quiet NaN).
+__device__ __forceinline__ float unrecoverable_value() { return __int_as_float(0x7fc00000); }
+
+// Whether column col's x̂ cannot be recovered from y: its γ (the stored value + 1 when
+// zero-centred) is 0 and no x was given; false for col >= N, and without γ (x̂ = y − β always
+// can). γ is read again from memory (L1/L2). P is BackwardParams (templates/norm_backward.cuh),
+// which holds γ.
+template <class P>
+__device__ __forceinline__ bool unrecoverable_column(const P& p, i64 col) {
+  if constexpr (kRecompute && kHasWeight) return col < kN && p.fused.fallback_x == nullptr && gamma_at(p.weight, col) == 0.f;
+  else return false;
+}
+
 // ---- the norm's input gradient to dx ----------------------------------------------------------
 // One slot (kVec columns from col; those past N are ignored): `grad` comes in as the norm's
-// input gradient (x̂ is the slot's normalised input) and leaves as what dx receives.
+// input gradient (x̂ is the slot's normalised input) and leaves as what dx receives (NaN where
+// kRecompute could not recover x̂).
 // dresidual is read before dx is written, by this thread, so dx may be dresidual itself
 // (in-place accumulation).
 template <class P>
 __device__ __forceinline__ void fused_input_grad(const P& p, i64 row, i64 col, const float (&xhat)[kVec],
                                                  float (&grad)[kVec]) {
   const FusedParams& f = p.fused;
+  if constexpr (kRecompute && kHasWeight) {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      if (unrecoverable_column(p, col + j)) grad[j] = unrecoverable_value();
+  }
   gate_grads(p, row, col, xhat, grad);
   if constexpr (kResidual) {
     float dres[kVec];
@@ -227,6 +260,8 @@ __device__ __forceinline__ void fused_input_grad(const P& p, i64 row, i64 col, c
 template <class P>
 __device__ __forceinline__ void fused_input_grad_element(const P& p, i64 row, i64 col, float xhat, float& grad) {
   const FusedParams& f = p.fused;
+  if constexpr (kRecompute && kHasWeight)
+    if (unrecoverable_column(p, col)) grad = unrecoverable_value();
   gate_grads_element(p, row, col, xhat, grad);
   if constexpr (kResidual) grad += to_f32(f.dresidual[row * f.dresidual_stride + col]);
   if constexpr (kScalesBranch) {

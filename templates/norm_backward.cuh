@@ -132,6 +132,68 @@ __device__ __forceinline__ BackwardParams second_norm_params(const BackwardParam
   return q;
 }
 
+// A slot's x̂, recovered from the forward's output (kRecompute, templates/fused_ops.cuh): y as
+// read where x would be, γ as stored_weight_to_gamma gives it (1 without γ); `valid`: the row
+// exists. The slot's columns: col + j (col: its first, kN for none) or, interleaved staged rows,
+// element_column(i, j, lane, rank). Elements past N, and a row that does not exist, come out 0.
+// Where γ = 0: x̂ of the given x (normalised with the row's mean and rstd), or 0 without x
+// (unrecoverable: that column's dγ and dx are made NaN elsewhere). No division by zero.
+__device__ __forceinline__ i64 recover_column(i64 col, int i, int j, int lane, unsigned rank) {
+  if constexpr (kInterleaved) return element_column(i, j, lane, rank);
+  else return col + j < kN ? col + j : kN;
+}
+__device__ __forceinline__ void recover_slot(const BackwardParams& p, bool valid, i64 row, i64 col, int i, int lane,
+                                             unsigned rank, const float (&y)[kVec], const float (&gamma)[kVec],
+                                             float mean, float rstd, float (&xhat)[kVec]) {
+  float beta[kVec];
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) beta[j] = xhat[j] = 0.f;
+  if (!valid) return;
+  if constexpr (kHasBias) {
+    if constexpr (kInterleaved) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        const i64 c = recover_column(col, i, j, lane, rank);
+        if (c < kN) beta[j] = to_f32(p.fused.bias[c]);
+      }
+    } else if (col < kN) {
+      load_slot<TW, kVec, kAlign, kN>(p.fused.bias, col, beta);
+    }
+  }
+  bool zero = false;  // a γ = 0 in the slot (or past N, where γ reads as 0)
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    const bool z = kHasWeight && gamma[j] == 0.f;
+    xhat[j] = kHasWeight ? (y[j] - beta[j]) / (z ? 1.f : gamma[j]) : y[j] - beta[j];
+    zero |= z;
+  }
+  if constexpr (kHasWeight) {
+    if (zero) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        const i64 c = recover_column(col, i, j, lane, rank);
+        if (gamma[j] == 0.f || c >= kN)
+          xhat[j] = c < kN && p.fused.fallback_x
+                        ? normalized(to_f32(p.fused.fallback_x[row * p.fused.fallback_x_stride + c]), mean, rstd)
+                        : 0.f;
+      }
+    }
+  }
+}
+
+// An unrecoverable column's dγ (or its partial sums): NaN, for the thread's columns.
+__device__ __forceinline__ void poison_unrecoverable_dgamma(const BackwardParams& p, float (&dw)[kIters][kVec],
+                                                            int lane, unsigned rank) {
+  if constexpr (kRecompute && kHasWeight) {
+    if (p.fused.fallback_x) return;
+#pragma unroll
+    for (int i = 0; i < kIters; ++i)
+#pragma unroll
+      for (int j = 0; j < kVec; ++j)
+        if (unrecoverable_column(p, element_column(i, j, lane, rank))) dw[i][j] = unrecoverable_value();
+  }
+}
+
 // fused:end
 // kMerge > 1: the kMerge blocks of a cluster each worked their own rows, and each has put its
 // sums of columns [first, first + count) at the same place of `local` (its shared memory).
@@ -398,6 +460,24 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
       stored_weight_to_gamma(w);
       float dy1[kVec], g1[kVec];
       second_norm_slot(p.fused, valid, row, slot_column(i, lane, rank), dy1, g1);
+      if constexpr (kRecompute) {
+        // xh holds y: the loop below with x̂ recovered from it (an unrecoverable column's x̂ is
+        // 0 here, its dγ made NaN after the last row).
+        float xhat[kVec];
+        recover_slot(p, valid, row, slot_column(i, lane, rank), i, lane, rank, xh[i], w, mean, rstd, xhat);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          const float dy = g[i][j];
+          if constexpr (kHasWeight) dw[i][j] += dy * xhat[j];
+          if constexpr (kHasBias) db[i][j] += dy;
+          const float gw = dy * w[j];
+          xh[i][j] = xhat[j];
+          g[i][j] = gw;
+          sums.x += gw;
+          sums.y += gw * xhat[j];
+        }
+        continue;
+      }
 // fused:end
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
@@ -445,6 +525,9 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
     // One partial row per row group (each block of a cluster writes its slice); a launch of a
     // single row group writes dγ/dβ themselves and needs no reduction. Several rows per block
     // meet in shared memory first, added in row_in_block order.
+// fused:begin
+    poison_unrecoverable_dgamma(p, dw, lane, rank);
+// fused:end
     if constexpr (kRowsPerBlock == 1) {
       write_group_sums(p, dw, db, lane, rank);
 // fused:begin
@@ -657,6 +740,13 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
     }
 // fused:begin
     stored_weight_to_gamma(w);
+    if constexpr (kRecompute) {
+      // x holds y: x̂ recovered from it (an unrecoverable column's dγ is made NaN after the last row).
+      recover_slot(p, true, r.row, slot_column(i, lane, rank), i, lane, rank, x, w, r.mean, r.rstd, xhat);
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) gw[j] = dy[j] * w[j];
+      return;
+    }
 // fused:end
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
@@ -803,6 +893,9 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
     stage = stage + 1 == kStages ? 0 : stage + 1;
   }
   cp_async_wait<0>();
+// fused:begin
+  poison_unrecoverable_dgamma(p, dw, lane, rank);
+// fused:end
   if constexpr (kAccumulate) write_group_sums(p, dw, db, lane, rank);
 // fused:begin
   if constexpr (kAccumulate && kParallel) write_group_sums(second_norm_params(p), dw1, db1, lane, rank);
@@ -844,6 +937,17 @@ __device__ __forceinline__ void backward_rows_streamed(const BackwardParams& p) 
 // fused:begin
       if constexpr (kHasWeight) stored_weight_to_gamma(w);
       gate_inputs(p.fused, row, col, x, dy);
+      if constexpr (kRecompute) {
+        // x holds y: x̂ recovered from it (the loop below makes an unrecoverable column's dγ NaN).
+        float gamma[kVec];
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          gamma[j] = kHasWeight ? w[j] : 1.f;
+          gw[j] = dy[j] * gamma[j];
+        }
+        recover_slot(p, true, row, col, 0, lane, 0, x, gamma, mean, rstd, xhat);
+        return;
+      }
 // fused:end
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
@@ -898,6 +1002,11 @@ __device__ __forceinline__ void backward_rows_streamed(const BackwardParams& p) 
             if constexpr (kHasWeight) dw1_out[col + j] = (first ? 0.f : dw1_out[col + j]) + dy1[j] * xhat[j];
             if constexpr (kHasBias) db1_out[col + j] = (first ? 0.f : db1_out[col + j]) + dy1[j];
           }
+      }
+      if constexpr (kRecompute && kHasWeight) {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j)
+          if (unrecoverable_column(p, col + j)) dw_out[col + j] = unrecoverable_value();
       }
 // fused:end
 // fused:begin
