@@ -104,6 +104,7 @@ NormProblem parse_problem_flags(std::vector<std::string>& args) {
     else throw std::invalid_argument("--dropout '" + d + "' is not a mask form (use bytes or bits)");
   }
   if (take_flag(args, "--parallel")) p.parallel = true;
+  if (take_flag(args, "--recompute-from-output")) p.recompute_from_output = true;
   if (std::string g = take_option(args, "--gate"); !g.empty()) {
     if (g == "after-norm") p.gate = Gate::AfterNorm;
     else if (g == "before-norm") p.gate = Gate::BeforeNorm;
@@ -125,7 +126,8 @@ std::string problem_flags_help() {
          "  --rowscale                 fused: dx_in = dh * rowscale[row]\n"
          "  --dropout bytes|bits       fused: dx_in = dh * keep / (1 - p), keep-mask in this form\n"
          "  --gate after-norm|before-norm  fused, rmsnorm: y = norm(x)*gamma*silu(z) or norm(x*silu(z))*gamma\n"
-         "  --parallel                 fused: a second norm of the same x (dy1, gamma1 in; dgamma1, dbeta1 out)\n";
+         "  --parallel                 fused: a second norm of the same x (dy1, gamma1 in; dgamma1, dbeta1 out)\n"
+         "  --recompute-from-output    fused: x-hat = (y - beta)/gamma from the forward's output y; x optional\n";
 }
 
 }  // namespace normjit::tools

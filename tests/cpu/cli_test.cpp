@@ -170,6 +170,16 @@ TEST_F(Cli, EmitTakesParallelNorms) {
   EXPECT_TRUE(contains(parallel.output, "constexpr bool kParallel = true;"));
 }
 
+TEST_F(Cli, EmitTakesRecomputeFromOutputAndRejectsItWithAGate) {
+  const CliRun recompute = normjit_cli("emit --kind layernorm --n 256 --recompute-from-output");
+  EXPECT_EQ(recompute.code, 0) << recompute.output;
+  EXPECT_TRUE(contains(recompute.output, "+recompute")) << recompute.output.substr(0, 200);
+  EXPECT_TRUE(contains(recompute.output, "constexpr bool kRecompute = true;"));
+  const CliRun gated = normjit_cli("emit --kind rmsnorm --n 256 --recompute-from-output --gate after-norm");
+  EXPECT_NE(gated.code, 0) << gated.output;
+  EXPECT_TRUE(contains(gated.output, "recompute_from_output and gate after-norm are both set")) << gated.output;
+}
+
 TEST_F(Cli, AnUnknownSubcommandExitsTwo) {
   const CliRun run = normjit_cli("frobnicate");
   EXPECT_EQ(run.code, 2) << run.output;
