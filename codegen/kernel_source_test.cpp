@@ -115,7 +115,8 @@ const char* const kFusedNames[] = {"fused",     "Fused",        "kResidual",    
                                    "kRowScale", "kDropoutMask", "kScalesBranch", "stored_weight_to_gamma",
                                    "dresidual", "keep_scale",   "kGate",         "silu",
                                    "gate_",     "kParallel",    "second_norm",   "dy1",
-                                   "dw1"};
+                                   "dw1",       "kRecompute",   "recover_",      "fallback_x",
+                                   "unrecoverable"};
 
 }  // namespace
 
@@ -148,6 +149,12 @@ TEST(KernelSource, EachOptionBringsTheFusedSectionAndItsConstants) {
   NormProblem parallel = problem(NormKind::LayerNorm, 4096, DType::BF16);
   parallel.parallel = true;
   EXPECT_NE(source_of(parallel).find("constexpr bool kParallel = true;"), std::string::npos);
+  NormProblem recompute = problem(NormKind::LayerNorm, 4096, DType::BF16);
+  recompute.recompute_from_output = true;
+  const std::string from_output = source_of(recompute);
+  EXPECT_NE(from_output.find("constexpr bool kRecompute = true;"), std::string::npos);
+  EXPECT_NE(from_output.find("constexpr bool kParallel = false;"), std::string::npos);
+  EXPECT_NE(from_output.find("recover_slot(p, valid, row,"), std::string::npos);
 }
 
 TEST(CacheKey, DiffersForEveryFusedOption) {
@@ -166,6 +173,10 @@ TEST(CacheKey, DiffersForEveryFusedOption) {
   }
   variants.push_back(base);
   variants.back().parallel = true;
+  variants.push_back(base);
+  variants.back().recompute_from_output = true;
+  variants.push_back(rms);
+  variants.back().recompute_from_output = true;
   const codegen::CompileTarget t{90, "13.0"};
   std::vector<std::string> keys = {codegen::cache_key(source_of(base), t)};
   for (const NormProblem& v : variants) {

@@ -216,6 +216,40 @@ TEST(NormProblem, ParallelNormsAreAFusedOptionButNotWithAGate) {
   EXPECT_NE(message.find("parallel and gate are both set"), std::string::npos) << message;
 }
 
+TEST(NormProblem, RecomputeFromOutputIsAFusedOptionButNotWithAGateOrParallelNorms) {
+  NormProblem p = layer_norm(4096, DType::BF16);
+  p.weight_dtype = DType::F32;
+  const std::string base = describe(p);
+  p.recompute_from_output = true;
+  EXPECT_NO_THROW(validate_problem(p));
+  EXPECT_TRUE(codegen::has_fused_options(p));
+  EXPECT_EQ(describe(p), base + " +recompute");
+  NormProblem plain = p;
+  plain.recompute_from_output = false;
+  EXPECT_FALSE(resolve_problem(p) == resolve_problem(plain));
+  // Every affine form: γ and β, γ only, β only, neither.
+  for (int affine = 0; affine < 4; ++affine) {
+    NormProblem q = p;
+    q.has_weight = affine & 1;
+    q.has_bias = affine & 2;
+    EXPECT_NO_THROW(validate_problem(q)) << describe(q);
+  }
+  NormProblem parallel = p;
+  parallel.parallel = true;
+  std::string message = rejection_of(parallel);
+  EXPECT_NE(message.find("recompute_from_output and parallel are both set"), std::string::npos) << message;
+  p.kind = NormKind::RMSNorm;
+  p.has_bias = false;
+  for (Gate gate : {Gate::AfterNorm, Gate::BeforeNorm}) {
+    p.gate = gate;
+    message = rejection_of(p);
+    EXPECT_NE(message.find(std::string("recompute_from_output and gate ") + codegen::gate_name(gate) +
+                           " are both set"),
+              std::string::npos)
+        << message;
+  }
+}
+
 TEST(NormProblem, RejectsAnUnknownGate) {
   NormProblem p = layer_norm(4096, DType::BF16);
   p.kind = NormKind::RMSNorm;

@@ -63,6 +63,16 @@ void parallel(NormProblem& p, BackwardArgs& a) {
   a.dbias1 = addr(0x120000);
 }
 
+// Makes the call a LayerNorm (γ and β) recomputed from its output, without x and mean, that
+// passes, for a mistake to spoil.
+void recompute(NormProblem& p, BackwardArgs& a) {
+  p.recompute_from_output = true;
+  a.x = nullptr;
+  a.mean = nullptr;
+  a.y = addr(0x130000);
+  a.bias = addr(0x140000);
+}
+
 struct Mistake {
   const char* name;
   std::function<void(NormProblem&, BackwardArgs&)> make;
@@ -342,6 +352,89 @@ const Mistake kMistakes[] = {
        p.parallel = true;
      },
      "parallel and gate are both set"},
+    // Recompute from the output.
+    {"RecomputeWithoutY",
+     [](NormProblem& p, BackwardArgs& a) {
+       recompute(p, a);
+       a.y = nullptr;
+     },
+     "y is NULL but recompute_from_output is on"},
+    {"RecomputeWithoutBiasForLayerNormWithBias",
+     [](NormProblem& p, BackwardArgs& a) {
+       recompute(p, a);
+       a.bias = nullptr;
+     },
+     "bias is NULL but recompute_from_output is on and has_bias is set"},
+    {"RecomputeWithXButWithoutMean",
+     [](NormProblem& p, BackwardArgs& a) {
+       recompute(p, a);
+       a.x = addr(0x10000);
+     },
+     "mean is NULL but x is given with recompute_from_output"},
+    {"YWithoutRecompute", [](NormProblem&, BackwardArgs& a) { a.y = addr(0x130000); },
+     "y is given but recompute_from_output is off"},
+    {"BiasWithoutRecompute", [](NormProblem&, BackwardArgs& a) { a.bias = addr(0x140000); },
+     "bias is given but recompute_from_output is off"},
+    {"RecomputeBiasWithoutHasBias",
+     [](NormProblem& p, BackwardArgs& a) {
+       recompute(p, a);
+       p.has_bias = false;
+       a.dbias = nullptr;
+     },
+     "bias is given but has_bias is false"},
+    {"RecomputeBiasOnRmsNorm",
+     [](NormProblem& p, BackwardArgs& a) {
+       recompute(p, a);
+       p.kind = NormKind::RMSNorm;
+       p.has_bias = false;
+       a.dbias = nullptr;
+     },
+     "bias is given but has_bias is false"},
+    {"YStrideBelowN",
+     [](NormProblem& p, BackwardArgs& a) {
+       recompute(p, a);
+       a.y_stride = 999;
+     },
+     "y_stride = 999"},
+    {"YNotElementAligned",
+     [](NormProblem& p, BackwardArgs& a) {
+       recompute(p, a);
+       a.y = addr(0x130001);
+     },
+     "y = "},
+    {"RecomputeBiasNotElementAligned",
+     [](NormProblem& p, BackwardArgs& a) {
+       recompute(p, a);
+       a.bias = addr(0x140002);
+     },
+     "bias = "},
+    {"RecomputeFallbackXNotElementAligned",
+     [](NormProblem& p, BackwardArgs& a) {
+       recompute(p, a);
+       a.x = addr(0x10001);
+       a.mean = static_cast<const float*>(addr(0x30000));
+     },
+     "x = "},
+    {"RecomputeWithAGateAfterTheNorm",
+     [](NormProblem& p, BackwardArgs& a) {
+       gated(p, a, Gate::AfterNorm);
+       p.recompute_from_output = true;
+       a.y = addr(0x130000);
+     },
+     "recompute_from_output and gate after-norm are both set"},
+    {"RecomputeWithAGateBeforeTheNorm",
+     [](NormProblem& p, BackwardArgs& a) {
+       gated(p, a, Gate::BeforeNorm);
+       p.recompute_from_output = true;
+       a.y = addr(0x130000);
+     },
+     "recompute_from_output and gate before-norm are both set"},
+    {"RecomputeWithParallelNorms",
+     [](NormProblem& p, BackwardArgs& a) {
+       parallel(p, a);
+       recompute(p, a);
+     },
+     "recompute_from_output and parallel are both set"},
 };
 
 class BadArgument : public ::testing::TestWithParam<Mistake> {};
@@ -422,7 +515,7 @@ TEST(BackwardCall, EveryFusedOptionTogetherPassesAndResolvesItsStrides) {
 TEST(BackwardCall, EveryFusedCombinationWorksOrNamesItsConflict) {
   int accepted = 0;
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
-    for (int bits = 0; bits < 2 * 2 * 2 * 2 * 3 * 3 * 2; ++bits) {
+    for (int bits = 0; bits < 2 * 2 * 2 * 2 * 3 * 3 * 2 * 2; ++bits) {
       NormProblem p = layer_norm();
       p.kind = kind;
       p.has_bias = kind == NormKind::LayerNorm;
@@ -433,7 +526,8 @@ TEST(BackwardCall, EveryFusedCombinationWorksOrNamesItsConflict) {
       const bool want_dresidual_in = bits & 16;
       p.dropout = static_cast<DropoutMask>(bits / 32 % 3);
       p.gate = static_cast<Gate>(bits / 96 % 3);
-      p.parallel = bits / 288;
+      p.parallel = bits / 288 % 2;
+      p.recompute_from_output = bits / 576;
       BackwardArgs a = valid_args();
       if (kind == NormKind::RMSNorm) {
         a.mean = nullptr;
@@ -456,12 +550,19 @@ TEST(BackwardCall, EveryFusedCombinationWorksOrNamesItsConflict) {
         if (p.has_weight) a.weight1 = addr(0x100000), a.dweight1 = addr(0x110000);
         if (p.has_bias) a.dbias1 = addr(0x120000);
       }
+      if (p.recompute_from_output) {
+        a.y = addr(0x130000);
+        if (p.has_bias) a.bias = addr(0x140000);
+        if (bits % 3 == 0) a.x = nullptr, a.mean = nullptr;  // without x in a third of the calls
+      }
 
       const char* conflict = nullptr;
       // In the order validate_problem and check_backward_call test them.
       if (p.zero_centered_weight && !p.has_weight) conflict = "zero_centered_weight";
       else if (p.gate != Gate::None && kind == NormKind::LayerNorm) conflict = "is set on a LayerNorm";
       else if (p.parallel && p.gate != Gate::None) conflict = "parallel and gate are both set";
+      else if (p.recompute_from_output && p.gate != Gate::None) conflict = "recompute_from_output and gate";
+      else if (p.recompute_from_output && p.parallel) conflict = "recompute_from_output and parallel are both set";
       else if (want_dresidual_in && !p.rowscale && p.dropout == DropoutMask::None) conflict = "dresidual_in";
       const std::string what = codegen::describe(p) + (want_dresidual_in ? " +dresidual_in" : "");
       try {
@@ -476,7 +577,7 @@ TEST(BackwardCall, EveryFusedCombinationWorksOrNamesItsConflict) {
         EXPECT_NE(std::string(e.what()).find(conflict), std::string::npos) << e.what();
       }
     }
-  EXPECT_GT(accepted, 250);
+  EXPECT_GT(accepted, 350);
 }
 
 TEST(BackwardCall, FusedRowsBoundTheAlignment) {
@@ -526,6 +627,59 @@ TEST(BackwardCall, ParallelRowsResolveTheirStrideAndBoundTheAlignment) {
   none.dweight1 = addr(0x110000);
   none.dbias1 = addr(0x120000);
   EXPECT_NO_THROW(runtime::check_backward_call(p, none));
+}
+
+TEST(BackwardCall, RecomputeNeedsNeitherXNorMeanAndResolvesYsStride) {
+  NormProblem p = layer_norm();
+  BackwardArgs a = valid_args();
+  recompute(p, a);
+  codegen::validate_problem(p);
+  runtime::CheckedCall c = runtime::check_backward_call(p, a);
+  EXPECT_EQ(c.args.y_stride, 1000);
+  EXPECT_EQ(c.problem.alignment, 16);
+  // Without x, mean may still be given (the forward saved it); with x it is needed.
+  a.mean = static_cast<const float*>(addr(0x30000));
+  EXPECT_NO_THROW(runtime::check_backward_call(p, a));
+  a.x = addr(0x10000);
+  a.x_stride = 1024;
+  c = runtime::check_backward_call(p, a);
+  EXPECT_EQ(c.args.x_stride, 1024);
+  // RMSNorm and a LayerNorm without β need no bias; neither does γ only or no affine at all.
+  p.has_bias = false;
+  a.bias = a.dbias = nullptr;
+  EXPECT_NO_THROW(runtime::check_backward_call(p, a));
+  p.has_weight = false;
+  a.weight = a.dweight = nullptr;
+  EXPECT_NO_THROW(runtime::check_backward_call(p, a));
+  p.kind = NormKind::RMSNorm;
+  a.mean = nullptr;
+  a.x = nullptr;
+  EXPECT_NO_THROW(runtime::check_backward_call(p, a));
+  // Zero rows: only the parameter gradients (zeros) are written; y and β are not needed.
+  p = layer_norm();
+  p.recompute_from_output = true;
+  BackwardArgs none;
+  none.dweight = addr(0x70000);
+  none.dbias = addr(0x80000);
+  EXPECT_NO_THROW(runtime::check_backward_call(p, none));
+}
+
+TEST(BackwardCall, RecomputeYAndBetaBoundTheAlignmentButTheFallbackXDoesNot) {
+  NormProblem p = layer_norm();
+  BackwardArgs a = valid_args();
+  recompute(p, a);
+  a.y = addr(0x130004);  // bf16 rows read where x's are, with their vectors
+  EXPECT_EQ(runtime::check_backward_call(p, a).problem.alignment, 4);
+  a.y = addr(0x130000);
+  a.y_stride = 1001;  // 2002-byte rows: 2-byte aligned
+  EXPECT_EQ(runtime::check_backward_call(p, a).problem.alignment, 2);
+  a.y_stride = 0;
+  a.bias = addr(0x140008);  // fp32 β read with the rows' vectors
+  EXPECT_EQ(runtime::check_backward_call(p, a).problem.alignment, 8);
+  a.bias = addr(0x140000);
+  a.x = addr(0x10002);  // read an element at a time, where γ = 0
+  a.mean = static_cast<const float*>(addr(0x30000));
+  EXPECT_EQ(runtime::check_backward_call(p, a).problem.alignment, 16);
 }
 
 TEST(BackwardCall, NeverRaisesTheAlignmentTheCallerPromised) {

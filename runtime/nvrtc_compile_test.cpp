@@ -149,6 +149,7 @@ struct FusedOptions {
   DropoutMask dropout;
   Gate gate = Gate::None;  // RMSNorm only: LayerNorm shapes skip the gated sets
   bool parallel = false;
+  bool recompute = false;  // x̂ recovered from the forward's output y
 };
 const FusedOptions kSingleOptions[] = {{true, false, false, DropoutMask::None},
                                        {false, true, false, DropoutMask::None},
@@ -157,13 +158,18 @@ const FusedOptions kSingleOptions[] = {{true, false, false, DropoutMask::None},
                                        {false, false, false, DropoutMask::Bits},
                                        {false, false, false, DropoutMask::None, Gate::AfterNorm},
                                        {false, false, false, DropoutMask::None, Gate::BeforeNorm},
-                                       {false, false, false, DropoutMask::None, Gate::None, true}};
+                                       {false, false, false, DropoutMask::None, Gate::None, true},
+                                       {false, false, false, DropoutMask::None, Gate::None, false, true}};
 const FusedOptions kCombinedOptions[] = {{true, true, false, DropoutMask::None},  {true, false, true, DropoutMask::None},
                                          {true, false, false, DropoutMask::Bits},  {false, true, false, DropoutMask::Bytes},
                                          {false, false, true, DropoutMask::Bits},  {true, true, true, DropoutMask::Bytes},
                                          {true, true, true, DropoutMask::Bits, Gate::AfterNorm},
                                          {true, true, true, DropoutMask::Bytes, Gate::BeforeNorm},
-                                         {true, true, true, DropoutMask::Bits, Gate::None, true}};
+                                         {true, true, true, DropoutMask::Bits, Gate::None, true},
+                                         {true, false, false, DropoutMask::None, Gate::None, false, true},
+                                         {false, true, false, DropoutMask::Bits, Gate::None, false, true},
+                                         {false, false, true, DropoutMask::Bytes, Gate::None, false, true},
+                                         {true, true, true, DropoutMask::Bits, Gate::None, false, true}};
 
 void compile_fused(int sm, bool combined) {
   std::string why;
@@ -195,6 +201,7 @@ void compile_fused(int sm, bool combined) {
         p.dropout = o.dropout;
         p.gate = o.gate;
         p.parallel = o.parallel;
+        p.recompute_from_output = o.recompute;
         p = codegen::resolve_problem(p);
         const auto src = codegen::generate_backward_source(p, codegen::choose_launch_config(p, sm));
         EXPECT_NO_THROW(nvrtc.compile(src.text, src.name, codegen::compile_options({sm, nvrtc.version()}),
@@ -208,6 +215,48 @@ void compile_fused(int sm, bool combined) {
 TEST(NvrtcFused, EachOptionCompilesInEveryFamilyForSm80) { compile_fused(80, false); }
 TEST(NvrtcFused, EachOptionCompilesInEveryFamilyForSm90) { compile_fused(90, false); }
 TEST(NvrtcFused, CombinedOptionsCompileInEveryFamilyForSm90) { compile_fused(90, true); }
+
+// Recompute from the output in every affine form (γ and β, γ only, β only, neither; γ in x's
+// dtype), with a dx dtype other than x's and misaligned rows (interleaved staged at 5003), in
+// the several-rows, registers, staged and streamed families (sm_90), LayerNorm and RMSNorm.
+// (Each family alone and with the other options: compile_fused above.)
+TEST(NvrtcFused, RecomputeFromOutputCompilesInEveryAffineForm) {
+  std::string why;
+  if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
+  struct Shape { int64_t n; DType x, dx; int alignment; };
+  const Shape shapes[] = {{33, DType::F16, DType::F32, 16}, {4096, DType::BF16, DType::BF16, 16},
+                          {5003, DType::BF16, DType::F32, 2}, {2097152, DType::F32, DType::F32, 16}};
+  struct Affine { bool weight, bias, zero_centered, weight_as_x; };
+  const Affine affines[] = {{true, true, false, false},   // γ and β (RMSNorm: γ), fp32
+                            {true, false, true, false},   // γ only, zero-centred
+                            {false, true, false, false},  // β only (RMSNorm: neither)
+                            {false, false, false, false}, // neither
+                            {true, true, false, true}};   // γ and β in x's dtype
+  const int sm = 90;
+  for (const Shape& shape : shapes)
+    for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+      for (const Affine& affine : affines) {
+        if (kind == NormKind::RMSNorm && affine.bias && !affine.weight) continue;  // the same as neither
+        NormProblem p;
+        p.kind = kind;
+        p.n = shape.n;
+        p.x_dtype = shape.x;
+        p.dx_dtype = shape.dx;
+        p.weight_dtype = affine.weight_as_x ? shape.x : DType::F32;
+        p.has_weight = affine.weight;
+        p.has_bias = kind == NormKind::LayerNorm && affine.bias;
+        p.zero_centered_weight = affine.zero_centered;
+        p.alignment = shape.alignment;
+        p.recompute_from_output = true;
+        ASSERT_NO_THROW(codegen::validate_problem(p)) << codegen::describe(p);
+        p = codegen::resolve_problem(p);
+        const auto src = codegen::generate_backward_source(p, codegen::choose_launch_config(p, sm));
+        EXPECT_NO_THROW(nvrtc.compile(src.text, src.name, codegen::compile_options({sm, nvrtc.version()}),
+                                      codegen::describe(p)))
+            << codegen::describe(p) << " sm_" << sm;
+      }
+}
 
 TEST(Nvrtc, CompileErrorCarriesTheLogAndTheProblem) {
   std::string why;

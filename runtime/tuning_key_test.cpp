@@ -66,12 +66,13 @@ TEST(TuningKey, EachPartMakesADifferentKey) {
   unaligned.alignment = 2;
   EXPECT_NE(make_tuning_key(h100(), unaligned, 4096).text(), base);
   EXPECT_NE(make_tuning_key(h100(), bf16_layernorm(4096), 4097).text(), base);
-  for (int option = 0; option < 4; ++option) {
+  for (int option = 0; option < 5; ++option) {
     NormProblem fused = bf16_layernorm(4096);
     if (option == 0) fused.residual = true;
     if (option == 1) fused.zero_centered_weight = true;
     if (option == 2) fused.rowscale = true;
     if (option == 3) fused.dropout = DropoutMask::Bits;
+    if (option == 4) fused.recompute_from_output = true;
     EXPECT_NE(make_tuning_key(h100(), fused, 4096).text(), base) << option;
   }
   // Within a bucket, one key.

@@ -126,6 +126,36 @@ TEST_F(CApi, FusedOptionsReachTheChecks) {
   EXPECT_EQ(nj_rms_norm_backward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(nj_last_error()).find("parallel and gate are both set"), std::string::npos)
       << nj_last_error();
+
+  // And recompute from the output, after the parallel norms'.
+  p = rms_problem();
+  a = nj_backward_args{};
+  a.m = 4;
+  a.y = reinterpret_cast<const void*>(uintptr_t{0x10000});
+  EXPECT_EQ(nj_rms_norm_backward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nj_last_error()).find("y is given but recompute_from_output is off"), std::string::npos)
+      << nj_last_error();
+  a = nj_backward_args{};
+  a.m = 4;
+  a.bias = reinterpret_cast<const void*>(uintptr_t{0x10000});
+  EXPECT_EQ(nj_rms_norm_backward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nj_last_error()).find("bias is given but recompute_from_output is off"), std::string::npos)
+      << nj_last_error();
+  p.recompute_from_output = 1;
+  a = nj_backward_args{};
+  a.m = 4;
+  a.dy = a.dx = reinterpret_cast<void*>(uintptr_t{0x10000});
+  a.rstd = reinterpret_cast<const float*>(uintptr_t{0x20000});
+  a.weight = reinterpret_cast<void*>(uintptr_t{0x30000});
+  a.dweight = reinterpret_cast<void*>(uintptr_t{0x40000});
+  EXPECT_EQ(nj_rms_norm_backward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nj_last_error()).find("y is NULL but recompute_from_output is on"), std::string::npos)
+      << nj_last_error();
+  p.gate = NJ_GATE_BEFORE_NORM;
+  EXPECT_EQ(nj_rms_norm_backward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nj_last_error()).find("recompute_from_output and gate before-norm are both set"),
+            std::string::npos)
+      << nj_last_error();
 }
 
 TEST_F(CApi, WithoutAGpuAValidCallSaysSo) {
