@@ -54,6 +54,10 @@ DeviceCase::DeviceCase(const NormInputs& in, const RunOptions& options) : inputs
     if (p.has_weight) dweight1_ = DeviceBuffer(static_cast<size_t>((shift + in.n()) * w_bytes));
     if (p.has_bias) dbias1_ = DeviceBuffer(static_cast<size_t>((shift + in.n()) * w_bytes));
   }
+  if (p.recompute_from_output) {
+    y_ = upload_tensor(f.y, shift);
+    if (p.has_bias) bias_ = upload_tensor(f.bias, shift);
+  }
 }
 
 int64_t DeviceCase::dx_stride() const {
@@ -119,6 +123,16 @@ BackwardArgs DeviceCase::args() const {
     a.weight1 = shifted(weight1_, p.weight_dtype);
     a.dweight1 = shifted(dweight1_, p.weight_dtype);
     a.dbias1 = shifted(dbias1_, p.weight_dtype);
+  }
+  if (p.recompute_from_output) {
+    a.y = shifted(y_, p.x_dtype);
+    a.y_stride = stride_arg(f.y.stride());
+    a.bias = shifted(bias_, p.weight_dtype);
+    if (!f.x_given) {  // the memory-efficient call: neither x nor (LayerNorm) mean
+      a.x = nullptr;
+      a.x_stride = 0;
+      a.mean = nullptr;
+    }
   }
   return a;
 }

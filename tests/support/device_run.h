@@ -46,6 +46,7 @@ class DeviceCase {
   DeviceBuffer x_, dy_, mean_, rstd_, weight_, dx_, dweight_, dbias_;
   DeviceBuffer dresidual_, rowscale_, keep_mask_, dresidual_in_, z_, dz_;  // fused options
   DeviceBuffer dy1_, weight1_, dweight1_, dbias1_;                        // parallel norms
+  DeviceBuffer y_, bias_;                                                 // recompute from the output
 };
 
 // Poisons, runs engine.backward on `stream`, synchronizes and downloads. Throws what the

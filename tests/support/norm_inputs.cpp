@@ -23,6 +23,7 @@ constexpr uint64_t kMaskStreams = 2ull << 48;
 constexpr uint64_t kGateStreams = 3ull << 48;
 constexpr uint64_t kSecondNormStreams = 4ull << 48;
 constexpr uint64_t kWeight1Stream = ~0ull - 2;
+constexpr uint64_t kBiasStream = ~0ull - 3;
 constexpr int64_t kMaskRowPadding = 3;  // garbage bytes after each mask row: the stride is used
 
 double log_uniform(Rng& rng, double lo, double hi) { return std::exp(rng.uniform(std::log(lo), std::log(hi))); }
@@ -101,6 +102,15 @@ void draw_fused_inputs(NormInputs& in, const FusedSpec& spec) {
     f.dy1 = draw_gradient_rows(p.dy_dtype, m, n, spec.dy1_stride, in.seed, kSecondNormStreams);
     if (p.has_weight) f.weight1 = draw_weight(p, in.seed, kWeight1Stream);
   }
+  if (p.recompute_from_output) {
+    f.x_given = spec.recompute_with_x;
+    f.y = HostTensor(p.x_dtype, m, n, spec.y_stride);  // filled by compute_forward_output
+    if (p.has_bias) {
+      f.bias = HostTensor(p.weight_dtype, 1, n);
+      Rng rng(in.seed, kBiasStream);
+      for (int64_t c = 0; c < n; ++c) f.bias.set(0, c, 0.5 * rng.normal());
+    }
+  }
 }
 
 }  // namespace
@@ -139,6 +149,7 @@ NormInputs make_inputs(const NormProblem& problem, int64_t m, uint64_t seed, Row
   if (p.has_weight) in.weight = draw_weight(p, seed, kWeightStream);
   draw_fused_inputs(in, fused);
   compute_saved_stats(in);
+  if (p.recompute_from_output) compute_forward_output(in);
   return in;
 }
 
@@ -175,6 +186,27 @@ void compute_saved_stats(NormInputs& in) {
   });
 }
 
+void compute_forward_output(NormInputs& in) {
+  const NormProblem& p = in.problem;
+  const int64_t n = p.n;
+  FusedInputs& f = in.fused;
+  const double shift = p.zero_centered_weight ? 1.0 : 0.0;
+  parallel_for_rows(in.m, n, [&](int64_t, int64_t first, int64_t end) {
+    std::vector<double> row(static_cast<size_t>(n)), mean, rstd;
+    for (int64_t r = first; r < end; ++r) {
+      for (int64_t c = 0; c < n; ++c) row[c] = in.x.get(r, c);
+      row_statistics(p.kind, row.data(), 1, n, &mean, &rstd);
+      for (int64_t c = 0; c < n; ++c) {
+        const double xhat = (row[c] - mean[0]) * rstd[0];
+        const double gamma = p.has_weight ? in.weight.get(0, c) + shift : 1.0;
+        const double beta = p.has_bias ? f.bias.get(0, c) : 0.0;
+        f.y.set(r, c, xhat * gamma + beta);
+      }
+    }
+  });
+  poison_gaps(f.y);
+}
+
 std::string describe_case(const NormInputs& in) {
   char seed[80];
   std::snprintf(seed, sizeof seed, "seed=0x%llx (replay: NORMJIT_TEST_SEED=0x%llx)",
@@ -187,6 +219,9 @@ std::string describe_case(const NormInputs& in) {
          (in.problem.gate != Gate::None ? " z_stride=" + std::to_string(in.fused.z.stride()) +
                                               " dz_stride=" + std::to_string(in.fused.dz_stride)
                                         : "") +
+         (in.problem.recompute_from_output
+              ? " y_stride=" + std::to_string(in.fused.y.stride()) + (in.fused.x_given ? " x given" : " without x")
+              : "") +
          " " + seed;
 }
 

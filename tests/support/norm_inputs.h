@@ -29,6 +29,8 @@ struct FusedSpec {
   int64_t z_stride = 0;         // gate: z's row stride in elements; 0: N
   int64_t dz_stride = 0;        // gate: dz's row stride in elements; 0: N
   int64_t dy1_stride = 0;       // parallel: dy1's row stride in elements; 0: N
+  bool recompute_with_x = false;  // recompute: pass x (and mean) as the γ = 0 fallback, or NULL
+  int64_t y_stride = 0;         // recompute: y's row stride in elements; 0: N
 };
 
 // The fused options' inputs, present when the problem has the option.
@@ -43,6 +45,9 @@ struct FusedInputs {
   int64_t dz_stride = 0;                 // the stride dz is written with (problem.gate)
   HostTensor dy1;                        // [m, n] in dy's dtype (problem.parallel); gaps NaN
   HostTensor weight1;                    // [1, n] γ1 in the weight dtype (parallel with has_weight)
+  HostTensor y;                          // [m, n] in x's dtype (problem.recompute_from_output); gaps NaN
+  HostTensor bias;                       // [1, n] β in the weight dtype (recompute with has_bias)
+  bool x_given = true;                   // recompute: x (and mean) passed as the γ = 0 fallback
 
   // Whether the mask keeps (row, col): a nonzero byte, or bit col % 8 of byte col / 8.
   bool kept(DropoutMask form, int64_t row, int64_t col) const;
@@ -73,6 +78,7 @@ struct NormInputs {
 //   with offset ~ N(0,1) and scale log-uniform in [1/2, 4], so silu(z) meets both of its
 //   regimes (≈ 0 and ≈ z). Gated before the norm, the saved rstd is that of x·silu(z).
 //   Parallel norms: dy1 is drawn as dy (its own row scales), γ1 as γ.
+//   Recompute from the output: β = N(0,1)/2 and y from compute_forward_output.
 NormInputs make_inputs(const NormProblem& problem, int64_t m, uint64_t seed, RowStrides strides = {},
                        const FusedSpec& fused = {});
 
@@ -84,6 +90,12 @@ void row_statistics(NormKind kind, const double* rows, int64_t m, int64_t n, std
 // Recomputes mean and rstd (in double, from the stored x — gated by the stored z when the
 // gate comes before the norm — then rounded to fp32), as the forward would have saved them. make_inputs calls it; tests that edit x may call it again.
 void compute_saved_stats(NormInputs& inputs);
+
+// Recompute from the output: y = x̂·γ + β (no β: 0; no γ: 1; zero-centred: the stored value
+// + 1), x̂ = (x − mean)·rstd of the stored x with its statistics in double, computed in double and
+// rounded to x's dtype, as the forward would have kept it. make_inputs calls it; tests that edit
+// x, γ or β may call it again.
+void compute_forward_output(NormInputs& inputs);
 
 // "LayerNorm x=bf16 dy=bf16 dx=f32 weight=f32 WeightAndBias N=1000 M=37 strides x=1003 dy=1000
 //  dx=1064 seed=0x1234 (replay: NORMJIT_TEST_SEED=0x1234)"

@@ -50,6 +50,8 @@ std::string fused_label(const NormProblem& p) {
   if (p.dropout == DropoutMask::Bits) s += " +dropout=bits";
   if (p.gate == Gate::AfterNorm) s += " +gate=after-norm";
   if (p.gate == Gate::BeforeNorm) s += " +gate=before-norm";
+  if (p.parallel) s += " +parallel";
+  if (p.recompute_from_output) s += " +recompute";
   return s;
 }
 

@@ -1,6 +1,7 @@
 #include "support/reference.h"
 
 #include <cmath>
+#include <limits>
 
 #include "support/norm_inputs.h"
 #include "support/parallel.h"
@@ -42,6 +43,7 @@ ReferenceGrads reference_backward(const ReferenceProblem& p) {
   if (parallel && has_weight) out.dweight1.assign(static_cast<size_t>(n), 0.0);
   if (parallel && p.has_bias) out.dbias1.assign(static_cast<size_t>(n), 0.0);
   const double gamma_shift = p.zero_centered_weight ? 1.0 : 0.0;
+  const bool recompute = p.y != nullptr;
 
   std::vector<ChunkSums> chunks(static_cast<size_t>(row_chunk_count(m, n)));
   parallel_for_rows(m, n, [&](int64_t chunk, int64_t first, int64_t end) {
@@ -52,7 +54,7 @@ ReferenceGrads reference_backward(const ReferenceProblem& p) {
     sums.dbias1.assign(out.dbias1.size(), 0.0);
     std::vector<double> xhat(static_cast<size_t>(n)), g(static_cast<size_t>(n)), dy_norm(static_cast<size_t>(n));
     for (int64_t r = first; r < end; ++r) {
-      const double* x = p.x + r * n;
+      const double* x = p.x ? p.x + r * n : nullptr;  // null: recompute without x
       const double* dy = p.dy + r * n;
       const double* z = p.z ? p.z + r * n : nullptr;
       const double rstd = p.rstd[r];
@@ -60,13 +62,22 @@ ReferenceGrads reference_backward(const ReferenceProblem& p) {
       double sum_g = 0, sum_gx = 0;
       for (int64_t c = 0; c < n; ++c) {
         // The norm's input and output gradient: gated before or after the norm.
-        const double norm_input = gate_before ? x[c] * silu(z[c]) : x[c];
+        const double norm_input = !x ? 0.0 : gate_before ? x[c] * silu(z[c]) : x[c];
         dy_norm[c] = gate_after ? dy[c] * silu(z[c]) : dy[c];
-        xhat[c] = (norm_input - mean) * rstd;
-        g[c] = has_weight ? dy_norm[c] * (p.weight[c] + gamma_shift) : dy_norm[c];
+        const double gamma = has_weight ? p.weight[c] + gamma_shift : 1.0;
+        bool unknown = false;  // recompute: γ = 0 and no x
+        if (!recompute) {
+          xhat[c] = (norm_input - mean) * rstd;
+        } else if (gamma != 0) {
+          xhat[c] = (p.y[r * n + c] - (p.bias ? p.bias[c] : 0.0)) / gamma;
+        } else {
+          unknown = x == nullptr;
+          xhat[c] = unknown ? std::numeric_limits<double>::quiet_NaN() : (x[c] - mean) * rstd;
+        }
+        g[c] = has_weight ? dy_norm[c] * gamma : dy_norm[c];
         if (parallel) g[c] += has_weight ? p.dy1[r * n + c] * (p.weight1[c] + gamma_shift) : p.dy1[r * n + c];
         sum_g += g[c];
-        sum_gx += g[c] * xhat[c];
+        sum_gx += unknown ? g[c] * 0.0 : g[c] * xhat[c];
       }
       const double mean_g = layer_norm ? sum_g / n : 0.0;
       const double mean_gx = sum_gx / n;
@@ -198,6 +209,18 @@ ReferenceGrads reference_backward(const NormInputs& in) {
       for (int64_t c = 0; c < n; ++c) weight1.push_back(f.weight1.get(0, c));
       p.weight1 = weight1.data();
     }
+  }
+  std::vector<double> y, bias;
+  if (problem.recompute_from_output) {
+    y.resize(static_cast<size_t>(m * n));
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < n; ++c) y[r * n + c] = f.y.get(r, c);
+    p.y = y.data();
+    if (problem.has_bias) {
+      for (int64_t c = 0; c < n; ++c) bias.push_back(f.bias.get(0, c));
+      p.bias = bias.data();
+    }
+    if (!f.x_given) p.x = nullptr;  // the kernel is given no x either
   }
   if (problem.gate != Gate::None) {
     z.resize(static_cast<size_t>(m * n));

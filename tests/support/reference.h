@@ -15,6 +15,10 @@
 // dresidual etc. as above) and dz = d(xg)·x·silu'(z).
 // Parallel norms of one x, y0 = norm(x; γ, β) and y1 = norm(x; γ1, β1): g = dy·γ + dy1·γ1 in
 // the above, dγ1 = Σ_rows dy1·x̂, dβ1 = Σ_rows dy1.
+// Recompute from the output: x̂ = (y − β)/γ from the forward's output y = x̂·γ + β (no β: 0; no
+// γ: 1; zero-centred: the stored value + 1), and everything else as above. Where γ = 0, x̂ is
+// (x − mean)·rstd when x is given; without x it is unknown: that column's dx and dγ are NaN,
+// and its g·x̂ counts as 0 in the row sums (g = dy·0 there), so the other columns are exact.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -49,6 +53,8 @@ struct ReferenceProblem {
   const double* z = nullptr;          // [m, n] with a gate
   const double* dy1 = nullptr;        // [m, n]: a second norm of x (parallel), with has_bias as the first's
   const double* weight1 = nullptr;    // [n] its γ, given exactly when weight is
+  const double* y = nullptr;          // [m, n]: recompute x̂ from this output; x is then the γ = 0 fallback, or null
+  const double* bias = nullptr;       // [n] β with y, when has_bias
 };
 
 struct ReferenceGrads {
