@@ -222,22 +222,23 @@ def child_main():
 
         # ---- the gate and parallel norms: the fused path's nj_problem and args fields ----------
 
-        def fused(self, kind, m, n, x=None, dy=None, weight=True, bias=True, **options):
+        def fused(self, kind, m, n, x=None, dy=None, weight=True, bias=True, no_x=False, no_mean=False, **options):
             """One fused call through the general path: (outputs, {tensor address: name}, the recorded
-            nj_problem as a Problem, the args fields with tensor addresses as names)."""
+            nj_problem as a Problem, the args fields with tensor addresses as names). no_x / no_mean:
+            pass None for x / mean (recompute from the output)."""
             opts = dict(dresidual=None, inplace_residual=False, zero_centered_weight=False, rowscale=None,
                         dropout_mask=None, dropout_bits=False, dropout_p=0.0, write_dh=False, z=None,
-                        gate=_capi.GATE_NONE, dy1=None, weight1=None, bias1=None)
+                        gate=_capi.GATE_NONE, dy1=None, weight1=None, bias1=None, y=None)
             opts.update(options)
-            x = tensor((m, n)) if x is None else x
+            x = None if no_x else tensor((m, n)) if x is None else x
             dy = tensor((m, n)) if dy is None else dy
             w = tensor((n,), torch.float32) if weight else None
             b = tensor((n,), torch.float32) if bias and kind == _capi.LAYERNORM else None
-            mean = tensor((m, 1), torch.float32) if kind == _capi.LAYERNORM else None
+            mean = tensor((m, 1), torch.float32) if kind == _capi.LAYERNORM and not no_mean else None
             rstd = tensor((m, 1), torch.float32)
             out = _launch.backward(kind, dy, x, w, b, mean, rstd, 1, _launch.Fused(**opts))
-            named = [("x", x), ("dy", dy), ("w", w), ("mean", mean), ("rstd", rstd), ("z", opts["z"]),
-                     ("dy1", opts["dy1"]), ("w1", opts["weight1"])]
+            named = [("x", x), ("dy", dy), ("w", w), ("b", b), ("mean", mean), ("rstd", rstd), ("z", opts["z"]),
+                     ("dy1", opts["dy1"]), ("w1", opts["weight1"]), ("y", opts["y"])]
             named += list(zip(("dx", "dw", "db", "dh", "dz", "dw1", "db1"), out))
             names = {t.data_ptr(): name for name, t in named if t is not None and t.numel()}
             p = _capi.Problem.from_buffer_copy(rec.calls[-1][1])
@@ -344,6 +345,58 @@ def child_main():
                 self.fused(_capi.RMSNORM, 4, 256, weight=False, dy1=tensor((4, 256)), weight1=w)
             with self.assertRaisesRegex(ValueError, "bias1 is None but bias is given"):
                 self.fused(_capi.LAYERNORM, 4, 256, dy1=tensor((4, 256)), weight1=w)
+            self.assertEqual(rec.calls, [], "nothing reaches the library")
+
+        # ---- recompute from the output: y (and beta) read, x and mean optional -----------------
+
+        def test_recompute_without_x_passes_y_and_beta(self):
+            y = tensor((37, 256))
+            out, names, p, f = self.fused(_capi.LAYERNORM, 37, 256, y=y, no_x=True, no_mean=True)
+            self.assertEqual(rec.calls[-1][0], ("byref", _capi.LAYERNORM))
+            self.assertEqual((p.recompute_from_output, p.parallel, p.gate, p.has_bias), (1, 0, _capi.GATE_NONE, 1))
+            self.assertEqual((f["x"], f["x_stride"], f["mean"]), (None, 0, None))
+            self.assertEqual((f["y"], f["y_stride"], f["bias"], f["dbias"]), ("y", 256, "b", "db"))
+            dx = out[0]
+            self.assertEqual((dx.shape, dx.dtype, f["dx"]), ((37, 256), torch.bfloat16, "dx"))
+            self.assertEqual(out[3:], (None,) * 4)
+
+        def test_recompute_with_x_passes_it_as_the_fallback(self):
+            for kind in (_capi.LAYERNORM, _capi.RMSNORM):
+                with self.subTest(kind=kind):
+                    y = tensor((37, 256))
+                    _, _, p, f = self.fused(kind, 37, 256, y=y)
+                    self.assertEqual(p.recompute_from_output, 1)
+                    self.assertEqual((f["x"], f["x_stride"], f["y"]), ("x", 256, "y"))
+                    self.assertEqual(f["mean"], "mean" if kind == _capi.LAYERNORM else None)
+                    self.assertEqual(f["bias"], "b" if kind == _capi.LAYERNORM else None)
+
+        def test_bias_is_not_passed_without_y(self):
+            _, _, p, f = self.fused(_capi.LAYERNORM, 37, 256, rowscale=tensor((37,), torch.float32))
+            self.assertEqual((p.recompute_from_output, f["y"], f["bias"], f["dbias"]), (0, None, None, "db"))
+
+        def test_padded_y_is_passed_with_its_stride(self):
+            y = torch.Tensor((37, 272), torch.bfloat16)[:, :256]
+            _, _, _, f = self.fused(_capi.RMSNORM, 37, 256, y=y, no_x=True)
+            self.assertEqual((f["y"], f["y_stride"]), ("y", 272))
+
+        def test_recompute_is_its_own_problem(self):
+            self.fused(_capi.LAYERNORM, 4, 256, rowscale=tensor((4,), torch.float32))
+            plain = rec.calls[-1][1]
+            self.fused(_capi.LAYERNORM, 4, 256, rowscale=tensor((4,), torch.float32), y=tensor((4, 256)))
+            self.assertNotEqual(rec.calls[-1][1], plain)
+            self.assertEqual(_launch._plans, {}, "fused calls leave no plan for the fast path")
+
+        def test_recompute_errors_python_sees(self):
+            cases = [
+                (TypeError, "y is torch.float32 but x is torch.bfloat16", dict(y=tensor((4, 256), torch.float32))),
+                (ValueError, r"y has shape \(4, 255\) but x has \(4, 256\)", dict(y=tensor((4, 255)))),
+                (ValueError, "y is on cuda:1 but x is on cuda:0", dict(y=tensor((4, 256), device=1))),
+                (ValueError, "x is None; pass x, or the forward's output as y=", dict(no_x=True)),
+            ]
+            for exc, message, options in cases:
+                with self.subTest(message=message):
+                    with self.assertRaisesRegex(exc, message):
+                        self.fused(_capi.RMSNORM, 4, 256, **options)
             self.assertEqual(rec.calls, [], "nothing reaches the library")
 
     result = unittest.TextTestRunner(verbosity=2).run(unittest.defaultTestLoader.loadTestsFromTestCase(Scenarios))

@@ -65,6 +65,19 @@ class FakeKernelTest(unittest.TestCase):
             self.assertIs(out[0], dres)
             self.assertEqual(shapes(out), [(M, N), (N,), (N,)])
 
+    def test_recompute_from_the_output_needs_no_x(self):
+        x, w, s = self.x, self.w, self.stat
+        with self.mode:
+            out = njt.layer_norm_backward(x, None, w, w, None, s, y=x)
+            self.assertEqual(shapes(out), [(M, N), (N,), (N,)])
+            self.assertEqual(out[0].dtype, x.dtype)
+            out = njt.rms_norm_backward(x, None, None, s, y=x, return_dresidual_in=True)
+            self.assertEqual(shapes(out), [(M, N), None, (M, N)])
+            dres = torch.empty_like(x)
+            out = njt.rms_norm_backward(x, x, w, s, y=x, dresidual=dres, inplace_residual=True)
+            self.assertIs(out[0], dres)
+            self.assertEqual(shapes(out), [(M, N), (N,)])
+
     def test_python_checks_before_the_op(self):
         x, w, s = self.x, self.w, self.stat
         with self.mode:
@@ -80,6 +93,8 @@ class FakeKernelTest(unittest.TestCase):
                 njt.layer_norm_backward(x, x, w, w, s, s, bias1=w)
             with self.assertRaises(TypeError):  # the C API's gated norm is RMSNorm only
                 njt.layer_norm_backward(x, x, w, w, s, s, z=x, gate="after_norm")
+            with self.assertRaisesRegex(ValueError, "x is None; pass x, or the forward's output as y="):
+                njt.rms_norm_backward(x, None, w, s)
 
     def test_traced_calls_are_the_fused_ops_with_the_options(self):
         def gated(dy, x, z, w, rstd):
@@ -90,9 +105,15 @@ class FakeKernelTest(unittest.TestCase):
         x, w, s = self.x, self.w, self.stat
         code = make_fx(gated, tracing_mode="fake")(x, x, x, w, s).code
         self.assertIn("torch.ops.normjit.rms_norm_backward_fused.default(", code)
-        self.assertIn(", z_1, 2, None, None)", code)  # z, gate = NJ_GATE_BEFORE_NORM, no dy1/weight1
+        self.assertIn(", z_1, 2, None, None, None)", code)  # z, gate = NJ_GATE_BEFORE_NORM, no dy1/weight1/y
         code = make_fx(parallel, tracing_mode="fake")(x, x, x, w, w, s, s).code
         self.assertIn("torch.ops.normjit.layer_norm_backward_fused.default(", code)
+
+        def recompute(dy, y, w, rstd):
+            return njt.layer_norm_backward(dy, None, w, w, None, rstd, y=y)
+        code = make_fx(recompute, tracing_mode="fake")(x, x, w, s).code
+        self.assertIn("torch.ops.normjit.layer_norm_backward_fused.default(dy_1, None,", code)
+        self.assertIn(", y_1)", code)  # y, last
 
 
 if __name__ == "__main__":

@@ -1098,5 +1098,176 @@ class GateAndParallelTest(unittest.TestCase):
                     self.assertLessEqual(rel_err(g, r), 1e-2, "%s parallel: %s" % (backend, name))
 
 
+# ---- recompute from the output (docs/FUSED.md) -------------------------------------------------
+
+def recompute_inputs(kind, m, n, x_dtype, w_dtype, weight=True, bias=True, eps=1e-5, zero_columns=()):
+    """x, dy, weight, bias (None where absent), the fp32 mean/rstd the forward saves, and its output
+    y = x_hat * weight + bias computed in float64 from them and rounded to x's dtype; weight 0 in
+    zero_columns. The reference is autograd at x, so the error includes y's rounding, amplified by
+    |bias / weight| in x-hat = (y - bias) / weight: the weight is kept in [0.75, 1.25] and the bias
+    is a value of x's dtype (at x_hat = 0, LayerNorm with N = 1, y is then bias exactly)."""
+    t = {"x": rand((m, n), x_dtype, offset=True), "dy": rand((m, n), x_dtype),
+         "w": (torch.rand(n, device="cuda") * 0.5 + 0.75).to(w_dtype) if weight else None,
+         "b": (rand((n,), torch.float32) * 0.5).to(x_dtype).to(w_dtype) if bias and kind == "ln" else None}
+    if zero_columns:
+        t["w"][list(zero_columns)] = 0
+    t["mean"], t["rstd"] = stats(kind, t["x"], None, None, eps)
+    xhat = t["x"].double()
+    if kind == "ln":
+        xhat = xhat - t["mean"].double()
+    xhat = xhat * t["rstd"].double()
+    y = xhat * (1.0 if t["w"] is None else t["w"].double()) + (0.0 if t["b"] is None else t["b"].double())
+    t["y"] = y.to(x_dtype)
+    return t
+
+
+@unittest.skipIf(SKIP, SKIP)
+class RecomputeTest(unittest.TestCase):
+    """layer_norm_backward(y=) / rms_norm_backward(y=): x-hat recovered from the forward's output,
+    against float64 autograd of the norm at x (the error includes y's rounding to x's dtype, which
+    is what this mode gives up); M x N as the gate's tests, bf16, fp16 and fp32, with and without
+    x as the fallback where the weight is 0, and such zero columns."""
+
+    worst = {}
+
+    @classmethod
+    def tearDownClass(cls):
+        for key in sorted(cls.worst):
+            print("  worst normwise error %-34s %.2e" % (key, cls.worst[key]))
+
+    def compare(self, label, key, name, got, ref, dtype, tol_dtype, scale=None):
+        if ref is None:
+            self.assertIsNone(got, "%s: %s should be None" % (label, name))
+            return
+        self.assertEqual(got.dtype, dtype, "%s: %s dtype" % (label, name))
+        self.assertEqual(got.shape, ref.shape, "%s: %s shape" % (label, name))
+        err = rel_err(got, ref, scale)
+        key = "%s %s" % (key, name)
+        self.worst[key] = max(self.worst.get(key, 0.0), err)
+        self.assertLessEqual(err, tolerance(tol_dtype), "%s: %s normwise error %.3e" % (label, name, err))
+
+    def run_case(self, kind, t, with_x):
+        x = t["x"] if with_x else None
+        poison_allocator(t["x"], t["w"] if t["w"] is not None else t["x"],
+                         t["b"] if t["b"] is not None else t["x"])
+        if kind == "ln":
+            got = njt.layer_norm_backward(t["dy"], x, t["w"], t["b"], t["mean"] if with_x else None, t["rstd"],
+                                          y=t["y"])
+            self.assertEqual(len(got), 3, "(dx, dweight, dbias)")
+        else:
+            got = njt.rms_norm_backward(t["dy"], x, t["w"], t["rstd"], y=t["y"])
+            self.assertEqual(len(got), 2, "(dx, dweight)")
+            got = (got[0], got[1], None)
+        torch.cuda.synchronize()
+        return got
+
+    def check(self, kind, m, n, x_dtype, w_dtype, with_x=False, weight=True, bias=True):
+        eps = 1e-5
+        t = recompute_inputs(kind, m, n, x_dtype, w_dtype, weight, bias, eps)
+        got = self.run_case(kind, t, with_x)
+        ref = reference(kind, t["dy"], t["x"], t["w"], t["b"], eps)
+        g = t["dy"].double() * (1.0 if t["w"] is None else t["w"].double())
+        dx_scale = (t["rstd"].double() * g).abs().max().item()
+        label = "recompute %s M=%d N=%d x=%s w=%s%s" % (kind, m, n, str(x_dtype)[6:], str(w_dtype)[6:],
+                                                        " with x" if with_x else "")
+        key = "recompute %s %s/%s" % (kind, str(x_dtype)[6:], str(w_dtype)[6:])
+        self.compare(label, key, "dx", got[0], ref[0], x_dtype, x_dtype, dx_scale)
+        self.compare(label, key, "dweight", got[1], ref[1], w_dtype, min_precision(x_dtype, w_dtype))
+        self.compare(label, key, "dbias", got[2], ref[2], w_dtype, min_precision(x_dtype, w_dtype))
+
+    def cases(self):
+        for x_dtype in (torch.bfloat16, torch.float16, torch.float32):
+            for n in GATE_PARALLEL_Ns:
+                w_dtype = x_dtype if x_dtype != torch.float32 and n in (33, 8192) else torch.float32
+                for m in GATE_PARALLEL_Ms:
+                    yield m, n, x_dtype, w_dtype
+
+    def test_recompute_from_output(self):
+        for kind in ("ln", "rms"):
+            for i, case in enumerate(self.cases()):
+                with self.subTest(kind=kind, case=str(case)):
+                    self.check(kind, *case, with_x=i % 3 == 1)
+
+    def test_recompute_without_weight_or_bias(self):
+        self.check("ln", 37, 33, torch.float32, torch.float32, weight=False, bias=False)
+        self.check("ln", 37, 4096, torch.bfloat16, torch.float32, weight=False)
+        self.check("ln", 37, 4096, torch.bfloat16, torch.float32, bias=False)
+        self.check("rms", 37, 4096, torch.bfloat16, torch.float32, weight=False)
+
+    def test_columns_where_the_weight_is_zero(self):
+        eps = 1e-5
+        for kind in ("ln", "rms"):
+            for m, n, x_dtype in ((37, 33, torch.float32), (199, 4096, torch.bfloat16), (1, 8192, torch.float32)):
+                zero = (0, n // 3, n - 1)
+                for with_x in (True, False):
+                    with self.subTest(kind=kind, m=m, n=n, with_x=with_x):
+                        t = recompute_inputs(kind, m, n, x_dtype, torch.float32, eps=eps, zero_columns=zero)
+                        got = self.run_case(kind, t, with_x)
+                        ref = reference(kind, t["dy"], t["x"], t["w"], t["b"], eps)
+                        keep = torch.ones(n, dtype=torch.bool, device="cuda")
+                        keep[list(zero)] = with_x  # with x every column is exact
+                        tol = tolerance(x_dtype)
+                        label = "%s M=%d N=%d %s" % (kind, m, n, "with x" if with_x else "without x")
+                        for name, g, r in (("dx", got[0], ref[0]), ("dweight", got[1], ref[1]),
+                                           ("dbias", got[2], ref[2])):
+                            if r is None:
+                                continue
+                            # Only dx and dweight of the zero columns are NaN without x; dbias never.
+                            nan_columns = ~keep if name != "dbias" else torch.zeros_like(keep)
+                            nan = torch.isnan(g.double())
+                            self.assertTrue(torch.equal(nan.any(0) if g.dim() > 1 else nan, nan_columns),
+                                            "%s: %s NaN in the wrong columns" % (label, name))
+                            if g.dim() > 1:
+                                self.assertTrue(torch.equal(nan.all(0), nan_columns), "%s: %s NaN rows" % (label, name))
+                            finite = ~nan_columns
+                            self.assertLessEqual(rel_err(g[..., finite], r[..., finite]), tol, "%s: %s" % (label, name))
+
+    def test_recompute_errors_say_what_to_do(self):
+        m, n = 4, 40
+        t = recompute_inputs("ln", m, n, torch.bfloat16, torch.float32)
+        with self.assertRaisesRegex(ValueError, "x is None; pass x, or the forward's output as y="):
+            njt.layer_norm_backward(t["dy"], None, t["w"], t["b"], None, t["rstd"])
+        with self.assertRaisesRegex(TypeError, "y is torch.float32 but x is torch.bfloat16"):
+            njt.layer_norm_backward(t["dy"], t["x"], t["w"], t["b"], t["mean"], t["rstd"], y=t["y"].float())
+        with self.assertRaisesRegex(ValueError, "y is on cpu"):
+            njt.layer_norm_backward(t["dy"], t["x"], t["w"], t["b"], t["mean"], t["rstd"], y=t["y"].cpu())
+        import normjit
+        with self.assertRaisesRegex(normjit.NormjitError, "mean is NULL but x is given with recompute_from_output"):
+            njt.layer_norm_backward(t["dy"], t["x"], t["w"], t["b"], None, t["rstd"], y=t["y"])
+        with self.assertRaisesRegex(normjit.NormjitError, "recompute_from_output and parallel are both set"):
+            njt.layer_norm_backward(t["dy"], None, t["w"], t["b"], None, t["rstd"], y=t["y"], dy1=t["dy"],
+                                    weight1=t["w"], bias1=t["b"])
+        r = recompute_inputs("rms", m, n, torch.bfloat16, torch.float32)
+        with self.assertRaisesRegex(normjit.NormjitError, "recompute_from_output and gate after-norm are both set"):
+            njt.rms_norm_backward(r["dy"], None, r["w"], r["rstd"], y=r["y"], z=r["x"], gate="after_norm")
+
+    def test_recompute_under_torch_compile_fullgraph(self):
+        backends = os.environ.get("NORMJIT_TEST_COMPILE_BACKENDS", "aot_eager,inductor").split(",")
+        m, n, eps = 37, 4096, 1e-5
+
+        def layer_norm(dy, w, b, rstd, y):
+            return njt.layer_norm_backward(dy, None, w, b, None, rstd, y=y)
+
+        def rms_norm(dy, x, w, rstd, y):
+            return njt.rms_norm_backward(dy, x, w, rstd, y=y)
+        for backend in backends:
+            with self.subTest(backend=backend):
+                torch._dynamo.reset()
+                t = recompute_inputs("ln", m, n, torch.bfloat16, torch.float32, eps=eps)
+                got = torch.compile(layer_norm, fullgraph=True, backend=backend)(t["dy"], t["w"], t["b"], t["rstd"],
+                                                                                 t["y"])
+                ref = reference("ln", t["dy"], t["x"], t["w"], t["b"], eps)
+                self.assertEqual(len(got), 3)
+                for name, g, r in zip(("dx", "dweight", "dbias"), got, ref):
+                    self.assertLessEqual(rel_err(g, r), 1e-2, "%s ln: %s" % (backend, name))
+                t = recompute_inputs("rms", m, n, torch.float32, torch.float32, eps=eps)
+                got = torch.compile(rms_norm, fullgraph=True, backend=backend)(t["dy"], t["x"], t["w"], t["rstd"],
+                                                                               t["y"])
+                ref = reference("rms", t["dy"], t["x"], t["w"], None, eps)
+                self.assertEqual(len(got), 2)
+                for name, g, r in zip(("dx", "dweight"), got, ref):
+                    self.assertLessEqual(rel_err(g, r), 1e-5, "%s rms: %s" % (backend, name))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -5,8 +5,9 @@
         both with the fused options as keywords (docs/FUSED.md): dresidual=, inplace_residual=,
         zero_centered_weight=, rowscale=, dropout_mask= / dropout_mask_bits=, dropout_p=,
         return_dresidual_in= (which appends dh to the result, last); parallel norms dy1=,
-        weight1=, bias1= (appending dweight1[, dbias1]); rms_norm_backward also z=, gate= for
-        the gated RMSNorm (appending dz, before dweight1)
+        weight1=, bias1= (appending dweight1[, dbias1]); recompute from the forward's output y=
+        (x may then be None); rms_norm_backward also z=, gate= for the gated RMSNorm (appending dz,
+        before dweight1)
     layer_norm / rms_norm: the functional forms, with normjit's backward
     LayerNorm / RMSNorm: drop-in torch.nn.LayerNorm / torch.nn.RMSNorm
     clear_workspaces(): drops the workspace kept per device and stream (see docs/PYTHON.md)

@@ -99,7 +99,8 @@ def _problem(key, kind, n, x, dy, affine, has_weight, has_bias, flags=None):
         p.has_weight = has_weight
         p.has_bias = has_bias
         if flags is not None:
-            p.residual, p.zero_centered_weight, p.rowscale, p.dropout, p.gate, p.parallel = flags
+            (p.residual, p.zero_centered_weight, p.rowscale, p.dropout, p.gate, p.parallel,
+             p.recompute_from_output) = flags
         _problems[key] = p
     return p
 
@@ -117,19 +118,22 @@ _problems = {}
 #   z: the gate's input (x's shape and dtype), gate: _capi.GATE_* (RMSNorm only; dz is written).
 #   dy1, weight1, bias1: the second of two parallel norms of x (dy1 of dy's shape and dtype,
 #   weight1/bias1 like weight/bias; bias1, as bias, is only checked: it says dbias1 is wanted).
+#   y: the forward's output (x's shape and dtype): recompute x-hat = (y - bias) / weight from it
+#   (the C API's recompute_from_output); x is then optional (None, or the fallback where
+#   weight = 0), and bias (beta) is read, not only checked.
 Fused = collections.namedtuple("Fused", ("dresidual", "inplace_residual", "zero_centered_weight", "rowscale",
                                          "dropout_mask", "dropout_bits", "dropout_p", "write_dh", "z", "gate",
-                                         "dy1", "weight1", "bias1"))
+                                         "dy1", "weight1", "bias1", "y"))
 
 
 def _flags(fused):
     """The problem fields of the fused options: (residual, zero_centered_weight, rowscale, dropout, gate,
-    parallel)."""
+    parallel, recompute_from_output)."""
     dropout = _capi.DROPOUT_NONE
     if fused.dropout_mask is not None:
         dropout = _capi.DROPOUT_BITS if fused.dropout_bits else _capi.DROPOUT_BYTES
     return (int(fused.dresidual is not None), int(bool(fused.zero_centered_weight)), int(fused.rowscale is not None),
-            dropout, fused.gate, int(fused.dy1 is not None))
+            dropout, fused.gate, int(fused.dy1 is not None), int(fused.y is not None))
 
 
 def _same_device(t, x, name):
@@ -193,9 +197,10 @@ def _second_parameter(t, given, n, affine, x, name, first):
 
 
 def _fused_args(fused, x, dy, weight, bias, n, m, lead):
-    """Checks the fused tensors against x (device, dtype, shape: what the C API cannot see) and
-    returns (dx, dx_stride, the args fields from dresidual on, outputs, tensors to keep alive);
-    outputs are (dh, dz, dweight1, dbias1), each None when not asked for."""
+    """Checks the fused tensors against x (device, dtype, shape: what the C API cannot see; x is y
+    when recomputing from the output without x) and returns (dx, dx_stride, the args fields from
+    dresidual on, outputs, tensors to keep alive); outputs are (dh, dz, dweight1, dbias1), each None
+    when not asked for."""
     keep = []
     dres_ptr = None
     dres_stride = 0
@@ -287,9 +292,21 @@ def _fused_args(fused, x, dy, weight, bias, n, m, lead):
         if _second_parameter(fused.bias1, bias is not None, n, affine, x, "bias1", "bias") is not None:
             dbias1 = torch.empty_like(fused.bias1, memory_format=torch.contiguous_format)
             db1_ptr = dbias1.data_ptr()
+    y_ptr = beta_ptr = None
+    y_stride = 0
+    if fused.y is not None:
+        # _backward checked y against x (or made it the model when x is None).
+        rows, y_stride = _rows(fused.y, n, "y")
+        keep.append(rows)
+        y_ptr = rows.data_ptr()
+        if bias is not None:  # beta, read to recover x-hat (y = x-hat * weight + bias)
+            affine = weight if weight is not None else bias
+            beta = _vector(bias, n, affine.dtype, "bias")
+            keep.append(beta)
+            beta_ptr = beta.data_ptr()
     fields = (dres_ptr, dres_stride, rs_ptr, mask_ptr, mask_stride, float(fused.dropout_p), dh_ptr,
               n if dh_ptr else 0, z_ptr, z_stride, dz_ptr, n if dz_ptr else 0, dy1_ptr, dy1_stride, w1_ptr, dw1_ptr,
-              db1_ptr)
+              db1_ptr, y_ptr, y_stride, beta_ptr)
     return dx, dx_stride, fields, (dh, dz, dweight1, dbias1), keep
 
 
@@ -427,11 +444,12 @@ def _run(plan, dy, x, weight, bias, mean, rstd):
 
 def backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused=None):
     """Returns (dx, dweight or None, dbias or None); dx has x's shape and dtype, dweight/dbias
-    the weight's. kind is _capi.LAYERNORM or _capi.RMSNORM. With fused (a Fused), returns
+    the weight's (x may be None when fused.y is given). kind is _capi.LAYERNORM or _capi.RMSNORM.
+    With fused (a Fused), returns
     (dx, dweight, dbias, dh, dz, dweight1, dbias1), each of the last four None unless asked for,
     dx being fused.dresidual itself when inplace_residual."""
     key = None
-    if fused is None:
+    if fused is None and x is not None:
         key = _plan_key(kind, dy, x, weight, bias, mean, rstd, normalized_ndim)
         plan = _plans.get(key)
         if (plan is not None and x.is_contiguous() and dy.is_contiguous() and rstd.is_contiguous() and
@@ -445,6 +463,17 @@ def backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused=None)
 def _backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused, plan_key):
     """The general path: every check, copies where strides need them, the fused options. With
     plan_key (a call without fused options), a successful call leaves a plan for the fast path."""
+    x_given = x
+    y = None if fused is None else fused.y
+    if y is not None:
+        # Recompute from the output: y stands where x would (x, when given, is only read where
+        # the weight is 0, and must match y).
+        if x is not None:
+            _like(y, "y", x, "x", x, "x", "the forward's output is read in x's dtype.",
+                  "it is the norm's output, one value per element of x.")
+        x = y
+    elif x is None:
+        raise ValueError("normjit: x is None; pass x, or the forward's output as y= to recompute x-hat from it.")
     if not x.is_cuda:
         raise ValueError("normjit: x is on %s; normjit's kernels run on CUDA tensors." % x.device)
     shape = x.shape
@@ -473,7 +502,10 @@ def _backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused, pla
         problem_key += flags
     p = _problem(problem_key, kind, n, x, dy, affine, has_weight, has_bias, flags)
 
-    x2, x_stride = _rows(x, n, "x")
+    x_ptr, x_stride = None, 0
+    if x_given is not None:
+        x2, x_stride = _rows(x_given, n, "x")
+        x_ptr = x2.data_ptr()
     dy2, dy_stride = _rows(dy, n, "dy")
     if fused is None:
         dx = torch.empty_like(x, memory_format=torch.contiguous_format)
@@ -485,7 +517,7 @@ def _backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused, pla
                                                                    shape[:len(shape) - normalized_ndim])
     mean_ptr = None
     mean_in, rstd_in = mean, rstd  # as given: what the plan's key describes
-    if kind == _capi.LAYERNORM:
+    if kind == _capi.LAYERNORM and (mean is not None or y is None):  # recompute without x: mean unused
         mean = _stats(mean, m, "mean")
         mean_ptr = mean.data_ptr()
     rstd = _stats(rstd, m, "rstd")
@@ -499,7 +531,7 @@ def _backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused, pla
         dweight = torch.empty_like(weight, memory_format=torch.contiguous_format)
         dw_ptr = dweight.data_ptr()
     if has_bias:
-        _vector(bias, n, affine.dtype, "bias")  # checked only: the backward never reads beta
+        _vector(bias, n, affine.dtype, "bias")  # checked (read only when recomputing from y: _fused_args)
         dbias = torch.empty_like(bias, memory_format=torch.contiguous_format)
         db_ptr = dbias.data_ptr()
     if m == 0 and not has_weight and not has_bias:
@@ -519,7 +551,7 @@ def _backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused, pla
             # workspace: held until the launch is queued (see _workspace).
             workspace, ws_ptr, ws_bytes = _workspace(device, stream, nbytes, x) if nbytes else (None, None, 0)
             # One constructor call, fields in header order (cheaper than setting them one by one).
-            a = _capi.BackwardArgs(m, x2.data_ptr(), x_stride, dy2.data_ptr(), dy_stride, mean_ptr, rstd.data_ptr(),
+            a = _capi.BackwardArgs(m, x_ptr, x_stride, dy2.data_ptr(), dy_stride, mean_ptr, rstd.data_ptr(),
                                    w_ptr, dx.data_ptr(), dx_stride, dw_ptr, db_ptr, ws_ptr, ws_bytes, *fused_fields)
             status = engine._backward[kind](engine.handle, ctypes.byref(p), ctypes.byref(a), stream)
             if status == _capi.OK:

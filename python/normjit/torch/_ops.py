@@ -41,6 +41,12 @@ def _or_absent(t, x):
     return _absent(x) if t is None else t
 
 
+def _rows_model(x, y):
+    """The tensor dx is shaped like: x, or the forward's output y when x is None (recompute from
+    the output)."""
+    return y if x is None else x
+
+
 def _layer_norm_backward_cuda(dy: Tensor, x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], mean: Tensor,
                               rstd: Tensor, normalized_ndim: int) -> tuple[Tensor, Tensor, Tensor]:
     dx, dw, db = _launch.backward(_capi.LAYERNORM, dy, x, weight, bias, mean, rstd, normalized_ndim)
@@ -74,7 +80,8 @@ def _rms_norm_backward_fake(dy, x, weight, rstd, normalized_ndim):
 # and one that writes dx into dresidual (mutates_args: functionalization then knows). The
 # options are plain positional arguments (a custom op's schema takes no Python objects):
 # dropout_mask is the byte or bit mask, dropout_bits says which, write_dh asks for dh, gate is
-# a _capi.GATE_* number (with z), and dy1 turns on the second of two parallel norms.
+# a _capi.GATE_* number (with z), dy1 turns on the second of two parallel norms, and y (the
+# forward's output) recomputing x-hat from it (x may then be None: the ops' x is Optional).
 # Their results: dx (not in the in-place ops), dweight[, dbias], dh, dz, dweight1[, dbias1],
 # each absent (see _absent) unless asked for.
 
@@ -94,17 +101,18 @@ def _fused_cuda_tail(x, out, layer_norm=False):
     return tail + (_or_absent(db1, x),) if layer_norm else tail
 
 
-def _layer_norm_backward_fused_cuda(dy: Tensor, x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor],
-                                    mean: Tensor, rstd: Tensor, normalized_ndim: int, dresidual: Optional[Tensor],
-                                    zero_centered_weight: bool, rowscale: Optional[Tensor],
-                                    dropout_mask: Optional[Tensor], dropout_bits: bool, dropout_p: float,
-                                    write_dh: bool, dy1: Optional[Tensor], weight1: Optional[Tensor],
-                                    bias1: Optional[Tensor]
+def _layer_norm_backward_fused_cuda(dy: Tensor, x: Optional[Tensor], weight: Optional[Tensor],
+                                    bias: Optional[Tensor], mean: Optional[Tensor], rstd: Tensor, normalized_ndim: int,
+                                    dresidual: Optional[Tensor], zero_centered_weight: bool,
+                                    rowscale: Optional[Tensor], dropout_mask: Optional[Tensor], dropout_bits: bool,
+                                    dropout_p: float, write_dh: bool, dy1: Optional[Tensor],
+                                    weight1: Optional[Tensor], bias1: Optional[Tensor], y: Optional[Tensor]
                                     ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
     fused = _launch.Fused(dresidual, False, zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p,
-                          write_dh, None, _capi.GATE_NONE, dy1, weight1, bias1)
+                          write_dh, None, _capi.GATE_NONE, dy1, weight1, bias1, y)
     out = _launch.backward(_capi.LAYERNORM, dy, x, weight, bias, mean, rstd, normalized_ndim, fused)
-    return (out[0], _or_absent(out[1], x), _or_absent(out[2], x)) + _fused_cuda_tail(x, out, layer_norm=True)
+    rows = _rows_model(x, y)
+    return (out[0], _or_absent(out[1], rows), _or_absent(out[2], rows)) + _fused_cuda_tail(rows, out, layer_norm=True)
 
 
 layer_norm_backward_fused_op = _op("layer_norm_backward_fused", _layer_norm_backward_fused_cuda)
@@ -113,23 +121,26 @@ layer_norm_backward_fused_op = _op("layer_norm_backward_fused", _layer_norm_back
 @layer_norm_backward_fused_op.register_fake
 def _layer_norm_backward_fused_fake(dy, x, weight, bias, mean, rstd, normalized_ndim, dresidual,
                                     zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p, write_dh,
-                                    dy1, weight1, bias1):
+                                    dy1, weight1, bias1, y):
+    x = _rows_model(x, y)
     return (x.new_empty(x.shape), _fake_like(weight, x), _fake_like(bias, x)) + \
         _fused_fake_tail(x, write_dh, None, dy1, weight1, bias1, layer_norm=True)
 
 
-def _layer_norm_backward_fused_inplace_cuda(dy: Tensor, x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor],
-                                            mean: Tensor, rstd: Tensor, normalized_ndim: int, dresidual: Tensor,
-                                            zero_centered_weight: bool, rowscale: Optional[Tensor],
-                                            dropout_mask: Optional[Tensor], dropout_bits: bool, dropout_p: float,
-                                            write_dh: bool, dy1: Optional[Tensor], weight1: Optional[Tensor],
-                                            bias1: Optional[Tensor]
+def _layer_norm_backward_fused_inplace_cuda(dy: Tensor, x: Optional[Tensor], weight: Optional[Tensor],
+                                            bias: Optional[Tensor], mean: Optional[Tensor], rstd: Tensor,
+                                            normalized_ndim: int, dresidual: Tensor, zero_centered_weight: bool,
+                                            rowscale: Optional[Tensor], dropout_mask: Optional[Tensor],
+                                            dropout_bits: bool, dropout_p: float, write_dh: bool,
+                                            dy1: Optional[Tensor], weight1: Optional[Tensor], bias1: Optional[Tensor],
+                                            y: Optional[Tensor]
                                             ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
     """dx is written into dresidual (not returned: a custom op's outputs cannot alias its inputs)."""
     fused = _launch.Fused(dresidual, True, zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p,
-                          write_dh, None, _capi.GATE_NONE, dy1, weight1, bias1)
+                          write_dh, None, _capi.GATE_NONE, dy1, weight1, bias1, y)
     out = _launch.backward(_capi.LAYERNORM, dy, x, weight, bias, mean, rstd, normalized_ndim, fused)
-    return (_or_absent(out[1], x), _or_absent(out[2], x)) + _fused_cuda_tail(x, out, layer_norm=True)
+    rows = _rows_model(x, y)
+    return (_or_absent(out[1], rows), _or_absent(out[2], rows)) + _fused_cuda_tail(rows, out, layer_norm=True)
 
 
 layer_norm_backward_fused_inplace_op = _op("layer_norm_backward_fused_inplace", _layer_norm_backward_fused_inplace_cuda,
@@ -139,20 +150,23 @@ layer_norm_backward_fused_inplace_op = _op("layer_norm_backward_fused_inplace", 
 @layer_norm_backward_fused_inplace_op.register_fake
 def _layer_norm_backward_fused_inplace_fake(dy, x, weight, bias, mean, rstd, normalized_ndim, dresidual,
                                             zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p,
-                                            write_dh, dy1, weight1, bias1):
+                                            write_dh, dy1, weight1, bias1, y):
+    x = _rows_model(x, y)
     return (_fake_like(weight, x), _fake_like(bias, x)) + \
         _fused_fake_tail(x, write_dh, None, dy1, weight1, bias1, layer_norm=True)
 
 
-def _rms_norm_backward_fused_cuda(dy: Tensor, x: Tensor, weight: Optional[Tensor], rstd: Tensor, normalized_ndim: int,
-                                  dresidual: Optional[Tensor], zero_centered_weight: bool, rowscale: Optional[Tensor],
-                                  dropout_mask: Optional[Tensor], dropout_bits: bool, dropout_p: float,
-                                  write_dh: bool, z: Optional[Tensor], gate: int, dy1: Optional[Tensor],
-                                  weight1: Optional[Tensor]) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+def _rms_norm_backward_fused_cuda(dy: Tensor, x: Optional[Tensor], weight: Optional[Tensor], rstd: Tensor,
+                                  normalized_ndim: int, dresidual: Optional[Tensor], zero_centered_weight: bool,
+                                  rowscale: Optional[Tensor], dropout_mask: Optional[Tensor], dropout_bits: bool,
+                                  dropout_p: float, write_dh: bool, z: Optional[Tensor], gate: int,
+                                  dy1: Optional[Tensor], weight1: Optional[Tensor],
+                                  y: Optional[Tensor]) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     fused = _launch.Fused(dresidual, False, zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p,
-                          write_dh, z, gate, dy1, weight1, None)
+                          write_dh, z, gate, dy1, weight1, None, y)
     out = _launch.backward(_capi.RMSNORM, dy, x, weight, None, None, rstd, normalized_ndim, fused)
-    return (out[0], _or_absent(out[1], x)) + _fused_cuda_tail(x, out)
+    rows = _rows_model(x, y)
+    return (out[0], _or_absent(out[1], rows)) + _fused_cuda_tail(rows, out)
 
 
 rms_norm_backward_fused_op = _op("rms_norm_backward_fused", _rms_norm_backward_fused_cuda)
@@ -160,21 +174,23 @@ rms_norm_backward_fused_op = _op("rms_norm_backward_fused", _rms_norm_backward_f
 
 @rms_norm_backward_fused_op.register_fake
 def _rms_norm_backward_fused_fake(dy, x, weight, rstd, normalized_ndim, dresidual, zero_centered_weight, rowscale,
-                                  dropout_mask, dropout_bits, dropout_p, write_dh, z, gate, dy1, weight1):
+                                  dropout_mask, dropout_bits, dropout_p, write_dh, z, gate, dy1, weight1, y):
+    x = _rows_model(x, y)
     return (x.new_empty(x.shape), _fake_like(weight, x)) + _fused_fake_tail(x, write_dh, z, dy1, weight1)
 
 
-def _rms_norm_backward_fused_inplace_cuda(dy: Tensor, x: Tensor, weight: Optional[Tensor], rstd: Tensor,
+def _rms_norm_backward_fused_inplace_cuda(dy: Tensor, x: Optional[Tensor], weight: Optional[Tensor], rstd: Tensor,
                                           normalized_ndim: int, dresidual: Tensor, zero_centered_weight: bool,
                                           rowscale: Optional[Tensor], dropout_mask: Optional[Tensor],
                                           dropout_bits: bool, dropout_p: float, write_dh: bool, z: Optional[Tensor],
-                                          gate: int, dy1: Optional[Tensor],
-                                          weight1: Optional[Tensor]) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+                                          gate: int, dy1: Optional[Tensor], weight1: Optional[Tensor],
+                                          y: Optional[Tensor]) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """dx is written into dresidual (not returned: a custom op's outputs cannot alias its inputs)."""
     fused = _launch.Fused(dresidual, True, zero_centered_weight, rowscale, dropout_mask, dropout_bits, dropout_p,
-                          write_dh, z, gate, dy1, weight1, None)
+                          write_dh, z, gate, dy1, weight1, None, y)
     out = _launch.backward(_capi.RMSNORM, dy, x, weight, None, None, rstd, normalized_ndim, fused)
-    return (_or_absent(out[1], x),) + _fused_cuda_tail(x, out)
+    rows = _rows_model(x, y)
+    return (_or_absent(out[1], rows),) + _fused_cuda_tail(rows, out)
 
 
 rms_norm_backward_fused_inplace_op = _op("rms_norm_backward_fused_inplace", _rms_norm_backward_fused_inplace_cuda,
@@ -184,7 +200,8 @@ rms_norm_backward_fused_inplace_op = _op("rms_norm_backward_fused_inplace", _rms
 @rms_norm_backward_fused_inplace_op.register_fake
 def _rms_norm_backward_fused_inplace_fake(dy, x, weight, rstd, normalized_ndim, dresidual, zero_centered_weight,
                                           rowscale, dropout_mask, dropout_bits, dropout_p, write_dh, z, gate, dy1,
-                                          weight1):
+                                          weight1, y):
+    x = _rows_model(x, y)
     return (_fake_like(weight, x),) + _fused_fake_tail(x, write_dh, z, dy1, weight1)
 
 
@@ -240,7 +257,7 @@ _GATES = {None: _capi.GATE_NONE, "none": _capi.GATE_NONE, "after_norm": _capi.GA
 
 
 def _fused_options(dresidual, inplace_residual, zero_centered_weight, rowscale, dropout_mask, dropout_mask_bits,
-                   dropout_p, return_dresidual_in, z=None, gate=None, dy1=None, weight1=None, bias1=None):
+                   dropout_p, return_dresidual_in, z=None, gate=None, dy1=None, weight1=None, bias1=None, y=None):
     """The keyword arguments as a _launch.Fused, after the checks that only the Python API can
     make (the C API has no such arguments to reject): one mask form, dropout_p with a mask,
     inplace_residual with dresidual, a known gate with z, the second norm's parameters with dy1.
@@ -276,14 +293,20 @@ def _fused_options(dresidual, inplace_residual, zero_centered_weight, rowscale, 
     write_dh = bool(return_dresidual_in) and (rowscale is not None or mask is not None)
     return _launch.Fused(dresidual, bool(inplace_residual), bool(zero_centered_weight), rowscale, mask,
                          dropout_mask_bits is not None, float(dropout_p), write_dh, z, gate_value, dy1, weight1,
-                         bias1)
+                         bias1, y)
 
 
 def _no_options(dresidual, inplace_residual, zero_centered_weight, rowscale, dropout_mask, dropout_mask_bits,
-                dropout_p, return_dresidual_in, z=None, gate=None, dy1=None, weight1=None, bias1=None):
+                dropout_p, return_dresidual_in, z=None, gate=None, dy1=None, weight1=None, bias1=None, y=None):
     return (dresidual is None and rowscale is None and dropout_mask is None and dropout_mask_bits is None and
             not inplace_residual and not zero_centered_weight and not dropout_p and not return_dresidual_in and
-            z is None and gate is None and dy1 is None and weight1 is None and bias1 is None)
+            z is None and gate is None and dy1 is None and weight1 is None and bias1 is None and y is None)
+
+
+def _need_x_or_y(x, y):
+    if x is None and y is None:
+        raise ValueError("normjit: x is None; pass x, or the forward's output as y= to recompute x-hat from it "
+                         "(docs/FUSED.md, recompute from the output).")
 
 
 def _fused_result(f, dx, dw, db, tail, weight, bias, return_dresidual_in, layer_norm):
@@ -313,7 +336,7 @@ def _bump_version(t):
 def layer_norm_backward(dy, x, weight, bias, mean, rstd, normalized_ndim=1, *, dresidual=None,
                         inplace_residual=False, zero_centered_weight=False, rowscale=None, dropout_mask=None,
                         dropout_mask_bits=None, dropout_p=0.0, return_dresidual_in=False, dy1=None, weight1=None,
-                        bias1=None):
+                        bias1=None, y=None):
     """LayerNorm backward: returns (dx, dweight, dbias); dweight/dbias are None when weight/bias is.
 
     dy, x: [..., *normalized_shape], any strides (copied only when rows lack unit inner stride);
@@ -336,25 +359,31 @@ def layer_norm_backward(dy, x, weight, bias, mean, rstd, normalized_ndim=1, *, d
         are given exactly when weight/bias are (bias1, like bias, only says dbias1 is wanted).
         dx is the gradient through both norms; appends (dweight1, dbias1).
       return_dresidual_in: also return dh (the gradient of residual), last.
+      y: recompute from the output (memory-efficient mode): the forward's output y = x_hat * weight
+        + bias (x's shape and dtype), from which x_hat = (y - bias) / weight is recovered; bias is
+        then read (it must be the forward's), and x may be None (mean too). Where weight is 0, x
+        (with mean) is read if given; otherwise that column's dx and dweight are NaN. Not with
+        dy1 (parallel norms).
     The result: (dx, dweight, dbias[, dweight1, dbias1][, dh]). Without rowscale and dropout dh is
     dx, returned as the same tensor. (No gate: the C API's gated norm is RMSNorm only.)
     """
+    _need_x_or_y(x, y)
     if _no_options(dresidual, inplace_residual, zero_centered_weight, rowscale, dropout_mask, dropout_mask_bits,
-                   dropout_p, return_dresidual_in, dy1=dy1, weight1=weight1, bias1=bias1):
+                   dropout_p, return_dresidual_in, dy1=dy1, weight1=weight1, bias1=bias1, y=y):
         if _plain_eager(dy, x, weight, bias, mean, rstd):
             return _launch.backward(_capi.LAYERNORM, dy, x, weight, bias, mean, rstd, normalized_ndim)
         dx, dw, db = layer_norm_backward_op(dy, x, weight, bias, mean, rstd, normalized_ndim)
         return dx, None if weight is None else dw, None if bias is None else db
     f = _fused_options(dresidual, inplace_residual, zero_centered_weight, rowscale, dropout_mask, dropout_mask_bits,
-                       dropout_p, return_dresidual_in, dy1=dy1, weight1=weight1, bias1=bias1)
+                       dropout_p, return_dresidual_in, dy1=dy1, weight1=weight1, bias1=bias1, y=y)
     if _plain_eager(dy, x, weight, bias, mean, rstd, f.dresidual, f.rowscale, f.dropout_mask, f.dy1, f.weight1,
-                    f.bias1):
+                    f.bias1, f.y):
         dx, dw, db, *tail = _launch.backward(_capi.LAYERNORM, dy, x, weight, bias, mean, rstd, normalized_ndim, f)
         if f.inplace_residual:
             _bump_version(dx)
     else:
         args = (dy, x, weight, bias, mean, rstd, normalized_ndim, f.dresidual, f.zero_centered_weight, f.rowscale,
-                f.dropout_mask, f.dropout_bits, f.dropout_p, f.write_dh, f.dy1, f.weight1, f.bias1)
+                f.dropout_mask, f.dropout_bits, f.dropout_p, f.write_dh, f.dy1, f.weight1, f.bias1, f.y)
         if f.inplace_residual:
             dw, db, *tail = layer_norm_backward_fused_inplace_op(*args)
             dx = f.dresidual
@@ -367,7 +396,7 @@ def layer_norm_backward(dy, x, weight, bias, mean, rstd, normalized_ndim=1, *, d
 
 def rms_norm_backward(dy, x, weight, rstd, normalized_ndim=1, *, dresidual=None, inplace_residual=False,
                       zero_centered_weight=False, rowscale=None, dropout_mask=None, dropout_mask_bits=None,
-                      dropout_p=0.0, return_dresidual_in=False, z=None, gate=None, dy1=None, weight1=None):
+                      dropout_p=0.0, return_dresidual_in=False, z=None, gate=None, dy1=None, weight1=None, y=None):
     """RMSNorm backward: returns (dx, dweight); dweight is None when weight is. As
     layer_norm_backward, with rstd = rsqrt(mean(x^2) + eps) per row in fp32, and the same fused
     keyword arguments (no bias1), and Mamba-2's gated RMSNorm:
@@ -375,25 +404,29 @@ def rms_norm_backward(dy, x, weight, rstd, normalized_ndim=1, *, dresidual=None,
         gate="after_norm": y = rms_norm(x) * weight * silu(z), rstd of x;
         gate="before_norm": y = rms_norm(x * silu(z)) * weight, rstd of x * silu(z) (what the
         forward saved), x being the input before the gate. Appends dz (x's dtype).
+      y: recompute from the output: the forward's output y = x_hat * weight (x's shape and dtype),
+        x_hat = y / weight recovered from it; x may then be None. Where weight is 0, x is read if
+        given; otherwise that column's dx and dweight are NaN. Not with a gate or dy1.
     The result: (dx, dweight[, dz][, dweight1][, dh]). A gate and parallel norms together are
-    refused by the C API (normjit.NormjitError).
+    refused by the C API (normjit.NormjitError), and so is y with either.
     """
+    _need_x_or_y(x, y)
     if _no_options(dresidual, inplace_residual, zero_centered_weight, rowscale, dropout_mask, dropout_mask_bits,
-                   dropout_p, return_dresidual_in, z=z, gate=gate, dy1=dy1, weight1=weight1):
+                   dropout_p, return_dresidual_in, z=z, gate=gate, dy1=dy1, weight1=weight1, y=y):
         if _plain_eager(dy, x, weight, rstd):
             dx, dw, _ = _launch.backward(_capi.RMSNORM, dy, x, weight, None, None, rstd, normalized_ndim)
             return dx, dw
         dx, dw = rms_norm_backward_op(dy, x, weight, rstd, normalized_ndim)
         return dx, None if weight is None else dw
     f = _fused_options(dresidual, inplace_residual, zero_centered_weight, rowscale, dropout_mask, dropout_mask_bits,
-                       dropout_p, return_dresidual_in, z=z, gate=gate, dy1=dy1, weight1=weight1)
-    if _plain_eager(dy, x, weight, rstd, f.dresidual, f.rowscale, f.dropout_mask, f.z, f.dy1, f.weight1):
+                       dropout_p, return_dresidual_in, z=z, gate=gate, dy1=dy1, weight1=weight1, y=y)
+    if _plain_eager(dy, x, weight, rstd, f.dresidual, f.rowscale, f.dropout_mask, f.z, f.dy1, f.weight1, f.y):
         dx, dw, _, *tail = _launch.backward(_capi.RMSNORM, dy, x, weight, None, None, rstd, normalized_ndim, f)
         if f.inplace_residual:
             _bump_version(dx)
     else:
         args = (dy, x, weight, rstd, normalized_ndim, f.dresidual, f.zero_centered_weight, f.rowscale,
-                f.dropout_mask, f.dropout_bits, f.dropout_p, f.write_dh, f.z, f.gate, f.dy1, f.weight1)
+                f.dropout_mask, f.dropout_bits, f.dropout_p, f.write_dh, f.z, f.gate, f.dy1, f.weight1, f.y)
         if f.inplace_residual:
             dw, *tail = rms_norm_backward_fused_inplace_op(*args)
             dx = f.dresidual
