@@ -94,20 +94,20 @@ TEST_F(BackwardRecompute, EveryKernelFamilyWithTheOtherOptions) {
 // Base pointers one element off 16 bytes: narrower vectors, and shifted (interleaved) staged rows.
 TEST_F(BackwardRecompute, MisalignedRows) {
   std::vector<FusedCase> cases;
-  for (int64_t n : {4096, 5120, 65536, 262144})
-    for (DType x : {DType::BF16, DType::F16}) {
-      FusedCase c{recompute_problem(NormKind::LayerNorm, n, x, DType::F32), n > 65536 ? 3 : 37, {}, {}};
-      c.spec.recompute_with_x = x == DType::F16;
-      c.run.misalign_elements = 1;
-      cases.push_back(c);
-    }
+  for (int64_t n : {4096, 5120, 65536, 262144}) {
+    const DType x = n == 5120 || n == 262144 ? DType::F16 : DType::BF16;
+    FusedCase c{recompute_problem(NormKind::LayerNorm, n, x, DType::F32), n > 65536 ? 3 : 37, {}, {}};
+    c.spec.recompute_with_x = x == DType::F16;
+    c.run.misalign_elements = 1;
+    cases.push_back(c);
+  }
   run_fused_cases(shared_engine(), stream(), cases);
 }
 
 // γ only, β only (x̂ = y − β), neither (y is x̂ itself), and RMSNorm without γ.
 TEST_F(BackwardRecompute, EveryAffineForm) {
   std::vector<FusedCase> cases;
-  for (int64_t n : {33, 4096, 5003}) {
+  for (int64_t n : {33, 5003}) {
     for (Affine affine : {Affine::WeightOnly, Affine::BiasOnly, Affine::None})
       cases.push_back({recompute(make_problem(NormKind::LayerNorm, n, DType::BF16, DType::F32, affine)), 37, {}, {}});
     cases.push_back({recompute(make_problem(NormKind::RMSNorm, n, DType::F32, DType::F32, Affine::None)), 37, {}, {}});
