@@ -46,8 +46,10 @@ struct FusedSet {
   DropoutMask dropout = DropoutMask::None;
   Gate gate = Gate::None;
   bool parallel = false;
+  bool recompute = false;  // x̂ from the forward's output y (and β): y read instead of x, no mean
   bool any() const {
-    return residual || zero_centered || rowscale || dropout != DropoutMask::None || gate != Gate::None || parallel;
+    return residual || zero_centered || rowscale || dropout != DropoutMask::None || gate != Gate::None || parallel ||
+           recompute;
   }
   bool dh_out() const { return rowscale || dropout != DropoutMask::None; }  // dresidual_in requested
   // The library rejects a gated LayerNorm; the sweep's LayerNorm shapes skip such a set.
@@ -85,10 +87,12 @@ std::vector<FusedSet> parse_fused_list(const std::string& text) {
         f.gate = gate;
       } else if (o == "parallel") {
         f.parallel = true;
+      } else if (o == "recompute") {
+        f.recompute = true;
       } else {
         throw std::invalid_argument("--fused '" + item + "': '" + o +
                                     "' is not an option (use none, residual, zero-centered, rowscale, "
-                                    "dropout-bytes, dropout-bits, all, gate, gate-before or parallel; + combines "
+                                    "dropout-bytes, dropout-bits, all, gate, gate-before, parallel or recompute; + combines "
                                     "them)");
       }
     }
@@ -97,6 +101,9 @@ std::vector<FusedSet> parse_fused_list(const std::string& text) {
       throw std::invalid_argument("--fused '" + item +
                                   "': a gate and parallel norms cannot be combined (the library rejects them: "
                                   "which of the two norms the gate would belong to is not defined)");
+    if (f.recompute && (f.parallel || f.gate != Gate::None))
+      throw std::invalid_argument("--fused '" + item + "': recompute cannot be combined with a gate or parallel norms "
+                                  "(the library rejects them)");
     if (item.empty()) throw std::invalid_argument("--fused: an empty item in '" + text + "'");
     sets.push_back(f);
   }
@@ -146,6 +153,8 @@ double fused_bytes(const Shape& s, const FusedSet& f) {
   if (f.gate != Gate::None) bytes += 2 * mn * dxb;                         // z read, dz written
   if (f.parallel)  // dy1 read; γ1 read, dγ1 (and dβ1) written
     bytes += mn * dxb + (s.kind == NormKind::LayerNorm ? 3.0 : 2.0) * s.n * w;
+  if (f.recompute && s.kind == NormKind::LayerNorm)  // y replaces x; β read, the mean not
+    bytes += s.n * w - 4.0 * s.m;
   return bytes;
 }
 
@@ -193,12 +202,13 @@ int run_bench(std::vector<std::string> args) {
         "  --reps R             timed repetitions per shape (default 20)\n"
         "  --fused LIST         also time each shape with these fused option sets (docs/FUSED.md):\n"
         "                       none,residual,zero-centered,rowscale,dropout-bytes,dropout-bits,all,\n"
-        "                       gate,gate-before,parallel\n"
+        "                       gate,gate-before,parallel,recompute\n"
         "                       (+ joins options; all = residual+zero-centered+rowscale+dropout-bits;\n"
         "                       masks keep 90%%; dh is written too with rowscale or dropout; gate and\n"
         "                       gate-before: silu(z) after or before the norm, RMSNorm shapes only;\n"
         "                       parallel: a second norm of x, its own dy1 and weights; not with a\n"
-        "                       gate); adds the columns fused and vs none (%%copy over the option-free\n"
+        "                       gate); recompute: x̂ from the output y and β (y read instead of x,\n"
+        "                       no mean); adds the columns fused and vs none (%%copy over the option-free\n"
         "                       row's)\n"
         "  --json FILE          write {device, copy_gbs, rows: [...]} for scripts\n"
         "  --overhead           only the host's cost per call on a cache hit, against bare driver launches\n"
@@ -404,6 +414,7 @@ int run_bench(std::vector<std::string> args) {
       problem.dropout = fs.dropout;
       problem.gate = fs.gate;
       problem.parallel = fs.parallel;
+      problem.recompute_from_output = fs.recompute;
       BackwardArgs a;
       a.m = s.m;
       a.x = x.get();
@@ -427,6 +438,12 @@ int run_bench(std::vector<std::string> args) {
         a.weight1 = weight1.get();
         a.dweight1 = dweight1.get();
         a.dbias1 = problem.has_bias ? dbias1.get() : nullptr;
+      }
+      if (fs.recompute) {  // x's random values stand for y, γ's for β: the bytes are what counts
+        a.y = a.x;
+        a.x = nullptr;
+        a.mean = nullptr;
+        a.bias = problem.has_bias ? weight.get() : nullptr;
       }
       // Times one engine's launch of this shape (its chosen, or pinned, config) and prints a row.
       auto measure = [&](Engine& engine) {
