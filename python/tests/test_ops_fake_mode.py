@@ -111,7 +111,8 @@ class FakeKernelTest(unittest.TestCase):
 
         def recompute(dy, y, w, rstd):
             return njt.layer_norm_backward(dy, None, w, w, None, rstd, y=y)
-        code = make_fx(recompute, tracing_mode="fake")(x, x, w, s).code
+        # y a tensor of its own: traced with x twice, both arguments resolve to the last proxy.
+        code = make_fx(recompute, tracing_mode="fake")(x, x.clone(), w, s).code
         self.assertIn("torch.ops.normjit.layer_norm_backward_fused.default(dy_1, None,", code)
         self.assertIn(", y_1)", code)  # y, last
 
