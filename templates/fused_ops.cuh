@@ -226,6 +226,23 @@ __device__ __forceinline__ bool unrecoverable_column(const P& p, i64 col) {
   else return false;
 }
 
+// The same for the slot of kVec columns from col (col < N), from one vector load of γ: bit j is
+// set when column col + j is unrecoverable. 0 without kRecompute, without γ, or with x given.
+template <class P>
+__device__ __forceinline__ unsigned unrecoverable_slot(const P& p, i64 col) {
+  unsigned bits = 0;
+  if constexpr (kRecompute && kHasWeight) {
+    if (p.fused.fallback_x) return 0;
+    float w[kVec];
+    load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
+    stored_weight_to_gamma(w);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      if (col + j < kN && w[j] == 0.f) bits |= 1u << j;
+  }
+  return bits;
+}
+
 // ---- the norm's input gradient to dx ----------------------------------------------------------
 // One slot (kVec columns from col; those past N are ignored): `grad` comes in as the norm's
 // input gradient (x̂ is the slot's normalised input) and leaves as what dx receives (NaN where
@@ -237,9 +254,10 @@ __device__ __forceinline__ void fused_input_grad(const P& p, i64 row, i64 col, c
                                                  float (&grad)[kVec]) {
   const FusedParams& f = p.fused;
   if constexpr (kRecompute && kHasWeight) {
+    const unsigned unknown = unrecoverable_slot(p, col);
 #pragma unroll
     for (int j = 0; j < kVec; ++j)
-      if (unrecoverable_column(p, col + j)) grad[j] = unrecoverable_value();
+      if ((unknown >> j) & 1u) grad[j] = unrecoverable_value();
   }
   gate_grads(p, row, col, xhat, grad);
   if constexpr (kResidual) {
