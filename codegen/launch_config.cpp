@@ -240,12 +240,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count) {
   return c;
 }
 
-// Few rows (at most kLatencyRowsPerSm a multiprocessor): a block sees one row, so staging or
-// prefetching the next one only adds a shared-memory round trip or registers. fp32 rows that
-// one block holds then take registers with 8-byte vectors, 32 elements a thread (LN fp32 4096
-// at M = 1 / 37 / 199: 5.2 / 10.7 / 16.0 us against 9.5 / 15.2 / 26.5 staged; 8192: 7.0 /
-// 13.4 / 23.1 against 12.7 / 20.8 / 32.7; bench/results/2026-11-23-h100-8109dfa-tune/). 16-bit
-// rows already sit in registers up to 8192; those a warp would share take a block (below).
+// Few rows (at most kLatencyRowsPerSm a multiprocessor): a block sees one row or two, so
+// staging rows only adds a shared-memory round trip. fp32 rows that one block holds then take
+// registers (LN fp32 4096 at M = 1 / 37 / 199: 5.2 / 10.7 / 16.0 us against 9.5 / 15.2 / 26.5
+// staged; 8192: 7.0 / 13.4 / 23.1 against 12.7 / 20.8 / 32.7; bench/results/2026-11-23-h100-8109dfa-tune/),
+// their width and prefetch as below. 16-bit rows already sit in registers up to 8192; those a
+// warp would share take a block (below).
 std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const LaunchConfig& many) {
   const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
   if (sixteen_bit && many.rows_per_block() > 1 && many.vec == 4 && p.n > 512) {
@@ -260,6 +260,19 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
   const bool fp32_rows = dtype_size(p.x_dtype) == 4 && dtype_size(p.dy_dtype) == 4;
   if (!fp32_rows || many.cluster != 1 || !(many.staged || many.prefetch)) return std::nullopt;
   LaunchConfig c;
+  // Up to 8192: 16 elements a thread in 4-wide vectors, prefetching the next row. Timed as graph
+  // replays (61b9de6, bench/results/2026-11-23-h100-61b9de6/tune-fewrows.txt), this was within
+  // 7% of the best candidate at every fp32 shape of N = 1024, 4096, 8192 and M <= 8, 64, 256,
+  // where 2-wide vectors were up to 13% behind at M <= 256: with more rows than SMs a block
+  // gets a second row, and prefetching it pays.
+  const int64_t prefetching = ceil_div(ceil_div(p.n, 16), 32) * 32;
+  if (prefetching <= kMaxFewRowsPrefetchThreads) {
+    c.vec = std::min(vector_width(p), 4);
+    c.prefetch = true;
+    c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(prefetching, 64));
+    return c;
+  }
+  // Longer rows: 32 elements a thread in 2-wide vectors (the plain-launch fit of 8109dfa).
   c.vec = std::min(vector_width(p), 2);
   const int64_t threads = ceil_div(ceil_div(ceil_div(p.n, c.vec), 32 / c.vec), 32) * 32;
   if (threads > kMaxRowThreads) return std::nullopt;

@@ -55,6 +55,9 @@ constexpr int kMaxStagedThreadsAtTwoSlotsNoBias = 896;  // without β's accumula
 constexpr int64_t kStagedClusterBlockSlots = 2048;
 // Threads per block at most.
 constexpr int kMaxRowThreads = 1024;
+// Few fp32 rows prefetching 16 elements a thread: at most this many threads (a row of 8192;
+// twice the row in registers leaves no room for 1024 threads of a block).
+constexpr int kMaxFewRowsPrefetchThreads = 512;
 
 // Dynamic shared memory (bytes) a block may use for stages on compute capability sm.
 size_t max_stage_bytes(int sm);

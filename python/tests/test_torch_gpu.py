@@ -89,16 +89,33 @@ def normjit_backward(kind, dy, x, weight, bias, mean, rstd, nd=1):
     return dx, dw, None
 
 
-@unittest.skipIf(SKIP, SKIP)
-class BackwardMatrixTest(unittest.TestCase):
-    """The shape x dtype matrix against float64 autograd."""
-
-    worst = {}
+class WorstErrors:
+    """compare(): one result against its reference by normwise relative error, its dtype and
+    shape; the worst error per key is printed when the class is done. A subclass sets its own
+    worst = {}."""
 
     @classmethod
     def tearDownClass(cls):
         for key in sorted(cls.worst):
-            print("  worst normwise error %-28s %.2e" % (key, cls.worst[key]))
+            print("  worst normwise error %-34s %.2e" % (key, cls.worst[key]))
+
+    def compare(self, label, key, name, got, ref, dtype, tol_dtype, scale=None):
+        if ref is None:
+            self.assertIsNone(got, "%s: %s should be None" % (label, name))
+            return
+        self.assertEqual(got.dtype, dtype, "%s: %s dtype" % (label, name))
+        self.assertEqual(got.shape, ref.shape, "%s: %s shape" % (label, name))
+        err = rel_err(got, ref, scale)
+        key = "%s %s" % (key, name)
+        self.worst[key] = max(self.worst.get(key, 0.0), err)
+        self.assertLessEqual(err, tolerance(tol_dtype), "%s: %s normwise error %.3e" % (label, name, err))
+
+
+@unittest.skipIf(SKIP, SKIP)
+class BackwardMatrixTest(WorstErrors, unittest.TestCase):
+    """The shape x dtype matrix against float64 autograd."""
+
+    worst = {}
 
     def check(self, kind, m, n, x_dtype, w_dtype, weight=True, bias=True, x=None, dy=None, nd=1):
         eps = 1e-5
@@ -710,16 +727,11 @@ def split_outputs(kind, got, want_dh):
 
 
 @unittest.skipIf(SKIP, SKIP)
-class FusedOptionsTest(unittest.TestCase):
+class FusedOptionsTest(WorstErrors, unittest.TestCase):
     """The fused keyword arguments against float64 autograd of the fused forward (fused_reference).
     A few seconds: FUSED_CASES is a sample, one kernel compile each."""
 
     worst = {}
-
-    @classmethod
-    def tearDownClass(cls):
-        for key in sorted(cls.worst):
-            print("  worst normwise error %-34s %.2e" % (key, cls.worst[key]))
 
     def check_case(self, kind, m, n, x_name, w_name, opts):
         eps = 1e-5
@@ -943,27 +955,11 @@ def parallel_reference(kind, dy, dy1, x, w, b, w1, b1, eps):
 
 
 @unittest.skipIf(SKIP, SKIP)
-class GateAndParallelTest(unittest.TestCase):
+class GateAndParallelTest(WorstErrors, unittest.TestCase):
     """rms_norm_backward(z=, gate=) and the parallel-norm keywords (dy1=, weight1=, bias1=) against
     float64 autograd; M x N x dtype as GATE_PARALLEL_Ms x GATE_PARALLEL_Ns x (bf16, fp32)."""
 
     worst = {}
-
-    @classmethod
-    def tearDownClass(cls):
-        for key in sorted(cls.worst):
-            print("  worst normwise error %-34s %.2e" % (key, cls.worst[key]))
-
-    def compare(self, label, key, name, got, ref, dtype, tol_dtype, scale=None):
-        if ref is None:
-            self.assertIsNone(got, "%s: %s should be None" % (label, name))
-            return
-        self.assertEqual(got.dtype, dtype, "%s: %s dtype" % (label, name))
-        self.assertEqual(got.shape, ref.shape, "%s: %s shape" % (label, name))
-        err = rel_err(got, ref, scale)
-        key = "%s %s" % (key, name)
-        self.worst[key] = max(self.worst.get(key, 0.0), err)
-        self.assertLessEqual(err, tolerance(tol_dtype), "%s: %s normwise error %.3e" % (label, name, err))
 
     def cases(self):
         for x_dtype in (torch.bfloat16, torch.float32):
@@ -1122,29 +1118,13 @@ def recompute_inputs(kind, m, n, x_dtype, w_dtype, weight=True, bias=True, eps=1
 
 
 @unittest.skipIf(SKIP, SKIP)
-class RecomputeTest(unittest.TestCase):
+class RecomputeTest(WorstErrors, unittest.TestCase):
     """layer_norm_backward(y=) / rms_norm_backward(y=): x-hat recovered from the forward's output,
     against float64 autograd of the norm at x (the error includes y's rounding to x's dtype, which
     is what this mode gives up); M x N as the gate's tests, bf16, fp16 and fp32, with and without
     x as the fallback where the weight is 0, and such zero columns."""
 
     worst = {}
-
-    @classmethod
-    def tearDownClass(cls):
-        for key in sorted(cls.worst):
-            print("  worst normwise error %-34s %.2e" % (key, cls.worst[key]))
-
-    def compare(self, label, key, name, got, ref, dtype, tol_dtype, scale=None):
-        if ref is None:
-            self.assertIsNone(got, "%s: %s should be None" % (label, name))
-            return
-        self.assertEqual(got.dtype, dtype, "%s: %s dtype" % (label, name))
-        self.assertEqual(got.shape, ref.shape, "%s: %s shape" % (label, name))
-        err = rel_err(got, ref, scale)
-        key = "%s %s" % (key, name)
-        self.worst[key] = max(self.worst.get(key, 0.0), err)
-        self.assertLessEqual(err, tolerance(tol_dtype), "%s: %s normwise error %.3e" % (label, name, err))
 
     def run_case(self, kind, t, with_x):
         x = t["x"] if with_x else None

@@ -408,14 +408,15 @@ TEST_F(Cli, TuneWithoutAProblemOrWithABadMIsBadUsage) {
   EXPECT_TRUE(contains(bad_m.output, "--m '0'")) << bad_m.output;
 }
 
-TEST_F(Cli, BenchFusedTakesTheGateAndParallelSets) {
+TEST_F(Cli, BenchFusedTakesTheGateParallelAndRecomputeSets) {
   const CliRun help = normjit_cli("bench --help");
-  for (const char* name : {"--fused", "gate,gate-before,parallel", "RMSNorm shapes only"})
+  for (const char* name : {"--fused", "gate,gate-before,parallel,recompute", "RMSNorm shapes only"})
     EXPECT_TRUE(contains(help.output, name)) << name << " in:\n" << help.output;
   // The list is parsed before a GPU is looked for: a good one gets as far as that (with a GPU it
   // would run the sweep, which is the GPU suite's business).
   const bool gpu = normjit::runtime::cuda_available();
-  for (const char* list : {"gate,gate-before,parallel", "gate_before+residual,parallel+all", "none,gate+rowscale"}) {
+  for (const char* list :
+       {"gate,gate-before,parallel", "gate_before+residual,parallel+all", "none,gate+rowscale", "recompute+residual"}) {
     if (gpu) break;
     const CliRun run = normjit_cli(std::string("bench --quick --fused ") + list);
     EXPECT_EQ(run.code, 3) << list << ":\n" << run.output;
@@ -424,8 +425,10 @@ TEST_F(Cli, BenchFusedTakesTheGateAndParallelSets) {
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"gate+parallel", "a gate and parallel norms cannot be combined"},
       {"gate-before+gate", "one gate per set"},
+      {"recompute+parallel", "recompute cannot be combined with a gate or parallel norms"},
+      {"gate+recompute", "recompute cannot be combined with a gate or parallel norms"},
       {"gated", "'gated' is not an option (use none, residual, zero-centered, rowscale, dropout-bytes, "
-                "dropout-bits, all, gate, gate-before or parallel"},
+                "dropout-bits, all, gate, gate-before, parallel or recompute"},
   };
   for (const auto& [list, message] : bad) {
     const CliRun run = normjit_cli("bench --fused " + list);

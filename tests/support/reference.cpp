@@ -153,6 +153,18 @@ ReferenceGrads reference_backward(const ReferenceProblem& p) {
   return out;
 }
 
+namespace {
+
+// The first `rows` rows of n values of t, as doubles, row after row (a vector of γ: rows = 1).
+std::vector<double> as_doubles(const HostTensor& t, int64_t rows, int64_t n) {
+  std::vector<double> out(static_cast<size_t>(rows * n));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < n; ++c) out[r * n + c] = t.get(r, c);
+  return out;
+}
+
+}  // namespace
+
 ReferenceGrads reference_backward(const NormInputs& in) {
   const int64_t m = in.m, n = in.n();
   std::vector<double> x(static_cast<size_t>(m * n)), dy(static_cast<size_t>(m * n));
@@ -165,9 +177,7 @@ ReferenceGrads reference_backward(const NormInputs& in) {
   });
   const std::vector<double> mean(in.mean.begin(), in.mean.end());
   const std::vector<double> rstd(in.rstd.begin(), in.rstd.end());
-  std::vector<double> weight;
-  if (in.problem.has_weight)
-    for (int64_t c = 0; c < n; ++c) weight.push_back(in.weight.get(0, c));
+  const std::vector<double> weight = in.problem.has_weight ? as_doubles(in.weight, 1, n) : std::vector<double>{};
 
   ReferenceProblem p;
   p.kind = in.problem.kind;
@@ -186,9 +196,7 @@ ReferenceGrads reference_backward(const NormInputs& in) {
   p.zero_centered_weight = problem.zero_centered_weight;
   std::vector<double> dresidual, rowscale(f.rowscale.begin(), f.rowscale.end()), keep, z;
   if (problem.residual) {
-    dresidual.resize(static_cast<size_t>(m * n));
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t c = 0; c < n; ++c) dresidual[r * n + c] = f.dresidual.get(r, c);
+    dresidual = as_doubles(f.dresidual, m, n);
     p.dresidual = dresidual.data();
   }
   if (problem.rowscale) p.rowscale = rowscale.data();
@@ -201,31 +209,25 @@ ReferenceGrads reference_backward(const NormInputs& in) {
   }
   std::vector<double> dy1, weight1;
   if (problem.parallel) {
-    dy1.resize(static_cast<size_t>(m * n));
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t c = 0; c < n; ++c) dy1[r * n + c] = f.dy1.get(r, c);
+    dy1 = as_doubles(f.dy1, m, n);
     p.dy1 = dy1.data();
     if (problem.has_weight) {
-      for (int64_t c = 0; c < n; ++c) weight1.push_back(f.weight1.get(0, c));
+      weight1 = as_doubles(f.weight1, 1, n);
       p.weight1 = weight1.data();
     }
   }
   std::vector<double> y, bias;
   if (problem.recompute_from_output) {
-    y.resize(static_cast<size_t>(m * n));
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t c = 0; c < n; ++c) y[r * n + c] = f.y.get(r, c);
+    y = as_doubles(f.y, m, n);
     p.y = y.data();
     if (problem.has_bias) {
-      for (int64_t c = 0; c < n; ++c) bias.push_back(f.bias.get(0, c));
+      bias = as_doubles(f.bias, 1, n);
       p.bias = bias.data();
     }
     if (!f.x_given) p.x = nullptr;  // the kernel is given no x either
   }
   if (problem.gate != Gate::None) {
-    z.resize(static_cast<size_t>(m * n));
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t c = 0; c < n; ++c) z[r * n + c] = f.z.get(r, c);
+    z = as_doubles(f.z, m, n);
     p.gate = problem.gate;
     p.z = z.data();
   }
