@@ -265,17 +265,12 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
   // 7% of the best candidate at every fp32 shape of N = 1024, 4096, 8192 and M <= 8, 64, 256,
   // where 2-wide vectors were up to 13% behind at M <= 256: with more rows than SMs a block
   // gets a second row, and prefetching it pays.
-  const int64_t prefetching = ceil_div(ceil_div(p.n, 16), 32) * 32;
-  if (prefetching <= kMaxFewRowsPrefetchThreads) {
-    c.vec = std::min(vector_width(p), 4);
-    c.prefetch = true;
-    c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(prefetching, 64));
-    return c;
-  }
-  // Longer rows: 32 elements a thread in 2-wide vectors (the plain-launch fit of 8109dfa).
-  c.vec = std::min(vector_width(p), 2);
-  const int64_t threads = ceil_div(ceil_div(ceil_div(p.n, c.vec), 32 / c.vec), 32) * 32;
-  if (threads > kMaxRowThreads) return std::nullopt;
+  // Longer fp32 rows are never staged or prefetched by one block (clusters on sm_90, streamed
+  // before), so this covers every row the rule is for.
+  const int64_t threads = ceil_div(ceil_div(p.n, 16), 32) * 32;
+  if (threads > kMaxFewRowsPrefetchThreads) return std::nullopt;
+  c.vec = std::min(vector_width(p), 4);
+  c.prefetch = true;
   c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
   return c;
 }

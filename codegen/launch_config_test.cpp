@@ -251,13 +251,6 @@ TEST(LaunchConfig, FewRowsOfFp32TakeRegistersInsteadOfStages) {
         EXPECT_EQ(few.threads, n / 16) << "16 elements a thread: " << codegen::describe(p);
       }
     }
-  // Longer fp32 rows keep 2-wide vectors, 32 elements a thread, without prefetch.
-  const NormProblem fp32_long = codegen::resolve_problem(problem(16384, DType::F32));
-  const LaunchConfig long_few = choose_launch_config(fp32_long, 90, 132, 37);
-  if (!long_few.staged) {
-    EXPECT_FALSE(long_few.prefetch) << codegen::describe(long_few);
-    EXPECT_EQ(long_few.vec, 2) << codegen::describe(long_few);
-  }
   // 16-bit rows of 1024 take a block each instead of a warp, 16 elements a thread.
   const NormProblem bf16_1024 = codegen::resolve_problem(problem(1024, DType::BF16));
   ASSERT_EQ(choose_launch_config(bf16_1024, 90, 132).threads_per_row, 32);

@@ -139,6 +139,36 @@ TEST(Nvrtc, MergedBlocksCompileWithoutSpills) {
   }
 }
 
+// The heuristic's configs for few fp32 rows (37: 16 elements a thread, 4-wide, prefetching;
+// NOTES entry 18) in both kinds, at odd N too (which keeps the many-rows config), for sm_80
+// and sm_90: no spills.
+TEST(Nvrtc, FewFp32RowsCompileWithoutSpills) {
+  std::string why;
+  if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
+  for (const NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (const int64_t n : {int64_t{1024}, int64_t{4095}, int64_t{8192}})
+      for (const int sm : {80, 90}) {
+        NormProblem p;
+        p.kind = kind;
+        p.n = n;
+        p.x_dtype = DType::F32;
+        p.has_bias = kind == NormKind::LayerNorm;
+        p.alignment = n % 4 == 0 ? 16 : 4;
+        p = codegen::resolve_problem(p);
+        const codegen::LaunchConfig c = codegen::choose_launch_config(p, sm, sm == 90 ? 132 : 108, 37);
+        if (n % 4 == 0) EXPECT_TRUE(c.prefetch && c.vec == 4) << codegen::describe(p) << ": " << codegen::describe(c);
+        const auto src = codegen::generate_backward_source(p, c);
+        runtime::CompileOutput out;
+        ASSERT_NO_THROW(out = nvrtc.compile(src.text, src.name, codegen::compile_options({sm, nvrtc.version()}),
+                                            codegen::describe(p)))
+            << codegen::describe(p) << " with " << codegen::describe(c);
+        for (const auto& r : runtime::parse_ptxas_report(out.log))
+          EXPECT_EQ(r.spill_stores + r.spill_loads, 0) << codegen::describe(p) << " with " << codegen::describe(c)
+                                                       << " sm_" << sm << ": " << r.function << " spills";
+      }
+}
+
 // Each fused option alone in every kernel family (one N per family: several rows per block,
 // registers, staged, shifted staged, staged and register clusters, streamed), for LayerNorm
 // and RMSNorm; on sm_90 also pairs and all four together, alternating the kind by shape to
