@@ -173,6 +173,14 @@ uint64_t Engine::Impl::problem_code(const NormProblem& p) {
          uint64_t(log2_alignment) << 43 | uint64_t(p.recompute_from_output) << 46 | fused_option_bits(p) << 56;
 }
 
+void Engine::Impl::pin_config(const runtime::DeviceLimits& limits, const NormProblem& resolved, int64_t m,
+                              const codegen::LaunchConfig& config) {
+  runtime::TunedConfig entry;
+  entry.config = config;
+  entry.us = 1;  // kept over anything measured: put keeps the faster entry
+  tuning.put(runtime::make_tuning_key(tuning_device(limits), resolved, m).text(), entry);
+}
+
 std::optional<codegen::LaunchConfig> Engine::Impl::database_config(const NormProblem& p, int64_t m,
                                                                     const runtime::TuningDevice& device) {
   const std::string key = runtime::make_tuning_key(device, p, m).text();

@@ -66,6 +66,12 @@ struct Engine::Impl {
   const LoadedKernel& kernel_for(CUcontext ctx, const NormProblem& resolved, int64_t m = -1,
                                  llvm::function_ref<bool()> may_tune = nullptr);
 
+  // Makes this engine use `config` for a resolved problem at m's bucket on the device of
+  // `limits`: an entry in the in-memory tuning database, saved by nothing (tools and tests that
+  // time or check one config; tune.mode must not be off, and before kernel_for loads that bucket).
+  void pin_config(const runtime::DeviceLimits& limits, const NormProblem& resolved, int64_t m,
+                  const codegen::LaunchConfig& config);
+
   // A module of `config` for a resolved problem loaded into ctx (current), kept in no map: the
   // tuner's candidates. Throws normjit::Error when it cannot be compiled, loaded or resident.
   std::unique_ptr<LoadedKernel> load(CUcontext ctx, const NormProblem& resolved, const codegen::LaunchConfig& config,

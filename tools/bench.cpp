@@ -516,11 +516,7 @@ int run_bench(std::vector<std::string> args) {
         Config pinned_config = engine.config();
         pinned_config.tune_mode = TuneMode::Cached;
         Engine pinned(pinned_config);
-        runtime::TunedConfig entry;
-        entry.config = variant;
-        entry.us = 1;
-        pinned.impl().tuning.put(
-            runtime::make_tuning_key(pinned.impl().tuning_device(chosen.limits), resolved, s.m).text(), entry);
+        pinned.impl().pin_config(chosen.limits, resolved, s.m, variant);
         measure(pinned);
       }
     }

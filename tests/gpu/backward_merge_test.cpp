@@ -45,8 +45,6 @@ TEST_F(BackwardMerge, EveryMergedCandidateMatchesTheReference) {
   const CUcontext ctx = GpuContext::get()->context();
   const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
   if (limits.sm < 90) GTEST_SKIP() << "merged blocks are thread-block clusters: they need sm_90, this GPU is sm_" << limits.sm;
-  Engine probe(config(TuneMode::Off));
-  const runtime::TuningDevice device = probe.impl().tuning_device(limits);
   int tried = 0;
   for (const ProblemSpec& spec : kProblems)
     for (const int64_t m : kRows) {
@@ -62,10 +60,7 @@ TEST_F(BackwardMerge, EveryMergedCandidateMatchesTheReference) {
         ++tried;
         // An engine whose database holds this candidate for m's bucket.
         Engine engine(config(TuneMode::Cached));
-        runtime::TunedConfig entry;
-        entry.config = c;
-        entry.us = 1;
-        engine.impl().tuning.put(runtime::make_tuning_key(device, resolved, m).text(), entry);
+        engine.impl().pin_config(limits, resolved, m, c);
         EXPECT_EQ(engine.impl().kernel_for(ctx, resolved, m).config, c) << codegen::describe(c);
         for (bool caller_workspace : {false, true}) {
           RunOptions options;
@@ -99,11 +94,8 @@ TEST_F(BackwardMerge, ATunedMergeOfOneClusterWritesTheGradientsItself) {
     codegen::LaunchConfig merged = codegen::choose_launch_config(resolved, limits.sm, limits.sm_count, m);
     merged.merge = codegen::merge_for_few_rows(resolved, merged, limits.sm, m);
     ASSERT_GT(merged.merge, 1) << codegen::describe(merged);
-    runtime::TunedConfig entry;
-    entry.config = merged;
-    entry.us = 1;
     Engine tuned(config(TuneMode::Cached));
-    tuned.impl().tuning.put(runtime::make_tuning_key(tuned.impl().tuning_device(limits), resolved, m).text(), entry);
+    tuned.impl().pin_config(limits, resolved, m, merged);
     const LoadedKernel& k = tuned.impl().kernel_for(ctx, resolved, m);
     EXPECT_EQ(k.config, merged) << codegen::describe(k.config);
     EXPECT_EQ(runtime::writes_gradients_directly(k.config, runtime::row_groups(k.config, k.limits, m, k.resident_groups)),

@@ -121,15 +121,10 @@ TEST_F(Tuning, EveryCandidateOfASmallProblemMatchesTheReference) {
   const NormProblem resolved = codegen::resolve_problem(problem);
   const CUcontext ctx = GpuContext::get()->context();
   const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
-  Engine probe(config(TuneMode::Off));
-  const runtime::TuningDevice device = probe.impl().tuning_device(limits);
   for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm)) {
     // One engine per candidate, each told by its database to use that candidate for M <= 64.
     Engine engine(config(TuneMode::Cached));
-    runtime::TunedConfig entry;
-    entry.config = c;
-    entry.us = 1;
-    engine.impl().tuning.put(runtime::make_tuning_key(device, resolved, 64).text(), entry);
+    engine.impl().pin_config(limits, resolved, 64, c);
     EXPECT_TRUE(backward_matches_reference(engine, make_inputs(problem, 61, fresh_seed()), stream()))
         << codegen::describe(c);
   }
