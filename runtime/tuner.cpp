@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <thread>
 
 #include "codegen/norm_problem.h"
@@ -275,14 +276,18 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
   // as graph replays: launched one by one, a second kernel (the reduction) waits out the host's
   // launch latency, which favoured single-kernel configs (merged blocks) that graph replays and
   // a busy stream find slower (bench/NOTES.md, entry 17). L2 is flushed before every replay.
+  // A candidate's graph is captured at its first timing and kept for its final one.
+  std::vector<std::unique_ptr<CapturedLaunch>> graphs(count);
   auto time_candidate = [&](size_t i, int reps) {
+    if (!graphs[i]) {
+      Engine::Impl::launch(*loaded[i], call.problem, call.args, stream.get());  // warm: first launch costs more
+      graphs[i] = std::make_unique<CapturedLaunch>(
+          stream.get(), [&] { Engine::Impl::launch(*loaded[i], call.problem, call.args, stream.get()); }, what);
+    }
     std::vector<double> times;
-    Engine::Impl::launch(*loaded[i], call.problem, call.args, stream.get());  // warm: first launch costs more
-    CapturedLaunch graph(stream.get(), [&] { Engine::Impl::launch(*loaded[i], call.problem, call.args, stream.get()); },
-                         what);
     for (int r = 0; r < reps; ++r) {
       flush(stream.get());
-      times.push_back(timer.microseconds(stream.get(), [&] { graph.replay(stream.get()); }));
+      times.push_back(timer.microseconds(stream.get(), [&] { graphs[i]->replay(stream.get()); }));
     }
     return median(std::move(times));
   };
