@@ -404,7 +404,8 @@ void Engine::Impl::launch(const LoadedKernel& k, const NormProblem& p, const Bac
                                  a.dresidual, a.dresidual_stride, a.rowscale, a.dropout_mask,
                                  a.dropout_mask_stride, 1.0 / (1.0 - a.dropout_p), a.dresidual_in,
                                  a.dresidual_in_stride, a.z, a.z_stride, a.dz, a.dz_stride,
-                                 a.dy1, a.dy1_stride, a.weight1, a.dweight1, a.dbias1};
+                                 a.dy1, a.dy1_stride, a.weight1, a.dweight1, a.dbias1,
+                                 nullptr, 0, nullptr};  // fallback_x, its stride, β: below
   if (p.recompute_from_output) {
     // Every kernel family reads its rows through x: here they are y's, from which the kernel
     // recovers x̂; x itself, when given, is only read where γ = 0.

@@ -191,13 +191,12 @@ void compute_forward_output(NormInputs& in) {
   const int64_t n = p.n;
   FusedInputs& f = in.fused;
   const double shift = p.zero_centered_weight ? 1.0 : 0.0;
+  // The forward's y from its saved statistics (compute_saved_stats), as a forward writes both.
   parallel_for_rows(in.m, n, [&](int64_t, int64_t first, int64_t end) {
-    std::vector<double> row(static_cast<size_t>(n)), mean, rstd;
     for (int64_t r = first; r < end; ++r) {
-      for (int64_t c = 0; c < n; ++c) row[c] = in.x.get(r, c);
-      row_statistics(p.kind, row.data(), 1, n, &mean, &rstd);
+      const double mean = p.kind == NormKind::LayerNorm ? in.mean[r] : 0.0, rstd = in.rstd[r];
       for (int64_t c = 0; c < n; ++c) {
-        const double xhat = (row[c] - mean[0]) * rstd[0];
+        const double xhat = (in.x.get(r, c) - mean) * rstd;
         const double gamma = p.has_weight ? in.weight.get(0, c) + shift : 1.0;
         const double beta = p.has_bias ? f.bias.get(0, c) : 0.0;
         f.y.set(r, c, xhat * gamma + beta);

@@ -531,7 +531,8 @@ def _backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused, pla
         dweight = torch.empty_like(weight, memory_format=torch.contiguous_format)
         dw_ptr = dweight.data_ptr()
     if has_bias:
-        _vector(bias, n, affine.dtype, "bias")  # checked (read only when recomputing from y: _fused_args)
+        if y is None:  # recomputing from y, _fused_args has checked beta and reads it
+            _vector(bias, n, affine.dtype, "bias")  # checked only: a backward from x never reads beta
         dbias = torch.empty_like(bias, memory_format=torch.contiguous_format)
         db_ptr = dbias.data_ptr()
     if m == 0 and not has_weight and not has_bias:
