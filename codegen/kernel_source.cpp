@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "codegen/embedded_templates.h"
+#include "codegen/forward_config.h"
 #include "codegen/fused_blocks.h"
 #include "codegen/norm_problem.h"
 
@@ -67,7 +68,43 @@ std::string fused_constants(const NormProblem& p) {
   return s.str();
 }
 
+// The forward's constants: only what templates/norm_forward.cuh reads (y is stored in x's dtype).
+std::string forward_constants(const NormProblem& p, const LaunchConfig& c) {
+  std::ostringstream s;
+  s << "namespace nj {\nnamespace cfg {\n"
+    << "constexpr bool kLayerNorm = " << cpp_bool(p.kind == NormKind::LayerNorm) << ";\n"
+    << "constexpr i64 kN = " << p.n << ";\n"
+    << "typedef " << device_type(p.x_dtype) << " TX;  // x and y\n"
+    << "typedef " << device_type(p.weight_dtype) << " TW;\n"
+    << "constexpr bool kHasWeight = " << cpp_bool(p.has_weight) << ";\n"
+    << "constexpr bool kHasBias = " << cpp_bool(p.has_bias) << ";\n"
+    << "constexpr bool kZeroCenteredWeight = " << cpp_bool(p.zero_centered_weight) << ";  // γ stored as γ − 1\n"
+    << "constexpr int kAlign = " << p.alignment << ";  // bytes every row of x and y, γ and β are aligned to\n"
+    << "constexpr int kThreads = " << c.threads << ";\n"
+    << "constexpr int kThreadsPerRow = " << c.threads_per_row << ";\n"
+    << "constexpr int kVec = " << c.vec << ";\n"
+    << "constexpr bool kRowInRegisters = " << cpp_bool(c.row_in_registers) << ";\n"
+    << "constexpr int kMinBlocks = " << c.min_blocks_per_sm << ";  // resident blocks per SM to budget registers for\n"
+    << "}  // namespace cfg\n}  // namespace nj\n";
+  return s.str();
+}
+
 }  // namespace
+
+KernelSource generate_forward_source(const NormProblem& p, const LaunchConfig& c) {
+  KernelSource out;
+  std::ostringstream name;
+  name << kind_name(p.kind) << "_fwd_n" << p.n << ".cu";
+  out.name = name.str();
+  std::ostringstream s;
+  s << "// normjit generated kernel: " << describe_forward(p) << "\n"
+    << "// launch: " << describe(c) << "\n\n"
+    << template_text("common.cuh") << "\n"
+    << forward_constants(p, c) << "\n"
+    << template_text("norm_forward.cuh");
+  out.text = s.str();
+  return out;
+}
 
 KernelSource generate_backward_source(const NormProblem& p, const LaunchConfig& c) {
   KernelSource out;

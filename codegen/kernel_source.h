@@ -13,9 +13,16 @@ struct KernelSource {
   std::string name;  // file name for NVRTC messages, e.g. "layernorm_bwd_n4096.cu"
   static constexpr const char* kBackwardEntry = "nj_norm_backward";
   static constexpr const char* kReduceEntry = "nj_reduce_partials";
+  static constexpr const char* kForwardEntry = "nj_norm_forward";
 };
 
 // problem must be resolved and validated; config must pass check_launch_config.
 KernelSource generate_backward_source(const NormProblem& problem, const LaunchConfig& config);
+
+// The forward (templates/norm_forward.cuh, docs/FORWARD.md): problem from
+// resolve_forward_problem and validated by validate_forward_problem; config must pass
+// check_forward_config. One entry point, kForwardEntry. The text differs from every backward
+// source (another template, another entry point), so its cache key does too.
+KernelSource generate_forward_source(const NormProblem& problem, const LaunchConfig& config);
 
 }  // namespace normjit::codegen

@@ -1,0 +1,109 @@
+#include "codegen/forward_config.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "codegen/norm_problem.h"
+#include "normjit/normjit.hpp"
+
+namespace normjit::codegen {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+int next_pow2(int64_t v) {
+  int p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+[[noreturn]] void unsupported(const NormProblem& p, const std::string& option) {
+  throw Error(Status::Unsupported, "normjit: cannot build a " + std::string(kind_name(p.kind)) + " forward with N=" +
+                                       std::to_string(p.n) + ": the forward does not take the fused option " +
+                                       option + " yet (only the backward does). Clear it for the forward call, "
+                                       "or compute this forward elsewhere (docs/FORWARD.md).");
+}
+
+}  // namespace
+
+void validate_forward_problem(const NormProblem& p) {
+  validate_problem(p);
+  if (p.residual) unsupported(p, "residual");
+  if (p.rowscale) unsupported(p, "rowscale");
+  if (p.dropout != DropoutMask::None) unsupported(p, std::string("dropout=") + dropout_mask_name(p.dropout));
+  if (p.gate != Gate::None) unsupported(p, std::string("gate=") + gate_name(p.gate));
+  if (p.parallel) unsupported(p, "parallel");
+  if (p.recompute_from_output) unsupported(p, "recompute_from_output");
+}
+
+NormProblem resolve_forward_problem(const NormProblem& problem) {
+  NormProblem r = resolve_problem(problem);
+  r.dy_dtype = r.x_dtype;
+  r.dx_dtype = r.x_dtype;
+  return r;
+}
+
+std::string describe_forward(const NormProblem& problem) {
+  const NormProblem r = resolve_problem(problem);
+  std::string s = std::string(kind_name(r.kind)) + " forward N=" + std::to_string(r.n) + " x=" + dtype_name(r.x_dtype) +
+                  " y=" + dtype_name(r.x_dtype) + " weight=" + dtype_name(r.weight_dtype) +
+                  (r.has_weight ? " +weight" : " -weight");
+  if (r.kind == NormKind::LayerNorm) s += r.has_bias ? " +bias" : " -bias";
+  s += " align=" + std::to_string(r.alignment);
+  if (r.zero_centered_weight) s += " +zero-centered-weight";
+  return s;
+}
+
+LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m) {
+  (void)sm;  // not tuned yet: the same shapes on every arch
+  (void)m;
+  LaunchConfig c;
+  c.vec = std::max(1, std::min(16, p.alignment) / dtype_size(p.x_dtype));
+  const int64_t slots = ceil_div(p.n, c.vec);
+  const int max_iters = std::max(1, kMaxForwardRegisterElements / c.vec);
+  if (slots <= 32) {
+    c.threads_per_row = next_pow2(slots);
+    c.threads = 256;
+  } else if (slots <= int64_t{32} * max_iters) {
+    c.threads_per_row = 32;
+    c.threads = 256;
+  } else if (slots <= int64_t{kMaxForwardRowThreads} * max_iters) {
+    // As few slots a thread as keep the block at the target size, more threads only beyond it.
+    const int64_t iters = std::max<int64_t>(1, ceil_div(slots, kForwardRowThreadsTarget));
+    const int64_t threads = ceil_div(ceil_div(slots, std::min<int64_t>(iters, max_iters)), 32) * 32;
+    c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
+  } else {
+    c.threads = c.threads_per_row = kForwardStreamThreads;
+    c.row_in_registers = false;
+  }
+  check_forward_config(p, c);
+  return c;
+}
+
+void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
+  auto fail = [&](const std::string& why) {
+    throw std::invalid_argument("launch config " + describe(c) + " cannot run the " + describe_forward(p) + ": " +
+                                why);
+  };
+  if (c.threads < 32 || c.threads > 1024 || c.threads % 32 != 0) fail("threads must be a multiple of 32 in [32, 1024]");
+  if (c.threads_per_row < 1 || c.threads_per_row > c.threads || c.threads % c.threads_per_row != 0)
+    fail("threads_per_row must divide threads");
+  if (c.threads_per_row > 32 && c.threads_per_row % 32 != 0) fail("threads_per_row above 32 must be a multiple of 32");
+  if (c.threads_per_row <= 32 && !is_pow2(c.threads_per_row)) fail("threads_per_row up to 32 must be a power of two");
+  if (!is_pow2(c.vec) || c.vec * dtype_size(p.x_dtype) > 16) fail("vec must be a power of two of at most 16 bytes of x");
+  if (c.vec * dtype_size(p.x_dtype) > std::max(p.alignment, dtype_size(p.x_dtype)))
+    fail("vec is wider than the row alignment allows");
+  if (!c.row_in_registers && c.rows_per_block() != 1) fail("streamed rows need threads_per_row == threads");
+  if (c.row_in_registers) {
+    const int64_t iters = ceil_div(ceil_div(p.n, c.vec), c.threads_per_row);
+    if (iters * c.vec > kMaxForwardRegisterElements)
+      fail("a thread would hold " + std::to_string(iters * c.vec) + " elements in registers (at most " +
+           std::to_string(kMaxForwardRegisterElements) + "): stream the row");
+  }
+  if (c.cluster != 1 || c.merge != 1 || c.grid || c.staged || c.prefetch)
+    fail("the forward has no clusters, merged blocks, grid clusters, staged rows or prefetch");
+  if (c.min_blocks_per_sm < 1 || c.min_blocks_per_sm > 32) fail("min_blocks_per_sm must be in [1, 32]");
+}
+
+}  // namespace normjit::codegen

@@ -1,0 +1,50 @@
+// The forward pass (docs/FORWARD.md) from the same NormProblem as the backward: which problems
+// it serves, the problem it compiles (backward-only fields normalised away), and the heuristic
+// launch config of its kernel. Pure C++: no CUDA calls.
+//
+// The forward's launch is described by the backward's LaunchConfig, so the tuner and the
+// tuning database can take it up later; it uses only threads, threads_per_row, vec,
+// row_in_registers and min_blocks_per_sm (cluster 1, merge 1, no grid, no staging, no prefetch).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "codegen/launch_config.h"
+#include "normjit/norm_problem.hpp"
+
+namespace normjit::codegen {
+
+// Throws normjit::Error like validate_problem (whose checks it runs first), and Unsupported
+// for the fused options the forward does not take yet: residual, rowscale, dropout, gate,
+// parallel, recompute_from_output. zero_centered_weight is supported (γ stored as γ − 1).
+void validate_forward_problem(const NormProblem& problem);
+
+// resolve_problem, then the fields the forward has no use for set to what they resolve to
+// without them: dy and dx (the backward's tensors) take x's dtype. y is stored in x's dtype.
+// Two problems that differ only in backward fields give the same forward problem, so one kernel.
+NormProblem resolve_forward_problem(const NormProblem& problem);
+
+// "layernorm forward N=4096 x=bf16 y=bf16 weight=fp32 +weight +bias align=16", then
+// " +zero-centered-weight" when set (the backward's dy and dx dtypes are not part of it).
+std::string describe_forward(const NormProblem& problem);
+
+// Elements of x a thread holds in registers at most (the forward holds only x).
+constexpr int kMaxForwardRegisterElements = 32;
+// Threads of a block holding one row in registers, at most, and what the heuristic aims at.
+constexpr int kMaxForwardRowThreads = 1024;
+constexpr int kForwardRowThreadsTarget = 512;
+// Threads of a block streaming one row.
+constexpr int kForwardStreamThreads = 512;
+
+// The heuristic config of a resolved forward problem on compute capability `sm` for m rows
+// (< 0: not known). Correct for every problem; not tuned (docs/FORWARD.md):
+//   rows of at most 32 slots: a power-of-two group of lanes per row, 256 threads a block;
+//   rows a warp holds (<= 32 elements a lane): a warp per row, 8 rows a block;
+//   rows a block of up to 1024 threads holds: one row per block in registers;
+//   longer rows: one block of 512 threads per row, streamed twice.
+LaunchConfig choose_forward_config(const NormProblem& resolved, int sm = 90, int64_t m = -1);
+
+// Throws std::invalid_argument if config cannot run the forward of `resolved`.
+void check_forward_config(const NormProblem& resolved, const LaunchConfig& config);
+
+}  // namespace normjit::codegen

@@ -1,0 +1,181 @@
+// The forward's problem rules, its launch config heuristic and its generated source: pure C++.
+#include "codegen/forward_config.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <stdexcept>
+
+#include "codegen/cache_key.h"
+#include "codegen/kernel_source.h"
+#include "codegen/norm_problem.h"
+#include "normjit/normjit.hpp"
+
+using namespace normjit;
+
+namespace {
+
+NormProblem problem(NormKind kind, int64_t n, DType x, DType weight = DType::F32) {
+  NormProblem p;
+  p.kind = kind;
+  p.n = n;
+  p.x_dtype = x;
+  p.weight_dtype = weight;
+  p.has_bias = kind == NormKind::LayerNorm;
+  return codegen::resolve_forward_problem(p);
+}
+
+std::string forward_source(const NormProblem& p) {
+  return codegen::generate_forward_source(p, codegen::choose_forward_config(p)).text;
+}
+
+}  // namespace
+
+TEST(ForwardProblem, RejectsEveryFusedOptionButZeroCenteredWeight) {
+  struct Option { const char* name; void (*set)(NormProblem&); };
+  const Option options[] = {
+      {"residual", [](NormProblem& p) { p.residual = true; }},
+      {"rowscale", [](NormProblem& p) { p.rowscale = true; }},
+      {"dropout", [](NormProblem& p) { p.dropout = DropoutMask::Bits; }},
+      {"gate", [](NormProblem& p) { p.kind = NormKind::RMSNorm; p.has_bias = false; p.gate = Gate::AfterNorm; }},
+      {"parallel", [](NormProblem& p) { p.parallel = true; }},
+      {"recompute_from_output", [](NormProblem& p) { p.recompute_from_output = true; }},
+  };
+  for (const Option& o : options) {
+    NormProblem p = problem(NormKind::LayerNorm, 4096, DType::BF16);
+    o.set(p);
+    try {
+      codegen::validate_forward_problem(p);
+      ADD_FAILURE() << o.name << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.status(), Status::Unsupported) << o.name;
+      EXPECT_NE(std::string(e.what()).find("forward does not take the fused option"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(o.name), std::string::npos) << e.what();
+    }
+  }
+  NormProblem p = problem(NormKind::RMSNorm, 4096, DType::BF16);
+  p.zero_centered_weight = true;
+  EXPECT_NO_THROW(codegen::validate_forward_problem(p));
+}
+
+TEST(ForwardProblem, RunsTheBackwardsChecksToo) {
+  NormProblem p = problem(NormKind::LayerNorm, 0, DType::BF16);
+  EXPECT_THROW(codegen::validate_forward_problem(p), Error);
+  p = problem(NormKind::LayerNorm, 64, DType::BF16, DType::F16);  // weight neither fp32 nor x's dtype
+  EXPECT_THROW(codegen::validate_forward_problem(p), Error);
+}
+
+TEST(ForwardProblem, IgnoresTheBackwardOnlyDtypes) {
+  NormProblem a = problem(NormKind::LayerNorm, 4096, DType::BF16);
+  NormProblem b = a;
+  b.dx_dtype = DType::F32;
+  b.dy_dtype = DType::F16;
+  b = codegen::resolve_forward_problem(b);
+  EXPECT_TRUE(a == b);
+  EXPECT_EQ(forward_source(a), forward_source(b));
+  EXPECT_EQ(b.dx_dtype, DType::BF16);
+}
+
+TEST(ForwardConfig, PicksEachFamilyByRowLength) {
+  // bf16, 16-byte aligned: 8 elements a slot.
+  auto config = [](int64_t n, DType x = DType::BF16, int alignment = 16) {
+    NormProblem p = problem(NormKind::LayerNorm, n, x);
+    p.alignment = alignment;
+    return codegen::choose_forward_config(p);
+  };
+  EXPECT_EQ(config(1).threads_per_row, 1);
+  EXPECT_EQ(config(1).threads, 256);
+  EXPECT_EQ(config(33).threads_per_row, 8);  // 5 slots
+  EXPECT_EQ(config(1000).threads_per_row, 32);  // 125 slots, 4 a lane
+  const codegen::LaunchConfig c4096 = config(4096);
+  EXPECT_TRUE(c4096.row_in_registers);
+  EXPECT_EQ(c4096.threads_per_row, c4096.threads);
+  const codegen::LaunchConfig c262144 = config(262144);
+  EXPECT_FALSE(c262144.row_in_registers);
+  EXPECT_EQ(c262144.threads, codegen::kForwardStreamThreads);
+  // Misaligned odd rows: a scalar a slot.
+  EXPECT_EQ(config(5003, DType::BF16, 2).vec, 1);
+  for (int64_t n : {1, 2, 3, 31, 32, 33, 127, 1000, 1024, 4095, 4096, 5003, 8192, 16384, 32768, 65536, 262144})
+    for (DType x : {DType::F32, DType::F16, DType::BF16})
+      for (int alignment : {2, 4, 16}) {
+        NormProblem p = problem(NormKind::RMSNorm, n, x);
+        p.alignment = alignment;
+        EXPECT_NO_THROW(codegen::check_forward_config(p, codegen::choose_forward_config(p)))
+            << codegen::describe_forward(p);
+      }
+}
+
+TEST(ForwardConfig, RejectsWhatTheForwardHasNot) {
+  const NormProblem p = problem(NormKind::LayerNorm, 4096, DType::BF16);
+  codegen::LaunchConfig c = codegen::choose_forward_config(p);
+  c.staged = true;
+  EXPECT_THROW(codegen::check_forward_config(p, c), std::invalid_argument);
+  c = codegen::choose_forward_config(p);
+  c.cluster = 2;
+  EXPECT_THROW(codegen::check_forward_config(p, c), std::invalid_argument);
+  c = codegen::choose_forward_config(p);
+  c.threads = c.threads_per_row = 64;  // 64 elements a thread
+  EXPECT_THROW(codegen::check_forward_config(p, c), std::invalid_argument);
+  c = codegen::choose_forward_config(p);
+  c.row_in_registers = false;
+  c.threads_per_row = 32;
+  EXPECT_THROW(codegen::check_forward_config(p, c), std::invalid_argument);
+}
+
+TEST(ForwardSource, HasTheProblemAsConstantsAndOneEntryPoint) {
+  NormProblem p = problem(NormKind::LayerNorm, 5003, DType::BF16);
+  p.zero_centered_weight = true;
+  const std::string s = forward_source(p);
+  EXPECT_EQ(s.rfind("// normjit generated kernel: layernorm forward N=5003 x=bf16 y=bf16 weight=fp32", 0), 0u)
+      << s.substr(0, 120);
+  EXPECT_NE(s.find("constexpr i64 kN = 5003;"), std::string::npos);
+  EXPECT_NE(s.find("typedef bf16 TX;"), std::string::npos);
+  EXPECT_NE(s.find("typedef float TW;"), std::string::npos);
+  EXPECT_NE(s.find("constexpr bool kZeroCenteredWeight = true;"), std::string::npos);
+  EXPECT_NE(s.find(std::string("extern \"C\" __global__ void __launch_bounds__(nj::cfg::kThreads, nj::cfg::kMinBlocks)\n") +
+                   codegen::KernelSource::kForwardEntry),
+            std::string::npos);
+  EXPECT_EQ(s.find(codegen::KernelSource::kBackwardEntry), std::string::npos);
+  EXPECT_EQ(s.find(codegen::KernelSource::kReduceEntry), std::string::npos);
+  EXPECT_EQ(s.find("#include"), std::string::npos);
+  EXPECT_NE(codegen::generate_forward_source(p, codegen::choose_forward_config(p)).name.find("_fwd_"),
+            std::string::npos);
+}
+
+TEST(ForwardSource, SourceAndKeyDifferFromTheBackwards) {
+  const codegen::CompileTarget target{90, "13.0"};
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (int64_t n : {1, 33, 4096, 262144}) {
+      const NormProblem p = problem(kind, n, DType::BF16);
+      const std::string fwd = forward_source(p);
+      const std::string bwd = codegen::generate_backward_source(p, codegen::choose_launch_config(p)).text;
+      // The same config too: the template and the entry point still tell them apart.
+      const std::string bwd_same_config =
+          codegen::generate_backward_source(p, codegen::choose_forward_config(p)).text;
+      EXPECT_NE(fwd, bwd);
+      EXPECT_NE(codegen::cache_key(fwd, target), codegen::cache_key(bwd, target));
+      EXPECT_NE(codegen::cache_key(fwd, target), codegen::cache_key(bwd_same_config, target));
+    }
+}
+
+TEST(ForwardSource, KeyDiffersForEveryForwardField) {
+  const codegen::CompileTarget target{90, "13.0"};
+  const NormProblem base = problem(NormKind::LayerNorm, 4096, DType::BF16);
+  std::vector<NormProblem> variants = {base};
+  auto add = [&](void (*edit)(NormProblem&)) {
+    NormProblem p = base;
+    edit(p);
+    variants.push_back(codegen::resolve_forward_problem(p));
+  };
+  add([](NormProblem& p) { p.n = 4095; });
+  add([](NormProblem& p) { p.kind = NormKind::RMSNorm; });
+  add([](NormProblem& p) { p.x_dtype = DType::F16; });
+  add([](NormProblem& p) { p.weight_dtype = DType::BF16; });
+  add([](NormProblem& p) { p.has_weight = false; });
+  add([](NormProblem& p) { p.has_bias = false; });
+  add([](NormProblem& p) { p.alignment = 4; });
+  add([](NormProblem& p) { p.zero_centered_weight = true; });
+  std::set<std::string> keys;
+  for (const NormProblem& p : variants) keys.insert(codegen::cache_key(forward_source(p), target));
+  EXPECT_EQ(keys.size(), variants.size());
+}
