@@ -113,6 +113,35 @@ normjit::BackwardArgs to_cpp(const nj_backward_args& a) {
   return out;
 }
 
+normjit::ForwardArgs to_cpp(const nj_forward_args& a) {
+  normjit::ForwardArgs out;
+  out.m = a.m;
+  out.x = a.x;
+  out.x_stride = a.x_stride;
+  out.weight = a.weight;
+  out.bias = a.bias;
+  out.y = a.y;
+  out.y_stride = a.y_stride;
+  out.mean = a.mean;
+  out.rstd = a.rstd;
+  out.eps = a.eps;
+  return out;
+}
+
+nj_status run_forward(nj_engine* engine, const nj_problem* problem, const nj_forward_args* args, nj_stream stream,
+                      nj_norm_kind kind, const char* fn) {
+  if (!engine) return invalid(std::string(fn) + ": engine is NULL; create one with nj_engine_create.");
+  if (!problem) return invalid(std::string(fn) + ": problem is NULL.");
+  if (!args) return invalid(std::string(fn) + ": args is NULL.");
+  return guarded([&] {
+    const normjit::NormProblem p = to_cpp(*problem);
+    if (kind == NJ_LAYERNORM)
+      engine->engine.layer_norm_forward(p, to_cpp(*args), stream);
+    else
+      engine->engine.rms_norm_forward(p, to_cpp(*args), stream);
+  });
+}
+
 nj_status run_backward(nj_engine* engine, const nj_problem* problem, const nj_backward_args* args,
                        nj_stream stream, nj_norm_kind kind, const char* fn) {
   if (!engine) return invalid(std::string(fn) + ": engine is NULL; create one with nj_engine_create.");
@@ -157,6 +186,16 @@ nj_status nj_layer_norm_backward(nj_engine* engine, const nj_problem* problem, c
 nj_status nj_rms_norm_backward(nj_engine* engine, const nj_problem* problem, const nj_backward_args* args,
                                nj_stream stream) {
   return run_backward(engine, problem, args, stream, NJ_RMSNORM, "nj_rms_norm_backward");
+}
+
+nj_status nj_layer_norm_forward(nj_engine* engine, const nj_problem* problem, const nj_forward_args* args,
+                                nj_stream stream) {
+  return run_forward(engine, problem, args, stream, NJ_LAYERNORM, "nj_layer_norm_forward");
+}
+
+nj_status nj_rms_norm_forward(nj_engine* engine, const nj_problem* problem, const nj_forward_args* args,
+                              nj_stream stream) {
+  return run_forward(engine, problem, args, stream, NJ_RMSNORM, "nj_rms_norm_forward");
 }
 
 const char* nj_last_error(void) { return g_last_error.c_str(); }

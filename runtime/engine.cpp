@@ -2,11 +2,13 @@
 #include <mutex>
 #include <optional>
 
+#include "codegen/forward_config.h"
 #include "codegen/kernel_source.h"
 #include "codegen/norm_problem.h"
 #include "codegen/search_space.h"
 #include "runtime/backward_call.h"
 #include "runtime/config.h"
+#include "runtime/forward_call.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/engine_impl.h"
 #include "runtime/launch_params.h"
@@ -479,6 +481,82 @@ size_t Engine::Impl::workspace_size(const NormProblem& problem, int64_t m) {
                                   [&](const NormProblem& p) { return database_config(p, m, device); });
 }
 
+// ---- the forward (docs/FORWARD.md) -----------------------------------------------------------
+
+std::shared_ptr<const runtime::CompiledKernel> Engine::Impl::compile_forward(const NormProblem& p,
+                                                                             const codegen::LaunchConfig& config,
+                                                                             int sm) {
+  const codegen::KernelSource source = codegen::generate_forward_source(p, config);
+  return kernels.get(source, target_for(sm), codegen::describe_forward(p));
+}
+
+const LoadedKernel& Engine::Impl::forward_kernel_for(CUcontext ctx, const NormProblem& p) {
+  const uint64_t ctx_id = context_id(ctx);
+  const uint64_t code = problem_code(p) | kForwardBit;
+  const Key key{ctx_id, code};
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    auto it = loaded_.find(key);
+    if (it != loaded_.end()) {
+      loaded_hits++;
+      return *it->second;
+    }
+  }
+  const runtime::DeviceLimits limits = query_limits(ctx);
+  const codegen::LaunchConfig config = codegen::choose_forward_config(p, limits.sm);
+  auto k = std::make_unique<LoadedKernel>();
+  k->problem = p;
+  k->context = ctx;
+  k->context_id = ctx_id;
+  k->limits = limits;
+  k->config = config;
+  k->compiled = compile_forward(p, config, limits.sm);
+  const auto& d = driver();
+  const std::string what =
+      "loading the " + codegen::describe_forward(p) + " kernel (" + codegen::describe(config) + ")";
+  NJ_CU(d.cuModuleLoadData(&k->module, k->compiled->cubin.data()), what);
+  struct UnloadOnError {
+    LoadedKernel* k;
+    ~UnloadOnError() {
+      if (k) driver().cuModuleUnload(k->module);
+    }
+  } guard{k.get()};
+  NJ_CU(d.cuModuleGetFunction(&k->forward, k->module, codegen::KernelSource::kForwardEntry), what);
+  int per_sm = 0;
+  NJ_CU(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->forward, config.threads, 0), what);
+  if (per_sm < 1)
+    throw Error(Status::Unsupported, "normjit: " + what + ": a block of " + std::to_string(config.threads) +
+                                         " threads cannot be resident on this device.");
+  k->resident_groups = int64_t{per_sm} * limits.sm_count;
+  guard.k = nullptr;
+  const auto module_key = std::make_tuple(ctx_id, code, codegen::describe(config), false);
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  auto inserted = modules_.try_emplace(module_key, std::move(k));  // another thread may have loaded it meanwhile
+  LoadedKernel* kernel = inserted.first->second.get();
+  if (!inserted.second) driver().cuModuleUnload(k->module);  // lost a race: keep the other thread's
+  loaded_.try_emplace(key, kernel);
+  return *kernel;
+}
+
+void Engine::Impl::launch_forward(const NormProblem& problem, const ForwardArgs& args, CUstream stream) {
+  codegen::validate_forward_problem(problem);
+  const runtime::CheckedForwardCall call = runtime::check_forward_call(problem, args);
+  const NormProblem& p = call.problem;
+  const ForwardArgs& a = call.args;
+  if (a.m == 0) return;
+  const auto what = [&p] { return "the " + codegen::describe_forward(p); };  // for errors only
+  const CUcontext ctx = context_of(stream, what);
+  runtime::ScopedContext scope(ctx);
+  const LoadedKernel& k = forward_kernel_for(ctx, p);
+  // A persistent grid: no more blocks than are resident at once, each with a row at least.
+  const int64_t groups = runtime::row_groups(k.config, k.limits, a.m, k.resident_groups);
+  runtime::ForwardParams params{a.m, a.x, a.x_stride, a.weight, a.bias, a.y, a.y_stride, a.mean, a.rstd, a.eps};
+  void* kernel_args[] = {&params};
+  NJ_CU(driver().cuLaunchKernel(k.forward, static_cast<unsigned>(groups), 1, 1, static_cast<unsigned>(k.config.threads),
+                                1, 1, 0, stream, kernel_args, nullptr),
+        what() + ": launching");
+}
+
 // ---- the public Engine -----------------------------------------------------------------------
 
 Engine::Engine() : Engine(runtime::load_config()) {}
@@ -505,6 +583,33 @@ void Engine::rms_norm_backward(const NormProblem& problem, const BackwardArgs& a
 
 void Engine::backward(const NormProblem& problem, const BackwardArgs& args, Stream stream) {
   impl_->launch_backward(problem, args, stream);
+}
+
+void Engine::layer_norm_forward(const NormProblem& problem, const ForwardArgs& args, Stream stream) {
+  if (problem.kind != NormKind::LayerNorm)
+    throw Error(Status::InvalidArgument, "normjit: layer_norm_forward was given a " +
+                                             std::string(codegen::kind_name(problem.kind)) +
+                                             " problem: set problem.kind to LayerNorm or call rms_norm_forward.");
+  impl_->launch_forward(problem, args, stream);
+}
+
+void Engine::rms_norm_forward(const NormProblem& problem, const ForwardArgs& args, Stream stream) {
+  if (problem.kind != NormKind::RMSNorm)
+    throw Error(Status::InvalidArgument, "normjit: rms_norm_forward was given a " +
+                                             std::string(codegen::kind_name(problem.kind)) +
+                                             " problem: set problem.kind to RMSNorm or call layer_norm_forward.");
+  impl_->launch_forward(problem, args, stream);
+}
+
+void Engine::forward(const NormProblem& problem, const ForwardArgs& args, Stream stream) {
+  impl_->launch_forward(problem, args, stream);
+}
+
+void Engine::prepare_forward(const NormProblem& problem) {
+  codegen::validate_forward_problem(problem);
+  const NormProblem p = codegen::resolve_forward_problem(problem);
+  const CUcontext ctx = context_of(nullptr, [&] { return "prepare_forward for " + codegen::describe_forward(p); });
+  impl_->forward_kernel_for(ctx, p);
 }
 
 void Engine::prepare(const NormProblem& problem) {

@@ -39,6 +39,7 @@ struct LoadedKernel {
   CUmodule module = nullptr;
   CUfunction backward = nullptr;
   CUfunction reduce = nullptr;
+  CUfunction forward = nullptr;  // a forward kernel's module (docs/FORWARD.md): the only entry, the two above null
   std::shared_ptr<const runtime::CompiledKernel> compiled;
   bool tuned = false;            // config came from the tuning database (or a tuning just run)
 };
@@ -87,6 +88,13 @@ struct Engine::Impl {
   static void launch_reductions(const LoadedKernel& k, const NormProblem& checked, const runtime::BackwardParams& params,
                                 int64_t groups, CUstream stream);
   void launch_backward(const NormProblem& problem, const BackwardArgs& args, CUstream stream);
+
+  // The forward (docs/FORWARD.md): the same caches, its own entries (problem_code with
+  // kForwardBit). The heuristic's config only, for now: not tuned, one kernel for every m.
+  std::shared_ptr<const runtime::CompiledKernel> compile_forward(const NormProblem& resolved,
+                                                                 const codegen::LaunchConfig& config, int sm);
+  const LoadedKernel& forward_kernel_for(CUcontext ctx, const NormProblem& resolved);
+  void launch_forward(const NormProblem& problem, const ForwardArgs& args, CUstream stream);
   size_t workspace_size(const NormProblem& problem, int64_t m);
 
   Config config;
@@ -104,6 +112,8 @@ struct Engine::Impl {
   using Key = std::pair<uint64_t, uint64_t>;
   static uint64_t context_id(CUcontext ctx);
   static uint64_t problem_code(const NormProblem& resolved);
+  // Bit 47 of a problem code: the forward of the problem (resolve_forward_problem's).
+  static constexpr uint64_t kForwardBit = uint64_t{1} << 47;
   // The config for (problem, m) on this device, as tune.mode says; tuned: from the database or
   // a tuning. Sets `settled` false when the answer is provisional (a tuning was due but not
   // allowed now): the caller then does not remember it for the bucket.

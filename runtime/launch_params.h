@@ -51,3 +51,22 @@ constexpr int kReduceColumns = 32;
 constexpr int kReduceLanes = 16;
 
 }  // namespace normjit::runtime
+
+namespace normjit::runtime {
+
+// Host-side mirror of nj::ForwardParams in templates/norm_forward.cuh, every field 8 bytes.
+struct ForwardParams {
+  int64_t m;
+  const void* x;
+  int64_t x_stride;
+  const void* weight;
+  const void* bias;
+  void* y;
+  int64_t y_stride;
+  float* mean;
+  float* rstd;
+  double eps;
+};
+static_assert(sizeof(ForwardParams) == 10 * 8, "every field is 8 bytes, as on the device");
+
+}  // namespace normjit::runtime

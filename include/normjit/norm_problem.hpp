@@ -93,4 +93,22 @@ struct BackwardArgs {
   const void* bias = nullptr;        // β, when has_bias (LayerNorm): y = x̂·γ + β
 };
 
+// Pointers and shapes of one forward call (docs/FORWARD.md): y = norm(x)·γ + β, with the
+// statistics saved as the backward reads them. y is stored in x's dtype; γ/β in the problem's
+// weight dtype. Strides are in elements; 0 means contiguous (n). The problem's backward-only
+// fields (dy_dtype, dx_dtype) are ignored; its fused options other than zero_centered_weight
+// are rejected (the forward does not take them yet).
+struct ForwardArgs {
+  int64_t m = 0;
+  const void* x = nullptr;
+  int64_t x_stride = 0;
+  const void* weight = nullptr;  // γ, when has_weight (stored as γ − 1 when zero_centered_weight)
+  const void* bias = nullptr;    // β, when has_bias (LayerNorm)
+  void* y = nullptr;             // [m, n] in x's dtype; may be x itself (same stride)
+  int64_t y_stride = 0;
+  float* mean = nullptr;         // out, LayerNorm only: fp32, one per row; null: not saved
+  float* rstd = nullptr;         // out: fp32, one per row; null: not saved
+  double eps = 1e-5;             // rstd = 1/sqrt(var + eps); finite and >= 0
+};
+
 }  // namespace normjit

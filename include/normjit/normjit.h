@@ -1,4 +1,4 @@
-/* normjit C API: run-time generated LayerNorm / RMSNorm backward kernels.
+/* normjit C API: run-time generated LayerNorm / RMSNorm backward kernels (and forward ones).
  *
  * Every call returns an nj_status; on failure nj_last_error() gives a message
  * (thread-local, valid until the next normjit call on this thread) that says what was
@@ -119,6 +119,24 @@ typedef struct nj_backward_args {
   const void* bias;            /* beta, when has_bias (LayerNorm): y = x-hat * gamma + beta */
 } nj_backward_args;
 
+/* The forward (docs/FORWARD.md): y = norm(x) * gamma (+ beta), saving mean (LayerNorm) and rstd
+ * in exactly the form nj_backward_args takes them. The same nj_problem as the backward: y is
+ * stored in x_dtype (dy_dtype and dx_dtype are the backward's and ignored here); gamma/beta
+ * in weight_dtype; zero_centered_weight is supported; other fused options are rejected
+ * (NJ_ERR_UNSUPPORTED) for now. */
+typedef struct nj_forward_args {
+  int64_t m;             /* rows; 0 is a no-op */
+  const void* x;
+  int64_t x_stride;      /* elements between rows; 0 = n */
+  const void* weight;    /* gamma when has_weight */
+  const void* bias;      /* beta when has_bias (LayerNorm) */
+  void* y;               /* [m, n] in x's dtype; may be x itself (same stride) */
+  int64_t y_stride;      /* elements; 0 = n */
+  float* mean;           /* out, LayerNorm only: fp32, one per row; NULL: not saved */
+  float* rstd;           /* out: fp32, one per row; NULL: not saved */
+  double eps;            /* rstd = 1 / sqrt(var + eps); finite and >= 0 (a zeroed struct: 0) */
+} nj_forward_args;
+
 /* config_file: a TOML file, or NULL for the default lookup (NORMJIT_CONFIG, then
  * $XDG_CONFIG_HOME/normjit/config.toml or ~/.config/normjit/config.toml, if present). */
 nj_status nj_engine_create(const char* config_file, nj_engine** engine);
@@ -133,6 +151,11 @@ nj_status nj_layer_norm_backward(nj_engine* engine, const nj_problem* problem,
                                  const nj_backward_args* args, nj_stream stream);
 nj_status nj_rms_norm_backward(nj_engine* engine, const nj_problem* problem,
                                const nj_backward_args* args, nj_stream stream);
+
+nj_status nj_layer_norm_forward(nj_engine* engine, const nj_problem* problem,
+                                const nj_forward_args* args, nj_stream stream);
+nj_status nj_rms_norm_forward(nj_engine* engine, const nj_problem* problem,
+                              const nj_forward_args* args, nj_stream stream);
 
 const char* nj_last_error(void);
 const char* nj_status_name(nj_status status);

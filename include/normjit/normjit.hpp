@@ -1,7 +1,7 @@
 // normjit C++ API. An Engine owns the configuration and the kernel caches; describe a
 // problem, pass pointers and a stream, and it generates, compiles, caches and launches the
-// backward kernels. Errors are thrown as normjit::Error (status + a message that says what
-// was asked, what was wrong and what to do).
+// backward kernels (and the forward's, docs/FORWARD.md). Errors are thrown as normjit::Error
+// (status + a message that says what was asked, what was wrong and what to do).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -66,6 +66,15 @@ class Engine {
   void rms_norm_backward(const NormProblem& problem, const BackwardArgs& args, Stream stream);
   // Either kind, as problem.kind says.
   void backward(const NormProblem& problem, const BackwardArgs& args, Stream stream);
+
+  // The forward, y = norm(x)·γ + β, saving mean (LayerNorm) and rstd as the backward reads
+  // them (docs/FORWARD.md). The same problem description as the backward: its backward-only
+  // fields are ignored; fused options other than zero_centered_weight are rejected for now.
+  void layer_norm_forward(const NormProblem& problem, const ForwardArgs& args, Stream stream);
+  void rms_norm_forward(const NormProblem& problem, const ForwardArgs& args, Stream stream);
+  void forward(const NormProblem& problem, const ForwardArgs& args, Stream stream);
+  // prepare() for the forward kernel of `problem`.
+  void prepare_forward(const NormProblem& problem);
 
   // Generates, compiles (or finds in the cache) and loads the kernels of `problem` for the
   // current context's device, so a later backward call does no compilation. Thread-safe:

@@ -185,6 +185,71 @@ TEST_F(CApi, LastErrorIsClearedBySuccess) {
   nj_engine_destroy(other);
 }
 
+// ---- the forward (docs/FORWARD.md) -----------------------------------------------------------
+
+TEST_F(CApi, ForwardNullsAreInvalidArguments) {
+  nj_problem p = rms_problem();
+  nj_forward_args a{};
+  EXPECT_EQ(nj_rms_norm_forward(nullptr, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nj_last_error()).find("nj_rms_norm_forward: engine is NULL"), std::string::npos)
+      << nj_last_error();
+  EXPECT_EQ(nj_layer_norm_forward(engine_, nullptr, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(nj_rms_norm_forward(engine_, &p, nullptr, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  a.m = 4;
+  a.eps = 1e-6;
+  EXPECT_EQ(nj_rms_norm_forward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nj_last_error()).find("x is NULL"), std::string::npos) << nj_last_error();
+}
+
+TEST_F(CApi, ForwardArgumentsReachTheChecks) {
+  nj_problem p = rms_problem();
+  nj_forward_args a{};
+  a.m = 4;
+  a.x = a.y = reinterpret_cast<void*>(0x10000);
+  a.weight = reinterpret_cast<void*>(0x30000);
+  a.rstd = reinterpret_cast<float*>(0x20000);
+  a.eps = -1;
+  EXPECT_EQ(nj_rms_norm_forward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nj_last_error()).find("eps = -1"), std::string::npos) << nj_last_error();
+  a.eps = 1e-6;
+  a.y_stride = 100;
+  EXPECT_EQ(nj_rms_norm_forward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nj_last_error()).find("y_stride = 100 is less than N"), std::string::npos) << nj_last_error();
+  a.y_stride = 0;
+  a.mean = reinterpret_cast<float*>(0x40000);
+  EXPECT_EQ(nj_rms_norm_forward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nj_last_error()).find("mean is given for RMSNorm"), std::string::npos) << nj_last_error();
+  EXPECT_EQ(nj_layer_norm_forward(engine_, &p, &a, nullptr), NJ_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nj_last_error()).find("layer_norm_forward was given a rmsnorm"), std::string::npos)
+      << nj_last_error();
+}
+
+TEST_F(CApi, ForwardRejectsFusedOptionsAsUnsupported) {
+  nj_problem p = rms_problem();
+  p.gate = NJ_GATE_AFTER_NORM;
+  nj_forward_args a{};
+  EXPECT_EQ(nj_rms_norm_forward(engine_, &p, &a, nullptr), NJ_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(nj_last_error()).find("forward does not take the fused option gate"), std::string::npos)
+      << nj_last_error();
+  p = rms_problem();
+  p.zero_centered_weight = 1;  // supported: a valid call of no rows does nothing
+  EXPECT_EQ(nj_rms_norm_forward(engine_, &p, &a, nullptr), NJ_OK) << nj_last_error();
+}
+
+TEST_F(CApi, WithoutAGpuAValidForwardSaysSo) {
+  std::string why;
+  if (normjit::runtime::cuda_available(&why)) GTEST_SKIP() << "a GPU is present; the GPU suite covers real calls";
+  nj_problem p = rms_problem();
+  nj_forward_args a{};
+  a.m = 4;
+  a.x = a.y = reinterpret_cast<void*>(0x10000);
+  a.rstd = reinterpret_cast<float*>(0x20000);
+  a.weight = reinterpret_cast<void*>(0x30000);
+  a.eps = 1e-6;
+  const nj_status s = nj_rms_norm_forward(engine_, &p, &a, nullptr);
+  EXPECT_TRUE(s == NJ_ERR_NO_DRIVER || s == NJ_ERR_NO_DEVICE) << nj_status_name(s) << ": " << nj_last_error();
+}
+
 TEST(CApiNames, EveryStatusHasAName) {
   for (int s = NJ_OK; s <= NJ_ERR_INTERNAL; ++s)
     EXPECT_EQ(std::string(nj_status_name(static_cast<nj_status>(s))).rfind("NJ_", 0), 0u);

@@ -1,0 +1,18 @@
+// Checks one forward call's pointers, strides and eps against its problem before anything is
+// launched, and works out the alignment its rows actually have. Pure C++ (no CUDA calls), so
+// every bad argument is testable on the CPU.
+#pragma once
+#include "normjit/norm_problem.hpp"
+
+namespace normjit::runtime {
+
+struct CheckedForwardCall {
+  NormProblem problem;  // resolve_forward_problem's; alignment lowered to what the pointers and strides give
+  ForwardArgs args;     // strides resolved (0 -> n)
+};
+
+// `problem` must have passed codegen::validate_forward_problem. Throws normjit::Error
+// (InvalidArgument) naming the argument, the value and what to do.
+CheckedForwardCall check_forward_call(const NormProblem& problem, const ForwardArgs& args);
+
+}  // namespace normjit::runtime
