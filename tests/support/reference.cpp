@@ -234,4 +234,36 @@ ReferenceGrads reference_backward(const NormInputs& in) {
   return reference_backward(p);
 }
 
+ForwardReference reference_forward(NormKind kind, int64_t m, int64_t n, const double* x, const double* weight,
+                                   const double* bias, bool zero_centered_weight, double eps) {
+  ForwardReference out;
+  out.y.assign(static_cast<size_t>(m * n), 0.0);
+  out.mean.assign(static_cast<size_t>(m), 0.0);
+  out.rstd.assign(static_cast<size_t>(m), 0.0);
+  const double shift = zero_centered_weight ? 1.0 : 0.0;
+  double terms = 0;
+  for (int64_t r = 0; r < m; ++r) {
+    const double* row = x + r * n;
+    double mean = 0;
+    if (kind == NormKind::LayerNorm) {
+      for (int64_t c = 0; c < n; ++c) mean += row[c];
+      mean /= static_cast<double>(n);
+    }
+    double squares = 0;
+    for (int64_t c = 0; c < n; ++c) squares += (row[c] - mean) * (row[c] - mean);
+    const double rstd = 1.0 / std::sqrt(squares / static_cast<double>(n) + eps);
+    out.mean[r] = mean;
+    out.rstd[r] = rstd;
+    for (int64_t c = 0; c < n; ++c) {
+      const double scaled = (row[c] - mean) * rstd * (weight ? weight[c] + shift : 1.0);
+      const double b = bias ? bias[c] : 0.0;
+      out.y[r * n + c] = scaled + b;
+      if (std::isfinite(scaled)) terms += scaled * scaled;
+      if (std::isfinite(b)) terms += b * b;
+    }
+  }
+  out.y_term_norm = std::sqrt(terms);
+  return out;
+}
+
 }  // namespace normjit::test

@@ -77,6 +77,19 @@ struct ReferenceGrads {
 };
 
 ReferenceGrads reference_backward(const ReferenceProblem& problem);
+
+// The float64 reference of the forward (docs/FORWARD.md), on contiguous [m, n] double rows:
+//   mean = Σx/N, var = Σ(x − mean)²/N (biased), rstd = 1/sqrt(var + eps)
+//   RMSNorm: mean = 0, rstd = 1/sqrt(Σx²/N + eps)
+//   y = (x − mean)·rstd·γ + β   (no γ: 1; zero-centred: the stored value + 1; no β: 0)
+struct ForwardReference {
+  std::vector<double> y;     // [m, n]
+  std::vector<double> mean;  // [m] (zeros for RMSNorm)
+  std::vector<double> rstd;  // [m]
+  double y_term_norm = 0;    // 2-norm of the terms y is summed from: x̂·γ and β (see compare.h)
+};
+ForwardReference reference_forward(NormKind kind, int64_t m, int64_t n, const double* x, const double* weight,
+                                   const double* bias, bool zero_centered_weight, double eps);
 // The stored inputs (rounded x, dy, γ; fp32 statistics) widened to double.
 ReferenceGrads reference_backward(const NormInputs& inputs);
 

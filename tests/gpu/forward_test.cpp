@@ -1,0 +1,322 @@
+// The forward (docs/FORWARD.md) on the GPU against the float64 reference: y, and the saved
+// statistics themselves (mean, rstd), for LayerNorm and RMSNorm, every x dtype, fp32 and
+// same-dtype weights, every affine form and zero-centred γ, padded rows, M from 1 to 4096 and N
+// from 1 to 262144, so every kernel family runs (several rows a block, a warp a row, a row a
+// block in registers, streamed rows). Outputs are poisoned with NaN before each run; fresh
+// random inputs per case (seed printed). Then a round trip: the statistics the forward saved,
+// fed to the backward, give what the backward's float64 reference gives from them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "codegen/forward_config.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/forward_call.h"
+#include "support/compare.h"
+#include "support/device_run.h"
+#include "support/gpu.h"
+#include "support/norm_inputs.h"
+#include "support/problem_variants.h"
+#include "support/random.h"
+#include "support/reference.h"
+#include "support/shared_engine.h"
+
+namespace normjit::test {
+namespace {
+
+struct ForwardCase {
+  NormProblem problem;  // LayerNorm or RMSNorm, weight dtype, affine form, zero-centred γ
+  int64_t m = 0;
+  int64_t x_stride = 0, y_stride = 0;  // 0: N
+};
+
+std::string describe(const ForwardCase& c, uint64_t seed) {
+  return codegen::describe_forward(c.problem) + " M=" + std::to_string(c.m) +
+         " x_stride=" + std::to_string(c.x_stride ? c.x_stride : c.problem.n) +
+         " y_stride=" + std::to_string(c.y_stride ? c.y_stride : c.problem.n) + " seed=" + std::to_string(seed) +
+         " (replay: NORMJIT_TEST_SEED=" + std::to_string(seed) + ")";
+}
+
+// The problem the engine will compile for a case: DeviceBuffer addresses are 256-byte aligned,
+// so only the strides lower the alignment.
+NormProblem checked_problem(const ForwardCase& c) {
+  void* base = reinterpret_cast<void*>(uintptr_t{1} << 20);
+  ForwardArgs a;
+  a.m = c.m;
+  a.x = base;
+  a.x_stride = c.x_stride;
+  a.y = base;
+  a.y_stride = c.y_stride ? c.y_stride : c.problem.n;
+  if (a.y_stride != (c.x_stride ? c.x_stride : c.problem.n)) a.y = reinterpret_cast<void*>(uintptr_t{2} << 20);
+  a.weight = c.problem.has_weight ? base : nullptr;
+  a.bias = c.problem.has_bias ? base : nullptr;
+  return runtime::check_forward_call(c.problem, a).problem;
+}
+
+// Compiles and loads every case's kernel from a pool of threads before any is timed or run.
+void prepare_in_parallel(Engine& engine, const std::vector<ForwardCase>& cases) {
+  std::vector<NormProblem> problems;
+  for (const ForwardCase& c : cases) problems.push_back(checked_problem(c));
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  std::vector<std::string> failures;
+  std::vector<std::thread> pool;
+  for (int t = 0; t < 8; ++t)
+    pool.emplace_back([&] {
+      GpuContext::get()->make_current();
+      for (size_t i = next++; i < problems.size(); i = next++) {
+        try {
+          engine.prepare_forward(problems[i]);
+        } catch (const std::exception& e) {
+          std::lock_guard<std::mutex> lock(mu);
+          failures.push_back(codegen::describe_forward(problems[i]) + ": " + e.what());
+        }
+      }
+    });
+  for (std::thread& t : pool) t.join();
+  for (const std::string& f : failures) ADD_FAILURE() << f;
+}
+
+// The stored values (as the kernel reads them) widened to double, contiguous.
+std::vector<double> widened(const HostTensor& t) {
+  std::vector<double> out;
+  out.reserve(static_cast<size_t>(t.rows() * t.cols()));
+  for (int64_t r = 0; r < t.rows(); ++r)
+    for (int64_t c = 0; c < t.cols(); ++c) out.push_back(t.get(r, c));
+  return out;
+}
+
+struct ForwardOutputs {
+  HostTensor y;
+  std::vector<float> mean, rstd;
+};
+
+// Runs one case with y, mean and rstd poisoned (NaN) first; inputs from make_inputs (fresh
+// random x with NaN in the gaps between rows, γ), plus β drawn here.
+ForwardOutputs run_forward(Engine& engine, const ForwardCase& c, const NormInputs& in, const HostTensor& bias,
+                           CUstream stream) {
+  const NormProblem& p = c.problem;
+  const int64_t n = p.n, y_stride = c.y_stride ? c.y_stride : n;
+  const bool layer_norm = p.kind == NormKind::LayerNorm;
+  DeviceBuffer x(in.x.size_bytes()), weight(in.weight.size_bytes()), beta(bias.size_bytes());
+  x.upload(in.x.data(), in.x.size_bytes());
+  if (p.has_weight) weight.upload(in.weight.data(), in.weight.size_bytes());
+  if (p.has_bias) beta.upload(bias.data(), bias.size_bytes());
+  ForwardOutputs out;
+  out.y = HostTensor(p.x_dtype, c.m, n, y_stride);
+  DeviceBuffer y(out.y.size_bytes()), mean(layer_norm ? c.m * sizeof(float) : 0), rstd(c.m * sizeof(float));
+  y.poison();
+  mean.poison();
+  rstd.poison();
+  ForwardArgs a;
+  a.m = c.m;
+  a.x = x.ptr();
+  a.x_stride = in.x.stride();
+  a.weight = p.has_weight ? weight.ptr() : nullptr;
+  a.bias = p.has_bias ? beta.ptr() : nullptr;
+  a.y = y.ptr();
+  a.y_stride = y_stride;
+  a.mean = layer_norm ? static_cast<float*>(mean.ptr()) : nullptr;
+  a.rstd = static_cast<float*>(rstd.ptr());
+  a.eps = kNormEps;
+  engine.forward(p, a, stream);
+  NJ_CU(runtime::driver().cuStreamSynchronize(stream), std::string("synchronizing after the forward"));
+  y.download(out.y.data(), out.y.size_bytes());
+  out.rstd.resize(static_cast<size_t>(c.m));
+  rstd.download(out.rstd.data(), out.rstd.size() * sizeof(float));
+  if (layer_norm) {
+    out.mean.resize(static_cast<size_t>(c.m));
+    mean.download(out.mean.data(), out.mean.size() * sizeof(float));
+  }
+  return out;
+}
+
+// Each row's statistic within `tolerance` of the reference, relative to max(|ref|, floor[r]);
+// NaN never passes.
+::testing::AssertionResult statistics_match(const char* name, const std::vector<float>& out,
+                                            const std::vector<double>& ref, const std::vector<double>& floor,
+                                            double tolerance) {
+  int64_t bad = 0, first = -1;
+  double worst = 0;
+  for (size_t r = 0; r < ref.size(); ++r) {
+    const double error = std::fabs(out[r] - ref[r]) / std::max(std::fabs(ref[r]), floor[r]);
+    if (!(error <= tolerance)) {
+      if (first < 0) first = static_cast<int64_t>(r);
+      ++bad;
+    }
+    if (!(error <= worst)) worst = error;  // NaN sticks
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << name << ": " << bad << " of " << ref.size() << " rows off (first: row "
+                                       << first << ", " << out[first] << " vs " << ref[first]
+                                       << "); worst relative error " << worst << ", tolerance " << tolerance;
+}
+
+// Every element of y's gaps (columns N .. stride − 1) still holds the poison.
+::testing::AssertionResult gaps_untouched(const HostTensor& y) {
+  for (int64_t r = 0; r < y.rows(); ++r)
+    for (int64_t c = y.cols(); c < y.stride(); ++c) {
+      const unsigned char* bytes = y.slot_bytes(r * y.stride() + c);
+      for (int b = 0; b < y.element_bytes(); ++b)
+        if (bytes[b] != kPoisonByte)
+          return ::testing::AssertionFailure() << "y[" << r << ", " << c << "], in the gap after row " << r
+                                               << ", was written";
+    }
+  return ::testing::AssertionSuccess();
+}
+
+// Checks one case: y against the reference (dx's tolerances: fp32 1e-5, 16-bit 1e-2), mean and
+// rstd per row within 1e-5 (mean relative to the row's RMS, where it cancels to ≈ 0).
+// Returns the inputs with the statistics the GPU saved, for the round trip.
+void check_case(Engine& engine, const ForwardCase& c, CUstream stream, NormInputs* saved = nullptr) {
+  const NormProblem& p = c.problem;
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(describe(c, seed));
+  NormInputs in = make_inputs(p, c.m, seed, RowStrides{c.x_stride, 0, 0});
+  HostTensor bias;
+  if (p.has_bias) {
+    bias = HostTensor(with_concrete_dtypes(p).weight_dtype, 1, p.n);
+    Rng rng(seed, 777);
+    for (int64_t col = 0; col < p.n; ++col) bias.set(0, col, 0.5 * rng.normal());
+  }
+  ForwardOutputs out;
+  ASSERT_NO_THROW(out = run_forward(engine, c, in, bias, stream));
+  const std::vector<double> x = widened(in.x);
+  const std::vector<double> weight = p.has_weight ? widened(in.weight) : std::vector<double>();
+  const std::vector<double> beta = p.has_bias ? widened(bias) : std::vector<double>();
+  const ForwardReference ref = reference_forward(p.kind, c.m, p.n, x.data(), p.has_weight ? weight.data() : nullptr,
+                                                 p.has_bias ? beta.data() : nullptr, p.zero_centered_weight, kNormEps);
+  const TensorCheck y = check_tensor("y", out.y, ref.y, ref.y_term_norm, dx_tolerance(p.x_dtype));
+  EXPECT_TRUE(y.ok()) << y;
+  EXPECT_TRUE(gaps_untouched(out.y));
+  std::vector<double> rms(static_cast<size_t>(c.m)), rstd_floor(static_cast<size_t>(c.m), 0.0);
+  for (int64_t r = 0; r < c.m; ++r) {
+    double squares = 0;
+    for (int64_t col = 0; col < p.n; ++col) squares += x[r * p.n + col] * x[r * p.n + col];
+    rms[r] = std::sqrt(squares / p.n);
+  }
+  EXPECT_TRUE(statistics_match("rstd", out.rstd, ref.rstd, rstd_floor, 1e-5));
+  if (p.kind == NormKind::LayerNorm) EXPECT_TRUE(statistics_match("mean", out.mean, ref.mean, rms, 1e-5));
+  if (saved) {
+    in.rstd = out.rstd;
+    in.mean = out.mean;
+    *saved = std::move(in);
+  }
+}
+
+// The matrix: every (N, kind, x dtype) once, with M, the weight dtype, the affine form,
+// zero-centred γ and padded rows cycling over the cases, M·N kept to 4M elements.
+std::vector<ForwardCase> matrix() {
+  const int64_t ns[] = {1, 33, 1000, 4096, 8192, 65536, 262144};
+  const int64_t ms[] = {1, 37, 199, 4096};
+  const Affine affines[] = {Affine::WeightAndBias, Affine::WeightOnly, Affine::None, Affine::BiasOnly};
+  std::vector<ForwardCase> cases;
+  int i = 0;
+  for (int64_t n : ns)
+    for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+      for (DType x : {DType::BF16, DType::F16, DType::F32}) {
+        ForwardCase c;
+        Affine affine = affines[i % 4];
+        if (kind == NormKind::RMSNorm && affine == Affine::WeightAndBias) affine = Affine::WeightOnly;
+        if (kind == NormKind::RMSNorm && affine == Affine::BiasOnly) affine = Affine::None;
+        c.problem = make_problem(kind, n, x, i % 2 == 0 ? DType::F32 : x, affine);
+        c.problem.zero_centered_weight = c.problem.has_weight && i % 3 == 0;
+        int k = i % 4;
+        while (k > 0 && ms[k] * n > (int64_t{1} << 22)) --k;
+        c.m = ms[k];
+        if (i % 3 == 1) {  // padded rows: an odd x stride (lower alignment), a wider y stride
+          c.x_stride = n + 3;
+          c.y_stride = n + 8;
+        }
+        cases.push_back(c);
+        ++i;
+      }
+  return cases;
+}
+
+class Forward : public GpuTest {};
+
+TEST_F(Forward, MatchesTheFloat64ReferenceIncludingTheStatistics) {
+  Engine& engine = shared_engine();
+  const std::vector<ForwardCase> cases = matrix();
+  prepare_in_parallel(engine, cases);
+  for (const ForwardCase& c : cases) check_case(engine, c, stream());
+}
+
+TEST_F(Forward, LargeMWithShortAndMediumRows) {
+  // M = 4096 with each of the families that hold rows in registers.
+  Engine& engine = shared_engine();
+  std::vector<ForwardCase> cases;
+  for (int64_t n : {1, 33, 1000, 4096}) {
+    ForwardCase c;
+    c.problem = make_problem(n % 2 ? NormKind::RMSNorm : NormKind::LayerNorm, n, DType::BF16, DType::F32,
+                             n % 2 ? Affine::WeightOnly : Affine::WeightAndBias);
+    c.m = 4096;
+    cases.push_back(c);
+  }
+  prepare_in_parallel(engine, cases);
+  for (const ForwardCase& c : cases) check_case(engine, c, stream());
+}
+
+TEST_F(Forward, InPlaceOverwritesXWithY) {
+  Engine& engine = shared_engine();
+  for (int64_t n : {1000, 262144}) {
+    const NormProblem p = make_problem(NormKind::LayerNorm, n, DType::BF16, DType::F32, Affine::WeightAndBias);
+    const int64_t m = 37;
+    const uint64_t seed = fresh_seed();
+    SCOPED_TRACE(codegen::describe_forward(p) + " in place, seed=" + std::to_string(seed));
+    const NormInputs in = make_inputs(p, m, seed);
+    DeviceBuffer xy(in.x.size_bytes()), weight(in.weight.size_bytes()), bias(in.weight.size_bytes()),
+        rstd(m * sizeof(float));
+    xy.upload(in.x.data(), in.x.size_bytes());
+    weight.upload(in.weight.data(), in.weight.size_bytes());
+    HostTensor beta(DType::F32, 1, n);
+    for (int64_t col = 0; col < n; ++col) beta.set(0, col, 0.01 * (col % 7));
+    bias.upload(beta.data(), beta.size_bytes());
+    ForwardArgs a;
+    a.m = m;
+    a.x = a.y = xy.ptr();
+    a.weight = weight.ptr();
+    a.bias = bias.ptr();
+    a.rstd = static_cast<float*>(rstd.ptr());
+    a.eps = kNormEps;
+    ASSERT_NO_THROW(engine.layer_norm_forward(p, a, stream()));
+    synchronize();
+    HostTensor y(p.x_dtype, m, n);
+    xy.download(y.data(), y.size_bytes());
+    const std::vector<double> x = widened(in.x), w = widened(in.weight), b = widened(beta);
+    const ForwardReference ref =
+        reference_forward(p.kind, m, n, x.data(), w.data(), b.data(), false, kNormEps);
+    const TensorCheck check = check_tensor("y", y, ref.y, ref.y_term_norm, dx_tolerance(p.x_dtype));
+    EXPECT_TRUE(check.ok()) << check;
+  }
+}
+
+// The statistics the forward saved, fed to the backward on the GPU, against the backward's
+// float64 reference computed from those same statistics.
+TEST_F(Forward, SavedStatisticsDriveTheBackward) {
+  Engine& engine = shared_engine();
+  struct Trip { NormKind kind; int64_t m, n; DType x; Affine affine; };
+  const Trip trips[] = {{NormKind::LayerNorm, 199, 1000, DType::BF16, Affine::WeightAndBias},
+                        {NormKind::RMSNorm, 37, 4096, DType::F16, Affine::WeightOnly},
+                        {NormKind::LayerNorm, 4, 65536, DType::F32, Affine::WeightOnly},
+                        {NormKind::RMSNorm, 3, 262144, DType::BF16, Affine::None}};
+  for (const Trip& t : trips) {
+    ForwardCase c;
+    c.problem = make_problem(t.kind, t.n, t.x, DType::F32, t.affine);
+    c.m = t.m;
+    NormInputs in;
+    ASSERT_NO_FATAL_FAILURE(check_case(engine, c, stream(), &in));
+    EXPECT_TRUE(backward_matches_reference(engine, in, stream()));
+  }
+}
+
+}  // namespace
+}  // namespace normjit::test
