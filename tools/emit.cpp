@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "codegen/cache_key.h"
+#include "codegen/forward_config.h"
 #include "codegen/kernel_source.h"
 #include "codegen/norm_problem.h"
 #include "runtime/engine_impl.h"
@@ -14,24 +15,32 @@ namespace normjit::tools {
 
 int run_emit(std::vector<std::string> args) {
   if (take_flag(args, "--help")) {
-    std::printf("usage: normjit emit PROBLEM [--arch sm_XY] [--ptx | --resources]\n%s"
+    std::printf("usage: normjit emit PROBLEM [--forward] [--arch sm_XY] [--ptx | --resources]\n%s"
+                "  --forward                  the forward kernel (y, mean, rstd) instead of the backward\n"
                 "  --arch sm_XY               target for --ptx/--resources (default sm_90)\n"
                 "  --ptx                      print PTX instead of CUDA source\n"
                 "  --resources                compile and print registers, shared memory, stack and spills\n",
                 problem_flags_help().c_str());
     return kExitOk;
   }
+  const bool forward = take_flag(args, "--forward");
   const bool ptx = take_flag(args, "--ptx");
   const bool resources = take_flag(args, "--resources");
   std::string arch = take_option(args, "--arch");
   if (arch.empty()) arch = "sm_90";
   const NormProblem problem = parse_problem_flags(args);
   if (!args.empty()) throw std::invalid_argument("unexpected argument '" + args.front() + "'");
-  codegen::validate_problem(problem);
-  const NormProblem p = codegen::resolve_problem(problem);
+  if (forward)
+    codegen::validate_forward_problem(problem);
+  else
+    codegen::validate_problem(problem);
+  const NormProblem p = forward ? codegen::resolve_forward_problem(problem) : codegen::resolve_problem(problem);
   const int sm = parse_arch_list({arch}).front();
-  const codegen::LaunchConfig config = codegen::choose_launch_config(p, sm);
-  const codegen::KernelSource source = codegen::generate_backward_source(p, config);
+  const codegen::LaunchConfig config =
+      forward ? codegen::choose_forward_config(p, sm) : codegen::choose_launch_config(p, sm);
+  const codegen::KernelSource source =
+      forward ? codegen::generate_forward_source(p, config) : codegen::generate_backward_source(p, config);
+  const std::string described = forward ? codegen::describe_forward(p) : codegen::describe(p);
   if (!ptx && !resources) {
     std::fputs(source.text.c_str(), stdout);
     return kExitOk;
@@ -39,15 +48,14 @@ int run_emit(std::vector<std::string> args) {
   const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
   const codegen::CompileTarget target{sm, nvrtc.version()};
   if (ptx) {
-    std::fputs(nvrtc.compile_to_ptx(source.text, source.name, codegen::compile_options(target), codegen::describe(p))
-                   .c_str(),
+    std::fputs(nvrtc.compile_to_ptx(source.text, source.name, codegen::compile_options(target), described).c_str(),
                stdout);
     return kExitOk;
   }
   const runtime::CompileOutput out =
-      nvrtc.compile(source.text, source.name, codegen::compile_options(target), codegen::describe(p));
+      nvrtc.compile(source.text, source.name, codegen::compile_options(target), described);
   std::printf("problem: %s\nlaunch:  %s\ntarget:  %s, NVRTC %s, key %s\ncubin:   %zu bytes, compiled in %.0f ms\n",
-              codegen::describe(p).c_str(), codegen::describe(config).c_str(), arch.c_str(), nvrtc.version().c_str(),
+              described.c_str(), codegen::describe(config).c_str(), arch.c_str(), nvrtc.version().c_str(),
               codegen::cache_key(source.text, target).c_str(), out.cubin.size(), out.milliseconds);
   std::printf("%-22s %9s %12s %12s %12s %12s\n", "function", "registers", "shared (B)", "stack (B)",
               "spill st (B)", "spill ld (B)");

@@ -17,7 +17,7 @@ const char* kUsage =
     "           the source size, registers, spills, compile time and the disk-cache hit of a\n"
     "           second run\n"
     "  emit     print the generated CUDA source of one problem (--ptx: its PTX; --resources:\n"
-    "           registers, shared memory and spills)\n"
+    "           registers, shared memory and spills; --forward: the forward kernel's)\n"
     "  bench    time the backward over a sweep of shapes on the GPU, against the device's own\n"
     "           copy bandwidth measured in the same run\n"
     "  compile  compile problems (flags, a --shapes file, or a default set) into the disk cache\n"

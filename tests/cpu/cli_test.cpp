@@ -122,7 +122,7 @@ TEST_F(Cli, EachSubcommandsHelpExitsZeroAndMentionsItsOptions) {
       {"cache", {"ls", "stats", "verify", "clear", "export FILE", "import FILE", "--cache-dir"}},
       {"config", {"default", "file", "env"}},
       {"demo", {"--arch", "--cache-dir"}},
-      {"emit", {"--arch", "--ptx", "--resources", "--kind"}},
+      {"emit", {"--arch", "--ptx", "--resources", "--kind", "--forward"}},
       {"bench", {"--quick"}},
       {"doctor", {"usage: normjit doctor"}},
   };
@@ -148,6 +148,17 @@ TEST_F(Cli, EmitTakesTheFusedOptionsAndRejectsAnUnknownMaskForm) {
   const CliRun conflict = normjit_cli(std::string("emit ") + kSmallProblem + " --no-weight --zero-centered-weight");
   EXPECT_NE(conflict.code, 0) << conflict.output;
   EXPECT_TRUE(contains(conflict.output, "zero_centered_weight")) << conflict.output;
+}
+
+TEST_F(Cli, EmitForwardPrintsTheForwardSourceAndRejectsFusedOptions) {
+  const CliRun fwd = normjit_cli(std::string("emit ") + kSmallProblem + " --forward");
+  EXPECT_EQ(fwd.code, 0) << fwd.output;
+  EXPECT_TRUE(contains(fwd.output, " forward N=")) << fwd.output.substr(0, 200);
+  EXPECT_TRUE(contains(fwd.output, "nj_norm_forward"));
+  EXPECT_FALSE(contains(fwd.output, "nj_norm_backward"));
+  const CliRun fused = normjit_cli(std::string("emit ") + kSmallProblem + " --forward --residual");
+  EXPECT_NE(fused.code, 0) << fused.output;
+  EXPECT_TRUE(contains(fused.output, "forward does not take the fused option residual")) << fused.output;
 }
 
 TEST_F(Cli, EmitTakesTheGateAndRejectsItOnLayerNorm) {
