@@ -559,6 +559,19 @@ void Engine::Impl::launch_forward(const NormProblem& problem, const ForwardArgs&
 
 // ---- the public Engine -----------------------------------------------------------------------
 
+namespace {
+
+// The kind-specific entry points take only their kind.
+void require_kind(const NormProblem& problem, NormKind kind, const char* entry, const char* other_entry) {
+  if (problem.kind != kind)
+    throw Error(Status::InvalidArgument, std::string("normjit: ") + entry + " was given a " +
+                                             codegen::kind_name(problem.kind) + " problem: set problem.kind to " +
+                                             (kind == NormKind::LayerNorm ? "LayerNorm" : "RMSNorm") + " or call " +
+                                             other_entry + ".");
+}
+
+}  // namespace
+
 Engine::Engine() : Engine(runtime::load_config()) {}
 Engine::Engine(Config config) : impl_(std::make_unique<Impl>(std::move(config))) {}
 Engine::~Engine() = default;
@@ -566,18 +579,12 @@ Engine::~Engine() = default;
 size_t Engine::workspace_size(const NormProblem& problem, int64_t m) { return impl_->workspace_size(problem, m); }
 
 void Engine::layer_norm_backward(const NormProblem& problem, const BackwardArgs& args, Stream stream) {
-  if (problem.kind != NormKind::LayerNorm)
-    throw Error(Status::InvalidArgument, "normjit: layer_norm_backward was given a " +
-                                             std::string(codegen::kind_name(problem.kind)) +
-                                             " problem: set problem.kind to LayerNorm or call rms_norm_backward.");
+  require_kind(problem, NormKind::LayerNorm, "layer_norm_backward", "rms_norm_backward");
   impl_->launch_backward(problem, args, stream);
 }
 
 void Engine::rms_norm_backward(const NormProblem& problem, const BackwardArgs& args, Stream stream) {
-  if (problem.kind != NormKind::RMSNorm)
-    throw Error(Status::InvalidArgument, "normjit: rms_norm_backward was given a " +
-                                             std::string(codegen::kind_name(problem.kind)) +
-                                             " problem: set problem.kind to RMSNorm or call layer_norm_backward.");
+  require_kind(problem, NormKind::RMSNorm, "rms_norm_backward", "layer_norm_backward");
   impl_->launch_backward(problem, args, stream);
 }
 
@@ -586,18 +593,12 @@ void Engine::backward(const NormProblem& problem, const BackwardArgs& args, Stre
 }
 
 void Engine::layer_norm_forward(const NormProblem& problem, const ForwardArgs& args, Stream stream) {
-  if (problem.kind != NormKind::LayerNorm)
-    throw Error(Status::InvalidArgument, "normjit: layer_norm_forward was given a " +
-                                             std::string(codegen::kind_name(problem.kind)) +
-                                             " problem: set problem.kind to LayerNorm or call rms_norm_forward.");
+  require_kind(problem, NormKind::LayerNorm, "layer_norm_forward", "rms_norm_forward");
   impl_->launch_forward(problem, args, stream);
 }
 
 void Engine::rms_norm_forward(const NormProblem& problem, const ForwardArgs& args, Stream stream) {
-  if (problem.kind != NormKind::RMSNorm)
-    throw Error(Status::InvalidArgument, "normjit: rms_norm_forward was given a " +
-                                             std::string(codegen::kind_name(problem.kind)) +
-                                             " problem: set problem.kind to RMSNorm or call layer_norm_forward.");
+  require_kind(problem, NormKind::RMSNorm, "rms_norm_forward", "layer_norm_forward");
   impl_->launch_forward(problem, args, stream);
 }
 
