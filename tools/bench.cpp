@@ -3,6 +3,8 @@
 //   effective bandwidth = minimum bytes / median time
 //   minimum bytes: LayerNorm 3·M·N·b + 8·M + 3·N·w, RMSNorm 3·M·N·b + 4·M + 2·N·w
 //   (x and dy read, dx written, the fp32 statistics, γ read, dγ/dβ written)
+// --forward times the forward instead: minimum bytes LayerNorm 2·M·N·b + 8·M + 2·N·w (x read, y
+// written, mean and rstd written, γ and β read), RMSNorm 2·M·N·b + 4·M + N·w.
 // --fused LIST also times each shape with fused options (docs/FUSED.md), adding what each must
 // move: dresidual read (M·N·dx bytes), rowscale read (4·M), a dropout mask read (M·N bytes, or
 // M·⌈N/8⌉ bits), and dh written (M·N·dx bytes) as dresidual_in, which the bench asks for
@@ -21,6 +23,7 @@
 #include "runtime/backward_call.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/engine_impl.h"
+#include "runtime/forward_call.h"
 #include "runtime/tuner_timing.h"
 #include "tools/bench_overhead.h"
 #include "tools/problem_flags.h"
@@ -132,9 +135,11 @@ struct Result {
 const std::vector<int64_t> kSweepN = {256,   512,   1024,  2048,  4096,   5120,   7168,   8192,    12288, 14336,
                                       16384, 32768, 65536, 131072, 262144, 1048576, 1000, 4095, 5003};
 
-double min_bytes(const Shape& s) {
+double min_bytes(const Shape& s, bool forward) {
   const double b = codegen::dtype_size(s.dtype), w = codegen::dtype_size(s.weight);
   const double mn = double(s.m) * double(s.n);
+  if (forward)
+    return s.kind == NormKind::LayerNorm ? 2 * mn * b + 8.0 * s.m + 2.0 * s.n * w : 2 * mn * b + 4.0 * s.m + s.n * w;
   return s.kind == NormKind::LayerNorm ? 3 * mn * b + 8.0 * s.m + 3.0 * s.n * w
                                        : 3 * mn * b + 4.0 * s.m + 2.0 * s.n * w;
 }
@@ -164,10 +169,12 @@ using runtime::random_bytes;
 
 const char* short_kind(NormKind k) { return k == NormKind::LayerNorm ? "layernorm" : "rmsnorm"; }
 
-void write_json(const std::string& path, const std::string& device, double copy_gbs, const std::vector<Result>& rows) {
+void write_json(const std::string& path, const std::string& device, bool forward, double copy_gbs,
+                const std::vector<Result>& rows) {
   std::ofstream f(path);
   if (!f) throw std::runtime_error("cannot write " + path);
-  f << "{\n  \"device\": \"" << device << "\",\n  \"normjit\": \"" << version_string() << "\",\n  \"copy_gbs\": "
+  f << "{\n  \"device\": \"" << device << "\",\n  \"normjit\": \"" << version_string() << "\",\n  \"pass\": \"" << (forward ? "forward" : "backward")
+    << "\",\n  \"copy_gbs\": "
     << copy_gbs << ",\n  \"rows\": [\n";
   for (size_t i = 0; i < rows.size(); ++i) {
     const Result& r = rows[i];
@@ -212,6 +219,8 @@ int run_bench(std::vector<std::string> args) {
         "                       row's)\n"
         "  --json FILE          write {device, copy_gbs, rows: [...]} for scripts\n"
         "  --overhead           only the host's cost per call on a cache hit, against bare driver launches\n"
+        "  --forward            time the forward (y, mean, rstd) instead of the backward (docs/FORWARD.md);\n"
+        "                       not with --fused or --merge\n"
         "  --merge LIST         also time each shape's config with these merges (e.g. 1,2,4,8: blocks of an\n"
         "                       sm_90 cluster adding dγ/dβ before one partial row; 1 = unmerged), pinned\n"
         "                       in place of the chosen config where that config can merge\n");
@@ -221,6 +230,7 @@ int run_bench(std::vector<std::string> args) {
   const bool graph = take_flag(args, "--graph");
   const bool latency = take_flag(args, "--latency");
   const bool overhead = take_flag(args, "--overhead");
+  const bool forward = take_flag(args, "--forward");
   const std::string json = take_option(args, "--json");
   const std::string fused_text = take_option(args, "--fused");
   std::string kinds = take_option(args, "--kinds"), dtypes = take_option(args, "--dtypes"),
@@ -232,6 +242,8 @@ int run_bench(std::vector<std::string> args) {
   const int64_t elements = elements_text.empty() ? int64_t{1} << 26 : std::stoll(elements_text);
   const int reps = reps_text.empty() ? 20 : std::stoi(reps_text);
   const bool fused_mode = !fused_text.empty();
+  if (forward && (fused_mode || !merges.empty()))
+    throw std::invalid_argument("--forward times the option-free forward: drop --fused and --merge");
   const std::vector<FusedSet> fused_sets =
       fused_mode ? parse_fused_list(fused_text) : std::vector<FusedSet>{FusedSet{}};
   if (quick) {
@@ -317,8 +329,8 @@ int run_bench(std::vector<std::string> args) {
     if (r >= 3) copy_us.push_back(us);
   }
   const double copy_gbs = 2.0 * copy_bytes / median(copy_us) / 1e3;
-  std::printf("normjit %s bench on %s: device copy %.0f GB/s (read+write, %zu MB, median of %d)\n",
-              version_string(), name, copy_gbs, copy_bytes >> 20, reps);
+  std::printf("normjit %s bench (%s) on %s: device copy %.0f GB/s (read+write, %zu MB, median of %d)\n",
+              version_string(), forward ? "forward" : "backward", name, copy_gbs, copy_bytes >> 20, reps);
 
   {  // statistics and weights: plausible values, not zeros
     auto stats = random_bytes(DType::F32, static_cast<size_t>(max_m), 7);
@@ -445,24 +457,38 @@ int run_bench(std::vector<std::string> args) {
         a.mean = nullptr;
         a.bias = problem.has_bias ? weight.get() : nullptr;
       }
+      // --forward: y over dx's buffer, the statistics over mean and rstd (nothing reads them here).
+      ForwardArgs fa;
+      fa.m = s.m;
+      fa.x = x.get();
+      fa.weight = weight.get();
+      fa.bias = problem.has_bias ? weight.get() : nullptr;
+      fa.y = dx.get();
+      fa.mean = s.kind == NormKind::LayerNorm ? reinterpret_cast<float*>(mean.get()) : nullptr;
+      fa.rstd = reinterpret_cast<float*>(rstd.get());
+      auto call = [&](Engine& engine) {
+        if (forward)
+          engine.forward(problem, fa, stream);
+        else
+          engine.backward(problem, a, stream);
+      };
       // Times one engine's launch of this shape (its chosen, or pinned, config) and prints a row.
       auto measure = [&](Engine& engine) {
-        const size_t ws_bytes = engine.workspace_size(problem, s.m);
+        const size_t ws_bytes = forward ? 0 : engine.workspace_size(problem, s.m);
         DeviceBuffer workspace(ws_bytes, what);
         a.workspace = workspace.get();
         a.workspace_bytes = ws_bytes;
 
-        for (int r = 0; r < 3; ++r) engine.backward(problem, a, stream);  // compile, load, warm
+        for (int r = 0; r < 3; ++r) call(engine);  // compile, load, warm
         NJ_CU(d.cuStreamSynchronize(stream), "bench: warm-up");
         std::vector<double> times;
-        for (int r = 0; r < reps; ++r)
-          times.push_back(timer.microseconds(stream, [&] { engine.backward(problem, a, stream); }));
+        for (int r = 0; r < reps; ++r) times.push_back(timer.microseconds(stream, [&] { call(engine); }));
         Result res{s};
         res.us = median(times);
         if (graph) {
           constexpr int kCallsPerGraph = 20;
           runtime::CapturedLaunch calls(
-              stream, [&] { for (int c = 0; c < kCallsPerGraph; ++c) engine.backward(problem, a, stream); }, what);
+              stream, [&] { for (int c = 0; c < kCallsPerGraph; ++c) call(engine); }, what);
           calls.replay(stream);  // warm-up
           std::vector<double> graph_times;
           for (int r = 0; r < std::max(5, reps / 4); ++r)
@@ -470,7 +496,7 @@ int run_bench(std::vector<std::string> args) {
           res.graph_us = median(graph_times);
         }
         const double best_us = res.graph_us > 0 ? std::min(res.us, res.graph_us) : res.us;
-        res.gbs = (min_bytes(s) + fused_bytes(s, fs)) / best_us / 1e3;
+        res.gbs = (min_bytes(s, forward) + fused_bytes(s, fs)) / best_us / 1e3;
         res.pct_copy = 100.0 * res.gbs / copy_gbs;
         if (fused_mode) {
           res.fused = fs.name;
@@ -478,20 +504,23 @@ int run_bench(std::vector<std::string> args) {
           res.vs_none = none_pct > 0 ? res.pct_copy / none_pct : 0;
         }
         // The problem as the engine ran it: alignment lowered to what these rows allow (odd N).
-        const NormProblem resolved = runtime::check_backward_call(problem, a).problem;
         // The kernel the calls above ran: the tuned one for this M where the database has it.
-        const LoadedKernel& k = engine.impl().kernel_for(ctx, resolved, s.m);
+        const LoadedKernel& k =
+            forward ? engine.impl().forward_kernel_for(ctx, runtime::check_forward_call(problem, fa).problem)
+                    : engine.impl().kernel_for(ctx, runtime::check_backward_call(problem, a).problem, s.m);
+        const char* entry = forward ? codegen::KernelSource::kForwardEntry : codegen::KernelSource::kBackwardEntry;
         res.config = codegen::describe(k.config);
         res.groups = runtime::row_groups(k.config, k.limits, s.m, k.resident_groups);
         for (const auto& r : k.compiled->resources)
-          if (r.function == codegen::KernelSource::kBackwardEntry) {
+          if (r.function == entry) {
             res.registers = r.registers;
             res.spills = r.spill_stores + r.spill_loads;
           }
         if (res.registers == 0) {  // no ptxas report in the log: ask the loaded kernel
           int local_bytes = 0;
-          d.cuFuncGetAttribute(&res.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, k.backward);
-          d.cuFuncGetAttribute(&local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, k.backward);
+          const CUfunction f = forward ? k.forward : k.backward;
+          d.cuFuncGetAttribute(&res.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, f);
+          d.cuFuncGetAttribute(&local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f);
           res.spills = local_bytes;
         }
         std::printf("%-9s %-5s %-6s %8lld %8lld %10.2f %10s %9.0f %6.1f%%  %-50s %5d %6d %6lld", short_kind(s.kind),
@@ -505,6 +534,7 @@ int run_bench(std::vector<std::string> args) {
         results.push_back(res);
       };
       measure(engine);
+      if (forward) continue;
       // --merge: the chosen config with other merges, each pinned in an engine of its own.
       const NormProblem resolved = runtime::check_backward_call(problem, a).problem;
       const LoadedKernel& chosen = engine.impl().kernel_for(ctx, resolved, s.m);
@@ -525,7 +555,7 @@ int run_bench(std::vector<std::string> args) {
   std::printf("\nkernels: %llu compiled by NVRTC in this run, %llu read from the disk cache (%s)\n",
               static_cast<unsigned long long>(stats.compiles), static_cast<unsigned long long>(stats.disk_hits),
               engine.config().disk_cache ? engine.config().cache_dir.c_str() : "disk cache off");
-  if (!json.empty()) write_json(json, name, copy_gbs, results);
+  if (!json.empty()) write_json(json, name, forward, copy_gbs, results);
   d.cuStreamDestroy(stream);
   return kExitOk;
 }
