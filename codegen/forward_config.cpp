@@ -55,27 +55,33 @@ std::string describe_forward(const NormProblem& problem) {
   return s;
 }
 
+int max_forward_register_bytes(DType x) { return dtype_size(x) >= 4 ? 128 : 64; }
+
 LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m) {
   (void)sm;  // not tuned yet: the same shapes on every arch
   (void)m;
   LaunchConfig c;
   c.vec = std::max(1, std::min(16, p.alignment) / dtype_size(p.x_dtype));
   const int64_t slots = ceil_div(p.n, c.vec);
-  const int max_iters = std::max(1, kMaxForwardRegisterElements / c.vec);
+  const int slot_bytes = c.vec * dtype_size(p.x_dtype);
+  const int max_iters = std::max(1, max_forward_register_bytes(p.x_dtype) / slot_bytes);
+  const int target_iters = std::clamp(kForwardBytesTarget / slot_bytes, 1, max_iters);
   if (slots <= 32) {
     c.threads_per_row = next_pow2(slots);
     c.threads = 256;
-  } else if (slots <= int64_t{32} * max_iters) {
+  } else if (slots <= int64_t{32} * target_iters) {
     c.threads_per_row = 32;
     c.threads = 256;
   } else if (slots <= int64_t{kMaxForwardRowThreads} * max_iters) {
-    // As few slots a thread as keep the block at the target size, more threads only beyond it.
-    const int64_t iters = std::max<int64_t>(1, ceil_div(slots, kForwardRowThreadsTarget));
-    const int64_t threads = ceil_div(ceil_div(slots, std::min<int64_t>(iters, max_iters)), 32) * 32;
+    const int64_t threads = ceil_div(ceil_div(slots, target_iters), 32) * 32;
     c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
+    // Without a bound ptxas gives some thread counts (160, 224, 448) 30-50% more registers
+    // than their neighbours, for nothing: this many blocks an SM keeps them near the rest.
+    c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
   } else {
     c.threads = c.threads_per_row = kForwardStreamThreads;
     c.row_in_registers = false;
+    c.min_blocks_per_sm = 2;  // 64 registers: x is held packed, so a batch fits without spills
   }
   check_forward_config(p, c);
   return c;
@@ -97,9 +103,10 @@ void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
   if (!c.row_in_registers && c.rows_per_block() != 1) fail("streamed rows need threads_per_row == threads");
   if (c.row_in_registers) {
     const int64_t iters = ceil_div(ceil_div(p.n, c.vec), c.threads_per_row);
-    if (iters * c.vec > kMaxForwardRegisterElements)
-      fail("a thread would hold " + std::to_string(iters * c.vec) + " elements in registers (at most " +
-           std::to_string(kMaxForwardRegisterElements) + "): stream the row");
+    if (iters * c.vec * dtype_size(p.x_dtype) > max_forward_register_bytes(p.x_dtype))
+      fail("a thread would hold " + std::to_string(iters * c.vec * dtype_size(p.x_dtype)) +
+           " bytes of x in registers (at most " + std::to_string(max_forward_register_bytes(p.x_dtype)) +
+           "): stream the row");
   }
   if (c.cluster != 1 || c.merge != 1 || c.grid || c.staged || c.prefetch)
     fail("the forward has no clusters, merged blocks, grid clusters, staged rows or prefetch");

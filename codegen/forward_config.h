@@ -28,11 +28,21 @@ NormProblem resolve_forward_problem(const NormProblem& problem);
 // " +zero-centered-weight" when set (the backward's dy and dx dtypes are not part of it).
 std::string describe_forward(const NormProblem& problem);
 
-// Elements of x a thread holds in registers at most (the forward holds only x).
-constexpr int kMaxForwardRegisterElements = 32;
-// Threads of a block holding one row in registers, at most, and what the heuristic aims at.
+// Bytes of x a thread holds in registers at most (the forward holds only x, as loaded: 16-bit
+// elements two a register): 32 registers of fp32, 16 of 16-bit elements, whose unpacking
+// takes registers too (a 1024-thread block, 64 registers a thread, spills 144-424 bytes at
+// 128 bytes of bf16 or fp16 a thread, none at 64).
+int max_forward_register_bytes(DType x);
+// Threads of a block holding one row in registers, at most.
 constexpr int kMaxForwardRowThreads = 1024;
-constexpr int kForwardRowThreadsTarget = 512;
+// Bytes of x a thread holds, where the row is long enough: the forward is bound by the loads
+// an SM keeps in flight, and registers cap that at (resident threads × elements a thread),
+// which more elements a thread raise (its fixed registers are shared by more data).
+constexpr int kForwardBytesTarget = 64;
+// Registers an SM has (every arch normjit targets), and what the heuristic lets a thread of a
+// row-in-registers block use.
+constexpr int kRegistersPerSm = 65536;
+constexpr int kForwardRegistersPerThread = 72;
 // Threads of a block streaming one row.
 constexpr int kForwardStreamThreads = 512;
 
@@ -40,7 +50,8 @@ constexpr int kForwardStreamThreads = 512;
 // (< 0: not known). Correct for every problem; not tuned (docs/FORWARD.md):
 //   rows of at most 32 slots: a power-of-two group of lanes per row, 256 threads a block;
 //   rows a warp holds (<= 32 elements a lane): a warp per row, 8 rows a block;
-//   rows a block of up to 1024 threads holds: one row per block in registers;
+//   rows a block of up to 1024 threads holds: one row per block in registers, as few
+//     threads as hold kForwardBytesTarget bytes of x each (at least 64);
 //   longer rows: one block of 512 threads per row, streamed twice.
 LaunchConfig choose_forward_config(const NormProblem& resolved, int sm = 90, int64_t m = -1);
 

@@ -16,7 +16,8 @@ using namespace normjit;
 
 namespace {
 
-const int64_t kForwardNs[] = {1, 33, 1000, 4096, 5003, 65536, 262144};
+// 14336: a row block of 448 threads (min_blocks keeps its registers down); 32768: 1024 threads.
+const int64_t kForwardNs[] = {1, 33, 1000, 4096, 5003, 14336, 32768, 65536, 262144};
 
 // γ and β present or not, and γ zero-centred: cycled over the shapes so each appears in each family.
 struct Affine { bool weight, bias, zero_centered; };
@@ -51,6 +52,9 @@ TEST(NvrtcForward, EveryFamilyCompilesForSm80AndSm90) {
     for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
       for (DType x : {DType::F32, DType::F16, DType::BF16})
         for (int64_t n : kForwardNs) {
+          // The heuristic does not depend on the arch, so sm_80 compiles sm_90's sources: only
+          // bf16 there, whose conversions are the arch-dependent code.
+          if (sm == 80 && x != DType::BF16) continue;
           const Affine a = kAffine[shape % std::size(kAffine)];
           NormProblem p;
           p.kind = kind;

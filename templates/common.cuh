@@ -101,6 +101,36 @@ __device__ __forceinline__ void store_slot(T* row, i64 col, const float (&in)[VE
   }
 }
 
+// A slot as it is stored: VEC elements of T, not yet converted to fp32, so a 16-bit slot takes
+// half the registers. For loads kept in flight well before they are used. Elements past N
+// are zero bits (0 in every dtype).
+template <class T, int VEC, int ALIGN, i64 N>
+struct PackedSlot {
+  typedef VecAccess<T, VEC, ALIGN> Access;
+  typename Access::Piece piece[VEC / Access::kPer];
+
+  __device__ __forceinline__ void load(const T* row, i64 col) {
+    if (col + VEC <= N) {
+#pragma unroll
+      for (int k = 0; k < VEC / Access::kPer; ++k)
+        piece[k].raw = *reinterpret_cast<const typename Access::Raw*>(row + col + k * Access::kPer);
+    } else {
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+        T v = {};
+        if (col + j < N) v = row[col + j];
+        piece[j / Access::kPer].e[j % Access::kPer] = v;
+      }
+    }
+  }
+  __device__ __forceinline__ void unpack(float (&out)[VEC]) const {
+#pragma unroll
+    for (int k = 0; k < VEC / Access::kPer; ++k)
+#pragma unroll
+      for (int j = 0; j < Access::kPer; ++j) out[k * Access::kPer + j] = to_f32(piece[k].e[j]);
+  }
+};
+
 // ---- reductions ------------------------------------------------------------------------------
 // Butterfly sum over aligned groups of WIDTH lanes. Every lane ends with the same bits (each
 // step adds the same two values on both partners), which keeps the kernels deterministic.

@@ -10,15 +10,15 @@
 // null: not saved). eps is an argument, so one kernel serves every eps. All sums are fp32.
 //
 // Memory plan. A persistent grid: block b takes rows b·R, b·R + G·R, ... (R rows a block).
-//   - Rows in registers (kRowInRegisters): the row is read once into registers; the mean is
-//     reduced first, then Σ(x − mean)² from the registers (exact two-pass, no cancellation),
-//     then y is written from them. Several rows a block (a warp or less per row) meet through
-//     shuffles only; a row per block meets in shared memory (RowReducer).
+//   - Rows in registers (kRowInRegisters): the row is read once into registers; each thread
+//     takes the exact moments (count, mean, M2) of its own elements, one reduction merges them
+//     into the row's (Moments: no cancellation, one meeting of the row's threads), then y is
+//     written from the registers. Several rows a block (a warp or less per row) meet through
+//     shuffles only; a row per block meets in shared memory (RowReducer, MomentsReducer).
 //   - Streamed rows (too long for registers): one block a row, the row read twice. Pass 1:
-//     each thread keeps Welford statistics of its own slots (count, mean, M2; each slot merged
-//     in with Chan's formula); the block then adds n·mean to get the row's mean, and
-//     M2 + n·(mean_t − mean)² to get its M2 (Chan's merge, written as two plain sums so the
-//     deterministic RowReducer does it). Pass 2 reads x again (mostly from L2) and writes y.
+//     each thread keeps the moments of its own slots (count, mean, M2; each slot merged in with
+//     Chan's formula), then one block reduction of the moments. Pass 2 reads x again (mostly
+//     from L2) and writes y. Both passes keep kStreamBatch loads a thread in flight.
 namespace nj {
 using namespace cfg;
 
@@ -42,6 +42,65 @@ constexpr int kIters = (int)((kSlots + kThreadsPerRow - 1) / kThreadsPerRow);
 constexpr float kInvN = 1.0f / (float)kN;
 
 typedef RowReducer<kThreadsPerRow, kRowsPerBlock> Reducer;
+// x is held as loaded (16-bit elements two a register) and converted where it is used: the
+// registers a thread needs for its bytes of x are the same in every dtype.
+typedef PackedSlot<TX, kVec, kAlign, kN> Packed;
+
+// ---- LayerNorm statistics in one reduction -----------------------------------------------------
+// Moments of some of a row's elements: count, mean, and M2 = Σ(x − mean)². Chan et al. merge
+// two disjoint sets exactly:
+//   n = na + nb,  mean = (na·ma + nb·mb) / n,  M2 = M2a + M2b + (mb − ma)²·na·nb / n
+// so a row's mean and variance need one reduction of these triples, not a sum for the mean and
+// then another for Σ(x − mean)²: one meeting of the row's threads instead of two. Each thread's
+// own triple is exact (a two-pass over its registers), so nothing cancels.
+struct Moments {
+  float n, mean, m2;
+};
+// `lo` must be the same operand on every thread that computes this merge (the lower lane or
+// warp): then all of them get the same bits, whatever the compiler contracts into FMAs.
+__device__ __forceinline__ Moments merge_moments(const Moments& lo, const Moments& hi) {
+  const float n = lo.n + hi.n;
+  const float inv = n > 0.f ? 1.f / n : 0.f;  // two empty sets: stays empty
+  const float d = hi.mean - lo.mean;
+  return Moments{n, (lo.n * lo.mean + hi.n * hi.mean) * inv, lo.m2 + hi.m2 + d * d * (lo.n * hi.n) * inv};
+}
+
+// Moments over aligned groups of WIDTH lanes (butterfly; every lane ends with the same bits).
+template <int WIDTH>
+__device__ __forceinline__ Moments group_moments(Moments v, int lane) {
+#pragma unroll
+  for (int offset = WIDTH / 2; offset > 0; offset /= 2) {
+    const Moments other{__shfl_xor_sync(0xffffffffu, v.n, offset), __shfl_xor_sync(0xffffffffu, v.mean, offset),
+                        __shfl_xor_sync(0xffffffffu, v.m2, offset)};
+    v = (lane & offset) ? merge_moments(other, v) : merge_moments(v, other);
+  }
+  return v;
+}
+
+// The row's moments over its THREADS_PER_ROW threads, ROWS rows a block. Rows wider than a
+// warp meet once in shared memory (double-buffered as RowReducer), and every thread merges the
+// warps' moments in warp order, so every thread gets the same bits.
+template <int THREADS_PER_ROW, int ROWS>
+struct MomentsReducer {
+  static constexpr int kWarps = THREADS_PER_ROW > 32 ? THREADS_PER_ROW / 32 : 1;
+  Moments (*buffer)[ROWS][kWarps];
+  int parity;
+
+  __device__ __forceinline__ Moments reduce(Moments v, int row_in_block, int lane_in_row) {
+    if constexpr (THREADS_PER_ROW <= 32) {
+      return group_moments<THREADS_PER_ROW>(v, lane_in_row);
+    } else {
+      v = group_moments<32>(v, lane_in_row & 31);
+      if ((lane_in_row & 31) == 0) buffer[parity][row_in_block][lane_in_row >> 5] = v;
+      __syncthreads();
+      Moments total = buffer[parity][row_in_block][0];
+#pragma unroll
+      for (int w = 1; w < kWarps; ++w) total = merge_moments(total, buffer[parity][row_in_block][w]);
+      parity ^= 1;
+      return total;
+    }
+  }
+};
 
 // First column of a thread's i-th slot of the row, or kN when it has none.
 __device__ __forceinline__ i64 forward_slot_column(int i, int lane) {
@@ -91,47 +150,66 @@ template <int kUnused = 0>
 __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p) {
   __shared__ float2 reduce_buffer[2][kRowsPerBlock][Reducer::kWarps];
   Reducer reducer{reduce_buffer, 0};
+  typedef MomentsReducer<kThreadsPerRow, kRowsPerBlock> Moments_;
+  __shared__ Moments moments_buffer[kLayerNorm ? 2 : 1][kRowsPerBlock][Moments_::kWarps];
+  Moments_ moments{moments_buffer, 0};
   const int row_in_block = threadIdx.x / kThreadsPerRow;
   const int lane = threadIdx.x % kThreadsPerRow;
+  __builtin_assume(threadIdx.x < kThreads);
   const float eps = (float)p.eps;
   const i64 step = (i64)gridDim.x * kRowsPerBlock;
   for (i64 base = (i64)blockIdx.x * kRowsPerBlock; base < p.m; base += step) {
     const i64 row = base + row_in_block;
     const bool valid = row < p.m;  // every thread takes part in the reductions' barriers
-    float x[kIters][kVec];
+    Packed packed[kIters];
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
       const i64 col = forward_slot_column(i, lane);
       if (valid && col < kN) {
-        load_slot<TX, kVec, kAlign, kN>(p.x + row * p.x_stride, col, x[i]);
+        packed[i].load(p.x + row * p.x_stride, col);
       } else {
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) x[i][j] = 0.f;
+        packed[i] = Packed{};  // zeros
       }
     }
-    // Elements past N read as 0: they add nothing to Σx or Σx², but must be left out of Σ(x − mean)².
-    float2 sums = make_float2(0.f, 0.f);
-#pragma unroll
-    for (int i = 0; i < kIters; ++i)
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) sums.x += kLayerNorm ? x[i][j] : x[i][j] * x[i][j];
-    sums = reducer.sum(sums, row_in_block, lane);
+    // Elements past N read as 0: they add nothing to Σx or Σx², but must be left out of the
+    // thread's count and of its Σ(x − mean)².
     float mean = 0.f, var;
     if constexpr (kLayerNorm) {
-      mean = sums.x * kInvN;
-      float2 squares = make_float2(0.f, 0.f);
+      float count = 0.f, sum = 0.f;
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
         const i64 col = forward_slot_column(i, lane);
+        count += (float)(kN - col < kVec ? kN - col : kVec);
+        float x[kVec];
+        packed[i].unpack(x);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) sum += x[j];
+      }
+      Moments own{count, count > 0.f ? sum / count : 0.f, 0.f};
+#pragma unroll
+      for (int i = 0; i < kIters; ++i) {
+        const i64 col = forward_slot_column(i, lane);
+        float x[kVec];
+        packed[i].unpack(x);
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
-          const float d = col + j < kN ? x[i][j] - mean : 0.f;
-          squares.x += d * d;
+          const float d = col + j < kN ? x[j] - own.mean : 0.f;
+          own.m2 += d * d;
         }
       }
-      var = reducer.sum(squares, row_in_block, lane).x * kInvN;
+      const Moments row_moments = moments.reduce(own, row_in_block, lane);
+      mean = row_moments.mean;
+      var = row_moments.m2 * kInvN;
     } else {
-      var = sums.x * kInvN;
+      float2 sums = make_float2(0.f, 0.f);
+#pragma unroll
+      for (int i = 0; i < kIters; ++i) {
+        float x[kVec];
+        packed[i].unpack(x);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) sums.x += x[j] * x[j];
+      }
+      var = reducer.sum(sums, row_in_block, lane).x * kInvN;
     }
     const float rstd = rsqrtf(var + eps);
     if (valid) {
@@ -139,26 +217,27 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
         const i64 col = forward_slot_column(i, lane);
-        if (col < kN) output_slot(p, row, col, x[i], mean, rstd);
+        if (col < kN) {
+          float x[kVec];
+          packed[i].unpack(x);
+          output_slot(p, row, col, x, mean, rstd);
+        }
       }
     }
   }
 }
 
 // ---- rows streamed twice (too long for registers) --------------------------------------------
-// Welford statistics of some of a row's elements: count, mean, and M2 = Σ(x − mean)².
-struct Welford {
-  float n, mean, m2;
-  // Chan et al.: merges in `count` elements of mean `mean_b` and M2 `m2_b`.
-  __device__ __forceinline__ void merge(float count, float mean_b, float m2_b) {
-    const float total = n + count;
-    const float delta = mean_b - mean;
-    const float share = count / total;
-    mean += delta * share;
-    m2 += m2_b + delta * delta * n * share;
-    n = total;
-  }
-};
+// Each thread takes slots lane, lane + T, lane + 2T, ... in batches of kStreamBatch: a batch's
+// loads are all issued before any is used, so each thread keeps that many 16-byte loads in
+// flight (one at a time leaves the memory system idle between a load and its use).
+constexpr int kStreamBatch = 4;
+
+// The k-th slot of a batch that starts at slot s0, or -1 past the row's end.
+__device__ __forceinline__ i64 batch_slot(i64 s0, int k) {
+  const i64 s = s0 + (i64)k * kThreads;
+  return s < kSlots ? s : -1;
+}
 
 template <int kRows = kRowsPerBlock>
 __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
@@ -166,52 +245,73 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
   typedef RowReducer<kThreads, 1> BlockReducer;
   __shared__ float2 reduce_buffer[2][1][BlockReducer::kWarps];
   BlockReducer reducer{reduce_buffer, 0};
+  typedef MomentsReducer<kThreads, 1> BlockMoments;
+  __shared__ Moments moments_buffer[kLayerNorm ? 2 : 1][1][BlockMoments::kWarps];
+  BlockMoments moments{moments_buffer, 0};
   const int lane = threadIdx.x;
   const float eps = (float)p.eps;
   for (i64 row = blockIdx.x; row < p.m; row += gridDim.x) {
     const TX* x_row = p.x + row * p.x_stride;
+    // Pass 1: the thread's moments (LayerNorm: each slot's exact two-pass moments merged in
+    // with Chan's formula) or Σx² (RMSNorm), then one reduction over the block.
+    Moments own{0.f, 0.f, 0.f};
+    float squares = 0.f;
+    for (i64 s0 = lane; s0 < kSlots; s0 += (i64)kThreads * kStreamBatch) {
+      Packed packed[kStreamBatch];
+#pragma unroll
+      for (int k = 0; k < kStreamBatch; ++k) {
+        const i64 s = batch_slot(s0, k);
+        packed[k].load(x_row, s >= 0 ? s * kVec : kN);  // past the end: zeros
+      }
+#pragma unroll
+      for (int k = 0; k < kStreamBatch; ++k) {
+        const i64 s = batch_slot(s0, k);
+        float x[kVec];
+        packed[k].unpack(x);
+        if constexpr (kLayerNorm) {
+          const int count = s < 0 ? 0 : (kN - s * kVec < kVec ? (int)(kN - s * kVec) : kVec);
+          float sum = 0.f;
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) sum += x[j];
+          Moments slot{(float)count, count > 0 ? sum / (float)count : 0.f, 0.f};
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) {
+            const float d = j < count ? x[j] - slot.mean : 0.f;
+            slot.m2 += d * d;
+          }
+          own = merge_moments(own, slot);
+        } else {
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) squares += x[j] * x[j];
+        }
+      }
+    }
     float mean = 0.f, var;
     if constexpr (kLayerNorm) {
-      Welford w{0.f, 0.f, 0.f};
-#pragma unroll 2
-      for (i64 s = lane; s < kSlots; s += kThreads) {
-        const i64 col = s * kVec;
-        float x[kVec];
-        load_slot<TX, kVec, kAlign, kN>(x_row, col, x);
-        const int count = kN - col < kVec ? (int)(kN - col) : kVec;
-        float sum = 0.f;
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) sum += x[j];
-        const float slot_mean = sum / (float)count;
-        float m2 = 0.f;
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) {
-          const float d = j < count ? x[j] - slot_mean : 0.f;
-          m2 += d * d;
-        }
-        w.merge((float)count, slot_mean, m2);
-      }
-      mean = reducer.sum(make_float2(w.n * w.mean, 0.f), 0, lane).x * kInvN;
-      const float d = w.mean - mean;
-      var = reducer.sum(make_float2(w.m2 + w.n * d * d, 0.f), 0, lane).x * kInvN;
+      const Moments row_moments = moments.reduce(own, 0, lane);
+      mean = row_moments.mean;
+      var = row_moments.m2 * kInvN;
     } else {
-      float2 sums = make_float2(0.f, 0.f);
-#pragma unroll 2
-      for (i64 s = lane; s < kSlots; s += kThreads) {
-        float x[kVec];
-        load_slot<TX, kVec, kAlign, kN>(x_row, s * kVec, x);
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) sums.x += x[j] * x[j];
-      }
-      var = reducer.sum(sums, 0, lane).x * kInvN;
+      var = reducer.sum(make_float2(squares, 0.f), 0, lane).x * kInvN;
     }
     const float rstd = rsqrtf(var + eps);
     if (lane == 0) save_statistics(p, row, mean, rstd);
-#pragma unroll 2
-    for (i64 s = lane; s < kSlots; s += kThreads) {
-      float x[kVec];
-      load_slot<TX, kVec, kAlign, kN>(x_row, s * kVec, x);
-      output_slot(p, row, s * kVec, x, mean, rstd);
+    // Pass 2: x again (mostly from L2), y out.
+    for (i64 s0 = lane; s0 < kSlots; s0 += (i64)kThreads * kStreamBatch) {
+      Packed packed[kStreamBatch];
+#pragma unroll
+      for (int k = 0; k < kStreamBatch; ++k) {
+        const i64 s = batch_slot(s0, k);
+        if (s >= 0) packed[k].load(x_row, s * kVec);
+      }
+#pragma unroll
+      for (int k = 0; k < kStreamBatch; ++k) {
+        const i64 s = batch_slot(s0, k);
+        if (s < 0) continue;
+        float x[kVec];
+        packed[k].unpack(x);
+        output_slot(p, row, s * kVec, x, mean, rstd);
+      }
     }
   }
 }

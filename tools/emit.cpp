@@ -19,7 +19,9 @@ int run_emit(std::vector<std::string> args) {
                 "  --forward                  the forward kernel (y, mean, rstd) instead of the backward\n"
                 "  --arch sm_XY               target for --ptx/--resources (default sm_90)\n"
                 "  --ptx                      print PTX instead of CUDA source\n"
-                "  --resources                compile and print registers, shared memory, stack and spills\n",
+                "  --resources                compile and print registers, shared memory, stack and spills\n"
+                "  --threads T, --threads-per-row R, --vec V, --min-blocks B, --streamed\n"
+                "                             override the heuristic's launch config (to compare register reports)\n",
                 problem_flags_help().c_str());
     return kExitOk;
   }
@@ -28,6 +30,14 @@ int run_emit(std::vector<std::string> args) {
   const bool resources = take_flag(args, "--resources");
   std::string arch = take_option(args, "--arch");
   if (arch.empty()) arch = "sm_90";
+  // Launch-config overrides, each replacing one field of the heuristic's choice.
+  auto take_int = [&](const char* name) {
+    const std::string v = take_option(args, name);
+    return v.empty() ? 0 : static_cast<int>(parse_integer_list(name, v, 1).front());
+  };
+  const int threads = take_int("--threads"), threads_per_row = take_int("--threads-per-row"),
+            vec = take_int("--vec"), min_blocks = take_int("--min-blocks");
+  const bool streamed = take_flag(args, "--streamed");
   const NormProblem problem = parse_problem_flags(args);
   if (!args.empty()) throw std::invalid_argument("unexpected argument '" + args.front() + "'");
   if (forward)
@@ -36,8 +46,16 @@ int run_emit(std::vector<std::string> args) {
     codegen::validate_problem(problem);
   const NormProblem p = forward ? codegen::resolve_forward_problem(problem) : codegen::resolve_problem(problem);
   const int sm = parse_arch_list({arch}).front();
-  const codegen::LaunchConfig config =
-      forward ? codegen::choose_forward_config(p, sm) : codegen::choose_launch_config(p, sm);
+  codegen::LaunchConfig config = forward ? codegen::choose_forward_config(p, sm) : codegen::choose_launch_config(p, sm);
+  if (threads) config.threads = threads;
+  if (threads_per_row) config.threads_per_row = threads_per_row;
+  if (vec) config.vec = vec;
+  if (min_blocks) config.min_blocks_per_sm = min_blocks;
+  if (streamed) config.row_in_registers = false;
+  if (forward)
+    codegen::check_forward_config(p, config);
+  else
+    codegen::check_launch_config(p, config);
   const codegen::KernelSource source =
       forward ? codegen::generate_forward_source(p, config) : codegen::generate_backward_source(p, config);
   const std::string described = forward ? codegen::describe_forward(p) : codegen::describe(p);
