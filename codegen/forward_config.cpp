@@ -58,18 +58,19 @@ std::string describe_forward(const NormProblem& problem) {
 int max_forward_register_bytes(DType x) { return dtype_size(x) >= 4 ? 128 : 64; }
 
 LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m) {
-  (void)sm;  // not tuned yet: the same shapes on every arch
   (void)m;
   LaunchConfig c;
   c.vec = std::max(1, std::min(16, p.alignment) / dtype_size(p.x_dtype));
   const int64_t slots = ceil_div(p.n, c.vec);
   const int slot_bytes = c.vec * dtype_size(p.x_dtype);
   const int max_iters = std::max(1, max_forward_register_bytes(p.x_dtype) / slot_bytes);
-  const int target_iters = std::clamp(kForwardBytesTarget / slot_bytes, 1, max_iters);
+  // Scalar and narrow slots: at most 8 a thread, more threads instead (one a thread for each
+  // 64 bytes cost 8-10 points at N = 4095 and 5003, whose rows are 2- or 4-byte aligned).
+  const int target_iters = std::clamp(kForwardBytesTarget / slot_bytes, 1, std::min(max_iters, 8));
   if (slots <= 32) {
     c.threads_per_row = next_pow2(slots);
     c.threads = 256;
-  } else if (slots <= int64_t{32} * target_iters) {
+  } else if (slots <= int64_t{32} * max_iters) {
     c.threads_per_row = 32;
     c.threads = 256;
   } else if (slots <= int64_t{kMaxForwardRowThreads} * max_iters) {
@@ -77,6 +78,17 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m) {
     c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
     // Without a bound ptxas gives some thread counts (160, 224, 448) 30-50% more registers
     // than their neighbours, for nothing: this many blocks an SM keeps them near the rest.
+    c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
+  } else if (sm >= 90 && slots <= int64_t{kMaxForwardCluster} * kMaxForwardRowThreads * target_iters) {
+    // A cluster a row: the fewest blocks that hold it at the target bytes a thread (more
+    // bytes a thread spill in 1024-thread blocks: fp32 N = 262144 spills 128-352 bytes).
+    int64_t threads = 0;
+    for (c.cluster = 2; c.cluster < kMaxForwardCluster; c.cluster *= 2) {
+      threads = ceil_div(ceil_div(slots, int64_t{c.cluster} * target_iters), 32) * 32;
+      if (threads <= kMaxForwardRowThreads) break;
+    }
+    threads = ceil_div(ceil_div(slots, int64_t{c.cluster} * target_iters), 32) * 32;
+    c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
     c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
   } else {
     c.threads = c.threads_per_row = kForwardStreamThreads;
@@ -101,15 +113,22 @@ void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
   if (c.vec * dtype_size(p.x_dtype) > std::max(p.alignment, dtype_size(p.x_dtype)))
     fail("vec is wider than the row alignment allows");
   if (!c.row_in_registers && c.rows_per_block() != 1) fail("streamed rows need threads_per_row == threads");
+  if (!c.row_in_registers && c.threads < 64) fail("streamed rows need a block of at least 64 threads");
   if (c.row_in_registers) {
-    const int64_t iters = ceil_div(ceil_div(p.n, c.vec), c.threads_per_row);
+    const int64_t iters = ceil_div(ceil_div(p.n, c.vec), int64_t{c.threads_per_row} * c.cluster);
     if (iters * c.vec * dtype_size(p.x_dtype) > max_forward_register_bytes(p.x_dtype))
       fail("a thread would hold " + std::to_string(iters * c.vec * dtype_size(p.x_dtype)) +
            " bytes of x in registers (at most " + std::to_string(max_forward_register_bytes(p.x_dtype)) +
            "): stream the row");
   }
-  if (c.cluster != 1 || c.merge != 1 || c.grid || c.staged || c.prefetch)
-    fail("the forward has no clusters, merged blocks, grid clusters, staged rows or prefetch");
+  if (c.merge != 1 || c.grid || c.staged || c.prefetch)
+    fail("the forward has no merged blocks, grid clusters, staged rows or prefetch");
+  if (c.cluster != 1) {
+    if (c.cluster < 1 || c.cluster > kMaxForwardCluster || !is_pow2(c.cluster))
+      fail("a forward cluster is 1, 2, 4 or 8 blocks");
+    if (!c.row_in_registers || c.rows_per_block() != 1 || c.threads < 64)
+      fail("a cluster shares one row held in registers by blocks of at least 64 threads");
+  }
   if (c.min_blocks_per_sm < 1 || c.min_blocks_per_sm > 32) fail("min_blocks_per_sm must be in [1, 32]");
 }
 

@@ -4,7 +4,7 @@
 //
 // The forward's launch is described by the backward's LaunchConfig, so the tuner and the
 // tuning database can take it up later; it uses only threads, threads_per_row, vec,
-// row_in_registers and min_blocks_per_sm (cluster 1, merge 1, no grid, no staging, no prefetch).
+// row_in_registers, cluster and min_blocks_per_sm (merge 1, no grid, no staging, no prefetch).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -43,6 +43,8 @@ constexpr int kForwardBytesTarget = 64;
 // row-in-registers block use.
 constexpr int kRegistersPerSm = 65536;
 constexpr int kForwardRegistersPerThread = 72;
+// Blocks of a cluster holding one row (sm_90; 8 is the portable maximum).
+constexpr int kMaxForwardCluster = 8;
 // Threads of a block streaming one row.
 constexpr int kForwardStreamThreads = 512;
 
@@ -52,6 +54,8 @@ constexpr int kForwardStreamThreads = 512;
 //   rows a warp holds (<= 32 elements a lane): a warp per row, 8 rows a block;
 //   rows a block of up to 1024 threads holds: one row per block in registers, as few
 //     threads as hold kForwardBytesTarget bytes of x each (at least 64);
+//   rows a cluster of up to 8 such blocks holds (sm_90): a cluster per row, the fewest blocks
+//     that hold it at the target bytes a thread;
 //   longer rows: one block of 512 threads per row, streamed twice.
 LaunchConfig choose_forward_config(const NormProblem& resolved, int sm = 90, int64_t m = -1);
 

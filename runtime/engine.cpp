@@ -62,6 +62,47 @@ CUlaunchConfig cluster_launch(const codegen::LaunchConfig& config, int64_t group
   return launch;
 }
 
+// Row groups (blocks, or clusters of config.blocks_per_group() blocks) of `function` that fit
+// on the device at once: the size of a persistent grid. Clusters above 8 blocks are opted in.
+int64_t resident_groups(CUfunction function, const codegen::LaunchConfig& config, unsigned shared_bytes,
+                        const runtime::DeviceLimits& limits, const std::string& what) {
+  const auto& d = driver();
+  if (config.blocks_per_group() == 1) {
+    int per_sm = 0;
+    NJ_CU(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, function, config.threads, shared_bytes), what);
+    if (per_sm < 1)
+      throw Error(Status::Unsupported, "normjit: " + what + ": a block of " + std::to_string(config.threads) +
+                                           " threads cannot be resident on this device.");
+    return int64_t{per_sm} * limits.sm_count;
+  }
+  if (config.blocks_per_group() > 8)
+    NJ_CU(d.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), what);
+  CUlaunchAttribute cluster;
+  const CUlaunchConfig launch = cluster_launch(config, 1, shared_bytes, nullptr, cluster);
+  int clusters = 0;
+  NJ_CU(d.cuOccupancyMaxActiveClusters(&clusters, function, &launch), what);
+  if (clusters < 1)
+    throw Error(Status::Unsupported, "normjit: " + what + ": a cluster of " + std::to_string(config.blocks_per_group()) +
+                                         " blocks of " + std::to_string(config.threads) +
+                                         " threads cannot be resident on this device.");
+  return clusters;
+}
+
+// Launches `groups` row groups of `function` (plain blocks, or clusters, or one grid cluster).
+void launch_groups(CUfunction function, const codegen::LaunchConfig& config, int64_t groups, unsigned shared_bytes,
+                   CUstream stream, void** kernel_args, const std::string& what) {
+  const auto& d = driver();
+  if (config.blocks_per_group() == 1) {
+    NJ_CU(d.cuLaunchKernel(function, static_cast<unsigned>(groups), 1, 1, static_cast<unsigned>(config.threads), 1, 1,
+                           shared_bytes, stream, kernel_args, nullptr),
+          what);
+  } else {
+    CUlaunchAttribute cluster;
+    const CUlaunchConfig launch = cluster_launch(config, groups, shared_bytes, stream, cluster);
+    NJ_CU(d.cuLaunchKernelEx(&launch, function, kernel_args, nullptr), what);
+  }
+}
+
 // Frees a stream-ordered allocation on every way out.
 struct StreamAllocation {
   CUdeviceptr ptr = 0;
@@ -315,33 +356,18 @@ std::unique_ptr<LoadedKernel> Engine::Impl::load(CUcontext ctx, const NormProble
     NJ_CU(d.cuFuncSetAttribute(k->backward, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                static_cast<int>(k->shared_bytes)),
           what);
-  if (k->config.blocks_per_group() == 1 || k->config.grid) {
-    int per_sm = 0;
-    NJ_CU(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->backward, k->config.threads, k->shared_bytes),
-          what);
-    if (per_sm < 1)
-      throw Error(Status::Unsupported, "normjit: " + what + ": a block of " + std::to_string(k->config.threads) +
-                                           " threads cannot be resident on this device.");
-    k->resident_groups = int64_t{per_sm} * k->limits.sm_count;
-    if (k->config.grid) {
-      if (k->resident_groups < k->config.cluster)
-        throw Error(Status::Unsupported, "normjit: " + what + ": the " + std::to_string(k->config.cluster) +
-                                             " blocks of a grid cluster cannot all be resident on this device (" +
-                                             std::to_string(k->resident_groups) + " can).");
-      k->resident_groups = 1;
-    }
+  if (k->config.grid) {
+    codegen::LaunchConfig block = k->config;
+    block.grid = false;
+    block.cluster = 1;
+    const int64_t resident = resident_groups(k->backward, block, k->shared_bytes, k->limits, what);
+    if (resident < k->config.cluster)
+      throw Error(Status::Unsupported, "normjit: " + what + ": the " + std::to_string(k->config.cluster) +
+                                           " blocks of a grid cluster cannot all be resident on this device (" +
+                                           std::to_string(resident) + " can).");
+    k->resident_groups = 1;
   } else {
-    if (k->config.blocks_per_group() > 8)
-      NJ_CU(d.cuFuncSetAttribute(k->backward, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), what);
-    CUlaunchAttribute cluster;
-    const CUlaunchConfig launch = cluster_launch(k->config, 1, k->shared_bytes, nullptr, cluster);
-    int clusters = 0;
-    NJ_CU(d.cuOccupancyMaxActiveClusters(&clusters, k->backward, &launch), what);
-    if (clusters < 1)
-      throw Error(Status::Unsupported, "normjit: " + what + ": a cluster of " + std::to_string(k->config.blocks_per_group()) +
-                                           " blocks of " + std::to_string(k->config.threads) +
-                                           " threads cannot be resident on this device.");
-    k->resident_groups = clusters;
+    k->resident_groups = resident_groups(k->backward, k->config, k->shared_bytes, k->limits, what);
   }
   guard.k = nullptr;
   return k;
@@ -435,15 +461,7 @@ void Engine::Impl::launch_kernels(const LoadedKernel& k, const NormProblem& p, r
     NJ_CU(d.cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(params.partial) + runtime::grid_counters_offset(k.config),
                              0, static_cast<size_t>(runtime::grid_ring_slots(k.config)), stream),
           what() + ": clearing the grid cluster's arrival counters");
-  if (k.config.blocks_per_group() == 1) {
-    NJ_CU(d.cuLaunchKernel(k.backward, static_cast<unsigned>(groups), 1, 1, static_cast<unsigned>(k.config.threads),
-                           1, 1, k.shared_bytes, stream, kernel_args, nullptr),
-          what() + ": launching");
-  } else {
-    CUlaunchAttribute cluster;
-    const CUlaunchConfig launch = cluster_launch(k.config, groups, k.shared_bytes, stream, cluster);
-    NJ_CU(d.cuLaunchKernelEx(&launch, k.backward, kernel_args, nullptr), what() + ": launching");
-  }
+  launch_groups(k.backward, k.config, groups, k.shared_bytes, stream, kernel_args, what() + ": launching");
   if ((p.has_weight || p.has_bias) && !runtime::writes_gradients_directly(k.config, groups))
     launch_reductions(k, p, params, groups, stream);
 }
@@ -522,12 +540,7 @@ const LoadedKernel& Engine::Impl::forward_kernel_for(CUcontext ctx, const NormPr
     }
   } guard{k.get()};
   NJ_CU(d.cuModuleGetFunction(&k->forward, k->module, codegen::KernelSource::kForwardEntry), what);
-  int per_sm = 0;
-  NJ_CU(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->forward, config.threads, 0), what);
-  if (per_sm < 1)
-    throw Error(Status::Unsupported, "normjit: " + what + ": a block of " + std::to_string(config.threads) +
-                                         " threads cannot be resident on this device.");
-  k->resident_groups = int64_t{per_sm} * limits.sm_count;
+  k->resident_groups = resident_groups(k->forward, config, 0, limits, what);
   guard.k = nullptr;
   const auto module_key = std::make_tuple(ctx_id, code, codegen::describe(config), false);
   std::unique_lock<std::shared_mutex> lock(mu_);
@@ -552,9 +565,7 @@ void Engine::Impl::launch_forward(const NormProblem& problem, const ForwardArgs&
   const int64_t groups = runtime::row_groups(k.config, k.limits, a.m, k.resident_groups);
   runtime::ForwardParams params{a.m, a.x, a.x_stride, a.weight, a.bias, a.y, a.y_stride, a.mean, a.rstd, a.eps};
   void* kernel_args[] = {&params};
-  NJ_CU(driver().cuLaunchKernel(k.forward, static_cast<unsigned>(groups), 1, 1, static_cast<unsigned>(k.config.threads),
-                                1, 1, 0, stream, kernel_args, nullptr),
-        what() + ": launching");
+  launch_groups(k.forward, k.config, groups, 0, stream, kernel_args, what() + ": launching");
 }
 
 // ---- the public Engine -----------------------------------------------------------------------

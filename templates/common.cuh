@@ -222,6 +222,12 @@ __device__ __forceinline__ float2 load_from_block(const float2* local, unsigned 
                : "=f"(v.x), "=f"(v.y) : "r"(cluster_address(local, rank)) : "memory");
   return v;
 }
+__device__ __forceinline__ float4 load_from_block(const float4* local, unsigned rank) {
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(cluster_address(local, rank)) : "memory");
+  return v;
+}
 __device__ __forceinline__ float load_from_block(const float* local, unsigned rank) {
   float v;
   asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(cluster_address(local, rank)) : "memory");

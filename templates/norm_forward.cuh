@@ -10,6 +10,10 @@
 // null: not saved). eps is an argument, so one kernel serves every eps. All sums are fp32.
 //
 // Memory plan. A persistent grid: block b takes rows b·R, b·R + G·R, ... (R rows a block).
+//   - A cluster a row (kCluster > 1, sm_90, rows too long for one block's registers): the
+//     cluster's blocks hold the row in registers together and exchange their statistics
+//     through distributed shared memory (ClusterExchange): x is read once at every N up to
+//     kCluster blocks' worth.
 //   - Rows in registers (kRowInRegisters): the row is read once into registers; each thread
 //     takes the exact moments (count, mean, M2) of its own elements, one reduction merges them
 //     into the row's (Moments: no cancellation, one meeting of the row's threads), then y is
@@ -38,7 +42,10 @@ struct ForwardParams {
 
 constexpr int kRowsPerBlock = kThreads / kThreadsPerRow;
 constexpr i64 kSlots = (kN + kVec - 1) / kVec;  // vector slots per row
-constexpr int kIters = (int)((kSlots + kThreadsPerRow - 1) / kThreadsPerRow);
+// The threads sharing a row: a cluster's blocks together when kCluster > 1 (sm_90), each
+// holding every kCluster-th stretch of kThreadsPerRow slots in registers.
+constexpr int kRowThreads = kThreadsPerRow * kCluster;
+constexpr int kIters = (int)((kSlots + kRowThreads - 1) / kRowThreads);
 constexpr float kInvN = 1.0f / (float)kN;
 
 typedef RowReducer<kThreadsPerRow, kRowsPerBlock> Reducer;
@@ -60,12 +67,13 @@ struct Moments {
 // warp): then all of them get the same bits, whatever the compiler contracts into FMAs.
 __device__ __forceinline__ Moments merge_moments(const Moments& lo, const Moments& hi) {
   const float n = lo.n + hi.n;
-  const float inv = n > 0.f ? 1.f / n : 0.f;  // two empty sets: stays empty
+  const float inv = n > 0.f ? __frcp_rn(n) : 0.f;  // two empty sets: stays empty
   const float d = hi.mean - lo.mean;
   return Moments{n, (lo.n * lo.mean + hi.n * hi.mean) * inv, lo.m2 + hi.m2 + d * d * (lo.n * hi.n) * inv};
 }
 
-// Moments over aligned groups of WIDTH lanes (butterfly; every lane ends with the same bits).
+// Moments over aligned groups of WIDTH lanes (butterfly; every lane ends with the same bits,
+// empty moments included: lanes past the data hold {0, 0, 0}).
 template <int WIDTH>
 __device__ __forceinline__ Moments group_moments(Moments v, int lane) {
 #pragma unroll
@@ -77,34 +85,34 @@ __device__ __forceinline__ Moments group_moments(Moments v, int lane) {
   return v;
 }
 
-// The row's moments over its THREADS_PER_ROW threads, ROWS rows a block. Rows wider than a
-// warp meet once in shared memory (double-buffered as RowReducer), and every thread merges the
-// warps' moments in warp order, so every thread gets the same bits.
+// The row's moments over its THREADS_PER_ROW (> 32) threads, ROWS rows a block: a butterfly
+// in each warp, one meeting in shared memory (double-buffered as RowReducer), then in every
+// warp lane w takes warp w's moments and a butterfly over the warps (log2 of them deep: merged
+// one after another, 32 warps' merges made 1024-thread rows 20% slower) gives every thread
+// the same bits.
 template <int THREADS_PER_ROW, int ROWS>
 struct MomentsReducer {
-  static constexpr int kWarps = THREADS_PER_ROW > 32 ? THREADS_PER_ROW / 32 : 1;
+  static_assert(THREADS_PER_ROW > 32 && THREADS_PER_ROW % 32 == 0, "rows of a warp or less meet by shuffles");
+  static constexpr int kWarps = THREADS_PER_ROW / 32;
+  static constexpr int kWarpsPow2 = kWarps <= 2 ? 2 : kWarps <= 4 ? 4 : kWarps <= 8 ? 8 : kWarps <= 16 ? 16 : 32;
   Moments (*buffer)[ROWS][kWarps];
   int parity;
 
   __device__ __forceinline__ Moments reduce(Moments v, int row_in_block, int lane_in_row) {
-    if constexpr (THREADS_PER_ROW <= 32) {
-      return group_moments<THREADS_PER_ROW>(v, lane_in_row);
-    } else {
-      v = group_moments<32>(v, lane_in_row & 31);
-      if ((lane_in_row & 31) == 0) buffer[parity][row_in_block][lane_in_row >> 5] = v;
-      __syncthreads();
-      Moments total = buffer[parity][row_in_block][0];
-#pragma unroll
-      for (int w = 1; w < kWarps; ++w) total = merge_moments(total, buffer[parity][row_in_block][w]);
-      parity ^= 1;
-      return total;
-    }
+    const int lane = lane_in_row & 31;
+    v = group_moments<32>(v, lane);
+    if (lane == 0) buffer[parity][row_in_block][lane_in_row >> 5] = v;
+    __syncthreads();
+    Moments w{0.f, 0.f, 0.f};  // each group of kWarpsPow2 lanes merges all the warps alike
+    if ((lane & (kWarpsPow2 - 1)) < kWarps) w = buffer[parity][row_in_block][lane & (kWarpsPow2 - 1)];
+    parity ^= 1;
+    return group_moments<kWarpsPow2>(w, lane);
   }
 };
 
 // First column of a thread's i-th slot of the row, or kN when it has none.
 __device__ __forceinline__ i64 forward_slot_column(int i, int lane) {
-  const i64 s = (i64)i * kThreadsPerRow + lane;
+  const i64 s = (i64)i * kRowThreads + lane;
   return s < kSlots ? s * kVec : kN;
 }
 
@@ -145,20 +153,73 @@ __device__ __forceinline__ void save_statistics(const ForwardParams& p, i64 row,
   if (p.rstd) p.rstd[row] = rstd;
 }
 
+// ---- a row shared by a cluster's blocks (sm_90) --------------------------------------------------
+// Each block's statistics of its part of the row go to its shared memory; after one cluster
+// barrier every thread reads all kCluster of them (distributed shared memory) and merges them
+// in rank order, so every thread of every block gets the same bits. Double-buffered: a block
+// can write row k + 1's before a slower one has read row k's, never row k + 2's (it cannot
+// pass the barrier of row k + 1 before the slower one reaches it, after its reads of row k).
+struct ClusterExchange {
+  int parity;
+
+  __device__ __forceinline__ float4* slot() {
+    __shared__ float4 buffer[2];
+    return &buffer[parity];
+  }
+  __device__ __forceinline__ float4 share(float4 v) {
+    float4* mine = slot();
+    if (threadIdx.x == 0) *mine = v;
+    cluster_barrier_publish(threadIdx.x == 0);
+    parity ^= 1;
+    return v;
+  }
+  __device__ __forceinline__ Moments moments(const Moments& block) {
+    float4* mine = slot();
+    share(make_float4(block.n, block.mean, block.m2, 0.f));
+    float4 v = load_from_block(mine, 0);
+    Moments total{v.x, v.y, v.z};
+#pragma unroll
+    for (unsigned r = 1; r < (unsigned)kCluster; ++r) {
+      v = load_from_block(mine, r);
+      total = merge_moments(total, Moments{v.x, v.y, v.z});
+    }
+    return total;
+  }
+  __device__ __forceinline__ float sum(float block) {
+    float4* mine = slot();
+    share(make_float4(block, 0.f, 0.f, 0.f));
+    float total = load_from_block(mine, 0).x;
+#pragma unroll
+    for (unsigned r = 1; r < (unsigned)kCluster; ++r) total += load_from_block(mine, r).x;
+    return total;
+  }
+};
+
 // ---- rows held in registers ------------------------------------------------------------------
 template <int kUnused = 0>
 __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p) {
   __shared__ float2 reduce_buffer[2][kRowsPerBlock][Reducer::kWarps];
   Reducer reducer{reduce_buffer, 0};
-  typedef MomentsReducer<kThreadsPerRow, kRowsPerBlock> Moments_;
-  __shared__ Moments moments_buffer[kLayerNorm ? 2 : 1][kRowsPerBlock][Moments_::kWarps];
+  // LayerNorm's moments in one reduction (see Moments): rows wider than a warp meet once
+  // instead of twice; narrower ones save a second pass over their registers, except with one
+  // slot a lane, where two plain butterflies cost less (bf16 N = 256: 91.7% of copy bandwidth
+  // against 86.5%; N = 1000, four slots a lane: 91.1% against 81.6%).
+  constexpr bool kOneReduction = kLayerNorm && (kThreadsPerRow > 32 || kIters > 1);
+  typedef MomentsReducer<(kThreadsPerRow > 32 ? kThreadsPerRow : 64), kRowsPerBlock> Moments_;
+  __shared__ Moments moments_buffer[kOneReduction ? 2 : 1][kRowsPerBlock][Moments_::kWarps];
   Moments_ moments{moments_buffer, 0};
   const int row_in_block = threadIdx.x / kThreadsPerRow;
-  const int lane = threadIdx.x % kThreadsPerRow;
+  const int lane_in_block = threadIdx.x % kThreadsPerRow;
   __builtin_assume(threadIdx.x < kThreads);
+  // With a cluster a row: the block's rank in it, the thread's lane among the row's threads,
+  // and the clusters (row groups) of the grid.
+  const unsigned rank = kCluster > 1 ? cluster_rank() : 0;
+  const int lane = (int)rank * kThreadsPerRow + lane_in_block;
+  const i64 group = (i64)blockIdx.x / kCluster, groups = (i64)gridDim.x / kCluster;
+  ClusterExchange exchange{0};
   const float eps = (float)p.eps;
-  const i64 step = (i64)gridDim.x * kRowsPerBlock;
-  for (i64 base = (i64)blockIdx.x * kRowsPerBlock; base < p.m; base += step) {
+  const i64 step = groups * kRowsPerBlock;
+  for (i64 base = group * kRowsPerBlock; base < p.m; base += step) {
     const i64 row = base + row_in_block;
     const bool valid = row < p.m;  // every thread takes part in the reductions' barriers
     Packed packed[kIters];
@@ -174,7 +235,7 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
     // Elements past N read as 0: they add nothing to Σx or Σx², but must be left out of the
     // thread's count and of its Σ(x − mean)².
     float mean = 0.f, var;
-    if constexpr (kLayerNorm) {
+    if constexpr (kOneReduction) {
       float count = 0.f, sum = 0.f;
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
@@ -197,9 +258,37 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
           own.m2 += d * d;
         }
       }
-      const Moments row_moments = moments.reduce(own, row_in_block, lane);
+      Moments row_moments;
+      if constexpr (kThreadsPerRow > 32)
+        row_moments = moments.reduce(own, row_in_block, lane_in_block);
+      else
+        row_moments = group_moments<kThreadsPerRow>(own, lane_in_block);
+      if constexpr (kCluster > 1) row_moments = exchange.moments(row_moments);
       mean = row_moments.mean;
       var = row_moments.m2 * kInvN;
+    } else if constexpr (kLayerNorm) {  // one slot a lane, a warp or less a row
+      float2 sums = make_float2(0.f, 0.f);
+#pragma unroll
+      for (int i = 0; i < kIters; ++i) {
+        float x[kVec];
+        packed[i].unpack(x);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) sums.x += x[j];
+      }
+      mean = reducer.sum(sums, row_in_block, lane_in_block).x * kInvN;
+      float2 squares = make_float2(0.f, 0.f);
+#pragma unroll
+      for (int i = 0; i < kIters; ++i) {
+        const i64 col = forward_slot_column(i, lane);
+        float x[kVec];
+        packed[i].unpack(x);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          const float d = col + j < kN ? x[j] - mean : 0.f;
+          squares.x += d * d;
+        }
+      }
+      var = reducer.sum(squares, row_in_block, lane_in_block).x * kInvN;
     } else {
       float2 sums = make_float2(0.f, 0.f);
 #pragma unroll
@@ -209,7 +298,9 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
 #pragma unroll
         for (int j = 0; j < kVec; ++j) sums.x += x[j] * x[j];
       }
-      var = reducer.sum(sums, row_in_block, lane).x * kInvN;
+      float squares = reducer.sum(sums, row_in_block, lane_in_block).x;
+      if constexpr (kCluster > 1) squares = exchange.sum(squares);
+      var = squares * kInvN;
     }
     const float rstd = rsqrtf(var + eps);
     if (valid) {
@@ -225,6 +316,8 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
       }
     }
   }
+  // A block's shared memory must outlive the other blocks' last reads of it.
+  if constexpr (kCluster > 1) cluster_barrier();
 }
 
 // ---- rows streamed twice (too long for registers) --------------------------------------------
