@@ -76,12 +76,16 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m) {
   } else if (slots <= int64_t{kMaxForwardRowThreads} * max_iters) {
     const int64_t threads = ceil_div(ceil_div(slots, target_iters), 32) * 32;
     c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
-    // Without a bound ptxas gives some thread counts (160, 224, 448) 30-50% more registers
-    // than their neighbours, for nothing: this many blocks an SM keeps them near the rest.
+    // 64 registers a thread, so blocks fill the SM's threads: without a bound ptxas gave some
+    // thread counts (160, 224, 448) 30-50% more registers for nothing, and LayerNorm's
+    // 512-thread bf16 blocks 70, one block an SM (N = 16384: 62% of copy bandwidth).
     c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
-  } else if (sm >= 90 && slots <= int64_t{kMaxForwardCluster} * kMaxForwardRowThreads * target_iters) {
+  } else if (sm >= 90 && p.kind == NormKind::RMSNorm &&
+             slots <= int64_t{kMaxForwardCluster} * kMaxForwardRowThreads * target_iters) {
     // A cluster a row: the fewest blocks that hold it at the target bytes a thread (more
     // bytes a thread spill in 1024-thread blocks: fp32 N = 262144 spills 128-352 bytes).
+    // RMSNorm only: LayerNorm's cluster blocks spill 56-184 bytes (its statistics take more
+    // registers) and ran slower than streaming the row twice (bench/NOTES.md, entry 19).
     int64_t threads = 0;
     for (c.cluster = 2; c.cluster < kMaxForwardCluster; c.cluster *= 2) {
       threads = ceil_div(ceil_div(slots, int64_t{c.cluster} * target_iters), 32) * 32;
@@ -91,9 +95,12 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m) {
     c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
     c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
   } else {
+    // One 1024-thread block an SM (64 registers: x is held packed, so a batch fits without
+    // spills): as many loads in flight as two of 512, half the rows' bytes waiting in L2 for
+    // the second pass (two blocks an SM: 63-66% of copy bandwidth, the second pass mostly
+    // missing L2).
     c.threads = c.threads_per_row = kForwardStreamThreads;
     c.row_in_registers = false;
-    c.min_blocks_per_sm = 2;  // 64 registers: x is held packed, so a batch fits without spills
   }
   check_forward_config(p, c);
   return c;

@@ -42,11 +42,11 @@ constexpr int kForwardBytesTarget = 64;
 // Registers an SM has (every arch normjit targets), and what the heuristic lets a thread of a
 // row-in-registers block use.
 constexpr int kRegistersPerSm = 65536;
-constexpr int kForwardRegistersPerThread = 72;
+constexpr int kForwardRegistersPerThread = 64;
 // Blocks of a cluster holding one row (sm_90; 8 is the portable maximum).
 constexpr int kMaxForwardCluster = 8;
 // Threads of a block streaming one row.
-constexpr int kForwardStreamThreads = 512;
+constexpr int kForwardStreamThreads = 1024;
 
 // The heuristic config of a resolved forward problem on compute capability `sm` for m rows
 // (< 0: not known). Correct for every problem; not tuned (docs/FORWARD.md):
@@ -56,7 +56,7 @@ constexpr int kForwardStreamThreads = 512;
 //     threads as hold kForwardBytesTarget bytes of x each (at least 64);
 //   rows a cluster of up to 8 such blocks holds (sm_90): a cluster per row, the fewest blocks
 //     that hold it at the target bytes a thread;
-//   longer rows: one block of 512 threads per row, streamed twice.
+//   longer rows: one block of 1024 threads per row, streamed twice.
 LaunchConfig choose_forward_config(const NormProblem& resolved, int sm = 90, int64_t m = -1);
 
 // Throws std::invalid_argument if config cannot run the forward of `resolved`.

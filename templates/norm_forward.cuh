@@ -200,11 +200,16 @@ template <int kUnused = 0>
 __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p) {
   __shared__ float2 reduce_buffer[2][kRowsPerBlock][Reducer::kWarps];
   Reducer reducer{reduce_buffer, 0};
-  // LayerNorm's moments in one reduction (see Moments): rows wider than a warp meet once
-  // instead of twice; narrower ones save a second pass over their registers, except with one
-  // slot a lane, where two plain butterflies cost less (bf16 N = 256: 91.7% of copy bandwidth
-  // against 86.5%; N = 1000, four slots a lane: 91.1% against 81.6%).
-  constexpr bool kOneReduction = kLayerNorm && (kThreadsPerRow > 32 || kIters > 1);
+  // LayerNorm's moments in one reduction (see Moments) where that measured faster than the
+  // mean and then Σ(x − mean)² (bench/NOTES.md, entry 19): rows of 2 to 8 warps meet once
+  // instead of twice (bf16 N = 4096-8192: 88%); warp rows with several slots a lane save a
+  // second pass over their registers (bf16 N = 1000: 91.5% against 81.6%). Not with one slot
+  // a lane (bf16 N = 256: 86.5% against 91.7%), nor with more warps (bf16 N = 16384: 62%
+  // against 70.5%; fp32 N = 12288: 80% against 95%; 16 or 20 warps at N = 4095, 5003 took
+  // twice as long), nor across a cluster (its blocks spilled 56-80 bytes and ran slower than
+  // rows streamed twice).
+  constexpr bool kOneReduction =
+      kLayerNorm && kCluster == 1 && (kThreadsPerRow > 32 ? kThreadsPerRow <= 256 : kIters > 1);
   typedef MomentsReducer<(kThreadsPerRow > 32 ? kThreadsPerRow : 64), kRowsPerBlock> Moments_;
   __shared__ Moments moments_buffer[kOneReduction ? 2 : 1][kRowsPerBlock][Moments_::kWarps];
   Moments_ moments{moments_buffer, 0};
@@ -266,7 +271,7 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
       if constexpr (kCluster > 1) row_moments = exchange.moments(row_moments);
       mean = row_moments.mean;
       var = row_moments.m2 * kInvN;
-    } else if constexpr (kLayerNorm) {  // one slot a lane, a warp or less a row
+    } else if constexpr (kLayerNorm) {  // the mean, then Σ(x − mean)² from the registers
       float2 sums = make_float2(0.f, 0.f);
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
@@ -275,7 +280,9 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
 #pragma unroll
         for (int j = 0; j < kVec; ++j) sums.x += x[j];
       }
-      mean = reducer.sum(sums, row_in_block, lane_in_block).x * kInvN;
+      float sum = reducer.sum(sums, row_in_block, lane_in_block).x;
+      if constexpr (kCluster > 1) sum = exchange.sum(sum);
+      mean = sum * kInvN;
       float2 squares = make_float2(0.f, 0.f);
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
@@ -288,7 +295,9 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
           squares.x += d * d;
         }
       }
-      var = reducer.sum(squares, row_in_block, lane_in_block).x * kInvN;
+      float deviations = reducer.sum(squares, row_in_block, lane_in_block).x;
+      if constexpr (kCluster > 1) deviations = exchange.sum(deviations);
+      var = deviations * kInvN;
     } else {
       float2 sums = make_float2(0.f, 0.f);
 #pragma unroll
