@@ -105,14 +105,33 @@ TEST(ForwardConfig, PicksEachFamilyByRowLength) {
       }
 }
 
+TEST(ForwardConfig, ClustersHoldLongRmsRowsOnSm90Only) {
+  const NormProblem rms = problem(NormKind::RMSNorm, 65536, DType::BF16);
+  const codegen::LaunchConfig c90 = codegen::choose_forward_config(rms, 90);
+  EXPECT_TRUE(c90.row_in_registers);
+  EXPECT_EQ(c90.cluster, 2);
+  EXPECT_NO_THROW(codegen::check_forward_config(rms, c90));
+  const codegen::LaunchConfig c80 = codegen::choose_forward_config(rms, 80);
+  EXPECT_EQ(c80.cluster, 1);
+  EXPECT_FALSE(c80.row_in_registers);
+  // LayerNorm's cluster blocks spilled and ran slower than streaming: streamed on sm_90 too.
+  const codegen::LaunchConfig ln = codegen::choose_forward_config(problem(NormKind::LayerNorm, 65536, DType::BF16), 90);
+  EXPECT_EQ(ln.cluster, 1);
+  EXPECT_FALSE(ln.row_in_registers);
+}
+
 TEST(ForwardConfig, RejectsWhatTheForwardHasNot) {
   const NormProblem p = problem(NormKind::LayerNorm, 4096, DType::BF16);
   codegen::LaunchConfig c = codegen::choose_forward_config(p);
   c.staged = true;
   EXPECT_THROW(codegen::check_forward_config(p, c), std::invalid_argument);
   c = codegen::choose_forward_config(p);
-  c.cluster = 2;
+  c.cluster = 3;
   EXPECT_THROW(codegen::check_forward_config(p, c), std::invalid_argument);
+  c = codegen::choose_forward_config(problem(NormKind::LayerNorm, 1000, DType::BF16));
+  c.cluster = 2;  // a cluster shares one row: not with several rows a block
+  EXPECT_THROW(codegen::check_forward_config(problem(NormKind::LayerNorm, 1000, DType::BF16), c),
+               std::invalid_argument);
   c = codegen::choose_forward_config(p);
   c.threads = c.threads_per_row = 64;  // 64 elements a thread
   EXPECT_THROW(codegen::check_forward_config(p, c), std::invalid_argument);
