@@ -1,4 +1,4 @@
-"""Host time per normjit backward from Python on a kernel-cache hit, as a table.
+"""Host time per normjit backward (and forward) from Python on a kernel-cache hit, as a table.
 
 Each row times BATCH calls at a tiny shape (the GPU work is a few microseconds, so the host
 side is what is measured), syncs outside the timed region, and reports the median over
@@ -6,7 +6,8 @@ REPEATS batches in microseconds per call. Rows: the ctypes floor (prebuilt C str
 into nj_layer_norm_backward), the three output allocations alone (torch.empty_like; an eager call
 cannot do without them), the public functions (normjit.torch.*: the eager fast path),
 the registered custom ops through the dispatcher (what torch.compile'd code calls), torch's own
-aten backward for comparison, and a CUDA graph of the same calls (host time per replayed call).
+aten backward for comparison, the forward functions beside torch's aten forward, and a CUDA graph
+of the same calls (host time per replayed call).
 Target: normjit.torch.layer_norm_backward and rms_norm_backward <= 10 us per call; a line says
 for each whether it is met.
 
@@ -117,6 +118,10 @@ def main():
         # What the eager call cannot avoid on top of the floor: its three outputs.
         return torch.empty_like(x), torch.empty_like(w), torch.empty_like(b)
 
+    # The modules' forward, parameters requiring grad: what a training step's forward pays per norm.
+    nj_module = njt.LayerNorm(n, device="cuda", dtype=dtype)
+    torch_module = torch.nn.LayerNorm(n, device="cuda", dtype=dtype)
+
     no_graph = (floor, floor_by_address, allocations)  # captured elsewhere, or no kernel to capture
     rows = [
         ("ctypes floor: nj_layer_norm_backward, structs prebuilt", floor),
@@ -130,6 +135,12 @@ def main():
          lambda: torch.ops.normjit.rms_norm_backward(dy, x, w, rrstd, 1)),
         ("torch: aten.native_layer_norm_backward (same-dtype weight)",
          lambda: torch.ops.aten.native_layer_norm_backward(dy, x, [n], mean, rstd, wx, bx, [True, True, True])),
+        ("normjit.torch.layer_norm_forward (fp32 weight)", lambda: njt.layer_norm_forward(x, w, b, 1e-5)),
+        ("normjit.torch.rms_norm_forward (fp32 weight)", lambda: njt.rms_norm_forward(x, w, 1e-5)),
+        ("torch: aten.native_layer_norm (same-dtype weight)",
+         lambda: torch.ops.aten.native_layer_norm(x, [n], wx, bx, 1e-5)),
+        ("normjit.torch.LayerNorm module forward (autograd graph built)", lambda: nj_module(x)),
+        ("torch.nn.LayerNorm module forward (autograd graph built)", lambda: torch_module(x)),
     ]
     print("normjit %s, torch %s, %s; M=%d N=%d %s; median of %d batches of %d calls"
           % (normjit.version(), torch.__version__, torch.cuda.get_device_name(), m, n, opt.dtype, REPEATS, BATCH))

@@ -1,8 +1,9 @@
-"""normjit from Python: run-time generated LayerNorm/RMSNorm backward kernels.
+"""normjit from Python: run-time generated LayerNorm/RMSNorm kernels, backward and forward.
 
     import normjit.torch as njt
+    y, mean, rstd = njt.layer_norm_forward(x, weight, bias, 1e-5)
     dx, dw, db = njt.layer_norm_backward(dy, x, weight, bias, mean, rstd)
-    norm = njt.LayerNorm(4096)          # a drop-in torch.nn.LayerNorm with normjit's backward
+    norm = njt.LayerNorm(4096)          # a drop-in torch.nn.LayerNorm on normjit's kernels
 
 This top-level module needs no PyTorch: it loads libnormjit through the C API (ctypes).
 See docs/PYTHON.md.

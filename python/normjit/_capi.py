@@ -100,6 +100,22 @@ class BackwardArgs(ctypes.Structure):
     ]
 
 
+class ForwardArgs(ctypes.Structure):
+    """nj_forward_args (the forward: y = norm(x) * gamma (+ beta), mean/rstd saved for the backward)."""
+    _fields_ = [
+        ("m", ctypes.c_int64),
+        ("x", ctypes.c_void_p),
+        ("x_stride", ctypes.c_int64),
+        ("weight", ctypes.c_void_p),
+        ("bias", ctypes.c_void_p),
+        ("y", ctypes.c_void_p),
+        ("y_stride", ctypes.c_int64),
+        ("mean", ctypes.c_void_p),
+        ("rstd", ctypes.c_void_p),
+        ("eps", ctypes.c_double),
+    ]
+
+
 def _packed_layout(cls, count):
     """A struct.Struct that writes the first `count` fields of cls in one call (pointers as
     unsigned ints, 0 for NULL), checked field by field against ctypes' own layout: filling a
@@ -129,19 +145,29 @@ def _packed_layout(cls, count):
 # dx_stride, dweight, dbias, workspace, workspace_bytes): every field a call without fused
 # options sets. The fused fields after them stay zero in a struct only ever packed this way.
 ARGS_HEAD = _packed_layout(BackwardArgs, 14)
-_tls = threading.local()
+# nj_forward_args, every field (m, x, x_stride, weight, bias, y, y_stride, mean, rstd, eps).
+FORWARD_ARGS = _packed_layout(ForwardArgs, len(ForwardArgs._fields_))
 
 
-def thread_args():
-    """(a BackwardArgs, its address) that belongs to the calling thread, for ARGS_HEAD.pack_into.
-    Per thread because ctypes releases the GIL during the C call: a struct shared between
-    threads could be overwritten by another thread while the library reads it."""
-    try:
-        return _tls.args
-    except AttributeError:
-        a = BackwardArgs()
-        _tls.args = (a, ctypes.addressof(a))
-        return _tls.args
+def _per_thread(cls):
+    """A function returning (a cls, its address) that belongs to the calling thread, for a
+    packed layout's pack_into. Per thread because ctypes releases the GIL during the C call: a
+    struct shared between threads could be overwritten by another thread while the library
+    reads it."""
+    tls = threading.local()
+
+    def get():
+        try:
+            return tls.args
+        except AttributeError:
+            a = cls()
+            tls.args = (a, ctypes.addressof(a))
+            return tls.args
+    return get
+
+
+thread_args = _per_thread(BackwardArgs)  # for ARGS_HEAD
+thread_forward_args = _per_thread(ForwardArgs)  # for FORWARD_ARGS
 
 
 class NormjitError(RuntimeError):
@@ -167,6 +193,9 @@ def _declare(lib):
     lib.nj_workspace_size.restype = ctypes.c_int
     for fn in (lib.nj_layer_norm_backward, lib.nj_rms_norm_backward):
         fn.argtypes = [ctypes.c_void_p, P(Problem), P(BackwardArgs), ctypes.c_void_p]
+        fn.restype = ctypes.c_int
+    for fn in (lib.nj_layer_norm_forward, lib.nj_rms_norm_forward):
+        fn.argtypes = [ctypes.c_void_p, P(Problem), P(ForwardArgs), ctypes.c_void_p]
         fn.restype = ctypes.c_int
     lib.nj_last_error.argtypes = []
     lib.nj_last_error.restype = ctypes.c_char_p
@@ -224,12 +253,15 @@ class Engine:
         # Bound once: each attribute lookup on a CDLL costs a dict walk per call.
         self._workspace_size = self._lib.nj_workspace_size
         self._backward = {LAYERNORM: self._lib.nj_layer_norm_backward, RMSNORM: self._lib.nj_rms_norm_backward}
+        self._forward = {LAYERNORM: self._lib.nj_layer_norm_forward, RMSNORM: self._lib.nj_rms_norm_forward}
         # The same entry points taking every argument as an address (an int), for callers that
         # keep the engine, problem and args as addresses (normjit.torch's fast path): an int
         # converts to c_void_p faster than a byref() object is built and checked.
         raw = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
         self.raw_backward = {LAYERNORM: raw(("nj_layer_norm_backward", self._lib)),
                              RMSNORM: raw(("nj_rms_norm_backward", self._lib))}
+        self.raw_forward = {LAYERNORM: raw(("nj_layer_norm_forward", self._lib)),
+                            RMSNORM: raw(("nj_rms_norm_forward", self._lib))}
 
     @property
     def handle(self):
@@ -237,7 +269,7 @@ class Engine:
 
     @property
     def address(self):
-        """The nj_engine* as an int, for raw_backward."""
+        """The nj_engine* as an int, for raw_backward and raw_forward."""
         return self._handle.value
 
     def close(self):
@@ -262,6 +294,12 @@ class Engine:
         """nj_layer_norm_backward or nj_rms_norm_backward by problem.kind; stream is a CUstream
         as an int (0 = the legacy default stream)."""
         check(self._backward[problem.kind](self._handle, ctypes.byref(problem), ctypes.byref(args), stream),
+              self._lib)
+
+    def forward(self, problem, args, stream):
+        """nj_layer_norm_forward or nj_rms_norm_forward by problem.kind (args a ForwardArgs); stream
+        as for backward."""
+        check(self._forward[problem.kind](self._handle, ctypes.byref(problem), ctypes.byref(args), stream),
               self._lib)
 
 

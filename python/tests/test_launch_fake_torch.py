@@ -1,12 +1,14 @@
 """normjit.torch._launch's host-side logic without torch or a GPU: the general path, the plans it
-leaves, the fast path that uses them, and the workspace kept per (device, stream).
+leaves, the fast path that uses them, and the workspace kept per (device, stream); and
+_launch_forward's, the forward's, on the same helpers.
 
 The scenarios run in a child process whose PYTHONPATH puts python/tests/fake_torch first (a
 stand-in torch: shapes, strides, dtypes and data pointers over host buffers), with the C entry
 points and the CUDA-context calls replaced by recorders: each recorded call keeps the nj_problem
-and nj_backward_args bytes the library would have read. So the fast path is checked byte for byte
-against the general path, which the GPU tests check against float64 references. Part of
-scripts/test.sh's python stage; the real thing runs in test_torch_gpu.py on a GPU.
+and nj_backward_args (or nj_forward_args) bytes the library would have read. So the fast path is
+checked byte for byte against the general path, which the GPU tests check against float64
+references. Part of scripts/test.sh's python stage; the real thing runs in test_torch_gpu.py on a
+GPU.
 """
 import ctypes
 import os
@@ -39,7 +41,7 @@ def child_main():
     package = types.ModuleType("normjit.torch")
     package.__path__ = [os.path.join(PYTHON_DIR, "normjit", "torch")]
     sys.modules["normjit.torch"] = package
-    from normjit.torch import _launch
+    from normjit.torch import _launch, _launch_forward
 
     class Recorder:
         """The engine and the driver as _launch sees them, recording instead of running."""
@@ -54,15 +56,17 @@ def child_main():
             self.handle = ctypes.c_void_p(self.address)
             self._backward = {k: self._byref_entry(k) for k in (_capi.LAYERNORM, _capi.RMSNORM)}
             self.raw_backward = {k: self._address_entry(k) for k in (_capi.LAYERNORM, _capi.RMSNORM)}
+            self.raw_forward = {k: self._address_entry(k, "forward", _capi.ForwardArgs)
+                                for k in (_capi.LAYERNORM, _capi.RMSNORM)}
 
         def workspace_size(self, problem, m):
             # None for small M, as the library; scale stands for a tuning database that changed.
             return self.scale * 4096 * ((m + 63) // 64) if m >= 64 else 0
 
-        def record(self, entry, problem_address, args_address, stream):
+        def record(self, entry, problem_address, args_address, stream, args_type=_capi.BackwardArgs):
             p = _capi.Problem.from_address(problem_address)
-            a = _capi.BackwardArgs.from_address(args_address)
-            self.calls.append((entry, bytes(p), {f: getattr(a, f) for f, _ in _capi.BackwardArgs._fields_}, stream))
+            a = args_type.from_address(args_address)
+            self.calls.append((entry, bytes(p), {f: getattr(a, f) for f, _ in args_type._fields_}, stream))
             return self.status.pop(0) if self.status else _capi.OK
 
         def _byref_entry(self, kind):
@@ -71,10 +75,10 @@ def child_main():
                                    stream)
             return entry
 
-        def _address_entry(self, kind):
+        def _address_entry(self, kind, how="address", args_type=_capi.BackwardArgs):
             def entry(engine, problem, args, stream):
                 assert engine == self.address
-                return self.record(("address", kind), problem, args, stream)
+                return self.record((how, kind), problem, args, stream, args_type)
             return entry
 
     rec = Recorder()
@@ -82,6 +86,7 @@ def child_main():
     _launch.push_context = lambda device: rec.pushes.append(device) or True
     _launch.pop_context = lambda: None
     _launch.is_capturing = lambda stream, device: rec.capturing
+    _launch_forward.push_context, _launch_forward.pop_context = _launch.push_context, _launch.pop_context
     _capi.check = lambda status, lib=None: (_ for _ in ()).throw(
         _capi.NormjitError(status, "status %d" % status, "recorded failure"))
 
@@ -399,7 +404,143 @@ def child_main():
                         self.fused(_capi.RMSNORM, 4, 256, **options)
             self.assertEqual(rec.calls, [], "nothing reaches the library")
 
-    result = unittest.TextTestRunner(verbosity=2).run(unittest.defaultTestLoader.loadTestsFromTestCase(Scenarios))
+    def forward(kind, shape, dtype=torch.bfloat16, weight=True, bias=True, w_dtype=torch.float32, x=None, nd=1,
+                eps=1e-5, device=0):
+        """One _launch_forward.forward call: (outputs, {tensor address: name}, the recorded args with
+        addresses as names, the recorded nj_problem)."""
+        x = tensor(shape, dtype, device) if x is None else x
+        n_shape = tuple(x.shape[x.dim() - nd:])
+        w = tensor(n_shape, w_dtype, device) if weight else None
+        b = tensor(n_shape, w_dtype, device) if bias and kind == _capi.LAYERNORM else None
+        out = _launch_forward.forward(kind, x, w, b, eps, nd)
+        names = {t.data_ptr(): name for name, t in (("x", x), ("w", w), ("b", b), ("y", out[0]), ("mean", out[1]),
+                                                      ("rstd", out[2])) if t is not None and t.numel()}
+        record = rec.calls[-1]
+        return out, names, fields(record, names), _capi.Problem.from_buffer_copy(record[1])
+
+    class ForwardScenarios(unittest.TestCase):
+        setUp = Scenarios.setUp
+
+        def test_fields_outputs_and_statistics(self):
+            for kind in (_capi.LAYERNORM, _capi.RMSNORM):
+                with self.subTest(kind=kind):
+                    (y, mean, rstd), _, f, p = forward(kind, (37, 256))
+                    self.assertEqual(rec.calls[-1][0], ("forward", kind))
+                    ln = kind == _capi.LAYERNORM
+                    self.assertEqual(f, {"m": 37, "x": "x", "x_stride": 256, "weight": "w", "bias": "b" if ln else None,
+                                         "y": "y", "y_stride": 256, "mean": "mean" if ln else None, "rstd": "rstd",
+                                         "eps": 1e-5})
+                    self.assertEqual((p.kind, p.n, p.x_dtype, p.dy_dtype, p.weight_dtype, p.has_weight, p.has_bias),
+                                     (kind, 256, _capi.BF16, _capi.BF16, _capi.F32, 1, int(ln)))
+                    self.assertEqual((y.shape, y.dtype), ((37, 256), torch.bfloat16))
+                    self.assertEqual((rstd.shape, rstd.dtype), ((37, 1), torch.float32))
+                    if ln:
+                        self.assertEqual((mean.shape, mean.dtype), ((37, 1), torch.float32))
+                    else:
+                        self.assertIsNone(mean)
+
+        def test_statistics_shape_is_the_leading_dims_then_ones(self):
+            (y, mean, rstd), _, f, _ = forward(_capi.LAYERNORM, (3, 67, 1024))
+            self.assertEqual((y.shape, mean.shape, rstd.shape, f["m"]), ((3, 67, 1024), (3, 67, 1), (3, 67, 1), 201))
+            (y, mean, rstd), _, f, p = forward(_capi.RMSNORM, (5, 9, 4, 96), nd=2)
+            self.assertEqual((rstd.shape, f["m"], f["x_stride"], p.n), ((5, 9, 1, 1), 45, 384, 384))
+            (y, mean, rstd), _, f, _ = forward(_capi.LAYERNORM, (1000,))
+            self.assertEqual((mean.shape, f["m"]), ((1,), 1))
+            self.assertEqual(_launch_forward.stat_shape((2, 3, 4), 3), (1, 1, 1))
+            with self.assertRaisesRegex(ValueError, "normalized_ndim = 3 for a 2-D x"):
+                _launch_forward.stat_shape((2, 3), 3)
+
+        def test_statistics_feed_the_backward_as_they_are(self):
+            # What the forward saves is what the backward reads: no conversion, no copy.
+            for kind, shape, nd in ((_capi.LAYERNORM, (37, 256), 1), (_capi.RMSNORM, (3, 67, 1024), 1),
+                                    (_capi.LAYERNORM, (5, 9, 4, 96), 2)):
+                with self.subTest(kind=kind, shape=shape):
+                    x = tensor(shape)
+                    w = tensor(shape[len(shape) - nd:], torch.float32)
+                    b = tensor(shape[len(shape) - nd:], torch.float32) if kind == _capi.LAYERNORM else None
+                    _, mean, rstd = _launch_forward.forward(kind, x, w, b, 1e-5, nd)
+                    forward_problem = rec.calls[-1][1]
+                    _launch.backward(kind, tensor(shape), x, w, b, mean, rstd, nd)
+                    a = rec.calls[-1][2]
+                    self.assertEqual(rec.calls[-1][0], ("byref", kind))
+                    self.assertEqual(a["rstd"], rstd.data_ptr())
+                    self.assertEqual(a["mean"], None if mean is None else mean.data_ptr())
+                    self.assertEqual(rec.calls[-1][1], forward_problem, "one nj_problem for both")
+
+        def test_rows_with_strides(self):
+            padded = torch.Tensor((37, 1024), torch.bfloat16)[:, :1000]
+            _, names, f, _ = forward(_capi.LAYERNORM, None, x=padded)
+            self.assertEqual((f["x"], f["x_stride"], f["y_stride"]), ("x", 1024, 1000))
+            strided = torch.Tensor((37, 1000), torch.bfloat16, strides=(2000, 2))  # inner stride 2: copied
+            (y, _, _), names, f, _ = forward(_capi.RMSNORM, None, x=strided)
+            self.assertNotEqual(f["x"], "x")
+            self.assertEqual((f["x_stride"], y.shape, y.is_contiguous()), (1000, (37, 1000), True))
+
+        def test_parameters_absent_or_of_x_s_dtype(self):
+            _, _, f, p = forward(_capi.LAYERNORM, (4, 256), weight=False, bias=False)
+            self.assertEqual((f["weight"], f["bias"], p.has_weight, p.has_bias), (None, None, 0, 0))
+            _, _, f, p = forward(_capi.LAYERNORM, (4, 256), weight=False)
+            self.assertEqual((f["weight"], f["bias"], p.has_bias, p.weight_dtype), (None, "b", 1, _capi.F32))
+            _, _, f, p = forward(_capi.RMSNORM, (4, 256), dtype=torch.float16, w_dtype=torch.float16)
+            self.assertEqual((p.x_dtype, p.weight_dtype), (_capi.F16, _capi.F16))
+
+        def test_context_pushed_only_for_the_default_streams(self):
+            for stream, pushed in ((0, [0]), (2, [0]), (0x7F00, [])):
+                with self.subTest(stream=stream):
+                    self.setUp()
+                    torch.current_stream[0] = stream
+                    forward(_capi.LAYERNORM, (4, 256))
+                    self.assertEqual(rec.pushes, pushed)
+                    self.assertEqual(rec.calls[-1][3], stream)
+            self.setUp()
+            forward(_capi.RMSNORM, (4, 256), device=1)
+            self.assertEqual(rec.pushes, [1], "x's device, not the current one")
+
+        def test_eps_is_passed_as_a_double(self):
+            _, _, f, _ = forward(_capi.RMSNORM, (4, 256), eps=0)
+            self.assertEqual(f["eps"], 0.0)
+            _, _, f, _ = forward(_capi.RMSNORM, (4, 256), eps=1.25e-7)
+            self.assertEqual(f["eps"], 1.25e-7)
+
+        def test_no_rows(self):
+            (y, mean, rstd), _, f, _ = forward(_capi.LAYERNORM, (0, 256))
+            self.assertEqual((f["m"], y.shape, mean.shape), (0, (0, 256), (0, 1)))
+
+        def test_errors_python_sees(self):
+            def x(shape=(4, 256), dtype=torch.bfloat16, device=0):
+                return tensor(shape, dtype, device)
+
+            def w(n=256, dtype=torch.float32, device=0):
+                return tensor((n,), dtype, device)
+            cases = [
+                (ValueError, "x is on cpu; normjit's kernels run on CUDA tensors", (x(device=-1), None, None, 1)),
+                (TypeError, "x has dtype torch.float64", (x(dtype=torch.float64), None, None, 1)),
+                (TypeError, "the weight is torch.float16 and x is torch.bfloat16", (x(), w(dtype=torch.float16),
+                                                                                     None, 1)),
+                (TypeError, "bias is torch.bfloat16 but the weight is torch.float32",
+                 (x(), w(), w(dtype=torch.bfloat16), 1)),
+                (ValueError, "weight has 255 elements but the normalized size N is 256", (x(), w(255), None, 1)),
+                (ValueError, "weight is on cuda:1 but x is on cuda:0", (x(), w(device=1), None, 1)),
+                (ValueError, "bias is on cuda:1 but x is on cuda:0", (x(), None, w(device=1), 1)),
+                (ValueError, "normalized_ndim = 3 for a 2-D x", (x(), None, None, 3)),
+                (ValueError, "the normalized size N is 0", (x((4, 0)), None, None, 1)),
+            ]
+            for exc, message, (xt, wt, bt, nd) in cases:
+                with self.subTest(message=message):
+                    with self.assertRaisesRegex(exc, message):
+                        _launch_forward.forward(_capi.LAYERNORM, xt, wt, bt, 1e-5, nd)
+            self.assertEqual(rec.calls, [], "nothing reaches the library")
+
+        def test_a_failed_status_raises(self):
+            rec.status[:] = [_capi.INVALID_ARGUMENT]
+            with self.assertRaises(_capi.NormjitError):
+                forward(_capi.LAYERNORM, (4, 256), eps=-1.0)
+            self.assertEqual(rec.calls[-1][2]["eps"], -1.0)
+
+    loader = unittest.defaultTestLoader
+    suite = unittest.TestSuite([loader.loadTestsFromTestCase(Scenarios),
+                                loader.loadTestsFromTestCase(ForwardScenarios)])
+    result = unittest.TextTestRunner(verbosity=2).run(suite)
     sys.exit(0 if result.wasSuccessful() and result.testsRun > 0 else 1)
 
 

@@ -53,6 +53,36 @@ def args(kind=_capi.LAYERNORM, m=4, weight=True, bias=True):
     return a
 
 
+def forward_args(kind=_capi.LAYERNORM, m=4, weight=True, bias=True):
+    a = _capi.ForwardArgs(m=m, x=FAKE, y=FAKE + 0x1000, rstd=FAKE + 0x2000, eps=1e-5)
+    if kind == _capi.LAYERNORM:
+        a.mean = FAKE + 0x3000
+    if weight:
+        a.weight = FAKE + 0x4000
+    if bias and kind == _capi.LAYERNORM:
+        a.bias = FAKE + 0x5000
+    return a
+
+
+_CTYPES = {"int64_t": ctypes.c_int64, "double": ctypes.c_double, "size_t": ctypes.c_size_t, "int": ctypes.c_int}
+
+
+def header_fields(struct_name):
+    """[(field, ctypes type)] of `typedef struct struct_name { ... }` in the header, in order:
+    pointers as c_void_p, the nj_* enums as C int (their ctypes declaration)."""
+    with open(HEADER) as f:
+        text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+    body = re.search(r"typedef struct %s \{(.*?)\} %s;" % (struct_name, struct_name), text, re.S).group(1)
+    fields = []
+    for decl in filter(None, (d.strip() for d in body.split(";"))):
+        match = re.fullmatch(r"(?:const\s+)?(\w+)\s*(\*?)\s*(\w+)", decl)
+        assert match, "cannot read the declaration %r of %s" % (decl, struct_name)
+        ctype, pointer, name = match.groups()
+        fields.append((name, ctypes.c_void_p if pointer else
+                       ctypes.c_int if ctype.startswith("nj_") else _CTYPES[ctype]))
+    return fields
+
+
 class LibraryTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -101,6 +131,30 @@ class LibraryTest(unittest.TestCase):
         self.assertEqual(_capi.Problem.alignment.offset, 40)
         self.assertEqual(_capi.BackwardArgs.workspace_bytes.offset, 13 * 8)
 
+    def test_structs_are_the_header_s_field_for_field(self):
+        for struct_name, cls in (("nj_problem", _capi.Problem), ("nj_backward_args", _capi.BackwardArgs),
+                                 ("nj_forward_args", _capi.ForwardArgs)):
+            with self.subTest(struct=struct_name):
+                self.assertEqual([(name, t) for name, t in cls._fields_], header_fields(struct_name))
+
+    def test_forward_args_follow_the_c_layout(self):
+        # Ten 8-byte fields (gcc on include/normjit/normjit.h: 80 bytes, eps at 72).
+        self.assertEqual(ctypes.sizeof(_capi.ForwardArgs), 80)
+        self.assertEqual(_capi.ForwardArgs.eps.offset, 72)
+        self.assertEqual(_capi.ForwardArgs.y_stride.offset, 48)
+
+    def test_packed_forward_args_land_where_the_struct_has_them(self):
+        values = [37, FAKE, 300, FAKE + 0x1000, FAKE + 0x2000, FAKE + 0x3000, 301, FAKE + 0x4000, 0, 1e-5]
+        names = [name for name, _ in _capi.ForwardArgs._fields_]
+        self.assertEqual(len(names), len(values))
+        by_field = _capi.ForwardArgs(**dict(zip(names, values)))
+        packed, address = _capi.thread_forward_args()
+        _capi.FORWARD_ARGS.pack_into(packed, 0, *values)
+        self.assertEqual(address, ctypes.addressof(packed))
+        self.assertEqual(bytes(packed), bytes(by_field))
+        self.assertEqual((packed.rstd, packed.eps), (None, 1e-5))
+        self.assertIsNot(packed, _capi.thread_args()[0], "the backward's struct is another one")
+
     def test_packed_args_land_where_the_struct_has_them(self):
         # normjit.torch's fast path writes the args with ARGS_HEAD.pack_into, not through ctypes'
         # fields: the bytes must be the very ones the fields would have written.
@@ -117,13 +171,14 @@ class LibraryTest(unittest.TestCase):
 
     def test_each_thread_has_its_own_packed_args(self):
         import threading
-        mine = _capi.thread_args()
-        theirs = []
-        t = threading.Thread(target=lambda: theirs.append(_capi.thread_args()))
-        t.start()
-        t.join()
-        self.assertIs(_capi.thread_args(), mine)
-        self.assertNotEqual(theirs[0][1], mine[1])
+        for get in (_capi.thread_args, _capi.thread_forward_args):
+            mine = get()
+            theirs = []
+            t = threading.Thread(target=lambda: theirs.append(get()))
+            t.start()
+            t.join()
+            self.assertIs(get(), mine)
+            self.assertNotEqual(theirs[0][1], mine[1])
 
     def test_raw_entry_points_take_addresses(self):
         # The same checks as through the declared entry points, with the structs passed by address.
@@ -356,6 +411,112 @@ class LibraryTest(unittest.TestCase):
         p = problem()
         p.recompute_from_output = p.parallel = 1
         self.assert_invalid(p, args(), "recompute_from_output and parallel are both set")
+
+
+class ForwardLibraryTest(unittest.TestCase):
+    """nj_layer_norm_forward / nj_rms_norm_forward through ctypes: each ForwardArgs field read where
+    the C code reads it (every check below fires only on the field it names), before any GPU call."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.lib = _capi.library()
+        cls.engine = _capi.Engine()
+
+    def call(self, p, a, kind=None, by_address=False):
+        kind = p.kind if kind is None else kind
+        if by_address:
+            status = self.engine.raw_forward[kind](self.engine.address, ctypes.addressof(p), ctypes.addressof(a), 0)
+        else:
+            fn = self.lib.nj_layer_norm_forward if kind == _capi.LAYERNORM else self.lib.nj_rms_norm_forward
+            status = fn(self.engine.handle, ctypes.byref(p), ctypes.byref(a), None)
+        return status, self.lib.nj_last_error().decode()
+
+    def assert_status(self, name, p, a, *fragments, **how):
+        status, message = self.call(p, a, **how)
+        self.assertEqual(_capi.status_name(status), name, message)
+        for f in fragments:
+            self.assertIn(f, message)
+
+    def assert_invalid(self, p, a, *fragments, **how):
+        self.assert_status("NJ_ERR_INVALID_ARGUMENT", p, a, *fragments, **how)
+
+    def test_null_data_pointers(self):
+        for kind, fields in ((_capi.LAYERNORM, ("x", "y", "weight", "bias")), (_capi.RMSNORM, ("x", "y", "weight"))):
+            for field in fields:
+                with self.subTest(kind=kind, field=field):
+                    a = forward_args(kind)
+                    setattr(a, field, None)
+                    self.assert_invalid(problem(kind), a, field + " is NULL")
+
+    def test_strides_eps_and_m(self):
+        for field in ("x_stride", "y_stride"):
+            a = forward_args()
+            setattr(a, field, 3)
+            self.assert_invalid(problem(n=8), a, "%s = 3 is less than N" % field)
+        a = forward_args()
+        a.eps = -1.0
+        self.assert_invalid(problem(), a, "eps = -1", "not a finite number >= 0")
+        a.eps = float("nan")
+        self.assert_invalid(problem(), a, "not a finite number >= 0")
+        a = forward_args()
+        a.m = -1
+        self.assert_invalid(problem(), a, "m = -1 is negative")
+
+    def test_statistics_and_flags(self):
+        a = forward_args(_capi.RMSNORM)
+        a.mean = FAKE + 0x3000
+        self.assert_invalid(problem(_capi.RMSNORM), a, "mean is given for RMSNorm")
+        a = forward_args()
+        a.rstd = FAKE + 0x2002
+        self.assert_invalid(problem(), a, "rstd = ", "4-byte")
+        a = forward_args()
+        a.mean = FAKE + 0x3001
+        self.assert_invalid(problem(), a, "mean = ", "4-byte")
+        a = forward_args(weight=False)
+        a.weight = FAKE + 0x4000
+        self.assert_invalid(problem(weight=False), a, "weight is given but has_weight is false")
+        a = forward_args(bias=False)
+        a.bias = FAKE + 0x5000
+        self.assert_invalid(problem(bias=False), a, "bias is given but has_bias is false")
+        a = forward_args()
+        a.y = FAKE + 1
+        self.assert_invalid(problem(dtype=_capi.F16), a, "y = ", "2 bytes")
+
+    def test_in_place_needs_one_stride(self):
+        a = forward_args()
+        a.y, a.x_stride, a.y_stride = a.x, 16, 8
+        self.assert_invalid(problem(n=8), a, "y is x (in place) but y_stride = 8 and x_stride = 16 differ")
+
+    def test_entry_points_by_address_and_wrong_kind(self):
+        for kind in (_capi.LAYERNORM, _capi.RMSNORM):
+            a = forward_args(kind)
+            a.y = None
+            self.assert_invalid(problem(kind), a, "y is NULL", by_address=True)
+        other = {_capi.LAYERNORM: "rms_norm_forward", _capi.RMSNORM: "layer_norm_forward"}
+        for kind in (_capi.LAYERNORM, _capi.RMSNORM):
+            wrong = _capi.RMSNORM if kind == _capi.LAYERNORM else _capi.LAYERNORM
+            self.assert_invalid(problem(wrong), forward_args(wrong), other[kind], kind=kind)
+            self.assert_invalid(problem(wrong), forward_args(wrong), other[kind], kind=kind, by_address=True)
+
+    def test_fused_options_are_not_taken_yet(self):
+        p = problem()
+        p.residual = 1
+        self.assert_status("NJ_ERR_UNSUPPORTED", p, forward_args(), "does not take the fused option residual")
+
+    def test_no_rows_need_no_device(self):
+        a = forward_args()
+        a.m = 0
+        a.x = a.y = None
+        self.assert_status("NJ_OK", problem(), a)
+
+    def test_valid_calls_without_a_gpu_say_so(self):
+        if gpu_present():
+            self.skipTest("a CUDA device is present; the no-GPU statuses cannot be observed here")
+        for kind in (_capi.LAYERNORM, _capi.RMSNORM):
+            with self.assertRaises(normjit.NormjitError) as cm:
+                self.engine.forward(problem(kind), forward_args(kind), 0)
+            self.assertIn(cm.exception.status_name, ("NJ_ERR_NO_DRIVER", "NJ_ERR_NO_DEVICE"))
+            self.assertGreater(len(cm.exception.message), 20)
 
 
 class LookupTest(unittest.TestCase):

@@ -1,8 +1,8 @@
-"""normjit.torch's custom ops as torch.compile sees them, without a GPU: under FakeTensorMode
-(fake CUDA tensors need no device) the public functions go through the ops' fake kernels, so
-the results' count, order and shapes are those a compiled graph is traced with; make_fx shows
-which op a call becomes and with what arguments. Skips without torch; the real kernels are
-checked against float64 autograd in test_torch_gpu.py.
+"""normjit.torch's custom ops, backward and forward, as torch.compile sees them, without a GPU:
+under FakeTensorMode (fake CUDA tensors need no device) the public functions go through the ops'
+fake kernels, so the results' count, order and shapes are those a compiled graph is traced with;
+make_fx shows which op a call becomes and with what arguments. Skips without torch; the real
+kernels are checked against float64 references in test_torch_gpu.py.
 """
 import os
 import sys
@@ -115,6 +115,79 @@ class FakeKernelTest(unittest.TestCase):
         code = make_fx(recompute, tracing_mode="fake")(x, x.clone(), w, s).code
         self.assertIn("torch.ops.normjit.layer_norm_backward_fused.default(dy_1, None,", code)
         self.assertIn(", y_1)", code)  # y, last
+
+
+@unittest.skipIf(SKIP, SKIP)
+class ForwardFakeKernelTest(unittest.TestCase):
+    """The forward ops: their fake kernels' results, and the functional form traced through autograd
+    (normjit's forward op feeding normjit's backward op)."""
+
+    def setUp(self):
+        self.mode = FakeTensorMode()
+        with self.mode:
+            self.x = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+            self.w = torch.empty(N, device="cuda")
+            self.b = torch.empty(N, device="cuda")  # its own tensor: make_fx names each argument apart
+
+    def test_results_are_y_and_fp32_statistics_per_row(self):
+        x, w = self.x, self.w
+        with self.mode:
+            y, mean, rstd = njt.layer_norm_forward(x, w, w, 1e-5)
+            self.assertEqual(shapes((y, mean, rstd)), [(M, N), (M, 1), (M, 1)])
+            self.assertEqual((y.dtype, mean.dtype, rstd.dtype), (torch.bfloat16, torch.float32, torch.float32))
+            x3 = torch.empty(3, 5, N, device="cuda", dtype=torch.float16)
+            out = njt.rms_norm_forward(x3, None, None)
+            self.assertEqual(shapes(out), [(3, 5, N), (3, 5, 1)])
+            x4 = torch.empty(5, 9, 4, 96, device="cuda")
+            out = njt.layer_norm_forward(x4, None, None, 1e-5, normalized_ndim=2)
+            self.assertEqual(shapes(out), [(5, 9, 4, 96), (5, 9, 1, 1), (5, 9, 1, 1)])
+            # What the forward returns, the backward takes.
+            dx, dw, db = njt.layer_norm_backward(y, x, w, w, mean, rstd)
+            self.assertEqual(shapes((dx, dw, db)), [(M, N), (N,), (N,)])
+
+    def test_argument_errors(self):
+        x, w = self.x, self.w
+        with self.mode:
+            with self.assertRaisesRegex(TypeError, "layer_norm_forward got eps = None"):
+                njt.layer_norm_forward(x, w, w, None)
+            with self.assertRaisesRegex(ValueError, "normalized_ndim = 3 for a 2-D x"):
+                njt.rms_norm_forward(x, w, 1e-6, normalized_ndim=3)
+            with self.assertRaisesRegex(ValueError, r"normalized_shape=\[4096\] for an input of shape \[37, 4095\]"):
+                njt.layer_norm(x[:, 1:], (N,))
+
+    def test_traced_calls_are_the_forward_ops(self):
+        x, w = self.x, self.w
+        code = make_fx(lambda x, w, b: njt.layer_norm_forward(x, w, b, 1e-5), tracing_mode="fake")(x, w, self.b).code
+        self.assertIn("torch.ops.normjit.layer_norm_forward.default(x_1, w_1, b_1, 1e-05, 1)", code)
+        code = make_fx(lambda x, w: njt.rms_norm_forward(x, w, None), tracing_mode="fake")(x, w).code
+        self.assertIn("torch.ops.normjit.rms_norm_forward.default(x_1, w_1, %r, 1)" % torch.finfo(torch.float32).eps,
+                      code)
+
+    def test_autograd_feeds_the_forward_s_statistics_to_the_backward(self):
+        def step(x, w, b, dy):
+            y = njt.layer_norm(x, (N,), w, b)
+            return torch.autograd.grad(y, (x, w, b), dy)
+
+        def rms_step(x, w, dy):
+            y = njt.rms_norm(x, (N,), w)
+            return torch.autograd.grad(y, (x, w), dy)
+        with self.mode:
+            x = self.x.clone().requires_grad_()
+            w = self.w.clone().requires_grad_()
+            b = self.b.clone().requires_grad_()
+        for fn, args, ops in ((step, (x, w, b, self.x), ("layer_norm_forward", "layer_norm_backward")),
+                              (rms_step, (x, w, self.x), ("rms_norm_forward", "rms_norm_backward"))):
+            graph = make_fx(fn, tracing_mode="fake")(*args).graph
+            nodes = {op: [n for n in graph.nodes if n.op == "call_function" and op in str(n.target)] for op in ops}
+            self.assertEqual([len(v) for v in nodes.values()], [1, 1], "one forward op and one backward op")
+            forward, backward = nodes[ops[0]][0], nodes[ops[1]][0]
+            # The backward's statistics (its last two tensor arguments before normalized_ndim) are the
+            # forward's own outputs, taken as they are.
+            stats = backward.args[-3:-1] if ops[0].startswith("layer") else backward.args[-2:-1]
+            for arg in stats:
+                while "detach" in str(arg.target) or "alias" in str(arg.target):  # views of it are fine too
+                    arg = arg.args[0]
+                self.assertIs(arg.args[0], forward, "%s reads %s, not the forward's output" % (ops[1], arg))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """normjit.torch on a GPU, against float64 torch autograd of F.layer_norm / F.rms_norm on the
-same inputs. Skips, saying why, without torch or without CUDA. About 1-2 minutes on an H100
-(most of it NVRTC compiling each problem once; NORMJIT_CACHE_DIR keeps them).
+same inputs (the forward: against a float64 reference of y, mean and rstd, ForwardTest). Skips,
+saying why, without torch or without CUDA. A few minutes on an H100 (most of it NVRTC compiling
+each problem once, and torch.compile; NORMJIT_CACHE_DIR keeps the kernels).
 
 Errors are normwise: max|got - ref| / max|ref| per output, fp32 <= 1e-5, fp16/bf16 <= 1e-2;
 NaN or inf never passes. Inputs are fresh random values (never zeros) with a per-row offset so
@@ -331,7 +332,7 @@ class ModuleTest(unittest.TestCase):
             results.append((y, xi.grad, [p.grad for p in mod.parameters()]))
         (y1, dx1, dp1), (y2, dx2, dp2) = results
         self.assertEqual(y1.dtype, y2.dtype)
-        # y is torch's forward both ways, rounded to its dtype: one rounding apart at most.
+        # y is normjit's forward and torch's, each rounded once to its dtype: one rounding apart at most.
         self.assertLessEqual(rel_err(y1, y2.double()), tol if y1.dtype == torch.float32 else 1e-2)
         self.assertLessEqual(rel_err(dx1, dx2.double()), tol)
         for a, b in zip(dp1, dp2):
@@ -419,7 +420,9 @@ class CompileAndGraphTest(unittest.TestCase):
         torch._dynamo.reset()
         model = self.model(torch.bfloat16)
         self.run_model(torch.compile(model, fullgraph=True, backend=backend), rand((2, 5, 1024), torch.bfloat16))
-        backward = graphs[-1]
+        forward, backward = graphs[0], graphs[-1]
+        self.assertIn("normjit.layer_norm_forward", forward)
+        self.assertIn("normjit.rms_norm_forward", forward)
         self.assertIn("normjit.layer_norm_backward", backward)
         self.assertIn("normjit.rms_norm_backward", backward)
 
@@ -1247,6 +1250,408 @@ class RecomputeTest(WorstErrors, unittest.TestCase):
                 self.assertEqual(len(got), 2)
                 for name, g, r in zip(("dx", "dweight"), got, ref):
                     self.assertLessEqual(rel_err(g, r), 1e-5, "%s rms: %s" % (backend, name))
+
+
+# ---- normjit's forward (docs/FORWARD.md) -------------------------------------------------------
+
+FORWARD_Ns = (1, 33, 1000, 4096, 8192, 65536)
+STATS_TOL = 1e-5  # mean and rstd are fp32 results of exact inputs, whatever x's dtype
+
+
+def forward_reference(kind, x, weight, bias, eps, nd=1):
+    """(y, mean, rstd, y_scale, rms) in float64 on the same (rounded) inputs: mean (None for RMSNorm)
+    and rstd in the forward's shape (leading dims, then ones); y_scale, max |x_hat * weight| + |bias|,
+    what y's error is measured against (y itself may cancel); rms, each row's root mean square,
+    the floor the mean's error is measured against (a mean-free row's mean is ~0, its rounding
+    is that of the values summed)."""
+    dims = tuple(range(x.dim() - nd, x.dim()))
+    xd = x.detach().double()
+    square_mean = xd.square().mean(dims, keepdim=True)
+    if kind == "ln":
+        mean = xd.mean(dims, keepdim=True)
+        rstd = ((xd - mean).square().mean(dims, keepdim=True) + eps).rsqrt()
+        xhat = (xd - mean) * rstd
+    else:
+        mean = None
+        rstd = (square_mean + eps).rsqrt()
+        xhat = xd * rstd
+    term = xhat if weight is None else xhat * weight.detach().double()
+    y = term if bias is None else term + bias.detach().double()
+    size = term.abs() if bias is None else term.abs() + bias.detach().double().abs()
+    return y, mean, rstd, size.max().item() if size.numel() else 0.0, square_mean.sqrt()
+
+
+def stat_shape(x, nd=1):
+    return tuple(x.shape[:x.dim() - nd]) + (1,) * nd
+
+
+def normjit_forward(kind, x, weight, bias, eps, nd=1):
+    """(y, mean or None, rstd) by normjit.torch's forward functions."""
+    if kind == "ln":
+        return njt.layer_norm_forward(x, weight, bias, eps, normalized_ndim=nd)
+    y, rstd = njt.rms_norm_forward(x, weight, eps, normalized_ndim=nd)
+    return y, None, rstd
+
+
+def float64_copy(model):
+    """The model in float64: normjit's modules then run torch's own norms (float64 is not a kernel
+    dtype), so it is the float64 torch reference of the very same parameters."""
+    import copy
+    return copy.deepcopy(model).double()
+
+
+@unittest.skipIf(SKIP, SKIP)
+class ForwardTest(WorstErrors, unittest.TestCase):
+    """normjit's forward (layer_norm_forward, rms_norm_forward and the modules, which now use it)
+    against float64 references: y, mean and rstd, the shape x dtype matrix, strides, absent
+    parameters, the saved statistics driving normjit's backward, modules through autograd,
+    torch.compile(fullgraph=True) and CUDA graphs. Outputs are poisoned (NaN) first."""
+
+    worst = {}
+
+    def check_stats(self, label, key, name, got, ref, floor=None):
+        self.assertIsNotNone(got, "%s: %s is None" % (label, name))
+        self.assertEqual(got.dtype, torch.float32, "%s: %s dtype" % (label, name))
+        self.assertEqual(tuple(got.shape), tuple(ref.shape), "%s: %s shape" % (label, name))
+        if not bool(torch.isfinite(got).all()):
+            err = float("inf")
+        elif got.numel() == 0:
+            err = 0.0
+        else:
+            bound = ref.abs() if floor is None else torch.maximum(ref.abs(), floor)
+            err = ((got.double() - ref).abs() / bound).max().item()
+        key = "%s %s" % (key, name)
+        self.worst[key] = max(self.worst.get(key, 0.0), err)
+        self.assertLessEqual(err, STATS_TOL, "%s: %s worst per-row relative error %.3e" % (label, name, err))
+
+    def check(self, kind, m, n, x_dtype, w_dtype, weight=True, bias=True, x=None, nd=1, eps=1e-5, w=None):
+        if x is None:
+            x = rand((m, n), x_dtype, offset=True)
+        shape = tuple(x.shape[x.dim() - nd:])
+        if w is None and weight:
+            w = rand(shape, w_dtype) * 0.5 + 1
+        b = rand(shape, w_dtype) if bias and kind == "ln" else None
+        stats_like = torch.empty(stat_shape(x, nd), device="cuda")
+        poison_allocator(x, stats_like, stats_like)  # y, mean, rstd
+        got = normjit_forward(kind, x, w, b, eps, nd)
+        torch.cuda.synchronize()
+        ref_y, ref_mean, ref_rstd, y_scale, rms = forward_reference(kind, x, w, b, eps, nd)
+        label = "forward %s x%s N=%d x=%s w=%s%s%s" % (kind, list(x.shape), n, str(x_dtype)[6:],
+                                                      str(w.dtype)[6:] if w is not None else "-",
+                                                      "" if w is not None else " no weight",
+                                                      "" if b is not None or kind == "rms" else " no bias")
+        key = "forward %s %s/%s" % (kind, str(x_dtype)[6:], str(w_dtype)[6:])
+        self.compare(label, key, "y", got[0], ref_y, x.dtype, x.dtype, y_scale)
+        self.assertTrue(got[0].is_contiguous(), "%s: y is contiguous" % label)
+        self.check_stats(label, key, "rstd", got[2], ref_rstd)
+        if kind == "ln":
+            self.check_stats(label, key, "mean", got[1], ref_mean, rms)
+        else:
+            self.assertIsNone(got[1], "%s: RMSNorm has no mean" % label)
+        return x, w, b, got
+
+    def matrix(self, kind):
+        combos = [(torch.float32, torch.float32), (torch.bfloat16, torch.float32), (torch.bfloat16, torch.bfloat16),
+                  (torch.float16, torch.float16), (torch.float16, torch.float32)]
+        count = 0
+        for x_dtype, w_dtype in combos:
+            for n in FORWARD_Ns:
+                for m in Ms:
+                    if m * n > MAX_ELEMENTS:
+                        continue
+                    with self.subTest(kind=kind, m=m, n=n, x=str(x_dtype), w=str(w_dtype)):
+                        self.check(kind, m, n, x_dtype, w_dtype)
+                    count += 1
+        self.assertGreater(count, 100)
+
+    def test_layer_norm_forward_matrix(self):
+        self.matrix("ln")
+
+    def test_rms_norm_forward_matrix(self):
+        self.matrix("rms")
+
+    def test_without_weight_or_bias(self):
+        for kind in ("ln", "rms"):
+            for weight, bias in ((False, False), (True, False), (False, True)):
+                if kind == "rms" and bias:
+                    continue
+                for n in (1, 1000, 65536):
+                    for x_dtype in (torch.bfloat16, torch.float32):
+                        with self.subTest(kind=kind, weight=weight, bias=bias, n=n, x=str(x_dtype)):
+                            self.check(kind, 37, n, x_dtype, torch.float32, weight=weight, bias=bias)
+
+    def test_3d_and_multi_dim_normalized_shape(self):
+        for kind in ("ln", "rms"):
+            for dtype in (torch.float32, torch.bfloat16, torch.float16):
+                with self.subTest(kind=kind, dtype=str(dtype)):
+                    self.check(kind, 201, 1024, dtype, dtype, x=rand((3, 67, 1024), dtype, offset=True))
+                    # normalized_shape (4, 96): N = 384, statistics [5, 9, 1, 1]
+                    self.check(kind, 45, 384, dtype, torch.float32, x=rand((5, 9, 4, 96), dtype, offset=True), nd=2)
+
+    def test_non_contiguous_inputs(self):
+        n = 1000
+        for kind in ("ln", "rms"):
+            for dtype in (torch.float32, torch.float16, torch.bfloat16):
+                padded = rand((37, n + 24), dtype, offset=True)[:, :n]            # row stride n + 24: no copy
+                strided = rand((37, 2 * n), dtype, offset=True)[:, ::2]            # inner stride 2: copied
+                transposed = rand((9, 4, n), dtype, offset=True).transpose(0, 1)   # [4, 9, n] rows out of order
+                odd_offset = rand((37 * n + 1,), dtype)[1:].view(37, n)            # rows aligned to one element
+                for name, x in (("padded", padded), ("strided", strided), ("transposed", transposed),
+                                ("odd_offset", odd_offset)):
+                    with self.subTest(kind=kind, dtype=str(dtype), x=name):
+                        self.check(kind, x.numel() // n, n, dtype, dtype, x=x)
+                with self.subTest(kind=kind, dtype=str(dtype), weight="strided"):
+                    self.check(kind, 37, n, dtype, torch.float32, w=(rand((2 * n,), torch.float32) + 1)[::2])
+
+    def test_eps(self):
+        x = rand((37, 4096), torch.bfloat16) * 1e-3  # small values: eps shows
+        for kind in ("ln", "rms"):
+            for eps in (0.0, 1e-2):
+                with self.subTest(kind=kind, eps=eps):
+                    self.check(kind, 37, 4096, torch.bfloat16, torch.float32, x=x, eps=eps)
+        # eps None: torch's RMSNorm default, fp32's machine epsilon (also for 16-bit x).
+        y, rstd = njt.rms_norm_forward(x, None, None)
+        ref = forward_reference("rms", x, None, None, torch.finfo(torch.float32).eps)
+        self.assertLessEqual(rel_err(rstd, ref[2]), STATS_TOL)
+        self.assertLessEqual(rel_err(y, ref[0]), 1e-2)
+
+    def test_zero_rows(self):
+        for kind in ("ln", "rms"):
+            x = torch.empty(0, 512, device="cuda", dtype=torch.bfloat16)
+            y, mean, rstd = normjit_forward(kind, x, rand((512,), torch.float32), None, 1e-5)
+            self.assertEqual((y.shape, rstd.shape), ((0, 512), (0, 1)))
+            self.assertEqual(mean is None, kind == "rms")
+
+    def test_saved_statistics_drive_normjits_backward(self):
+        # The raw round trip: what layer_norm_forward saves is what layer_norm_backward takes.
+        for kind in ("ln", "rms"):
+            for shape, dtype, w_dtype in (((37, 4096), torch.bfloat16, torch.float32),
+                                          ((3, 67, 1024), torch.float32, torch.float32),
+                                          ((199, 1), torch.float16, torch.float16),
+                                          ((1, 65536), torch.bfloat16, torch.bfloat16)):
+                with self.subTest(kind=kind, shape=shape, dtype=str(dtype)):
+                    n = shape[-1]
+                    x = rand(shape, dtype, offset=True)
+                    x, w, b, (_, mean, rstd) = self.check(kind, x.numel() // n, n, dtype, w_dtype, x=x)
+                    dy = rand(shape, dtype)
+                    got = normjit_backward(kind, dy, x, w, b, mean, rstd)
+                    ref = reference(kind, dy, x, w, b, 1e-5)
+                    g = dy.double() * w.double()
+                    dx_scale = (rstd.double() * g).abs().max().item()
+                    label = "round trip %s %s %s" % (kind, list(shape), dtype)
+                    key = "round trip %s %s/%s" % (kind, str(dtype)[6:], str(w_dtype)[6:])
+                    self.compare(label, key, "dx", got[0], ref[0], dtype, dtype, dx_scale)
+                    self.compare(label, key, "dweight", got[1], ref[1], w_dtype, min_precision(dtype, w_dtype))
+                    self.compare(label, key, "dbias", got[2], ref[2], w_dtype, min_precision(dtype, w_dtype))
+
+    # ---- the modules: normjit's forward, then normjit's backward through autograd -------------
+
+    def module_round_trip(self, module, x, label):
+        """Runs module on x (forward and backward through autograd) and checks y, dx and the
+        parameters' gradients against float64 autograd of torch's norm with the same values."""
+        reference_module = float64_copy(module)
+        xi = x.detach().clone().requires_grad_()
+        module.zero_grad()
+        poison_allocator(x, x)  # y, dx
+        y = module(xi)
+        g = rand(tuple(y.shape), y.dtype)
+        y.backward(g)
+        torch.cuda.synchronize()
+        xd = x.detach().double().requires_grad_()
+        yd = reference_module(xd)
+        yd.backward(g.double())
+        key = "module %s %s" % (type(module).__name__, str(x.dtype)[6:])
+        self.compare(label, key, "y", y, yd.detach(), x.dtype, x.dtype)  # y in x's dtype, as the forward stores it
+        self.compare(label, key, "dx", xi.grad, xd.grad, x.dtype, x.dtype)
+        for (name, p), (_, pd) in zip(module.named_parameters(), reference_module.named_parameters()):
+            self.compare(label, key, "d" + name, p.grad, pd.grad, p.dtype, min_precision(x.dtype, p.dtype))
+
+    def test_modules_round_trip(self):
+        from unittest import mock
+        from normjit.torch import _launch_forward
+        cases = [(njt.LayerNorm, dict()), (njt.LayerNorm, dict(bias=False)),
+                 (njt.LayerNorm, dict(elementwise_affine=False)), (njt.RMSNorm, dict()),
+                 (njt.RMSNorm, dict(elementwise_affine=False)), (njt.RMSNorm, dict(eps=1e-6))]
+        for cls, kwargs in cases:
+            for x_dtype, p_dtype in ((torch.float32, torch.float32), (torch.bfloat16, torch.bfloat16),
+                                     (torch.float16, torch.float16), (torch.bfloat16, torch.float32)):
+                for shape in ((6, 33, 768), (4096, 1024), (1, 8192)):
+                    label = "%s(%s) x=%s params=%s %s" % (cls.__name__, kwargs, x_dtype, p_dtype, shape)
+                    with self.subTest(label=label):
+                        torch.manual_seed(0)
+                        module = cls(shape[-1], device="cuda", dtype=p_dtype, **kwargs)
+                        with torch.no_grad():  # not the ones/zeros init: those hide a swapped weight and bias
+                            for p in module.parameters():
+                                p.copy_(torch.randn_like(p) * 0.3 + 1)
+                        x = rand(shape, x_dtype, offset=True)
+                        with mock.patch.object(_launch_forward, "forward", wraps=_launch_forward.forward) as fwd, \
+                                mock.patch.object(_launch, "backward", wraps=_launch.backward) as bwd:
+                            self.module_round_trip(module, x, label)
+                        self.assertEqual((fwd.call_count, bwd.call_count), (1, 1),
+                                         "%s: normjit's forward and backward each ran once" % label)
+        # Rows out of order (a transposed batch): the forward copies them, dx comes back in x's shape.
+        module = njt.LayerNorm(1000, device="cuda")
+        self.module_round_trip(module, rand((9, 4, 1000), torch.float32, offset=True).transpose(0, 1),
+                               "LayerNorm transposed x")
+
+    def test_functional_forms_fall_back_to_torch_where_normjit_cannot_run(self):
+        # CPU tensors, float64 and parameters of a dtype the kernels do not take: torch's own norm,
+        # forward and backward (no normjit Function in the graph).
+        for x, w in ((torch.randn(4, 64), torch.randn(64)),
+                     (torch.randn(4, 64, device="cuda", dtype=torch.float64), torch.randn(64, device="cuda",
+                                                                                           dtype=torch.float64)),
+                     (torch.randn(4, 64, device="cuda", dtype=torch.float16), torch.randn(64, device="cuda",
+                                                                                           dtype=torch.bfloat16))):
+            with self.subTest(device=str(x.device), x=str(x.dtype), w=str(w.dtype)):
+                xi = x.clone().requires_grad_()
+                try:
+                    want = F.rms_norm(x, (64,), w)
+                except RuntimeError as e:  # torch's answer, whatever it is, is what the caller gets
+                    with self.assertRaises(type(e)):
+                        njt.rms_norm(xi, (64,), w)
+                    continue
+                got = njt.rms_norm(xi, (64,), w)
+                self.assertNotIn("RMSNormFunction", type(got.grad_fn).__name__)
+                self.assertTrue(torch.equal(got.detach(), want))
+        x = torch.randn(4, 64, device="cuda", requires_grad=True)
+        self.assertNotIn("LayerNormFunction", type(njt.layer_norm(x.double(), (64,)).grad_fn).__name__)
+        self.assertIn("LayerNormFunction", type(njt.layer_norm(x, (64,)).grad_fn).__name__)
+
+    def test_errors_say_what_to_do(self):
+        import normjit
+        x = rand((4, 40), torch.bfloat16)
+        w = torch.ones(40, device="cuda")
+        with self.assertRaisesRegex(ValueError, "CUDA"):
+            njt.layer_norm_forward(x.cpu(), None, None, 1e-5)
+        with self.assertRaisesRegex(TypeError, "float32, float16 and bfloat16"):
+            njt.rms_norm_forward(x.double(), None, 1e-5)
+        with self.assertRaisesRegex(TypeError, "float32 weight or one of x's"):
+            njt.rms_norm_forward(x, w.half(), 1e-5)
+        with self.assertRaisesRegex(TypeError, "bias is torch.bfloat16 but the weight is torch.float32"):
+            njt.layer_norm_forward(x, w, w.bfloat16(), 1e-5)
+        with self.assertRaisesRegex(ValueError, "weight has 39 elements"):
+            njt.layer_norm_forward(x, w[:39], None, 1e-5)
+        with self.assertRaisesRegex(ValueError, "weight is on cpu but x is on cuda:0"):
+            njt.layer_norm_forward(x, w.cpu(), None, 1e-5)
+        with self.assertRaisesRegex(TypeError, "layer_norm_forward got eps = None"):
+            njt.layer_norm_forward(x, w, None, None)
+        with self.assertRaisesRegex(normjit.NormjitError, "eps = -1"):
+            njt.layer_norm_forward(x, w, None, -1.0)
+        with self.assertRaisesRegex(ValueError, r"normalized_shape=\[40\] for an input of shape \[4, 39\]"):
+            njt.LayerNorm(40, device="cuda")(x[:, :39])
+
+    # ---- torch.compile and CUDA graphs ------------------------------------------------------
+
+    def test_forward_under_torch_compile_fullgraph(self):
+        backends = os.environ.get("NORMJIT_TEST_COMPILE_BACKENDS", "aot_eager,inductor").split(",")
+
+        def layer_norm(x, w, b):
+            return njt.layer_norm_forward(x, w, b, 1e-5)
+
+        def rms_norm(x, w):
+            return njt.rms_norm_forward(x, w, None)
+        for backend in backends:
+            with self.subTest(backend=backend):
+                torch._dynamo.reset()
+                x = rand((4, 77, 1024), torch.bfloat16, offset=True)
+                w = rand((1024,), torch.float32) + 1
+                b = rand((1024,), torch.float32)
+                y, mean, rstd = torch.compile(layer_norm, fullgraph=True, backend=backend)(x, w, b)
+                ref = forward_reference("ln", x, w, b, 1e-5)
+                self.assertLessEqual(rel_err(y, ref[0], ref[3]), 1e-2, backend)
+                self.assertEqual(mean.shape, (4, 77, 1))
+                self.assertLessEqual(rel_err(mean, ref[1], ref[4].max().item()), STATS_TOL, backend)
+                self.assertLessEqual(rel_err(rstd, ref[2]), STATS_TOL, backend)
+                y, rstd = torch.compile(rms_norm, fullgraph=True, backend=backend)(x, w)
+                ref = forward_reference("rms", x, w, None, torch.finfo(torch.float32).eps)
+                self.assertLessEqual(rel_err(y, ref[0], ref[3]), 1e-2, backend)
+                self.assertLessEqual(rel_err(rstd, ref[2]), STATS_TOL, backend)
+
+    def model(self):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(njt.LayerNorm(1024), torch.nn.Linear(1024, 1024), torch.nn.GELU(),
+                                    njt.RMSNorm(1024), njt.LayerNorm(1024, bias=False)).to("cuda")
+        with torch.no_grad():
+            for p in model.parameters():
+                p.add_(torch.randn_like(p) * 0.2)
+        return model
+
+    def step(self, model, x, g):
+        """y and the gradients of x and every parameter of sum(y * g)."""
+        xi = x.detach().clone().requires_grad_()
+        y = model(xi)
+        grads = torch.autograd.grad((y * g).sum(), [xi] + list(model.parameters()))
+        return [y] + list(grads)
+
+    def check_model(self, label, got, model, x, g, tol):
+        want = self.step(float64_copy(model), x.double(), g.double())
+        names = ["y", "dx"] + ["d" + name for name, _ in model.named_parameters()]
+        for name, a, b in zip(names, got, want):
+            err = rel_err(a, b)
+            self.assertLessEqual(err, tol, "%s: %s normwise error %.3e" % (label, name, err))
+
+    def test_modules_under_torch_compile_fullgraph(self):
+        # fp32 throughout (torch's fp32 matmuls do not use TF32 by default): against float64.
+        backends = os.environ.get("NORMJIT_TEST_COMPILE_BACKENDS", "aot_eager,inductor").split(",")
+        x = rand((4, 77, 1024), torch.float32, offset=True)
+        g = rand((4, 77, 1024), torch.float32)
+        for backend in backends:
+            with self.subTest(backend=backend):
+                torch._dynamo.reset()
+                model = self.model()
+                got = self.step(torch.compile(model, fullgraph=True, backend=backend), x, g)
+                self.check_model("compiled (%s)" % backend, got, model, x, g, 1e-4)
+
+    def test_modules_under_cuda_graph_capture(self):
+        model = self.model()
+        x = rand((8, 64, 1024), torch.float32, offset=True)
+        g = rand((8, 64, 1024), torch.float32)
+        static_x = x.clone().requires_grad_()
+        params = list(model.parameters())
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up: every kernel compiled and loaded before capture
+            for _ in range(2):
+                torch.autograd.grad((model(static_x) * g).sum(), [static_x] + params)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            y = model(static_x)
+            grads = torch.autograd.grad((y * g).sum(), [static_x] + params)
+        for i in range(2):  # new inputs in place, then replay
+            x = rand((8, 64, 1024), torch.float32, offset=True)
+            with torch.no_grad():
+                static_x.copy_(x)
+            graph.replay()
+            torch.cuda.synchronize()
+            self.check_model("CUDA graph replay %d" % i, [y] + list(grads), model, x, g, 1e-4)
+
+    def test_cuda_graph_capture_of_the_forward_ops(self):
+        m, n = 199, 4095
+        x = rand((m, n), torch.bfloat16, offset=True)
+        w = rand((n,), torch.float32) + 1
+        b = rand((n,), torch.float32)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up: compiles and loads the kernels outside capture
+            njt.layer_norm_forward(x, w, b, 1e-5)
+            njt.rms_norm_forward(x, w, 1e-5)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            ln = njt.layer_norm_forward(x, w, b, 1e-5)
+            rms = njt.rms_norm_forward(x, w, 1e-5)
+        for i in range(2):
+            x.copy_(rand((m, n), torch.bfloat16, offset=True))
+            graph.replay()
+            torch.cuda.synchronize()
+            ref = forward_reference("ln", x, w, b, 1e-5)
+            self.assertLessEqual(rel_err(ln[0], ref[0], ref[3]), 1e-2)
+            self.assertLessEqual(rel_err(ln[1], ref[1], ref[4].max().item()), STATS_TOL)
+            self.assertLessEqual(rel_err(ln[2], ref[2]), STATS_TOL)
+            ref = forward_reference("rms", x, w, None, 1e-5)
+            self.assertLessEqual(rel_err(rms[0], ref[0], ref[3]), 1e-2)
+            self.assertLessEqual(rel_err(rms[1], ref[2]), STATS_TOL)
 
 
 if __name__ == "__main__":

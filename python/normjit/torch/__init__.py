@@ -1,5 +1,8 @@
 """normjit for PyTorch (any 2.x with torch.library.custom_op; nothing compiled against it).
 
+    layer_norm_forward(x, weight, bias, eps) -> (y, mean, rstd)
+    rms_norm_forward(x, weight, eps) -> (y, rstd)
+        the statistics fp32, [..., 1], as the backward functions take them
     layer_norm_backward(dy, x, weight, bias, mean, rstd) -> (dx, dweight, dbias)
     rms_norm_backward(dy, x, weight, rstd) -> (dx, dweight)
         both with the fused options as keywords (docs/FUSED.md): dresidual=, inplace_residual=,
@@ -8,12 +11,13 @@
         weight1=, bias1= (appending dweight1[, dbias1]); recompute from the forward's output y=
         (x may then be None); rms_norm_backward also z=, gate= for the gated RMSNorm (appending dz,
         before dweight1)
-    layer_norm / rms_norm: the functional forms, with normjit's backward
-    LayerNorm / RMSNorm: drop-in torch.nn.LayerNorm / torch.nn.RMSNorm
+    layer_norm / rms_norm: the functional forms, on normjit's forward and backward
+    LayerNorm / RMSNorm: drop-in torch.nn.LayerNorm / torch.nn.RMSNorm, likewise
     clear_workspaces(): drops the workspace kept per device and stream (see docs/PYTHON.md)
 
-The ops are registered as torch.ops.normjit.layer_norm_backward / rms_norm_backward, and for the
-fused options *_backward_fused / *_backward_fused_inplace.
+The ops are registered as torch.ops.normjit.layer_norm_forward / rms_norm_forward,
+layer_norm_backward / rms_norm_backward, and for the fused options *_backward_fused /
+*_backward_fused_inplace.
 """
 import torch as _torch
 
@@ -24,7 +28,7 @@ if not hasattr(_torch, "library") or not hasattr(_torch.library, "custom_op"):
 from ._functional import layer_norm, rms_norm  # noqa: E402
 from ._launch import clear_workspaces  # noqa: E402
 from ._modules import LayerNorm, RMSNorm  # noqa: E402
-from ._ops import layer_norm_backward, rms_norm_backward  # noqa: E402
+from ._ops import layer_norm_backward, layer_norm_forward, rms_norm_backward, rms_norm_forward  # noqa: E402
 
-__all__ = ["layer_norm_backward", "rms_norm_backward", "layer_norm", "rms_norm", "LayerNorm", "RMSNorm",
-           "clear_workspaces"]
+__all__ = ["layer_norm_forward", "rms_norm_forward", "layer_norm_backward", "rms_norm_backward", "layer_norm",
+           "rms_norm", "LayerNorm", "RMSNorm", "clear_workspaces"]

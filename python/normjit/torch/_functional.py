@@ -1,26 +1,57 @@
-"""layer_norm and rms_norm with normjit's backward: PyTorch's forward (normjit has none yet),
-saving the fp32 row statistics, and an autograd.Function whose backward is normjit's op.
-Inputs normjit cannot take (CPU tensors, float64) go to torch.nn.functional unchanged.
+"""layer_norm and rms_norm on normjit's kernels: an autograd.Function whose forward is normjit's
+forward op, saving the fp32 row statistics, and whose backward is normjit's backward op, which
+reads them as they are.
+
+torch.nn.functional's own forward and backward run instead wherever normjit's kernels cannot:
+CPU tensors, float64, and parameters in a dtype the kernels do not take (see _params_fit).
+normjit's forward takes no fused options yet; these functions have none to route elsewhere.
 """
 import torch
 import torch.nn.functional as F
 
-from ._ops import layer_norm_backward, rms_norm_backward
+from ._ops import FP32_EPS, layer_norm_backward, layer_norm_forward, rms_norm_backward, rms_norm_forward
 
 _KERNEL_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
-_FP32_EPS = torch.finfo(torch.float32).eps
 
 
 def _takes(x, *params):
     return x.is_cuda and x.dtype in _KERNEL_DTYPES and all(p is None or p.dtype in _KERNEL_DTYPES for p in params)
 
 
+def _params_fit(x, *params):
+    """True when normjit's kernels take the parameters as they are: fp32 or x's dtype, one dtype
+    for all. Otherwise (a bf16 weight for fp16 x, say) torch's norm runs: its composite RMSNorm
+    takes such mixes, and for the rest its error is the one the caller would get from torch."""
+    dtype = None
+    for p in params:
+        if p is None:
+            continue
+        if dtype is None:
+            dtype = p.dtype
+            if dtype != x.dtype and dtype != torch.float32:
+                return False
+        elif p.dtype != dtype:
+            return False
+    return True
+
+
+def _check_shape(x, normalized_shape, name):
+    # The ops see only how many trailing dims are normalized; torch's own forward, which these
+    # functions replace, also checks that those dims are normalized_shape.
+    nd = len(normalized_shape)
+    if x.dim() < nd or tuple(x.shape[x.dim() - nd:]) != normalized_shape:
+        raise ValueError("normjit: %s was given normalized_shape=%s for an input of shape %s; the input's last %d "
+                         "dims must be normalized_shape. Pass the shape of the dims to normalize."
+                         % (name, list(normalized_shape), list(x.shape), nd))
+
+
 class _LayerNormFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, normalized_shape, weight, bias, eps):
-        y, mean, rstd = torch.ops.aten.native_layer_norm(x, normalized_shape, weight, bias, eps)
+        nd = len(normalized_shape)
+        y, mean, rstd = layer_norm_forward(x, weight, bias, eps, nd)
         ctx.save_for_backward(x, weight, bias, mean, rstd)
-        ctx.normalized_ndim = len(normalized_shape)
+        ctx.normalized_ndim = nd
         return y
 
     @staticmethod
@@ -30,27 +61,13 @@ class _LayerNormFunction(torch.autograd.Function):
         return dx, None, dw, db, None
 
 
-def _rms_forward(x, normalized_shape, weight, eps):
-    """(y, rstd) as torch computes them; rstd fp32 per row."""
-    fused = getattr(torch.ops.aten, "_fused_rms_norm", None)
-    # The fused op's CUDA kernel wants the weight in x's dtype; otherwise the composite below.
-    if fused is not None and (weight is None or weight.dtype == x.dtype):
-        y, rstd = fused(x, list(normalized_shape), weight, eps)
-        return y, rstd
-    dims = tuple(range(x.dim() - len(normalized_shape), x.dim()))
-    rstd = torch.rsqrt(x.float().pow(2).mean(dims, keepdim=True) + eps)
-    y = x.float() * rstd  # as torch's composite rms_norm: scaled in fp32, then x's dtype
-    if weight is not None:
-        y = y * weight
-    return y.to(x.dtype), rstd
-
-
 class _RMSNormFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, normalized_shape, weight, eps):
-        y, rstd = _rms_forward(x, normalized_shape, weight, eps)
+        nd = len(normalized_shape)
+        y, rstd = rms_norm_forward(x, weight, eps, nd)
         ctx.save_for_backward(x, weight, rstd)
-        ctx.normalized_ndim = len(normalized_shape)
+        ctx.normalized_ndim = nd
         return y
 
     @staticmethod
@@ -84,24 +101,31 @@ def _fp32(t):
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    """torch.nn.functional.layer_norm with normjit's backward."""
+    """torch.nn.functional.layer_norm on normjit's forward and backward kernels."""
     normalized_shape = tuple(normalized_shape) if not isinstance(normalized_shape, int) else (normalized_shape,)
     if not _takes(input, weight, bias):
         return F.layer_norm(input, normalized_shape, weight, bias, eps)
+    _check_shape(input, normalized_shape, "layer_norm")
     if _autocast_fp32("layer_norm", input):
         with torch.autocast("cuda", enabled=False):
             return _LayerNormFunction.apply(input.float(), normalized_shape, _fp32(weight), _fp32(bias), eps)
+    if not _params_fit(input, weight, bias):
+        return F.layer_norm(input, normalized_shape, weight, bias, eps)
     return _LayerNormFunction.apply(input, normalized_shape, weight, bias, eps)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
-    """torch.nn.functional.rms_norm with normjit's backward. eps None: fp32's machine epsilon, as
-    torch's kernels use (the epsilon of the fp32 computation type, also for fp16/bf16 inputs)."""
+    """torch.nn.functional.rms_norm on normjit's forward and backward kernels. eps None: fp32's
+    machine epsilon, as torch's kernels use (the epsilon of the fp32 computation type, also for
+    fp16/bf16 inputs)."""
     normalized_shape = tuple(normalized_shape) if not isinstance(normalized_shape, int) else (normalized_shape,)
     if not _takes(input, weight):
         return F.rms_norm(input, normalized_shape, weight, eps)
+    _check_shape(input, normalized_shape, "rms_norm")
+    kernel_eps = FP32_EPS if eps is None else eps
     if _autocast_fp32("rms_norm", input):
         with torch.autocast("cuda", enabled=False):
-            x = input.float()
-            return _RMSNormFunction.apply(x, normalized_shape, _fp32(weight), _FP32_EPS if eps is None else eps)
-    return _RMSNormFunction.apply(input, normalized_shape, weight, _FP32_EPS if eps is None else eps)
+            return _RMSNormFunction.apply(input.float(), normalized_shape, _fp32(weight), kernel_eps)
+    if not _params_fit(input, weight):
+        return F.rms_norm(input, normalized_shape, weight, eps)
+    return _RMSNormFunction.apply(input, normalized_shape, weight, kernel_eps)

@@ -9,6 +9,8 @@ Two ways through, for the host time of a kernel-cache hit (bench/python_overhead
   contiguous needs none of those checks again (the key holds every shape and dtype they looked
   at), so it allocates the outputs, packs the C args into a per-thread struct and calls the C
   entry point with addresses only.
+The checks and conversions up to the C structs (_normalized_size, _rows, _vector, _problem, the
+stream and context handling) serve the forward too (_launch_forward.py).
 """
 import collections
 import ctypes
@@ -40,8 +42,29 @@ def _nj_dtype(t, name):
     d = _NJ_DTYPE.get(t.dtype)
     if d is None:
         raise TypeError("normjit: %s has dtype %s; normjit takes float32, float16 and bfloat16. "
-                        "Cast it, or use torch's own backward for this dtype." % (name, t.dtype))
+                        "Cast it, or use torch's own norm for this dtype." % (name, t.dtype))
     return d
+
+
+def _check_normalized_ndim(shape, normalized_ndim):
+    if not 1 <= normalized_ndim <= len(shape):
+        raise ValueError("normjit: normalized_ndim = %d for a %d-D x; it counts x's trailing dims that are "
+                         "normalized (1 for [..., N])." % (normalized_ndim, len(shape)))
+
+
+def _normalized_size(shape, normalized_ndim):
+    """N: the product of x's last normalized_ndim dims (the rows are the leading dims, flattened)."""
+    if normalized_ndim == 1 and len(shape) >= 1:
+        n = shape[-1]
+    else:
+        _check_normalized_ndim(shape, normalized_ndim)
+        n = 1
+        for s in shape[len(shape) - normalized_ndim:]:
+            n *= s
+    if n == 0:
+        raise ValueError("normjit: the normalized size N is 0 (x has shape %s); N must be at least 1."
+                         % (tuple(shape),))
+    return n
 
 
 def _rows(t, n, name):
@@ -77,6 +100,8 @@ def _vector(t, n, dtype, name):
     if t.dtype != dtype:
         raise TypeError("normjit: %s is %s but the weight is %s; the norm's parameters (weight, bias, and weight1, "
                         "bias1 of parallel norms) share one dtype." % (name, t.dtype, dtype))
+    if t.dim() == 1 and t.is_contiguous():
+        return t  # the usual case, without a reshape
     return t.reshape(-1).contiguous()
 
 
@@ -479,17 +504,7 @@ def _backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused, pla
     shape = x.shape
     if dy.shape != shape:
         raise ValueError("normjit: dy has shape %s but x has %s; they must match." % (tuple(dy.shape), tuple(shape)))
-    if normalized_ndim == 1 and len(shape) >= 1:
-        n = shape[-1]
-    else:
-        if not 1 <= normalized_ndim <= len(shape):
-            raise ValueError("normjit: normalized_ndim = %d for a %d-D x; it counts x's trailing dims that are "
-                             "normalized (1 for [..., N])." % (normalized_ndim, len(shape)))
-        n = 1
-        for s in shape[len(shape) - normalized_ndim:]:
-            n *= s
-    if n == 0:
-        raise ValueError("normjit: the normalized size N is 0 (x has shape %s); N must be at least 1." % (tuple(shape),))
+    n = _normalized_size(shape, normalized_ndim)
     m = x.numel() // n
     device = x.get_device()
     affine = weight if weight is not None else bias

@@ -1,6 +1,6 @@
-"""normjit's backward ops for PyTorch: torch.library custom ops with fake (meta) kernels, so
-torch.compile traces them without graph breaks and CUDA graphs capture them, and the public
-functions, which skip the dispatcher when nothing is tracing (see _plain_eager).
+"""normjit's ops for PyTorch, backward and forward: torch.library custom ops with fake (meta)
+kernels, so torch.compile traces them without graph breaks and CUDA graphs capture them, and the
+public functions, which skip the dispatcher when nothing is tracing (see _plain_eager).
 """
 from typing import Optional
 
@@ -8,7 +8,7 @@ import torch
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 
 from .. import _capi
-from . import _launch
+from . import _launch, _launch_forward
 
 Tensor = torch.Tensor
 _Parameter = torch.nn.Parameter
@@ -73,6 +73,40 @@ rms_norm_backward_op = _op("rms_norm_backward", _rms_norm_backward_cuda)
 @rms_norm_backward_op.register_fake
 def _rms_norm_backward_fake(dy, x, weight, rstd, normalized_ndim):
     return x.new_empty(x.shape), _fake_like(weight, x)
+
+
+# The forward: (y, mean, rstd) and (y, rstd), the statistics fp32 in _launch_forward.stat_shape,
+# which is what the backward ops above take.
+
+def _layer_norm_forward_cuda(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], eps: float,
+                             normalized_ndim: int) -> tuple[Tensor, Tensor, Tensor]:
+    return _launch_forward.forward(_capi.LAYERNORM, x, weight, bias, eps, normalized_ndim)
+
+
+layer_norm_forward_op = _op("layer_norm_forward", _layer_norm_forward_cuda)
+
+
+def _stats_fake(x, normalized_ndim):
+    return x.new_empty(_launch_forward.stat_shape(x.shape, normalized_ndim), dtype=torch.float32)
+
+
+@layer_norm_forward_op.register_fake
+def _layer_norm_forward_fake(x, weight, bias, eps, normalized_ndim):
+    return x.new_empty(x.shape), _stats_fake(x, normalized_ndim), _stats_fake(x, normalized_ndim)
+
+
+def _rms_norm_forward_cuda(x: Tensor, weight: Optional[Tensor], eps: float,
+                           normalized_ndim: int) -> tuple[Tensor, Tensor]:
+    y, _, rstd = _launch_forward.forward(_capi.RMSNORM, x, weight, None, eps, normalized_ndim)
+    return y, rstd
+
+
+rms_norm_forward_op = _op("rms_norm_forward", _rms_norm_forward_cuda)
+
+
+@rms_norm_forward_op.register_fake
+def _rms_norm_forward_fake(x, weight, eps, normalized_ndim):
+    return x.new_empty(x.shape), _stats_fake(x, normalized_ndim)
 
 
 # The fused options (docs/FUSED.md) go through ops of their own, so the option-free ops and
@@ -212,11 +246,12 @@ def _register_cuda_kernels():
     implementation in checks that no output aliases an input: it builds a Python storage object
     for every tensor argument and result (about 1 us each, 9 of them for layer_norm_backward)
     and walks them with generators, on every call through torch.ops.normjit.* (compiled graphs,
-    tracing). The implementations never alias (every output is allocated by _launch, and the
-    in-place ops return no view of dresidual), so for CUDA tensors the dispatcher can call them
-    directly: a backend kernel takes precedence over CompositeExplicitAutograd. The custom op's
-    own Autograd, ADInplaceOrView (the version bump of the in-place ops) and fake kernels stay as
-    they are, and other devices still reach its wrapper (and _launch's "runs on CUDA" error)."""
+    tracing). The implementations never alias (every output is allocated by _launch or
+    _launch_forward, and the in-place ops return no view of dresidual), so for CUDA tensors the
+    dispatcher can call them directly: a backend kernel takes precedence over
+    CompositeExplicitAutograd. The custom op's own Autograd, ADInplaceOrView (the version bump of
+    the in-place ops) and fake kernels stay as they are, and other devices still reach its
+    wrapper (and _launch's "runs on CUDA" error)."""
     lib = torch.library.Library("normjit", "IMPL")
     for name, impl in _cuda_kernels:
         lib.impl(name, impl, "CUDA")
@@ -434,3 +469,46 @@ def rms_norm_backward(dy, x, weight, rstd, normalized_ndim=1, *, dresidual=None,
             dx, dw, *tail = rms_norm_backward_fused_op(*args)
         dw = None if weight is None else dw
     return _fused_result(f, dx, dw, None, tail, weight, None, return_dresidual_in, layer_norm=False)
+
+
+# torch.nn.functional.rms_norm's eps=None: the epsilon of the type the norm is computed in, which
+# is fp32 for float32, float16 and bfloat16 inputs (at::opmath_type; float64 never reaches
+# normjit).
+FP32_EPS = torch.finfo(torch.float32).eps
+
+
+def _eps(eps, name, default_hint):
+    try:
+        return float(eps)
+    except (TypeError, ValueError):
+        raise TypeError("normjit: %s got eps = %r, which is not a number; pass the number added to the variance "
+                        "or mean square (%s)." % (name, eps, default_hint)) from None
+
+
+def layer_norm_forward(x, weight, bias, eps, normalized_ndim=1):
+    """LayerNorm forward by normjit's kernel: returns (y, mean, rstd).
+
+    x: [..., *normalized_shape], float32, float16 or bfloat16, any strides (copied only when rows
+    lack unit inner stride). weight/bias: normalized_shape, float32 or x's dtype, one dtype for
+    both (or None). eps: added to the (biased) variance. normalized_ndim: how many trailing dims
+    are normalized (N is their product).
+    y = (x - mean) * rstd * weight + bias, contiguous, in x's dtype; mean and rstd are fp32,
+    x's leading dims followed by normalized_ndim ones (as torch.ops.aten.native_layer_norm
+    returns them), exactly what layer_norm_backward takes. Runs on the current CUDA stream.
+    """
+    eps = _eps(eps, "layer_norm_forward", "torch.nn.LayerNorm's default is 1e-5")
+    if _plain_eager(x, weight, bias):
+        return _launch_forward.forward(_capi.LAYERNORM, x, weight, bias, eps, normalized_ndim)
+    return layer_norm_forward_op(x, weight, bias, eps, normalized_ndim)
+
+
+def rms_norm_forward(x, weight, eps, normalized_ndim=1):
+    """RMSNorm forward by normjit's kernel: returns (y, rstd), y = x * rstd * weight with
+    rstd = rsqrt(mean(x^2) + eps) per row in fp32, as layer_norm_forward (no bias, no mean).
+    eps None: torch.nn.functional.rms_norm's default, fp32's machine epsilon."""
+    eps = FP32_EPS if eps is None else _eps(eps, "rms_norm_forward",
+                                            "None for torch.nn.RMSNorm's default, torch.finfo(torch.float32).eps")
+    if _plain_eager(x, weight):
+        y, _, rstd = _launch_forward.forward(_capi.RMSNORM, x, weight, None, eps, normalized_ndim)
+        return y, rstd
+    return rms_norm_forward_op(x, weight, eps, normalized_ndim)

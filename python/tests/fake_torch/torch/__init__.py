@@ -96,8 +96,8 @@ class Tensor:
     def data_ptr(self):
         return ctypes.addressof(self._storage) + self._offset * self._dtype.itemsize if self.numel() else 0
 
-    def new_empty(self, shape):
-        return Tensor(tuple(shape), self._dtype, self._dev)
+    def new_empty(self, shape, dtype=None):
+        return Tensor(tuple(shape), self._dtype if dtype is None else dtype, self._dev)
 
     def reshape(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], tuple):
