@@ -139,4 +139,60 @@ void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
   if (c.min_blocks_per_sm < 1 || c.min_blocks_per_sm > 32) fail("min_blocks_per_sm must be in [1, 32]");
 }
 
+std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int64_t m) {
+  std::vector<LaunchConfig> out;
+  auto add = [&](const LaunchConfig& c) {
+    if (out.size() >= kMaxForwardCandidates) return;
+    try {
+      check_forward_config(p, c);
+    } catch (const std::invalid_argument&) {
+      return;
+    }
+    if (c.cluster > 1 && sm < 90) return;
+    for (const LaunchConfig& o : out)
+      if (o == c) return;
+    out.push_back(c);
+  };
+  add(choose_forward_config(p, sm, m));
+  const int widest = std::max(1, std::min(16, p.alignment) / dtype_size(p.x_dtype));
+  for (int vec = widest; vec >= 1 && vec * 2 >= widest; vec /= 2) {
+    const int slot_bytes = vec * dtype_size(p.x_dtype);
+    const int64_t slots = ceil_div(p.n, vec);
+    for (int bytes : {64, 32, 128, 16}) {
+      const int64_t iters = std::max(1, bytes / slot_bytes);
+      const int64_t row_threads = ceil_div(slots, iters);
+      for (int cluster : {1, 2, 4, 8}) {
+        LaunchConfig c;
+        c.vec = vec;
+        c.cluster = cluster;
+        const int64_t per_block = ceil_div(row_threads, cluster);
+        if (cluster == 1 && per_block <= 32) {  // several rows a block, or a warp a row
+          c.threads_per_row = next_pow2(per_block);
+          c.threads = std::max(c.threads_per_row, 256);
+          add(c);
+          continue;
+        }
+        if (per_block > kMaxForwardRowThreads || (cluster > 1 && per_block < 128)) continue;
+        c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(64, ceil_div(per_block, 32) * 32));
+        c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
+        add(c);
+        c.min_blocks_per_sm = 1;
+        add(c);
+      }
+    }
+    for (int threads : {1024, 512}) {
+      LaunchConfig c;
+      c.vec = vec;
+      c.threads = c.threads_per_row = threads;
+      c.row_in_registers = false;
+      add(c);
+      if (threads == 512) {  // two an SM, 64 registers a thread
+        c.min_blocks_per_sm = 2;
+        add(c);
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace normjit::codegen

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "codegen/launch_config.h"
 #include "normjit/norm_problem.hpp"
@@ -61,5 +62,14 @@ LaunchConfig choose_forward_config(const NormProblem& resolved, int sm = 90, int
 
 // Throws std::invalid_argument if config cannot run the forward of `resolved`.
 void check_forward_config(const NormProblem& resolved, const LaunchConfig& config);
+
+// The tuner's candidates for the forward of a resolved, validated problem on compute capability
+// sm: the heuristic's config first, then, without duplicates and each accepted by
+// check_forward_config, rows in registers at 16 to 128 bytes of x a thread (fewer or more
+// threads a row; several rows a block for short rows), 64 registers a thread or no bound,
+// clusters of 2-8 blocks on sm_90 (either kind), streamed rows in 512- and 1024-thread blocks,
+// and half-width vectors. At most kMaxForwardCandidates.
+constexpr size_t kMaxForwardCandidates = 32;
+std::vector<LaunchConfig> forward_search_space(const NormProblem& resolved, int sm, int64_t m = -1);
 
 }  // namespace normjit::codegen

@@ -198,3 +198,30 @@ TEST(ForwardSource, KeyDiffersForEveryForwardField) {
   for (const NormProblem& p : variants) keys.insert(codegen::cache_key(forward_source(p), target));
   EXPECT_EQ(keys.size(), variants.size());
 }
+
+TEST(ForwardSearchSpace, StartsWithTheHeuristicAndHoldsOnlyRunnableDistinctConfigs) {
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (DType x : {DType::BF16, DType::F32})
+      for (int64_t n : {1, 33, 1000, 4096, 5003, 16384, 65536, 262144, 1048576})
+        for (int sm : {80, 90}) {
+          NormProblem p = problem(kind, n, x);
+          if (n % 2 == 1 && x != DType::F32) p.alignment = 2;
+          p = codegen::resolve_forward_problem(p);
+          const std::vector<codegen::LaunchConfig> space = codegen::forward_search_space(p, sm);
+          const std::string what = codegen::describe_forward(p) + " sm_" + std::to_string(sm);
+          ASSERT_FALSE(space.empty()) << what;
+          EXPECT_EQ(space.front(), codegen::choose_forward_config(p, sm)) << what;
+          EXPECT_LE(space.size(), codegen::kMaxForwardCandidates) << what;
+          for (size_t i = 0; i < space.size(); ++i) {
+            EXPECT_NO_THROW(codegen::check_forward_config(p, space[i])) << what << ": " << codegen::describe(space[i]);
+            if (sm < 90) EXPECT_EQ(space[i].cluster, 1) << what;
+            for (size_t j = 0; j < i; ++j) EXPECT_FALSE(space[i] == space[j]) << what << ": a duplicate";
+          }
+          if (n >= 4096) EXPECT_GE(space.size(), 4u) << what << ": something to choose from";
+        }
+  // LayerNorm's long rows get cluster candidates on sm_90 too (the heuristic streams them).
+  const NormProblem ln = codegen::resolve_forward_problem(problem(NormKind::LayerNorm, 65536, DType::BF16));
+  bool cluster = false;
+  for (const codegen::LaunchConfig& c : codegen::forward_search_space(ln, 90)) cluster |= c.cluster > 1;
+  EXPECT_TRUE(cluster);
+}

@@ -62,6 +62,18 @@ CUlaunchConfig cluster_launch(const codegen::LaunchConfig& config, int64_t group
   return launch;
 }
 
+// Whether a tuning may run now: tuning allocates and synchronises, so never while the caller's
+// stream is being captured. Asked only when a tuning is due, so a loaded kernel costs no
+// driver call on the launch path.
+template <class What>
+auto not_capturing(CUstream stream, const What& what) {
+  return [stream, &what] {
+    CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (stream) NJ_CU(driver().cuStreamIsCapturing(stream, &capturing), what() + ": checking for stream capture");
+    return capturing == CU_STREAM_CAPTURE_STATUS_NONE;
+  };
+}
+
 // Row groups (blocks, or clusters of config.blocks_per_group() blocks) of `function` that fit
 // on the device at once: the size of a persistent grid. Clusters above 8 blocks are opted in.
 int64_t resident_groups(CUfunction function, const codegen::LaunchConfig& config, unsigned shared_bytes,
@@ -217,23 +229,29 @@ uint64_t Engine::Impl::problem_code(const NormProblem& p) {
 }
 
 void Engine::Impl::pin_config(const runtime::DeviceLimits& limits, const NormProblem& resolved, int64_t m,
-                              const codegen::LaunchConfig& config) {
+                              const codegen::LaunchConfig& config, codegen::Pass pass) {
   runtime::TunedConfig entry;
   entry.config = config;
   entry.us = 1;  // kept over anything measured: put keeps the faster entry
-  tuning.put(runtime::make_tuning_key(tuning_device(limits), resolved, m).text(), entry);
+  tuning.put(runtime::make_tuning_key(tuning_device(limits), resolved, m, pass).text(), entry);
 }
 
 std::optional<codegen::LaunchConfig> Engine::Impl::database_config(const NormProblem& p, int64_t m,
-                                                                    const runtime::TuningDevice& device) {
-  const std::string key = runtime::make_tuning_key(device, p, m).text();
+                                                                    const runtime::TuningDevice& device,
+                                                                    codegen::Pass pass) {
+  const std::string key = runtime::make_tuning_key(device, p, m, pass).text();
   const auto hit = tuning.find(key);
   if (!hit) return std::nullopt;
   // A hand-edited or foreign entry is checked like any config; a bad one is not used.
   std::string why;
   try {
-    codegen::check_launch_config(p, hit->config);
-    why = codegen::prune_reason(p, hit->config, device.sm);
+    if (pass == codegen::Pass::Forward) {
+      codegen::check_forward_config(p, hit->config);
+      if (hit->config.cluster > 1 && device.sm < 90) why = "clusters need sm_90";
+    } else {
+      codegen::check_launch_config(p, hit->config);
+      why = codegen::prune_reason(p, hit->config, device.sm);
+    }
   } catch (const std::invalid_argument& e) {
     why = e.what();
   }
@@ -246,25 +264,28 @@ std::optional<codegen::LaunchConfig> Engine::Impl::database_config(const NormPro
 
 codegen::LaunchConfig Engine::Impl::config_for(CUcontext ctx, const NormProblem& p, int64_t m,
                                                const runtime::DeviceLimits& limits,
-                                               llvm::function_ref<bool()> may_tune, bool& tuned, bool& settled) {
+                                               llvm::function_ref<bool()> may_tune, bool& tuned, bool& settled,
+                                               codegen::Pass pass) {
   tuned = false;
   settled = true;
-  const codegen::LaunchConfig heuristic = codegen::choose_launch_config(p, limits.sm, limits.sm_count, m);
+  const codegen::LaunchConfig heuristic = pass == codegen::Pass::Forward
+                                              ? codegen::choose_forward_config(p, limits.sm, m)
+                                              : codegen::choose_launch_config(p, limits.sm, limits.sm_count, m);
   if (m < 0 || config.tune_mode == TuneMode::Off) return heuristic;
   const runtime::TuningDevice device = tuning_device(limits);
-  if (const std::optional<codegen::LaunchConfig> hit = database_config(p, m, device)) {
+  if (const std::optional<codegen::LaunchConfig> hit = database_config(p, m, device, pass)) {
     tuning_hits++;
     tuned = true;
     return *hit;
   }
   if (config.tune_mode != TuneMode::OnMiss) return heuristic;
-  const std::string key = runtime::make_tuning_key(device, p, m).text();
+  const std::string key = runtime::make_tuning_key(device, p, m, pass).text();
   if (tuning.find(key)) return heuristic;  // an entry that cannot run: warned about, not retuned
   if (!may_tune || !may_tune()) {
     settled = false;  // tuned at the next call that may
     return heuristic;
   }
-  const runtime::TuneResult result = runtime::tune(*this, ctx, p, m);
+  const runtime::TuneResult result = runtime::tune(*this, ctx, p, m, {}, pass);
   tunings++;
   tuning.put(key, result.tuned());
   std::string why;
@@ -276,10 +297,13 @@ codegen::LaunchConfig Engine::Impl::config_for(CUcontext ctx, const NormProblem&
 }
 
 const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p, int64_t m,
-                                             llvm::function_ref<bool()> may_tune) {
-  // Without tuning, buckets matter only where the heuristic may look at m (few rows).
-  const bool by_bucket = m >= 0 && (config.tune_mode != TuneMode::Off || codegen::may_be_few_rows(m));
-  const uint64_t code = problem_code(p);
+                                             llvm::function_ref<bool()> may_tune, codegen::Pass pass) {
+  const bool forward = pass == codegen::Pass::Forward;
+  // Without tuning, buckets matter only where the heuristic may look at m (the backward's few
+  // rows; the forward's heuristic never does).
+  const bool by_bucket =
+      m >= 0 && (config.tune_mode != TuneMode::Off || (!forward && codegen::may_be_few_rows(m)));
+  const uint64_t code = problem_code(p) | (forward ? kForwardBit : 0);
   // Buckets are 1 + log2: 0 stands for "the heuristic's kernel, whatever m".
   const uint64_t ctx_id = context_id(ctx);
   const Key key{ctx_id, code | (by_bucket ? uint64_t(1 + runtime::m_bucket_log2(m)) << 48 : 0)};
@@ -293,7 +317,7 @@ const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p
   }
   const runtime::DeviceLimits limits = query_limits(ctx);
   bool tuned = false, settled = true;
-  const codegen::LaunchConfig config = config_for(ctx, p, by_bucket ? m : -1, limits, may_tune, tuned, settled);
+  const codegen::LaunchConfig config = config_for(ctx, p, by_bucket ? m : -1, limits, may_tune, tuned, settled, pass);
   // Tuned or not is part of the key: a bucket whose database config happens to equal the
   // heuristic's still reports itself tuned, and a heuristic bucket never does.
   const auto module_key = std::make_tuple(ctx_id, code, codegen::describe(config), tuned);
@@ -310,7 +334,7 @@ const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p
   }
   std::unique_ptr<LoadedKernel> k;  // loaded outside the lock: may take a while
   try {
-    k = load(ctx, p, config, limits);
+    k = forward ? load_forward(ctx, p, config, limits) : load(ctx, p, config, limits);
   } catch (const Error& e) {
     // A grid cluster larger than the device can hold at once (a smaller GPU, MPS limits):
     // rows streamed twice run anywhere.
@@ -383,14 +407,7 @@ void Engine::Impl::launch_backward(const NormProblem& problem, const BackwardArg
   const auto what = [&p] { return "the " + codegen::describe(p) + " backward"; };  // for errors only
   const CUcontext ctx = context_of(stream, what);
   runtime::ScopedContext scope(ctx);
-  // Tuning allocates and synchronises: never while the caller's stream is being captured.
-  // Asked only when a tuning is due, so a loaded kernel costs no driver call here.
-  const auto may_tune = [&] {
-    CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (stream) NJ_CU(driver().cuStreamIsCapturing(stream, &capturing), what() + ": checking for stream capture");
-    return capturing == CU_STREAM_CAPTURE_STATUS_NONE;
-  };
-  const LoadedKernel* k = &kernel_for(ctx, p, a.m, may_tune);
+  const LoadedKernel* k = &kernel_for(ctx, p, a.m, not_capturing(stream, what));
   // A caller's workspace is sized by workspace_size; should a tuned config launch more row
   // groups than it allows (a database that changed since), the heuristic's kernel fits it.
   if (k->tuned && a.workspace && a.m > 0) {
@@ -496,7 +513,7 @@ size_t Engine::Impl::workspace_size(const NormProblem& problem, int64_t m) {
   // holds for m's bucket, at every alignment the call's pointers may turn out to have.
   const runtime::TuningDevice device = tuning_device(limits);
   return runtime::workspace_bound(resolved, limits, m,
-                                  [&](const NormProblem& p) { return database_config(p, m, device); });
+                                  [&](const NormProblem& p) { return database_config(p, m, device, codegen::Pass::Backward); });
 }
 
 // ---- the forward (docs/FORWARD.md) -----------------------------------------------------------
@@ -508,24 +525,13 @@ std::shared_ptr<const runtime::CompiledKernel> Engine::Impl::compile_forward(con
   return kernels.get(source, target_for(sm), codegen::describe_forward(p));
 }
 
-const LoadedKernel& Engine::Impl::forward_kernel_for(CUcontext ctx, const NormProblem& p) {
-  const uint64_t ctx_id = context_id(ctx);
-  const uint64_t code = problem_code(p) | kForwardBit;
-  const Key key{ctx_id, code};
-  {
-    std::shared_lock<std::shared_mutex> lock(mu_);
-    auto it = loaded_.find(key);
-    if (it != loaded_.end()) {
-      loaded_hits++;
-      return *it->second;
-    }
-  }
-  const runtime::DeviceLimits limits = query_limits(ctx);
-  const codegen::LaunchConfig config = codegen::choose_forward_config(p, limits.sm);
+std::unique_ptr<LoadedKernel> Engine::Impl::load_forward(CUcontext ctx, const NormProblem& p,
+                                                         const codegen::LaunchConfig& config,
+                                                         const runtime::DeviceLimits& limits) {
   auto k = std::make_unique<LoadedKernel>();
   k->problem = p;
   k->context = ctx;
-  k->context_id = ctx_id;
+  k->context_id = context_id(ctx);
   k->limits = limits;
   k->config = config;
   k->compiled = compile_forward(p, config, limits.sm);
@@ -542,13 +548,22 @@ const LoadedKernel& Engine::Impl::forward_kernel_for(CUcontext ctx, const NormPr
   NJ_CU(d.cuModuleGetFunction(&k->forward, k->module, codegen::KernelSource::kForwardEntry), what);
   k->resident_groups = resident_groups(k->forward, config, 0, limits, what);
   guard.k = nullptr;
-  const auto module_key = std::make_tuple(ctx_id, code, codegen::describe(config), false);
-  std::unique_lock<std::shared_mutex> lock(mu_);
-  auto inserted = modules_.try_emplace(module_key, std::move(k));  // another thread may have loaded it meanwhile
-  LoadedKernel* kernel = inserted.first->second.get();
-  if (!inserted.second) driver().cuModuleUnload(k->module);  // lost a race: keep the other thread's
-  loaded_.try_emplace(key, kernel);
-  return *kernel;
+  return k;
+}
+
+const LoadedKernel& Engine::Impl::forward_kernel_for(CUcontext ctx, const NormProblem& p, int64_t m,
+                                                     llvm::function_ref<bool()> may_tune) {
+  return kernel_for(ctx, p, m, may_tune, codegen::Pass::Forward);
+}
+
+void Engine::Impl::launch_forward_kernel(const LoadedKernel& k, const NormProblem& p, const ForwardArgs& a,
+                                         CUstream stream) {
+  // A persistent grid: no more row groups than are resident at once, each with a row at least.
+  const int64_t groups = runtime::row_groups(k.config, k.limits, a.m, k.resident_groups);
+  runtime::ForwardParams params{a.m, a.x, a.x_stride, a.weight, a.bias, a.y, a.y_stride, a.mean, a.rstd, a.eps};
+  void* kernel_args[] = {&params};
+  launch_groups(k.forward, k.config, groups, 0, stream, kernel_args,
+                "the " + codegen::describe_forward(p) + ": launching");
 }
 
 void Engine::Impl::launch_forward(const NormProblem& problem, const ForwardArgs& args, CUstream stream) {
@@ -560,12 +575,7 @@ void Engine::Impl::launch_forward(const NormProblem& problem, const ForwardArgs&
   const auto what = [&p] { return "the " + codegen::describe_forward(p); };  // for errors only
   const CUcontext ctx = context_of(stream, what);
   runtime::ScopedContext scope(ctx);
-  const LoadedKernel& k = forward_kernel_for(ctx, p);
-  // A persistent grid: no more blocks than are resident at once, each with a row at least.
-  const int64_t groups = runtime::row_groups(k.config, k.limits, a.m, k.resident_groups);
-  runtime::ForwardParams params{a.m, a.x, a.x_stride, a.weight, a.bias, a.y, a.y_stride, a.mean, a.rstd, a.eps};
-  void* kernel_args[] = {&params};
-  launch_groups(k.forward, k.config, groups, 0, stream, kernel_args, what() + ": launching");
+  launch_forward_kernel(forward_kernel_for(ctx, p, a.m, not_capturing(stream, what)), p, a, stream);
 }
 
 // ---- the public Engine -----------------------------------------------------------------------
@@ -621,7 +631,7 @@ void Engine::prepare_forward(const NormProblem& problem) {
   codegen::validate_forward_problem(problem);
   const NormProblem p = codegen::resolve_forward_problem(problem);
   const CUcontext ctx = context_of(nullptr, [&] { return "prepare_forward for " + codegen::describe_forward(p); });
-  impl_->forward_kernel_for(ctx, p);
+  impl_->forward_kernel_for(ctx, p);  // the heuristic's kernel (m unknown)
 }
 
 void Engine::prepare(const NormProblem& problem) {

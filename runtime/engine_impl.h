@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "codegen/launch_config.h"
+#include "codegen/pass.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "normjit/normjit.hpp"
@@ -64,14 +65,16 @@ struct Engine::Impl {
   // heuristic's config, whatever the tuning mode. m >= 0: the config for m's bucket as
   // config.tune_mode says (database, tuning on a miss when may_tune, else the heuristic).
   // may_tune is asked only when on-miss tuning is due; none: not now.
+  // pass: the backward's kernel, or the forward's (resolve_forward_problem's problem).
   const LoadedKernel& kernel_for(CUcontext ctx, const NormProblem& resolved, int64_t m = -1,
-                                 llvm::function_ref<bool()> may_tune = nullptr);
+                                 llvm::function_ref<bool()> may_tune = nullptr,
+                                 codegen::Pass pass = codegen::Pass::Backward);
 
   // Makes this engine use `config` for a resolved problem at m's bucket on the device of
   // `limits`: an entry in the in-memory tuning database, saved by nothing (tools and tests that
   // time or check one config; tune.mode must not be off, and before kernel_for loads that bucket).
   void pin_config(const runtime::DeviceLimits& limits, const NormProblem& resolved, int64_t m,
-                  const codegen::LaunchConfig& config);
+                  const codegen::LaunchConfig& config, codegen::Pass pass = codegen::Pass::Backward);
 
   // A module of `config` for a resolved problem loaded into ctx (current), kept in no map: the
   // tuner's candidates. Throws normjit::Error when it cannot be compiled, loaded or resident.
@@ -89,11 +92,19 @@ struct Engine::Impl {
                                 int64_t groups, CUstream stream);
   void launch_backward(const NormProblem& problem, const BackwardArgs& args, CUstream stream);
 
-  // The forward (docs/FORWARD.md): the same caches, its own entries (problem_code with
-  // kForwardBit). The heuristic's config only, for now: not tuned, one kernel for every m.
+  // The forward (docs/FORWARD.md): the same caches and tuning database, its own entries
+  // (problem_code with kForwardBit, tuning keys of Pass::Forward).
   std::shared_ptr<const runtime::CompiledKernel> compile_forward(const NormProblem& resolved,
                                                                  const codegen::LaunchConfig& config, int sm);
-  const LoadedKernel& forward_kernel_for(CUcontext ctx, const NormProblem& resolved);
+  // kernel_for(..., Pass::Forward).
+  const LoadedKernel& forward_kernel_for(CUcontext ctx, const NormProblem& resolved, int64_t m = -1,
+                                         llvm::function_ref<bool()> may_tune = nullptr);
+  // As load, for a forward config (the tuner's candidates).
+  std::unique_ptr<LoadedKernel> load_forward(CUcontext ctx, const NormProblem& resolved,
+                                             const codegen::LaunchConfig& config, const runtime::DeviceLimits& limits);
+  // Launches a forward kernel over a checked call (runtime::check_forward_call's, m > 0).
+  static void launch_forward_kernel(const LoadedKernel& k, const NormProblem& checked, const ForwardArgs& args,
+                                    CUstream stream);
   void launch_forward(const NormProblem& problem, const ForwardArgs& args, CUstream stream);
   size_t workspace_size(const NormProblem& problem, int64_t m);
 
@@ -119,11 +130,11 @@ struct Engine::Impl {
   // allowed now): the caller then does not remember it for the bucket.
   codegen::LaunchConfig config_for(CUcontext ctx, const NormProblem& resolved, int64_t m,
                                    const runtime::DeviceLimits& limits, llvm::function_ref<bool()> may_tune,
-                                   bool& tuned, bool& settled);
+                                   bool& tuned, bool& settled, codegen::Pass pass);
   // The database's config for (problem, m's bucket) on `device`, if it holds one that can run
   // (checked like any config; a bad entry is warned about once and ignored).
   std::optional<codegen::LaunchConfig> database_config(const NormProblem& resolved, int64_t m,
-                                                       const runtime::TuningDevice& device);
+                                                       const runtime::TuningDevice& device, codegen::Pass pass);
 
   std::shared_mutex mu_;
   llvm::DenseMap<Key, LoadedKernel*> loaded_;

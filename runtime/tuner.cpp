@@ -8,11 +8,13 @@
 #include <memory>
 #include <thread>
 
+#include "codegen/forward_config.h"
 #include "codegen/norm_problem.h"
 #include "codegen/search_space.h"
 #include "runtime/backward_call.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/engine_impl.h"
+#include "runtime/forward_call.h"
 #include "runtime/tuner_timing.h"
 
 namespace normjit::runtime {
@@ -175,6 +177,37 @@ struct Scratch {
   }
 };
 
+// The forward's tensors for m rows: x random, y, mean and rstd written, γ and β random.
+struct ForwardScratch {
+  DeviceBuffer x, y, mean, rstd, weight, bias;
+  ForwardArgs args;
+
+  ForwardScratch(const NormProblem& p, int64_t m) {
+    const std::string what = "tuning " + codegen::describe_forward(p);
+    const size_t n = static_cast<size_t>(p.n), w = codegen::dtype_size(p.weight_dtype);
+    args.m = m;
+    args.x_stride = args.y_stride = aligned_row_stride(p.n, codegen::dtype_size(p.x_dtype), p.alignment);
+    x = random_rows(p.x_dtype, m, args.x_stride, 1, what);
+    y = DeviceBuffer(static_cast<size_t>(m) * static_cast<size_t>(args.y_stride) * codegen::dtype_size(p.x_dtype), what);
+    mean = DeviceBuffer(static_cast<size_t>(m) * 4, what);
+    rstd = DeviceBuffer(static_cast<size_t>(m) * 4, what);
+    weight = DeviceBuffer(n * w, what);
+    bias = DeviceBuffer(n * w, what);
+    weight.upload(random_bytes(p.weight_dtype, n, 3), what);
+    bias.upload(random_bytes(p.weight_dtype, n, 4), what);
+    args.x = x.get();
+    args.y = y.get();
+    args.weight = p.has_weight ? weight.get() : nullptr;
+    args.bias = p.has_bias ? bias.get() : nullptr;
+    args.mean = p.kind == NormKind::LayerNorm ? static_cast<float*>(mean.get()) : nullptr;
+    args.rstd = static_cast<float*>(rstd.get());
+  }
+};
+
+std::string describe_pass(const NormProblem& p, codegen::Pass pass) {
+  return pass == codegen::Pass::Forward ? codegen::describe_forward(p) : codegen::describe(p);
+}
+
 }  // namespace
 
 TunedConfig TuneResult::tuned() const {
@@ -191,9 +224,11 @@ int64_t timed_rows(const NormProblem& p, int64_t m, const TuneOptions& options) 
   return std::max<int64_t>(1, std::min(m_bucket(m), std::max<int64_t>(1, options.max_elements / p.n)));
 }
 
-TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64_t m, const TuneOptions& options) {
+TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64_t m, const TuneOptions& options,
+                codegen::Pass pass) {
   const auto start = Clock::now();
-  const std::string what = "tuning " + codegen::describe(p);
+  const bool forward = pass == codegen::Pass::Forward;
+  const std::string what = "tuning " + describe_pass(p, pass);
   if (!ctx) throw Error(Status::NoDevice, "normjit: " + what + ": no CUDA context; tuning needs a GPU.");
   ScopedContext current(ctx);
   const DeviceLimits limits = Engine::Impl::query_limits(ctx);
@@ -204,7 +239,8 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
   TuneResult result;
   result.problem = p;
   result.m_timed = timed_rows(p, m, options);
-  for (const codegen::LaunchConfig& c : codegen::search_space(p, limits.sm, limits.sm_count, result.m_timed)) {
+  for (const codegen::LaunchConfig& c : forward ? codegen::forward_search_space(p, limits.sm, result.m_timed)
+                                                : codegen::search_space(p, limits.sm, limits.sm_count, result.m_timed)) {
     CandidateTiming timing;
     timing.config = c;
     result.candidates.push_back(timing);
@@ -223,7 +259,8 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
         const auto t0 = Clock::now();
         std::string outcome;
         try {
-          compiled[i] = engine.compile(p, cands[i].config, limits.sm);
+          compiled[i] = forward ? engine.compile_forward(p, cands[i].config, limits.sm)
+                                : engine.compile(p, cands[i].config, limits.sm);
           cands[i].compile_ms = compiled[i]->from_disk ? 0 : ms_since(t0);
           outcome = compiled[i]->from_disk ? "from the disk cache" : std::to_string(std::lround(ms_since(t0))) + " ms";
         } catch (const std::exception& e) {
@@ -252,9 +289,13 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
   for (size_t i = 0; i < count; ++i) {
     if (!compiled[i]) continue;
     try {
-      loaded[i] = engine.load(ctx, p, cands[i].config, limits);
-      workspace_bytes = std::max(
-          workspace_bytes, launch_workspace_bytes(p, cands[i].config, max_row_groups(cands[i].config, limits, result.m_timed)));
+      if (forward) {
+        loaded[i] = engine.load_forward(ctx, p, cands[i].config, limits);
+      } else {
+        loaded[i] = engine.load(ctx, p, cands[i].config, limits);
+        workspace_bytes = std::max(workspace_bytes, launch_workspace_bytes(p, cands[i].config,
+                                                                           max_row_groups(cands[i].config, limits, result.m_timed)));
+      }
     } catch (const std::exception& e) {
       cands[i].error = e.what();
     }
@@ -268,11 +309,21 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
   } unload{loaded};
 
   PrivateStream stream;
-  Scratch scratch(p, result.m_timed, workspace_bytes);
+  std::unique_ptr<Scratch> scratch;
+  std::unique_ptr<ForwardScratch> forward_scratch;
+  std::function<void(const LoadedKernel&)> launch;
+  if (forward) {
+    forward_scratch = std::make_unique<ForwardScratch>(p, result.m_timed);
+    const ForwardArgs args = check_forward_call(p, forward_scratch->args).args;
+    launch = [&, args](const LoadedKernel& k) { Engine::Impl::launch_forward_kernel(k, p, args, stream.get()); };
+  } else {
+    scratch = std::make_unique<Scratch>(p, result.m_timed, workspace_bytes);
+    const CheckedCall call = check_backward_call(p, scratch->args);
+    launch = [&, call](const LoadedKernel& k) { Engine::Impl::launch(k, call.problem, call.args, stream.get()); };
+  }
   L2Flush flush(what);
   EventTimer timer(what);
-  const CheckedCall call = check_backward_call(p, scratch.args);
-  // Each candidate's backward (every kernel it launches) is captured in a CUDA graph and timed
+  // Each candidate's backward (every kernel it launches), or forward, is captured in a CUDA graph and timed
   // as graph replays: launched one by one, a second kernel (the reduction) waits out the host's
   // launch latency, which favoured single-kernel configs (merged blocks) that graph replays and
   // a busy stream find slower (bench/NOTES.md, entry 17). L2 is flushed before every replay.
@@ -280,9 +331,8 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
   std::vector<std::unique_ptr<CapturedLaunch>> graphs(count);
   auto time_candidate = [&](size_t i, int reps) {
     if (!graphs[i]) {
-      Engine::Impl::launch(*loaded[i], call.problem, call.args, stream.get());  // warm: first launch costs more
-      graphs[i] = std::make_unique<CapturedLaunch>(
-          stream.get(), [&] { Engine::Impl::launch(*loaded[i], call.problem, call.args, stream.get()); }, what);
+      launch(*loaded[i]);  // warm: first launch costs more
+      graphs[i] = std::make_unique<CapturedLaunch>(stream.get(), [&] { launch(*loaded[i]); }, what);
     }
     std::vector<double> times;
     for (int r = 0; r < reps; ++r) {

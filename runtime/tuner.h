@@ -3,7 +3,8 @@
 //
 //   1. Compile every candidate on host threads at once (NVRTC and the kernel cache are
 //      thread-safe; cubins land in the disk cache too).
-//   2. Load each and time the whole backward (the main kernel and the dγ/dβ reduction) with
+//   2. Load each and time the whole backward (the main kernel and the dγ/dβ reduction), or the
+//      forward, with
 //      CUDA events on a private stream over private buffers of random data — never the
 //      caller's — flushing L2 before every repetition. Screening: `screen_reps` each.
 //   3. The fastest `finalists` (and always the heuristic's config) are timed again with
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "codegen/launch_config.h"
+#include "codegen/pass.h"
 #include "normjit/normjit.hpp"
 #include "runtime/tuning_db.h"
 
@@ -61,8 +63,10 @@ struct TuneResult {
 // The rows tune() times for m: m's bucket, capped by options.max_elements.
 int64_t timed_rows(const NormProblem& resolved, int64_t m, const TuneOptions& options);
 
-// Tunes a resolved problem for m's bucket in ctx, which is made current for the call.
+// Tunes a resolved problem for m's bucket in ctx, which is made current for the call: its
+// backward, or with Pass::Forward its forward (resolve_forward_problem's problem; the
+// candidates of codegen::forward_search_space, each timed writing y, mean and rstd).
 TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& resolved, int64_t m,
-                const TuneOptions& options = {});
+                const TuneOptions& options = {}, codegen::Pass pass = codegen::Pass::Backward);
 
 }  // namespace normjit::runtime

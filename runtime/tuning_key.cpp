@@ -1,6 +1,7 @@
 #include "runtime/tuning_key.h"
 
 #include "codegen/cache_key.h"
+#include "codegen/forward_config.h"
 #include "codegen/norm_problem.h"
 
 namespace normjit::runtime {
@@ -16,12 +17,14 @@ int64_t m_bucket(int64_t m) { return int64_t{1} << m_bucket_log2(m); }
 std::string TuningKey::text() const {
   // " | " separates the parts; none of them contains it (device names are plain words).
   return device.name + " | sm_" + std::to_string(device.sm) + " | " + std::to_string(device.sm_count) +
-         " SMs | nvrtc " + device.nvrtc + " | normjit " + normjit + " | " + codegen::describe(problem) +
+         " SMs | nvrtc " + device.nvrtc + " | normjit " + normjit + " | " +
+         (pass == codegen::Pass::Forward ? codegen::describe_forward(problem) : codegen::describe(problem)) +
          " | M<=" + std::to_string(m_bucket);
 }
 
-TuningKey make_tuning_key(const TuningDevice& device, const NormProblem& resolved, int64_t m) {
+TuningKey make_tuning_key(const TuningDevice& device, const NormProblem& resolved, int64_t m, codegen::Pass pass) {
   TuningKey k;
+  k.pass = pass;
   k.device = device;
   k.normjit = codegen::normjit_version();
   k.problem = resolved;

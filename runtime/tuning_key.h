@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "codegen/pass.h"
 #include "normjit/norm_problem.hpp"
 
 namespace normjit::runtime {
@@ -25,15 +26,19 @@ int m_bucket_log2(int64_t m);
 struct TuningKey {
   TuningDevice device;
   std::string normjit;  // normjit version
-  NormProblem problem;  // resolved
+  NormProblem problem;  // resolved (the forward's: resolve_forward_problem)
   int64_t m_bucket = 1;
+  codegen::Pass pass = codegen::Pass::Backward;
 
   // The key as one line, the table name in the database file:
   // "NVIDIA H100 80GB HBM3 | sm_90 | 132 SMs | nvrtc 13.0 | normjit 0.1.0 | layernorm N=4096 ... | M<=65536"
+  // A forward's problem part is describe_forward's ("layernorm forward N=4096 ..."), which no
+  // backward's is.
   std::string text() const;
 };
 
 // The key for a resolved problem over m rows on `device`, with this build's normjit version.
-TuningKey make_tuning_key(const TuningDevice& device, const NormProblem& resolved, int64_t m);
+TuningKey make_tuning_key(const TuningDevice& device, const NormProblem& resolved, int64_t m,
+                          codegen::Pass pass = codegen::Pass::Backward);
 
 }  // namespace normjit::runtime

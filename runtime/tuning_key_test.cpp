@@ -78,3 +78,12 @@ TEST(TuningKey, EachPartMakesADifferentKey) {
   // Within a bucket, one key.
   EXPECT_EQ(make_tuning_key(h100(), bf16_layernorm(4096), 2049).text(), base);
 }
+
+TEST(TuningKey, TheForwardOfAProblemIsAnotherKey) {
+  const NormProblem p = bf16_layernorm(4096);
+  const std::string backward = make_tuning_key(h100(), p, 4096).text();
+  const std::string forward = make_tuning_key(h100(), p, 4096, codegen::Pass::Forward).text();
+  EXPECT_NE(backward, forward);
+  EXPECT_NE(forward.find("| layernorm forward N=4096"), std::string::npos) << forward;
+  EXPECT_EQ(backward.find("forward"), std::string::npos) << backward;
+}

@@ -506,7 +506,7 @@ int run_bench(std::vector<std::string> args) {
         // The problem as the engine ran it: alignment lowered to what these rows allow (odd N).
         // The kernel the calls above ran: the tuned one for this M where the database has it.
         const LoadedKernel& k =
-            forward ? engine.impl().forward_kernel_for(ctx, runtime::check_forward_call(problem, fa).problem)
+            forward ? engine.impl().forward_kernel_for(ctx, runtime::check_forward_call(problem, fa).problem, s.m)
                     : engine.impl().kernel_for(ctx, runtime::check_backward_call(problem, a).problem, s.m);
         const char* entry = forward ? codegen::KernelSource::kForwardEntry : codegen::KernelSource::kBackwardEntry;
         res.config = codegen::describe(k.config);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "codegen/norm_problem.h"
+#include "codegen/forward_config.h"
 #include "codegen/search_space.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/engine_impl.h"
@@ -21,8 +22,8 @@ namespace {
 
 void print_help() {
   std::printf(
-      "usage: normjit tune [PROBLEM | --shapes FILE | --sweep] [--m LIST] [--exhaustive] [--list]\n"
-      "                    [--cache-dir DIR]\n"
+      "usage: normjit tune [PROBLEM | --shapes FILE | --sweep] [--m LIST] [--forward] [--exhaustive]\n"
+      "                    [--list] [--cache-dir DIR]\n"
       "Times every candidate launch config of each shape on this GPU (compiling them in parallel on\n"
       "the host's cores) and writes the fastest per (device, problem, M bucket) into the tuning\n"
       "database, <cache dir>/tuning.toml. Engines use it with tune.mode = cached (the default).\n"
@@ -32,6 +33,8 @@ void print_help() {
       "                  N = 1024 .. 65536, M = elements / N and M = 1\n"
       "  --m LIST        rows to tune for, comma-separated (default 1,65536 for flags; each is a\n"
       "                  bucket: the next power of two)\n"
+      "  --forward       tune the problems' forward kernels (docs/FORWARD.md) instead of their backward\n"
+      "                  (--sweep then adds N = 32768 and 262144)\n"
       "  --exhaustive    time every candidate with the full repetitions too, and print heuristic,\n"
       "                  tuned and exhaustive-best per shape: the data a fitted heuristic needs\n"
       "  --list          print each shape's candidates and exit (no GPU needed)\n"
@@ -45,15 +48,27 @@ void print_help() {
 }
 
 struct Shape {
-  NormProblem problem;  // resolved
+  NormProblem problem;  // resolved (for the forward: resolve_forward_problem's)
   int64_t m = 1;
+  codegen::Pass pass = codegen::Pass::Backward;
 };
 
-std::vector<Shape> sweep_shapes() {
+NormProblem resolve_for(const NormProblem& p, codegen::Pass pass) {
+  return pass == codegen::Pass::Forward ? codegen::resolve_forward_problem(p) : codegen::resolve_problem(p);
+}
+
+std::vector<codegen::LaunchConfig> candidates(const Shape& s, int sm, int sm_count, int64_t m) {
+  return s.pass == codegen::Pass::Forward ? codegen::forward_search_space(s.problem, sm, m)
+                                          : codegen::search_space(s.problem, sm, sm_count, m);
+}
+
+std::vector<Shape> sweep_shapes(codegen::Pass pass) {
   std::vector<Shape> out;
+  std::vector<int64_t> ns = {1024, 2048, 4096, 5120, 8192, 16384, 65536};
+  if (pass == codegen::Pass::Forward) ns = {1024, 2048, 4096, 5120, 8192, 16384, 32768, 65536, 262144};
   for (DType dtype : {DType::BF16, DType::F32})
     for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
-      for (int64_t n : {1024, 2048, 4096, 5120, 8192, 16384, 65536})
+      for (int64_t n : ns)
         for (int64_t m : {int64_t{1}, std::max<int64_t>(1, (int64_t{1} << 26) / n)}) {
           NormProblem p;
           p.kind = kind;
@@ -61,13 +76,14 @@ std::vector<Shape> sweep_shapes() {
           p.x_dtype = dtype;
           p.weight_dtype = DType::F32;
           p.has_bias = kind == NormKind::LayerNorm;
-          out.push_back({codegen::resolve_problem(p), m});
+          out.push_back({resolve_for(p, pass), m, pass});
         }
   return out;
 }
 
 std::string shape_label(const Shape& s) {
-  return codegen::describe(s.problem) + " M<=" + std::to_string(runtime::m_bucket(s.m));
+  return (s.pass == codegen::Pass::Forward ? codegen::describe_forward(s.problem) : codegen::describe(s.problem)) +
+         " M<=" + std::to_string(runtime::m_bucket(s.m));
 }
 
 }  // namespace
@@ -81,6 +97,7 @@ int run_tune(std::vector<std::string> args) {
   const bool list = take_flag(args, "--list");
   const bool dry_run = take_flag(args, "--dry-run");
   const bool sweep = take_flag(args, "--sweep");
+  const codegen::Pass pass = take_flag(args, "--forward") ? codegen::Pass::Forward : codegen::Pass::Backward;
   const std::string shapes_file = take_option(args, "--shapes");
   const std::string m_text = take_option(args, "--m");
   CacheLocation cache = take_cache_location(args);
@@ -90,7 +107,7 @@ int run_tune(std::vector<std::string> args) {
   if (sweep + !shapes_file.empty() > 1) throw std::invalid_argument("give --sweep or --shapes, not both");
   if (sweep) {
     if (!args.empty()) throw std::invalid_argument("'" + args.front() + "' given with --sweep");
-    shapes = sweep_shapes();
+    shapes = sweep_shapes(pass);
   } else if (!shapes_file.empty()) {
     if (!args.empty()) throw std::invalid_argument("'" + args.front() + "' given with --shapes: flags or a file, not both");
     std::vector<runtime::ShapeProblem> file;
@@ -101,17 +118,20 @@ int run_tune(std::vector<std::string> args) {
       return kExitUsage;
     }
     for (const runtime::ShapeProblem& s : file)
-      for (int64_t m : s.m.empty() ? m_flag : s.m) shapes.push_back({codegen::resolve_problem(s.problem), m});
+      for (int64_t m : s.m.empty() ? m_flag : s.m) shapes.push_back({resolve_for(s.problem, pass), m, pass});
   } else {
     if (args.empty()) throw std::invalid_argument("no problem given: pass PROBLEM flags, --shapes FILE or --sweep");
     NormProblem p = parse_problem_flags(args);
     if (!args.empty()) throw std::invalid_argument("unexpected argument '" + args.front() + "'");
     try {
-      codegen::validate_problem(p);
+      if (pass == codegen::Pass::Forward)
+        codegen::validate_forward_problem(p);
+      else
+        codegen::validate_problem(p);
     } catch (const Error& e) {
       throw std::invalid_argument(e.what());
     }
-    for (int64_t m : m_flag) shapes.push_back({codegen::resolve_problem(p), m});
+    for (int64_t m : m_flag) shapes.push_back({resolve_for(p, pass), m, pass});
   }
   // One shape per (problem, bucket).
   std::vector<Shape> unique;
@@ -126,7 +146,7 @@ int run_tune(std::vector<std::string> args) {
       if (!list) continue;
       for (int sm : {80, 90}) {
         // The SM count is not known without a GPU: few rows are judged for an H100 (132).
-        const auto space = codegen::search_space(s.problem, sm, 0, s.m);
+        const auto space = candidates(s, sm, 0, s.m);
         std::printf("  sm_%d: %zu candidates\n", sm, space.size());
         for (const auto& c : space) std::printf("    %s\n", codegen::describe(c).c_str());
       }
@@ -164,21 +184,19 @@ int run_tune(std::vector<std::string> args) {
     runtime::TuneOptions options;
     options.exhaustive = false;
     // Steps: compile and time each candidate, then the finalists (at most 4); twice with --exhaustive.
-    const size_t count =
-        codegen::search_space(s.problem, limits.sm, limits.sm_count, runtime::timed_rows(s.problem, s.m, options))
-            .size();
+    const size_t count = candidates(s, limits.sm, limits.sm_count, runtime::timed_rows(s.problem, s.m, options)).size();
     ProgressLine progress((2 * count + 4) * (exhaustive ? 2 : 1));
     options.progress = [&](const std::string& step, const std::string& outcome) { progress.report(label + " " + step, outcome); };
     try {
-      const runtime::TuneResult tuned = runtime::tune(impl, ctx, s.problem, s.m, options);
-      const std::string key = runtime::make_tuning_key(device, s.problem, s.m).text();
+      const runtime::TuneResult tuned = runtime::tune(impl, ctx, s.problem, s.m, options, s.pass);
+      const std::string key = runtime::make_tuning_key(device, s.problem, s.m, s.pass).text();
       impl.tuning.put(key, tuned.tuned());
       double exhaustive_us = 0;
       std::string exhaustive_config;
       if (exhaustive) {
         runtime::TuneOptions all = options;
         all.exhaustive = true;
-        const runtime::TuneResult every = runtime::tune(impl, ctx, s.problem, s.m, all);
+        const runtime::TuneResult every = runtime::tune(impl, ctx, s.problem, s.m, all, s.pass);
         exhaustive_us = every.winner().us();
         exhaustive_config = codegen::describe(every.winner().config);
         // What a fitted heuristic needs: every candidate's time at this shape.

@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "codegen/forward_config.h"
+#include "codegen/norm_problem.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/engine_impl.h"
 #include "runtime/forward_call.h"
 #include "support/compare.h"
 #include "support/device_run.h"
@@ -26,6 +28,7 @@
 #include "support/problem_variants.h"
 #include "support/random.h"
 #include "support/reference.h"
+#include "support/scratch_cache.h"
 #include "support/shared_engine.h"
 
 namespace normjit::test {
@@ -318,5 +321,63 @@ TEST_F(Forward, SavedStatisticsDriveTheBackward) {
   }
 }
 
+// The tuner's forward candidates (codegen::forward_search_space: clusters of 2-8 blocks for
+// either kind on sm_90, streamed rows, other block sizes and vector widths), each pinned in an
+// engine's tuning database and checked against the reference; then on-miss tuning of a forward.
+class ForwardTuning : public ScratchCacheGpuTest {};
+
+TEST_F(ForwardTuning, EveryCandidateMatchesTheReference) {
+  NJ_REQUIRE_GPU();
+  const CUcontext ctx = GpuContext::get()->context();
+  const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
+  struct Shape { NormKind kind; int64_t n; DType x; int64_t m; };
+  const Shape shapes[] = {{NormKind::LayerNorm, 65536, DType::BF16, 37}, {NormKind::RMSNorm, 262144, DType::F32, 5},
+                          {NormKind::LayerNorm, 4096, DType::F16, 199}, {NormKind::RMSNorm, 1000, DType::BF16, 64}};
+  int tried = 0;
+  for (const Shape& s : shapes) {
+    ForwardCase c;
+    c.problem = make_problem(s.kind, s.n, s.x, DType::F32,
+                             s.kind == NormKind::LayerNorm ? Affine::WeightAndBias : Affine::WeightOnly);
+    c.m = s.m;
+    const NormProblem resolved = checked_problem(c);
+    for (const codegen::LaunchConfig& config : codegen::forward_search_space(resolved, limits.sm, s.m)) {
+      SCOPED_TRACE(codegen::describe(config));
+      Engine engine(this->config(TuneMode::Cached));
+      engine.impl().pin_config(limits, resolved, s.m, config, codegen::Pass::Forward);
+      EXPECT_EQ(engine.impl().forward_kernel_for(ctx, resolved, s.m).config, config);
+      check_case(engine, c, stream());
+      ++tried;
+    }
+  }
+  std::printf("%d forward candidates checked\n", tried);
+}
+
+TEST_F(ForwardTuning, OnMissTunesOnceAndTheTunedKernelIsCorrect) {
+  NJ_REQUIRE_GPU();
+  const CUcontext ctx = GpuContext::get()->context();
+  ForwardCase c;
+  c.problem = make_problem(NormKind::LayerNorm, 8192, DType::BF16, DType::F32, Affine::WeightAndBias);
+  c.m = 300;  // bucket 512
+  const NormProblem resolved = checked_problem(c);
+  {
+    Engine tuner(config(TuneMode::OnMiss));
+    check_case(tuner, c, stream());
+    EXPECT_EQ(tuner.impl().tunings.load(), 1u);
+    c.m = 511;  // the same bucket: no second tuning
+    check_case(tuner, c, stream());
+    EXPECT_EQ(tuner.impl().tunings.load(), 1u);
+    EXPECT_TRUE(tuner.impl().forward_kernel_for(ctx, resolved, 300).tuned);
+  }
+  Engine reader(config(TuneMode::Cached));
+  c.m = 300;
+  check_case(reader, c, stream());
+  EXPECT_EQ(reader.impl().tunings.load(), 0u);
+  EXPECT_EQ(reader.impl().tuning_hits.load(), 1u);
+  EXPECT_TRUE(reader.impl().forward_kernel_for(ctx, resolved, 300).tuned);
+  // The backward of the same problem has no entry: forward and backward keys differ.
+  EXPECT_FALSE(reader.impl().kernel_for(ctx, codegen::resolve_problem(c.problem), 300).tuned);
+}
+
 }  // namespace
+
 }  // namespace normjit::test
