@@ -80,16 +80,19 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m) {
     // thread counts (160, 224, 448) 30-50% more registers for nothing, and LayerNorm's
     // 512-thread bf16 blocks 70, one block an SM (N = 16384: 62% of copy bandwidth).
     c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
-  } else if (sm >= 90 && p.kind == NormKind::RMSNorm &&
+  } else if (sm >= 90 && (p.kind == NormKind::RMSNorm || dtype_size(p.x_dtype) == 4) &&
              slots <= int64_t{kMaxForwardCluster} * kMaxForwardRowThreads * target_iters) {
     // A cluster a row: the fewest blocks that hold it at the target bytes a thread (more
     // bytes a thread spill in 1024-thread blocks: fp32 N = 262144 spills 128-352 bytes).
-    // RMSNorm only: LayerNorm's cluster blocks spill 56-184 bytes (its statistics take more
-    // registers) and ran slower than streaming the row twice (bench/NOTES.md, entry 19).
+    // LayerNorm only for fp32 x, in blocks of at most 512 threads (tuned: fp32 N = 65536,
+    // 8 blocks of 512, 1.17x faster than streaming); its 16-bit cluster blocks spill 56-184
+    // bytes (unpacking and its statistics take registers) and ran slower than streaming
+    // (bench/NOTES.md, entries 19 and 20).
+    const int64_t most_threads = p.kind == NormKind::LayerNorm ? 512 : kMaxForwardRowThreads;
     int64_t threads = 0;
     for (c.cluster = 2; c.cluster < kMaxForwardCluster; c.cluster *= 2) {
       threads = ceil_div(ceil_div(slots, int64_t{c.cluster} * target_iters), 32) * 32;
-      if (threads <= kMaxForwardRowThreads) break;
+      if (threads <= most_threads) break;
     }
     threads = ceil_div(ceil_div(slots, int64_t{c.cluster} * target_iters), 32) * 32;
     c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));

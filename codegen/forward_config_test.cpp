@@ -114,10 +114,14 @@ TEST(ForwardConfig, ClustersHoldLongRmsRowsOnSm90Only) {
   const codegen::LaunchConfig c80 = codegen::choose_forward_config(rms, 80);
   EXPECT_EQ(c80.cluster, 1);
   EXPECT_FALSE(c80.row_in_registers);
-  // LayerNorm's cluster blocks spilled and ran slower than streaming: streamed on sm_90 too.
+  // LayerNorm's 16-bit cluster blocks spilled and ran slower than streaming: streamed on sm_90
+  // too; fp32 rows take clusters of 512-thread blocks (tuned).
   const codegen::LaunchConfig ln = codegen::choose_forward_config(problem(NormKind::LayerNorm, 65536, DType::BF16), 90);
   EXPECT_EQ(ln.cluster, 1);
   EXPECT_FALSE(ln.row_in_registers);
+  const codegen::LaunchConfig ln32 = codegen::choose_forward_config(problem(NormKind::LayerNorm, 65536, DType::F32), 90);
+  EXPECT_EQ(ln32.cluster, 8);
+  EXPECT_EQ(ln32.threads, 512);
 }
 
 TEST(ForwardConfig, RejectsWhatTheForwardHasNot) {
