@@ -21,6 +21,7 @@
 #   BUILD_DIR (default build), OUT (default /tmp/normjit-out), SANITIZE_TIMEOUT (seconds per
 #   tool for every tool; default per tool: memcheck 110, racecheck 240 (118 s over the matrix and the fused tests at d522da5), initcheck 80, synccheck
 #   110, plus 120 for the warm-up: 11 minutes in the worst case), TIMEOUT_<tool>=S for one tool,
+#   WARMUP_TIMEOUT=S for the warm-up (default 120; the gated tests alone compile for ~70 s),
 #   CAP_<tool>=N to change a tool's M*N cap of the matrix (CAP_racecheck=16384, say, if racecheck
 #   runs out of time; the per-option fused tests take the same cap; the fused families and the
 #   grid tests have fixed shapes and no cap).
@@ -37,7 +38,7 @@ matrix_filter='AllVariants/BackwardMatrix.*'
 fused_filter='*BackwardFused*:*BackwardGated*:*BackwardParallel*'
 grid_filter='BackwardGridCluster*'
 all_filter="$matrix_filter:$fused_filter:$grid_filter"
-warmup_timeout=120
+warmup_timeout="${WARMUP_TIMEOUT:-120}"  # the plain run that compiles every kernel first (the fused families take longest)
 
 # M*N caps. A first run on the H100 (2026-11-22) with caps of 2^20 / 2^16 / 2^18 / 2^20 took
 # 4, 21, 3 and 3 s per tool, so they were raised: memcheck and synccheck at 2^24 cover every
