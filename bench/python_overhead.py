@@ -1,15 +1,25 @@
-"""Host time per normjit backward (and forward) from Python on a kernel-cache hit, as a table.
+"""Host time per normjit call from Python on a kernel-cache hit, against torch's own, as a table.
 
 Each row times BATCH calls at a tiny shape (the GPU work is a few microseconds, so the host
 side is what is measured), syncs outside the timed region, and reports the median over
-REPEATS batches in microseconds per call. Rows: the ctypes floor (prebuilt C structs straight
-into nj_layer_norm_backward), the three output allocations alone (torch.empty_like; an eager call
-cannot do without them), the public functions (normjit.torch.*: the eager fast path),
-the registered custom ops through the dispatcher (what torch.compile'd code calls), torch's own
-aten backward for comparison, the forward functions beside torch's aten forward, and a CUDA graph
-of the same calls (host time per replayed call).
-Target: normjit.torch.layer_norm_backward and rms_norm_backward <= 10 us per call; a line says
-for each whether it is met.
+REPEATS batches in microseconds per call. Groups of rows:
+- the floor: prebuilt C structs straight into nj_layer_norm_backward (ctypes), and the three
+  output allocations alone (torch.empty_like; an eager call cannot do without them);
+- functional forward: normjit.torch.layer_norm_forward / rms_norm_forward and the functional
+  forms layer_norm / rms_norm (nothing requiring grad), the forward op through the dispatcher,
+  torch's aten.native_layer_norm and torch.nn.functional's norms;
+- functional backward: normjit.torch.layer_norm_backward / rms_norm_backward, the ops through
+  the dispatcher (what torch.compile'd code calls), torch's aten.native_layer_norm_backward;
+- modules: normjit.torch.LayerNorm / RMSNorm against torch.nn.LayerNorm / RMSNorm, forward with
+  the autograd graph built (parameters require grad) and forward + backward
+  (torch.autograd.grad of x and the parameters);
+- a CUDA graph of the same calls (host time per replayed call) where the row can be captured.
+The "path" column says which way normjit's calls went, as seen on one call after the warm-up:
+"eager" (the implementation called directly: the public functions without the dispatcher, the
+modules' autograd Function through autograd's C entry point), "op" (through the registered
+custom op), then "fast" (every launch a plan's fast call) or "general" (the general path).
+Target: <= 10 us per call from Python on a cache hit; a line says for each public function
+whether it is met. The last lines set each normjit row beside torch's equivalent.
 
     python3 bench/python_overhead.py [--m 4] [--n 256] [--dtype bf16]
 """
@@ -19,15 +29,17 @@ import os
 import statistics
 import sys
 import time
+from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
 import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 import normjit  # noqa: E402
 import normjit.torch as njt  # noqa: E402
 from normjit import _capi  # noqa: E402
-from normjit.torch import _context  # noqa: E402
+from normjit.torch import _context, _functional, _launch, _launch_forward, _ops  # noqa: E402
 
 BATCH = 500  # fewer than the launch queue holds, so host time is not throttled by the GPU
 REPEATS = 15
@@ -70,6 +82,38 @@ def graph_us(fn, calls=100):
         for _ in range(calls):
             fn()
     return host_us(graph.replay, batch=20) / calls, gpu_us(graph.replay, batch=20) / calls
+
+
+def path_of(fn):
+    """Which way normjit's calls in fn went (see the module's docstring), from one call."""
+    eager = []
+    launches = []
+
+    def spy(module, name, record, value):
+        real = getattr(module, name)
+
+        def wrapper(*args, **kwargs):
+            out = real(*args, **kwargs)
+            record.append(value(out))
+            return out
+        return mock.patch.object(module, name, wrapper)
+    patches = [spy(_ops, "_plain_eager", eager, bool), spy(_functional, "_plain_eager", eager, bool),
+               spy(_launch_forward, "_run", launches, lambda out: "fast"),
+               spy(_launch_forward, "_forward", launches, lambda out: "general"),
+               spy(_launch, "_run", launches, lambda out: "fast" if out is not None else "refused"),
+               spy(_launch, "_backward", launches, lambda out: "general")]
+    for p in patches:
+        p.start()
+    try:
+        fn()
+        torch.cuda.synchronize()
+    finally:
+        for p in reversed(patches):
+            p.stop()
+    if not launches:
+        return "-"
+    way = "eager" if eager and all(eager) else "op"
+    return "%s, %s" % (way, "fast" if all(w == "fast" for w in launches) else "general")
 
 
 def main():
@@ -118,44 +162,96 @@ def main():
         # What the eager call cannot avoid on top of the floor: its three outputs.
         return torch.empty_like(x), torch.empty_like(w), torch.empty_like(b)
 
-    # The modules' forward, parameters requiring grad: what a training step's forward pays per norm.
-    nj_module = njt.LayerNorm(n, device="cuda", dtype=dtype)
-    torch_module = torch.nn.LayerNorm(n, device="cuda", dtype=dtype)
+    # The modules, parameters requiring grad (x's dtype, as torch's CUDA LayerNorm wants them):
+    # what a training step pays per norm.
+    modules = {name: cls(n, device="cuda", dtype=dtype) for name, cls in
+               (("nj_ln", njt.LayerNorm), ("torch_ln", torch.nn.LayerNorm), ("nj_rms", njt.RMSNorm),
+                ("torch_rms", torch.nn.RMSNorm))}
+    xg = x.clone().requires_grad_()
 
-    no_graph = (floor, floor_by_address, allocations)  # captured elsewhere, or no kernel to capture
-    rows = [
-        ("ctypes floor: nj_layer_norm_backward, structs prebuilt", floor),
-        ("ctypes floor: the same by address (raw_backward)", floor_by_address),
-        ("torch.empty_like x3 (dx, dw, db allocations alone)", allocations),
-        ("normjit.torch.layer_norm_backward (fp32 weight)", lambda: njt.layer_norm_backward(dy, x, w, b, mean, rstd)),
-        ("normjit.torch.rms_norm_backward (fp32 weight)", lambda: njt.rms_norm_backward(dy, x, w, rrstd)),
-        ("torch.ops.normjit.layer_norm_backward (dispatcher)",
-         lambda: torch.ops.normjit.layer_norm_backward(dy, x, w, b, mean, rstd, 1)),
-        ("torch.ops.normjit.rms_norm_backward (dispatcher)",
-         lambda: torch.ops.normjit.rms_norm_backward(dy, x, w, rrstd, 1)),
-        ("torch: aten.native_layer_norm_backward (same-dtype weight)",
-         lambda: torch.ops.aten.native_layer_norm_backward(dy, x, [n], mean, rstd, wx, bx, [True, True, True])),
-        ("normjit.torch.layer_norm_forward (fp32 weight)", lambda: njt.layer_norm_forward(x, w, b, 1e-5)),
-        ("normjit.torch.rms_norm_forward (fp32 weight)", lambda: njt.rms_norm_forward(x, w, 1e-5)),
-        ("torch: aten.native_layer_norm (same-dtype weight)",
-         lambda: torch.ops.aten.native_layer_norm(x, [n], wx, bx, 1e-5)),
-        ("normjit.torch.LayerNorm module forward (autograd graph built)", lambda: nj_module(x)),
-        ("torch.nn.LayerNorm module forward (autograd graph built)", lambda: torch_module(x)),
+    def forward_backward(module):
+        inputs = (xg,) + tuple(module.parameters())
+
+        def step():
+            torch.autograd.grad(module(xg), inputs, dy)
+        return step
+
+    T = "torch: "
+    groups = [
+        ("floor", [
+            ("ctypes floor: nj_layer_norm_backward, structs prebuilt", floor, None),
+            ("ctypes floor: the same by address (raw_backward)", floor_by_address, None),
+            ("torch.empty_like x3 (dx, dw, db allocations alone)", allocations, None)]),
+        ("functional forward", [
+            ("normjit.torch.layer_norm_forward (fp32 weight)", lambda: njt.layer_norm_forward(x, w, b, 1e-5),
+             T + "aten.native_layer_norm (same-dtype weight)"),
+            ("normjit.torch.rms_norm_forward (fp32 weight)", lambda: njt.rms_norm_forward(x, w, 1e-5),
+             T + "aten.native_layer_norm (same-dtype weight)"),
+            ("torch.ops.normjit.layer_norm_forward (dispatcher)",
+             lambda: torch.ops.normjit.layer_norm_forward(x, w, b, 1e-5, 1), None),
+            (T + "aten.native_layer_norm (same-dtype weight)",
+             lambda: torch.ops.aten.native_layer_norm(x, [n], wx, bx, 1e-5), None),
+            ("normjit.torch.layer_norm (no grad needed)", lambda: njt.layer_norm(x, (n,), wx, bx),
+             T + "F.layer_norm (no grad needed)"),
+            (T + "F.layer_norm (no grad needed)", lambda: F.layer_norm(x, (n,), wx, bx), None),
+            ("normjit.torch.rms_norm (no grad needed)", lambda: njt.rms_norm(x, (n,), wx),
+             T + "F.rms_norm (no grad needed)"),
+            (T + "F.rms_norm (no grad needed)", lambda: F.rms_norm(x, (n,), wx), None)]),
+        ("functional backward", [
+            ("normjit.torch.layer_norm_backward (fp32 weight)",
+             lambda: njt.layer_norm_backward(dy, x, w, b, mean, rstd), T + "aten.native_layer_norm_backward"),
+            ("normjit.torch.rms_norm_backward (fp32 weight)", lambda: njt.rms_norm_backward(dy, x, w, rrstd),
+             T + "aten.native_layer_norm_backward"),
+            ("torch.ops.normjit.layer_norm_backward (dispatcher)",
+             lambda: torch.ops.normjit.layer_norm_backward(dy, x, w, b, mean, rstd, 1), None),
+            ("torch.ops.normjit.rms_norm_backward (dispatcher)",
+             lambda: torch.ops.normjit.rms_norm_backward(dy, x, w, rrstd, 1), None),
+            (T + "aten.native_layer_norm_backward",
+             lambda: torch.ops.aten.native_layer_norm_backward(dy, x, [n], mean, rstd, wx, bx, [True, True, True]),
+             None)]),
+        ("modules", [
+            ("normjit.torch.LayerNorm forward (autograd graph built)", lambda: modules["nj_ln"](x),
+             T + "nn.LayerNorm forward"),
+            (T + "nn.LayerNorm forward", lambda: modules["torch_ln"](x), None),
+            ("normjit.torch.RMSNorm forward (autograd graph built)", lambda: modules["nj_rms"](x),
+             T + "nn.RMSNorm forward"),
+            (T + "nn.RMSNorm forward", lambda: modules["torch_rms"](x), None),
+            ("normjit.torch.LayerNorm forward+backward", forward_backward(modules["nj_ln"]),
+             T + "nn.LayerNorm forward+backward"),
+            (T + "nn.LayerNorm forward+backward", forward_backward(modules["torch_ln"]), None),
+            ("normjit.torch.RMSNorm forward+backward", forward_backward(modules["nj_rms"]),
+             T + "nn.RMSNorm forward+backward"),
+            (T + "nn.RMSNorm forward+backward", forward_backward(modules["torch_rms"]), None)]),
     ]
+    # Not captured: the floor rows (the C call by itself, or no kernel) and the forward+backward rows.
+    no_graph = {"floor"}
     print("normjit %s, torch %s, %s; M=%d N=%d %s; median of %d batches of %d calls"
           % (normjit.version(), torch.__version__, torch.cuda.get_device_name(), m, n, opt.dtype, REPEATS, BATCH))
-    print("%-62s %12s %12s %14s %14s" % ("call", "host us", "GPU us", "graph host us", "graph GPU us"))
+    print("%-62s %-14s %9s %9s %13s %12s" % ("call", "path", "host us", "GPU us", "graph host us", "graph GPU us"))
     results = {}
-    for name, fn in rows:
-        h = host_us(fn)
-        g = gpu_us(fn)
-        gh, gg = graph_us(fn) if fn not in no_graph else (float("nan"), float("nan"))
-        results[name] = h
-        print("%-62s %12.2f %12.2f %14.2f %14.2f" % (name, h, g, gh, gg))
-    for name in ("normjit.torch.layer_norm_backward (fp32 weight)", "normjit.torch.rms_norm_backward (fp32 weight)"):
+    pairs = []
+    for group, rows in groups:
+        print("-- %s" % group)
+        for name, fn, versus in rows:
+            fn()  # warm-up: kernels compiled and loaded, plans made
+            path = path_of(fn)
+            h = host_us(fn)
+            g = gpu_us(fn)
+            captured = group not in no_graph and "+backward" not in name
+            gh, gg = graph_us(fn) if captured else (float("nan"), float("nan"))
+            results[name] = h
+            if versus:
+                pairs.append((name, versus))
+            print("%-62s %-14s %9.2f %9.2f %13.2f %12.2f" % (name, path, h, g, gh, gg))
+    for name in ("normjit.torch.layer_norm_forward (fp32 weight)", "normjit.torch.rms_norm_forward (fp32 weight)",
+                 "normjit.torch.layer_norm_backward (fp32 weight)", "normjit.torch.rms_norm_backward (fp32 weight)"):
         us = results[name]
         print("target <= 10 us per call from Python on a cache hit, %s: %s (%.2f us)"
               % (name.split(" ")[0], "met" if us <= 10 else "NOT met", us))
+    print("normjit against torch (host us, ratio):")
+    for name, versus in pairs:
+        print("  %-56s %8.2f  vs %8.2f  %-40s x%.2f" % (name, results[name], results[versus], versus[len(T):],
+                                                       results[name] / results[versus]))
     print("(GPU us: events around %d back-to-back calls, so host-bound rows show host time there too)" % 200)
 
 

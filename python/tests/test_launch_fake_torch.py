@@ -41,7 +41,7 @@ def child_main():
     package = types.ModuleType("normjit.torch")
     package.__path__ = [os.path.join(PYTHON_DIR, "normjit", "torch")]
     sys.modules["normjit.torch"] = package
-    from normjit.torch import _launch, _launch_forward
+    from normjit.torch import _functional, _launch, _launch_forward, _ops
 
     class Recorder:
         """The engine and the driver as _launch sees them, recording instead of running."""
@@ -122,6 +122,7 @@ def child_main():
             torch.current_stream[0] = 0
             _launch._plans.clear()
             _launch._workspaces.clear()
+            _launch._workspace_bytes.clear()
 
         def test_second_call_takes_the_fast_path_with_the_same_args(self):
             for kind in (_capi.LAYERNORM, _capi.RMSNORM):
@@ -537,9 +538,302 @@ def child_main():
                 forward(_capi.LAYERNORM, (4, 256), eps=-1.0)
             self.assertEqual(rec.calls[-1][2]["eps"], -1.0)
 
+        # ---- the fast path: plans by forward_key --------------------------------------------
+
+        def test_second_call_takes_the_fast_path_with_the_same_args(self):
+            from unittest import mock
+            for kind, shape, nd in ((_capi.LAYERNORM, (37, 256), 1), (_capi.RMSNORM, (3, 67, 1024), 1),
+                                    (_capi.LAYERNORM, (5, 9, 4, 96), 2)):
+                with self.subTest(kind=kind, shape=shape):
+                    with mock.patch.object(_launch_forward, "_run", wraps=_launch_forward._run) as run:
+                        out1, _, first, p1 = forward(kind, shape, nd=nd)
+                        self.assertEqual(run.call_count, 0, "the first call is the general one")
+                        out2, _, second, p2 = forward(kind, shape, nd=nd)
+                        self.assertEqual(run.call_count, 1, "the second takes the plan")
+                    self.assertEqual(first, second)
+                    self.assertEqual(bytes(p1), bytes(p2), "the same nj_problem")
+                    self.assertEqual([None if t is None else (t.shape, t.dtype) for t in out1],
+                                     [None if t is None else (t.shape, t.dtype) for t in out2])
+
+        def test_plans_need_contiguous_tensors_and_the_same_devices(self):
+            from unittest import mock
+            forward(_capi.LAYERNORM, (37, 1000))
+            plans = dict(_launch._plans)
+            with mock.patch.object(_launch_forward, "_run", wraps=_launch_forward._run) as run:
+                padded = torch.Tensor((37, 1024), torch.bfloat16)[:, :1000]
+                _, _, f, _ = forward(_capi.LAYERNORM, None, x=padded)
+                self.assertEqual((run.call_count, f["x_stride"]), (0, 1024))
+                self.assertEqual(_launch._plans, plans, "the plan stays as it was")
+                x = tensor((37, 1000))
+                w = tensor((1000,), torch.float32, device=1)
+                with self.assertRaisesRegex(ValueError, "weight is on cuda:1 but x is on cuda:0"):
+                    _launch_forward.forward(_capi.LAYERNORM, x, w, None, 1e-5, 1)
+                with self.assertRaisesRegex(ValueError, "x is on cpu"):
+                    _launch_forward.forward(_capi.LAYERNORM, tensor((37, 1000), device=-1), None, None, 1e-5, 1)
+                self.assertEqual(run.call_count, 0)
+
+        def test_packed_statistics_and_the_plan(self):
+            for kind in (_capi.LAYERNORM, _capi.RMSNORM):
+                for rnd in ("general", "fast"):
+                    with self.subTest(kind=kind, path=rnd):
+                        x = tensor((37, 256))
+                        w = tensor((256,), torch.float32)
+                        y, stats, plan = _launch_forward.forward(kind, x, w, None, 1e-5, 1, packed=True)
+                        a = rec.calls[-1][2]
+                        ln = kind == _capi.LAYERNORM
+                        self.assertEqual((stats.shape, stats.dtype), ((2, 37, 1) if ln else (37, 1), torch.float32))
+                        self.assertEqual((a["mean"], a["rstd"]), (stats.data_ptr(), stats.data_ptr() + 4 * 37) if ln
+                                         else (None, stats.data_ptr()))
+                        self.assertIs(plan, _launch._plans[_launch_forward.forward_key(kind, x, w, None, 1)])
+                        self.assertEqual((plan.m, plan.n, plan.stat_shape, plan.normalized_shape), (37, 256, (37, 1),
+                                                                                                   (256,)))
+            _, stats, plan = _launch_forward.forward(_capi.LAYERNORM, tensor((0, 256)), None, None, 1e-5, 1,
+                                                     packed=True)
+            self.assertEqual((stats.shape, plan), ((2, 0, 1), None), "no plan without rows")
+
+        # ---- the autograd Functions' backward of a packed forward ----------------------------
+
+        def packed_round(self, kind, m, n, dy=None):
+            """A packed forward then backward_packed: (stats, plan, backward outputs, recorded args
+            of the backward with tensor addresses as names)."""
+            x = tensor((m, n))
+            w = tensor((n,), torch.float32)
+            b = tensor((n,), torch.float32) if kind == _capi.LAYERNORM else None
+            y, stats, plan = _launch_forward.forward(kind, x, w, b, 1e-5, 1, packed=True)
+            dy = tensor((m, n)) if dy is None else dy
+            out = _launch.backward_packed(plan, kind, dy, x, w, b, stats, 1)
+            names = {t.data_ptr(): name for name, t in (("x", x), ("dy", dy), ("w", w), ("dx", out[0]),
+                                                         ("dw", out[1]), ("db", out[2])) if t is not None}
+            names[stats.data_ptr()] = "stats"
+            names[stats.data_ptr() + 4 * m] = "stats + 4M"
+            return stats, plan, out, fields(rec.calls[-1], names)
+
+        def test_backward_learns_the_workspace_then_takes_the_fast_path(self):
+            for kind in (_capi.LAYERNORM, _capi.RMSNORM):
+                for m in (4, 4096):
+                    with self.subTest(kind=kind, m=m):
+                        _, plan, out, general = self.packed_round(kind, m, 256)
+                        self.assertEqual(rec.calls[-1][0], ("byref", kind))
+                        self.assertEqual(plan.workspace_bytes, 0 if m < 64 else 4096 * m // 64)
+                        _, plan2, out, fast = self.packed_round(kind, m, 256)
+                        self.assertIs(plan2, plan)
+                        self.assertEqual(rec.calls[-1][0], ("address", kind))
+                        self.assertEqual(general, fast)
+                        ln = kind == _capi.LAYERNORM
+                        self.assertEqual((fast["mean"], fast["rstd"]), ("stats", "stats + 4M") if ln else
+                                         (None, "stats"))
+                        self.assertEqual((fast["dx"], fast["dweight"], fast["dbias"]),
+                                         ("dx", "dw", "db" if ln else None))
+                        self.assertEqual((out[0].shape, out[1].shape), ((m, 256), (256,)))
+
+        def test_backward_of_odd_dy_or_a_changed_workspace_takes_the_general_path(self):
+            self.packed_round(_capi.LAYERNORM, 4096, 256)
+            self.packed_round(_capi.LAYERNORM, 4096, 256)
+            self.assertEqual(rec.calls[-1][0][0], "address")
+            expanded = torch.Tensor((4096, 256), torch.bfloat16, strides=(0, 1))  # what sum()'s backward hands on
+            self.packed_round(_capi.LAYERNORM, 4096, 256, dy=expanded)
+            self.assertEqual(rec.calls[-1][0][0], "byref")
+            old = rec.calls[-1][2]["workspace_bytes"]
+            rec.scale = 3  # the tuning database changed: the fast call is refused once, the general one sizes again
+            x, w, b = tensor((4096, 256)), tensor((256,), torch.float32), tensor((256,), torch.float32)
+            _, stats, plan = _launch_forward.forward(_capi.LAYERNORM, x, w, b, 1e-5, 1, packed=True)
+            # Refused by the call through the forward's plan, then by the one through the backward's
+            # plan that the first (general) backward left; then the general path sizes it again.
+            rec.status[:] = [_capi.WORKSPACE, _capi.WORKSPACE]
+            _launch.backward_packed(plan, _capi.LAYERNORM, tensor((4096, 256)), x, w, b, stats, 1)
+            self.assertEqual([c[0][0] for c in rec.calls[-3:]], ["address", "address", "byref"])
+            self.assertEqual(plan.workspace_bytes, 3 * old)
+            self.packed_round(_capi.LAYERNORM, 4096, 256)
+            self.assertEqual((rec.calls[-1][0][0], rec.calls[-1][2]["workspace_bytes"]), ("address", 3 * old))
+
+    class DispatchScenarios(unittest.TestCase):
+        """_ops' public functions and _functional's layer_norm/rms_norm under the stand-in torch's
+        autograd and custom ops: eager calls go straight to _launch/_launch_forward (the Functions
+        through autograd's C entry point), traced ones through Function.apply and the ops."""
+
+        def setUp(self):
+            Scenarios.setUp(self)
+            torch.state.reset()
+            torch.autograd.forward_ad._current_level = -1
+            del torch.calls[:], torch.applied[:]
+
+        def module_args(self, kind, m=37, n=256, x_dtype=torch.bfloat16, grad=True):
+            x = tensor((m, n), x_dtype)
+            x.requires_grad = grad
+            w = torch.Parameter((n,), torch.float32, 0)
+            b = torch.Parameter((n,), torch.float32, 0) if kind == _capi.LAYERNORM else None
+            return x, w, b
+
+        def norm(self, kind, x, w, b, normalized_shape=None, eps=1e-5):
+            normalized_shape = (x.shape[-1],) if normalized_shape is None else normalized_shape
+            if kind == _capi.LAYERNORM:
+                return _functional.layer_norm(x, normalized_shape, w, b, eps)
+            return _functional.rms_norm(x, normalized_shape, w, eps)
+
+        def kinds(self):
+            return [c[0] if c[0] != "op" else "op " + c[1] for c in torch.calls]
+
+        def test_public_functions_call_the_implementation_when_eager(self):
+            x, w, b = self.module_args(_capi.LAYERNORM)
+            mean = tensor((37, 1), torch.float32)
+            _ops.layer_norm_forward(x, w, b, 1e-5)
+            _ops.rms_norm_forward(x, w, None)
+            _ops.layer_norm_backward(x, x, w, b, mean, mean)
+            _ops.rms_norm_backward(x, x, w, mean)
+            self.assertEqual(self.kinds(), [])
+            self.assertEqual([c[0] for c in rec.calls], [("forward", 0), ("forward", 1), ("byref", 0), ("byref", 1)])
+
+        def test_public_functions_go_through_the_ops_when_traced(self):
+            x, w, b = self.module_args(_capi.LAYERNORM)
+            mean = tensor((37, 1), torch.float32)
+            for switch, value in (("compiling", True), ("dispatch_modes", 1), ("functorch", True),
+                                  ("jit_tracing", True)):
+                with self.subTest(switch=switch):
+                    self.setUp()
+                    setattr(torch.state, switch, value)
+                    _ops.layer_norm_forward(x, w, b, 1e-5)
+                    _ops.rms_norm_forward(x, w, None)
+                    _ops.layer_norm_backward(x, x, w, b, mean, mean)
+                    _ops.rms_norm_backward(x, x, w, mean)
+                    self.assertEqual(self.kinds(), ["op layer_norm_forward", "op rms_norm_forward",
+                                                    "op layer_norm_backward", "op rms_norm_backward"])
+
+        def test_eager_forward_and_backward(self):
+            from unittest import mock
+            for kind in (_capi.LAYERNORM, _capi.RMSNORM):
+                ln = kind == _capi.LAYERNORM
+                name = "_LayerNormFunction" if ln else "_RMSNormFunction"
+                for rnd in ("first", "planned"):
+                    with self.subTest(kind=kind, call=rnd), \
+                            mock.patch.object(_functional, "_takes", wraps=_functional._takes) as takes:
+                        del torch.calls[:], torch.applied[:]
+                        x, w, b = self.module_args(kind)
+                        y = self.norm(kind, x, w, b)
+                        self.assertEqual(self.kinds(), ["C apply"], "autograd's C entry point, no dispatcher")
+                        self.assertEqual(takes.call_count, int(rnd == "first"), "a planned call skips the checks")
+                        self.assertEqual((y.shape, y.dtype), ((37, 256), torch.bfloat16))
+                        cls, ctx = torch.applied[-1]
+                        self.assertEqual(cls.__name__, name)
+                        self.assertTrue(ctx.packed)
+                        stats = ctx.saved_tensors[-1]
+                        self.assertEqual(stats.shape, (2, 37, 1) if ln else (37, 1))
+                        self.assertEqual(ctx.saved_tensors[:2], (x, w))
+                        self.assertIs(ctx.plan, _launch._plans[_launch_forward.forward_key(kind, x, w, b, 1)])
+                        grads = cls.backward(ctx, tensor((37, 256)))
+                        self.assertEqual(len(grads), 6 if ln else 5)
+                        self.assertEqual(self.kinds(), ["C apply"], "the backward calls _launch directly too")
+                        a = rec.calls[-1][2]
+                        self.assertEqual((a["mean"], a["rstd"]), (stats.data_ptr(), stats.data_ptr() + 4 * 37) if ln
+                                         else (None, stats.data_ptr()))
+                        self.assertEqual(rec.calls[-1][0][0], "byref" if rnd == "first" else "address")
+                        self.assertEqual((grads[0].shape, grads[2].shape), ((37, 256), (256,)))
+
+        def test_traced_calls_take_function_apply_and_the_ops(self):
+            for switch, value in (("compiling", True), ("dispatch_modes", 1), ("jit_tracing", True)):
+                for kind in (_capi.LAYERNORM, _capi.RMSNORM):
+                    with self.subTest(switch=switch, kind=kind):
+                        self.setUp()
+                        x, w, b = self.module_args(kind)
+                        self.norm(kind, x, w, b)  # eager: leaves a plan, which a traced call must not take
+                        del torch.calls[:]
+                        setattr(torch.state, switch, value)
+                        self.norm(kind, x, w, b)
+                        cls, ctx = torch.applied[-1]
+                        self.assertFalse(ctx.packed)
+                        cls.backward(ctx, tensor((37, 256)))
+                        op = "layer_norm" if kind == _capi.LAYERNORM else "rms_norm"
+                        self.assertEqual(self.kinds(), ["Function.apply", "C apply", "op %s_forward" % op,
+                                                        "op %s_backward" % op])
+
+        def test_backward_traced_after_an_eager_forward_reads_the_packed_statistics(self):
+            x, w, b = self.module_args(_capi.LAYERNORM)
+            self.norm(_capi.LAYERNORM, x, w, b)
+            cls, ctx = torch.applied[-1]
+            stats = ctx.saved_tensors[-1]
+            torch.state.dispatch_modes = 1  # compiled autograd tracing the backward, say
+            cls.backward(ctx, tensor((37, 256)))
+            op = torch.calls[-1]
+            self.assertEqual(op[:2], ("op", "layer_norm_backward"))
+            mean, rstd = op[2][4:6]
+            self.assertEqual((mean.shape, rstd.shape), ((37, 1), (37, 1)))
+            self.assertEqual((mean.data_ptr(), rstd.data_ptr()), (stats.data_ptr(), stats.data_ptr() + 4 * 37))
+
+        def test_nothing_to_differentiate_runs_the_forward_alone(self):
+            for case in ("no input requires grad", "grad mode off", "forward AD"):
+                with self.subTest(case=case):
+                    self.setUp()
+                    x, w, b = self.module_args(_capi.LAYERNORM, grad=case == "grad mode off")
+                    if case != "grad mode off":
+                        w = tensor((256,), torch.float32)
+                        b = tensor((256,), torch.float32)
+                    torch.state.grad = case != "grad mode off"
+                    torch.autograd.forward_ad._current_level = 0 if case == "forward AD" else -1
+                    for _ in range(2):  # the general path, then the planned one
+                        y = self.norm(_capi.LAYERNORM, x, w, b)
+                        self.assertEqual((y.shape, y.dtype), ((37, 256), torch.bfloat16))
+                    # Forward AD needs the Function (which has no jvp, so dual tensors raise there).
+                    self.assertEqual(self.kinds(), ["C apply"] * 2 if case == "forward AD" else [])
+                    self.assertEqual([c[0] for c in rec.calls], [("forward", 0)] * 2)
+
+        def test_autocast_casts_to_fp32_and_enters_no_context_when_eager(self):
+            for traced in (False, True):
+                with self.subTest(traced=traced):
+                    self.setUp()
+                    torch.state.autocast = True
+                    torch.state.compiling = traced
+                    x, w, b = self.module_args(_capi.LAYERNORM)
+                    for _ in range(2):
+                        self.norm(_capi.LAYERNORM, x, w, b)
+                    p = _capi.Problem.from_buffer_copy(rec.calls[-1][1])
+                    self.assertEqual((p.x_dtype, p.weight_dtype), (_capi.F32, _capi.F32))
+                    want = ["C apply"] if not traced else ["autocast", "Function.apply", "C apply",
+                                                           "op layer_norm_forward"]
+                    self.assertEqual(self.kinds(), want * 2)
+
+        def test_torch_runs_where_normjit_cannot(self):
+            x, w, b = self.module_args(_capi.LAYERNORM)
+            self.norm(_capi.LAYERNORM, x, w, b)  # a plan for these shapes
+            del torch.calls[:]
+            cpu = tensor((37, 256), device=-1)
+            f64 = tensor((37, 256), torch.float64)
+            self.norm(_capi.LAYERNORM, cpu, None, None)
+            self.norm(_capi.RMSNORM, f64, None, None)
+            self.norm(_capi.RMSNORM, x, tensor((256,), torch.float16), None)  # neither fp32 nor x's dtype
+            self.norm(_capi.LAYERNORM, x, w, tensor((256,), torch.bfloat16))  # weight and bias differ
+            self.assertEqual(self.kinds(), ["F"] * 4)
+
+        def test_errors_are_the_same_with_and_without_a_plan(self):
+            x, w, b = self.module_args(_capi.LAYERNORM)
+            for rnd in ("first", "planned"):
+                with self.subTest(call=rnd):
+                    with self.assertRaisesRegex(ValueError, r"normalized_shape=\[255\] for an input of shape "
+                                                            r"\[37, 256\]"):
+                        self.norm(_capi.LAYERNORM, x, w, b, normalized_shape=(255,))
+                    with self.assertRaisesRegex(TypeError, "layer_norm_forward got eps = 'a'"):
+                        self.norm(_capi.LAYERNORM, x, w, b, eps="a")
+                    with self.assertRaisesRegex(TypeError, "rms_norm_forward got eps = 'a'"):
+                        self.norm(_capi.RMSNORM, x, w, None, eps="a")
+                    self.norm(_capi.LAYERNORM, x, w, b)
+                    self.norm(_capi.RMSNORM, x, w, None)
+
+        def test_padded_input_of_a_planned_shape_takes_the_checks(self):
+            from unittest import mock
+            x, w, b = self.module_args(_capi.RMSNORM, n=1000)
+            self.norm(_capi.RMSNORM, x, w, b)
+            padded = torch.Tensor((37, 1024), torch.bfloat16)[:, :1000]
+            padded.requires_grad = True
+            with mock.patch.object(_functional, "_takes", wraps=_functional._takes) as takes:
+                self.norm(_capi.RMSNORM, padded, w, b)
+            self.assertEqual(takes.call_count, 1)
+            self.assertEqual(rec.calls[-1][2]["x_stride"], 1024)
+            cls, ctx = torch.applied[-1]
+            cls.backward(ctx, tensor((37, 1000)))
+            self.assertEqual(rec.calls[-1][2]["x_stride"], 1024, "the backward reads the padded rows too")
+
     loader = unittest.defaultTestLoader
     suite = unittest.TestSuite([loader.loadTestsFromTestCase(Scenarios),
-                                loader.loadTestsFromTestCase(ForwardScenarios)])
+                                loader.loadTestsFromTestCase(ForwardScenarios),
+                                loader.loadTestsFromTestCase(DispatchScenarios)])
     result = unittest.TextTestRunner(verbosity=2).run(suite)
     sys.exit(0 if result.wasSuccessful() and result.testsRun > 0 else 1)
 

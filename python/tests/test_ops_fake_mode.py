@@ -163,6 +163,8 @@ class ForwardFakeKernelTest(unittest.TestCase):
         self.assertIn("torch.ops.normjit.rms_norm_forward.default(x_1, w_1, %r, 1)" % torch.finfo(torch.float32).eps,
                       code)
 
+    @unittest.skipUnless(torch is not None and torch.cuda.is_available(),
+                         "autograd's engine asks the CUDA device of the fake tensors for its context")
     def test_autograd_feeds_the_forward_s_statistics_to_the_backward(self):
         def step(x, w, b, dy):
             y = njt.layer_norm(x, (N,), w, b)
@@ -188,6 +190,87 @@ class ForwardFakeKernelTest(unittest.TestCase):
                 while "detach" in str(arg.target) or "alias" in str(arg.target):  # views of it are fine too
                     arg = arg.args[0]
                 self.assertIs(arg.args[0], forward, "%s reads %s, not the forward's output" % (ops[1], arg))
+
+
+@unittest.skipIf(SKIP, SKIP)
+class EagerDispatchTest(unittest.TestCase):
+    """Which way layer_norm/rms_norm go with the real torch, no GPU needed: traced (fake tensors,
+    make_fx) through Function.apply and the ops; eager through autograd's C entry point with
+    normjit's implementation called directly (stubbed here: CPU tensors stand in for CUDA ones, and
+    the stub's results are checked to flow through autograd as the kernels' would)."""
+
+    def test_traced_forward_is_the_op(self):
+        mode = FakeTensorMode()
+        with mode:
+            x = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+            w = torch.empty(N, device="cuda")
+            b = torch.empty(N, device="cuda")
+        code = make_fx(lambda x, w, b: njt.layer_norm(x, (N,), w, b), tracing_mode="fake")(x, w, b).code
+        self.assertIn("torch.ops.normjit.layer_norm_forward.default(x_1, w_1, b_1, 1e-05, 1)", code)
+        code = make_fx(lambda x, w: njt.rms_norm(x, (N,), w), tracing_mode="fake")(x, w).code
+        self.assertIn("torch.ops.normjit.rms_norm_forward.default(x_1, w_1, ", code)
+        with mode:
+            xg = x.clone().requires_grad_()
+            y = njt.layer_norm(xg, (N,), w, b)
+        self.assertIn("LayerNormFunction", type(y.grad_fn).__name__)
+
+    def test_plain_eager_sees_fake_tensors_and_make_fx(self):
+        from normjit.torch import _ops
+        x = torch.empty(4, 8)
+        self.assertTrue(_ops._plain_eager(x, torch.nn.Parameter(x), None))
+        with FakeTensorMode():
+            self.assertFalse(_ops._plain_eager(x))
+        seen = []
+        make_fx(lambda t: seen.append(_ops._plain_eager(t)) or t + 1)(x)
+        self.assertEqual(seen, [False])
+
+    def test_eager_function_runs_through_autograds_c_entry_point(self):
+        from unittest import mock
+        from normjit import _capi
+        from normjit.torch import _functional, _launch, _launch_forward
+        self.assertIsNot(_functional._layer_norm_apply, _functional._LayerNormFunction.apply,
+                         "autograd's C entry point was not found in this torch")
+        calls = []
+
+        def forward(kind, x, weight, bias, eps, nd, packed=False, plan=None):
+            calls.append(("forward", kind, packed, eps))
+            stats = torch.full((2, 4, 1) if kind == _capi.LAYERNORM else (4, 1), 7.0)
+            return x.detach() * 2, stats, "the plan"
+
+        def backward_packed(plan, kind, dy, x, weight, bias, stats, nd):
+            calls.append(("backward", kind, plan, stats.shape, nd))
+            return dy * 3, torch.full_like(weight, 5), None if bias is None else torch.full_like(bias, 6)
+
+        def no_python_apply(*args):
+            raise AssertionError("an eager call went through autograd.Function.apply")
+        for kind, fn in ((_capi.LAYERNORM, _functional._layer_norm_eager),
+                         (_capi.RMSNORM, _functional._rms_norm_eager)):
+            with self.subTest(kind=kind):
+                del calls[:]
+                x = torch.randn(4, 8, requires_grad=True)
+                w = torch.nn.Parameter(torch.randn(8))
+                b = torch.nn.Parameter(torch.randn(8)) if kind == _capi.LAYERNORM else None
+                cls = _functional._LayerNormFunction if kind == _capi.LAYERNORM else _functional._RMSNormFunction
+                with mock.patch.object(_launch_forward, "forward", forward), \
+                        mock.patch.object(_launch, "backward_packed", backward_packed), \
+                        mock.patch.object(cls, "apply", no_python_apply):
+                    args = (x, (8,), w, b, 1e-5, False) if b is not None else (x, (8,), w, 1e-5, False)
+                    y = fn(*args)
+                    self.assertIn(cls.__name__, type(y.grad_fn).__name__)
+                    self.assertTrue(torch.equal(y, x.detach() * 2))
+                    y.backward(torch.ones_like(y))
+                self.assertEqual(calls, [("forward", kind, True, 1e-5),
+                                         ("backward", kind, "the plan", (2, 4, 1) if b is not None else (4, 1), 1)])
+                self.assertTrue(torch.equal(x.grad, torch.full_like(x, 3)))
+                self.assertTrue(torch.equal(w.grad, torch.full_like(w, 5)))
+                if b is not None:
+                    self.assertTrue(torch.equal(b.grad, torch.full_like(b, 6)))
+                with torch.no_grad(), mock.patch.object(_launch_forward, "forward", forward), \
+                        mock.patch.object(cls, "apply", no_python_apply):
+                    del calls[:]
+                    y = fn(*args)
+                    self.assertIsNone(y.grad_fn, "nothing to differentiate: the forward alone")
+                    self.assertEqual(calls, [("forward", kind, True, 1e-5)])
 
 
 if __name__ == "__main__":

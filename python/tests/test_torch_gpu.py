@@ -488,6 +488,83 @@ class CompileAndGraphTest(unittest.TestCase):
             self.assertLessEqual(rel_err(g, e.double()), 1e-2)
 
 
+@unittest.skipIf(SKIP, SKIP)
+class EagerPathTest(unittest.TestCase):
+    """The eager calls (normjit's implementation called directly, the Functions through autograd's
+    C entry point with packed statistics, the plans' fast calls) against the registered ops through
+    the dispatcher (what torch.compile's graphs call): the same kernels on the same inputs, so the
+    same bits."""
+
+    def same(self, label, got, want):
+        self.assertEqual(len(got), len(want), label)
+        for i, (a, b) in enumerate(zip(got, want)):
+            if b is None or b.numel() == 0:  # an absent gradient: None here, an empty marker from the op
+                self.assertTrue(a is None or a.numel() == 0, "%s: output %d" % (label, i))
+                continue
+            self.assertEqual((a.shape, a.dtype), (b.shape, b.dtype), "%s: output %d" % (label, i))
+            self.assertTrue(torch.equal(a, b), "%s: output %d differs" % (label, i))
+
+    def test_functions_match_the_ops_bit_for_bit(self):
+        ops = torch.ops.normjit
+        for dtype, w_dtype in ((torch.bfloat16, torch.float32), (torch.float32, torch.float32),
+                               (torch.float16, torch.float16)):
+            for shape in ((4, 256), (3, 67, 1024), (4096, 1024)):
+                n = shape[-1]
+                x = rand(shape, dtype, offset=True)
+                dy = rand(shape, dtype)
+                w = rand((n,), w_dtype) + 1
+                b = rand((n,), w_dtype)
+                for rnd in ("general", "planned"):
+                    label = "%s %s/%s %s" % (rnd, str(dtype)[6:], str(w_dtype)[6:], list(shape))
+                    with self.subTest(label=label):
+                        ln = njt.layer_norm_forward(x, w, b, 1e-5)
+                        self.same("layer_norm_forward " + label, ln, ops.layer_norm_forward(x, w, b, 1e-5, 1))
+                        rms = njt.rms_norm_forward(x, w, 1e-5)
+                        self.same("rms_norm_forward " + label, rms, ops.rms_norm_forward(x, w, 1e-5, 1))
+                        self.same("layer_norm_backward " + label, njt.layer_norm_backward(dy, x, w, b, ln[1], ln[2]),
+                                  ops.layer_norm_backward(dy, x, w, b, ln[1], ln[2], 1))
+                        self.same("rms_norm_backward " + label, njt.rms_norm_backward(dy, x, w, rms[1]),
+                                  ops.rms_norm_backward(dy, x, w, rms[1], 1))
+
+    def test_modules_match_the_ops_path_bit_for_bit(self):
+        from unittest import mock
+        from normjit.torch import _functional, _ops
+
+        def traced(*tensors):  # every call takes the ops, as under tracing
+            return False
+        # (module, its kwargs, parameter dtype, x's dtype, autocast dtype or None)
+        cases = [(cls, kwargs, dtype, dtype, None)
+                 for cls, kwargs in ((njt.LayerNorm, {}), (njt.LayerNorm, dict(bias=False)), (njt.RMSNorm, {}))
+                 for dtype in (torch.bfloat16, torch.float32)]
+        # Under autocast x is cast to fp32 first; eager calls then enter no autocast block.
+        cases += [(njt.LayerNorm, {}, torch.float32, torch.bfloat16, torch.bfloat16),
+                  (njt.RMSNorm, {}, torch.float32, torch.float16, torch.float16)]
+        for cls, kwargs, p_dtype, x_dtype, autocast in cases:
+            label = "%s(%s) params %s x %s autocast %s" % (cls.__name__, kwargs, p_dtype, x_dtype, autocast)
+            with self.subTest(label=label):
+                torch.manual_seed(0)
+                module = cls(1024, device="cuda", dtype=p_dtype, **kwargs)
+                with torch.no_grad():
+                    for p in module.parameters():
+                        p.copy_(torch.randn_like(p) * 0.3 + 1)
+                x = rand((8, 77, 1024), x_dtype, offset=True)
+                g = rand((8, 77, 1024), torch.float32)
+
+                def step():
+                    xi = x.clone().requires_grad_()
+                    module.zero_grad()
+                    with torch.autocast("cuda", dtype=autocast or torch.bfloat16, enabled=autocast is not None):
+                        y = module(xi)
+                    y.backward(g.to(y.dtype))
+                    return [y, xi.grad] + [p.grad for p in module.parameters()]
+                eager = [step(), step()]  # the general path, then the plans' fast calls
+                with mock.patch.object(_functional, "_plain_eager", traced), \
+                        mock.patch.object(_ops, "_plain_eager", traced):
+                    through_ops = step()
+                self.same(label + " general", eager[0], through_ops)
+                self.same(label + " planned", eager[1], through_ops)
+
+
 # ---- several GPUs ------------------------------------------------------------------------------
 
 MULTI_SKIP = SKIP or (None if torch.cuda.device_count() >= 2 else
@@ -1484,11 +1561,14 @@ class ForwardTest(WorstErrors, unittest.TestCase):
                             for p in module.parameters():
                                 p.copy_(torch.randn_like(p) * 0.3 + 1)
                         x = rand(shape, x_dtype, offset=True)
-                        with mock.patch.object(_launch_forward, "forward", wraps=_launch_forward.forward) as fwd, \
-                                mock.patch.object(_launch, "backward", wraps=_launch.backward) as bwd:
+                        # Each launch goes through one of these: the general path or a plan's fast call.
+                        with mock.patch.object(_launch_forward, "_forward", wraps=_launch_forward._forward) as fwd, \
+                                mock.patch.object(_launch_forward, "_run", wraps=_launch_forward._run) as fwd_fast, \
+                                mock.patch.object(_launch, "_backward", wraps=_launch._backward) as bwd, \
+                                mock.patch.object(_launch, "_run", wraps=_launch._run) as bwd_fast:
                             self.module_round_trip(module, x, label)
-                        self.assertEqual((fwd.call_count, bwd.call_count), (1, 1),
-                                         "%s: normjit's forward and backward each ran once" % label)
+                        self.assertEqual((fwd.call_count + fwd_fast.call_count, bwd.call_count + bwd_fast.call_count),
+                                         (1, 1), "%s: normjit's forward and backward each ran once" % label)
         # Rows out of order (a transposed batch): the forward copies them, dx comes back in x's shape.
         module = njt.LayerNorm(1000, device="cuda")
         self.module_round_trip(module, rand((9, 4, 1000), torch.float32, offset=True).transpose(0, 1),

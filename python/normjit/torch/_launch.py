@@ -1,6 +1,7 @@
 """One normjit backward on torch tensors: the C structs filled from tensors, the workspace from
 PyTorch's caching allocator, the launch on the current stream. Eager only: the custom ops
-(_ops.py) call this, and so does their fast path when nothing is tracing.
+(_ops.py) call this, and so do the public functions and the autograd Functions when nothing is
+tracing.
 
 Two ways through, for the host time of a kernel-cache hit (bench/python_overhead.py):
 - the general one (_backward): every check, any strides, the fused options; a call without
@@ -9,8 +10,11 @@ Two ways through, for the host time of a kernel-cache hit (bench/python_overhead
   contiguous needs none of those checks again (the key holds every shape and dtype they looked
   at), so it allocates the outputs, packs the C args into a per-thread struct and calls the C
   entry point with addresses only.
+The autograd Functions' backward (backward_packed) takes the forward's plan instead of a key of
+its own: their forward (_launch_forward) saved the statistics packed in one tensor, and the plan
+it looked up already covers x, the parameters and the statistics.
 The checks and conversions up to the C structs (_normalized_size, _rows, _vector, _problem, the
-stream and context handling) serve the forward too (_launch_forward.py).
+stream and context handling) and the plans serve the forward too (_launch_forward.py).
 """
 import collections
 import ctypes
@@ -374,71 +378,95 @@ def clear_workspaces():
     _workspaces.clear()
 
 
-# ---- the fast path -----------------------------------------------------------------------------
+# ---- the fast paths: plans ---------------------------------------------------------------------
+#
+# A plan is what a call needs beyond its tensors' addresses, taken from the first call of its key,
+# which the general path checked in full: the nj_problem (by address), the C entry points, M, N,
+# the device, the shapes of the outputs. Keys hold every shape, dtype and device the general
+# path's checks look at, so two calls of one key pass or fail them alike; strides are not in the
+# keys, and each fast call checks that its tensors are contiguous. The backward's plans are keyed
+# by _plan_key, the forward's by _launch_forward.forward_key; one _Plan class and one dict serve
+# both (the keys cannot collide: their lengths differ). A forward plan also serves that call's
+# backward through the autograd Functions (backward_packed): its problem is the backward's with
+# dy in x's dtype, and it learns the backward's workspace size from the first such backward.
 
 class _Plan:
-    """What a call of one _plan_key needs beyond its tensors' addresses, taken from the first call
-    of that key, which the general path checked in full."""
-    __slots__ = ("problem", "problem_address", "entry", "engine", "m", "n", "device", "shape",
-                 "weight_shape", "bias_shape", "workspace_bytes", "workspace_key")
+    __slots__ = ("problem", "problem_address", "engine", "forward", "backward", "layer_norm", "m", "n",
+                 "device", "dtype", "shape", "normalized_shape", "stat_shape", "packed_shape", "weight_shape",
+                 "bias_shape", "workspace_bytes", "workspace_key")
 
 
 _plans = {}
 _MAX_PLANS = 4096  # many distinct shapes (varying sequence lengths): start again
 
 
+def _new_plan(key, kind, p, m, n, device, x, normalized_ndim, weight, bias, workspace_bytes, workspace_key):
+    """Keeps and returns a _Plan under key for a call the general path completed: p is its
+    nj_problem, workspace_bytes the backward's workspace size (None while unknown) and
+    workspace_key its entry in _workspace_bytes."""
+    engine = _capi.default_engine()
+    plan = _Plan()
+    plan.problem = p  # keeps the struct alive for problem_address
+    plan.problem_address = ctypes.addressof(p)
+    plan.engine = engine.address
+    plan.forward = engine.raw_forward[kind]
+    plan.backward = engine.raw_backward[kind]
+    plan.layer_norm = kind == _capi.LAYERNORM
+    plan.m = m
+    plan.n = n
+    plan.device = device
+    plan.dtype = x.dtype
+    shape = plan.shape = x.shape
+    lead = len(shape) - normalized_ndim
+    plan.normalized_shape = tuple(shape[lead:])
+    plan.stat_shape = tuple(shape[:lead]) + (1,) * normalized_ndim
+    plan.packed_shape = (2,) + plan.stat_shape if plan.layer_norm else plan.stat_shape
+    plan.weight_shape = None if weight is None else weight.shape
+    plan.bias_shape = None if bias is None else bias.shape
+    plan.workspace_bytes = workspace_bytes
+    plan.workspace_key = workspace_key
+    if len(_plans) >= _MAX_PLANS:
+        _plans.clear()
+    _plans[key] = plan
+    return plan
+
+
 def _plan_key(kind, dy, x, weight, bias, mean, rstd, normalized_ndim):
-    """Every shape and dtype the general path's checks look at, and x's device: two calls with
-    the same key pass or fail them alike (strides aside, which backward() checks per call)."""
-    return (kind, x.shape, dy.shape, x.dtype, dy.dtype, x.get_device(), normalized_ndim,
+    """The backward's key: every shape and dtype the general path's checks look at, and x's
+    device (strides aside, which backward() checks per call)."""
+    return (kind, x.shape, dy.shape, x.dtype, dy.dtype, x.device, normalized_ndim,
             None if weight is None else weight.shape, None if weight is None else weight.dtype,
             None if bias is None else bias.shape, None if bias is None else bias.dtype,
             None if mean is None else mean.shape, None if mean is None else mean.dtype,
             rstd.shape, rstd.dtype)
 
 
-def _keep_plan(key, kind, p, m, n, device, x, weight, bias, mean, rstd, nbytes, workspace_key):
+def _keep_plan(key, kind, p, m, n, device, x, weight, bias, mean, rstd, normalized_ndim, nbytes, workspace_key):
     """After a general call without fused options succeeded: a plan for its key, when the fast
     path could serve the key (statistics already fp32; the general path converts others)."""
     if m == 0 or rstd.dtype != torch.float32 or (mean is not None and mean.dtype != torch.float32):
         return
-    engine = _capi.default_engine()
-    plan = _Plan()
-    plan.problem = p  # keeps the struct alive for problem_address
-    plan.problem_address = ctypes.addressof(p)
-    plan.entry = engine.raw_backward[kind]
-    plan.engine = engine.address
-    plan.m = m
-    plan.n = n
-    plan.device = device
-    plan.shape = x.shape
-    plan.weight_shape = None if weight is None else weight.shape
-    plan.bias_shape = None if bias is None else bias.shape
-    plan.workspace_bytes = nbytes
-    plan.workspace_key = workspace_key  # its entry in _workspace_bytes
-    if len(_plans) >= _MAX_PLANS:
-        _plans.clear()
-    _plans[key] = plan
+    _new_plan(key, kind, p, m, n, device, x, normalized_ndim, weight, bias, nbytes, workspace_key)
 
 
-def _run(plan, dy, x, weight, bias, mean, rstd):
-    """The fast path's call: (dx, dweight, dbias), or None when the library asks for a larger
-    workspace than the plan knew of (the tuning database changed): the caller then takes the
-    general path, which sizes it again."""
+def _run(plan, dy, x, weight, bias, mean_ptr, rstd_ptr):
+    """The fast path's call, x and weight contiguous: (dx, dweight, dbias), or None when the
+    library asks for a larger workspace than the plan knew of (the tuning database changed): the
+    caller then takes the general path, which sizes it again."""
     n = plan.n
-    dx = x.new_empty(plan.shape)  # contiguous, x's dtype and device
+    dx = torch.empty_like(x)  # x is contiguous: so is dx, in x's dtype and on its device
     if weight is None:
         dweight = None
         w_ptr = dw_ptr = 0
     else:
-        dweight = weight.new_empty(plan.weight_shape)
+        dweight = weight.new_empty(size=plan.weight_shape)  # size= (keyword): parsed faster than a tuple
         w_ptr = weight.data_ptr()
         dw_ptr = dweight.data_ptr()
     if bias is None:
         dbias = None
         db_ptr = 0
     else:
-        dbias = bias.new_empty(plan.bias_shape)
+        dbias = bias.new_empty(size=plan.bias_shape)  # contiguous whatever bias's strides (bias is never read)
         db_ptr = dbias.data_ptr()
     device = plan.device
     stream = _raw_stream(device)
@@ -450,10 +478,9 @@ def _run(plan, dy, x, weight, bias, mean, rstd):
     pushed = stream <= _LAST_SPECIAL_STREAM and push_context(device)
     try:
         a, address = _capi.thread_args()
-        _capi.ARGS_HEAD.pack_into(a, 0, plan.m, x.data_ptr(), n, dy.data_ptr(), n,
-                                  0 if mean is None else mean.data_ptr(), rstd.data_ptr(), w_ptr, dx.data_ptr(),
-                                  n, dw_ptr, db_ptr, ws_ptr, nbytes)
-        status = plan.entry(plan.engine, plan.problem_address, address, stream)
+        _capi.ARGS_HEAD.pack_into(a, 0, plan.m, x.data_ptr(), n, dy.data_ptr(), n, mean_ptr, rstd_ptr, w_ptr,
+                                  dx.data_ptr(), n, dw_ptr, db_ptr, ws_ptr, nbytes)
+        status = plan.backward(plan.engine, plan.problem_address, address, stream)
     finally:
         if pushed:
             pop_context()
@@ -461,8 +488,9 @@ def _run(plan, dy, x, weight, bias, mean, rstd):
     if status == _capi.OK:
         return dx, dweight, dbias
     if status == _capi.WORKSPACE:
-        # Sized again by the general path, whose plan then replaces this one.
+        # Sized again by the general path, after which the plan learns the new size.
         _workspace_bytes.pop(plan.workspace_key, None)
+        plan.workspace_bytes = None
         return None
     _capi.check(status)
 
@@ -477,12 +505,38 @@ def backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused=None)
     if fused is None and x is not None:
         key = _plan_key(kind, dy, x, weight, bias, mean, rstd, normalized_ndim)
         plan = _plans.get(key)
-        if (plan is not None and x.is_contiguous() and dy.is_contiguous() and rstd.is_contiguous() and
-                (mean is None or mean.is_contiguous()) and (weight is None or weight.is_contiguous())):
-            out = _run(plan, dy, x, weight, bias, mean, rstd)
+        if (plan is not None and plan.workspace_bytes is not None and x.is_contiguous() and dy.is_contiguous() and
+                rstd.is_contiguous() and (mean is None or mean.is_contiguous()) and
+                (weight is None or weight.is_contiguous())):
+            out = _run(plan, dy, x, weight, bias, 0 if mean is None else mean.data_ptr(), rstd.data_ptr())
             if out is not None:
                 return out
     return _backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused, key)
+
+
+def backward_packed(plan, kind, dy, x, weight, bias, stats, normalized_ndim):
+    """The backward of the autograd Functions' eager forward (_launch_forward.forward with
+    packed=True): stats is its packed fp32 statistics (LayerNorm: mean and rstd stacked, [2, ...];
+    RMSNorm: rstd) and plan its plan, None when it had none. Autograd hands dy in y's shape and
+    dtype (x's); a call with a plan that knows the workspace and contiguous dy is a fast call,
+    any other goes through backward() with the statistics as the views the ops take."""
+    if (plan is not None and plan.workspace_bytes is not None and dy.is_contiguous() and x.is_contiguous() and
+            (weight is None or weight.is_contiguous()) and dy.dtype == plan.dtype and dy.shape == plan.shape):
+        p = stats.data_ptr()
+        if plan.layer_norm:
+            out = _run(plan, dy, x, weight, bias, p, p + 4 * plan.m)  # rstd: the second M fp32 values
+        else:
+            out = _run(plan, dy, x, weight, bias, 0, p)
+        if out is not None:
+            return out
+    if kind == _capi.LAYERNORM:
+        mean, rstd = stats[0], stats[1]
+    else:
+        mean, rstd = None, stats
+    out = backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim)
+    if plan is not None:
+        plan.workspace_bytes = _workspace_bytes.get(plan.workspace_key)
+    return out
 
 
 def _backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused, plan_key):
@@ -580,6 +634,7 @@ def _backward(kind, dy, x, weight, bias, mean, rstd, normalized_ndim, fused, pla
             pop_context()
     if fused is None:
         if plan_key is not None:
-            _keep_plan(plan_key, kind, p, m, n, device, x, weight, bias, mean_in, rstd_in, nbytes, key)
+            _keep_plan(plan_key, kind, p, m, n, device, x, weight, bias, mean_in, rstd_in, normalized_ndim, nbytes,
+                       key)
         return dx, dweight, dbias
     return (dx, dweight, dbias) + fused_out

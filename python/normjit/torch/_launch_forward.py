@@ -1,13 +1,18 @@
 """One normjit forward on torch tensors: y = norm(x) * weight (+ bias) by normjit's kernel on the
 current stream, with the fp32 row statistics the backward reads (LayerNorm: mean and rstd;
 RMSNorm: rstd) in the shape the backward ops take. Eager only: the custom ops (_ops.py) call
-this, and so do the public functions when nothing is tracing.
+this, and so do the public functions and the autograd Functions when nothing is tracing.
 
-Everything up to the C call is _launch's, shared with the backward: N and the rows from x's
-shape and strides, the parameter checks, the cached nj_problem, the stream and its context.
-The forward needs no workspace, so one path serves every call: the C args are packed into a
-per-thread struct and the entry point is called with addresses only, as the backward's fast path
-does (cheaper than building a ctypes struct per call).
+Two ways through, as for the backward (_launch.py):
+- the general one (_forward): every check (N and the rows from x's shape and strides, the
+  parameters, the cached nj_problem: _launch's helpers, shared with the backward), any strides;
+  a call with M > 0 that it completes leaves a _launch._Plan under the call's forward_key;
+- the fast one (_run): a call whose key has a plan and whose x, weight and bias are contiguous
+  allocates y and the statistics, packs the C args into a per-thread struct and calls the entry
+  point with addresses only.
+The forward needs no workspace. With packed=True (the autograd Functions) the statistics are
+one tensor (LayerNorm: mean and rstd stacked, one allocation fewer) and the plan comes back
+with them, for _launch.backward_packed.
 """
 import ctypes
 
@@ -15,8 +20,10 @@ import torch
 
 from .. import _capi
 from ._context import pop_context, push_context
-from ._launch import (_LAST_SPECIAL_STREAM, _check_normalized_ndim, _normalized_size, _problem, _raw_stream, _rows,
-                      _same_device, _vector)
+from ._launch import (_LAST_SPECIAL_STREAM, _check_normalized_ndim, _new_plan, _normalized_size, _plans, _problem,
+                      _raw_stream, _rows, _same_device, _vector)
+
+_F32 = torch.float32
 
 
 def stat_shape(shape, normalized_ndim):
@@ -27,9 +34,80 @@ def stat_shape(shape, normalized_ndim):
     return tuple(shape[:len(shape) - normalized_ndim]) + (1,) * normalized_ndim
 
 
-def forward(kind, x, weight, bias, eps, normalized_ndim):
+def forward_key(kind, x, weight, bias, normalized_ndim):
+    """The forward's plan key: every shape, dtype and device the general path's checks look at
+    (strides aside, which each fast call checks). Devices as torch.device (type and index), so a
+    tensor of another device type never matches a CUDA plan."""
+    if weight is None:
+        if bias is None:
+            return kind, x.shape, x.dtype, x.device, normalized_ndim
+        return kind, x.shape, x.dtype, x.device, normalized_ndim, None, None, None, bias.shape, bias.dtype, bias.device
+    if bias is None:
+        return kind, x.shape, x.dtype, x.device, normalized_ndim, weight.shape, weight.dtype, weight.device
+    return (kind, x.shape, x.dtype, x.device, normalized_ndim, weight.shape, weight.dtype, weight.device,
+            bias.shape, bias.dtype, bias.device)
+
+
+def forward(kind, x, weight, bias, eps, normalized_ndim, packed=False, plan=None):
     """(y, mean, rstd): y of x's shape and dtype (contiguous), mean (None for RMSNorm) and rstd
-    fp32 of stat_shape. kind is _capi.LAYERNORM or _capi.RMSNORM; bias is None for RMSNorm."""
+    fp32 of stat_shape. kind is _capi.LAYERNORM or _capi.RMSNORM; bias is None for RMSNorm; eps
+    a float. packed=True: (y, stats, plan) instead, stats the statistics in one fp32 tensor
+    (LayerNorm: [2, *stat_shape], mean then rstd; RMSNorm: rstd) and plan the call's plan (None
+    when it has none, M = 0). plan: a plan the caller looked up by forward_key and whose
+    tensors it found contiguous (the functional forms do, to skip their own checks)."""
+    if plan is None:
+        key = forward_key(kind, x, weight, bias, normalized_ndim)
+        plan = _plans.get(key)
+        if (plan is None or not x.is_contiguous() or (weight is not None and not weight.is_contiguous()) or
+                (bias is not None and not bias.is_contiguous())):
+            return _forward(kind, x, weight, bias, eps, normalized_ndim, packed, key)
+    return _run(plan, x, weight, bias, eps, packed)
+
+
+def _run(plan, x, weight, bias, eps, packed):
+    """The fast call: x, weight and bias contiguous, of the plan's shapes, dtypes and device."""
+    y = torch.empty_like(x)  # x is contiguous: so is y
+    m = plan.m
+    n = plan.n
+    if packed:
+        stats = x.new_empty(size=plan.packed_shape, dtype=_F32)  # size= (keyword): parsed faster than a tuple
+        rstd_ptr = mean_ptr = stats.data_ptr()
+        if plan.layer_norm:
+            rstd_ptr += 4 * m  # the second M fp32 values
+        else:
+            mean_ptr = 0
+    elif plan.layer_norm:
+        mean = x.new_empty(size=plan.stat_shape, dtype=_F32)
+        rstd = x.new_empty(size=plan.stat_shape, dtype=_F32)
+        mean_ptr = mean.data_ptr()
+        rstd_ptr = rstd.data_ptr()
+    else:
+        mean = None
+        rstd = x.new_empty(size=plan.stat_shape, dtype=_F32)
+        mean_ptr = 0
+        rstd_ptr = rstd.data_ptr()
+    device = plan.device
+    stream = _raw_stream(device)
+    # Only the legacy and per-thread default streams take their device from the current context.
+    pushed = stream <= _LAST_SPECIAL_STREAM and push_context(device)
+    try:
+        a, address = _capi.thread_forward_args()
+        _capi.FORWARD_ARGS.pack_into(a, 0, m, x.data_ptr(), n, 0 if weight is None else weight.data_ptr(),
+                                     0 if bias is None else bias.data_ptr(), y.data_ptr(), n, mean_ptr, rstd_ptr, eps)
+        status = plan.forward(plan.engine, plan.problem_address, address, stream)
+    finally:
+        if pushed:
+            pop_context()
+    if status != _capi.OK:
+        _capi.check(status)  # on this thread: the library's message is thread-local
+    if packed:
+        return y, stats, plan
+    return y, mean, rstd
+
+
+def _forward(kind, x, weight, bias, eps, normalized_ndim, packed, key):
+    """The general path: every check, rows copied where their strides need it; a call with M > 0
+    leaves a plan under key."""
     if not x.is_cuda:
         raise ValueError("normjit: x is on %s; normjit's kernels run on CUDA tensors." % x.device)
     shape = x.shape
@@ -51,12 +129,23 @@ def forward(kind, x, weight, bias, eps, normalized_ndim):
         b = _vector(bias, n, affine.dtype, "bias")
         b_ptr = b.data_ptr()
     # The backward's problem with dy in x's dtype: the forward ignores dy_dtype, so both share it.
-    p = _problem((kind, n, x.dtype, x.dtype, None if affine is None else affine.dtype, has_weight, has_bias),
-                 kind, n, x, x, affine, has_weight, has_bias)
+    problem_key = (kind, n, x.dtype, x.dtype, None if affine is None else affine.dtype, has_weight, has_bias)
+    p = _problem(problem_key, kind, n, x, x, affine, has_weight, has_bias)
     rows, x_stride = _rows(x, n, "x")
-    y = x.new_empty(shape)
-    mean = x.new_empty(stats, dtype=torch.float32) if kind == _capi.LAYERNORM else None
-    rstd = x.new_empty(stats, dtype=torch.float32)
+    y = x.new_empty(size=shape)
+    layer_norm = kind == _capi.LAYERNORM
+    if packed:
+        out = x.new_empty(size=((2,) + stats) if layer_norm else stats, dtype=_F32)
+        rstd_ptr = mean_ptr = out.data_ptr()
+        if layer_norm:
+            rstd_ptr += 4 * m
+        else:
+            mean_ptr = 0
+    else:
+        mean = x.new_empty(size=stats, dtype=_F32) if layer_norm else None
+        rstd = x.new_empty(size=stats, dtype=_F32)
+        mean_ptr = 0 if mean is None else mean.data_ptr()
+        rstd_ptr = rstd.data_ptr()
     engine = _capi.default_engine()
     device = x.get_device()
     stream = _raw_stream(device)
@@ -64,12 +153,22 @@ def forward(kind, x, weight, bias, eps, normalized_ndim):
     pushed = stream <= _LAST_SPECIAL_STREAM and push_context(device)
     try:
         a, address = _capi.thread_forward_args()
-        _capi.FORWARD_ARGS.pack_into(a, 0, m, rows.data_ptr(), x_stride, w_ptr, b_ptr, y.data_ptr(), n,
-                                     0 if mean is None else mean.data_ptr(), rstd.data_ptr(), float(eps))
+        _capi.FORWARD_ARGS.pack_into(a, 0, m, rows.data_ptr(), x_stride, w_ptr, b_ptr, y.data_ptr(), n, mean_ptr,
+                                     rstd_ptr, float(eps))
         status = engine.raw_forward[kind](engine.address, ctypes.addressof(p), address, stream)
     finally:
         if pushed:
             pop_context()
     if status != _capi.OK:
         _capi.check(status)  # on this thread: the library's message is thread-local
+    plan = None
+    if m > 0:
+        # A plan of this key may be there already (this call's strides kept it from the fast
+        # path): it stays, with the backward's workspace size it may have learned. A new one does
+        # not know that size yet; the first backward through _launch.backward_packed finds it.
+        plan = _plans.get(key) or _new_plan(key, kind, p, m, n, device, x, normalized_ndim, weight, bias, None,
+                                            (problem_key, m, device))
+    if packed:
+        return y, out, plan
     return y, mean, rstd
+

@@ -269,16 +269,18 @@ if _dispatch_stack_len is None:  # pragma: no cover - older torch
     def _dispatch_stack_len():
         return _get_current_dispatch_mode() is not None
 _functorch_active = torch._C._are_functorch_transforms_active
+_jit_tracing = torch._C._get_tracing_state
 
 
 def _plain_eager(*tensors):
     """True when calling the implementation directly is exactly what the op would do: no
     torch.compile/export tracing, no dispatch mode (fake tensors, make_fx, functionalization),
-    no functorch transform, and plain tensors only. The dispatcher round trip of a Python
-    custom op costs several microseconds, a good part of the host budget of a cache hit."""
+    no functorch transform, no torch.jit.trace (which records the op, not what it calls), and
+    plain tensors only. The dispatcher round trip of a Python custom op costs several
+    microseconds, a good part of the host budget of a cache hit."""
     # is_compiling first: under Dynamo it is a constant True, so the C calls after it are never
     # traced.
-    if torch.compiler.is_compiling() or _dispatch_stack_len() or _functorch_active():
+    if torch.compiler.is_compiling() or _dispatch_stack_len() or _functorch_active() or _jit_tracing():
         return False
     for t in tensors:
         if t is not None and type(t) is not Tensor and type(t) is not _Parameter:

@@ -2,6 +2,12 @@
 machine without torch or a GPU (python/tests/test_launch_fake_torch.py, in a child process whose
 PYTHONPATH puts this folder first). Tensors are host buffers with torch's shape, stride, dtype,
 device-index and data_ptr semantics; nothing computes. Not importable as torch anywhere else.
+
+Below the tensors, enough of torch.autograd.Function, torch.library's custom ops and the state
+that decides eager against traced (compiling, dispatch modes, functorch, jit tracing, autocast,
+grad mode) to import normjit.torch._ops and _functional and record which way each call goes:
+`state` holds the switches, `calls` what ran (custom ops, autograd's C apply and the Python
+Function.apply, torch.nn.functional's norms, autocast contexts).
 """
 import ctypes
 import sys
@@ -54,6 +60,8 @@ allocations = []  # every tensor that got storage of its own, in order
 class Tensor:
     """shape/stride/dtype over a host buffer; device index -1 is the CPU, as get_device() says."""
 
+    requires_grad = False  # set per tensor by a test
+
     def __init__(self, shape, dt, dev=0, strides=None, storage=None, offset=0):
         self._shape = Size(shape)
         self._dtype = dt
@@ -96,8 +104,11 @@ class Tensor:
     def data_ptr(self):
         return ctypes.addressof(self._storage) + self._offset * self._dtype.itemsize if self.numel() else 0
 
-    def new_empty(self, shape, dtype=None):
-        return Tensor(tuple(shape), self._dtype if dtype is None else dtype, self._dev)
+    def new_empty(self, shape=None, dtype=None, size=None):
+        # torch takes the shape positionally or as size= (what normjit passes: it parses faster)
+        shape = size if shape is None else shape
+        return Tensor((shape,) if isinstance(shape, int) else tuple(shape), self._dtype if dtype is None else dtype,
+                      self._dev)
 
     def reshape(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], tuple):
@@ -117,13 +128,20 @@ class Tensor:
     def contiguous(self):
         return self if self.is_contiguous() else Tensor(self._shape, self._dtype, self._dev)
 
-    def float(self):
-        return Tensor(self._shape, float32, self._dev)
+    def float(self):  # as torch: the tensor itself when already fp32, else a copy (differentiable)
+        if self._dtype is float32:
+            return self
+        t = Tensor(self._shape, float32, self._dev)
+        t.requires_grad = self.requires_grad
+        return t
 
     def is_floating_point(self):
         return self._dtype in (float32, float16, bfloat16, float64)
 
-    def __getitem__(self, index):  # rows[a:b] of a 2-D tensor, enough for padded views
+    def __getitem__(self, index):  # t[i] (a view of one index of dim 0), rows[a:b] of a 2-D tensor
+        if isinstance(index, int):
+            return Tensor(self._shape[1:], self._dtype, self._dev, strides=self._strides[1:], storage=self._storage,
+                          offset=self._offset + index * self._strides[0])
         rows, cols = index if isinstance(index, tuple) else (index, slice(None))
         r0, r1, _ = rows.indices(self._shape[0])
         c0, c1, _ = cols.indices(self._shape[1])
@@ -145,3 +163,144 @@ current_stream = [0]  # what _cuda_getCurrentRawStream returns, set by the test
 _C = types.ModuleType("torch._C")
 _C._cuda_getCurrentRawStream = lambda index: current_stream[0]
 sys.modules["torch._C"] = _C
+
+
+# ---- what normjit.torch._ops and _functional use beyond tensors --------------------------------
+
+class Parameter(Tensor):
+    requires_grad = True
+
+
+class _State:
+    """The switches _ops._plain_eager and _functional read, as torch would report them."""
+
+    def reset(self):
+        self.compiling = False       # torch.compiler.is_compiling()
+        self.dispatch_modes = 0      # torch._C._len_torch_dispatch_stack(): fake tensors, make_fx
+        self.functorch = False       # torch._C._are_functorch_transforms_active()
+        self.jit_tracing = False     # torch._C._get_tracing_state() is not None
+        self.autocast = False        # torch.is_autocast_enabled("cuda")
+        self.autocast_dtype = bfloat16
+        self.grad = True             # torch.is_grad_enabled()
+
+
+state = _State()
+state.reset()
+calls = []  # ("op", name, args), ("C apply", class name), ("Function.apply", class name), ("F", name), ...
+applied = []  # (Function class, ctx) of each forward autograd's C apply ran, for the test to run backward
+
+
+def _module(name, **attrs):
+    m = types.ModuleType(name)
+    m.__dict__.update(attrs)
+    sys.modules[name] = m
+    return m
+
+
+_C._len_torch_dispatch_stack = lambda: state.dispatch_modes
+_C._are_functorch_transforms_active = lambda: state.functorch
+_C._get_tracing_state = lambda: object() if state.jit_tracing else None
+_C._functorch = _module("torch._C._functorch", unwrap_if_dead=lambda t: t)
+
+compiler = _module("torch.compiler", is_compiling=lambda: state.compiling)
+
+
+def is_autocast_enabled(device_type):
+    assert device_type == "cuda"
+    return state.autocast
+
+
+def get_autocast_dtype(device_type):
+    return state.autocast_dtype
+
+
+def is_grad_enabled():
+    return state.grad
+
+
+class autocast:
+    def __init__(self, device_type, dtype=None, enabled=True):
+        self.enabled = enabled
+
+    def __enter__(self):
+        calls.append(("autocast", self.enabled))
+        self.saved, state.autocast = state.autocast, self.enabled
+
+    def __exit__(self, *exc):
+        state.autocast = self.saved
+        return False
+
+
+class finfo:
+    def __init__(self, dt):
+        self.eps = {float32: 2.0 ** -23, float16: 2.0 ** -10, bfloat16: 2.0 ** -7}[dt]
+
+
+class _Ctx:
+    def save_for_backward(self, *tensors):
+        self.saved_tensors = tensors
+
+
+class _FunctionBase:
+    @classmethod
+    def apply(cls, *args):
+        """autograd's C entry point: the forward with a fresh ctx (kept in `applied`)."""
+        calls.append(("C apply", cls.__name__))
+        ctx = _Ctx()
+        applied.append((cls, ctx))
+        return cls.forward(ctx, *args)
+
+
+class Function(_FunctionBase):
+    @classmethod
+    def apply(cls, *args):
+        """torch.autograd.Function.apply: Python-level work, then the C entry point."""
+        calls.append(("Function.apply", cls.__name__))
+        return super().apply(*args)
+
+
+_C._FunctionBase = _FunctionBase
+autograd = _module("torch.autograd", Function=Function)
+autograd.forward_ad = _module("torch.autograd.forward_ad", _current_level=-1)
+autograd.graph = _module("torch.autograd.graph")
+
+
+class _CustomOp:
+    """torch.library.custom_op's result: calling it records the op and runs the implementation
+    (what the registered CUDA kernel does; a traced call would run the fake kernel instead)."""
+
+    def __init__(self, name, impl):
+        self.name, self.impl = name.split("::")[1], impl
+
+    def register_fake(self, fn):
+        self.fake = fn
+        return fn
+
+    def __call__(self, *args):
+        calls.append(("op", self.name, args))
+        return self.impl(*args)
+
+
+class _Library:
+    def __init__(self, ns, kind):
+        pass
+
+    def impl(self, name, fn, key):
+        pass
+
+
+library = _module("torch.library", custom_op=lambda name, mutates_args=(): lambda impl: _CustomOp(name, impl),
+                  Library=_Library)
+utils = _module("torch.utils")
+utils._python_dispatch = _module("torch.utils._python_dispatch", _get_current_dispatch_mode=lambda: None)
+
+
+def _F_norm(name):
+    def norm(*args, **kwargs):
+        calls.append(("F", name))
+        return "torch's %s" % name
+    return norm
+
+
+nn = _module("torch.nn", Parameter=Parameter)
+nn.functional = _module("torch.nn.functional", layer_norm=_F_norm("layer_norm"), rms_norm=_F_norm("rms_norm"))
