@@ -101,17 +101,18 @@ int64_t resident_groups(CUfunction function, const codegen::LaunchConfig& config
 }
 
 // Launches `groups` row groups of `function` (plain blocks, or clusters, or one grid cluster).
+// On the launch path: `what` (for the error message) is built only when the launch fails.
 void launch_groups(CUfunction function, const codegen::LaunchConfig& config, int64_t groups, unsigned shared_bytes,
-                   CUstream stream, void** kernel_args, const std::string& what) {
+                   CUstream stream, void** kernel_args, llvm::function_ref<std::string()> what) {
   const auto& d = driver();
   if (config.blocks_per_group() == 1) {
     NJ_CU(d.cuLaunchKernel(function, static_cast<unsigned>(groups), 1, 1, static_cast<unsigned>(config.threads), 1, 1,
                            shared_bytes, stream, kernel_args, nullptr),
-          what);
+          what());
   } else {
     CUlaunchAttribute cluster;
     const CUlaunchConfig launch = cluster_launch(config, groups, shared_bytes, stream, cluster);
-    NJ_CU(d.cuLaunchKernelEx(&launch, function, kernel_args, nullptr), what);
+    NJ_CU(d.cuLaunchKernelEx(&launch, function, kernel_args, nullptr), what());
   }
 }
 
@@ -478,7 +479,8 @@ void Engine::Impl::launch_kernels(const LoadedKernel& k, const NormProblem& p, r
     NJ_CU(d.cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(params.partial) + runtime::grid_counters_offset(k.config),
                              0, static_cast<size_t>(runtime::grid_ring_slots(k.config)), stream),
           what() + ": clearing the grid cluster's arrival counters");
-  launch_groups(k.backward, k.config, groups, k.shared_bytes, stream, kernel_args, what() + ": launching");
+  launch_groups(k.backward, k.config, groups, k.shared_bytes, stream, kernel_args,
+                [&] { return what() + ": launching"; });
   if ((p.has_weight || p.has_bias) && !runtime::writes_gradients_directly(k.config, groups))
     launch_reductions(k, p, params, groups, stream);
 }
@@ -563,7 +565,7 @@ void Engine::Impl::launch_forward_kernel(const LoadedKernel& k, const NormProble
   runtime::ForwardParams params{a.m, a.x, a.x_stride, a.weight, a.bias, a.y, a.y_stride, a.mean, a.rstd, a.eps};
   void* kernel_args[] = {&params};
   launch_groups(k.forward, k.config, groups, 0, stream, kernel_args,
-                "the " + codegen::describe_forward(p) + ": launching");
+                [&] { return "the " + codegen::describe_forward(p) + ": launching"; });
 }
 
 void Engine::Impl::launch_forward(const NormProblem& problem, const ForwardArgs& args, CUstream stream) {
