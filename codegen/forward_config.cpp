@@ -5,18 +5,14 @@
 #include <string>
 
 #include "codegen/norm_problem.h"
+#include "llvm/Support/MathExtras.h"
 #include "normjit/normjit.hpp"
 
 namespace normjit::codegen {
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
-int next_pow2(int64_t v) {
-  int p = 1;
-  while (p < v) p *= 2;
-  return p;
-}
+int64_t ceil_div(int64_t a, int64_t b) { return static_cast<int64_t>(llvm::divideCeil(a, b)); }
+int next_pow2(int64_t v) { return static_cast<int>(llvm::PowerOf2Ceil(static_cast<uint64_t>(v))); }
 
 [[noreturn]] void unsupported(const NormProblem& p, const std::string& option) {
   throw Error(Status::Unsupported, "normjit: cannot build a " + std::string(kind_name(p.kind)) + " forward with N=" +
@@ -90,11 +86,10 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m) {
     // (bench/NOTES.md, entries 19 and 20).
     const int64_t most_threads = p.kind == NormKind::LayerNorm ? 512 : kMaxForwardRowThreads;
     int64_t threads = 0;
-    for (c.cluster = 2; c.cluster < kMaxForwardCluster; c.cluster *= 2) {
+    for (c.cluster = 2;; c.cluster *= 2) {
       threads = ceil_div(ceil_div(slots, int64_t{c.cluster} * target_iters), 32) * 32;
-      if (threads <= most_threads) break;
+      if (threads <= most_threads || c.cluster == kMaxForwardCluster) break;
     }
-    threads = ceil_div(ceil_div(slots, int64_t{c.cluster} * target_iters), 32) * 32;
     c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
     c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
   } else {
@@ -114,15 +109,9 @@ void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
     throw std::invalid_argument("launch config " + describe(c) + " cannot run the " + describe_forward(p) + ": " +
                                 why);
   };
-  if (c.threads < 32 || c.threads > 1024 || c.threads % 32 != 0) fail("threads must be a multiple of 32 in [32, 1024]");
-  if (c.threads_per_row < 1 || c.threads_per_row > c.threads || c.threads % c.threads_per_row != 0)
-    fail("threads_per_row must divide threads");
-  if (c.threads_per_row > 32 && c.threads_per_row % 32 != 0) fail("threads_per_row above 32 must be a multiple of 32");
-  if (c.threads_per_row <= 32 && !is_pow2(c.threads_per_row)) fail("threads_per_row up to 32 must be a power of two");
-  if (!is_pow2(c.vec) || c.vec * dtype_size(p.x_dtype) > 16) fail("vec must be a power of two of at most 16 bytes of x");
+  if (const std::string why = block_shape_problem(p, c); !why.empty()) fail(why);
   if (c.vec * dtype_size(p.x_dtype) > std::max(p.alignment, dtype_size(p.x_dtype)))
     fail("vec is wider than the row alignment allows");
-  if (!c.row_in_registers && c.rows_per_block() != 1) fail("streamed rows need threads_per_row == threads");
   if (!c.row_in_registers && c.threads < 64) fail("streamed rows need a block of at least 64 threads");
   if (c.row_in_registers) {
     const int64_t iters = ceil_div(ceil_div(p.n, c.vec), int64_t{c.threads_per_row} * c.cluster);
@@ -134,7 +123,7 @@ void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
   if (c.merge != 1 || c.grid || c.staged || c.prefetch)
     fail("the forward has no merged blocks, grid clusters, staged rows or prefetch");
   if (c.cluster != 1) {
-    if (c.cluster < 1 || c.cluster > kMaxForwardCluster || !is_pow2(c.cluster))
+    if (c.cluster < 1 || c.cluster > kMaxForwardCluster || !llvm::isPowerOf2_64(c.cluster))
       fail("a forward cluster is 1, 2, 4 or 8 blocks");
     if (!c.row_in_registers || c.rows_per_block() != 1 || c.threads < 64)
       fail("a cluster shares one row held in registers by blocks of at least 64 threads");

@@ -313,19 +313,24 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, in
   return c;
 }
 
+std::string block_shape_problem(const NormProblem& p, const LaunchConfig& c) {
+  if (c.threads < 32 || c.threads > 1024 || c.threads % 32 != 0) return "threads must be a multiple of 32 in [32, 1024]";
+  if (c.threads_per_row < 1 || c.threads_per_row > c.threads || c.threads % c.threads_per_row != 0)
+    return "threads_per_row must divide threads";
+  if (c.threads_per_row > 32 && c.threads_per_row % 32 != 0) return "threads_per_row above 32 must be a multiple of 32";
+  if (c.threads_per_row <= 32 && !is_pow2(c.threads_per_row)) return "threads_per_row up to 32 must be a power of two";
+  if (!is_pow2(c.vec) || c.vec * dtype_size(p.x_dtype) > 16) return "vec must be a power of two of at most 16 bytes of x";
+  if (!c.row_in_registers && c.rows_per_block() != 1) return "streamed rows need threads_per_row == threads";
+  return "";
+}
+
 void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
   auto fail = [&](const std::string& why) {
     throw std::invalid_argument("launch config " + describe(c) + " cannot run " + describe(p) + ": " + why);
   };
-  if (c.threads < 32 || c.threads > 1024 || c.threads % 32 != 0) fail("threads must be a multiple of 32 in [32, 1024]");
-  if (c.threads_per_row < 1 || c.threads_per_row > c.threads || c.threads % c.threads_per_row != 0)
-    fail("threads_per_row must divide threads");
-  if (c.threads_per_row > 32 && c.threads_per_row % 32 != 0) fail("threads_per_row above 32 must be a multiple of 32");
-  if (c.threads_per_row <= 32 && !is_pow2(c.threads_per_row)) fail("threads_per_row up to 32 must be a power of two");
-  if (!is_pow2(c.vec) || c.vec * dtype_size(p.x_dtype) > 16) fail("vec must be a power of two of at most 16 bytes of x");
+  if (const std::string why = block_shape_problem(p, c); !why.empty()) fail(why);
   if (!c.staged && c.vec * dtype_size(p.x_dtype) > std::max(p.alignment, dtype_size(p.x_dtype)))
     fail("vec is wider than the row alignment allows (only staged rows may be less aligned than their vectors)");
-  if (!c.row_in_registers && c.rows_per_block() != 1) fail("streamed rows need threads_per_row == threads");
   if (!c.grid && (!is_pow2(c.cluster) || c.cluster > kMaxCluster)) fail("cluster must be a power of two up to 16");
   if (c.grid && (!c.staged || c.cluster < 2 || c.cluster > kMaxGridCluster))
     fail("a grid cluster stages its rows, over 2 to " + std::to_string(kMaxGridCluster) + " blocks");

@@ -107,6 +107,10 @@ LaunchConfig streamed_launch_config(const NormProblem& resolved);
 // Throws std::invalid_argument if config cannot run problem (for hand-written configs).
 void check_launch_config(const NormProblem& resolved, const LaunchConfig& config);
 
+// What every kernel's block shape must satisfy, backward and forward alike (threads, threads
+// a row, the vector width over x, a streamed row a block): why `config` does not, or "".
+std::string block_shape_problem(const NormProblem& resolved, const LaunchConfig& config);
+
 // "threads=256 threads_per_row=32 vec=8 registers"
 std::string describe(const LaunchConfig& config);
 
