@@ -53,6 +53,10 @@ std::string describe_forward(const NormProblem& problem) {
 
 int max_forward_register_bytes(DType x) { return dtype_size(x) >= 4 ? 128 : 64; }
 
+std::string describe(const NormProblem& problem, Pass pass) {
+  return pass == Pass::Forward ? describe_forward(problem) : describe(problem);
+}
+
 LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m) {
   (void)m;
   LaunchConfig c;

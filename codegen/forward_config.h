@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codegen/launch_config.h"
+#include "codegen/pass.h"
 #include "normjit/norm_problem.hpp"
 
 namespace normjit::codegen {
@@ -28,6 +29,8 @@ NormProblem resolve_forward_problem(const NormProblem& problem);
 // "layernorm forward N=4096 x=bf16 y=bf16 weight=fp32 +weight +bias align=16", then
 // " +zero-centered-weight" when set (the backward's dy and dx dtypes are not part of it).
 std::string describe_forward(const NormProblem& problem);
+// describe_forward for the forward, describe (the backward's) otherwise.
+std::string describe(const NormProblem& problem, Pass pass);
 
 // Bytes of x a thread holds in registers at most (the forward holds only x, as loaded: 16-bit
 // elements two a register): 32 registers of fp32, 16 of 16-bit elements, whose unpacking

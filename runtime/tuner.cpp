@@ -204,10 +204,6 @@ struct ForwardScratch {
   }
 };
 
-std::string describe_pass(const NormProblem& p, codegen::Pass pass) {
-  return pass == codegen::Pass::Forward ? codegen::describe_forward(p) : codegen::describe(p);
-}
-
 }  // namespace
 
 TunedConfig TuneResult::tuned() const {
@@ -228,7 +224,7 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
                 codegen::Pass pass) {
   const auto start = Clock::now();
   const bool forward = pass == codegen::Pass::Forward;
-  const std::string what = "tuning " + describe_pass(p, pass);
+  const std::string what = "tuning " + codegen::describe(p, pass);
   if (!ctx) throw Error(Status::NoDevice, "normjit: " + what + ": no CUDA context; tuning needs a GPU.");
   ScopedContext current(ctx);
   const DeviceLimits limits = Engine::Impl::query_limits(ctx);

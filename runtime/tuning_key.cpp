@@ -18,7 +18,7 @@ std::string TuningKey::text() const {
   // " | " separates the parts; none of them contains it (device names are plain words).
   return device.name + " | sm_" + std::to_string(device.sm) + " | " + std::to_string(device.sm_count) +
          " SMs | nvrtc " + device.nvrtc + " | normjit " + normjit + " | " +
-         (pass == codegen::Pass::Forward ? codegen::describe_forward(problem) : codegen::describe(problem)) +
+         codegen::describe(problem, pass) +
          " | M<=" + std::to_string(m_bucket);
 }
 

@@ -58,7 +58,7 @@ int run_emit(std::vector<std::string> args) {
     codegen::check_launch_config(p, config);
   const codegen::KernelSource source =
       forward ? codegen::generate_forward_source(p, config) : codegen::generate_backward_source(p, config);
-  const std::string described = forward ? codegen::describe_forward(p) : codegen::describe(p);
+  const std::string described = codegen::describe(p, forward ? codegen::Pass::Forward : codegen::Pass::Backward);
   if (!ptx && !resources) {
     std::fputs(source.text.c_str(), stdout);
     return kExitOk;

@@ -82,8 +82,7 @@ std::vector<Shape> sweep_shapes(codegen::Pass pass) {
 }
 
 std::string shape_label(const Shape& s) {
-  return (s.pass == codegen::Pass::Forward ? codegen::describe_forward(s.problem) : codegen::describe(s.problem)) +
-         " M<=" + std::to_string(runtime::m_bucket(s.m));
+  return codegen::describe(s.problem, s.pass) + " M<=" + std::to_string(runtime::m_bucket(s.m));
 }
 
 }  // namespace
