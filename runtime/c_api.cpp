@@ -3,6 +3,7 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <type_traits>
 
 #include "normjit/normjit.h"
 #include "normjit/normjit.hpp"
@@ -128,31 +129,28 @@ normjit::ForwardArgs to_cpp(const nj_forward_args& a) {
   return out;
 }
 
-nj_status run_forward(nj_engine* engine, const nj_problem* problem, const nj_forward_args* args, nj_stream stream,
-                      nj_norm_kind kind, const char* fn) {
+// The four launch entry points: NULL checks naming the function, then the engine's call of
+// that kind (forward or backward, by the args' type) with exceptions turned into a status.
+template <class Args>
+nj_status run(nj_engine* engine, const nj_problem* problem, const Args* args, nj_stream stream, nj_norm_kind kind,
+              const char* fn) {
   if (!engine) return invalid(std::string(fn) + ": engine is NULL; create one with nj_engine_create.");
   if (!problem) return invalid(std::string(fn) + ": problem is NULL.");
   if (!args) return invalid(std::string(fn) + ": args is NULL.");
   return guarded([&] {
     const normjit::NormProblem p = to_cpp(*problem);
-    if (kind == NJ_LAYERNORM)
-      engine->engine.layer_norm_forward(p, to_cpp(*args), stream);
-    else
-      engine->engine.rms_norm_forward(p, to_cpp(*args), stream);
-  });
-}
-
-nj_status run_backward(nj_engine* engine, const nj_problem* problem, const nj_backward_args* args,
-                       nj_stream stream, nj_norm_kind kind, const char* fn) {
-  if (!engine) return invalid(std::string(fn) + ": engine is NULL; create one with nj_engine_create.");
-  if (!problem) return invalid(std::string(fn) + ": problem is NULL.");
-  if (!args) return invalid(std::string(fn) + ": args is NULL.");
-  return guarded([&] {
-    const normjit::NormProblem p = to_cpp(*problem);
-    if (kind == NJ_LAYERNORM)
-      engine->engine.layer_norm_backward(p, to_cpp(*args), stream);
-    else
-      engine->engine.rms_norm_backward(p, to_cpp(*args), stream);
+    normjit::Engine& e = engine->engine;
+    if constexpr (std::is_same_v<Args, nj_forward_args>) {
+      if (kind == NJ_LAYERNORM)
+        e.layer_norm_forward(p, to_cpp(*args), stream);
+      else
+        e.rms_norm_forward(p, to_cpp(*args), stream);
+    } else {
+      if (kind == NJ_LAYERNORM)
+        e.layer_norm_backward(p, to_cpp(*args), stream);
+      else
+        e.rms_norm_backward(p, to_cpp(*args), stream);
+    }
   });
 }
 
@@ -180,22 +178,22 @@ nj_status nj_workspace_size(nj_engine* engine, const nj_problem* problem, int64_
 
 nj_status nj_layer_norm_backward(nj_engine* engine, const nj_problem* problem, const nj_backward_args* args,
                                  nj_stream stream) {
-  return run_backward(engine, problem, args, stream, NJ_LAYERNORM, "nj_layer_norm_backward");
+  return run(engine, problem, args, stream, NJ_LAYERNORM, "nj_layer_norm_backward");
 }
 
 nj_status nj_rms_norm_backward(nj_engine* engine, const nj_problem* problem, const nj_backward_args* args,
                                nj_stream stream) {
-  return run_backward(engine, problem, args, stream, NJ_RMSNORM, "nj_rms_norm_backward");
+  return run(engine, problem, args, stream, NJ_RMSNORM, "nj_rms_norm_backward");
 }
 
 nj_status nj_layer_norm_forward(nj_engine* engine, const nj_problem* problem, const nj_forward_args* args,
                                 nj_stream stream) {
-  return run_forward(engine, problem, args, stream, NJ_LAYERNORM, "nj_layer_norm_forward");
+  return run(engine, problem, args, stream, NJ_LAYERNORM, "nj_layer_norm_forward");
 }
 
 nj_status nj_rms_norm_forward(nj_engine* engine, const nj_problem* problem, const nj_forward_args* args,
                               nj_stream stream) {
-  return run_forward(engine, problem, args, stream, NJ_RMSNORM, "nj_rms_norm_forward");
+  return run(engine, problem, args, stream, NJ_RMSNORM, "nj_rms_norm_forward");
 }
 
 const char* nj_last_error(void) { return g_last_error.c_str(); }
