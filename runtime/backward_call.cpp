@@ -122,6 +122,28 @@ int row_alignment(const void* base, int64_t stride, int element_size, int64_t ro
   return a;
 }
 
+int check_row_tensor(const char* name, const void* ptr, int64_t& stride, int64_t n, int64_t m, DType dtype,
+                     RejectArgument reject) {
+  if (stride == 0) stride = n;
+  if (stride < n)
+    reject(std::string(name) + "_stride = " + std::to_string(stride) + " is less than N",
+           "Rows may be padded (stride >= N, in elements) but not overlap; pass 0 for contiguous rows.");
+  if (m == 0) return 16;
+  const int size = codegen::dtype_size(dtype);
+  if (reinterpret_cast<uintptr_t>(ptr) % size != 0)
+    reject(std::string(name) + " = " + address(ptr) + " is not aligned to its " + codegen::dtype_name(dtype) +
+               " elements (" + std::to_string(size) + " bytes)",
+           "Pass a pointer to the first element of a tensor of that dtype.");
+  return row_alignment(ptr, stride, size, m);
+}
+
+void check_vector_alignment(const char* name, const void* ptr, int element_size, RejectArgument reject) {
+  if (ptr && reinterpret_cast<uintptr_t>(ptr) % element_size != 0)
+    reject(std::string(name) + " = " + address(ptr) + " is not aligned to its " + std::to_string(element_size) +
+               "-byte elements",
+           "Pass a pointer to the first element of a tensor of that dtype.");
+}
+
 CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& in) {
   const NormProblem p = codegen::resolve_problem(problem);
   CheckedCall out{p, in};
@@ -198,19 +220,11 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
   }
   if (p.parallel) rows.push_back({"dy1", a.dy1, &a.dy1_stride, p.dy_dtype});
   if (recompute) rows.push_back({"y", a.y, &a.y_stride, p.x_dtype});  // read where x would be
+  const auto rejected = [&p](const std::string& what, const std::string& todo) { reject(p, what, todo); };
   int alignment = p.alignment;
   for (Row& r : rows) {
-    if (*r.stride == 0) *r.stride = p.n;
-    if (*r.stride < p.n)
-      reject(p, std::string(r.name) + "_stride = " + std::to_string(*r.stride) + " is less than N",
-             "Rows may be padded (stride >= N, in elements) but not overlap; pass 0 for contiguous rows.");
-    if (a.m == 0) continue;
-    const int size = codegen::dtype_size(r.dtype);
-    if (reinterpret_cast<uintptr_t>(r.ptr) % size != 0)
-      reject(p, std::string(r.name) + " = " + address(r.ptr) + " is not aligned to its " +
-                    codegen::dtype_name(r.dtype) + " elements (" + std::to_string(size) + " bytes)",
-             "Pass a pointer to the first element of a tensor of that dtype.");
-    if (r.vectors) alignment = std::min(alignment, row_alignment(r.ptr, *r.stride, size, a.m));
+    const int rows_allow = check_row_tensor(r.name, r.ptr, *r.stride, p.n, a.m, r.dtype, rejected);
+    if (r.vectors) alignment = std::min(alignment, rows_allow);
   }
   struct Vector { const char* name; const void* ptr; int size; };
   const int weight_size = codegen::dtype_size(p.weight_dtype);
@@ -219,11 +233,7 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
                             {"rstd", a.rstd, 4},                {"rowscale", a.rowscale, 4},
                             {"weight1", a.weight1, weight_size}, {"dweight1", a.dweight1, weight_size},
                             {"dbias1", a.dbias1, weight_size},   {"bias", a.bias, weight_size}};
-  for (const Vector& v : vectors)
-    if (v.ptr && reinterpret_cast<uintptr_t>(v.ptr) % v.size != 0)
-      reject(p, std::string(v.name) + " = " + address(v.ptr) + " is not aligned to its " +
-                    std::to_string(v.size) + "-byte elements",
-             "Pass a pointer to the first element of a tensor of that dtype.");
+  for (const Vector& v : vectors) check_vector_alignment(v.name, v.ptr, v.size, rejected);
   // The weights (and β, recompute_from_output) are read with the rows' vectors, so they bound
   // their alignment too.
   if (a.weight && a.m > 0) alignment = std::min(alignment, row_alignment(a.weight, 0, weight_size, 1));

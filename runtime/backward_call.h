@@ -2,6 +2,10 @@
 // is launched, and works out the alignment its rows actually have. Pure C++ (no CUDA calls),
 // so every bad argument is testable on the CPU.
 #pragma once
+#include <cstdint>
+#include <string>
+
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "normjit/norm_problem.hpp"
 
 namespace normjit::runtime {
@@ -18,5 +22,16 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
 // Largest power of two, at most 16, dividing the address (and, for several rows, the row
 // pitch in bytes): the vector width the rows of one tensor allow.
 int row_alignment(const void* base, int64_t stride_elements, int element_size, int64_t rows);
+
+// The checks every row tensor and every vector of a call gets, backward and forward alike.
+// `reject(what, todo)` throws (the call's InvalidArgument, naming its problem).
+using RejectArgument = llvm::function_ref<void(const std::string& what, const std::string& todo)>;
+// Resolves a row tensor's stride (0 -> n); rejects a stride below n and, when there are rows,
+// a pointer not aligned to the dtype's elements. Returns the alignment its rows allow (as
+// row_alignment; 16 when m is 0, which bounds nothing).
+int check_row_tensor(const char* name, const void* ptr, int64_t& stride, int64_t n, int64_t m, DType dtype,
+                     RejectArgument reject);
+// Rejects a non-null vector (γ, β, mean, rstd, ...) not aligned to its `element_size` bytes.
+void check_vector_alignment(const char* name, const void* ptr, int element_size, RejectArgument reject);
 
 }  // namespace normjit::runtime

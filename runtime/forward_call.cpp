@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <sstream>
 
 #include "codegen/forward_config.h"
 #include "codegen/norm_problem.h"
@@ -16,12 +15,6 @@ namespace {
 [[noreturn]] void reject(const NormProblem& p, const std::string& what, const std::string& todo) {
   throw Error(Status::InvalidArgument,
               "normjit: bad argument to the " + codegen::describe_forward(p) + ": " + what + ". " + todo);
-}
-
-std::string address(const void* p) {
-  std::ostringstream s;
-  s << p;
-  return s.str();
 }
 
 }  // namespace
@@ -53,22 +46,10 @@ CheckedForwardCall check_forward_call(const NormProblem& problem, const ForwardA
     if (r.needed && !r.ptr)
       reject(p, std::string(r.name) + " is NULL", std::string("Pass a device pointer for ") + r.name + ".");
 
-  struct Row { const char* name; const void* ptr; int64_t* stride; };
-  Row rows[] = {{"x", a.x, &a.x_stride}, {"y", a.y, &a.y_stride}};
-  const int size = codegen::dtype_size(p.x_dtype);
+  const auto rejected = [&p](const std::string& what, const std::string& todo) { reject(p, what, todo); };
   int alignment = p.alignment;
-  for (Row& r : rows) {
-    if (*r.stride == 0) *r.stride = p.n;
-    if (*r.stride < p.n)
-      reject(p, std::string(r.name) + "_stride = " + std::to_string(*r.stride) + " is less than N",
-             "Rows may be padded (stride >= N, in elements) but not overlap; pass 0 for contiguous rows.");
-    if (a.m == 0) continue;
-    if (reinterpret_cast<uintptr_t>(r.ptr) % size != 0)
-      reject(p, std::string(r.name) + " = " + address(r.ptr) + " is not aligned to its " +
-                    codegen::dtype_name(p.x_dtype) + " elements (" + std::to_string(size) + " bytes)",
-             "Pass a pointer to the first element of a tensor of that dtype.");
-    alignment = std::min(alignment, row_alignment(r.ptr, *r.stride, size, a.m));
-  }
+  alignment = std::min(alignment, check_row_tensor("x", a.x, a.x_stride, p.n, a.m, p.x_dtype, rejected));
+  alignment = std::min(alignment, check_row_tensor("y", a.y, a.y_stride, p.n, a.m, p.x_dtype, rejected));
   if (a.m > 0 && a.y == a.x && a.y_stride != a.x_stride)
     reject(p, "y is x (in place) but y_stride = " + std::to_string(a.y_stride) + " and x_stride = " +
                   std::to_string(a.x_stride) + " differ",
@@ -77,11 +58,7 @@ CheckedForwardCall check_forward_call(const NormProblem& problem, const ForwardA
   const int weight_size = codegen::dtype_size(p.weight_dtype);
   const Vector vectors[] = {{"weight", a.weight, weight_size}, {"bias", a.bias, weight_size},
                             {"mean", a.mean, 4}, {"rstd", a.rstd, 4}};
-  for (const Vector& v : vectors)
-    if (v.ptr && reinterpret_cast<uintptr_t>(v.ptr) % v.size != 0)
-      reject(p, std::string(v.name) + " = " + address(v.ptr) + " is not aligned to its " + std::to_string(v.size) +
-                    "-byte elements",
-             "Pass a pointer to the first element of a tensor of that dtype.");
+  for (const Vector& v : vectors) check_vector_alignment(v.name, v.ptr, v.size, rejected);
   // γ and β are read with the rows' vectors, so they bound the alignment too.
   if (a.m > 0) {
     if (a.weight) alignment = std::min(alignment, row_alignment(a.weight, 0, weight_size, 1));
