@@ -200,9 +200,11 @@ std::shared_ptr<const runtime::CompiledKernel> Engine::Impl::compile(const NormP
 }
 
 std::shared_ptr<const runtime::CompiledKernel> Engine::Impl::compile(const NormProblem& p,
-                                                                     const codegen::LaunchConfig& config, int sm) {
-  const codegen::KernelSource source = codegen::generate_backward_source(p, config);
-  return kernels.get(source, target_for(sm), codegen::describe(p));
+                                                                     const codegen::LaunchConfig& config, int sm,
+                                                                     codegen::Pass pass) {
+  const codegen::KernelSource source = pass == codegen::Pass::Forward ? codegen::generate_forward_source(p, config)
+                                                                      : codegen::generate_backward_source(p, config);
+  return kernels.get(source, target_for(sm), codegen::describe(p, pass));
 }
 
 runtime::TuningDevice Engine::Impl::tuning_device(const runtime::DeviceLimits& limits) const {
@@ -335,7 +337,7 @@ const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p
   }
   std::unique_ptr<LoadedKernel> k;  // loaded outside the lock: may take a while
   try {
-    k = forward ? load_forward(ctx, p, config, limits) : load(ctx, p, config, limits);
+    k = load(ctx, p, config, limits, pass);
   } catch (const Error& e) {
     // A grid cluster larger than the device can hold at once (a smaller GPU, MPS limits):
     // rows streamed twice run anywhere.
@@ -354,16 +356,17 @@ const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p
 
 std::unique_ptr<LoadedKernel> Engine::Impl::load(CUcontext ctx, const NormProblem& p,
                                                  const codegen::LaunchConfig& config,
-                                                 const runtime::DeviceLimits& limits) {
+                                                 const runtime::DeviceLimits& limits, codegen::Pass pass) {
   auto k = std::make_unique<LoadedKernel>();
   k->problem = p;
   k->context = ctx;
   k->context_id = context_id(ctx);
   k->limits = limits;
   k->config = config;
-  k->compiled = compile(p, config, limits.sm);
+  k->compiled = compile(p, config, limits.sm, pass);
   const auto& d = driver();
-  const std::string what = "loading the " + codegen::describe(p) + " kernel (" + codegen::describe(config) + ")";
+  const std::string what =
+      "loading the " + codegen::describe(p, pass) + " kernel (" + codegen::describe(config) + ")";
   NJ_CU(d.cuModuleLoadData(&k->module, k->compiled->cubin.data()), what);
   // From here the module is ours to unload should anything below fail.
   struct UnloadOnError {
@@ -372,6 +375,12 @@ std::unique_ptr<LoadedKernel> Engine::Impl::load(CUcontext ctx, const NormProble
       if (k) driver().cuModuleUnload(k->module);
     }
   } guard{k.get()};
+  if (pass == codegen::Pass::Forward) {  // one entry point, no dynamic shared memory
+    NJ_CU(d.cuModuleGetFunction(&k->forward, k->module, codegen::KernelSource::kForwardEntry), what);
+    k->resident_groups = resident_groups(k->forward, config, 0, limits, what);
+    guard.k = nullptr;
+    return k;
+  }
   NJ_CU(d.cuModuleGetFunction(&k->backward, k->module, codegen::KernelSource::kBackwardEntry), what);
   NJ_CU(d.cuModuleGetFunction(&k->reduce, k->module, codegen::KernelSource::kReduceEntry), what);
   k->shared_bytes = static_cast<unsigned>(codegen::dynamic_shared_bytes(p, k->config));
@@ -519,39 +528,6 @@ size_t Engine::Impl::workspace_size(const NormProblem& problem, int64_t m) {
 }
 
 // ---- the forward (docs/FORWARD.md) -----------------------------------------------------------
-
-std::shared_ptr<const runtime::CompiledKernel> Engine::Impl::compile_forward(const NormProblem& p,
-                                                                             const codegen::LaunchConfig& config,
-                                                                             int sm) {
-  const codegen::KernelSource source = codegen::generate_forward_source(p, config);
-  return kernels.get(source, target_for(sm), codegen::describe_forward(p));
-}
-
-std::unique_ptr<LoadedKernel> Engine::Impl::load_forward(CUcontext ctx, const NormProblem& p,
-                                                         const codegen::LaunchConfig& config,
-                                                         const runtime::DeviceLimits& limits) {
-  auto k = std::make_unique<LoadedKernel>();
-  k->problem = p;
-  k->context = ctx;
-  k->context_id = context_id(ctx);
-  k->limits = limits;
-  k->config = config;
-  k->compiled = compile_forward(p, config, limits.sm);
-  const auto& d = driver();
-  const std::string what =
-      "loading the " + codegen::describe_forward(p) + " kernel (" + codegen::describe(config) + ")";
-  NJ_CU(d.cuModuleLoadData(&k->module, k->compiled->cubin.data()), what);
-  struct UnloadOnError {
-    LoadedKernel* k;
-    ~UnloadOnError() {
-      if (k) driver().cuModuleUnload(k->module);
-    }
-  } guard{k.get()};
-  NJ_CU(d.cuModuleGetFunction(&k->forward, k->module, codegen::KernelSource::kForwardEntry), what);
-  k->resident_groups = resident_groups(k->forward, config, 0, limits, what);
-  guard.k = nullptr;
-  return k;
-}
 
 const LoadedKernel& Engine::Impl::forward_kernel_for(CUcontext ctx, const NormProblem& p, int64_t m,
                                                      llvm::function_ref<bool()> may_tune) {

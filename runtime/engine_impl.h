@@ -58,8 +58,10 @@ struct Engine::Impl {
   // Source, key and cubin of a problem for an arch: no GPU needed (normjit demo/compile).
   // Without a config, the heuristic's.
   std::shared_ptr<const runtime::CompiledKernel> compile(const NormProblem& resolved, int sm);
+  // With Pass::Forward, the forward kernel of resolve_forward_problem's problem.
   std::shared_ptr<const runtime::CompiledKernel> compile(const NormProblem& resolved,
-                                                         const codegen::LaunchConfig& config, int sm);
+                                                         const codegen::LaunchConfig& config, int sm,
+                                                         codegen::Pass pass = codegen::Pass::Backward);
 
   // The kernel of a resolved problem in ctx (current), loading it on first use. m < 0: the
   // heuristic's config, whatever the tuning mode. m >= 0: the config for m's bucket as
@@ -78,8 +80,10 @@ struct Engine::Impl {
 
   // A module of `config` for a resolved problem loaded into ctx (current), kept in no map: the
   // tuner's candidates. Throws normjit::Error when it cannot be compiled, loaded or resident.
+  // With Pass::Forward, the forward kernel (its one entry, `forward`).
   std::unique_ptr<LoadedKernel> load(CUcontext ctx, const NormProblem& resolved, const codegen::LaunchConfig& config,
-                                     const runtime::DeviceLimits& limits);
+                                     const runtime::DeviceLimits& limits,
+                                     codegen::Pass pass = codegen::Pass::Backward);
   // Launches k over a checked call (runtime::check_backward_call's problem and args) on stream.
   static void launch(const LoadedKernel& k, const NormProblem& checked, const BackwardArgs& args, CUstream stream);
 
@@ -93,15 +97,9 @@ struct Engine::Impl {
   void launch_backward(const NormProblem& problem, const BackwardArgs& args, CUstream stream);
 
   // The forward (docs/FORWARD.md): the same caches and tuning database, its own entries
-  // (problem_code with kForwardBit, tuning keys of Pass::Forward).
-  std::shared_ptr<const runtime::CompiledKernel> compile_forward(const NormProblem& resolved,
-                                                                 const codegen::LaunchConfig& config, int sm);
-  // kernel_for(..., Pass::Forward).
+  // (problem_code with kForwardBit, tuning keys of Pass::Forward): kernel_for(..., Pass::Forward).
   const LoadedKernel& forward_kernel_for(CUcontext ctx, const NormProblem& resolved, int64_t m = -1,
                                          llvm::function_ref<bool()> may_tune = nullptr);
-  // As load, for a forward config (the tuner's candidates).
-  std::unique_ptr<LoadedKernel> load_forward(CUcontext ctx, const NormProblem& resolved,
-                                             const codegen::LaunchConfig& config, const runtime::DeviceLimits& limits);
   // Launches a forward kernel over a checked call (runtime::check_forward_call's, m > 0).
   static void launch_forward_kernel(const LoadedKernel& k, const NormProblem& checked, const ForwardArgs& args,
                                     CUstream stream);

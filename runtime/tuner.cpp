@@ -255,8 +255,7 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
         const auto t0 = Clock::now();
         std::string outcome;
         try {
-          compiled[i] = forward ? engine.compile_forward(p, cands[i].config, limits.sm)
-                                : engine.compile(p, cands[i].config, limits.sm);
+          compiled[i] = engine.compile(p, cands[i].config, limits.sm, pass);
           cands[i].compile_ms = compiled[i]->from_disk ? 0 : ms_since(t0);
           outcome = compiled[i]->from_disk ? "from the disk cache" : std::to_string(std::lround(ms_since(t0))) + " ms";
         } catch (const std::exception& e) {
@@ -285,13 +284,10 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
   for (size_t i = 0; i < count; ++i) {
     if (!compiled[i]) continue;
     try {
-      if (forward) {
-        loaded[i] = engine.load_forward(ctx, p, cands[i].config, limits);
-      } else {
-        loaded[i] = engine.load(ctx, p, cands[i].config, limits);
+      loaded[i] = engine.load(ctx, p, cands[i].config, limits, pass);
+      if (!forward)
         workspace_bytes = std::max(workspace_bytes, launch_workspace_bytes(p, cands[i].config,
                                                                            max_row_groups(cands[i].config, limits, result.m_timed)));
-      }
     } catch (const std::exception& e) {
       cands[i].error = e.what();
     }
