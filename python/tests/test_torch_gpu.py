@@ -111,6 +111,20 @@ class WorstErrors:
         self.worst[key] = max(self.worst.get(key, 0.0), err)
         self.assertLessEqual(err, tolerance(tol_dtype), "%s: %s normwise error %.3e" % (label, name, err))
 
+    def run_matrix(self, kind, combos):
+        """self.check(kind, m, n, x_dtype, w_dtype) over combos of (x_dtype, w_dtype, Ns) and
+        every M of Ms, M*N capped at MAX_ELEMENTS; more than 100 cases."""
+        count = 0
+        for x_dtype, w_dtype, ns in combos:
+            for n in ns:
+                for m in Ms:
+                    if m * n > MAX_ELEMENTS:
+                        continue
+                    with self.subTest(kind=kind, m=m, n=n, x=str(x_dtype), w=str(w_dtype)):
+                        self.check(kind, m, n, x_dtype, w_dtype)
+                    count += 1
+        self.assertGreater(count, 100)
+
 
 @unittest.skipIf(SKIP, SKIP)
 class BackwardMatrixTest(WorstErrors, unittest.TestCase):
@@ -152,19 +166,9 @@ class BackwardMatrixTest(WorstErrors, unittest.TestCase):
                                  "%s: %s normwise error %.3e" % (label, name, err))
 
     def matrix(self, kind):
-        combos = [(torch.float32, torch.float32, Ns), (torch.bfloat16, torch.float32, Ns),
-                  (torch.bfloat16, torch.bfloat16, SOME_Ns), (torch.float16, torch.float16, SOME_Ns),
-                  (torch.float16, torch.float32, SOME_Ns)]
-        count = 0
-        for x_dtype, w_dtype, ns in combos:
-            for n in ns:
-                for m in Ms:
-                    if m * n > MAX_ELEMENTS:
-                        continue
-                    with self.subTest(kind=kind, m=m, n=n, x=str(x_dtype), w=str(w_dtype)):
-                        self.check(kind, m, n, x_dtype, w_dtype)
-                    count += 1
-        self.assertGreater(count, 100)
+        self.run_matrix(kind, [(torch.float32, torch.float32, Ns), (torch.bfloat16, torch.float32, Ns),
+                               (torch.bfloat16, torch.bfloat16, SOME_Ns), (torch.float16, torch.float16, SOME_Ns),
+                               (torch.float16, torch.float32, SOME_Ns)])
 
     def test_layer_norm_matrix(self):
         self.matrix("ln")
@@ -1428,18 +1432,10 @@ class ForwardTest(WorstErrors, unittest.TestCase):
         return x, w, b, got
 
     def matrix(self, kind):
-        combos = [(torch.float32, torch.float32), (torch.bfloat16, torch.float32), (torch.bfloat16, torch.bfloat16),
-                  (torch.float16, torch.float16), (torch.float16, torch.float32)]
-        count = 0
-        for x_dtype, w_dtype in combos:
-            for n in FORWARD_Ns:
-                for m in Ms:
-                    if m * n > MAX_ELEMENTS:
-                        continue
-                    with self.subTest(kind=kind, m=m, n=n, x=str(x_dtype), w=str(w_dtype)):
-                        self.check(kind, m, n, x_dtype, w_dtype)
-                    count += 1
-        self.assertGreater(count, 100)
+        self.run_matrix(kind, [(x, w, FORWARD_Ns) for x, w in
+                               ((torch.float32, torch.float32), (torch.bfloat16, torch.float32),
+                                (torch.bfloat16, torch.bfloat16), (torch.float16, torch.float16),
+                                (torch.float16, torch.float32))])
 
     def test_layer_norm_forward_matrix(self):
         self.matrix("ln")
