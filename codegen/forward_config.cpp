@@ -124,8 +124,8 @@ void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
            " bytes of x in registers (at most " + std::to_string(max_forward_register_bytes(p.x_dtype)) +
            "): stream the row");
   }
-  if (c.merge != 1 || c.grid || c.staged || c.prefetch)
-    fail("the forward has no merged blocks, grid clusters, staged rows or prefetch");
+  if (c.merge != 1 || c.grid || c.staged || c.prefetch || c.shared_sums)
+    fail("the forward has no merged blocks, grid clusters, staged rows, prefetch or shared sums");
   if (c.cluster != 1) {
     if (c.cluster < 1 || c.cluster > kMaxForwardCluster || !llvm::isPowerOf2_64(c.cluster))
       fail("a forward cluster is 1, 2, 4 or 8 blocks");

@@ -46,6 +46,7 @@ std::string problem_constants(const NormProblem& p, const LaunchConfig& c) {
     << "constexpr bool kStaged = " << cpp_bool(c.staged) << ";  // rows staged in shared memory\n"
     << "constexpr int kStages = " << c.stages << ";  // staged rows in flight per block\n"
     << "constexpr int kMinBlocks = " << c.min_blocks_per_sm << ";  // resident blocks per SM to budget registers for\n"
+    << "constexpr bool kSharedSums = " << cpp_bool(c.shared_sums) << ";  // dγ/dβ sums in shared memory\n"
     << "}  // namespace cfg\n}  // namespace nj\n";
   return s.str();
 }

@@ -30,17 +30,26 @@ bool operator==(const LaunchConfig& a, const LaunchConfig& b) {
   return a.threads == b.threads && a.threads_per_row == b.threads_per_row && a.vec == b.vec &&
          a.row_in_registers == b.row_in_registers && a.cluster == b.cluster && a.merge == b.merge && a.grid == b.grid &&
          a.prefetch == b.prefetch &&
-         a.staged == b.staged && a.stages == b.stages && a.min_blocks_per_sm == b.min_blocks_per_sm;
+         a.staged == b.staged && a.stages == b.stages && a.min_blocks_per_sm == b.min_blocks_per_sm &&
+         a.shared_sums == b.shared_sums;
 }
 
 size_t dynamic_shared_bytes(const NormProblem& p, const LaunchConfig& c) {
-  if (!c.staged) return 0;
-  // templates/norm_backward.cuh, StagePlan: each tensor's slice rounded up to 16 bytes, plus 16
-  // bytes of room for the shift of rows aligned to less than 16; c.stages of them.
-  const int64_t slice_cols = ceil_div(ceil_div(p.n, c.vec), c.cluster) * c.vec;
-  const int64_t shift_room = p.alignment < 16 ? 16 : 0;
-  auto stage_bytes = [&](DType t) { return ceil_div(slice_cols * dtype_size(t) + shift_room, 16) * 16; };
-  return static_cast<size_t>(c.stages * (stage_bytes(p.x_dtype) + stage_bytes(p.dy_dtype)));
+  const int64_t slots = ceil_div(ceil_div(p.n, c.vec), c.cluster);  // a block's slice
+  int64_t bytes = 0;
+  if (c.staged) {
+    // templates/norm_backward.cuh, StagePlan: each tensor's slice rounded up to 16 bytes, plus
+    // 16 bytes of room for the shift of rows aligned to less than 16; c.stages of them.
+    const int64_t shift_room = p.alignment < 16 ? 16 : 0;
+    auto stage_bytes = [&](DType t) { return ceil_div(slots * c.vec * dtype_size(t) + shift_room, 16) * 16; };
+    bytes = c.stages * (stage_bytes(p.x_dtype) + stage_bytes(p.dy_dtype));
+  }
+  if (c.shared_sums) {
+    // templates/norm_backward.cuh, SlotSums: every slot a thread may hold, for each sum.
+    const int64_t sums = (int64_t{p.has_weight} + int64_t{p.has_bias}) * (p.parallel ? 2 : 1);
+    bytes += sums * ceil_div(slots, c.threads_per_row) * c.vec * c.threads_per_row * int64_t{sizeof(float)};
+  }
+  return static_cast<size_t>(bytes);
 }
 
 // Dynamic shared memory one block may use on compute capability `sm`, leaving 1 KB for the
@@ -347,9 +356,13 @@ void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
   if (c.stages < 2 || c.stages > (c.grid ? kMaxGridStages : 4) || (!c.staged && c.stages != 2))
     fail("stages must be 2 to 4 (2 unless staged; up to " + std::to_string(kMaxGridStages) + " for a grid cluster)");
   if (dynamic_shared_bytes(p, c) > max_stage_bytes(90))
-    fail("the stages need " + std::to_string(dynamic_shared_bytes(p, c)) +
+    fail("the stages and shared sums need " + std::to_string(dynamic_shared_bytes(p, c)) +
          " bytes of shared memory, more than any GPU gives a block");
   if (c.min_blocks_per_sm < 1 || c.min_blocks_per_sm > 32) fail("min_blocks_per_sm must be in [1, 32]");
+  if (c.shared_sums && (!c.row_in_registers || c.rows_per_block() != 1 || c.merge != 1 || c.grid))
+    fail("shared sums need one row per block (or cluster sharing it) in registers or staged, unmerged and not a grid "
+         "cluster");
+  if (c.shared_sums && !p.has_weight && !p.has_bias) fail("shared sums hold dγ/dβ, and the problem has neither");
   if (c.row_in_registers) {
     const int64_t iters = ceil_div(ceil_div(ceil_div(p.n, c.vec), c.cluster), c.threads_per_row);
     if (iters * c.vec > 4 * kMaxRegisterElementsPerThread) fail("row too long to hold in registers");
@@ -368,6 +381,7 @@ std::string describe(const LaunchConfig& c) {
   if (c.staged) s << " staged";
   if (c.staged && c.stages != 2) s << " stages=" << c.stages;
   if (c.min_blocks_per_sm > 1) s << " min_blocks=" << c.min_blocks_per_sm;
+  if (c.shared_sums) s << " shared_sums";
   return s.str();
 }
 

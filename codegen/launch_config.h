@@ -24,6 +24,9 @@ struct LaunchConfig {
   bool staged = false;        // rows copied into shared memory (cp.async), sm_80+
   int stages = 2;             // staged rows in flight per block: one worked, the others copying
   int min_blocks_per_sm = 1;  // ptxas keeps registers low enough for this many blocks per SM
+  bool shared_sums = false;   // each thread sums its columns' dγ/dβ in shared memory, not in
+                              // registers: one row per block (or cluster), and the registers
+                              // hold more of the row instead
 
   int rows_per_block() const { return threads / threads_per_row; }
   // Blocks of one row group (one partial row of dγ/dβ): a cluster sharing a row, merged blocks,
@@ -33,7 +36,8 @@ struct LaunchConfig {
 
 bool operator==(const LaunchConfig& a, const LaunchConfig& b);
 
-// Dynamic shared memory a launch of config needs (the two stages of staged rows; else 0).
+// Dynamic shared memory a launch of config needs: the stages of staged rows, then the shared
+// sums (each thread's columns of dγ, dβ, and the second norm's with parallel norms).
 size_t dynamic_shared_bytes(const NormProblem& resolved, const LaunchConfig& config);
 
 // Elements per thread held in registers at most (x and dy, plus γ, dγ, dβ accumulators).

@@ -25,6 +25,8 @@ constexpr int kElementsPerThread[] = {4, 8, 16, 32};
 constexpr int kStagedSlotsPerThread[] = {1, 2, 4};
 // A floor below which one row per block wastes the SM on block overhead.
 constexpr int kMinRowBlockThreads = 64;
+// Threads per SM that shared-sums candidates aim for: 64 registers a thread.
+constexpr int64_t kSharedSumsBlockThreads = 1024;
 // Registers no kernel gets below: indices, pointers, loop state, the reduction.
 constexpr int kBaseRegisters = 32;
 
@@ -76,7 +78,8 @@ ArchLimits arch_limits(int sm) {
 
 int estimated_registers(const NormProblem& p, const LaunchConfig& c) {
   const int x_bytes = dtype_size(p.x_dtype), dy_bytes = dtype_size(p.dy_dtype);
-  const int accumulators = (p.has_weight ? 1 : 0) + (p.has_bias ? 1 : 0);
+  // Shared sums keep the dγ/dβ accumulators out of registers.
+  const int accumulators = c.shared_sums ? 0 : (p.has_weight ? 1 : 0) + (p.has_bias ? 1 : 0);
   if (!c.row_in_registers) return kBaseRegisters + 2 * c.vec * accumulators;  // one vector at a time
   if (c.staged) {
     // x and dy sit in shared memory; registers keep the dγ/dβ accumulators of the thread's slots.
@@ -99,7 +102,8 @@ std::string prune_reason(const NormProblem& p, const LaunchConfig& c, int sm) {
   if (c.staged && sm < 80) return "staged rows need cp.async (sm_80 or newer)";
   const size_t shared = dynamic_shared_bytes(p, c);
   if (shared > a.shared_per_block)
-    return "stages of " + std::to_string(shared) + " bytes exceed the " + std::to_string(a.shared_per_block) +
+    return "stages and shared sums of " + std::to_string(shared) + " bytes exceed the " +
+           std::to_string(a.shared_per_block) +
            " a block may use on sm_" + std::to_string(sm);
   // 1 KB a block for the kernel's static reduction buffers and the driver's reservation.
   if (c.min_blocks_per_sm * (shared + 1024) > a.shared_per_sm)
@@ -119,6 +123,43 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   // engine runs. Then its config for many rows, where m is few.
   out.add(choose_launch_config(p, sm, sm_count, m));
   out.add(choose_launch_config(p, sm, sm_count));
+
+  const int x_bytes = dtype_size(p.x_dtype);
+  const int widest = std::max(1, std::min(16, p.alignment) / x_bytes);
+  const int max_cluster = arch_limits(sm).max_cluster;
+
+  // Shared sums (sm_80+: rows that long are staged or clustered otherwise): rows in registers,
+  // 8 or 16 elements a thread, blocks of up to 1024 threads, as many of them per SM as 64
+  // registers a thread allow; the smallest cluster (or none) whose blocks hold the row, and
+  // the next larger. Then the heuristic's config for many rows with shared sums.
+  if (sm >= 80 && (p.has_weight || p.has_bias)) {
+    const int64_t slots = ceil_div(p.n, widest);
+    for (int elements : {16, 8}) {
+      if (elements < widest) continue;
+      const int64_t lanes = ceil_div(slots, elements / widest);
+      if (lanes <= 32) continue;  // a warp holds the row: several rows a block
+      int smallest = 1;
+      while (smallest < max_cluster && ceil_div(lanes, smallest) > kMaxRowThreads) smallest *= 2;
+      for (int cluster = smallest; cluster <= std::min(2 * smallest, max_cluster); cluster *= 2) {
+        LaunchConfig c;
+        c.vec = widest;
+        c.cluster = cluster;
+        c.shared_sums = true;
+        const int64_t threads = std::max<int64_t>(round_up(ceil_div(lanes, cluster), 32), kMinRowBlockThreads);
+        if (threads > kMaxRowThreads || (cluster > 1 && ceil_div(lanes, cluster) < kMinRowBlockThreads)) continue;
+        c.threads = c.threads_per_row = static_cast<int>(threads);
+        c.min_blocks_per_sm = static_cast<int>(std::clamp<int64_t>(kSharedSumsBlockThreads / threads, 1, 8));
+        out.add(c);
+      }
+    }
+    LaunchConfig heuristic = choose_launch_config(p, sm, sm_count);
+    if (heuristic.rows_per_block() == 1 && heuristic.row_in_registers && !heuristic.grid) {
+      heuristic.shared_sums = true;
+      heuristic.min_blocks_per_sm =
+          static_cast<int>(std::clamp<int64_t>(kSharedSumsBlockThreads / heuristic.threads, 1, 8));
+      out.add(heuristic);
+    }
+  }
 
   // Grid clusters (one block per SM owning a column slice of every row) for rows long enough
   // to need a cluster of 8 or more: 1, 2 or 4 slots a thread; 8, 5 or 3 stages (6, 3 or 1
@@ -140,10 +181,6 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
           if (c.threads <= kMaxRowThreads) out.add(c);
         }
   }
-
-  const int x_bytes = dtype_size(p.x_dtype);
-  const int widest = std::max(1, std::min(16, p.alignment) / x_bytes);
-  const int max_cluster = arch_limits(sm).max_cluster;
 
   // Rows in registers, at the widest vector the alignment allows, then at half of it.
   for (int vec : {widest, widest / 2}) {

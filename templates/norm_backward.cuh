@@ -375,6 +375,92 @@ struct GridSums {
   }
 };
 
+// ---- dγ/dβ sums of a thread's columns --------------------------------------------------------
+// A thread works the same columns of every row it takes (one row per block or cluster, or rows
+// of the same width), so it sums dγ (and dβ) of its columns by itself over its rows: in
+// registers, or with kSharedSums in a region of its block's shared memory that only it
+// touches. Shared sums cost a shared-memory round trip per slot and row, but free kIters·kVec
+// registers per sum, which the row itself then uses: more of it held per thread, more bytes in
+// flight per SM. The additions are the same and in the same order, so the bits are the same;
+// no barrier is needed, as each thread reads back only what it wrote.
+constexpr int kSumPiece = kVec < 4 ? kVec : 4;  // floats per shared-memory access
+constexpr int kSumPiecesPerSlot = kVec / kSumPiece;
+// Floats of one sum's region: every slot a thread of the block may hold.
+constexpr i64 kSharedSumFloats = kSharedSums ? (i64)kIters * kVec * kThreadsPerRow : 0;
+static_assert(!kSharedSums || kRowsPerBlock == 1, "shared sums: one row per block, so each column has one owner");
+
+template <int P>
+struct alignas(4 * P) FloatPiece {
+  float v[P];
+};
+
+struct SlotSums {
+  float reg[kIters][kVec];  // without kSharedSums
+  float* shared;            // with: this sum's region, kSharedSumFloats floats
+
+  // Starts at zero; with kSharedSums the sum lives at `region`, which `next` then points past.
+  __device__ __forceinline__ void start(float*& next) {
+    if constexpr (kSharedSums) {
+      shared = next;
+      next += kSharedSumFloats;
+      FloatPiece<kSumPiece> zero;
+#pragma unroll
+      for (int k = 0; k < kSumPiece; ++k) zero.v[k] = 0.f;
+#pragma unroll
+      for (int i = 0; i < kIters; ++i)
+#pragma unroll
+        for (int q = 0; q < kSumPiecesPerSlot; ++q) *piece(i, q) = zero;
+    } else {
+#pragma unroll
+      for (int i = 0; i < kIters; ++i)
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) reg[i][j] = 0.f;
+    }
+  }
+  // Piece q of the thread's slot i. A warp's pieces are neighbours: no bank conflicts.
+  __device__ __forceinline__ FloatPiece<kSumPiece>* piece(int i, int q) const {
+    const i64 at = ((i64)(i * kSumPiecesPerSlot + q) * kThreadsPerRow + threadIdx.x % kThreadsPerRow) * kSumPiece;
+    return reinterpret_cast<FloatPiece<kSumPiece>*>(shared + at);
+  }
+  __device__ __forceinline__ void add(int i, const float (&v)[kVec]) {
+    if constexpr (kSharedSums) {
+#pragma unroll
+      for (int q = 0; q < kSumPiecesPerSlot; ++q) {
+        FloatPiece<kSumPiece> s = *piece(i, q);
+#pragma unroll
+        for (int k = 0; k < kSumPiece; ++k) s.v[k] += v[q * kSumPiece + k];
+        *piece(i, q) = s;
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) reg[i][j] += v[j];
+    }
+  }
+  // The thread's sums, slot by slot (after its last row).
+  __device__ __forceinline__ void get(float (&out)[kIters][kVec]) const {
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      if constexpr (kSharedSums) {
+#pragma unroll
+        for (int q = 0; q < kSumPiecesPerSlot; ++q) {
+          const FloatPiece<kSumPiece> s = *piece(i, q);
+#pragma unroll
+          for (int k = 0; k < kSumPiece; ++k) out[i][q * kSumPiece + k] = s.v[k];
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) out[i][j] = reg[i][j];
+      }
+    }
+  }
+};
+
+// Where shared sums begin in the block's dynamic shared memory: after the stages of staged
+// rows (codegen/launch_config.cpp, dynamic_shared_bytes, lays it out the same).
+__device__ __forceinline__ float* shared_sums_base(unsigned char* dynamic_shared, i64 stage_bytes) {
+  return reinterpret_cast<float*>(dynamic_shared + stage_bytes);
+}
+
 // ---- rows held in registers ------------------------------------------------------------------
 // One row's slice as a thread holds it: its slots of x and dy, widened to fp32, and the row's
 // statistics. Rows past the end read as zeros (their threads still join the barriers).
@@ -419,17 +505,15 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
   const int lane = threadIdx.x % kThreadsPerRow;
   const unsigned rank = kCluster > 1 ? cluster_rank() : 0;
 
-  float dw[kIters][kVec], db[kIters][kVec];
-#pragma unroll
-  for (int i = 0; i < kIters; ++i)
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) dw[i][j] = db[i][j] = 0.f;
+  extern __shared__ __align__(16) unsigned char dynamic_shared[];  // kSharedSums: the sums
+  float* sums_region = shared_sums_base(dynamic_shared, 0);
+  SlotSums dw, db;
+  if constexpr (kHasWeight) dw.start(sums_region);
+  if constexpr (kHasBias) db.start(sums_region);
 // fused:begin
-  float dw1[kIters][kVec], db1[kIters][kVec];  // the second norm's dγ1/dβ1 (kParallel)
-#pragma unroll
-  for (int i = 0; i < kIters; ++i)
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) dw1[i][j] = db1[i][j] = 0.f;
+  SlotSums dw1, db1;  // the second norm's dγ1/dβ1 (kParallel)
+  if constexpr (kParallel && kHasWeight) dw1.start(sums_region);
+  if constexpr (kParallel && kHasBias) db1.start(sums_region);
 // fused:end
 
   // With kPrefetch the next row's loads are issued before this row's reductions and barriers,
@@ -464,43 +548,53 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
       if constexpr (kRecompute) {
         // xh holds y: the loop below with x̂ recovered from it (an unrecoverable column's x̂ is
         // 0 here, its dγ made NaN after the last row).
-        float xhat[kVec];
+        float xhat[kVec], dwi[kVec];
         recover_slot(p, valid, row, slot_column(i, lane, rank), i, lane, rank, xh[i], w, mean, rstd, xhat);
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
           const float dy = g[i][j];
-          if constexpr (kHasWeight) dw[i][j] += dy * xhat[j];
-          if constexpr (kHasBias) db[i][j] += dy;
+          dwi[j] = dy * xhat[j];
           const float gw = dy * w[j];
           xh[i][j] = xhat[j];
-          g[i][j] = gw;
           sums.x += gw;
           sums.y += gw * xhat[j];
         }
+        if constexpr (kHasWeight) dw.add(i, dwi);
+        if constexpr (kHasBias) db.add(i, g[i]);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) g[i][j] *= w[j];
         continue;
       }
 // fused:end
+      float dwi[kVec];
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
         const float xhat = normalized(xh[i][j], mean, rstd);
-        const float dy = g[i][j];
-        if constexpr (kHasWeight) dw[i][j] += dy * xhat;
-        if constexpr (kHasBias) db[i][j] += dy;
-        const float gw = dy * w[j];
+        dwi[j] = g[i][j] * xhat;
         xh[i][j] = xhat;
+      }
+      if constexpr (kHasWeight) dw.add(i, dwi);
+      if constexpr (kHasBias) db.add(i, g[i]);  // dβ sums dy itself
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        const float xhat = xh[i][j];
+        const float gw = g[i][j] * w[j];
         g[i][j] = gw;
 // fused:begin
         if constexpr (kParallel) {
           g[i][j] += g1[j];
           sums.x += g1[j];
           sums.y += g1[j] * xhat;
-          if constexpr (kHasWeight) dw1[i][j] += dy1[j] * xhat;
-          if constexpr (kHasBias) db1[i][j] += dy1[j];
+          dwi[j] = dy1[j] * xhat;
         }
 // fused:end
         sums.x += gw;
         sums.y += gw * xhat;
       }
+// fused:begin
+      if constexpr (kParallel && kHasWeight) dw1.add(i, dwi);
+      if constexpr (kParallel && kHasBias) db1.add(i, dy1);
+// fused:end
     }
     sums = cluster.sum(reducer.sum(sums, row_in_block, lane));
     const float mean_g = sums.x * kInvN, mean_gx = sums.y * kInvN;
@@ -526,13 +620,19 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
     // One partial row per row group (each block of a cluster writes its slice); a launch of a
     // single row group writes dγ/dβ themselves and needs no reduction. Several rows per block
     // meet in shared memory first, added in row_in_block order.
+    float dw_sum[kIters][kVec], db_sum[kIters][kVec];
+    if constexpr (kHasWeight) dw.get(dw_sum);
+    if constexpr (kHasBias) db.get(db_sum);
 // fused:begin
-    poison_unrecoverable_dgamma(p, dw, lane, rank);
+    poison_unrecoverable_dgamma(p, dw_sum, lane, rank);
+    float dw1_sum[kIters][kVec], db1_sum[kIters][kVec];
+    if constexpr (kParallel && kHasWeight) dw1.get(dw1_sum);
+    if constexpr (kParallel && kHasBias) db1.get(db1_sum);
 // fused:end
     if constexpr (kRowsPerBlock == 1) {
-      write_group_sums(p, dw, db, lane, rank);
+      write_group_sums(p, dw_sum, db_sum, lane, rank);
 // fused:begin
-      if constexpr (kParallel) write_group_sums(second_norm_params(p), dw1, db1, lane, rank);
+      if constexpr (kParallel) write_group_sums(second_norm_params(p), dw1_sum, db1_sum, lane, rank);
 // fused:end
     } else {
       __shared__ float merged[kRowsPerBlock > 1 ? kN : 1];
@@ -556,13 +656,13 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
           __syncthreads();
         }
       };
-      if constexpr (kHasWeight) merge_and_store(dw, weight_partial_row(p), p.dweight);
-      if constexpr (kHasBias) merge_and_store(db, bias_partial_row(p), p.dbias);
+      if constexpr (kHasWeight) merge_and_store(dw_sum, weight_partial_row(p), p.dweight);
+      if constexpr (kHasBias) merge_and_store(db_sum, bias_partial_row(p), p.dbias);
 // fused:begin
       if constexpr (kParallel) {
         const BackwardParams second = second_norm_params(p);
-        if constexpr (kHasWeight) merge_and_store(dw1, weight_partial_row(second), second.dweight);
-        if constexpr (kHasBias) merge_and_store(db1, bias_partial_row(second), second.dbias);
+        if constexpr (kHasWeight) merge_and_store(dw1_sum, weight_partial_row(second), second.dweight);
+        if constexpr (kHasBias) merge_and_store(db1_sum, bias_partial_row(second), second.dbias);
       }
 // fused:end
     }
@@ -667,17 +767,14 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
     stage_slice(p.dy + row * p.dy_stride + col0, slice_cols, stage + kStageXBytes, lane, start, end);
   };
 
-  float dw[kIters][kVec], db[kIters][kVec];
-#pragma unroll
-  for (int i = 0; i < kIters; ++i)
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) dw[i][j] = db[i][j] = 0.f;
+  float* sums_region = shared_sums_base(stages, kStages * kStageBytes);
+  SlotSums dw, db;
+  if constexpr (kHasWeight) dw.start(sums_region);
+  if constexpr (kHasBias) db.start(sums_region);
 // fused:begin
-  float dw1[kIters][kVec], db1[kIters][kVec];  // the second norm's dγ1/dβ1 (kParallel)
-#pragma unroll
-  for (int i = 0; i < kIters; ++i)
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) dw1[i][j] = db1[i][j] = 0.f;
+  SlotSums dw1, db1;  // the second norm's dγ1/dβ1 (kParallel)
+  if constexpr (kParallel && kHasWeight) dw1.start(sums_region);
+  if constexpr (kParallel && kHasBias) db1.start(sums_region);
 // fused:end
 
   // A staged row as its two passes read it.
@@ -772,24 +869,24 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
       if (slot_unused(i)) continue;
-      float xhat[kVec], gw[kVec], dy[kVec];
+      float xhat[kVec], gw[kVec], dy[kVec], dwi[kVec];
       slot(r, i, xhat, gw, dy);
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
-        if constexpr (kHasWeight) dw[i][j] += dy[j] * xhat[j];
-        if constexpr (kHasBias) db[i][j] += dy[j];
+        dwi[j] = dy[j] * xhat[j];
         sums.x += gw[j];
         sums.y += gw[j] * xhat[j];
       }
+      if constexpr (kHasWeight) dw.add(i, dwi);
+      if constexpr (kHasBias) db.add(i, dy);
 // fused:begin
       if constexpr (kParallel && kAccumulate) {
         float dy1[kVec], g1[kVec];
         second_slot(r.row, i, dy1, g1);
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) {
-          if constexpr (kHasWeight) dw1[i][j] += dy1[j] * xhat[j];
-          if constexpr (kHasBias) db1[i][j] += dy1[j];
-        }
+        for (int j = 0; j < kVec; ++j) dwi[j] = dy1[j] * xhat[j];
+        if constexpr (kHasWeight) dw1.add(i, dwi);
+        if constexpr (kHasBias) db1.add(i, dy1);
       }
 // fused:end
     }
@@ -894,12 +991,20 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
     stage = stage + 1 == kStages ? 0 : stage + 1;
   }
   cp_async_wait<0>();
+  float dw_sum[kIters][kVec], db_sum[kIters][kVec];
+  if constexpr (kHasWeight) dw.get(dw_sum);
+  if constexpr (kHasBias) db.get(db_sum);
 // fused:begin
-  poison_unrecoverable_dgamma(p, dw, lane, rank);
+  poison_unrecoverable_dgamma(p, dw_sum, lane, rank);
 // fused:end
-  if constexpr (kAccumulate) write_group_sums(p, dw, db, lane, rank);
+  if constexpr (kAccumulate) write_group_sums(p, dw_sum, db_sum, lane, rank);
 // fused:begin
-  if constexpr (kAccumulate && kParallel) write_group_sums(second_norm_params(p), dw1, db1, lane, rank);
+  if constexpr (kAccumulate && kParallel) {
+    float dw1_sum[kIters][kVec], db1_sum[kIters][kVec];
+    if constexpr (kHasWeight) dw1.get(dw1_sum);
+    if constexpr (kHasBias) db1.get(db1_sum);
+    write_group_sums(second_norm_params(p), dw1_sum, db1_sum, lane, rank);
+  }
 // fused:end
   // No block may leave while another of its cluster may still read its shared memory.
   if constexpr (kCluster > 1 && !kGridCluster) cluster_barrier();

@@ -20,7 +20,8 @@ int run_emit(std::vector<std::string> args) {
                 "  --arch sm_XY               target for --ptx/--resources (default sm_90)\n"
                 "  --ptx                      print PTX instead of CUDA source\n"
                 "  --resources                compile and print registers, shared memory, stack and spills\n"
-                "  --threads T, --threads-per-row R, --vec V, --min-blocks B, --streamed\n"
+                "  --threads T, --threads-per-row R, --vec V, --min-blocks B, --cluster C, --streamed,\n"
+                "  --staged, --unstaged, --shared-sums\n"
                 "                             override the heuristic's launch config (to compare register reports)\n",
                 problem_flags_help().c_str());
     return kExitOk;
@@ -36,8 +37,9 @@ int run_emit(std::vector<std::string> args) {
     return v.empty() ? 0 : static_cast<int>(parse_integer_list(name, v, 1).front());
   };
   const int threads = take_int("--threads"), threads_per_row = take_int("--threads-per-row"),
-            vec = take_int("--vec"), min_blocks = take_int("--min-blocks");
-  const bool streamed = take_flag(args, "--streamed");
+            vec = take_int("--vec"), min_blocks = take_int("--min-blocks"), cluster = take_int("--cluster");
+  const bool streamed = take_flag(args, "--streamed"), staged = take_flag(args, "--staged"),
+             unstaged = take_flag(args, "--unstaged"), shared_sums = take_flag(args, "--shared-sums");
   const NormProblem problem = parse_problem_flags(args);
   if (!args.empty()) throw std::invalid_argument("unexpected argument '" + args.front() + "'");
   if (forward)
@@ -51,7 +53,10 @@ int run_emit(std::vector<std::string> args) {
   if (threads_per_row) config.threads_per_row = threads_per_row;
   if (vec) config.vec = vec;
   if (min_blocks) config.min_blocks_per_sm = min_blocks;
+  if (cluster) config.cluster = cluster;
   if (streamed) config.row_in_registers = false;
+  if (staged || unstaged) config.staged = staged;
+  if (shared_sums) config.shared_sums = true;
   if (forward)
     codegen::check_forward_config(p, config);
   else

@@ -3,8 +3,6 @@
 // either workspace, and from a freshly built engine (its own compilation of the kernels).
 #include <gtest/gtest.h>
 
-#include <cstring>
-
 #include "support/device_run.h"
 #include "support/problem_variants.h"
 #include "support/random.h"
@@ -33,23 +31,6 @@ constexpr DeterminismCase kCases[] = {
     {NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 37, 4096},
     {NormKind::RMSNorm, DType::BF16, DType::F32, Affine::WeightOnly, 199, 8192},
 };
-
-::testing::AssertionResult same_bits(const char* name, const HostTensor& a, const HostTensor& b) {
-  if (a.size_bytes() != b.size_bytes()) return ::testing::AssertionFailure() << name << ": sizes differ";
-  if (a.size_bytes() == 0 || std::memcmp(a.data(), b.data(), a.size_bytes()) == 0) return ::testing::AssertionSuccess();
-  for (int64_t slot = 0; slot < a.slot_count(); ++slot)
-    if (std::memcmp(a.slot_bytes(slot), b.slot_bytes(slot), a.element_bytes()) != 0)
-      return ::testing::AssertionFailure() << name << " differs first at element " << slot << ": " << a.load(slot)
-                                           << " vs " << b.load(slot);
-  return ::testing::AssertionFailure() << name << " differs";
-}
-
-::testing::AssertionResult same_bits(const Gradients& a, const Gradients& b) {
-  for (auto check : {same_bits("dx", a.dx, b.dx), same_bits("dweight", a.dweight, b.dweight),
-                     same_bits("dbias", a.dbias, b.dbias)})
-    if (!check) return check;
-  return ::testing::AssertionSuccess();
-}
 
 class BackwardDeterminism : public GpuTest {};
 

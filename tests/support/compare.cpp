@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "support/norm_inputs.h"
 #include "support/reference.h"
@@ -95,6 +96,23 @@ std::vector<TensorCheck> check_gradients(const NormInputs& in, const Gradients& 
   result << describe_case(in);
   for (const TensorCheck& c : checks) result << "\n  " << c;
   return result;
+}
+
+::testing::AssertionResult same_bits(const char* name, const HostTensor& a, const HostTensor& b) {
+  if (a.size_bytes() != b.size_bytes()) return ::testing::AssertionFailure() << name << ": sizes differ";
+  if (a.size_bytes() == 0 || std::memcmp(a.data(), b.data(), a.size_bytes()) == 0) return ::testing::AssertionSuccess();
+  for (int64_t slot = 0; slot < a.slot_count(); ++slot)
+    if (std::memcmp(a.slot_bytes(slot), b.slot_bytes(slot), a.element_bytes()) != 0)
+      return ::testing::AssertionFailure() << name << " differs first at element " << slot << ": " << a.load(slot)
+                                           << " vs " << b.load(slot);
+  return ::testing::AssertionFailure() << name << " differs";
+}
+
+::testing::AssertionResult same_bits(const Gradients& a, const Gradients& b) {
+  for (auto check : {same_bits("dx", a.dx, b.dx), same_bits("dweight", a.dweight, b.dweight),
+                     same_bits("dbias", a.dbias, b.dbias)})
+    if (!check) return check;
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace normjit::test

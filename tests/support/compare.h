@@ -68,4 +68,9 @@ std::vector<TensorCheck> check_gradients(const NormInputs& inputs, const Gradien
 // every tensor's error, tolerance and finiteness mismatches.
 ::testing::AssertionResult gradients_match(const NormInputs& inputs, const Gradients& out, const ReferenceGrads& ref);
 
+// Bit-for-bit equality of two outputs (determinism), naming the first element that differs.
+::testing::AssertionResult same_bits(const char* name, const HostTensor& a, const HostTensor& b);
+// dx, dγ and dβ each bit-for-bit equal.
+::testing::AssertionResult same_bits(const Gradients& a, const Gradients& b);
+
 }  // namespace normjit::test

@@ -1,0 +1,110 @@
+// Shared sums (LaunchConfig::shared_sums): each thread sums its columns' dγ/dβ in its own
+// region of its block's shared memory instead of in registers. Every shared-sums candidate the
+// tuner may pick must match the reference: one block a row and clusters sharing it, staged rows,
+// 16-bit and fp32, odd N (rows aligned to 2 bytes, part-filled vectors), the fused options that
+// add sums of their own (parallel norms) or change what is summed (recompute, gate), one row
+// group writing dγ/dβ itself, and many rows a block, which is where the sums accumulate.
+#include <gtest/gtest.h>
+
+#include "codegen/launch_config.h"
+#include "codegen/norm_problem.h"
+#include "codegen/search_space.h"
+#include "runtime/backward_call.h"
+#include "runtime/engine_impl.h"
+#include "support/device_run.h"
+#include "support/gpu.h"
+#include "support/norm_inputs.h"
+#include "support/problem_variants.h"
+#include "support/random.h"
+#include "support/scratch_cache.h"
+
+namespace normjit::test {
+namespace {
+
+NormProblem with(NormProblem p, void (*option)(NormProblem&)) {
+  option(p);
+  return p;
+}
+
+std::vector<NormProblem> problems() {
+  return {
+      make_problem(NormKind::LayerNorm, 8192, DType::BF16, DType::F32, Affine::WeightAndBias),
+      make_problem(NormKind::RMSNorm, 4096, DType::F16, DType::F16, Affine::WeightOnly),
+      make_problem(NormKind::LayerNorm, 32768, DType::BF16, DType::F32, Affine::WeightAndBias),  // clusters
+      make_problem(NormKind::LayerNorm, 16384, DType::F32, DType::F32, Affine::BiasOnly),
+      make_problem(NormKind::LayerNorm, 5003, DType::BF16, DType::BF16, Affine::WeightAndBias),  // odd, staged
+      make_problem(NormKind::RMSNorm, 1000, DType::F32, DType::F32, Affine::WeightOnly),
+      with(make_problem(NormKind::LayerNorm, 8192, DType::BF16, DType::F32, Affine::WeightAndBias),
+           [](NormProblem& p) { p.parallel = true; }),
+      with(make_problem(NormKind::LayerNorm, 4096, DType::BF16, DType::F32, Affine::WeightAndBias),
+           [](NormProblem& p) { p.recompute_from_output = true; }),
+      with(make_problem(NormKind::RMSNorm, 4096, DType::BF16, DType::F32, Affine::WeightOnly),
+           [](NormProblem& p) { p.gate = Gate::AfterNorm; }),
+  };
+}
+// 1: one row group, dγ/dβ written by the main kernel; 700: several rows per block on the H100.
+constexpr int64_t kRows[] = {1, 700};
+
+class BackwardSharedSums : public ScratchCacheGpuTest {};
+
+TEST_F(BackwardSharedSums, EverySharedSumsCandidateMatchesTheReference) {
+  NJ_REQUIRE_GPU();
+  const CUcontext ctx = GpuContext::get()->context();
+  const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
+  if (limits.sm < 80) GTEST_SKIP() << "shared-sums candidates are tried on sm_80 and newer, this GPU is sm_" << limits.sm;
+  int tried = 0;
+  for (const NormProblem& problem : problems())
+    for (const int64_t m : kRows) {
+      // Contiguous rows: the alignment the call will derive, so the database entry is the one used.
+      NormInputs inputs = make_inputs(problem, m, fresh_seed());
+      DeviceCase probe_case(inputs, {});
+      const NormProblem resolved = runtime::check_backward_call(problem, probe_case.args()).problem;
+      int taken = 0;
+      for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm, limits.sm_count, m)) {
+        if (!c.shared_sums) continue;
+        ++taken;
+        ++tried;
+        Engine engine(config(TuneMode::Cached));
+        engine.impl().pin_config(limits, resolved, m, c);
+        EXPECT_EQ(engine.impl().kernel_for(ctx, resolved, m).config, c) << codegen::describe(c);
+        EXPECT_TRUE(backward_matches_reference(engine, make_inputs(problem, m, fresh_seed()), stream()))
+            << describe_problem(problem) << " M=" << m << " with " << codegen::describe(c);
+      }
+      EXPECT_GT(taken, 0) << describe_problem(problem) << ": no shared-sums candidate";
+    }
+  EXPECT_GE(tried, 30);
+}
+
+// The same inputs through a shared-sums config twice give the same bits of dγ/dβ, and the same
+// bits as the config it came from with sums in registers (the additions and their order are
+// the same).
+TEST_F(BackwardSharedSums, SameBitsAsSumsInRegisters) {
+  NJ_REQUIRE_GPU();
+  const CUcontext ctx = GpuContext::get()->context();
+  const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
+  if (limits.sm < 80) GTEST_SKIP() << "shared-sums candidates are tried on sm_80 and newer, this GPU is sm_" << limits.sm;
+  const NormProblem problem = make_problem(NormKind::LayerNorm, 8192, DType::BF16, DType::F32, Affine::WeightAndBias);
+  const int64_t m = 1000;
+  const NormInputs inputs = make_inputs(problem, m, fresh_seed());
+  DeviceCase probe_case(inputs, {});
+  const NormProblem resolved = runtime::check_backward_call(problem, probe_case.args()).problem;
+  int compared = 0;
+  for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm, limits.sm_count, m)) {
+    if (!c.shared_sums) continue;
+    codegen::LaunchConfig in_registers = c;
+    in_registers.shared_sums = false;
+    std::vector<Gradients> outputs;
+    for (const codegen::LaunchConfig& pinned : {c, c, in_registers}) {
+      Engine engine(config(TuneMode::Cached));
+      engine.impl().pin_config(limits, resolved, m, pinned);
+      outputs.push_back(run_backward_on_gpu(engine, inputs, stream()));
+    }
+    EXPECT_TRUE(same_bits(outputs[0], outputs[1])) << codegen::describe(c) << ": two runs differ";
+    EXPECT_TRUE(same_bits(outputs[0], outputs[2])) << codegen::describe(c) << " against sums in registers";
+    ++compared;
+  }
+  EXPECT_GT(compared, 0);
+}
+
+}  // namespace
+}  // namespace normjit::test
