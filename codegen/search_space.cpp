@@ -129,13 +129,14 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   const int max_cluster = arch_limits(sm).max_cluster;
 
   // Shared sums (sm_80+: rows that long are staged or clustered otherwise): rows in registers,
-  // 8 or 16 elements a thread, blocks of up to 1024 threads, as many of them per SM as 64
-  // registers a thread allow; the smallest cluster (or none) whose blocks hold the row, and
+  // 8 or 16 elements a thread (32 for 16-bit rows, which shared sums hold packed), blocks of up
+  // to 1024 threads, as many of them per SM as 64 registers a thread allow; the smallest cluster (or none) whose blocks hold the row, and
   // the next larger. Then the heuristic's config for many rows with shared sums.
   if (sm >= 80 && (p.has_weight || p.has_bias)) {
     const int64_t slots = ceil_div(p.n, widest);
-    for (int elements : {16, 8}) {
-      if (elements < widest) continue;
+    const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
+    for (int elements : {32, 16, 8}) {
+      if (elements < widest || (elements == 32 && !sixteen_bit)) continue;
       const int64_t lanes = ceil_div(slots, elements / widest);
       if (lanes <= 32) continue;  // a warp holds the row: several rows a block
       int smallest = 1;

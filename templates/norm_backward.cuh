@@ -462,11 +462,25 @@ __device__ __forceinline__ float* shared_sums_base(unsigned char* dynamic_shared
 }
 
 // ---- rows held in registers ------------------------------------------------------------------
-// One row's slice as a thread holds it: its slots of x and dy, widened to fp32, and the row's
-// statistics. Rows past the end read as zeros (their threads still join the barriers).
+// With shared sums, 16-bit rows are held as stored (packed: half the registers of fp32) and
+// widened slot by slot when worked, twice a row: x̂ and g = dy·γ are recomputed for dx instead of
+// kept, and γ is read again (from L1). A thread then holds 32 elements of x and dy in 32
+// registers, so two blocks of 512 threads per SM keep 64 KB of the rows in flight. Not where an
+// option transforms x or dy as they are loaded (gate, recompute) or adds a second norm's gradient.
+constexpr bool kPackedRows = kSharedSums && (sizeof(TX) < 4 || sizeof(TDY) < 4)
+// fused:begin
+                             && kGate == 0 && !kRecompute && !kParallel
+// fused:end
+    ;
+
+// One row's slice as a thread holds it: its slots of x and dy, widened to fp32 (or packed, as
+// stored), and the row's statistics. Rows past the end read as zeros (their threads still
+// join the barriers).
 struct RowSlice {
-  float x[kIters][kVec];
-  float dy[kIters][kVec];
+  float x[kPackedRows ? 1 : kIters][kVec];
+  float dy[kPackedRows ? 1 : kIters][kVec];
+  PackedSlot<TX, kVec, kAlign, kN> x_packed[kPackedRows ? kIters : 1];
+  PackedSlot<TDY, kVec, kAlign, kN> dy_packed[kPackedRows ? kIters : 1];
   float mean, rstd;
 };
 
@@ -482,7 +496,11 @@ __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row,
 #pragma unroll
   for (int i = 0; i < kIters; ++i) {
     const i64 col = slot_column(i, lane, rank);
-    if (valid && col < kN) {
+    if constexpr (kPackedRows) {
+      // Out of range: zero bits, which every dtype reads as 0.
+      r.x_packed[i].load(p.x + row * p.x_stride, valid ? col : kN);
+      r.dy_packed[i].load(p.dy + row * p.dy_stride, valid ? col : kN);
+    } else if (valid && col < kN) {
       load_slot<TX, kVec, kAlign, kN>(p.x + row * p.x_stride, col, r.x[i]);
       load_slot<TDY, kVec, kAlign, kN>(p.dy + row * p.dy_stride, col, r.dy[i]);
 // fused:begin
@@ -493,6 +511,20 @@ __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row,
       for (int j = 0; j < kVec; ++j) r.x[i][j] = r.dy[i][j] = 0.f;
     }
   }
+}
+
+// γ of the thread's slot i, as the math uses it (1 without γ). Re-read for every row (from
+// L1/L2): registers are worth more to the row itself.
+__device__ __forceinline__ void slot_gamma(const BackwardParams& p, int i, int lane, unsigned rank, float (&w)[kVec]) {
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) w[j] = 1.f;
+  if constexpr (kHasWeight) {
+    const i64 col = slot_column(i, lane, rank);
+    if (col < kN) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
+  }
+// fused:begin
+  stored_weight_to_gamma(w);
+// fused:end
 }
 
 template <int kUnused = 0>
@@ -527,62 +559,62 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
     if constexpr (!kPrefetch) load_row_slice(p, row, lane, rank, cur);
     RowSlice next;
     if constexpr (kPrefetch) load_row_slice(p, row + step, lane, rank, next);
-    float (&xh)[kIters][kVec] = cur.x;
-    float (&g)[kIters][kVec] = cur.dy;
     const float mean = cur.mean, rstd = cur.rstd;
     float2 sums = make_float2(0.f, 0.f);
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
-      // γ is re-read for every row (from L1/L2): registers are worth more to the row itself.
-      float w[kVec];
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) w[j] = 1.f;
-      if constexpr (kHasWeight) {
-        const i64 col = slot_column(i, lane, rank);
-        if (col < kN) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
+      // The slot's x and dy, which this pass turns into x̂ and g = dy·γ for the dx pass (in place
+      // unless packed: then that pass recomputes them).
+      float x_wide[kVec], dy_wide[kVec];
+      if constexpr (kPackedRows) {
+        cur.x_packed[i].unpack(x_wide);
+        cur.dy_packed[i].unpack(dy_wide);
       }
+      float (&xh)[kVec] = kPackedRows ? x_wide : cur.x[kPackedRows ? 0 : i];
+      float (&g)[kVec] = kPackedRows ? dy_wide : cur.dy[kPackedRows ? 0 : i];
+      float w[kVec];
+      slot_gamma(p, i, lane, rank, w);
 // fused:begin
-      stored_weight_to_gamma(w);
       float dy1[kVec], g1[kVec];
       second_norm_slot(p.fused, valid, row, slot_column(i, lane, rank), dy1, g1);
       if constexpr (kRecompute) {
         // xh holds y: the loop below with x̂ recovered from it (an unrecoverable column's x̂ is
         // 0 here, its dγ made NaN after the last row).
         float xhat[kVec], dwi[kVec];
-        recover_slot(p, valid, row, slot_column(i, lane, rank), i, lane, rank, xh[i], w, mean, rstd, xhat);
+        recover_slot(p, valid, row, slot_column(i, lane, rank), i, lane, rank, xh, w, mean, rstd, xhat);
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
-          const float dy = g[i][j];
+          const float dy = g[j];
           dwi[j] = dy * xhat[j];
           const float gw = dy * w[j];
-          xh[i][j] = xhat[j];
+          xh[j] = xhat[j];
           sums.x += gw;
           sums.y += gw * xhat[j];
         }
         if constexpr (kHasWeight) dw.add(i, dwi);
-        if constexpr (kHasBias) db.add(i, g[i]);
+        if constexpr (kHasBias) db.add(i, g);
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) g[i][j] *= w[j];
+        for (int j = 0; j < kVec; ++j) g[j] *= w[j];
         continue;
       }
 // fused:end
       float dwi[kVec];
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
-        const float xhat = normalized(xh[i][j], mean, rstd);
-        dwi[j] = g[i][j] * xhat;
-        xh[i][j] = xhat;
+        const float xhat = normalized(xh[j], mean, rstd);
+        dwi[j] = g[j] * xhat;
+        xh[j] = xhat;
       }
       if constexpr (kHasWeight) dw.add(i, dwi);
-      if constexpr (kHasBias) db.add(i, g[i]);  // dβ sums dy itself
+      if constexpr (kHasBias) db.add(i, g);  // dβ sums dy itself
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
-        const float xhat = xh[i][j];
-        const float gw = g[i][j] * w[j];
-        g[i][j] = gw;
+        const float xhat = xh[j];
+        const float gw = g[j] * w[j];
+        g[j] = gw;
 // fused:begin
         if constexpr (kParallel) {
-          g[i][j] += g1[j];
+          g[j] += g1[j];
           sums.x += g1[j];
           sums.y += g1[j] * xhat;
           dwi[j] = dy1[j] * xhat;
@@ -603,11 +635,25 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
       for (int i = 0; i < kIters; ++i) {
         const i64 col = slot_column(i, lane, rank);
         if (col < kN) {
+          float x_wide[kVec], g_wide[kVec];
+          if constexpr (kPackedRows) {
+            float w[kVec];
+            slot_gamma(p, i, lane, rank, w);
+            cur.x_packed[i].unpack(x_wide);
+            cur.dy_packed[i].unpack(g_wide);
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) {
+              x_wide[j] = normalized(x_wide[j], mean, rstd);
+              g_wide[j] *= w[j];
+            }
+          }
+          const float (&xh)[kVec] = kPackedRows ? x_wide : cur.x[kPackedRows ? 0 : i];
+          const float (&g)[kVec] = kPackedRows ? g_wide : cur.dy[kPackedRows ? 0 : i];
           float out[kVec];
 #pragma unroll
-          for (int j = 0; j < kVec; ++j) out[j] = input_grad(g[i][j], xh[i][j], rstd, mean_g, mean_gx);
+          for (int j = 0; j < kVec; ++j) out[j] = input_grad(g[j], xh[j], rstd, mean_g, mean_gx);
 // fused:begin
-          fused_input_grad(p, row, col, xh[i], out);
+          fused_input_grad(p, row, col, xh, out);
 // fused:end
           store_slot<TDX, kVec, kAlign, kN>(p.dx + row * p.dx_stride, col, out);
         }
