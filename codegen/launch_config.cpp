@@ -166,6 +166,26 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count) {
   // 35-45% this way against 75-85% staged.
   const bool half_vectors = sm >= 90 && sixteen_bit && aligned && (half_threads == 256 || half_threads == 512) &&
                             (half_iters == 4 || (half_iters == 8 && !p.has_bias));
+  // Shared sums (bench/NOTES.md, entry 21; bench/results/2026-11-23-h100-d338c5b-packed/): 16-bit
+  // rows held packed, 16 elements a thread in 16-byte vectors, dγ/dβ summed in shared memory.
+  // One block of N/16 threads up to 16384 (LN bf16 5120: 189 us vs 206 staged; 8192: 151 vs
+  // 167; 14336: 279 vs 347; 16384: 166 vs 198), beyond that clusters of 512-thread blocks, two
+  // per SM, up to 8 (32768: 183 vs 230 for staged 1024-thread blocks; 65536: 194 vs 264), then
+  // of 1024-thread blocks (131072: 216 vs 256). Not where a half-vector row of 32 elements a
+  // thread already fits (RMS 16384: 149 us vs 155).
+  const bool sixteen_bit_shared_sums = sm >= 90 && sixteen_bit && aligned && (p.has_weight || p.has_bias) &&
+                                       p.n > 4096 && !(half_vectors && half_iters == 8) &&
+                                       slots <= int64_t{kMaxRowThreads} * 2 * kMaxCluster;
+  auto shared_sums_rows = [&](int iters) {
+    c.shared_sums = true;
+    const int64_t lanes = ceil_div(slots, iters);
+    const int64_t block_limit = lanes <= kMaxRowThreads || lanes > int64_t{kMaxRegisterRowThreads} * kMaxMerge
+                                    ? kMaxRowThreads
+                                    : kMaxRegisterRowThreads;
+    c.cluster = static_cast<int>(next_pow2(ceil_div(lanes, block_limit)));
+    one_row_per_block(ceil_div(slots, c.cluster), iters);
+    c.min_blocks_per_sm = std::max(1, kMaxRowThreads / c.threads);
+  };
 
   // Staged clusters of 1024-thread blocks: slots a thread, and blocks at most.
   const int wide_cluster_slots = p.has_bias ? 1 : 2;
@@ -202,6 +222,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count) {
   } else if (sm >= 90 && aligned && slots <= prefetch_block) {
     c.prefetch = true;
     one_row_per_block(slots, prefetch_iters);
+  } else if (sixteen_bit_shared_sums) {
+    shared_sums_rows(2);
   } else if (half_vectors) {
     c.vec = 4;
     c.threads = c.threads_per_row = half_threads;
@@ -232,10 +254,16 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count) {
   } else if (slots <= block_slots) {
     one_row_per_block(slots, max_iters);
   } else if (sm >= 90 && slots <= int64_t{kMaxRowThreads} * std::max(1, 8 / c.vec) * kMaxCluster) {
-    // Register clusters of up to 1024 threads with 8 elements each.
+    // Register clusters of up to 1024 threads with 8 elements each. Where that takes more than 8
+    // blocks, 16 elements a thread with shared sums instead (LN fp32 131072: 427 us with 8
+    // blocks, against 493 with 16; -d338c5b-packed/).
     const int iters = std::max(1, 8 / c.vec);
     while (int64_t{c.cluster} * kMaxRowThreads * iters < slots) c.cluster *= 2;
     one_row_per_block(ceil_div(slots, c.cluster), iters);
+    if (c.cluster > kMaxMerge && (p.has_weight || p.has_bias)) {
+      c.cluster = 1;
+      shared_sums_rows(2 * iters);
+    }
   } else if (sm >= 80 && grid_stage()) {
     // Rows no cluster holds (N > 262144 in 16-bit types, 131072 in fp32; anything beyond a
     // block before sm_90): a grid cluster, one block per SM, each owning a column slice of

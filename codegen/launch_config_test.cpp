@@ -58,15 +58,23 @@ TEST(LaunchConfig, FittedShapesOnHopper) {
     p.has_bias = false;
     return codegen::resolve_problem(p);
   };
-  // 16-bit rows up to 8192 (RMSNorm 16384): registers, 8-byte vectors.
-  for (const NormProblem& p : {ln(4096), ln(8192), rms(16384)}) {
+  // 16-bit rows of 4096 (RMSNorm 16384, 32 elements a thread): registers, 8-byte vectors.
+  for (const NormProblem& p : {ln(4096), rms(16384)}) {
     const LaunchConfig c = choose_launch_config(p, 90);
-    EXPECT_FALSE(c.staged) << codegen::describe(p);
+    EXPECT_FALSE(c.staged || c.shared_sums) << codegen::describe(p);
     EXPECT_EQ(c.vec, 4) << codegen::describe(p);
   }
-  EXPECT_EQ(choose_launch_config(ln(12288), 90).threads, 768);
-  EXPECT_TRUE(choose_launch_config(ln(5120), 90).staged);  // 320 threads of 8-byte vectors: 35%
-  EXPECT_TRUE(choose_launch_config(ln(7168), 90).staged);
+  // Beyond, up to 16384: shared sums, one block of 16 elements a thread in 16-byte vectors, as
+  // many blocks per SM as 64 registers a thread allow (bench/NOTES.md, entry 21).
+  for (auto [n, threads, min_blocks] : {std::tuple<int64_t, int, int>{5120, 320, 3}, {7168, 448, 2}, {8192, 512, 2},
+                                        {12288, 768, 1}, {14336, 896, 1}, {16384, 1024, 1}}) {
+    const LaunchConfig c = choose_launch_config(ln(n), 90);
+    EXPECT_TRUE(c.shared_sums && !c.staged) << n;
+    EXPECT_EQ(c.vec, 8) << n;
+    EXPECT_EQ(c.cluster, 1) << n;
+    EXPECT_EQ(c.threads, threads) << n;
+    EXPECT_EQ(c.min_blocks_per_sm, min_blocks) << n;
+  }
   // 16-bit rows of 512 to 2048: 8-byte vectors, a warp per row up to 1024, then 128 threads;
   // but rows that leave a warp's last pass part-empty are staged, a slot a thread.
   for (const NormProblem& p : {ln(1000), rms(1000), ln(2000)}) {
@@ -84,38 +92,37 @@ TEST(LaunchConfig, FittedShapesOnHopper) {
       EXPECT_FALSE(c.prefetch) << codegen::describe(p);
     }
   }
-  // Up to 32768: clusters of 1024-thread blocks, 1 slot a thread with β (4 blocks), 2 without.
-  const LaunchConfig ln32k = choose_launch_config(ln(32768), 90), rms32k = choose_launch_config(rms(32768), 90);
-  EXPECT_EQ(ln32k.cluster, 4);
-  EXPECT_EQ(ln32k.threads, 1024);
-  EXPECT_EQ(rms32k.cluster, 2);
-  EXPECT_EQ(rms32k.threads, 1024);
-  EXPECT_TRUE(ln32k.staged && rms32k.staged);
-  // Beyond: 1024-thread blocks up to 8 (LN 65536) with β and 16 (RMS 262144) without, then
-  // 512 threads of 4 slots.
+  // Longer 16-bit rows: shared-sums clusters, of 512-thread blocks (two per SM) up to 8 of
+  // them, then of 1024-thread blocks, 16 elements a thread.
   for (auto [n, cluster, threads, bias] :
-       {std::tuple<int64_t, int, int, bool>{65536, 8, 1024, true}, {131072, 8, 512, true}, {262144, 16, 512, true},
-        {65536, 4, 1024, false}, {131072, 8, 1024, false}, {262144, 16, 1024, false}}) {
+       {std::tuple<int64_t, int, int, bool>{32768, 4, 512, true}, {65536, 8, 512, true}, {131072, 8, 1024, true},
+        {262144, 16, 1024, true}, {32768, 4, 512, false}, {131072, 8, 1024, false}, {262144, 16, 1024, false}}) {
     const NormProblem p = bias ? ln(n) : rms(n);
     const LaunchConfig c = choose_launch_config(p, 90);
-    EXPECT_TRUE(c.staged) << codegen::describe(p);
-    EXPECT_EQ(c.stages, 2) << codegen::describe(p);
+    EXPECT_TRUE(c.shared_sums && !c.staged) << codegen::describe(p);
     EXPECT_EQ(c.cluster, cluster) << codegen::describe(p);
     EXPECT_EQ(c.threads, threads) << codegen::describe(p);
+    EXPECT_EQ(c.min_blocks_per_sm, 1024 / threads) << codegen::describe(p);
     EXPECT_LE(codegen::dynamic_shared_bytes(p, c), codegen::max_stage_bytes(90)) << codegen::describe(p);
   }
-  // RMSNorm 14336: one staged block of 896 threads x 2 slots.
-  const LaunchConfig rms14k = choose_launch_config(rms(14336), 90);
-  EXPECT_TRUE(rms14k.staged);
-  EXPECT_EQ(rms14k.cluster, 1);
-  EXPECT_EQ(rms14k.threads, 896);
-  const LaunchConfig pair = choose_launch_config(ln(16384), 90);
-  EXPECT_EQ(pair.cluster, 2);
-  EXPECT_EQ(pair.threads, 1024);
+  // Without γ and β there is nothing to sum: staged clusters of 1024-thread blocks, 2 slots each.
+  NormProblem plain = problem(32768, DType::BF16);
+  plain.has_weight = false;
+  plain = codegen::resolve_problem(plain);
+  const LaunchConfig staged = choose_launch_config(plain, 90);
+  EXPECT_TRUE(staged.staged && !staged.shared_sums);
+  EXPECT_EQ(staged.cluster, 2);
+  EXPECT_EQ(staged.threads, 1024);
+  // fp32: register clusters of 1024 threads x 8 elements up to 8 blocks, then 16 elements a
+  // thread with shared sums.
   const LaunchConfig fp32 = choose_launch_config(problem(65536, DType::F32), 90);
-  EXPECT_FALSE(fp32.staged);
+  EXPECT_FALSE(fp32.staged || fp32.shared_sums);
   EXPECT_EQ(fp32.cluster, 8);
   EXPECT_EQ(fp32.threads, 1024);
+  const LaunchConfig fp32_long = choose_launch_config(problem(131072, DType::F32), 90);
+  EXPECT_TRUE(fp32_long.shared_sums);
+  EXPECT_EQ(fp32_long.cluster, 8);
+  EXPECT_EQ(fp32_long.threads, 1024);
   // sm_80 has no clusters: beyond one block's stage the row is streamed.
   EXPECT_EQ(choose_launch_config(problem(65536, DType::BF16), 80).cluster, 1);
 }
@@ -158,7 +165,7 @@ TEST(LaunchConfig, RowsTooLongForAClusterAreSharedByTheWholeGrid) {
   EXPECT_EQ(choose_launch_config(problem(1048576, DType::BF16), 90, 132).threads, 512);
   EXPECT_EQ(choose_launch_config(problem(1048576, DType::F32), 90, 132).threads, 1024);
   // Where a cluster still holds the row, or a block's slice is under 512 slots, no grid.
-  EXPECT_TRUE(choose_launch_config(problem(262144, DType::BF16), 90, 132).staged);
+  EXPECT_FALSE(choose_launch_config(problem(262144, DType::BF16), 90, 132).grid);
   EXPECT_EQ(choose_launch_config(problem(262144, DType::BF16), 90, 132).cluster, 16);
   EXPECT_FALSE(choose_launch_config(problem(131072, DType::F32), 90, 132).grid);
   EXPECT_TRUE(choose_launch_config(problem(262144, DType::F32), 90, 132).grid) << "497 slots a block";
@@ -308,7 +315,7 @@ TEST(LaunchConfig, CheckRejectsMergesThatCannotRun) {
   shared_row.merge = 2;
   EXPECT_THROW(codegen::check_launch_config(codegen::resolve_problem(problem(65536, DType::F32)), shared_row),
                std::invalid_argument);
-  LaunchConfig staged = choose_launch_config(codegen::resolve_problem(problem(12288, DType::BF16)), 90);
+  LaunchConfig staged = choose_launch_config(codegen::resolve_problem(problem(12288, DType::BF16)), 80);
   ASSERT_TRUE(staged.staged);
   staged.merge = 2;
   EXPECT_THROW(codegen::check_launch_config(codegen::resolve_problem(problem(12288, DType::BF16)), staged),
