@@ -52,6 +52,13 @@ size_t dynamic_shared_bytes(const NormProblem& p, const LaunchConfig& c) {
   return static_cast<size_t>(bytes);
 }
 
+size_t max_shared_per_sm(int sm) {
+  if (sm == 80 || sm == 87) return 164 * 1024;
+  if (sm == 90 || sm == 100 || sm == 103) return 228 * 1024;
+  if (sm == 75) return 64 * 1024;
+  return (sm >= 80 ? 100 : 96) * 1024;  // sm_70, sm_86, sm_89, sm_120, others
+}
+
 // Dynamic shared memory one block may use on compute capability `sm`, leaving 1 KB for the
 // kernel's static buffers (CUDA C Programming Guide, "Technical Specifications per Compute
 // Capability"); 0 where rows are not staged (before sm_80).
@@ -176,15 +183,25 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count) {
   const bool sixteen_bit_shared_sums = sm >= 90 && sixteen_bit && aligned && (p.has_weight || p.has_bias) &&
                                        p.n > 4096 && !(half_vectors && half_iters == 8) &&
                                        slots <= int64_t{kMaxRowThreads} * 2 * kMaxCluster;
+  // False, leaving c as it was, where the sums do not fit in shared memory (parallel norms of
+  // the longest rows); else as many blocks per SM as 64 registers a thread and the SM's shared
+  // memory allow.
   auto shared_sums_rows = [&](int iters) {
-    c.shared_sums = true;
+    LaunchConfig s = c;
+    s.shared_sums = true;
     const int64_t lanes = ceil_div(slots, iters);
     const int64_t block_limit = lanes <= kMaxRowThreads || lanes > int64_t{kMaxRegisterRowThreads} * kMaxMerge
                                     ? kMaxRowThreads
                                     : kMaxRegisterRowThreads;
-    c.cluster = static_cast<int>(next_pow2(ceil_div(lanes, block_limit)));
-    one_row_per_block(ceil_div(slots, c.cluster), iters);
-    c.min_blocks_per_sm = std::max(1, kMaxRowThreads / c.threads);
+    s.cluster = static_cast<int>(next_pow2(ceil_div(lanes, block_limit)));
+    const int64_t threads = ceil_div(ceil_div(ceil_div(slots, s.cluster), iters), 32) * 32;
+    s.threads = s.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
+    const size_t bytes = dynamic_shared_bytes(p, s);
+    if (bytes > max_stage_bytes(sm)) return false;
+    s.min_blocks_per_sm = static_cast<int>(std::max<int64_t>(
+        1, std::min<int64_t>(kMaxRowThreads / s.threads, max_shared_per_sm(sm) / (bytes + kStaticSharedReserve))));
+    c = s;
+    return true;
   };
 
   // Staged clusters of 1024-thread blocks: slots a thread, and blocks at most.
@@ -222,8 +239,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count) {
   } else if (sm >= 90 && aligned && slots <= prefetch_block) {
     c.prefetch = true;
     one_row_per_block(slots, prefetch_iters);
-  } else if (sixteen_bit_shared_sums) {
-    shared_sums_rows(2);
+  } else if (sixteen_bit_shared_sums && shared_sums_rows(2)) {
   } else if (half_vectors) {
     c.vec = 4;
     c.threads = c.threads_per_row = half_threads;
@@ -261,8 +277,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count) {
     while (int64_t{c.cluster} * kMaxRowThreads * iters < slots) c.cluster *= 2;
     one_row_per_block(ceil_div(slots, c.cluster), iters);
     if (c.cluster > kMaxMerge && (p.has_weight || p.has_bias)) {
+      const LaunchConfig registers = c;
       c.cluster = 1;
-      shared_sums_rows(2 * iters);
+      if (!shared_sums_rows(2 * iters)) c = registers;
     }
   } else if (sm >= 80 && grid_stage()) {
     // Rows no cluster holds (N > 262144 in 16-bit types, 131072 in fp32; anything beyond a

@@ -65,6 +65,12 @@ constexpr int kMaxFewRowsPrefetchThreads = 512;
 
 // Dynamic shared memory (bytes) a block may use for stages on compute capability sm.
 size_t max_stage_bytes(int sm);
+// Shared memory (bytes) a whole SM gives its blocks, dynamic and static, on compute capability sm
+// (CUDA C Programming Guide, "Technical Specifications per Compute Capability").
+size_t max_shared_per_sm(int sm);
+// Shared memory a block holds beyond its dynamic part: the kernel's static reduction buffers
+// and the driver's reservation.
+constexpr size_t kStaticSharedReserve = 1024;
 
 // Largest cluster a launch may ask for (16 is beyond the portable 8: the kernel opts in).
 constexpr int kMaxCluster = 16;

@@ -326,3 +326,33 @@ TEST(LaunchConfig, CheckRejectsMergesThatCannotRun) {
   EXPECT_THROW(codegen::check_launch_config(none, c), std::invalid_argument);
   EXPECT_NE(codegen::describe(c).find("merge=8"), std::string::npos) << codegen::describe(c);
 }
+
+namespace normjit::codegen {
+namespace {
+
+// Shared sums take shared memory per block for every sum (twice as many with parallel norms):
+// the heuristic's configs must fit a block, and their blocks per SM the SM, or not use them.
+TEST(LaunchConfig, HeuristicSharedMemoryFitsTheBlockAndTheSm) {
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (DType x : {DType::BF16, DType::F32})
+      for (bool parallel : {false, true})
+        for (int64_t n : {4096, 5120, 8192, 12288, 16384, 32768, 65536, 131072, 262144}) {
+          NormProblem p;
+          p.kind = kind;
+          p.n = n;
+          p.x_dtype = x;
+          p.weight_dtype = DType::F32;
+          p.has_bias = kind == NormKind::LayerNorm;
+          p.parallel = parallel;
+          p = resolve_problem(p);
+          LaunchConfig c;
+          ASSERT_NO_THROW(c = choose_launch_config(p, 90, 132)) << describe(p);
+          const size_t bytes = dynamic_shared_bytes(p, c);
+          EXPECT_LE(bytes, max_stage_bytes(90)) << describe(p) << ": " << describe(c);
+          EXPECT_LE(c.min_blocks_per_sm * (bytes + kStaticSharedReserve), max_shared_per_sm(90))
+              << describe(p) << ": " << describe(c);
+        }
+}
+
+}  // namespace
+}  // namespace normjit::codegen

@@ -69,10 +69,7 @@ ArchLimits arch_limits(int sm) {
   ArchLimits a;
   a.shared_per_block = max_stage_bytes(sm);
   if (sm >= 90) a.max_cluster = kMaxCluster;
-  if (sm == 80 || sm == 87) a.shared_per_sm = 164 * 1024;
-  else if (sm == 90 || sm == 100 || sm == 103) a.shared_per_sm = 228 * 1024;
-  else if (sm == 75) a.shared_per_sm = 64 * 1024;
-  else a.shared_per_sm = (sm >= 80 ? 100 : 96) * 1024;  // sm_70, sm_86, sm_89, sm_120, others
+  a.shared_per_sm = max_shared_per_sm(sm);
   return a;
 }
 
@@ -105,8 +102,7 @@ std::string prune_reason(const NormProblem& p, const LaunchConfig& c, int sm) {
     return "stages and shared sums of " + std::to_string(shared) + " bytes exceed the " +
            std::to_string(a.shared_per_block) +
            " a block may use on sm_" + std::to_string(sm);
-  // 1 KB a block for the kernel's static reduction buffers and the driver's reservation.
-  if (c.min_blocks_per_sm * (shared + 1024) > a.shared_per_sm)
+  if (c.min_blocks_per_sm * (shared + kStaticSharedReserve) > a.shared_per_sm)
     return std::to_string(c.min_blocks_per_sm) + " blocks per SM need more shared memory than an SM has";
   const int registers = estimated_registers(p, c);
   if (registers > a.max_registers_per_thread)
