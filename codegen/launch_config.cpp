@@ -98,7 +98,7 @@ namespace {
 
 // The heuristic for many rows a block (M well beyond the SMs): staging and prefetch keep the
 // next rows' loads in flight.
-LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count) {
+LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bool allow_shared_sums) {
   LaunchConfig c;
   c.vec = vector_width(p);
   const int64_t slots = ceil_div(p.n, c.vec);
@@ -180,7 +180,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count) {
   // per SM, up to 8 (32768: 183 vs 230 for staged 1024-thread blocks; 65536: 194 vs 264), then
   // of 1024-thread blocks (131072: 216 vs 256). Not where a half-vector row of 32 elements a
   // thread already fits (RMS 16384: 149 us vs 155).
-  const bool sixteen_bit_shared_sums = sm >= 90 && sixteen_bit && aligned && (p.has_weight || p.has_bias) &&
+  const bool sixteen_bit_shared_sums = allow_shared_sums && sm >= 90 && sixteen_bit && aligned && (p.has_weight || p.has_bias) &&
                                        p.n > 4096 && !(half_vectors && half_iters == 8) &&
                                        slots <= int64_t{kMaxRowThreads} * 2 * kMaxCluster;
   // False, leaving c as it was, where the sums do not fit in shared memory (parallel norms of
@@ -276,7 +276,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count) {
     const int iters = std::max(1, 8 / c.vec);
     while (int64_t{c.cluster} * kMaxRowThreads * iters < slots) c.cluster *= 2;
     one_row_per_block(ceil_div(slots, c.cluster), iters);
-    if (c.cluster > kMaxMerge && (p.has_weight || p.has_bias)) {
+    if (allow_shared_sums && c.cluster > kMaxMerge && (p.has_weight || p.has_bias)) {
       const LaunchConfig registers = c;
       c.cluster = 1;
       if (!shared_sums_rows(2 * iters)) c = registers;
@@ -356,8 +356,12 @@ bool few_rows(int64_t m, int sm_count) {
 bool may_be_few_rows(int64_t m) { return few_rows(m, kMaxGridCluster); }
 
 LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m) {
-  LaunchConfig c = config_for_many_rows(p, sm, sm_count);
-  if (few_rows(m, sm_count)) {
+  // Shared sums buy throughput (more of the row in flight per SM) at the price of latency (the
+  // sums zeroed, read and written back, x̂ and dy·γ recomputed): not for few rows (LN bf16 8192
+  // at M = 1 / 199: 13.8 / 16.1 us against 7.6 / 9.9 without, graph replays).
+  const bool few = few_rows(m, sm_count);
+  LaunchConfig c = config_for_many_rows(p, sm, sm_count, !few);
+  if (few) {
     // Unmerged (merge = 1) at every M: in graph replays on the H100 merged blocks were slower
     // than their unmerged twin at every shape once partial rows are vector stores (bench/NOTES.md,
     // entry 17). The tuner still tries them.

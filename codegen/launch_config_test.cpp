@@ -265,9 +265,12 @@ TEST(LaunchConfig, FewRowsOfFp32TakeRegistersInsteadOfStages) {
   EXPECT_EQ(block_row.rows_per_block(), 1);
   EXPECT_EQ(block_row.threads, 64);
   EXPECT_EQ(block_row.vec, 4);
-  // Other 16-bit rows are left as they are.
+  // Other 16-bit rows keep their config, less the shared sums that many rows get (latency).
   const NormProblem bf16 = codegen::resolve_problem(problem(5120, DType::BF16));
-  EXPECT_EQ(choose_launch_config(bf16, 90, 132, 1), choose_launch_config(bf16, 90, 132));
+  ASSERT_TRUE(choose_launch_config(bf16, 90, 132).shared_sums);
+  EXPECT_FALSE(choose_launch_config(bf16, 90, 132, 1).shared_sums);
+  const NormProblem bf16_4096 = codegen::resolve_problem(problem(4096, DType::BF16));
+  EXPECT_EQ(choose_launch_config(bf16_4096, 90, 132, 1), choose_launch_config(bf16_4096, 90, 132));
 }
 
 // Few rows on sm_90: the blocks of m's bucket (up to 8) may merge their dγ/dβ in a cluster (the

@@ -147,6 +147,11 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
         c.threads = c.threads_per_row = static_cast<int>(threads);
         c.min_blocks_per_sm = static_cast<int>(std::clamp<int64_t>(kSharedSumsBlockThreads / threads, 1, 8));
         out.add(c);
+        // 8 elements a thread leave room to load the next row while this one is reduced.
+        if (elements == 8) {
+          c.prefetch = true;
+          out.add(c);
+        }
       }
     }
     LaunchConfig heuristic = choose_launch_config(p, sm, sm_count);

@@ -21,7 +21,7 @@ int run_emit(std::vector<std::string> args) {
                 "  --ptx                      print PTX instead of CUDA source\n"
                 "  --resources                compile and print registers, shared memory, stack and spills\n"
                 "  --threads T, --threads-per-row R, --vec V, --min-blocks B, --cluster C, --streamed,\n"
-                "  --staged, --unstaged, --shared-sums\n"
+                "  --staged, --unstaged, --shared-sums, --prefetch\n"
                 "                             override the heuristic's launch config (to compare register reports)\n",
                 problem_flags_help().c_str());
     return kExitOk;
@@ -39,7 +39,8 @@ int run_emit(std::vector<std::string> args) {
   const int threads = take_int("--threads"), threads_per_row = take_int("--threads-per-row"),
             vec = take_int("--vec"), min_blocks = take_int("--min-blocks"), cluster = take_int("--cluster");
   const bool streamed = take_flag(args, "--streamed"), staged = take_flag(args, "--staged"),
-             unstaged = take_flag(args, "--unstaged"), shared_sums = take_flag(args, "--shared-sums");
+             unstaged = take_flag(args, "--unstaged"), shared_sums = take_flag(args, "--shared-sums"),
+             prefetch = take_flag(args, "--prefetch");
   const NormProblem problem = parse_problem_flags(args);
   if (!args.empty()) throw std::invalid_argument("unexpected argument '" + args.front() + "'");
   if (forward)
@@ -57,6 +58,7 @@ int run_emit(std::vector<std::string> args) {
   if (streamed) config.row_in_registers = false;
   if (staged || unstaged) config.staged = staged;
   if (shared_sums) config.shared_sums = true;
+  if (prefetch) config.prefetch = true;
   if (forward)
     codegen::check_forward_config(p, config);
   else
