@@ -97,8 +97,9 @@ LaunchConfig streamed_launch_config(const NormProblem& p) {
 namespace {
 
 // The heuristic for many rows a block (M well beyond the SMs): staging and prefetch keep the
-// next rows' loads in flight.
-LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bool allow_shared_sums) {
+// next rows' loads in flight. one_block_shared_sums: shared sums also where one block holds
+// the row (for many rows; few rows want the latency of sums in registers).
+LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bool one_block_shared_sums) {
   LaunchConfig c;
   c.vec = vector_width(p);
   const int64_t slots = ceil_div(p.n, c.vec);
@@ -180,7 +181,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // per SM, up to 8 (32768: 183 vs 230 for staged 1024-thread blocks; 65536: 194 vs 264), then
   // of 1024-thread blocks (131072: 216 vs 256). Not where a half-vector row of 32 elements a
   // thread already fits (RMS 16384: 149 us vs 155).
-  const bool sixteen_bit_shared_sums = allow_shared_sums && sm >= 90 && sixteen_bit && aligned && (p.has_weight || p.has_bias) &&
+  const bool sixteen_bit_shared_sums = sm >= 90 && sixteen_bit && aligned && (p.has_weight || p.has_bias) &&
                                        p.n > 4096 && !(half_vectors && half_iters == 8) &&
                                        slots <= int64_t{kMaxRowThreads} * 2 * kMaxCluster;
   // False, leaving c as it was, where the sums do not fit in shared memory (parallel norms of
@@ -197,9 +198,15 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     const int64_t threads = ceil_div(ceil_div(ceil_div(slots, s.cluster), iters), 32) * 32;
     s.threads = s.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
     const size_t bytes = dynamic_shared_bytes(p, s);
-    if (bytes > max_stage_bytes(sm)) return false;
-    s.min_blocks_per_sm = static_cast<int>(std::max<int64_t>(
-        1, std::min<int64_t>(kMaxRowThreads / s.threads, max_shared_per_sm(sm) / (bytes + kStaticSharedReserve))));
+    if (bytes > max_stage_bytes(sm) || (!one_block_shared_sums && s.cluster == 1)) return false;
+    // Rows held as fp32 (fused options that transform x or dy as loaded, templates/norm_backward.cuh,
+    // kPackedRows) need the registers of one block per SM: at two they spill (RMS bf16 8192
+    // with parallel norms: 296 bytes, 376 us against 163 without the option).
+    const bool packed = !(p.gate != Gate::None || p.recompute_from_output || p.parallel);
+    s.min_blocks_per_sm = !packed ? 1
+                                  : static_cast<int>(std::max<int64_t>(
+                                        1, std::min<int64_t>(kMaxRowThreads / s.threads,
+                                                             max_shared_per_sm(sm) / (bytes + kStaticSharedReserve))));
     c = s;
     return true;
   };
@@ -276,7 +283,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     const int iters = std::max(1, 8 / c.vec);
     while (int64_t{c.cluster} * kMaxRowThreads * iters < slots) c.cluster *= 2;
     one_row_per_block(ceil_div(slots, c.cluster), iters);
-    if (allow_shared_sums && c.cluster > kMaxMerge && (p.has_weight || p.has_bias)) {
+    if (c.cluster > kMaxMerge && (p.has_weight || p.has_bias)) {
       const LaunchConfig registers = c;
       c.cluster = 1;
       if (!shared_sums_rows(2 * iters)) c = registers;
@@ -357,8 +364,9 @@ bool may_be_few_rows(int64_t m) { return few_rows(m, kMaxGridCluster); }
 
 LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m) {
   // Shared sums buy throughput (more of the row in flight per SM) at the price of latency (the
-  // sums zeroed, read and written back, x̂ and dy·γ recomputed): not for few rows (LN bf16 8192
-  // at M = 1 / 199: 13.8 / 16.1 us against 7.6 / 9.9 without, graph replays).
+  // sums zeroed, read and written back, x̂ and dy·γ recomputed): for few rows only where a
+  // cluster shares each row (LN bf16 8192 at M = 1 / 199: 13.8 / 16.1 us against 7.6 / 9.9
+  // without, graph replays; LN bf16 262144 at M = 256: 278 us against 320 staged).
   const bool few = few_rows(m, sm_count);
   LaunchConfig c = config_for_many_rows(p, sm, sm_count, !few);
   if (few) {

@@ -357,5 +357,27 @@ TEST(LaunchConfig, HeuristicSharedMemoryFitsTheBlockAndTheSm) {
         }
 }
 
+// Few rows keep sums in registers where one block holds the row, but rows a cluster shares take
+// shared sums at any M; rows held as fp32 under shared sums (gate, recompute, parallel norms)
+// take one block per SM, as two would spill.
+TEST(LaunchConfig, SharedSumsAtFewRowsAndUnderFusedOptions) {
+  NormProblem p;
+  p.n = 262144;
+  p.x_dtype = DType::BF16;
+  p.weight_dtype = DType::F32;
+  p.has_bias = true;
+  const NormProblem longest = resolve_problem(p);
+  EXPECT_TRUE(choose_launch_config(longest, 90, 132, 256).shared_sums);
+  p.n = 8192;
+  const NormProblem medium = resolve_problem(p);
+  EXPECT_TRUE(choose_launch_config(medium, 90, 132).shared_sums);
+  EXPECT_FALSE(choose_launch_config(medium, 90, 132, 199).shared_sums);
+  EXPECT_EQ(choose_launch_config(medium, 90, 132).min_blocks_per_sm, 2);
+  p.recompute_from_output = true;
+  const LaunchConfig recompute = choose_launch_config(resolve_problem(p), 90, 132);
+  EXPECT_TRUE(recompute.shared_sums);
+  EXPECT_EQ(recompute.min_blocks_per_sm, 1);
+}
+
 }  // namespace
 }  // namespace normjit::codegen
