@@ -6,6 +6,8 @@
 // group writing dγ/dβ itself, and many rows a block, which is where the sums accumulate.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "codegen/launch_config.h"
 #include "codegen/norm_problem.h"
 #include "codegen/search_space.h"
@@ -16,6 +18,7 @@
 #include "support/norm_inputs.h"
 #include "support/problem_variants.h"
 #include "support/random.h"
+#include "support/sanitize_mode.h"
 #include "support/scratch_cache.h"
 
 namespace normjit::test {
@@ -43,7 +46,13 @@ std::vector<NormProblem> problems() {
   };
 }
 // 1: one row group, dγ/dβ written by the main kernel; 700: several rows per block on the H100.
+// Under a sanitizer (NORMJIT_TEST_MATRIX=sanitize) the many-rows case keeps M·N within
+// NORMJIT_TEST_MAX_ELEMENTS, but at least 3 rows a block's worth of sums to accumulate.
 constexpr int64_t kRows[] = {1, 700};
+int64_t rows_for(int64_t m, int64_t n) {
+  if (m == 1 || !sanitize_matrix()) return m;
+  return std::clamp<int64_t>(sanitize_max_elements(int64_t{1} << 20) / n, 3, m);
+}
 
 class BackwardSharedSums : public ScratchCacheGpuTest {};
 
@@ -54,7 +63,8 @@ TEST_F(BackwardSharedSums, EverySharedSumsCandidateMatchesTheReference) {
   if (limits.sm < 80) GTEST_SKIP() << "shared-sums candidates are tried on sm_80 and newer, this GPU is sm_" << limits.sm;
   int tried = 0;
   for (const NormProblem& problem : problems())
-    for (const int64_t m : kRows) {
+    for (const int64_t rows : kRows) {
+      const int64_t m = rows_for(rows, problem.n);
       // Contiguous rows: the alignment the call will derive, so the database entry is the one used.
       NormInputs inputs = make_inputs(problem, m, fresh_seed());
       DeviceCase probe_case(inputs, {});
