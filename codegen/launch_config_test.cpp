@@ -330,9 +330,6 @@ TEST(LaunchConfig, CheckRejectsMergesThatCannotRun) {
   EXPECT_NE(codegen::describe(c).find("merge=8"), std::string::npos) << codegen::describe(c);
 }
 
-namespace normjit::codegen {
-namespace {
-
 // Shared sums take shared memory per block for every sum (twice as many with parallel norms):
 // the heuristic's configs must fit a block, and their blocks per SM the SM, or not use them.
 TEST(LaunchConfig, HeuristicSharedMemoryFitsTheBlockAndTheSm) {
@@ -340,20 +337,18 @@ TEST(LaunchConfig, HeuristicSharedMemoryFitsTheBlockAndTheSm) {
     for (DType x : {DType::BF16, DType::F32})
       for (bool parallel : {false, true})
         for (int64_t n : {4096, 5120, 8192, 12288, 16384, 32768, 65536, 131072, 262144}) {
-          NormProblem p;
+          NormProblem p = problem(n, x);
           p.kind = kind;
-          p.n = n;
-          p.x_dtype = x;
           p.weight_dtype = DType::F32;
           p.has_bias = kind == NormKind::LayerNorm;
           p.parallel = parallel;
-          p = resolve_problem(p);
+          p = codegen::resolve_problem(p);
           LaunchConfig c;
-          ASSERT_NO_THROW(c = choose_launch_config(p, 90, 132)) << describe(p);
-          const size_t bytes = dynamic_shared_bytes(p, c);
-          EXPECT_LE(bytes, max_stage_bytes(90)) << describe(p) << ": " << describe(c);
-          EXPECT_LE(c.min_blocks_per_sm * (bytes + kStaticSharedReserve), max_shared_per_sm(90))
-              << describe(p) << ": " << describe(c);
+          ASSERT_NO_THROW(c = choose_launch_config(p, 90, 132)) << codegen::describe(p);
+          const size_t bytes = codegen::dynamic_shared_bytes(p, c);
+          EXPECT_LE(bytes, codegen::max_stage_bytes(90)) << codegen::describe(p) << ": " << codegen::describe(c);
+          EXPECT_LE(c.min_blocks_per_sm * (bytes + codegen::kStaticSharedReserve), codegen::max_shared_per_sm(90))
+              << codegen::describe(p) << ": " << codegen::describe(c);
         }
 }
 
@@ -361,23 +356,18 @@ TEST(LaunchConfig, HeuristicSharedMemoryFitsTheBlockAndTheSm) {
 // shared sums at any M; rows held as fp32 under shared sums (gate, recompute, parallel norms)
 // take one block per SM, as two would spill.
 TEST(LaunchConfig, SharedSumsAtFewRowsAndUnderFusedOptions) {
-  NormProblem p;
-  p.n = 262144;
-  p.x_dtype = DType::BF16;
-  p.weight_dtype = DType::F32;
-  p.has_bias = true;
-  const NormProblem longest = resolve_problem(p);
-  EXPECT_TRUE(choose_launch_config(longest, 90, 132, 256).shared_sums);
-  p.n = 8192;
-  const NormProblem medium = resolve_problem(p);
-  EXPECT_TRUE(choose_launch_config(medium, 90, 132).shared_sums);
-  EXPECT_FALSE(choose_launch_config(medium, 90, 132, 199).shared_sums);
-  EXPECT_EQ(choose_launch_config(medium, 90, 132).min_blocks_per_sm, 2);
-  p.recompute_from_output = true;
-  const LaunchConfig recompute = choose_launch_config(resolve_problem(p), 90, 132);
+  auto ln = [](int64_t n, bool recompute) {
+    NormProblem p = problem(n, DType::BF16);
+    p.weight_dtype = DType::F32;
+    p.has_bias = true;
+    p.recompute_from_output = recompute;
+    return codegen::resolve_problem(p);
+  };
+  EXPECT_TRUE(choose_launch_config(ln(262144, false), 90, 132, 256).shared_sums);
+  EXPECT_TRUE(choose_launch_config(ln(8192, false), 90, 132).shared_sums);
+  EXPECT_FALSE(choose_launch_config(ln(8192, false), 90, 132, 199).shared_sums);
+  EXPECT_EQ(choose_launch_config(ln(8192, false), 90, 132).min_blocks_per_sm, 2);
+  const LaunchConfig recompute = choose_launch_config(ln(8192, true), 90, 132);
   EXPECT_TRUE(recompute.shared_sums);
   EXPECT_EQ(recompute.min_blocks_per_sm, 1);
 }
-
-}  // namespace
-}  // namespace normjit::codegen

@@ -461,6 +461,44 @@ __device__ __forceinline__ float* shared_sums_base(unsigned char* dynamic_shared
   return reinterpret_cast<float*>(dynamic_shared + stage_bytes);
 }
 
+// A thread's column sums, dγ and dβ (with parallel norms also the second norm's), those the
+// problem has, each from zero, with shared sums in consecutive regions from `region` on.
+struct ColumnSums {
+  SlotSums dw, db;
+// fused:begin
+  SlotSums dw1, db1;  // the second norm's (kParallel)
+// fused:end
+
+  __device__ __forceinline__ void start(float* region) {
+    if constexpr (kHasWeight) dw.start(region);
+    if constexpr (kHasBias) db.start(region);
+// fused:begin
+    if constexpr (kParallel && kHasWeight) dw1.start(region);
+    if constexpr (kParallel && kHasBias) db1.start(region);
+// fused:end
+  }
+  // Slot i's terms of one row: dy·x̂ for dγ, dy for dβ.
+  __device__ __forceinline__ void add(int i, const float (&dy_xhat)[kVec], const float (&dy)[kVec]) {
+    if constexpr (kHasWeight) dw.add(i, dy_xhat);
+    if constexpr (kHasBias) db.add(i, dy);
+  }
+  __device__ __forceinline__ void get(float (&dw_out)[kIters][kVec], float (&db_out)[kIters][kVec]) const {
+    if constexpr (kHasWeight) dw.get(dw_out);
+    if constexpr (kHasBias) db.get(db_out);
+  }
+// fused:begin
+  // The second norm's (kParallel): dy1·x̂ and dy1.
+  __device__ __forceinline__ void add_second(int i, const float (&dy1_xhat)[kVec], const float (&dy1)[kVec]) {
+    if constexpr (kHasWeight) dw1.add(i, dy1_xhat);
+    if constexpr (kHasBias) db1.add(i, dy1);
+  }
+  __device__ __forceinline__ void get_second(float (&dw_out)[kIters][kVec], float (&db_out)[kIters][kVec]) const {
+    if constexpr (kHasWeight) dw1.get(dw_out);
+    if constexpr (kHasBias) db1.get(db_out);
+  }
+// fused:end
+};
+
 // ---- rows held in registers ------------------------------------------------------------------
 // With shared sums, 16-bit rows are held as stored (packed: half the registers of fp32) and
 // widened slot by slot when worked, twice a row: x̂ and g = dy·γ are recomputed for dx instead of
@@ -538,15 +576,8 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
   const unsigned rank = kCluster > 1 ? cluster_rank() : 0;
 
   extern __shared__ __align__(16) unsigned char dynamic_shared[];  // kSharedSums: the sums
-  float* sums_region = shared_sums_base(dynamic_shared, 0);
-  SlotSums dw, db;
-  if constexpr (kHasWeight) dw.start(sums_region);
-  if constexpr (kHasBias) db.start(sums_region);
-// fused:begin
-  SlotSums dw1, db1;  // the second norm's dγ1/dβ1 (kParallel)
-  if constexpr (kParallel && kHasWeight) dw1.start(sums_region);
-  if constexpr (kParallel && kHasBias) db1.start(sums_region);
-// fused:end
+  ColumnSums column_sums;
+  column_sums.start(shared_sums_base(dynamic_shared, 0));
 
   // With kPrefetch the next row's loads are issued before this row's reductions and barriers,
   // so memory stays busy while the row sums travel; without, each row is loaded when its turn comes.
@@ -591,8 +622,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
           sums.x += gw;
           sums.y += gw * xhat[j];
         }
-        if constexpr (kHasWeight) dw.add(i, dwi);
-        if constexpr (kHasBias) db.add(i, g);
+        column_sums.add(i, dwi, g);
 #pragma unroll
         for (int j = 0; j < kVec; ++j) g[j] *= w[j];
         continue;
@@ -605,8 +635,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
         dwi[j] = g[j] * xhat;
         xh[j] = xhat;
       }
-      if constexpr (kHasWeight) dw.add(i, dwi);
-      if constexpr (kHasBias) db.add(i, g);  // dβ sums dy itself
+      column_sums.add(i, dwi, g);  // g is still dy here
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
         const float xhat = xh[j];
@@ -624,8 +653,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
         sums.y += gw * xhat;
       }
 // fused:begin
-      if constexpr (kParallel && kHasWeight) dw1.add(i, dwi);
-      if constexpr (kParallel && kHasBias) db1.add(i, dy1);
+      if constexpr (kParallel) column_sums.add_second(i, dwi, dy1);
 // fused:end
     }
     sums = cluster.sum(reducer.sum(sums, row_in_block, lane));
@@ -667,13 +695,11 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
     // single row group writes dγ/dβ themselves and needs no reduction. Several rows per block
     // meet in shared memory first, added in row_in_block order.
     float dw_sum[kIters][kVec], db_sum[kIters][kVec];
-    if constexpr (kHasWeight) dw.get(dw_sum);
-    if constexpr (kHasBias) db.get(db_sum);
+    column_sums.get(dw_sum, db_sum);
 // fused:begin
     poison_unrecoverable_dgamma(p, dw_sum, lane, rank);
     float dw1_sum[kIters][kVec], db1_sum[kIters][kVec];
-    if constexpr (kParallel && kHasWeight) dw1.get(dw1_sum);
-    if constexpr (kParallel && kHasBias) db1.get(db1_sum);
+    if constexpr (kParallel) column_sums.get_second(dw1_sum, db1_sum);
 // fused:end
     if constexpr (kRowsPerBlock == 1) {
       write_group_sums(p, dw_sum, db_sum, lane, rank);
@@ -813,15 +839,8 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
     stage_slice(p.dy + row * p.dy_stride + col0, slice_cols, stage + kStageXBytes, lane, start, end);
   };
 
-  float* sums_region = shared_sums_base(stages, kStages * kStageBytes);
-  SlotSums dw, db;
-  if constexpr (kHasWeight) dw.start(sums_region);
-  if constexpr (kHasBias) db.start(sums_region);
-// fused:begin
-  SlotSums dw1, db1;  // the second norm's dγ1/dβ1 (kParallel)
-  if constexpr (kParallel && kHasWeight) dw1.start(sums_region);
-  if constexpr (kParallel && kHasBias) db1.start(sums_region);
-// fused:end
+  ColumnSums column_sums;
+  column_sums.start(shared_sums_base(stages, kStages * kStageBytes));
 
   // A staged row as its two passes read it.
   struct StagedRow {
@@ -923,16 +942,14 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
         sums.x += gw[j];
         sums.y += gw[j] * xhat[j];
       }
-      if constexpr (kHasWeight) dw.add(i, dwi);
-      if constexpr (kHasBias) db.add(i, dy);
+      column_sums.add(i, dwi, dy);
 // fused:begin
       if constexpr (kParallel && kAccumulate) {
         float dy1[kVec], g1[kVec];
         second_slot(r.row, i, dy1, g1);
 #pragma unroll
         for (int j = 0; j < kVec; ++j) dwi[j] = dy1[j] * xhat[j];
-        if constexpr (kHasWeight) dw1.add(i, dwi);
-        if constexpr (kHasBias) db1.add(i, dy1);
+        column_sums.add_second(i, dwi, dy1);
       }
 // fused:end
     }
@@ -1038,8 +1055,7 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   }
   cp_async_wait<0>();
   float dw_sum[kIters][kVec], db_sum[kIters][kVec];
-  if constexpr (kHasWeight) dw.get(dw_sum);
-  if constexpr (kHasBias) db.get(db_sum);
+  column_sums.get(dw_sum, db_sum);
 // fused:begin
   poison_unrecoverable_dgamma(p, dw_sum, lane, rank);
 // fused:end
@@ -1047,8 +1063,7 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
 // fused:begin
   if constexpr (kAccumulate && kParallel) {
     float dw1_sum[kIters][kVec], db1_sum[kIters][kVec];
-    if constexpr (kHasWeight) dw1.get(dw1_sum);
-    if constexpr (kHasBias) db1.get(db1_sum);
+    column_sums.get_second(dw1_sum, db1_sum);
     write_group_sums(second_norm_params(p), dw1_sum, db1_sum, lane, rank);
   }
 // fused:end
