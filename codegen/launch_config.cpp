@@ -52,6 +52,11 @@ size_t dynamic_shared_bytes(const NormProblem& p, const LaunchConfig& c) {
   return static_cast<size_t>(bytes);
 }
 
+size_t static_merge_bytes(const NormProblem& p, const LaunchConfig& c) {
+  // templates/norm_backward.cuh, write_merged_sum: kMergeColumns floats.
+  return c.merge > 1 && c.rows_per_block() == 1 ? static_cast<size_t>(std::min<int64_t>(p.n, 8192)) * sizeof(float) : 0;
+}
+
 size_t max_shared_per_sm(int sm) {
   if (sm == 80 || sm == 87) return 164 * 1024;
   if (sm == 90 || sm == 100 || sm == 103) return 228 * 1024;
@@ -203,10 +208,14 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // kPackedRows) need the registers of one block per SM: at two they spill (RMS bf16 8192
     // with parallel norms: 296 bytes, 376 us against 163 without the option).
     const bool packed = !(p.gate != Gate::None || p.recompute_from_output || p.parallel);
+    // Blocks of one row with two sums (dγ and dβ) merge in pairs on sm_90: each partial row
+    // written and reduced then serves two blocks, and the partial traffic, which with 16 elements
+    // a thread is 8.6% of x, dy and dx at any N, halves (bench/NOTES.md, entry 21).
+    if (s.cluster == 1 && sm >= 90 && p.has_weight && p.has_bias && one_block_shared_sums) s.merge = 2;
+    const size_t block_bytes = bytes + static_merge_bytes(p, s) + kStaticSharedReserve;
     s.min_blocks_per_sm = !packed ? 1
                                   : static_cast<int>(std::max<int64_t>(
-                                        1, std::min<int64_t>(kMaxRowThreads / s.threads,
-                                                             max_shared_per_sm(sm) / (bytes + kStaticSharedReserve))));
+                                        1, std::min<int64_t>(kMaxRowThreads / s.threads, max_shared_per_sm(sm) / block_bytes)));
     c = s;
     return true;
   };
@@ -416,9 +425,8 @@ void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
     fail("the stages and shared sums need " + std::to_string(dynamic_shared_bytes(p, c)) +
          " bytes of shared memory, more than any GPU gives a block");
   if (c.min_blocks_per_sm < 1 || c.min_blocks_per_sm > 32) fail("min_blocks_per_sm must be in [1, 32]");
-  if (c.shared_sums && (!c.row_in_registers || c.rows_per_block() != 1 || c.merge != 1 || c.grid))
-    fail("shared sums need one row per block (or cluster sharing it) in registers or staged, unmerged and not a grid "
-         "cluster");
+  if (c.shared_sums && (!c.row_in_registers || c.rows_per_block() != 1 || c.grid))
+    fail("shared sums need one row per block (or cluster sharing it) in registers or staged, not a grid cluster");
   if (c.shared_sums && !p.has_weight && !p.has_bias) fail("shared sums hold dγ/dβ, and the problem has neither");
   if (c.row_in_registers) {
     const int64_t iters = ceil_div(ceil_div(ceil_div(p.n, c.vec), c.cluster), c.threads_per_row);

@@ -69,8 +69,9 @@ size_t max_stage_bytes(int sm);
 // (CUDA C Programming Guide, "Technical Specifications per Compute Capability").
 size_t max_shared_per_sm(int sm);
 // Shared memory a block holds beyond its dynamic part: the kernel's static reduction buffers
-// and the driver's reservation.
+// and the driver's reservation; merged blocks of one row a block hold static_merge_bytes more.
 constexpr size_t kStaticSharedReserve = 1024;
+size_t static_merge_bytes(const NormProblem& resolved, const LaunchConfig& config);
 
 // Largest cluster a launch may ask for (16 is beyond the portable 8: the kernel opts in).
 constexpr int kMaxCluster = 16;

@@ -347,7 +347,8 @@ TEST(LaunchConfig, HeuristicSharedMemoryFitsTheBlockAndTheSm) {
           ASSERT_NO_THROW(c = choose_launch_config(p, 90, 132)) << codegen::describe(p);
           const size_t bytes = codegen::dynamic_shared_bytes(p, c);
           EXPECT_LE(bytes, codegen::max_stage_bytes(90)) << codegen::describe(p) << ": " << codegen::describe(c);
-          EXPECT_LE(c.min_blocks_per_sm * (bytes + codegen::kStaticSharedReserve), codegen::max_shared_per_sm(90))
+          EXPECT_LE(c.min_blocks_per_sm * (bytes + codegen::static_merge_bytes(p, c) + codegen::kStaticSharedReserve),
+                    codegen::max_shared_per_sm(90))
               << codegen::describe(p) << ": " << codegen::describe(c);
         }
 }
@@ -367,6 +368,9 @@ TEST(LaunchConfig, SharedSumsAtFewRowsAndUnderFusedOptions) {
   EXPECT_TRUE(choose_launch_config(ln(8192, false), 90, 132).shared_sums);
   EXPECT_FALSE(choose_launch_config(ln(8192, false), 90, 132, 199).shared_sums);
   EXPECT_EQ(choose_launch_config(ln(8192, false), 90, 132).min_blocks_per_sm, 2);
+  // Many rows of one block with dγ and dβ: pairs of blocks merge their sums (half the partials).
+  EXPECT_EQ(choose_launch_config(ln(8192, false), 90, 132).merge, 2);
+  EXPECT_EQ(choose_launch_config(ln(65536, false), 90, 132).merge, 1) << "a cluster shares the row";
   const LaunchConfig recompute = choose_launch_config(ln(8192, true), 90, 132);
   EXPECT_TRUE(recompute.shared_sums);
   EXPECT_EQ(recompute.min_blocks_per_sm, 1);

@@ -102,7 +102,7 @@ std::string prune_reason(const NormProblem& p, const LaunchConfig& c, int sm) {
     return "stages and shared sums of " + std::to_string(shared) + " bytes exceed the " +
            std::to_string(a.shared_per_block) +
            " a block may use on sm_" + std::to_string(sm);
-  if (c.min_blocks_per_sm * (shared + kStaticSharedReserve) > a.shared_per_sm)
+  if (c.min_blocks_per_sm * (shared + static_merge_bytes(p, c) + kStaticSharedReserve) > a.shared_per_sm)
     return std::to_string(c.min_blocks_per_sm) + " blocks per SM need more shared memory than an SM has";
   const int registers = estimated_registers(p, c);
   if (registers > a.max_registers_per_thread)
@@ -147,6 +147,12 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
         c.threads = c.threads_per_row = static_cast<int>(threads);
         c.min_blocks_per_sm = static_cast<int>(std::clamp<int64_t>(kSharedSumsBlockThreads / threads, 1, 8));
         out.add(c);
+        // Pairs of one-row blocks merging their sums: half the partial rows (sm_90).
+        if (cluster == 1 && max_cluster > 1) {
+          LaunchConfig merged = c;
+          merged.merge = 2;
+          out.add(merged);
+        }
         // 8 elements a thread leave room to load the next row while this one is reduced.
         if (elements == 8) {
           c.prefetch = true;

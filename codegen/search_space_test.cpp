@@ -176,7 +176,9 @@ TEST(SearchSpace, FewRowsAlsoTryMergedBlocks) {
   EXPECT_EQ(few.at(1).merge, 8) << "then its merged twin";
   for (const codegen::LaunchConfig& c : few)
     if (c.merge > 1) EXPECT_TRUE(c.row_in_registers && !c.staged && c.cluster == 1) << codegen::describe(c);
-  EXPECT_EQ(merged(codegen::search_space(p, 90, 132, 65536)), 0);
-  EXPECT_EQ(merged(codegen::search_space(p, 90, 132)), 0);
+  // Many rows: only pairs of shared-sums blocks, which halve the partial rows.
+  for (const int64_t m : {int64_t{65536}, int64_t{-1}})
+    for (const codegen::LaunchConfig& c : codegen::search_space(p, 90, 132, m))
+      if (c.merge > 1) EXPECT_TRUE(c.shared_sums && c.merge == 2) << codegen::describe(c);
   EXPECT_EQ(merged(codegen::search_space(p, 80, 108, 199)), 0);
 }
