@@ -208,10 +208,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // kPackedRows) need the registers of one block per SM: at two they spill (RMS bf16 8192
     // with parallel norms: 296 bytes, 376 us against 163 without the option).
     const bool packed = !(p.gate != Gate::None || p.recompute_from_output || p.parallel);
-    // Blocks of one row with two sums (dγ and dβ) merge in pairs on sm_90: each partial row
-    // written and reduced then serves two blocks, and the partial traffic, which with 16 elements
-    // a thread is 8.6% of x, dy and dx at any N, halves (bench/NOTES.md, entry 21).
-    if (s.cluster == 1 && sm >= 90 && p.has_weight && p.has_bias && one_block_shared_sums) s.merge = 2;
+    // Unmerged, though with 16 elements a thread LayerNorm's partial rows are 8.6% of x, dy and
+    // dx at any N: pairs merging their sums (half the partials) measured 1.5-10% slower
+    // (LN bf16 16384: 182 us against 166; bench/results/2026-11-23-h100-75909f4/tune-merge.txt).
     const size_t block_bytes = bytes + static_merge_bytes(p, s) + kStaticSharedReserve;
     s.min_blocks_per_sm = !packed ? 1
                                   : static_cast<int>(std::max<int64_t>(
