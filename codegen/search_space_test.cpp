@@ -182,3 +182,48 @@ TEST(SearchSpace, FewRowsAlsoTryMergedBlocks) {
       if (c.merge > 1) EXPECT_TRUE(c.shared_sums && c.merge == 2) << codegen::describe(c);
   EXPECT_EQ(merged(codegen::search_space(p, 80, 108, 199)), 0);
 }
+
+namespace {
+
+// Shared sums (LaunchConfig::shared_sums) are candidates wherever there are sums to keep (γ or
+// β) on sm_80+, and every such candidate fits: its sums (and merge buffer) in a block, its
+// blocks per SM in the SM's shared memory, its registers under the estimate's 64 a thread.
+TEST(SearchSpace, SharedSumsCandidatesExistWhereThereAreSumsAndFit) {
+  for (const NormProblem& p : sweep())
+    for (int sm : {80, 90}) {
+      int shared = 0;
+      for (const LaunchConfig& c : search_space(p, sm, 132)) {
+        if (!c.shared_sums) continue;
+        ++shared;
+        EXPECT_TRUE(p.has_weight || p.has_bias) << codegen::describe(p);
+        EXPECT_EQ(c.rows_per_block(), 1) << codegen::describe(c);
+        const size_t bytes = codegen::dynamic_shared_bytes(p, c);
+        EXPECT_LE(bytes, codegen::max_stage_bytes(sm)) << codegen::describe(p) << ": " << codegen::describe(c);
+        EXPECT_LE(c.min_blocks_per_sm * (bytes + codegen::static_merge_bytes(p, c) + codegen::kStaticSharedReserve),
+                  codegen::max_shared_per_sm(sm))
+            << codegen::describe(p) << ": " << codegen::describe(c);
+      }
+      // Rows of 4097 elements and more, aligned for 16-byte vectors: some shared-sums candidate
+      // (on sm_80, without clusters, only rows one block holds).
+      if (p.n > 4096 && p.alignment == 16 && p.n <= (sm >= 90 ? 262144 : 16384) && (p.has_weight || p.has_bias))
+        EXPECT_GT(shared, 0) << codegen::describe(p) << " sm_" << sm;
+    }
+  NormProblem plain = problem(8192, DType::BF16);
+  plain.has_weight = plain.has_bias = false;
+  plain = codegen::resolve_problem(plain);
+  for (const LaunchConfig& c : search_space(plain, 90, 132)) EXPECT_FALSE(c.shared_sums) << codegen::describe(c);
+}
+
+// The estimate leaves shared sums' accumulators out of registers: the same rows cost fewer.
+TEST(SearchSpace, SharedSumsCostNoAccumulatorRegisters) {
+  const NormProblem p = problem(8192, DType::BF16);
+  LaunchConfig c;
+  c.threads = c.threads_per_row = 512;
+  c.vec = 8;
+  LaunchConfig shared = c;
+  shared.shared_sums = true;
+  EXPECT_EQ(codegen::estimated_registers(p, c) - codegen::estimated_registers(p, shared), 2 * 16)
+      << "16 elements a thread, dγ and dβ";
+}
+
+}  // namespace
