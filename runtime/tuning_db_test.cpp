@@ -109,6 +109,18 @@ TEST(TuningEntries, MergedBlocksRoundTripAndAreWrittenOnlyWhenMerged) {
   EXPECT_THROW(runtime::parse_tuning_entries(runtime::format_tuning_entries({{kKeyA, merged}}), "test"), Error);
 }
 
+// shared_sums is written only when set, and files from before it (no field) read as false.
+TEST(TuningEntries, SharedSumsRoundTripAndAreWrittenOnlyWhenSet) {
+  TunedConfig shared = tuned(512, 150.5);
+  shared.config.shared_sums = true;
+  shared.config.min_blocks_per_sm = 2;
+  const std::string text = runtime::format_tuning_entries({{kKeyA, shared}, {kKeyB, tuned(64, 3.5)}});
+  EXPECT_EQ(text.find("shared_sums"), text.rfind("shared_sums")) << "written for shared sums only:\n" << text;
+  const TuningEntries back = runtime::parse_tuning_entries(text, "test");
+  EXPECT_EQ(back.at(kKeyA).config, shared.config);
+  EXPECT_FALSE(back.at(kKeyB).config.shared_sums);
+}
+
 // Keys needing quotes, with a ' (which toml++ 3.3 would write as an unreadable literal
 // string), a ", a backslash and a control character, read back unchanged.
 TEST(TuningEntries, KeysWithQuotesAndEscapesRoundTrip) {
