@@ -196,9 +196,11 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     LaunchConfig s = c;
     s.shared_sums = true;
     const int64_t lanes = ceil_div(slots, iters);
-    const int64_t block_limit = lanes <= kMaxRowThreads || lanes > int64_t{kMaxRegisterRowThreads} * kMaxMerge
-                                    ? kMaxRowThreads
-                                    : kMaxRegisterRowThreads;
+    // Blocks of 512 threads while a cluster of at most 8 (the portable size) of them holds the row.
+    constexpr int kHalfBlockClusters = 8;
+    const int64_t block_limit =
+        lanes <= kMaxRowThreads || lanes > int64_t{kMaxRegisterRowThreads} * kHalfBlockClusters ? kMaxRowThreads
+                                                                                                : kMaxRegisterRowThreads;
     s.cluster = static_cast<int>(next_pow2(ceil_div(lanes, block_limit)));
     const int64_t threads = ceil_div(ceil_div(ceil_div(slots, s.cluster), iters), 32) * 32;
     s.threads = s.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
@@ -291,7 +293,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     const int iters = std::max(1, 8 / c.vec);
     while (int64_t{c.cluster} * kMaxRowThreads * iters < slots) c.cluster *= 2;
     one_row_per_block(ceil_div(slots, c.cluster), iters);
-    if (c.cluster > kMaxMerge && (p.has_weight || p.has_bias)) {
+    if (c.cluster > 8 && (p.has_weight || p.has_bias)) {
       const LaunchConfig registers = c;
       c.cluster = 1;
       if (!shared_sums_rows(2 * iters)) c = registers;
