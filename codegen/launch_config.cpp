@@ -189,35 +189,38 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   const bool sixteen_bit_shared_sums = sm >= 90 && sixteen_bit && aligned && (p.has_weight || p.has_bias) &&
                                        p.n > 4096 && !(half_vectors && half_iters == 8) &&
                                        slots <= int64_t{kMaxRowThreads} * 2 * kMaxCluster;
-  // False, leaving c as it was, where the sums do not fit in shared memory (parallel norms of
+  // One row a block (or cluster) with shared sums, `iters` slots a thread. False, leaving c as it
+  // was, where the sums do not fit in shared memory (parallel norms of
   // the longest rows); else as many blocks per SM as 64 registers a thread and the SM's shared
   // memory allow.
   auto shared_sums_rows = [&](int iters) {
-    LaunchConfig s = c;
-    s.shared_sums = true;
+    const LaunchConfig before = c;
     const int64_t lanes = ceil_div(slots, iters);
     // Blocks of 512 threads while a cluster of at most 8 (the portable size) of them holds the row.
     constexpr int kHalfBlockClusters = 8;
     const int64_t block_limit =
         lanes <= kMaxRowThreads || lanes > int64_t{kMaxRegisterRowThreads} * kHalfBlockClusters ? kMaxRowThreads
                                                                                                 : kMaxRegisterRowThreads;
-    s.cluster = static_cast<int>(next_pow2(ceil_div(lanes, block_limit)));
-    const int64_t threads = ceil_div(ceil_div(ceil_div(slots, s.cluster), iters), 32) * 32;
-    s.threads = s.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
-    const size_t bytes = dynamic_shared_bytes(p, s);
-    if (bytes > max_stage_bytes(sm) || (!one_block_shared_sums && s.cluster == 1)) return false;
+    c.shared_sums = true;
+    c.cluster = static_cast<int>(next_pow2(ceil_div(lanes, block_limit)));
+    one_row_per_block(ceil_div(slots, c.cluster), iters);
+    const size_t bytes = dynamic_shared_bytes(p, c);
+    if (bytes > max_stage_bytes(sm) || (!one_block_shared_sums && c.cluster == 1)) {
+      c = before;
+      return false;
+    }
     // Rows held as fp32 (fused options that transform x or dy as loaded, templates/norm_backward.cuh,
     // kPackedRows) need the registers of one block per SM: at two they spill (RMS bf16 8192
     // with parallel norms: 296 bytes, 376 us against 163 without the option).
-    const bool packed = !(p.gate != Gate::None || p.recompute_from_output || p.parallel);
+    const bool rows_stay_fp32 = p.gate != Gate::None || p.recompute_from_output || p.parallel;
     // Unmerged, though with 16 elements a thread LayerNorm's partial rows are 8.6% of x, dy and
     // dx at any N: pairs merging their sums (half the partials) measured 1.5-10% slower
     // (LN bf16 16384: 182 us against 166; bench/results/2026-11-23-h100-75909f4/tune-merge.txt).
-    const size_t block_bytes = bytes + static_merge_bytes(p, s) + kStaticSharedReserve;
-    s.min_blocks_per_sm = !packed ? 1
-                                  : static_cast<int>(std::max<int64_t>(
-                                        1, std::min<int64_t>(kMaxRowThreads / s.threads, max_shared_per_sm(sm) / block_bytes)));
-    c = s;
+    const size_t block_bytes = bytes + static_merge_bytes(p, c) + kStaticSharedReserve;
+    c.min_blocks_per_sm = rows_stay_fp32 ? 1
+                                         : static_cast<int>(std::max<int64_t>(
+                                               1, std::min<int64_t>(kSharedSumsThreadsPerSm / c.threads,
+                                                                    max_shared_per_sm(sm) / block_bytes)));
     return true;
   };
 
@@ -293,11 +296,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     const int iters = std::max(1, 8 / c.vec);
     while (int64_t{c.cluster} * kMaxRowThreads * iters < slots) c.cluster *= 2;
     one_row_per_block(ceil_div(slots, c.cluster), iters);
-    if (c.cluster > 8 && (p.has_weight || p.has_bias)) {
-      const LaunchConfig registers = c;
-      c.cluster = 1;
-      if (!shared_sums_rows(2 * iters)) c = registers;
-    }
+    if (c.cluster > 8 && (p.has_weight || p.has_bias)) shared_sums_rows(2 * iters);
   } else if (sm >= 80 && grid_stage()) {
     // Rows no cluster holds (N > 262144 in 16-bit types, 131072 in fp32; anything beyond a
     // block before sm_90): a grid cluster, one block per SM, each owning a column slice of

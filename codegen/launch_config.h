@@ -49,6 +49,9 @@ constexpr int kMaxRegisterRowThreads = 512;
 constexpr int kMaxPrefetchElementsPerThread = 8;
 constexpr int kPrefetchBlockThreads = 256;
 
+// Threads per SM that shared-sums configs aim for: 64 registers a thread (65536 / 64).
+constexpr int kSharedSumsThreadsPerSm = 1024;
+
 // Slots (16-byte vectors of x) per thread whose dγ/dβ accumulators staged rows keep in registers.
 constexpr int kMaxStagedSlotsPerThread = 4;
 

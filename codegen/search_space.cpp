@@ -25,8 +25,9 @@ constexpr int kElementsPerThread[] = {4, 8, 16, 32};
 constexpr int kStagedSlotsPerThread[] = {1, 2, 4};
 // A floor below which one row per block wastes the SM on block overhead.
 constexpr int kMinRowBlockThreads = 64;
-// Threads per SM that shared-sums candidates aim for: 64 registers a thread.
-constexpr int64_t kSharedSumsBlockThreads = 1024;
+// Blocks per SM a shared-sums candidate of `threads` asks for: kSharedSumsThreadsPerSm threads,
+// at most 8 blocks (prune_reason drops what the SM's shared memory cannot hold).
+int shared_sums_blocks_per_sm(int threads) { return std::clamp(kSharedSumsThreadsPerSm / threads, 1, 8); }
 // Registers no kernel gets below: indices, pointers, loop state, the reduction.
 constexpr int kBaseRegisters = 32;
 
@@ -145,7 +146,7 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
         const int64_t threads = std::max<int64_t>(round_up(ceil_div(lanes, cluster), 32), kMinRowBlockThreads);
         if (threads > kMaxRowThreads || (cluster > 1 && ceil_div(lanes, cluster) < kMinRowBlockThreads)) continue;
         c.threads = c.threads_per_row = static_cast<int>(threads);
-        c.min_blocks_per_sm = static_cast<int>(std::clamp<int64_t>(kSharedSumsBlockThreads / threads, 1, 8));
+        c.min_blocks_per_sm = shared_sums_blocks_per_sm(c.threads);
         out.add(c);
         // Pairs of one-row blocks merging their sums: half the partial rows (sm_90).
         if (cluster == 1 && max_cluster > 1) {
@@ -163,8 +164,7 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
     LaunchConfig heuristic = choose_launch_config(p, sm, sm_count);
     if (heuristic.rows_per_block() == 1 && heuristic.row_in_registers && !heuristic.grid) {
       heuristic.shared_sums = true;
-      heuristic.min_blocks_per_sm =
-          static_cast<int>(std::clamp<int64_t>(kSharedSumsBlockThreads / heuristic.threads, 1, 8));
+      heuristic.min_blocks_per_sm = shared_sums_blocks_per_sm(heuristic.threads);
       out.add(heuristic);
     }
   }
