@@ -10,14 +10,7 @@ out="${OUT:-/tmp/normjit-out}"
 mkdir -p "$out"
 what="${1:-all}"
 export NORMJIT_CACHE_DIR="$(mktemp -d)"
-commit="$(cat "$build/COMMIT" 2>/dev/null || echo unknown)"
-{
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "commit: $commit"
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
-  "$build/normjit" doctor 2>&1
-  echo "ldd libnormjit.so:"; ldd "$build/libnormjit.so" 2>&1
-} | tee "$out/environment.txt"
+scripts/gpu-environment.sh "$build" | tee "$out/environment.txt"
 status=0
 if [ "$what" = all ] || [ "$what" = tests ]; then
   "$build/tests/normjit_gpu_tests" 2>&1 | tee "$out/gpu-tests.txt" | grep -E "^\[  (FAILED|PASSED|SKIPPED) |^normjit GPU|tests? (ran|skipped)|FAILED" | head -80
