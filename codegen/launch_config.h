@@ -36,6 +36,11 @@ struct LaunchConfig {
 
 bool operator==(const LaunchConfig& a, const LaunchConfig& b);
 
+// Whether the backward kernel of config holds its rows packed, as stored (the kernel's
+// kPackedRows): with shared sums, 16-bit x or dy, and no fused option that transforms x or dy as
+// they are loaded (gate, recompute from the output) or adds a second norm's gradient (parallel).
+bool packs_rows(const NormProblem& resolved, const LaunchConfig& config);
+
 // Dynamic shared memory a launch of config needs: the stages of staged rows, then the shared
 // sums (each thread's columns of dγ, dβ, and the second norm's with parallel norms).
 size_t dynamic_shared_bytes(const NormProblem& resolved, const LaunchConfig& config);

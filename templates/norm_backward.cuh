@@ -500,16 +500,12 @@ struct ColumnSums {
 };
 
 // ---- rows held in registers ------------------------------------------------------------------
-// With shared sums, 16-bit rows are held as stored (packed: half the registers of fp32) and
-// widened slot by slot when worked, twice a row: x̂ and g = dy·γ are recomputed for dx instead of
-// kept, and γ is read again (from L1). A thread then holds 32 elements of x and dy in 32
-// registers, so two blocks of 512 threads per SM keep 64 KB of the rows in flight. Not where an
-// option transforms x or dy as they are loaded (gate, recompute) or adds a second norm's gradient.
-constexpr bool kPackedRows = kSharedSums && (sizeof(TX) < 4 || sizeof(TDY) < 4)
-// fused:begin
-                             && kGate == 0 && !kRecompute && !kParallel
-// fused:end
-    ;
+// With kPackedRows (codegen::packs_rows: shared sums, 16-bit rows, no option that transforms x
+// or dy as they are loaded or adds a second norm's gradient) rows are held as stored (half the
+// registers of fp32) and widened slot by slot when worked, twice a row: x̂ and g = dy·γ are
+// recomputed for dx instead of kept, and γ is read again (from L1). A thread then holds 32
+// elements of x and dy in 32 registers, so two blocks of 512 threads per SM keep 64 KB of the
+// rows in flight.
 
 // One row's slice as a thread holds it: its slots of x and dy, widened to fp32 (or packed, as
 // stored), and the row's statistics. Rows past the end read as zeros (their threads still
