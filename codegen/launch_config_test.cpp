@@ -5,6 +5,7 @@
 #include <tuple>
 #include <utility>
 
+#include "codegen/kernel_source.h"
 #include "codegen/norm_problem.h"
 
 using namespace normjit;
@@ -373,4 +374,27 @@ TEST(LaunchConfig, SharedSumsAtFewRowsAndUnderFusedOptions) {
   const LaunchConfig recompute = choose_launch_config(ln(8192, true), 90, 132);
   EXPECT_TRUE(recompute.shared_sums);
   EXPECT_EQ(recompute.min_blocks_per_sm, 1);
+}
+
+// The kernel holds rows packed (kPackedRows, emitted from codegen::packs_rows) only with shared
+// sums, 16-bit rows and no option that transforms or adds to them as they are loaded.
+TEST(LaunchConfig, PacksRowsOnlyUnderSharedSumsFor16BitRowsWithoutLoadTimeOptions) {
+  NormProblem p = problem(8192, DType::BF16);
+  LaunchConfig c = choose_launch_config(p, 90, 132);
+  ASSERT_TRUE(c.shared_sums);
+  EXPECT_TRUE(codegen::packs_rows(p, c));
+  EXPECT_NE(codegen::generate_backward_source(p, c).text.find("constexpr bool kPackedRows = true;"), std::string::npos);
+  LaunchConfig registers = c;
+  registers.shared_sums = false;
+  EXPECT_FALSE(codegen::packs_rows(p, registers));
+  EXPECT_FALSE(codegen::packs_rows(problem(8192, DType::F32), c));
+  for (auto option : {+[](NormProblem& q) { q.parallel = true; }, +[](NormProblem& q) { q.recompute_from_output = true; },
+                      +[](NormProblem& q) { q.kind = NormKind::RMSNorm; q.gate = Gate::AfterNorm; }}) {
+    NormProblem fused = p;
+    option(fused);
+    EXPECT_FALSE(codegen::packs_rows(codegen::resolve_problem(fused), c)) << codegen::describe(fused);
+  }
+  NormProblem residual = p;
+  residual.residual = true;
+  EXPECT_TRUE(codegen::packs_rows(codegen::resolve_problem(residual), c));
 }
