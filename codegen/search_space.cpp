@@ -154,8 +154,9 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
           merged.merge = 2;
           out.add(merged);
         }
-        // 8 elements a thread leave room to load the next row while this one is reduced.
-        if (elements == 8) {
+        // 8 elements a thread leave room to load the next row while this one is reduced; so do
+        // 16 of a packed 16-bit row where one block fills the SM (the SM's second row in flight).
+        if (elements == 8 || (elements == 16 && sixteen_bit && c.min_blocks_per_sm == 1)) {
           c.prefetch = true;
           out.add(c);
         }

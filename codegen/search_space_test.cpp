@@ -214,6 +214,18 @@ TEST(SearchSpace, SharedSumsCandidatesExistWhereThereAreSumsAndFit) {
   for (const LaunchConfig& c : search_space(plain, 90, 132)) EXPECT_FALSE(c.shared_sums) << codegen::describe(c);
 }
 
+// A packed 16-bit row whose block of 16 elements a thread fills the SM (12288: 768 threads)
+// is also tried with the next row prefetched, the SM's only way to a second row in flight.
+TEST(SearchSpace, SharedSumsPrefetchTheNextRowWhereOneBlockFillsTheSm) {
+  for (int64_t n : {12288, 14336, 16384}) {
+    const NormProblem p = problem(n, DType::BF16);
+    bool found = false;
+    for (const LaunchConfig& c : search_space(p, 90, 132))
+      found |= c.shared_sums && c.prefetch && c.vec == 8 && c.threads == n / 16 && c.min_blocks_per_sm == 1;
+    EXPECT_TRUE(found) << codegen::describe(p);
+  }
+}
+
 // The estimate leaves shared sums' accumulators out of registers: the same rows cost fewer.
 TEST(SearchSpace, SharedSumsCostNoAccumulatorRegisters) {
   const NormProblem p = problem(8192, DType::BF16);
