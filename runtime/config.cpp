@@ -17,7 +17,8 @@ namespace {
 
 // A configuration file is a few lines; anything larger is a mistake or hostile.
 constexpr uint64_t kMaxConfigBytes = 1 << 20;
-constexpr const char* kKeys[] = {"cache.dir", "cache.disk", "cache.max_bytes", "log.level", "tune.mode"};
+constexpr const char* kKeys[] = {"cache.dir", "cache.disk", "cache.max_bytes", "log.level", "tune.mode",
+                                 "launch.sm_margin"};
 
 // `where` names the source and the key: "config /etc/x.toml: cache.max_bytes" or
 // "environment variable NORMJIT_TUNE".
@@ -66,6 +67,19 @@ uint64_t parse_size(const std::string& v, const std::string& where) {
   return n << shift;
 }
 
+// SMs to leave free: 0 up to kMaxSmMargin (more than any GPU has; the engine keeps one SM at least).
+constexpr int64_t kMaxSmMargin = 4096;
+int check_sm_margin(int64_t v, const std::string& text, const std::string& where) {
+  if (v < 0 || v > kMaxSmMargin)
+    bad(where, "is " + text, "use a whole number of SMs from 0 to " + std::to_string(kMaxSmMargin));
+  return static_cast<int>(v);
+}
+int parse_sm_margin(const std::string& v, const std::string& where) {
+  if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos)
+    bad(where, "is " + quoted(v), "use a whole number of SMs from 0 to " + std::to_string(kMaxSmMargin));
+  return check_sm_margin(std::stoll(v), quoted(v), where);
+}
+
 bool parse_env_bool(const std::string& v, const std::string& where) {
   if (v == "1" || v == "true" || v == "on" || v == "yes") return true;
   if (v == "0" || v == "false" || v == "off" || v == "no") return false;
@@ -107,6 +121,9 @@ bool apply_key(Config& c, const std::string& key, const toml::node& node, const 
     c.log_level = parse_log_level(want_string(node, where), where);
   } else if (key == "tune.mode") {
     c.tune_mode = parse_tune_mode(want_string(node, where), where);
+  } else if (key == "launch.sm_margin") {
+    if (!node.is_integer()) bad(where, "is " + describe_value(node), "it must be a whole number of SMs");
+    c.sm_margin = check_sm_margin(node.as_integer()->get(), describe_value(node), where);
   } else {
     return false;
   }
@@ -116,14 +133,15 @@ bool apply_key(Config& c, const std::string& key, const toml::node& node, const 
 std::string known_keys_of(const std::string& section) {
   if (section == "cache") return "the keys of [cache] are dir, disk and max_bytes";
   if (section == "log") return "the key of [log] is level";
+  if (section == "launch") return "the key of [launch] is sm_margin";
   return "the key of [tune] is mode";
 }
 
 void apply_table(Config& c, const toml::table& root, const std::string& origin) {
   for (const auto& [section_key, section_node] : root) {
     const std::string section(section_key.str());
-    if (section != "cache" && section != "log" && section != "tune")
-      bad(in_file(origin, section), "is not a known table", "the tables are [cache], [log] and [tune]");
+    if (section != "cache" && section != "log" && section != "tune" && section != "launch")
+      bad(in_file(origin, section), "is not a known table", "the tables are [cache], [log], [tune] and [launch]");
     const toml::table* table = section_node.as_table();
     if (!table) bad(in_file(origin, section), "is " + describe_value(section_node), "it must be a table ([" + section + "])");
     for (const auto& [name_key, node] : *table) {
@@ -152,6 +170,8 @@ void apply_environment(Config& c) {
            [&](const std::string& v, const std::string& where) { c.log_level = parse_log_level(v, where); });
   from_env("NORMJIT_TUNE", "tune.mode",
            [&](const std::string& v, const std::string& where) { c.tune_mode = parse_tune_mode(v, where); });
+  from_env("NORMJIT_SM_MARGIN", "launch.sm_margin",
+           [&](const std::string& v, const std::string& where) { c.sm_margin = parse_sm_margin(v, where); });
 }
 
 std::string default_config_path() {

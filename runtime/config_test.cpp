@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const char* const kVariables[] = {"NORMJIT_CONFIG",     "NORMJIT_CACHE_DIR", "NORMJIT_DISK_CACHE",
-                                  "NORMJIT_CACHE_MAX_BYTES", "NORMJIT_LOG_LEVEL", "NORMJIT_TUNE",
+                                  "NORMJIT_CACHE_MAX_BYTES", "NORMJIT_LOG_LEVEL", "NORMJIT_TUNE", "NORMJIT_SM_MARGIN",
                                   "XDG_CONFIG_HOME",    "XDG_CACHE_HOME",    "HOME"};
 
 // Each test starts from a clean environment: no NORMJIT_* variables, and XDG_CONFIG_HOME
@@ -350,7 +350,8 @@ TEST_F(ConfigTest, ABadEnvironmentValueNamesTheVariable) {
 // ---------------------------------------------------------------------------------------
 // Further specifications
 
-const char* const kAllKeys[] = {"cache.dir", "cache.disk", "cache.max_bytes", "log.level", "tune.mode"};
+const char* const kAllKeys[] = {"cache.dir", "cache.disk", "cache.max_bytes", "log.level", "tune.mode",
+                                "launch.sm_margin"};
 
 const char* const kFullFile = R"(
 [cache]
@@ -361,6 +362,8 @@ max_bytes = 1000
 level = "error"
 [tune]
 mode = "off"
+[launch]
+sm_margin = 5
 )";
 
 TEST_F(ConfigTest, MaxBytesRejectsZeroMinusOneAnUnknownSuffixTheEmptyStringAndABareSuffix) {
@@ -464,7 +467,8 @@ TEST_F(ConfigTest, EachEnvironmentVariableOverridesOnlyItsOwnKey) {
                {"NORMJIT_DISK_CACHE", "on", "cache.disk"},
                {"NORMJIT_CACHE_MAX_BYTES", "64K", "cache.max_bytes"},
                {"NORMJIT_LOG_LEVEL", "info", "log.level"},
-               {"NORMJIT_TUNE", "cached", "tune.mode"}};
+               {"NORMJIT_TUNE", "cached", "tune.mode"},
+               {"NORMJIT_SM_MARGIN", "16", "launch.sm_margin"}};
   for (const auto& e : cases) {
     setenv(e.name, e.value, 1);
     const Config c = load_config(path);
@@ -477,6 +481,7 @@ TEST_F(ConfigTest, EachEnvironmentVariableOverridesOnlyItsOwnKey) {
     EXPECT_EQ(c.cache_max_bytes, e.key == std::string("cache.max_bytes") ? 64u << 10 : 1000u) << e.name;
     EXPECT_EQ(c.log_level, e.key == std::string("log.level") ? LogLevel::Info : LogLevel::Error) << e.name;
     EXPECT_EQ(c.tune_mode, e.key == std::string("tune.mode") ? TuneMode::Cached : TuneMode::Off) << e.name;
+    EXPECT_EQ(c.sm_margin, e.key == std::string("launch.sm_margin") ? 16 : 5) << e.name;
     unsetenv(e.name);
   }
 }
@@ -537,3 +542,25 @@ TEST_F(ConfigTest, AnOversizedNormjitConfigFileIsRejected) {
 }
 
 }  // namespace
+
+TEST_F(ConfigTest, SmMarginIsAWholeNumberOfSmsFromTheFileOrTheEnvironment) {
+  EXPECT_EQ(load_config().sm_margin, 0);
+  EXPECT_EQ(load_config().sources.at("launch.sm_margin"), "default");
+  const Config c = parse_config_text("[launch]\nsm_margin = 8\n", "/etc/m.toml");
+  EXPECT_EQ(c.sm_margin, 8);
+  EXPECT_EQ(c.sources.at("launch.sm_margin"), "file /etc/m.toml");
+  for (const char* value : {"-1", "4097", "1.5", "\"8\"", "true"}) {
+    const std::string message =
+        config_error([&] { parse_config_text(std::string("[launch]\nsm_margin = ") + value, "/etc/m.toml"); });
+    EXPECT_TRUE(contains(message, "launch.sm_margin")) << value << " -> " << message;
+    EXPECT_TRUE(contains(message, "/etc/m.toml")) << value << " -> " << message;
+  }
+  EXPECT_TRUE(contains(config_error([] { parse_config_text("[launch]\nmargin = 8\n", "x"); }), "sm_margin"));
+  setenv("NORMJIT_SM_MARGIN", "32", 1);
+  EXPECT_EQ(load_config().sm_margin, 32);
+  for (const char* value : {"-1", "4097", "8 SMs", "0x10", "99999999999"}) {
+    setenv("NORMJIT_SM_MARGIN", value, 1);
+    const std::string message = config_error([] { load_config(); });
+    EXPECT_TRUE(contains(message, "NORMJIT_SM_MARGIN")) << value << " -> " << message;
+  }
+}

@@ -363,6 +363,7 @@ std::unique_ptr<LoadedKernel> Engine::Impl::load(CUcontext ctx, const NormProble
   k->context_id = context_id(ctx);
   k->limits = limits;
   k->config = config;
+  k->sm_margin = this->config.sm_margin;
   k->compiled = compile(p, config, limits.sm, pass);
   const auto& d = driver();
   const std::string what =
@@ -455,7 +456,7 @@ void Engine::Impl::launch(const LoadedKernel& k, const NormProblem& p, const Bac
 
   runtime::BackwardParams params{a.m,      a.x,        a.x_stride, a.dy,   a.dy_stride,
                                  a.mean,   a.rstd,     a.weight,   a.dx,   a.dx_stride,
-                                 reinterpret_cast<float*>(partial), a.dweight, a.dbias,
+                                 reinterpret_cast<float*>(partial), groups, 0, a.dweight, a.dbias,
                                  a.dresidual, a.dresidual_stride, a.rowscale, a.dropout_mask,
                                  a.dropout_mask_stride, 1.0 / (1.0 - a.dropout_p), a.dresidual_in,
                                  a.dresidual_in_stride, a.z, a.z_stride, a.dz, a.dz_stride,
@@ -488,8 +489,11 @@ void Engine::Impl::launch_kernels(const LoadedKernel& k, const NormProblem& p, r
     NJ_CU(d.cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(params.partial) + runtime::grid_counters_offset(k.config),
                              0, static_cast<size_t>(runtime::grid_ring_slots(k.config)), stream),
           what() + ": clearing the grid cluster's arrival counters");
-  launch_groups(k.backward, k.config, groups, k.shared_bytes, stream, kernel_args,
-                [&] { return what() + ": launching"; });
+  // With an SM margin, a share of the row groups at a time (runtime/launch_plan.h).
+  const int64_t per_launch = runtime::groups_per_launch(k.config, k.limits, groups, k.sm_margin);
+  for (params.first_group = 0; params.first_group < groups; params.first_group += per_launch)
+    launch_groups(k.backward, k.config, std::min(per_launch, groups - params.first_group), k.shared_bytes, stream,
+                  kernel_args, [&] { return what() + ": launching"; });
   if ((p.has_weight || p.has_bias) && !runtime::writes_gradients_directly(k.config, groups))
     launch_reductions(k, p, params, groups, stream);
 }
@@ -540,7 +544,8 @@ void Engine::Impl::launch_forward_kernel(const LoadedKernel& k, const NormProble
   const int64_t groups = runtime::row_groups(k.config, k.limits, a.m, k.resident_groups);
   runtime::ForwardParams params{a.m, a.x, a.x_stride, a.weight, a.bias, a.y, a.y_stride, a.mean, a.rstd, a.eps};
   void* kernel_args[] = {&params};
-  launch_groups(k.forward, k.config, groups, 0, stream, kernel_args,
+  launch_groups(k.forward, k.config, runtime::groups_per_launch(k.config, k.limits, groups, k.sm_margin), 0, stream,
+                kernel_args,
                 [&] { return "the " + codegen::describe_forward(p) + ": launching"; });
 }
 

@@ -17,6 +17,8 @@ struct BackwardParams {
   void* dx;
   int64_t dx_stride;
   float* partial;  // null: a single row group writes dweight/dbias itself (rows in registers)
+  int64_t groups;       // row groups (partial rows) of the whole backward
+  int64_t first_group;  // the first of them this launch holds (several launches: groups_per_launch)
   void* dweight;
   void* dbias;
   // nj::FusedParams (templates/fused_ops.cuh), which only a kernel with a fused option
@@ -43,7 +45,7 @@ struct BackwardParams {
   int64_t fallback_x_stride;
   const void* bias;  // recompute from the output with has_bias: beta
 };
-static_assert(sizeof(BackwardParams) == 33 * 8, "every field is 8 bytes, as on the device");
+static_assert(sizeof(BackwardParams) == 35 * 8, "every field is 8 bytes, as on the device");
 
 // Blocks of the partial-sum reduction: 32 columns by 16 lanes, one row of blocks per gradient
 // (templates/reduce_partials.cuh).

@@ -16,6 +16,13 @@ int64_t row_groups(const codegen::LaunchConfig& c, const DeviceLimits& limits, i
   return std::min<int64_t>(max_row_groups(c, limits, m), std::max<int64_t>(1, resident_groups));
 }
 
+int64_t groups_per_launch(const codegen::LaunchConfig& c, const DeviceLimits& limits, int64_t groups,
+                        int sm_margin) {
+  if (c.grid || sm_margin <= 0 || limits.sm_count <= 0) return groups;
+  const int64_t usable = std::max(1, limits.sm_count - sm_margin);
+  return std::clamp<int64_t>(groups * usable / limits.sm_count, std::min<int64_t>(groups, 1), groups);
+}
+
 int64_t partial_floats(const NormProblem& p, int64_t groups) {
   const int params = (p.has_weight ? 1 : 0) + (p.has_bias ? 1 : 0);
   return int64_t{params} * groups * p.n;

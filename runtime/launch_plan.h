@@ -27,6 +27,14 @@ int64_t max_row_groups(const codegen::LaunchConfig& config, const DeviceLimits& 
 // from the occupancy calculator), and each gets at least one row.
 int64_t row_groups(const codegen::LaunchConfig& config, const DeviceLimits& limits, int64_t m,
                    int64_t resident_groups);
+// Row groups one launch holds: all `groups`, or with `sm_margin` of the device's SMs left to
+// other work (communication kernels running beside the norm), the remaining SMs' share of
+// them, at least one; the backward's other groups follow in further launches on the stream.
+// Each launch is told the groups it holds, so the partial rows, and the bits of dγ/dβ, are
+// those of `groups` whatever the margin. A grid cluster needs every block resident: it is
+// always one launch.
+int64_t groups_per_launch(const codegen::LaunchConfig& config, const DeviceLimits& limits, int64_t groups,
+                        int sm_margin);
 // fp32 partials of one norm's dγ and dβ rows for `groups` row groups (0 when the problem has
 // neither γ nor β), and the bytes of all of them: parallel norms have two such sets, the
 // second norm's after the first's.

@@ -111,3 +111,26 @@ TEST(LaunchPlan, AGridClusterIsOneRowGroupWithItsRowSumsInTheWorkspace) {
   EXPECT_EQ(runtime::grid_sums_bytes(grid), bytes);
   EXPECT_EQ(runtime::workspace_bound(problem(1 << 20), kH100, 64), bytes);
 }
+
+// An SM margin launches the other SMs' share of the row groups at a time (at least one, never
+// more than there are); a grid cluster is always one launch.
+TEST(LaunchPlan, AnSmMarginLaunchesTheOtherSmsShareOfTheRowGroups) {
+  const NormProblem p = problem(4096);
+  const auto c = codegen::choose_launch_config(p);
+  EXPECT_EQ(runtime::groups_per_launch(c, kH100, 264, 0), 264);
+  EXPECT_EQ(runtime::groups_per_launch(c, kH100, 264, 66), 132);
+  EXPECT_EQ(runtime::groups_per_launch(c, kH100, 264, 131), 2);
+  EXPECT_EQ(runtime::groups_per_launch(c, kH100, 264, 4096), 2);  // one SM's share
+  EXPECT_EQ(runtime::groups_per_launch(c, kH100, 37, 131), 1);
+  EXPECT_EQ(runtime::groups_per_launch(c, kH100, 1, 100), 1);
+  for (int margin = 0; margin <= 200; ++margin)
+    for (int64_t groups : {1, 2, 7, 132, 264, 1056}) {
+      const int64_t launched = runtime::groups_per_launch(c, kH100, groups, margin);
+      EXPECT_GE(launched, 1);
+      EXPECT_LE(launched, groups);
+    }
+  codegen::LaunchConfig grid = c;
+  grid.grid = true;
+  grid.cluster = 132;
+  EXPECT_EQ(runtime::groups_per_launch(grid, kH100, 1, 66), 1);
+}

@@ -28,8 +28,10 @@ struct BackwardParams {
   const TW* weight;    // when kHasWeight
   TDX* dx;
   i64 dx_stride;
-  float* partial;      // [kHasWeight + kHasBias][row groups][kN]: dγ rows, then dβ rows;
+  float* partial;      // [kHasWeight + kHasBias][groups][kN]: dγ rows, then dβ rows;
                        // null when the launch is a single row group, which writes dγ/dβ itself
+  i64 groups;          // row groups (partial rows) of the whole backward
+  i64 first_group;     // the first of them this launch's grid holds (row_group)
   TW* dweight;
   TW* dbias;
 // fused:begin
@@ -57,15 +59,23 @@ __device__ __forceinline__ float input_grad(float g, float xhat, float rstd, flo
   else return rstd * (g - xhat * mean_gx);
 }
 
-// Row workers take rows g, g + workers, ...: a block each, or a cluster sharing each row.
-__device__ __forceinline__ i64 row_workers() { return gridDim.x / kCluster; }
-__device__ __forceinline__ i64 row_worker() { return blockIdx.x / kCluster; }
 // Row groups write one partial row of dγ/dβ each: a worker, or kMerge workers whose sums meet
-// in distributed shared memory first (store_merged_sums).
-__device__ __forceinline__ i64 row_groups() { return gridDim.x / (kCluster * kMerge); }
-__device__ __forceinline__ i64 row_group() { return blockIdx.x / (kCluster * kMerge); }
+// in distributed shared memory first (store_merged_sums). A backward of p.groups row groups is
+// one launch, or several in turn that hold a share of them each (the engine's sm_margin leaves
+// SMs to other work): which rows a group sums, and so the bits of dγ/dβ, depend on p.groups
+// only, never on the grid.
+__device__ __forceinline__ i64 row_groups(const BackwardParams& p) { return p.groups; }
+__device__ __forceinline__ i64 row_group(const BackwardParams& p) {
+  return p.first_group + blockIdx.x / (kCluster * kMerge);
+}
+// Row workers take rows w, w + workers, ...: a block each, or a cluster sharing each row; the
+// kMerge workers of group g are g·kMerge + 0 .. kMerge − 1.
+__device__ __forceinline__ i64 row_workers(const BackwardParams& p) { return p.groups * kMerge; }
+__device__ __forceinline__ i64 row_worker(const BackwardParams& p) {
+  return row_group(p) * kMerge + blockIdx.x / kCluster % kMerge;
+}
 __device__ __forceinline__ float* bias_partials(const BackwardParams& p) {
-  return p.partial + (kHasWeight ? row_groups() * kN : 0);
+  return p.partial + (kHasWeight ? row_groups(p) * kN : 0);
 }
 
 // First column of a thread's i-th slot in its block's slice, or kN when it has none there.
@@ -114,10 +124,10 @@ __device__ __forceinline__ void put_group_sum(float* partial_row, TW* gradient, 
 // A grid cluster is the launch's only row group: it writes dγ/dβ itself (p.partial holds its
 // row sums instead, below).
 __device__ __forceinline__ float* weight_partial_row(const BackwardParams& p) {
-  return p.partial && !kGridCluster ? p.partial + row_group() * kN : nullptr;
+  return p.partial && !kGridCluster ? p.partial + row_group(p) * kN : nullptr;
 }
 __device__ __forceinline__ float* bias_partial_row(const BackwardParams& p) {
-  return p.partial && !kGridCluster ? bias_partials(p) + row_group() * kN : nullptr;
+  return p.partial && !kGridCluster ? bias_partials(p) + row_group(p) * kN : nullptr;
 }
 
 // fused:begin
@@ -128,7 +138,7 @@ __device__ __forceinline__ BackwardParams second_norm_params(const BackwardParam
   BackwardParams q = p;
   q.dweight = p.fused.dweight1;
   q.dbias = p.fused.dbias1;
-  if (p.partial && !kGridCluster) q.partial = p.partial + (i64)(kHasWeight + kHasBias) * row_groups() * kN;
+  if (p.partial && !kGridCluster) q.partial = p.partial + (i64)(kHasWeight + kHasBias) * row_groups(p) * kN;
   return q;
 }
 
@@ -577,10 +587,10 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 
   // With kPrefetch the next row's loads are issued before this row's reductions and barriers,
   // so memory stays busy while the row sums travel; without, each row is loaded when its turn comes.
-  const i64 step = row_workers() * kRowsPerBlock;
+  const i64 step = row_workers(p) * kRowsPerBlock;
   RowSlice cur;
-  if constexpr (kPrefetch) load_row_slice(p, row_worker() * kRowsPerBlock + row_in_block, lane, rank, cur);
-  for (i64 base = row_worker() * kRowsPerBlock; base < p.m; base += step) {
+  if constexpr (kPrefetch) load_row_slice(p, row_worker(p) * kRowsPerBlock + row_in_block, lane, rank, cur);
+  for (i64 base = row_worker(p) * kRowsPerBlock; base < p.m; base += step) {
     const i64 row = base + row_in_block;
     const bool valid = row < p.m;  // every thread takes part in the row reduction's barriers
     if constexpr (!kPrefetch) load_row_slice(p, row, lane, rank, cur);
@@ -987,8 +997,8 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   // waits for the grid's sums, the row worked, and kAhead rows being copied.
   constexpr int kAhead = kStages - 1 - kGridDefer;
   static_assert(kAhead >= 1, "a row is copied while one is worked");
-  const i64 step = row_workers();
-  const i64 first = row_worker();
+  const i64 step = row_workers(p);
+  const i64 first = row_worker(p);
   i64 row = first;
 #pragma unroll
   for (int s = 0; s < kAhead; ++s) {
@@ -1076,16 +1086,17 @@ __device__ __forceinline__ void backward_rows_streamed(const BackwardParams& p) 
   __shared__ float2 reduce_buffer[2][kRows][BlockReducer::kWarps];
   BlockReducer reducer{reduce_buffer, 0};
   const int lane = threadIdx.x;
-  float* dw_out = p.partial + (i64)blockIdx.x * kN;
-  float* db_out = bias_partials(p) + (i64)blockIdx.x * kN;
+  const i64 group = row_group(p);
+  float* dw_out = p.partial + group * kN;
+  float* db_out = bias_partials(p) + group * kN;
 // fused:begin
   const BackwardParams second = second_norm_params(p);  // kParallel: the second norm's partial rows
-  float* dw1_out = second.partial + (i64)blockIdx.x * kN;
-  float* db1_out = bias_partials(second) + (i64)blockIdx.x * kN;
+  float* dw1_out = second.partial + group * kN;
+  float* db1_out = bias_partials(second) + group * kN;
 // fused:end
 
-  for (i64 row = blockIdx.x; row < p.m; row += gridDim.x) {
-    const bool first = row == blockIdx.x;  // the block's partial row starts from its first row
+  for (i64 row = group; row < p.m; row += row_groups(p)) {
+    const bool first = row == group;  // the group's partial row starts from its first row
     const float rstd = p.rstd[row];
     const float mean = kLayerNorm ? p.mean[row] : 0.f;
     const TX* x_row = p.x + row * p.x_stride;

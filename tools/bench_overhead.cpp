@@ -108,7 +108,7 @@ void run_overhead(Engine& engine, CUcontext ctx, CUstream stream) {
                                   what);
     runtime::BackwardParams params{a.m,      a.x,      0,         a.dy,      0,
                                    a.mean,   a.rstd,   a.weight,  a.dx,      0,
-                                   direct ? nullptr : reinterpret_cast<float*>(partial.get()), a.dweight, a.dbias};
+                                   direct ? nullptr : reinterpret_cast<float*>(partial.get()), groups, 0, a.dweight, a.dbias};
     params.x_stride = params.dy_stride = params.dx_stride = c.n;
     auto raw = [&] { Engine::Impl::launch_kernels(k, resolved, params, groups, stream); };
     for (int i = 0; i < 50; ++i) raw();

@@ -45,6 +45,7 @@ std::string value_of(const Config& c, const std::string& key) {
   if (key == "cache.max_bytes") return std::to_string(c.cache_max_bytes);
   if (key == "log.level") return level_name(c.log_level);
   if (key == "tune.mode") return tune_name(c.tune_mode);
+  if (key == "launch.sm_margin") return std::to_string(c.sm_margin);
   return "(not shown by this normjit)";
 }
 

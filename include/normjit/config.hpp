@@ -16,6 +16,9 @@ struct Config {
   uint64_t cache_max_bytes = 1ull << 30;       // disk cache size cap; oldest entries go first
   LogLevel log_level = LogLevel::Warn;
   TuneMode tune_mode = TuneMode::Cached;
+  // SMs the launches leave free for kernels running beside them (communication overlapped with
+  // the norm): the grid shrinks to the other SMs' share, and the results stay bit-identical.
+  int sm_margin = 0;
   std::string config_file;                     // the file read, empty if none
   // key ("cache.dir", "cache.max_bytes", ...) -> "default" | "file <path>" | "env NAME"
   std::map<std::string, std::string> sources;

@@ -1,12 +1,22 @@
-// The backward is deterministic: dγ and dβ are summed as per-block partial rows, added in
-// block order, never with atomics; so the same inputs give the same bits on every run, with
-// either workspace, and from a freshly built engine (its own compilation of the kernels).
+// The backward is deterministic: dγ and dβ are summed as per-row-group partial rows, added in
+// group order, never with atomics; so the same inputs give the same bits on every run, with
+// either workspace, from a freshly built engine (its own compilation of the kernels), and with
+// any SM margin (a smaller grid whose blocks work several row groups each).
 #include <gtest/gtest.h>
 
+#include <set>
+#include <tuple>
+
+#include "codegen/launch_config.h"
+#include "codegen/search_space.h"
+#include "runtime/backward_call.h"
+#include "runtime/engine_impl.h"
+#include "runtime/launch_plan.h"
 #include "support/device_run.h"
 #include "support/problem_variants.h"
 #include "support/random.h"
 #include "support/reference.h"
+#include "support/scratch_cache.h"
 #include "support/shared_engine.h"
 
 namespace normjit::test {
@@ -56,6 +66,79 @@ TEST_F(BackwardDeterminism, RepeatedRunsAndAFreshEngineGiveIdenticalBits) {
     ASSERT_NO_THROW(from_fresh_engine = run_backward_on_gpu(fresh_engine, inputs, stream())) << describe_case(inputs);
     EXPECT_TRUE(same_bits(first, from_fresh_engine)) << "fresh engine, " << describe_case(inputs);
   }
+}
+
+
+// One config of each kind the search space holds for a problem (the heuristic's, rows in
+// registers, several rows a block, merged blocks, clusters, shared sums, staged, streamed).
+std::vector<codegen::LaunchConfig> one_of_each_kind(const NormProblem& resolved, const runtime::DeviceLimits& limits,
+                                                   int64_t m) {
+  std::vector<codegen::LaunchConfig> out = {codegen::choose_launch_config(resolved, limits.sm, limits.sm_count, m),
+                                            codegen::streamed_launch_config(resolved)};
+  std::set<std::tuple<bool, bool, bool, bool, bool, bool>> kinds;
+  for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm, limits.sm_count, m))
+    if (!c.grid && kinds.insert({c.staged, c.shared_sums, c.merge > 1, c.cluster > 1, c.rows_per_block() > 1,
+                                 c.prefetch}).second)
+      out.push_back(c);
+  return out;
+}
+
+struct MarginCase {
+  NormProblem problem;
+  int64_t m;
+};
+
+// An SM margin shrinks the grid: the row groups are split over several launches in turn, each
+// told which groups it holds, so the partial rows, and every bit of dγ, dβ and dx, stay those of
+// one whole launch. Every kind of config, at margins leaving half the SMs and one SM's share.
+class BackwardSmMargin : public ScratchCacheGpuTest {};
+
+TEST_F(BackwardSmMargin, AnySmMarginGivesIdenticalBits) {
+  NJ_REQUIRE_GPU();
+  const CUcontext ctx = GpuContext::get()->context();
+  const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
+  NormProblem parallel = make_problem(NormKind::LayerNorm, 4096, DType::F32, DType::F32, Affine::WeightAndBias);
+  parallel.parallel = true;
+  const MarginCase cases[] = {
+      {make_problem(NormKind::LayerNorm, 1024, DType::BF16, DType::F32, Affine::WeightAndBias), 3000},
+      {make_problem(NormKind::RMSNorm, 8192, DType::F16, DType::F16, Affine::WeightOnly), 700},
+      {parallel, 600},
+      {make_problem(NormKind::LayerNorm, 5003, DType::BF16, DType::BF16, Affine::WeightAndBias), 400},
+      {make_problem(NormKind::LayerNorm, 65536, DType::BF16, DType::F32, Affine::WeightAndBias), 48},
+      {make_problem(NormKind::RMSNorm, 4096, DType::BF16, DType::F32, Affine::WeightOnly), 24},  // few rows: merges
+  };
+  const int margins[] = {limits.sm_count / 2, limits.sm_count - 1};
+  int shrunk = 0;
+  for (const MarginCase& mc : cases) {
+    const NormInputs inputs = make_inputs(mc.problem, mc.m, fresh_seed());
+    DeviceCase probe_case(inputs, {});
+    const NormProblem resolved = runtime::check_backward_call(mc.problem, probe_case.args()).problem;
+    const auto reference = reference_backward(inputs);
+    for (const codegen::LaunchConfig& c : one_of_each_kind(resolved, limits, mc.m)) {
+      SCOPED_TRACE(describe_case(inputs) + " with " + codegen::describe(c));
+      Engine whole(config(TuneMode::Cached));
+      whole.impl().pin_config(limits, resolved, mc.m, c);
+      const LoadedKernel& k = whole.impl().kernel_for(ctx, resolved, mc.m);
+      ASSERT_EQ(k.config, c);
+      const int64_t groups = runtime::row_groups(k.config, k.limits, mc.m, k.resident_groups);
+      Gradients first;
+      ASSERT_NO_THROW(first = run_backward_on_gpu(whole, inputs, stream()));
+      EXPECT_TRUE(gradients_match(inputs, first, reference));
+      for (int margin : margins) {
+        Config with_margin = config(TuneMode::Cached);
+        with_margin.sm_margin = margin;
+        Engine narrow(with_margin);
+        narrow.impl().pin_config(limits, resolved, mc.m, c);
+        const int64_t launched = runtime::groups_per_launch(c, limits, groups, margin);
+        if (launched < groups) ++shrunk;
+        Gradients again;
+        ASSERT_NO_THROW(again = run_backward_on_gpu(narrow, inputs, stream()));
+        EXPECT_TRUE(same_bits(first, again)) << "margin " << margin << ": " << launched << " of " << groups
+                                             << " row groups a launch";
+      }
+    }
+  }
+  EXPECT_GE(shrunk, 20) << "launches the margins made smaller";
 }
 
 }  // namespace
