@@ -35,8 +35,7 @@ bool operator==(const LaunchConfig& a, const LaunchConfig& b) {
 }
 
 bool packs_rows(const NormProblem& p, const LaunchConfig& c) {
-  return c.shared_sums && (dtype_size(p.x_dtype) < 4 || dtype_size(p.dy_dtype) < 4) && p.gate == Gate::None &&
-         !p.recompute_from_output && !p.parallel;
+  return c.shared_sums && (dtype_size(p.x_dtype) < 4 || dtype_size(p.dy_dtype) < 4);
 }
 
 size_t dynamic_shared_bytes(const NormProblem& p, const LaunchConfig& c) {
@@ -214,9 +213,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       c = before;
       return false;
     }
-    // Rows held as fp32 (not packs_rows: fp32 rows, or fused options that transform x or dy as
-    // loaded) need the registers of one block per SM: at two they spill (RMS bf16 8192 with
-    // parallel norms: 296 bytes, 376 us against 163 without the option).
+    // Rows held as fp32 (not packs_rows: fp32 rows) need the registers of one block per SM: at
+    // two they spill (RMS bf16 8192 with parallel norms, unpacked: 296 bytes, 376 us against 163
+    // without the option).
     const bool rows_stay_fp32 = !packs_rows(p, c);
     // Unmerged, though with 16 elements a thread LayerNorm's partial rows are 8.6% of x, dy and
     // dx at any N: pairs merging their sums (half the partials) measured 1.5-10% slower

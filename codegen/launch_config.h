@@ -37,8 +37,9 @@ struct LaunchConfig {
 bool operator==(const LaunchConfig& a, const LaunchConfig& b);
 
 // Whether the backward kernel of config holds its rows packed, as stored (the kernel's
-// kPackedRows): with shared sums, 16-bit x or dy, and no fused option that transforms x or dy as
-// they are loaded (gate, recompute from the output) or adds a second norm's gradient (parallel).
+// kPackedRows): with shared sums and 16-bit x or dy. What a fused option makes of x or dy as
+// they are loaded (the gate, x̂ recovered from y, the second norm's gradient) is then made
+// again from the packed row for dx.
 bool packs_rows(const NormProblem& resolved, const LaunchConfig& config);
 
 // Dynamic shared memory a launch of config needs: the stages of staged rows, then the shared

@@ -355,8 +355,8 @@ TEST(LaunchConfig, HeuristicSharedMemoryFitsTheBlockAndTheSm) {
 }
 
 // Few rows keep sums in registers where one block holds the row, but rows a cluster shares take
-// shared sums at any M; rows held as fp32 under shared sums (gate, recompute, parallel norms)
-// take one block per SM, as two would spill.
+// shared sums at any M; fused options that transform rows as loaded (recompute) pack them too,
+// so they get two blocks per SM as well.
 TEST(LaunchConfig, SharedSumsAtFewRowsAndUnderFusedOptions) {
   auto ln = [](int64_t n, bool recompute) {
     NormProblem p = problem(n, DType::BF16);
@@ -373,12 +373,17 @@ TEST(LaunchConfig, SharedSumsAtFewRowsAndUnderFusedOptions) {
   EXPECT_EQ(choose_launch_config(ln(8192, false), 90, 132).merge, 1);
   const LaunchConfig recompute = choose_launch_config(ln(8192, true), 90, 132);
   EXPECT_TRUE(recompute.shared_sums);
-  EXPECT_EQ(recompute.min_blocks_per_sm, 1);
+  EXPECT_EQ(recompute.min_blocks_per_sm, 2);
+  NormProblem fp32 = ln(8192, true);
+  fp32.x_dtype = fp32.dy_dtype = fp32.dx_dtype = DType::F32;
+  EXPECT_EQ(choose_launch_config(codegen::resolve_problem(fp32), 90, 132, 65536).min_blocks_per_sm, 1)
+      << "fp32 rows stay unpacked: one block per SM";
 }
 
 // The kernel holds rows packed (kPackedRows, emitted from codegen::packs_rows) only with shared
-// sums, 16-bit rows and no option that transforms or adds to them as they are loaded.
-TEST(LaunchConfig, PacksRowsOnlyUnderSharedSumsFor16BitRowsWithoutLoadTimeOptions) {
+// sums and 16-bit rows, whatever the fused options (those that transform or add to the rows as
+// they are loaded redo it for dx).
+TEST(LaunchConfig, PacksRowsOnlyUnderSharedSumsFor16BitRows) {
   NormProblem p = problem(8192, DType::BF16);
   LaunchConfig c = choose_launch_config(p, 90, 132);
   ASSERT_TRUE(c.shared_sums);
@@ -392,7 +397,7 @@ TEST(LaunchConfig, PacksRowsOnlyUnderSharedSumsFor16BitRowsWithoutLoadTimeOption
                       +[](NormProblem& q) { q.kind = NormKind::RMSNorm; q.gate = Gate::AfterNorm; }}) {
     NormProblem fused = p;
     option(fused);
-    EXPECT_FALSE(codegen::packs_rows(codegen::resolve_problem(fused), c)) << codegen::describe(fused);
+    EXPECT_TRUE(codegen::packs_rows(codegen::resolve_problem(fused), c)) << codegen::describe(fused);
   }
   NormProblem residual = p;
   residual.residual = true;

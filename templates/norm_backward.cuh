@@ -510,12 +510,13 @@ struct ColumnSums {
 };
 
 // ---- rows held in registers ------------------------------------------------------------------
-// With kPackedRows (codegen::packs_rows: shared sums, 16-bit rows, no option that transforms x
-// or dy as they are loaded or adds a second norm's gradient) rows are held as stored (half the
-// registers of fp32) and widened slot by slot when worked, twice a row: x̂ and g = dy·γ are
-// recomputed for dx instead of kept, and γ is read again (from L1). A thread then holds 32
-// elements of x and dy in 32 registers, so two blocks of 512 threads per SM keep 64 KB of the
-// rows in flight.
+// With kPackedRows (codegen::packs_rows: shared sums, 16-bit rows) rows are held as stored
+// (half the registers of fp32) and widened slot by slot when worked, twice a row: x̂ and
+// g = dy·γ are recomputed for dx instead of kept, and γ is read again (from L1). So is what an
+// option of the problem brings to a row as it is loaded: the gate's input, β for x̂ recovered
+// from y, a second norm's gradient (L1 or L2 hits: this block read them a moment before). A
+// thread then holds 32 elements of x and dy in 32 registers, so two blocks of 512 threads per
+// SM keep 64 KB of the rows in flight.
 
 // One row's slice as a thread holds it: its slots of x and dy, widened to fp32 (or packed, as
 // stored), and the row's statistics. Rows past the end read as zeros (their threads still
@@ -606,6 +607,10 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
       if constexpr (kPackedRows) {
         cur.x_packed[i].unpack(x_wide);
         cur.dy_packed[i].unpack(dy_wide);
+// fused:begin
+        if (valid && slot_column(i, lane, rank) < kN)
+          gate_inputs(p.fused, row, slot_column(i, lane, rank), x_wide, dy_wide);
+// fused:end
       }
       float (&xh)[kVec] = kPackedRows ? x_wide : cur.x[kPackedRows ? 0 : i];
       float (&g)[kVec] = kPackedRows ? dy_wide : cur.dy[kPackedRows ? 0 : i];
@@ -671,15 +676,34 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
         if (col < kN) {
           float x_wide[kVec], g_wide[kVec];
           if constexpr (kPackedRows) {
+            // x̂ and g again, as pass 1 made them.
             float w[kVec];
             slot_gamma(p, i, lane, rank, w);
             cur.x_packed[i].unpack(x_wide);
             cur.dy_packed[i].unpack(g_wide);
+// fused:begin
+            gate_inputs(p.fused, row, col, x_wide, g_wide);
+            if constexpr (kRecompute) {
+              float xhat[kVec];
+              recover_slot(p, true, row, col, i, lane, rank, x_wide, w, mean, rstd, xhat);
 #pragma unroll
-            for (int j = 0; j < kVec; ++j) {
-              x_wide[j] = normalized(x_wide[j], mean, rstd);
-              g_wide[j] *= w[j];
+              for (int j = 0; j < kVec; ++j) x_wide[j] = xhat[j];
+            } else
+// fused:end
+            {
+#pragma unroll
+              for (int j = 0; j < kVec; ++j) x_wide[j] = normalized(x_wide[j], mean, rstd);
             }
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) g_wide[j] *= w[j];
+// fused:begin
+            if constexpr (kParallel) {
+              float dy1[kVec], g1[kVec];
+              second_norm_slot(p.fused, true, row, col, dy1, g1);
+#pragma unroll
+              for (int j = 0; j < kVec; ++j) g_wide[j] += g1[j];
+            }
+// fused:end
           }
           const float (&xh)[kVec] = kPackedRows ? x_wide : cur.x[kPackedRows ? 0 : i];
           const float (&g)[kVec] = kPackedRows ? g_wide : cur.dy[kPackedRows ? 0 : i];
