@@ -190,8 +190,15 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // per SM, up to 8 (32768: 183 vs 230 for staged 1024-thread blocks; 65536: 194 vs 264), then
   // of 1024-thread blocks (131072: 216 vs 256). Not where a half-vector row of 32 elements a
   // thread already fits (RMS 16384: 149 us vs 155).
+  // The gate, where one block holds the row, is faster without (RMS bf16 8192: 329 us as 1024
+  // threads of 8 elements in registers, against 338-388 with shared sums in either gate order);
+  // parallel norms there take 8 elements a thread, so 1024 threads (LN bf16 8192: 271 us against
+  // 330 for 512 of 16; bench/results/2026-11-24-h100-7dafbbd-fused/tune-fused.txt).
+  const bool gate_in_one_block = sm >= 90 && sixteen_bit && aligned && p.gate != Gate::None && p.n > 4096 &&
+                                 slots <= kMaxRowThreads;
+  const int shared_sums_iters = p.parallel && slots <= kMaxRowThreads ? 1 : 2;
   const bool sixteen_bit_shared_sums = sm >= 90 && sixteen_bit && aligned && (p.has_weight || p.has_bias) &&
-                                       p.n > 4096 && !(half_vectors && half_iters == 8) &&
+                                       p.n > 4096 && !(half_vectors && half_iters == 8) && !gate_in_one_block &&
                                        slots <= int64_t{kMaxRowThreads} * 2 * kMaxCluster;
   // One row a block (or cluster) with shared sums, `iters` slots a thread. False, leaving c as it
   // was, where the sums do not fit in shared memory (parallel norms of
@@ -263,7 +270,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   } else if (sm >= 90 && aligned && slots <= prefetch_block) {
     c.prefetch = true;
     one_row_per_block(slots, prefetch_iters);
-  } else if (sixteen_bit_shared_sums && shared_sums_rows(2)) {
+  } else if (gate_in_one_block) {
+    one_row_per_block(slots, 1);
+  } else if (sixteen_bit_shared_sums && shared_sums_rows(shared_sums_iters)) {
   } else if (half_vectors) {
     c.vec = 4;
     c.threads = c.threads_per_row = half_threads;

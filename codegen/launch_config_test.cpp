@@ -378,6 +378,26 @@ TEST(LaunchConfig, SharedSumsAtFewRowsAndUnderFusedOptions) {
   fp32.x_dtype = fp32.dy_dtype = fp32.dx_dtype = DType::F32;
   EXPECT_EQ(choose_launch_config(codegen::resolve_problem(fp32), 90, 132, 65536).min_blocks_per_sm, 1)
       << "fp32 rows stay unpacked: one block per SM";
+  // Fitted to the fused options' exhaustive tuning (bench/results/2026-11-24-h100-7dafbbd-fused):
+  // parallel norms of a row one block holds, 8 elements a thread with shared sums; the gate
+  // there, 8 elements a thread with sums in registers.
+  NormProblem parallel = ln(8192, false);
+  parallel.parallel = true;
+  const LaunchConfig two_norms = choose_launch_config(codegen::resolve_problem(parallel), 90, 132);
+  EXPECT_TRUE(two_norms.shared_sums);
+  EXPECT_EQ(two_norms.threads, 1024);
+  EXPECT_EQ(two_norms.vec, 8);
+  for (Gate order : {Gate::AfterNorm, Gate::BeforeNorm}) {
+    NormProblem gated = ln(8192, false);
+    gated.kind = NormKind::RMSNorm;
+    gated.has_bias = false;
+    gated.gate = order;
+    const LaunchConfig g = choose_launch_config(codegen::resolve_problem(gated), 90, 132);
+    EXPECT_FALSE(g.shared_sums);
+    EXPECT_EQ(g.threads, 1024);
+    EXPECT_EQ(g.vec, 8);
+    EXPECT_TRUE(g.row_in_registers && !g.staged);
+  }
 }
 
 // The kernel holds rows packed (kPackedRows, emitted from codegen::packs_rows) only with shared
