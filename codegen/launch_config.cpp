@@ -191,12 +191,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // of 1024-thread blocks (131072: 216 vs 256). Not where a half-vector row of 32 elements a
   // thread already fits (RMS 16384: 149 us vs 155).
   // The gate, where one block holds the row, is faster without (RMS bf16 8192: 329 us as 1024
-  // threads of 8 elements in registers, against 338-388 with shared sums in either gate order);
-  // parallel norms there take 8 elements a thread, so 1024 threads (LN bf16 8192: 271 us against
-  // 330 for 512 of 16; bench/results/2026-11-24-h100-7dafbbd-fused/tune-fused.txt).
+  // threads of 8 elements in registers, against 338-388 with shared sums in either gate order;
+  // bench/results/2026-11-24-h100-7dafbbd-fused/tune-fused.txt).
   const bool gate_in_one_block = sm >= 90 && sixteen_bit && aligned && p.gate != Gate::None && p.n > 4096 &&
                                  slots <= kMaxRowThreads;
-  const int shared_sums_iters = p.parallel && slots <= kMaxRowThreads ? 1 : 2;
   const bool sixteen_bit_shared_sums = sm >= 90 && sixteen_bit && aligned && (p.has_weight || p.has_bias) &&
                                        p.n > 4096 && !(half_vectors && half_iters == 8) && !gate_in_one_block &&
                                        slots <= int64_t{kMaxRowThreads} * 2 * kMaxCluster;
@@ -272,7 +270,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     one_row_per_block(slots, prefetch_iters);
   } else if (gate_in_one_block) {
     one_row_per_block(slots, 1);
-  } else if (sixteen_bit_shared_sums && shared_sums_rows(shared_sums_iters)) {
+  } else if (sixteen_bit_shared_sums && shared_sums_rows(2)) {
+    // Parallel norms' four sums (with β) leave room for one block of 16 elements a thread per
+    // SM: where one block holds the row, 8 elements a thread, so 1024 threads, do better (LN
+    // bf16 8192: 271 us against 330; -7dafbbd-fused/tune-fused.txt). With two blocks per SM
+    // (RMSNorm's two sums) 16 stay better (RMS bf16 8192: 219 us against 289; -ef8c699/).
+    if (p.parallel && c.min_blocks_per_sm == 1 && c.cluster == 1 && slots <= kMaxRowThreads) shared_sums_rows(1);
   } else if (half_vectors) {
     c.vec = 4;
     c.threads = c.threads_per_row = half_threads;

@@ -379,14 +379,22 @@ TEST(LaunchConfig, SharedSumsAtFewRowsAndUnderFusedOptions) {
   EXPECT_EQ(choose_launch_config(codegen::resolve_problem(fp32), 90, 132, 65536).min_blocks_per_sm, 1)
       << "fp32 rows stay unpacked: one block per SM";
   // Fitted to the fused options' exhaustive tuning (bench/results/2026-11-24-h100-7dafbbd-fused):
-  // parallel norms of a row one block holds, 8 elements a thread with shared sums; the gate
-  // there, 8 elements a thread with sums in registers.
+  // parallel LayerNorms of a row one block holds, 8 elements a thread with shared sums (16 leave
+  // room for one block per SM), parallel RMSNorms 16 at two blocks per SM; the gate there, 8
+  // elements a thread with sums in registers.
   NormProblem parallel = ln(8192, false);
   parallel.parallel = true;
   const LaunchConfig two_norms = choose_launch_config(codegen::resolve_problem(parallel), 90, 132);
   EXPECT_TRUE(two_norms.shared_sums);
   EXPECT_EQ(two_norms.threads, 1024);
   EXPECT_EQ(two_norms.vec, 8);
+  NormProblem rms_parallel = parallel;
+  rms_parallel.kind = NormKind::RMSNorm;
+  rms_parallel.has_bias = false;
+  const LaunchConfig two_rms = choose_launch_config(codegen::resolve_problem(rms_parallel), 90, 132);
+  EXPECT_TRUE(two_rms.shared_sums);
+  EXPECT_EQ(two_rms.threads, 512);
+  EXPECT_EQ(two_rms.min_blocks_per_sm, 2);
   for (Gate order : {Gate::AfterNorm, Gate::BeforeNorm}) {
     NormProblem gated = ln(8192, false);
     gated.kind = NormKind::RMSNorm;
