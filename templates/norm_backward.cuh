@@ -64,15 +64,17 @@ __device__ __forceinline__ float input_grad(float g, float xhat, float rstd, flo
 // one launch, or several in turn that hold a share of them each (the engine's sm_margin leaves
 // SMs to other work): which rows a group sums, and so the bits of dγ/dβ, depend on p.groups
 // only, never on the grid.
-__device__ __forceinline__ i64 row_groups(const BackwardParams& p) { return p.groups; }
+// (Both counts are below 2^32, a few per SM: in 32 bits the row arithmetic knows their high
+// words are zero, and registers stay as they were with gridDim.)
+__device__ __forceinline__ i64 row_groups(const BackwardParams& p) { return (unsigned)p.groups; }
 __device__ __forceinline__ i64 row_group(const BackwardParams& p) {
-  return p.first_group + blockIdx.x / (kCluster * kMerge);
+  return (unsigned)p.first_group + blockIdx.x / (kCluster * kMerge);
 }
 // Row workers take rows w, w + workers, ...: a block each, or a cluster sharing each row; the
 // kMerge workers of group g are g·kMerge + 0 .. kMerge − 1.
-__device__ __forceinline__ i64 row_workers(const BackwardParams& p) { return p.groups * kMerge; }
+__device__ __forceinline__ i64 row_workers(const BackwardParams& p) { return (unsigned)p.groups * kMerge; }
 __device__ __forceinline__ i64 row_worker(const BackwardParams& p) {
-  return row_group(p) * kMerge + blockIdx.x / kCluster % kMerge;
+  return ((unsigned)p.first_group + blockIdx.x / (kCluster * kMerge)) * kMerge + blockIdx.x / kCluster % kMerge;
 }
 __device__ __forceinline__ float* bias_partials(const BackwardParams& p) {
   return p.partial + (kHasWeight ? row_groups(p) * kN : 0);
