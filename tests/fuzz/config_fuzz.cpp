@@ -37,7 +37,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const normjit::Config c = normjit::runtime::parse_config_text(text, "fuzz.toml");
     if (c.config_file != "fuzz.toml") fail("config_file", c.config_file);
     if (c.cache_max_bytes == 0) fail("accepted a zero cache.max_bytes", text);
-    if (c.sources.size() != 5) fail("sources has other keys than the five known ones", text);
+    if (c.sources.size() != 6) fail("sources has other keys than the six known ones", text);
+    if (c.sm_margin < 0 || c.sm_margin > 4096) fail("accepted an sm_margin outside 0..4096", text);
     for (const auto& [key, source] : c.sources)
       if (source != "default" && source != "file fuzz.toml") fail("odd source", key + " = " + source);
   } catch (const normjit::Error& e) {
