@@ -91,6 +91,11 @@ int estimated_registers(const NormProblem& p, const LaunchConfig& c) {
   return static_cast<int>(kBaseRegisters + row_registers + held * accumulators);
 }
 
+int64_t compile_cost(const NormProblem& p, const LaunchConfig& c) {
+  const int64_t slots = ceil_div(ceil_div(p.n, c.vec), c.cluster);  // a block's slice
+  return ceil_div(slots, c.threads_per_row) * c.vec * (c.staged ? 2 : 1);
+}
+
 std::string prune_reason(const NormProblem& p, const LaunchConfig& c, int sm) {
   const ArchLimits a = arch_limits(sm);
   if (!c.grid && c.cluster > a.max_cluster)

@@ -29,6 +29,13 @@ ArchLimits arch_limits(int sm);
 // prune the hopeless, not to predict ptxas: it errs low.
 int estimated_registers(const NormProblem& resolved, const LaunchConfig& config);
 
+// A rough rank of how long NVRTC takes to compile `config`: the elements of a row one thread
+// works, unrolled in the kernel, twice for staged rows (their copy and two passes). The tuner
+// compiles the costliest first, so the longest compiles do not start last: over the
+// candidates of LN bf16 8192, RMS bf16 4096 and LN fp32 32768, 16 threads would finish 24%
+// sooner (bench/NOTES.md, entry 22).
+int64_t compile_cost(const NormProblem& resolved, const LaunchConfig& config);
+
 // Why `config` is pruned for (problem, sm), or "" when it is kept.
 std::string prune_reason(const NormProblem& resolved, const LaunchConfig& config, int sm);
 

@@ -244,14 +244,22 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
   std::vector<CandidateTiming>& cands = result.candidates;
   const size_t count = cands.size();
 
-  // 1. Compile them all at once on host threads.
+  // 1. Compile them all at once on host threads, the costliest first (codegen::compile_cost):
+  // the compile wall is then close to the longest compile, not that plus whatever started
+  // before it.
   std::vector<std::shared_ptr<const CompiledKernel>> compiled(count);
   {
     const auto compile_start = Clock::now();
+    std::vector<size_t> compile_order(count);
+    for (size_t i = 0; i < count; ++i) compile_order[i] = i;
+    std::stable_sort(compile_order.begin(), compile_order.end(), [&](size_t a, size_t b) {
+      return codegen::compile_cost(p, cands[a].config) > codegen::compile_cost(p, cands[b].config);
+    });
     std::atomic<size_t> next{0}, done{0};
     std::mutex report_mu;
     auto worker = [&] {
-      for (size_t i = next++; i < count; i = next++) {
+      for (size_t k = next++; k < count; k = next++) {
+        const size_t i = compile_order[k];
         const auto t0 = Clock::now();
         std::string outcome;
         try {
