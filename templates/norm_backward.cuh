@@ -74,7 +74,7 @@ __device__ __forceinline__ i64 row_group(const BackwardParams& p) {
 // kMerge workers of group g are g·kMerge + 0 .. kMerge − 1.
 __device__ __forceinline__ i64 row_workers(const BackwardParams& p) { return (unsigned)p.groups * kMerge; }
 __device__ __forceinline__ i64 row_worker(const BackwardParams& p) {
-  return ((unsigned)p.first_group + blockIdx.x / (kCluster * kMerge)) * kMerge + blockIdx.x / kCluster % kMerge;
+  return row_group(p) * kMerge + blockIdx.x / kCluster % kMerge;
 }
 __device__ __forceinline__ float* bias_partials(const BackwardParams& p) {
   return p.partial + (kHasWeight ? row_groups(p) * kN : 0);
