@@ -72,7 +72,7 @@ __device__ __forceinline__ i64 row_group(const BackwardParams& p) {
 }
 // Row workers take rows w, w + workers, ...: a block each, or a cluster sharing each row; the
 // kMerge workers of group g are g·kMerge + 0 .. kMerge − 1.
-__device__ __forceinline__ i64 row_workers(const BackwardParams& p) { return (unsigned)p.groups * kMerge; }
+__device__ __forceinline__ i64 row_workers(const BackwardParams& p) { return row_groups(p) * kMerge; }
 __device__ __forceinline__ i64 row_worker(const BackwardParams& p) {
   return row_group(p) * kMerge + blockIdx.x / kCluster % kMerge;
 }
@@ -610,8 +610,8 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
         cur.x_packed[i].unpack(x_wide);
         cur.dy_packed[i].unpack(dy_wide);
 // fused:begin
-        if (valid && slot_column(i, lane, rank) < kN)
-          gate_inputs(p.fused, row, slot_column(i, lane, rank), x_wide, dy_wide);
+        const i64 col = slot_column(i, lane, rank);
+        if (valid && col < kN) gate_inputs(p.fused, row, col, x_wide, dy_wide);
 // fused:end
       }
       float (&xh)[kVec] = kPackedRows ? x_wide : cur.x[kPackedRows ? 0 : i];
