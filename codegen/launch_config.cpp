@@ -38,8 +38,16 @@ bool packs_rows(const NormProblem& p, const LaunchConfig& c) {
   return c.shared_sums && (dtype_size(p.x_dtype) < 4 || dtype_size(p.dy_dtype) < 4);
 }
 
+int64_t block_slots(const NormProblem& p, const LaunchConfig& c) {
+  return ceil_div(ceil_div(p.n, c.vec), c.cluster);
+}
+
+int64_t elements_per_thread(const NormProblem& p, const LaunchConfig& c) {
+  return ceil_div(block_slots(p, c), c.threads_per_row) * c.vec;
+}
+
 size_t dynamic_shared_bytes(const NormProblem& p, const LaunchConfig& c) {
-  const int64_t slots = ceil_div(ceil_div(p.n, c.vec), c.cluster);  // a block's slice
+  const int64_t slots = block_slots(p, c);
   int64_t bytes = 0;
   if (c.staged) {
     // templates/norm_backward.cuh, StagePlan: each tensor's slice rounded up to 16 bytes, plus
@@ -51,7 +59,7 @@ size_t dynamic_shared_bytes(const NormProblem& p, const LaunchConfig& c) {
   if (c.shared_sums) {
     // templates/norm_backward.cuh, SlotSums: every slot a thread may hold, for each sum.
     const int64_t sums = (int64_t{p.has_weight} + int64_t{p.has_bias}) * (p.parallel ? 2 : 1);
-    bytes += sums * ceil_div(slots, c.threads_per_row) * c.vec * c.threads_per_row * int64_t{sizeof(float)};
+    bytes += sums * elements_per_thread(p, c) * c.threads_per_row * int64_t{sizeof(float)};
   }
   return static_cast<size_t>(bytes);
 }
@@ -205,11 +213,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   auto shared_sums_rows = [&](int iters) {
     const LaunchConfig before = c;
     const int64_t lanes = ceil_div(slots, iters);
-    // Blocks of 512 threads while a cluster of at most 8 (the portable size) of them holds the row.
-    constexpr int kHalfBlockClusters = 8;
+    // Blocks of 512 threads while a cluster of at most the portable size of them holds the row.
     const int64_t block_limit =
-        lanes <= kMaxRowThreads || lanes > int64_t{kMaxRegisterRowThreads} * kHalfBlockClusters ? kMaxRowThreads
-                                                                                                : kMaxRegisterRowThreads;
+        lanes <= kMaxRowThreads || lanes > int64_t{kMaxRegisterRowThreads} * kPortableCluster ? kMaxRowThreads
+                                                                                              : kMaxRegisterRowThreads;
     c.shared_sums = true;
     c.cluster = static_cast<int>(next_pow2(ceil_div(lanes, block_limit)));
     one_row_per_block(ceil_div(slots, c.cluster), iters);
@@ -312,7 +319,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     const int iters = std::max(1, 8 / c.vec);
     while (int64_t{c.cluster} * kMaxRowThreads * iters < slots) c.cluster *= 2;
     one_row_per_block(ceil_div(slots, c.cluster), iters);
-    if (c.cluster > 8 && (p.has_weight || p.has_bias)) shared_sums_rows(2 * iters);
+    if (c.cluster > kPortableCluster && (p.has_weight || p.has_bias)) shared_sums_rows(2 * iters);
   } else if (sm >= 80 && grid_stage()) {
     // Rows no cluster holds (N > 262144 in 16-bit types, 131072 in fp32; anything beyond a
     // block before sm_90): a grid cluster, one block per SM, each owning a column slice of
@@ -445,8 +452,7 @@ void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
     fail("shared sums need one row per block (or cluster sharing it) in registers or staged, not a grid cluster");
   if (c.shared_sums && !p.has_weight && !p.has_bias) fail("shared sums hold dγ/dβ, and the problem has neither");
   if (c.row_in_registers) {
-    const int64_t iters = ceil_div(ceil_div(ceil_div(p.n, c.vec), c.cluster), c.threads_per_row);
-    if (iters * c.vec > 4 * kMaxRegisterElementsPerThread) fail("row too long to hold in registers");
+    if (elements_per_thread(p, c) > 4 * kMaxRegisterElementsPerThread) fail("row too long to hold in registers");
     if (c.rows_per_block() > 1 && p.n > 16384) fail("several rows per block need N <= 16384 (shared-memory merge)");
   }
 }

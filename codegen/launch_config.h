@@ -42,6 +42,11 @@ bool operator==(const LaunchConfig& a, const LaunchConfig& b);
 // again from the packed row for dx.
 bool packs_rows(const NormProblem& resolved, const LaunchConfig& config);
 
+// Vector slots of a row that one block of config holds (its slice, where a cluster shares the
+// row), and the elements of them one thread works: what it holds in registers or unrolls.
+int64_t block_slots(const NormProblem& resolved, const LaunchConfig& config);
+int64_t elements_per_thread(const NormProblem& resolved, const LaunchConfig& config);
+
 // Dynamic shared memory a launch of config needs: the stages of staged rows, then the shared
 // sums (each thread's columns of dγ, dβ, and the second norm's with parallel norms).
 size_t dynamic_shared_bytes(const NormProblem& resolved, const LaunchConfig& config);
@@ -93,8 +98,10 @@ int grid_cluster_blocks(int sm_count);
 // Stages a grid cluster may have: stages − 2 rows wait for the other blocks' sums.
 constexpr int kMaxGridStages = 8;
 
+// Blocks a cluster may have without opting in to a larger one.
+constexpr int kPortableCluster = 8;
 // Merged blocks at most (the portable cluster size).
-constexpr int kMaxMerge = 8;
+constexpr int kMaxMerge = kPortableCluster;
 
 // Rows a multiprocessor at most for the heuristic's few-rows (latency) configs.
 constexpr int kLatencyRowsPerSm = 2;

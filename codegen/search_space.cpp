@@ -79,21 +79,15 @@ int estimated_registers(const NormProblem& p, const LaunchConfig& c) {
   // Shared sums keep the dγ/dβ accumulators out of registers.
   const int accumulators = c.shared_sums ? 0 : (p.has_weight ? 1 : 0) + (p.has_bias ? 1 : 0);
   if (!c.row_in_registers) return kBaseRegisters + 2 * c.vec * accumulators;  // one vector at a time
-  if (c.staged) {
-    // x and dy sit in shared memory; registers keep the dγ/dβ accumulators of the thread's slots.
-    const int64_t slots = ceil_div(ceil_div(p.n, c.vec), c.cluster);
-    const int64_t per_thread = ceil_div(slots, c.threads_per_row) * c.vec;
-    return static_cast<int>(kBaseRegisters + 2 * c.vec + per_thread * accumulators);
-  }
-  const int64_t iters = ceil_div(ceil_div(ceil_div(p.n, c.vec), c.cluster), c.threads_per_row);
-  const int64_t held = iters * c.vec;  // elements of each tensor per thread
+  const int64_t held = elements_per_thread(p, c);  // of each tensor
+  // Staged: x and dy sit in shared memory; registers keep the dγ/dβ accumulators of the thread's slots.
+  if (c.staged) return static_cast<int>(kBaseRegisters + 2 * c.vec + held * accumulators);
   const int64_t row_registers = ceil_div(held * (x_bytes + dy_bytes), 4) * (c.prefetch ? 2 : 1);
   return static_cast<int>(kBaseRegisters + row_registers + held * accumulators);
 }
 
 int64_t compile_cost(const NormProblem& p, const LaunchConfig& c) {
-  const int64_t slots = ceil_div(ceil_div(p.n, c.vec), c.cluster);  // a block's slice
-  return ceil_div(slots, c.threads_per_row) * c.vec * (c.staged ? 2 : 1);
+  return elements_per_thread(p, c) * (c.staged ? 2 : 1);
 }
 
 std::string prune_reason(const NormProblem& p, const LaunchConfig& c, int sm) {
