@@ -9,7 +9,6 @@
 
 #include "codegen/launch_config.h"
 #include "codegen/search_space.h"
-#include "runtime/backward_call.h"
 #include "runtime/engine_impl.h"
 #include "runtime/launch_plan.h"
 #include "support/device_run.h"
@@ -111,8 +110,7 @@ TEST_F(BackwardSmMargin, AnySmMarginGivesIdenticalBits) {
   int shrunk = 0;
   for (const MarginCase& mc : cases) {
     const NormInputs inputs = make_inputs(mc.problem, mc.m, fresh_seed());
-    DeviceCase probe_case(inputs, {});
-    const NormProblem resolved = runtime::check_backward_call(mc.problem, probe_case.args()).problem;
+    const NormProblem resolved = resolved_problem(inputs);
     const auto reference = reference_backward(inputs);
     for (const codegen::LaunchConfig& c : one_of_each_kind(resolved, limits, mc.m)) {
       SCOPED_TRACE(describe_case(inputs) + " with " + codegen::describe(c));

@@ -10,7 +10,6 @@
 
 #include "codegen/launch_config.h"
 #include "codegen/norm_problem.h"
-#include "runtime/backward_call.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/engine_impl.h"
 #include "support/device_run.h"
@@ -43,8 +42,7 @@ constexpr GridCase kCases[] = {
 
 // The config the engine runs for these inputs (the alignment it derives included).
 codegen::LaunchConfig config_run(Engine& engine, const NormInputs& inputs) {
-  DeviceCase device(inputs, {});
-  const NormProblem resolved = runtime::check_backward_call(inputs.problem, device.args()).problem;
+  const NormProblem resolved = resolved_problem(inputs);
   CUcontext ctx;
   NJ_CU(driver().cuCtxGetCurrent(&ctx), "test: the current context");
   return engine.impl().kernel_for(ctx, resolved, inputs.m).config;

@@ -9,7 +9,6 @@
 #include "codegen/launch_config.h"
 #include "codegen/norm_problem.h"
 #include "codegen/search_space.h"
-#include "runtime/backward_call.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/engine_impl.h"
 #include "runtime/launch_plan.h"
@@ -51,8 +50,7 @@ TEST_F(BackwardMerge, EveryMergedCandidateMatchesTheReference) {
       const NormProblem problem = spec.problem();
       // Contiguous rows: the alignment the call will derive, so the database entry is the one used.
       NormInputs inputs = make_inputs(problem, m, fresh_seed());
-      DeviceCase probe_case(inputs, {});
-      const NormProblem resolved = runtime::check_backward_call(problem, probe_case.args()).problem;
+      const NormProblem resolved = resolved_problem(inputs);
       size_t taken = 0;
       for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm, limits.sm_count, m)) {
         if (c.merge == 1 || taken == kCandidatesPerShape) continue;
@@ -87,8 +85,7 @@ TEST_F(BackwardMerge, ATunedMergeOfOneClusterWritesTheGradientsItself) {
   for (const int64_t m : {2, 8, 37}) {
     const NormInputs inputs = make_inputs(problem, m, fresh_seed());
     SCOPED_TRACE(describe_case(inputs));
-    DeviceCase probe_case(inputs, {});
-    const NormProblem resolved = runtime::check_backward_call(problem, probe_case.args()).problem;
+    const NormProblem resolved = resolved_problem(inputs);
     Engine engine(config(TuneMode::Cached));
     EXPECT_EQ(engine.impl().kernel_for(ctx, resolved, m).config.merge, 1) << "the heuristic";
     codegen::LaunchConfig merged = codegen::choose_launch_config(resolved, limits.sm, limits.sm_count, m);

@@ -11,7 +11,6 @@
 #include "codegen/launch_config.h"
 #include "codegen/norm_problem.h"
 #include "codegen/search_space.h"
-#include "runtime/backward_call.h"
 #include "runtime/engine_impl.h"
 #include "support/device_run.h"
 #include "support/gpu.h"
@@ -67,8 +66,7 @@ TEST_F(BackwardSharedSums, EverySharedSumsCandidateMatchesTheReference) {
       const int64_t m = rows_for(rows, problem.n);
       // Contiguous rows: the alignment the call will derive, so the database entry is the one used.
       NormInputs inputs = make_inputs(problem, m, fresh_seed());
-      DeviceCase probe_case(inputs, {});
-      const NormProblem resolved = runtime::check_backward_call(problem, probe_case.args()).problem;
+      const NormProblem resolved = resolved_problem(inputs);
       int taken = 0;
       for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm, limits.sm_count, m)) {
         if (!c.shared_sums) continue;
@@ -97,8 +95,7 @@ TEST_F(BackwardSharedSums, TheSameBitsTwice) {
   const NormProblem problem = make_problem(NormKind::LayerNorm, 8192, DType::BF16, DType::F32, Affine::WeightAndBias);
   const int64_t m = 1000;
   const NormInputs inputs = make_inputs(problem, m, fresh_seed());
-  DeviceCase probe_case(inputs, {});
-  const NormProblem resolved = runtime::check_backward_call(problem, probe_case.args()).problem;
+  const NormProblem resolved = resolved_problem(inputs);
   int compared = 0;
   for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm, limits.sm_count, m)) {
     if (!c.shared_sums) continue;

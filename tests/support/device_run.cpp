@@ -1,5 +1,6 @@
 #include "support/device_run.h"
 
+#include "runtime/backward_call.h"
 #include "runtime/cuda_driver.h"
 #include "support/reference.h"
 
@@ -162,6 +163,11 @@ Gradients DeviceCase::download() const {
   if (p.parallel && p.has_weight) download_param_grad(dweight1_, out.dweight1);
   if (p.parallel && p.has_bias) download_param_grad(dbias1_, out.dbias1);
   return out;
+}
+
+NormProblem resolved_problem(const NormInputs& inputs) {
+  const DeviceCase probe(inputs, {});
+  return runtime::check_backward_call(inputs.problem, probe.args()).problem;
 }
 
 Gradients run_backward_on_gpu(Engine& engine, const NormInputs& inputs, CUstream stream, const RunOptions& options) {

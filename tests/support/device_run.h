@@ -49,6 +49,11 @@ class DeviceCase {
   DeviceBuffer y_, bias_;                                                 // recompute from the output
 };
 
+// The problem the engine runs for these inputs: resolved with the alignment their device
+// copies' pointers and strides allow, as runtime::check_backward_call derives it. A config
+// pinned or tuned for it is the one a call with these inputs uses.
+NormProblem resolved_problem(const NormInputs& inputs);
+
 // Poisons, runs engine.backward on `stream`, synchronizes and downloads. Throws what the
 // engine throws.
 Gradients run_backward_on_gpu(Engine& engine, const NormInputs& inputs, CUstream stream,
