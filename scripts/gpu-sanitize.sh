@@ -84,7 +84,9 @@ timeout_for() {
     initcheck) echo 80 ;;
   esac
 }
-# The warm-up runs every test any tool will run (the union of the filters, deduplicated).
+# The warm-up runs every test any tool will run (the union of the filters, deduplicated), at
+# the largest of their M*N caps.
+warm_cap=$(for t in "${tools[@]}"; do cap_for "$t"; done | sort -n | tail -1)
 warmup_filter=$(for t in "${tools[@]}"; do filter_for "$t" | tr ':' '\n'; done | awk 'NF && !seen[$0]++' | paste -sd:)
 
 sanitizer="$(command -v compute-sanitizer || true)"
@@ -103,7 +105,7 @@ if [ "$dry_run" = 1 ]; then
   if [ "${SANITIZE_WARMUP:-1}" = 0 ]; then
     echo "warm-up: skipped (SANITIZE_WARMUP=0)"
   else
-    echo "warm-up: NORMJIT_TEST_MAX_ELEMENTS=$(for t in "${tools[@]}"; do cap_for "$t"; done | sort -n | tail -1)" \
+    echo "warm-up: NORMJIT_TEST_MAX_ELEMENTS=$warm_cap" \
          "timeout $warmup_timeout $tests --gtest_filter='$warmup_filter'"
   fi
   for t in "${tools[@]}"; do
@@ -149,7 +151,6 @@ if [ "${SANITIZE_WARMUP:-1}" = 0 ]; then
   echo "===== warm-up skipped (SANITIZE_WARMUP=0): each tool compiles its own kernels =====" >>"$log"
   summaries+=("warm-up: skipped (SANITIZE_WARMUP=0)")
 else
-  warm_cap=$(for t in "${tools[@]}"; do cap_for "$t"; done | sort -n | tail -1)
   start=$SECONDS
   echo "===== warm-up (no sanitizer), M*N <= $warm_cap =====" >>"$log"
   NORMJIT_TEST_MAX_ELEMENTS="$warm_cap" timeout "$warmup_timeout" "$tests" --gtest_filter="$warmup_filter" >"$section" 2>&1
