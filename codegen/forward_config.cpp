@@ -14,41 +14,28 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return static_cast<int64_t>(llvm::divideCeil(a, b)); }
 int next_pow2(int64_t v) { return static_cast<int>(llvm::PowerOf2Ceil(static_cast<uint64_t>(v))); }
 
-[[noreturn]] void unsupported(const NormProblem& p, const std::string& option) {
-  throw Error(Status::Unsupported, "normjit: cannot build a " + std::string(kind_name(p.kind)) + " forward with N=" +
-                                       std::to_string(p.n) + ": the forward does not take the fused option " +
-                                       option + " yet (only the backward does). Clear it for the forward call, "
-                                       "or compute this forward elsewhere (docs/FORWARD.md).");
-}
-
 }  // namespace
 
-void validate_forward_problem(const NormProblem& p) {
-  validate_problem(p);
-  if (p.residual) unsupported(p, "residual");
-  if (p.rowscale) unsupported(p, "rowscale");
-  if (p.dropout != DropoutMask::None) unsupported(p, std::string("dropout=") + dropout_mask_name(p.dropout));
-  if (p.gate != Gate::None) unsupported(p, std::string("gate=") + gate_name(p.gate));
-  if (p.parallel) unsupported(p, "parallel");
-  if (p.recompute_from_output) unsupported(p, "recompute_from_output");
-}
+void validate_forward_problem(const NormProblem& p) { validate_problem(p); }
 
 NormProblem resolve_forward_problem(const NormProblem& problem) {
   NormProblem r = resolve_problem(problem);
-  r.dy_dtype = r.x_dtype;
   r.dx_dtype = r.x_dtype;
+  r.recompute_from_output = false;
   return r;
 }
 
+bool has_forward_fused_options(const NormProblem& p) {
+  return p.residual || p.rowscale || p.dropout != DropoutMask::None || p.gate != Gate::None || p.parallel;
+}
+
 std::string describe_forward(const NormProblem& problem) {
-  const NormProblem r = resolve_problem(problem);
+  NormProblem r = resolve_forward_problem(problem);
   std::string s = std::string(kind_name(r.kind)) + " forward N=" + std::to_string(r.n) + " x=" + dtype_name(r.x_dtype) +
-                  " y=" + dtype_name(r.x_dtype) + " weight=" + dtype_name(r.weight_dtype) +
+                  " y=" + dtype_name(r.dy_dtype) + " weight=" + dtype_name(r.weight_dtype) +
                   (r.has_weight ? " +weight" : " -weight");
   if (r.kind == NormKind::LayerNorm) s += r.has_bias ? " +bias" : " -bias";
-  s += " align=" + std::to_string(r.alignment);
-  if (r.zero_centered_weight) s += " +zero-centered-weight";
-  return s;
+  return s + " align=" + std::to_string(r.alignment) + describe_options(r);
 }
 
 int max_forward_register_bytes(DType x) { return dtype_size(x) >= 4 ? 128 : 64; }

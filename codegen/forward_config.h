@@ -16,18 +16,22 @@
 
 namespace normjit::codegen {
 
-// Throws normjit::Error like validate_problem (whose checks it runs first), and Unsupported
-// for the fused options the forward does not take yet: residual, rowscale, dropout, gate,
-// parallel, recompute_from_output. zero_centered_weight is supported (γ stored as γ − 1).
+// Throws normjit::Error like validate_problem. Every fused option is taken (docs/FORWARD.md,
+// "Fused options"); recompute_from_output is the backward's choice and changes nothing here.
 void validate_forward_problem(const NormProblem& problem);
 
 // resolve_problem, then the fields the forward has no use for set to what they resolve to
-// without them: dy and dx (the backward's tensors) take x's dtype. y is stored in x's dtype.
-// Two problems that differ only in backward fields give the same forward problem, so one kernel.
+// without them: dx_dtype (the backward's) takes x's dtype and recompute_from_output is cleared.
+// y is stored in dy_dtype (y is what the backward's dy is the gradient of). Two problems that
+// differ only in those fields give the same forward problem, so one kernel.
 NormProblem resolve_forward_problem(const NormProblem& problem);
 
-// "layernorm forward N=4096 x=bf16 y=bf16 weight=fp32 +weight +bias align=16", then
-// " +zero-centered-weight" when set (the backward's dy and dx dtypes are not part of it).
+// Whether the forward's kernel carries fused code: residual, rowscale, dropout, gate or
+// parallel (zero-centred γ is one of the forward's plain constants).
+bool has_forward_fused_options(const NormProblem& problem);
+
+// "layernorm forward N=4096 x=bf16 y=bf16 weight=fp32 +weight +bias align=16", then the fused
+// options as describe gives them (the backward's dx dtype is not part of it).
 std::string describe_forward(const NormProblem& problem);
 // describe_forward for the forward, describe (the backward's) otherwise.
 std::string describe(const NormProblem& problem, Pass pass);

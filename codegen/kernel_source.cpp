@@ -70,13 +70,14 @@ std::string fused_constants(const NormProblem& p) {
   return s.str();
 }
 
-// The forward's constants: only what templates/norm_forward.cuh reads (y is stored in x's dtype).
+// The forward's constants: only what templates/norm_forward.cuh reads.
 std::string forward_constants(const NormProblem& p, const LaunchConfig& c) {
   std::ostringstream s;
   s << "namespace nj {\nnamespace cfg {\n"
     << "constexpr bool kLayerNorm = " << cpp_bool(p.kind == NormKind::LayerNorm) << ";\n"
     << "constexpr i64 kN = " << p.n << ";\n"
-    << "typedef " << device_type(p.x_dtype) << " TX;  // x and y\n"
+    << "typedef " << device_type(p.x_dtype) << " TX;  // x\n"
+    << "typedef " << device_type(p.dy_dtype) << " TY;  // y\n"
     << "typedef " << device_type(p.weight_dtype) << " TW;\n"
     << "constexpr bool kHasWeight = " << cpp_bool(p.has_weight) << ";\n"
     << "constexpr bool kHasBias = " << cpp_bool(p.has_bias) << ";\n"
@@ -92,6 +93,21 @@ std::string forward_constants(const NormProblem& p, const LaunchConfig& c) {
   return s.str();
 }
 
+// The forward's fused options' constants, emitted only when one is on.
+std::string forward_fused_constants(const NormProblem& p) {
+  std::ostringstream s;
+  s << "namespace nj {\nnamespace cfg {\n"
+    << "constexpr bool kResidual = " << cpp_bool(p.residual) << ";  // h = branch + residual\n"
+    << "constexpr bool kRowScale = " << cpp_bool(p.rowscale) << ";  // branch = x·rowscale[row]\n"
+    << "constexpr int kDropoutMask = " << static_cast<int>(p.dropout)
+    << ";  // 0: no dropout; the keep-mask written as 1: a byte, 2: a bit per element\n"
+    << "constexpr int kGate = " << static_cast<int>(p.gate)
+    << ";  // 0: no gate; silu(z) 1: after the norm (scales y), 2: before it (scales h)\n"
+    << "constexpr bool kParallel = " << cpp_bool(p.parallel) << ";  // a second output y1 = norm(h)·γ1 + β1\n"
+    << "}  // namespace cfg\n}  // namespace nj\n";
+  return s.str();
+}
+
 }  // namespace
 
 KernelSource generate_forward_source(const NormProblem& p, const LaunchConfig& c) {
@@ -103,8 +119,13 @@ KernelSource generate_forward_source(const NormProblem& p, const LaunchConfig& c
   s << "// normjit generated kernel: " << describe_forward(p) << "\n"
     << "// launch: " << describe(c) << "\n\n"
     << template_text("common.cuh") << "\n"
-    << forward_constants(p, c) << "\n"
-    << template_text("norm_forward.cuh");
+    << forward_constants(p, c) << "\n";
+  const bool fused = has_forward_fused_options(p);
+  if (fused)
+    s << forward_fused_constants(p) << "\n"
+      << template_text("gate_math.cuh") << "\n"
+      << template_text("philox.cuh") << "\n";
+  s << select_fused_blocks(template_text("norm_forward.cuh"), fused);
   out.text = s.str();
   return out;
 }
@@ -121,7 +142,7 @@ KernelSource generate_backward_source(const NormProblem& p, const LaunchConfig& 
     << "// launch: " << describe(c) << "\n\n"
     << template_text("common.cuh") << "\n"
     << problem_constants(p, c) << "\n";
-  if (fused) s << fused_constants(p) << "\n" << template_text("fused_ops.cuh") << "\n";
+  if (fused) s << fused_constants(p) << "\n" << template_text("gate_math.cuh") << "\n" << template_text("fused_ops.cuh") << "\n";
   s << select_fused_blocks(template_text("norm_backward.cuh"), fused) << "\n"
     << template_text("reduce_partials.cuh");
   out.text = s.str();

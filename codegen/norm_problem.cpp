@@ -125,15 +125,20 @@ std::string describe(const NormProblem& p) {
     << " dx=" << dtype_name(r.dx_dtype) << " weight=" << dtype_name(r.weight_dtype)
     << (r.has_weight ? " +weight" : " -weight");
   if (r.kind == NormKind::LayerNorm) s << (r.has_bias ? " +bias" : " -bias");
-  s << " align=" << r.alignment;
-  if (r.residual) s << " +residual";
-  if (r.zero_centered_weight) s << " +zero-centered-weight";
-  if (r.rowscale) s << " +rowscale";
-  if (r.dropout != DropoutMask::None) s << " +dropout=" << dropout_mask_name(r.dropout);
-  if (r.gate != Gate::None) s << " +gate=" << gate_name(r.gate);
-  if (r.parallel) s << " +parallel";
-  if (r.recompute_from_output) s << " +recompute";
+  s << " align=" << r.alignment << describe_options(r);
   return s.str();
+}
+
+std::string describe_options(const NormProblem& r) {
+  std::string s;
+  if (r.residual) s += " +residual";
+  if (r.zero_centered_weight) s += " +zero-centered-weight";
+  if (r.rowscale) s += " +rowscale";
+  if (r.dropout != DropoutMask::None) s += std::string(" +dropout=") + dropout_mask_name(r.dropout);
+  if (r.gate != Gate::None) s += std::string(" +gate=") + gate_name(r.gate);
+  if (r.parallel) s += " +parallel";
+  if (r.recompute_from_output) s += " +recompute";
+  return s;
 }
 
 bool has_fused_options(const NormProblem& p) {

@@ -24,6 +24,8 @@ void validate_problem(const NormProblem& problem);
 // options (" +residual +zero-centered-weight +rowscale +dropout=bits +gate=after-norm
 // +parallel +recompute"); none: nothing more.
 std::string describe(const NormProblem& problem);
+// The fused options' part of describe: " +residual +rowscale ...", or "" when none is on.
+std::string describe_options(const NormProblem& problem);
 
 // Whether any fused option (docs/FUSED.md) is on: only then does the kernel carry fused code.
 bool has_fused_options(const NormProblem& problem);

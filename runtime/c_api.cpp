@@ -126,6 +126,22 @@ normjit::ForwardArgs to_cpp(const nj_forward_args& a) {
   out.mean = a.mean;
   out.rstd = a.rstd;
   out.eps = a.eps;
+  out.residual = a.residual;
+  out.residual_stride = a.residual_stride;
+  out.residual_out = a.residual_out;
+  out.residual_out_stride = a.residual_out_stride;
+  out.rowscale = a.rowscale;
+  out.dropout_mask = a.dropout_mask;
+  out.dropout_mask_stride = a.dropout_mask_stride;
+  out.dropout_p = a.dropout_p;
+  out.dropout_seed = a.dropout_seed;
+  out.dropout_offset = a.dropout_offset;
+  out.z = a.z;
+  out.z_stride = a.z_stride;
+  out.weight1 = a.weight1;
+  out.bias1 = a.bias1;
+  out.y1 = a.y1;
+  out.y1_stride = a.y1_stride;
   return out;
 }
 

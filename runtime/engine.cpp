@@ -542,7 +542,7 @@ void Engine::Impl::launch_forward_kernel(const LoadedKernel& k, const NormProble
                                          CUstream stream) {
   // A persistent grid: no more row groups than are resident at once, each with a row at least.
   const int64_t groups = runtime::row_groups(k.config, k.limits, a.m, k.resident_groups);
-  runtime::ForwardParams params{a.m, a.x, a.x_stride, a.weight, a.bias, a.y, a.y_stride, a.mean, a.rstd, a.eps};
+  runtime::ForwardParams params = runtime::forward_params(a);
   void* kernel_args[] = {&params};
   launch_groups(k.forward, k.config, runtime::groups_per_launch(k.config, k.limits, groups, k.sm_margin), 0, stream,
                 kernel_args,

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
+#include <string>
 
 #include "codegen/forward_config.h"
 #include "codegen/norm_problem.h"
@@ -17,6 +19,87 @@ namespace {
               "normjit: bad argument to the " + codegen::describe_forward(p) + ": " + what + ". " + todo);
 }
 
+
+// Pointers and values of fused options the problem does not ask for: the caller and the
+// problem disagree, and either reading would be a guess.
+void check_forward_flags(const NormProblem& p, const ForwardArgs& a) {
+  const bool dropout = p.dropout != DropoutMask::None;
+  const bool pre_norm_sum = p.residual || p.rowscale || dropout;
+  if (!p.residual && a.residual)
+    reject(p, "residual is given but the residual option is off", "Set residual to add it to the branch, or pass NULL.");
+  if (!pre_norm_sum && a.residual_out)
+    reject(p, "residual_out is given but none of residual, rowscale and dropout is on, so h is x itself",
+           "Pass NULL for residual_out: the backward reads x.");
+  if (!p.rowscale && a.rowscale)
+    reject(p, "rowscale is given but the rowscale option is off", "Set rowscale to scale x by it, or pass NULL.");
+  if (!dropout && (a.dropout_mask || a.dropout_p != 0 || a.dropout_seed != 0 || a.dropout_offset != 0))
+    reject(p, "dropout_mask, dropout_p, dropout_seed or dropout_offset is given but dropout is off",
+           "Set dropout to the mask's form (bytes or bits), or pass NULL and zeros.");
+  if (p.gate == Gate::None && a.z)
+    reject(p, "z is given but gate is off", "Set gate (after_norm or before_norm) for a gated RMSNorm, or pass NULL.");
+  if (!p.parallel && (a.weight1 || a.bias1 || a.y1))
+    reject(p, "weight1, bias1 or y1 is given but parallel is off",
+           "Set parallel for a second norm of the same input, or pass NULL for the second norm's pointers.");
+  if (p.parallel && !p.has_weight && a.weight1)
+    reject(p, "weight1 is given but has_weight is false (both norms have γ, or neither)",
+           "Set has_weight, or pass NULL for weight1.");
+  if (p.parallel && !p.has_bias && a.bias1)
+    reject(p, "bias1 is given but has_bias is false (both norms have β, or neither)",
+           "Set has_bias, or pass NULL for bias1.");
+  if (dropout && !(a.dropout_p >= 0 && a.dropout_p < 1))
+    reject(p, "dropout_p = " + std::to_string(a.dropout_p) + " is not in [0, 1)",
+           "Pass the drop probability (0 <= p < 1).");
+  if (dropout && a.m > (int64_t{1} << 32))
+    reject(p, "m = " + std::to_string(a.m) + " rows: dropout draws are indexed by 32-bit rows",
+           "Split the call into calls of at most 2^32 rows, each with its own dropout_offset.");
+}
+
+struct NamedRows {
+  const char* name;
+  const void* ptr;
+  int64_t stride;
+  DType dtype;
+};
+
+// Outputs may be written over an input they are computed from when each element is read
+// before the same thread writes it (every family does so): y over x, h over x or the residual,
+// each with the same rows. Two outputs in one buffer, or an output over an input it is not
+// computed from element by element (z, a γ), would lose one of them.
+void check_forward_aliases(const NormProblem& p, const ForwardArgs& a) {
+  const NamedRows inputs[] = {{"x", a.x, a.x_stride, p.x_dtype},
+                              {"residual", a.residual, a.residual_stride, p.x_dtype},
+                              {"z", a.z, a.z_stride, p.x_dtype}};
+  const NamedRows outputs[] = {{"y", a.y, a.y_stride, p.dy_dtype},
+                               {"residual_out", a.residual_out, a.residual_out_stride, p.x_dtype},
+                               {"y1", a.y1, a.y1_stride, p.dy_dtype}};
+  for (size_t i = 0; i < std::size(outputs); ++i) {
+    const NamedRows& out = outputs[i];
+    if (!out.ptr) continue;
+    for (size_t j = i + 1; j < std::size(outputs); ++j)
+      if (outputs[j].ptr == out.ptr)
+        reject(p, std::string(out.name) + " and " + outputs[j].name + " are the same buffer",
+               "Pass a separate buffer for each output.");
+    for (const NamedRows& in : inputs) {
+      if (in.ptr != out.ptr) continue;
+      const bool may = std::string(in.name) != "z" && (std::string(out.name) != "y1") &&
+                       (std::string(out.name) != "y" || std::string(in.name) == "x");
+      if (!may)
+        reject(p, std::string(out.name) + " is " + in.name + ", which it may not overwrite",
+               std::string("Pass a separate buffer for ") + out.name +
+                   " (y may be x, and residual_out may be x or residual, in place).");
+      if (out.stride != in.stride)
+        reject(p, std::string(out.name) + " is " + in.name + " (in place) but " + out.name + "_stride = " +
+                      std::to_string(out.stride) + " and " + in.name + "_stride = " + std::to_string(in.stride) +
+                      " differ",
+               "In place, each row must be written where it was read: pass the same stride for both.");
+      if (out.dtype != in.dtype)
+        reject(p, std::string(out.name) + " is " + in.name + " (in place) but " + out.name + " is " +
+                      codegen::dtype_name(out.dtype) + " and " + in.name + " is " + codegen::dtype_name(in.dtype),
+               "Write y in x's dtype in place (dy_dtype), or pass a separate buffer for it.");
+    }
+  }
+}
+
 }  // namespace
 
 CheckedForwardCall check_forward_call(const NormProblem& problem, const ForwardArgs& in) {
@@ -24,6 +107,7 @@ CheckedForwardCall check_forward_call(const NormProblem& problem, const ForwardA
   CheckedForwardCall out{p, in};
   ForwardArgs& a = out.args;
   const bool layer_norm = p.kind == NormKind::LayerNorm;
+  const bool dropout = p.dropout != DropoutMask::None;
 
   if (a.m < 0) reject(p, "m = " + std::to_string(a.m) + " is negative", "Pass the number of rows (0 or more).");
   if (!(std::isfinite(a.eps) && a.eps >= 0))
@@ -36,12 +120,19 @@ CheckedForwardCall check_forward_call(const NormProblem& problem, const ForwardA
            "Set has_bias (LayerNorm) to add β, or pass NULL for bias.");
   if (!layer_norm && a.mean)
     reject(p, "mean is given for RMSNorm, which has none", "Pass NULL for mean, or use LayerNorm.");
+  check_forward_flags(p, a);
 
   struct Required { const char* name; const void* ptr; bool needed; };
   const Required required[] = {{"x", a.x, a.m > 0},
                                {"y", a.y, a.m > 0},
                                {"weight", a.weight, a.m > 0 && p.has_weight},
-                               {"bias", a.bias, a.m > 0 && p.has_bias}};
+                               {"bias", a.bias, a.m > 0 && p.has_bias},
+                               {"residual", a.residual, a.m > 0 && p.residual},
+                               {"rowscale", a.rowscale, a.m > 0 && p.rowscale},
+                               {"z", a.z, a.m > 0 && p.gate != Gate::None},
+                               {"y1", a.y1, a.m > 0 && p.parallel},
+                               {"weight1", a.weight1, a.m > 0 && p.parallel && p.has_weight},
+                               {"bias1", a.bias1, a.m > 0 && p.parallel && p.has_bias}};
   for (const Required& r : required)
     if (r.needed && !r.ptr)
       reject(p, std::string(r.name) + " is NULL", std::string("Pass a device pointer for ") + r.name + ".");
@@ -49,23 +140,73 @@ CheckedForwardCall check_forward_call(const NormProblem& problem, const ForwardA
   const auto rejected = [&p](const std::string& what, const std::string& todo) { reject(p, what, todo); };
   int alignment = p.alignment;
   alignment = std::min(alignment, check_row_tensor("x", a.x, a.x_stride, p.n, a.m, p.x_dtype, rejected));
-  alignment = std::min(alignment, check_row_tensor("y", a.y, a.y_stride, p.n, a.m, p.x_dtype, rejected));
-  if (a.m > 0 && a.y == a.x && a.y_stride != a.x_stride)
-    reject(p, "y is x (in place) but y_stride = " + std::to_string(a.y_stride) + " and x_stride = " +
-                  std::to_string(a.x_stride) + " differ",
-           "In place, each row must be written where it was read: pass the same stride for both.");
+  alignment = std::min(alignment, check_row_tensor("y", a.y, a.y_stride, p.n, a.m, p.dy_dtype, rejected));
+  // Optional row tensors bound the vector width only when given.
+  const struct { const char* name; const void* ptr; int64_t* stride; DType dtype; } rows[] = {
+      {"residual", a.residual, &a.residual_stride, p.x_dtype},
+      {"residual_out", a.residual_out, &a.residual_out_stride, p.x_dtype},
+      {"z", a.z, &a.z_stride, p.x_dtype},
+      {"y1", a.y1, &a.y1_stride, p.dy_dtype}};
+  for (const auto& r : rows) {
+    const int allowed = check_row_tensor(r.name, r.ptr, *r.stride, p.n, r.ptr ? a.m : 0, r.dtype, rejected);
+    alignment = std::min(alignment, allowed);
+  }
+  if (dropout) {
+    const bool bits = p.dropout == DropoutMask::Bits;
+    const int64_t row_bytes = bits ? (p.n + 7) / 8 : p.n;
+    if (a.dropout_mask_stride == 0) a.dropout_mask_stride = row_bytes;
+    if (a.dropout_mask_stride < row_bytes)
+      reject(p, "dropout_mask_stride = " + std::to_string(a.dropout_mask_stride) + " bytes is less than a " +
+                    (bits ? "bit-packed" : "byte") + " mask row (" + std::to_string(row_bytes) + " bytes)",
+             "Give the bytes between mask rows, or 0 for contiguous rows.");
+  }
+  if (a.m > 0) check_forward_aliases(p, a);
   struct Vector { const char* name; const void* ptr; int size; };
   const int weight_size = codegen::dtype_size(p.weight_dtype);
   const Vector vectors[] = {{"weight", a.weight, weight_size}, {"bias", a.bias, weight_size},
-                            {"mean", a.mean, 4}, {"rstd", a.rstd, 4}};
+                            {"weight1", a.weight1, weight_size}, {"bias1", a.bias1, weight_size},
+                            {"mean", a.mean, 4}, {"rstd", a.rstd, 4}, {"rowscale", a.rowscale, 4}};
   for (const Vector& v : vectors) check_vector_alignment(v.name, v.ptr, v.size, rejected);
   // γ and β are read with the rows' vectors, so they bound the alignment too.
-  if (a.m > 0) {
-    if (a.weight) alignment = std::min(alignment, row_alignment(a.weight, 0, weight_size, 1));
-    if (a.bias) alignment = std::min(alignment, row_alignment(a.bias, 0, weight_size, 1));
-  }
+  if (a.m > 0)
+    for (const void* params : {a.weight, a.bias, a.weight1, a.bias1})
+      if (params) alignment = std::min(alignment, row_alignment(params, 0, weight_size, 1));
   out.problem.alignment = std::max(alignment, 1);
   return out;
+}
+
+ForwardParams forward_params(const ForwardArgs& a) {
+  const bool dropout = a.dropout_p > 0;
+  // p·2^32 < 2^32 for every p < 1 the checks let through; floor keeps a draw's chance of being
+  // dropped at most p.
+  const int64_t drop_below = dropout ? static_cast<int64_t>(std::floor(a.dropout_p * 4294967296.0)) : 0;
+  return ForwardParams{a.m,
+                       a.x,
+                       a.x_stride,
+                       a.weight,
+                       a.bias,
+                       a.y,
+                       a.y_stride,
+                       a.mean,
+                       a.rstd,
+                       a.eps,
+                       a.residual,
+                       a.residual_stride,
+                       a.residual_out,
+                       a.residual_out_stride,
+                       a.rowscale,
+                       a.dropout_mask,
+                       a.dropout_mask_stride,
+                       1.0 / (1.0 - a.dropout_p),
+                       a.dropout_seed,
+                       a.dropout_offset,
+                       std::min<int64_t>(drop_below, 0xFFFFFFFFll),
+                       a.z,
+                       a.z_stride,
+                       a.weight1,
+                       a.bias1,
+                       a.y1,
+                       a.y1_stride};
 }
 
 }  // namespace normjit::runtime

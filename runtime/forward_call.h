@@ -3,6 +3,7 @@
 // every bad argument is testable on the CPU.
 #pragma once
 #include "normjit/norm_problem.hpp"
+#include "runtime/launch_params.h"
 
 namespace normjit::runtime {
 
@@ -14,5 +15,9 @@ struct CheckedForwardCall {
 // `problem` must have passed codegen::validate_forward_problem. Throws normjit::Error
 // (InvalidArgument) naming the argument, the value and what to do.
 CheckedForwardCall check_forward_call(const NormProblem& problem, const ForwardArgs& args);
+
+// The kernel's parameter for a checked call's args: the pointers and strides as they are, and
+// dropout's p as the kernel uses it (keep_scale = 1/(1 − p), drop_below = p·2^32 rounded down).
+ForwardParams forward_params(const ForwardArgs& checked);
 
 }  // namespace normjit::runtime

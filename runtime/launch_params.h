@@ -68,7 +68,26 @@ struct ForwardParams {
   float* mean;
   float* rstd;
   double eps;
+  // The forward's fused fields (templates/norm_forward.cuh), which only a kernel with a fused
+  // option declares: an option-free kernel's parameter ends above, and the driver copies no more.
+  const void* residual;
+  int64_t residual_stride;
+  void* residual_out;
+  int64_t residual_out_stride;
+  const float* rowscale;
+  void* keep;
+  int64_t keep_stride;  // bytes
+  double keep_scale;    // 1/(1 - p)
+  uint64_t seed;
+  uint64_t offset;
+  int64_t drop_below;   // p * 2^32 rounded down
+  const void* z;
+  int64_t z_stride;
+  const void* weight1;
+  const void* bias1;
+  void* y1;
+  int64_t y1_stride;
 };
-static_assert(sizeof(ForwardParams) == 10 * 8, "every field is 8 bytes, as on the device");
+static_assert(sizeof(ForwardParams) == 27 * 8, "every field is 8 bytes, as on the device");
 
 }  // namespace normjit::runtime

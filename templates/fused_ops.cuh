@@ -95,13 +95,7 @@ __device__ __forceinline__ float branch_grad(const FusedParams& f, i64 row, i64 
 }
 
 // ---- gated RMSNorm ------------------------------------------------------------------------------
-__device__ __forceinline__ float sigmoid(float z) { return 1.f / (1.f + expf(-z)); }
-__device__ __forceinline__ float silu(float z) { return z * sigmoid(z); }
-// d silu/dz. For z below about −88, σ(z) is 0 and so is this (never 0·∞: 1 + z·1 is finite).
-__device__ __forceinline__ float silu_grad(float z) {
-  const float s = sigmoid(z);
-  return s * (1.f + z * (1.f - s));
-}
+// sigmoid, silu, silu_grad: templates/gate_math.cuh.
 
 // As a slot of x and dy is read (kVec columns from col; rows and columns that exist): the
 // gate scales x before the norm, dy after it.

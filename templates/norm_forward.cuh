@@ -9,6 +9,16 @@
 // are written as fp32, one per row, exactly as the backward reads them (either pointer may be
 // null: not saved). eps is an argument, so one kernel serves every eps. All sums are fp32.
 //
+// Fused options (docs/FORWARD.md; codegen keeps the lines between fused:begin and fused:end
+// only when one is on, with templates/gate_math.cuh and philox.cuh):
+//   h  = dropout(x, p)·rowscale[row] + residual    dropout: x·keep/(1 − p), keep from philox.cuh
+//   y  = norm(h)·γ + β      gate after the norm: y·silu(z); before it: norm(h·silu(z))·γ (RMSNorm)
+//   y1 = norm(h)·γ1 + β1    parallel: a second output of the same statistics
+// h is rounded to x's dtype as it is formed and then held and normalised as x is: it is the
+// backward's x (written out to residual_out when asked), so the backward recomputes x̂ from
+// exactly the values the forward normalised. The gate before the norm holds z next to h and
+// multiplies by silu(z) (in fp32, not rounded) wherever h is used, as the backward does.
+//
 // Memory plan. A persistent grid: block b takes rows b·R, b·R + G·R, ... (R rows a block).
 //   - A cluster a row (kCluster > 1, sm_90, rows too long for one block's registers): the
 //     cluster's blocks hold the row in registers together and exchange their statistics
@@ -33,11 +43,30 @@ struct ForwardParams {
   i64 x_stride;
   const TW* weight;  // when kHasWeight
   const TW* bias;    // when kHasBias
-  TX* y;             // y is stored in x's dtype
+  TY* y;             // in the problem's dy dtype (y is what the backward's dy is the gradient of)
   i64 y_stride;
   float* mean;       // LayerNorm, or null: not saved
   float* rstd;       // or null: not saved
   double eps;
+// fused:begin
+  const TX* residual;       // kResidual
+  i64 residual_stride;
+  TX* residual_out;         // h, or null: not written
+  i64 residual_out_stride;
+  const float* rowscale;    // kRowScale: fp32, one per row
+  unsigned char* keep;      // kDropoutMask: the keep-mask written, or null
+  i64 keep_stride;          // bytes between mask rows
+  double keep_scale;        // 1/(1 − p)
+  unsigned long long seed;  // the draws' key
+  unsigned long long offset;
+  i64 drop_below;           // p·2^32 rounded down: an element whose draw is below it is dropped
+  const TX* z;              // kGate
+  i64 z_stride;
+  const TW* weight1;        // kParallel: γ1, β1 and y1
+  const TW* bias1;
+  TY* y1;
+  i64 y1_stride;
+// fused:end
 };
 
 constexpr int kRowsPerBlock = kThreads / kThreadsPerRow;
@@ -117,33 +146,128 @@ __device__ __forceinline__ i64 forward_slot_column(int i, int lane) {
 }
 
 // γ and β of a slot (1 and 0 without them), γ + 1 when stored zero-centred.
-__device__ __forceinline__ void affine_slot(const ForwardParams& p, i64 col, float (&w)[kVec], float (&b)[kVec]) {
+__device__ __forceinline__ void affine_slot(const TW* weight, const TW* bias, i64 col, float (&w)[kVec],
+                                            float (&b)[kVec]) {
 #pragma unroll
   for (int j = 0; j < kVec; ++j) {
     w[j] = 1.f;
     b[j] = 0.f;
   }
   if constexpr (kHasWeight) {
-    load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
+    load_slot<TW, kVec, kAlign, kN>(weight, col, w);
     if constexpr (kZeroCenteredWeight) {
 #pragma unroll
       for (int j = 0; j < kVec; ++j) w[j] += 1.f;
     }
   }
-  if constexpr (kHasBias) load_slot<TW, kVec, kAlign, kN>(p.bias, col, b);
+  if constexpr (kHasBias) load_slot<TW, kVec, kAlign, kN>(bias, col, b);
 }
+
+// fused:begin
+// ---- fused options -----------------------------------------------------------------------------
+constexpr bool kPreNormSum = kResidual || kRowScale || kDropoutMask != 0;  // h is formed from x
+constexpr int kGateAfterNorm = 1, kGateBeforeNorm = 2;
+constexpr bool kHoldsGate = kGate == kGateBeforeNorm;  // z held next to h
+
+// Bit j set when column col + j of the row is kept (philox.cuh; slots start at multiples of kVec).
+__device__ __forceinline__ unsigned slot_keep_bits(const ForwardParams& p, i64 row, i64 col) {
+  return keep_bits<kVec, kVec % 4 == 0>(p.seed, p.offset, (unsigned long long)row, col, (unsigned)p.drop_below);
+}
+
+// Replaces a slot of x as loaded by h = dropout(x)·rowscale + residual, rounded to x's dtype
+// (elements past N stay 0). A dropped element is x·0, so a NaN stays NaN, as in torch's dropout.
+__device__ __forceinline__ void form_pre_norm_sum(const ForwardParams& p, i64 row, i64 col, Packed& held) {
+  float h[kVec];
+  held.unpack(h);
+  if constexpr (kDropoutMask != 0) {
+    const unsigned keep = slot_keep_bits(p, row, col);
+    const float scale = (float)p.keep_scale;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) h[j] *= (keep >> j) & 1u ? scale : 0.f;
+  }
+  if constexpr (kRowScale) {
+    const float s = p.rowscale[row];
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) h[j] *= s;
+  }
+  if constexpr (kResidual) {
+    float r[kVec];
+    load_slot<TX, kVec, kAlign, kN>(p.residual + row * p.residual_stride, col, r);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) h[j] += r[j];
+  }
+#pragma unroll
+  for (int k = 0; k < kVec / Packed::Access::kPer; ++k)
+#pragma unroll
+    for (int j = 0; j < Packed::Access::kPer; ++j) held.piece[k].e[j] = from_f32<TX>(h[k * Packed::Access::kPer + j]);
+}
+
+// The gate before the norm: the norm's input is h·silu(z), in fp32.
+__device__ __forceinline__ void gate_held_slot(const Packed& z, float (&x)[kVec]) {
+  float zf[kVec];
+  z.unpack(zf);
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) x[j] *= silu(zf[j]);
+}
+
+// The gate after the norm: y·silu(z), z read as y is written.
+__device__ __forceinline__ void gate_after_norm(const ForwardParams& p, i64 row, i64 col, float (&y)[kVec]) {
+  float z[kVec];
+  load_slot<TX, kVec, kAlign, kN>(p.z + row * p.z_stride, col, z);
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) y[j] *= silu(z[j]);
+}
+
+// Parallel norms: y1 = x̂·γ1 + β1 from the same x̂.
+__device__ __forceinline__ void second_output_slot(const ForwardParams& p, i64 row, i64 col, const float (&xhat)[kVec]) {
+  float w[kVec], b[kVec], y[kVec];
+  affine_slot(p.weight1, p.bias1, col, w, b);
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) y[j] = xhat[j] * w[j] + b[j];
+  store_slot<TY, kVec, kAlign, kN>(p.y1 + row * p.y1_stride, col, y);
+}
+
+// What the forward writes besides y of a slot of h (col < N): h itself and the keep-mask, each
+// when asked for. A bit-packed mask's byte is written whole by the slot where it starts (every
+// draw is a function of its indices alone), bits past N as 0.
+__device__ __forceinline__ void write_pre_norm_outputs(const ForwardParams& p, i64 row, i64 col, const float (&h)[kVec]) {
+  if constexpr (kPreNormSum) {
+    if (p.residual_out) store_slot<TX, kVec, kAlign, kN>(p.residual_out + row * p.residual_out_stride, col, h);
+  }
+  if constexpr (kDropoutMask != 0) {
+    if (!p.keep) return;
+    unsigned char* mask = p.keep + row * p.keep_stride;
+    if constexpr (kDropoutMask == 1) {
+      const unsigned keep = slot_keep_bits(p, row, col);
+#pragma unroll
+      for (int j = 0; j < kVec; ++j)
+        if (col + j < kN) mask[col + j] = (unsigned char)((keep >> j) & 1u);
+    } else if (col % 8 == 0) {
+      unsigned keep = kVec == 8 ? slot_keep_bits(p, row, col)
+                                : keep_bits<8, kVec % 4 == 0>(p.seed, p.offset, (unsigned long long)row, col,
+                                                              (unsigned)p.drop_below);
+      if (kN - col < 8) keep &= (1u << (kN - col)) - 1u;
+      mask[col >> 3] = (unsigned char)keep;
+    }
+  }
+}
+// fused:end
 
 // y of one slot from x, the row's statistics, γ and β.
 __device__ __forceinline__ void output_slot(const ForwardParams& p, i64 row, i64 col, const float (&x)[kVec],
                                             float mean, float rstd) {
-  float w[kVec], b[kVec], y[kVec];
-  affine_slot(p, col, w, b);
+  float w[kVec], b[kVec], xhat[kVec], y[kVec];
+  affine_slot(p.weight, p.bias, col, w, b);
 #pragma unroll
   for (int j = 0; j < kVec; ++j) {
-    const float xhat = kLayerNorm ? (x[j] - mean) * rstd : x[j] * rstd;
-    y[j] = xhat * w[j] + b[j];
+    xhat[j] = kLayerNorm ? (x[j] - mean) * rstd : x[j] * rstd;
+    y[j] = xhat[j] * w[j] + b[j];
   }
-  store_slot<TX, kVec, kAlign, kN>(p.y + row * p.y_stride, col, y);
+// fused:begin
+  if constexpr (kGate == kGateAfterNorm) gate_after_norm(p, row, col, y);
+  if constexpr (kParallel) second_output_slot(p, row, col, xhat);
+// fused:end
+  store_slot<TY, kVec, kAlign, kN>(p.y + row * p.y_stride, col, y);
 }
 
 __device__ __forceinline__ void save_statistics(const ForwardParams& p, i64 row, float mean, float rstd) {
@@ -228,13 +352,23 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
     const i64 row = base + row_in_block;
     const bool valid = row < p.m;  // every thread takes part in the reductions' barriers
     Packed packed[kIters];
+// fused:begin
+    Packed gate_z[kHoldsGate ? kIters : 1];
+// fused:end
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
       const i64 col = forward_slot_column(i, lane);
       if (valid && col < kN) {
         packed[i].load(p.x + row * p.x_stride, col);
+// fused:begin
+        if constexpr (kPreNormSum) form_pre_norm_sum(p, row, col, packed[i]);
+        if constexpr (kHoldsGate) gate_z[i].load(p.z + row * p.z_stride, col);
+// fused:end
       } else {
         packed[i] = Packed{};  // zeros
+// fused:begin
+        if constexpr (kHoldsGate) gate_z[i] = Packed{};
+// fused:end
       }
     }
     // Elements past N read as 0: they add nothing to Σx or Σx², but must be left out of the
@@ -304,6 +438,9 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
       for (int i = 0; i < kIters; ++i) {
         float x[kVec];
         packed[i].unpack(x);
+// fused:begin
+        if constexpr (kHoldsGate) gate_held_slot(gate_z[i], x);
+// fused:end
 #pragma unroll
         for (int j = 0; j < kVec; ++j) sums.x += x[j] * x[j];
       }
@@ -320,6 +457,10 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
         if (col < kN) {
           float x[kVec];
           packed[i].unpack(x);
+// fused:begin
+          write_pre_norm_outputs(p, row, col, x);
+          if constexpr (kHoldsGate) gate_held_slot(gate_z[i], x);
+// fused:end
           output_slot(p, row, col, x, mean, rstd);
         }
       }
@@ -360,10 +501,19 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
     float squares = 0.f;
     for (i64 s0 = lane; s0 < kSlots; s0 += (i64)kThreads * kStreamBatch) {
       Packed packed[kStreamBatch];
+// fused:begin
+      Packed gate_z[kHoldsGate ? kStreamBatch : 1];
+// fused:end
 #pragma unroll
       for (int k = 0; k < kStreamBatch; ++k) {
         const i64 s = batch_slot(s0, k);
         packed[k].load(x_row, s >= 0 ? s * kVec : kN);  // past the end: zeros
+// fused:begin
+        if constexpr (kPreNormSum) {
+          if (s >= 0) form_pre_norm_sum(p, row, s * kVec, packed[k]);
+        }
+        if constexpr (kHoldsGate) gate_z[k].load(p.z + row * p.z_stride, s >= 0 ? s * kVec : kN);
+// fused:end
       }
 #pragma unroll
       for (int k = 0; k < kStreamBatch; ++k) {
@@ -383,6 +533,9 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
           }
           own = merge_moments(own, slot);
         } else {
+// fused:begin
+          if constexpr (kHoldsGate) gate_held_slot(gate_z[k], x);
+// fused:end
 #pragma unroll
           for (int j = 0; j < kVec; ++j) squares += x[j] * x[j];
         }
@@ -401,10 +554,21 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
     // Pass 2: x again (mostly from L2), y out.
     for (i64 s0 = lane; s0 < kSlots; s0 += (i64)kThreads * kStreamBatch) {
       Packed packed[kStreamBatch];
+// fused:begin
+      Packed gate_z[kHoldsGate ? kStreamBatch : 1];
+// fused:end
 #pragma unroll
       for (int k = 0; k < kStreamBatch; ++k) {
         const i64 s = batch_slot(s0, k);
         if (s >= 0) packed[k].load(x_row, s * kVec);
+// fused:begin
+        if constexpr (kPreNormSum) {
+          if (s >= 0) form_pre_norm_sum(p, row, s * kVec, packed[k]);
+        }
+        if constexpr (kHoldsGate) {
+          if (s >= 0) gate_z[k].load(p.z + row * p.z_stride, s * kVec);
+        }
+// fused:end
       }
 #pragma unroll
       for (int k = 0; k < kStreamBatch; ++k) {
@@ -412,6 +576,10 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
         if (s < 0) continue;
         float x[kVec];
         packed[k].unpack(x);
+// fused:begin
+        write_pre_norm_outputs(p, row, s * kVec, x);
+        if constexpr (kHoldsGate) gate_held_slot(gate_z[k], x);
+// fused:end
         output_slot(p, row, s * kVec, x, mean, rstd);
       }
     }

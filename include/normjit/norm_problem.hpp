@@ -93,22 +93,45 @@ struct BackwardArgs {
   const void* bias = nullptr;        // β, when has_bias (LayerNorm): y = x̂·γ + β
 };
 
-// Pointers and shapes of one forward call (docs/FORWARD.md): y = norm(x)·γ + β, with the
-// statistics saved as the backward reads them. y is stored in x's dtype; γ/β in the problem's
-// weight dtype. Strides are in elements; 0 means contiguous (n). The problem's backward-only
-// fields (dy_dtype, dx_dtype) are ignored; its fused options other than zero_centered_weight
-// are rejected (the forward does not take them yet).
+// Pointers and shapes of one forward call (docs/FORWARD.md): y = norm(h)·γ + β, with the
+// statistics saved as the backward reads them. γ/β in the problem's weight dtype; y in its
+// dy_dtype (y is what the backward's dy is the gradient of; default: x's dtype). Strides are in
+// elements; 0 means contiguous (n). The problem's dx_dtype is ignored, and so is
+// recompute_from_output (the backward's choice of what to read); every other fused option
+// works (docs/FORWARD.md, "Fused options"):
+//   h  = dropout(x, p)·rowscale[row] + residual      (x itself when none of the three is on)
+//   y  = norm(h)·γ + β     gate after the norm: ·silu(z);  before it: norm(h·silu(z))·γ
+//   y1 = norm(h)·γ1 + β1   parallel: a second norm of the same h
+// h is rounded to x's dtype before it is normalised and may be written out (residual_out): it
+// is the backward's x, so the backward sees exactly the values the forward normalised.
 struct ForwardArgs {
   int64_t m = 0;
   const void* x = nullptr;
   int64_t x_stride = 0;
   const void* weight = nullptr;  // γ, when has_weight (stored as γ − 1 when zero_centered_weight)
   const void* bias = nullptr;    // β, when has_bias (LayerNorm)
-  void* y = nullptr;             // [m, n] in x's dtype; may be x itself (same stride)
+  void* y = nullptr;             // [m, n] in dy_dtype (default x's); may be x itself (same stride and dtype)
   int64_t y_stride = 0;
   float* mean = nullptr;         // out, LayerNorm only: fp32, one per row; null: not saved
   float* rstd = nullptr;         // out: fp32, one per row; null: not saved
   double eps = 1e-5;             // rstd = 1/sqrt(var + eps); finite and >= 0
+  // Fused options; each pointer given only when its option is on.
+  const void* residual = nullptr;    // residual: [m, n] in x's dtype, added to the branch
+  int64_t residual_stride = 0;
+  void* residual_out = nullptr;      // residual, rowscale or dropout, optional: h, [m, n] in x's
+  int64_t residual_out_stride = 0;   // dtype (the backward's x); may be residual or x (same stride)
+  const float* rowscale = nullptr;   // rowscale: fp32, one per row
+  void* dropout_mask = nullptr;      // dropout, optional: the keep-mask written, in the problem's form
+  int64_t dropout_mask_stride = 0;   // bytes between mask rows; 0 = n (bytes) or ceil(n/8) (bits)
+  double dropout_p = 0;              // dropout: the drop probability, 0 <= p < 1
+  uint64_t dropout_seed = 0;         // dropout: element (row, col) is kept by a counter-based hash
+  uint64_t dropout_offset = 0;       // of (seed, offset, row, col): the same mask for any launch
+  const void* z = nullptr;           // gate: the gate's input, [m, n] in x's dtype
+  int64_t z_stride = 0;
+  const void* weight1 = nullptr;     // parallel with has_weight: γ1
+  const void* bias1 = nullptr;       // parallel with has_bias: β1
+  void* y1 = nullptr;                // parallel: the second output, [m, n] in y's dtype
+  int64_t y1_stride = 0;
 };
 
 }  // namespace normjit

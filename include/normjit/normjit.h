@@ -119,22 +119,41 @@ typedef struct nj_backward_args {
   const void* bias;            /* beta, when has_bias (LayerNorm): y = x-hat * gamma + beta */
 } nj_backward_args;
 
-/* The forward (docs/FORWARD.md): y = norm(x) * gamma (+ beta), saving mean (LayerNorm) and rstd
+/* The forward (docs/FORWARD.md): y = norm(h) * gamma (+ beta), saving mean (LayerNorm) and rstd
  * in exactly the form nj_backward_args takes them. The same nj_problem as the backward: y is
- * stored in x_dtype (dy_dtype and dx_dtype are the backward's and ignored here); gamma/beta
- * in weight_dtype; zero_centered_weight is supported; other fused options are rejected
- * (NJ_ERR_UNSUPPORTED) for now. */
+ * stored in dy_dtype (default x_dtype; dx_dtype is the backward's and ignored here); gamma/beta
+ * in weight_dtype. Fused options: h = dropout(x, p) * rowscale[row] + residual is what is
+ * normalised (x itself without them); the gate (RMSNorm) and parallel norms as in the backward;
+ * recompute_from_output is ignored (docs/FORWARD.md). */
 typedef struct nj_forward_args {
   int64_t m;             /* rows; 0 is a no-op */
   const void* x;
   int64_t x_stride;      /* elements between rows; 0 = n */
   const void* weight;    /* gamma when has_weight */
   const void* bias;      /* beta when has_bias (LayerNorm) */
-  void* y;               /* [m, n] in x's dtype; may be x itself (same stride) */
+  void* y;               /* [m, n] in dy_dtype (default x_dtype); may be x itself (same stride and dtype) */
   int64_t y_stride;      /* elements; 0 = n */
   float* mean;           /* out, LayerNorm only: fp32, one per row; NULL: not saved */
   float* rstd;           /* out: fp32, one per row; NULL: not saved */
   double eps;            /* rstd = 1 / sqrt(var + eps); finite and >= 0 (a zeroed struct: 0) */
+  /* Fused options, appended so older fields keep their offsets; each pointer given only when its
+   * option is on. */
+  const void* residual;        /* residual: [m, n] in x's dtype */
+  int64_t residual_stride;     /* elements; 0 = n */
+  void* residual_out;          /* residual, rowscale or dropout, optional: h, [m, n] in x's dtype; */
+  int64_t residual_out_stride; /* may be residual or x (same stride) */
+  const float* rowscale;       /* rowscale: fp32, one per row */
+  void* dropout_mask;          /* dropout, optional: the keep-mask written, in the problem's form */
+  int64_t dropout_mask_stride; /* bytes between mask rows; 0 = n (bytes) or ceil(n/8) (bits) */
+  double dropout_p;            /* dropout: 0 <= p < 1 */
+  uint64_t dropout_seed;       /* dropout: keep(row, col) is a hash of (seed, offset, row, col) */
+  uint64_t dropout_offset;
+  const void* z;               /* gate: [m, n] in x's dtype */
+  int64_t z_stride;            /* elements; 0 = n */
+  const void* weight1;         /* parallel with has_weight: gamma1 */
+  const void* bias1;           /* parallel with has_bias: beta1 */
+  void* y1;                    /* parallel: the second output, [m, n] in y's dtype */
+  int64_t y1_stride;           /* elements; 0 = n */
 } nj_forward_args;
 
 /* config_file: a TOML file, or NULL for the default lookup (NORMJIT_CONFIG, then

@@ -113,6 +113,23 @@ class ForwardArgs(ctypes.Structure):
         ("mean", ctypes.c_void_p),
         ("rstd", ctypes.c_void_p),
         ("eps", ctypes.c_double),
+        # Fused options (docs/FORWARD.md); zero in a struct only ever packed with FORWARD_ARGS.
+        ("residual", ctypes.c_void_p),
+        ("residual_stride", ctypes.c_int64),
+        ("residual_out", ctypes.c_void_p),
+        ("residual_out_stride", ctypes.c_int64),
+        ("rowscale", ctypes.c_void_p),
+        ("dropout_mask", ctypes.c_void_p),
+        ("dropout_mask_stride", ctypes.c_int64),
+        ("dropout_p", ctypes.c_double),
+        ("dropout_seed", ctypes.c_uint64),
+        ("dropout_offset", ctypes.c_uint64),
+        ("z", ctypes.c_void_p),
+        ("z_stride", ctypes.c_int64),
+        ("weight1", ctypes.c_void_p),
+        ("bias1", ctypes.c_void_p),
+        ("y1", ctypes.c_void_p),
+        ("y1_stride", ctypes.c_int64),
     ]
 
 
@@ -145,8 +162,9 @@ def _packed_layout(cls, count):
 # dx_stride, dweight, dbias, workspace, workspace_bytes): every field a call without fused
 # options sets. The fused fields after them stay zero in a struct only ever packed this way.
 ARGS_HEAD = _packed_layout(BackwardArgs, 14)
-# nj_forward_args, every field (m, x, x_stride, weight, bias, y, y_stride, mean, rstd, eps).
-FORWARD_ARGS = _packed_layout(ForwardArgs, len(ForwardArgs._fields_))
+# nj_forward_args up to eps (m, x, x_stride, weight, bias, y, y_stride, mean, rstd, eps): every
+# field a call without fused options sets. The fused fields after them stay zero.
+FORWARD_ARGS = _packed_layout(ForwardArgs, 10)
 
 
 def _per_thread(cls):

@@ -64,7 +64,8 @@ def forward_args(kind=_capi.LAYERNORM, m=4, weight=True, bias=True):
     return a
 
 
-_CTYPES = {"int64_t": ctypes.c_int64, "double": ctypes.c_double, "size_t": ctypes.c_size_t, "int": ctypes.c_int}
+_CTYPES = {"int64_t": ctypes.c_int64, "uint64_t": ctypes.c_uint64, "double": ctypes.c_double, "size_t": ctypes.c_size_t,
+           "int": ctypes.c_int}
 
 
 def header_fields(struct_name):
@@ -138,15 +139,17 @@ class LibraryTest(unittest.TestCase):
                 self.assertEqual([(name, t) for name, t in cls._fields_], header_fields(struct_name))
 
     def test_forward_args_follow_the_c_layout(self):
-        # Ten 8-byte fields (gcc on include/normjit/normjit.h: 80 bytes, eps at 72).
-        self.assertEqual(ctypes.sizeof(_capi.ForwardArgs), 80)
+        # 26 8-byte fields (gcc on include/normjit/normjit.h: 208 bytes, eps at 72); the fused
+        # options were appended, so the first ten keep their offsets.
+        self.assertEqual(ctypes.sizeof(_capi.ForwardArgs), 26 * 8)
         self.assertEqual(_capi.ForwardArgs.eps.offset, 72)
         self.assertEqual(_capi.ForwardArgs.y_stride.offset, 48)
+        self.assertEqual(_capi.ForwardArgs.dropout_seed.offset, 18 * 8)
+        self.assertEqual(_capi.ForwardArgs.y1_stride.offset, 25 * 8)
 
     def test_packed_forward_args_land_where_the_struct_has_them(self):
         values = [37, FAKE, 300, FAKE + 0x1000, FAKE + 0x2000, FAKE + 0x3000, 301, FAKE + 0x4000, 0, 1e-5]
-        names = [name for name, _ in _capi.ForwardArgs._fields_]
-        self.assertEqual(len(names), len(values))
+        names = [name for name, _ in _capi.ForwardArgs._fields_][:10]  # FORWARD_ARGS: up to eps
         by_field = _capi.ForwardArgs(**dict(zip(names, values)))
         packed, address = _capi.thread_forward_args()
         _capi.FORWARD_ARGS.pack_into(packed, 0, *values)
@@ -498,10 +501,15 @@ class ForwardLibraryTest(unittest.TestCase):
             self.assert_invalid(problem(wrong), forward_args(wrong), other[kind], kind=kind)
             self.assert_invalid(problem(wrong), forward_args(wrong), other[kind], kind=kind, by_address=True)
 
-    def test_fused_options_are_not_taken_yet(self):
+    def test_fused_options_reach_the_checks(self):
+        # The appended nj_forward_args fields are read: residual on without its pointer, and a
+        # residual given with the option off, are each named.
         p = problem()
         p.residual = 1
-        self.assert_status("NJ_ERR_UNSUPPORTED", p, forward_args(), "does not take the fused option residual")
+        self.assert_invalid(p, forward_args(), "residual is NULL")
+        a = forward_args()
+        a.residual = FAKE + 0x8000
+        self.assert_invalid(problem(), a, "residual is given but the residual option is off")
 
     def test_no_rows_need_no_device(self):
         a = forward_args()

@@ -115,4 +115,25 @@ std::vector<TensorCheck> check_gradients(const NormInputs& in, const Gradients& 
   return ::testing::AssertionSuccess();
 }
 
+// Each row's statistic within `tolerance` of the reference, relative to max(|ref|, floor[r]);
+// NaN never passes.
+::testing::AssertionResult statistics_match(const char* name, const std::vector<float>& out,
+                                            const std::vector<double>& ref, const std::vector<double>& floor,
+                                            double tolerance) {
+  int64_t bad = 0, first = -1;
+  double worst = 0;
+  for (size_t r = 0; r < ref.size(); ++r) {
+    const double error = std::fabs(out[r] - ref[r]) / std::max(std::fabs(ref[r]), floor[r]);
+    if (!(error <= tolerance)) {
+      if (first < 0) first = static_cast<int64_t>(r);
+      ++bad;
+    }
+    if (!(error <= worst)) worst = error;  // NaN sticks
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << name << ": " << bad << " of " << ref.size() << " rows off (first: row "
+                                       << first << ", " << out[first] << " vs " << ref[first]
+                                       << "); worst relative error " << worst << ", tolerance " << tolerance;
+}
+
 }  // namespace normjit::test

@@ -73,4 +73,10 @@ std::vector<TensorCheck> check_gradients(const NormInputs& inputs, const Gradien
 // dx, dγ and dβ each bit-for-bit equal.
 ::testing::AssertionResult same_bits(const Gradients& a, const Gradients& b);
 
+// Each row's statistic (a forward's saved mean or rstd) within `tolerance` of the reference,
+// relative to max(|ref|, floor[r]); NaN never passes.
+::testing::AssertionResult statistics_match(const char* name, const std::vector<float>& out,
+                                            const std::vector<double>& ref, const std::vector<double>& floor,
+                                            double tolerance);
+
 }  // namespace normjit::test
