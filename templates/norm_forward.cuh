@@ -176,6 +176,8 @@ __device__ __forceinline__ unsigned slot_keep_bits(const ForwardParams& p, i64 r
 
 // Replaces a slot of x as loaded by h = dropout(x)·rowscale + residual, rounded to x's dtype
 // (elements past N stay 0). A dropped element is x·0, so a NaN stays NaN, as in torch's dropout.
+// Each step is one fp32 operation rounded to nearest (no product fused into the sum), so h
+// has one exact definition that a host reference reproduces bit for bit.
 __device__ __forceinline__ void form_pre_norm_sum(const ForwardParams& p, i64 row, i64 col, Packed& held) {
   float h[kVec];
   held.unpack(h);
@@ -183,18 +185,18 @@ __device__ __forceinline__ void form_pre_norm_sum(const ForwardParams& p, i64 ro
     const unsigned keep = slot_keep_bits(p, row, col);
     const float scale = (float)p.keep_scale;
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) h[j] *= (keep >> j) & 1u ? scale : 0.f;
+    for (int j = 0; j < kVec; ++j) h[j] = __fmul_rn(h[j], (keep >> j) & 1u ? scale : 0.f);
   }
   if constexpr (kRowScale) {
     const float s = p.rowscale[row];
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) h[j] *= s;
+    for (int j = 0; j < kVec; ++j) h[j] = __fmul_rn(h[j], s);
   }
   if constexpr (kResidual) {
     float r[kVec];
     load_slot<TX, kVec, kAlign, kN>(p.residual + row * p.residual_stride, col, r);
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) h[j] += r[j];
+    for (int j = 0; j < kVec; ++j) h[j] = __fadd_rn(h[j], r[j]);
   }
 #pragma unroll
   for (int k = 0; k < kVec / Packed::Access::kPer; ++k)

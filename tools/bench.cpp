@@ -11,6 +11,10 @@
 // whenever row scale or dropout is on (a training step needs dh for the residual branch); the
 // gate's z read and dz written (2·M·N·b); a parallel norm's dy1 read (M·N·b) and its γ1 read,
 // dγ1 (and dβ1) written (2·N·w, LayerNorm 3·N·w).
+// --forward --fused times the forward's options (docs/FORWARD.md) with what each must move: the
+// residual read and h written (M·N·b each; h whenever residual, row scale or dropout is on: the
+// backward reads it), rowscale read (4·M), the keep-mask written (M·N bytes or M·⌈N/8⌉), the
+// gate's z read (M·N·b), a parallel norm's y1 written (M·N·b) and γ1 (and β1) read.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -164,6 +168,21 @@ double fused_bytes(const Shape& s, const FusedSet& f) {
   return bytes;
 }
 
+// The same for the forward (h, the mask and y1 are written; z, residual, γ1 and β1 read).
+double forward_fused_bytes(const Shape& s, const FusedSet& f) {
+  const double b = codegen::dtype_size(s.dtype), mn = double(s.m) * double(s.n);
+  const double w = codegen::dtype_size(s.weight);
+  double bytes = 0;
+  if (f.residual) bytes += mn * b;                                         // residual read
+  if (f.residual || f.dh_out()) bytes += mn * b;                           // h written
+  if (f.rowscale) bytes += 4.0 * s.m;                                      // rowscale read
+  if (f.dropout == DropoutMask::Bytes) bytes += mn;                        // the mask written
+  if (f.dropout == DropoutMask::Bits) bytes += double(s.m) * double((s.n + 7) / 8);
+  if (f.gate != Gate::None) bytes += mn * b;                               // z read
+  if (f.parallel) bytes += mn * b + (s.kind == NormKind::LayerNorm ? 2.0 : 1.0) * s.n * w;  // y1; γ1, β1
+  return bytes;
+}
+
 using runtime::DeviceBuffer;
 using runtime::median;
 using runtime::random_bytes;
@@ -221,7 +240,7 @@ int run_bench(std::vector<std::string> args) {
         "  --json FILE          write {device, copy_gbs, rows: [...]} for scripts\n"
         "  --overhead           only the host's cost per call on a cache hit, against bare driver launches\n"
         "  --forward            time the forward (y, mean, rstd) instead of the backward (docs/FORWARD.md);\n"
-        "                       not with --fused or --merge\n"
+        "                       with --fused: the forward's options (not recompute); not with --merge\n"
         "  --merge LIST         also time each shape's config with these merges (e.g. 1,2,4,8: blocks of an\n"
         "                       sm_90 cluster adding dγ/dβ before one partial row; 1 = unmerged), pinned\n"
         "                       in place of the chosen config where that config can merge\n");
@@ -243,10 +262,11 @@ int run_bench(std::vector<std::string> args) {
   const int64_t elements = elements_text.empty() ? int64_t{1} << 26 : std::stoll(elements_text);
   const int reps = reps_text.empty() ? 20 : std::stoi(reps_text);
   const bool fused_mode = !fused_text.empty();
-  if (forward && (fused_mode || !merges.empty()))
-    throw std::invalid_argument("--forward times the option-free forward: drop --fused and --merge");
+  if (forward && !merges.empty()) throw std::invalid_argument("--forward takes no --merge (the forward merges nothing)");
   const std::vector<FusedSet> fused_sets =
       fused_mode ? parse_fused_list(fused_text) : std::vector<FusedSet>{FusedSet{}};
+  if (forward && std::any_of(fused_sets.begin(), fused_sets.end(), [](const FusedSet& f) { return f.recompute; }))
+    throw std::invalid_argument("--forward --fused: recompute is the backward's choice (the forward writes y either way)");
   if (quick) {
     if (dtypes.empty()) dtypes = "bf16";
     if (weights.empty()) weights = "fp32";
@@ -467,6 +487,20 @@ int run_bench(std::vector<std::string> args) {
       fa.y = dx.get();
       fa.mean = s.kind == NormKind::LayerNorm ? reinterpret_cast<float*>(mean.get()) : nullptr;
       fa.rstd = reinterpret_cast<float*>(rstd.get());
+      if (fs.residual) fa.residual = dresidual.get();
+      if (fs.residual || fs.dh_out()) fa.residual_out = dresidual_in.get();
+      if (fs.rowscale) fa.rowscale = reinterpret_cast<const float*>(rowscale.get());
+      if (fs.dropout != DropoutMask::None) {
+        fa.dropout_mask = fs.dropout == DropoutMask::Bytes ? mask_bytes.get() : mask_bits.get();
+        fa.dropout_p = kDropoutP;
+        fa.dropout_seed = 1;
+      }
+      if (fs.gate != Gate::None) fa.z = z.get();
+      if (fs.parallel) {
+        fa.weight1 = weight1.get();
+        fa.bias1 = problem.has_bias ? weight1.get() : nullptr;
+        fa.y1 = dy1.get();
+      }
       auto call = [&](Engine& engine) {
         if (forward)
           engine.forward(problem, fa, stream);
@@ -497,7 +531,7 @@ int run_bench(std::vector<std::string> args) {
           res.graph_us = median(graph_times);
         }
         const double best_us = res.graph_us > 0 ? std::min(res.us, res.graph_us) : res.us;
-        res.gbs = (min_bytes(s, forward) + fused_bytes(s, fs)) / best_us / 1e3;
+        res.gbs = (min_bytes(s, forward) + (forward ? forward_fused_bytes(s, fs) : fused_bytes(s, fs))) / best_us / 1e3;
         res.pct_copy = 100.0 * res.gbs / copy_gbs;
         if (fused_mode) {
           res.fused = fs.name;

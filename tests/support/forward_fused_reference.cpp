@@ -27,15 +27,15 @@ ForwardFusedReference reference_forward_fused(const ForwardFusedInputs& in) {
   for (int64_t r = 0; r < m; ++r)
     for (int64_t c = 0; c < n; ++c) {
       const size_t i = static_cast<size_t>(r * n + c);
-      double h = in.x[i];
+      // h as the kernel forms it: fp32 operations in this order, each rounded, then x's dtype.
+      float h = static_cast<float>(in.x[i]);
       if (dropout) {
         out.keep[i] = reference_kept(in.seed, in.offset, r, c, in.dropout_p) ? 1 : 0;
-        h *= out.keep[i] / (1.0 - in.dropout_p);
+        h *= out.keep[i] ? static_cast<float>(1.0 / (1.0 - in.dropout_p)) : 0.f;
       }
-      if (p.rowscale) h *= in.rowscale[r];
-      if (p.residual) h += in.residual[i];
-      if (dropout || p.rowscale || p.residual) h = round_to(p.x_dtype, h);
-      out.h[i] = h;
+      if (p.rowscale) h *= static_cast<float>(in.rowscale[r]);
+      if (p.residual) h += static_cast<float>(in.residual[i]);
+      out.h[i] = dropout || p.rowscale || p.residual ? round_to(p.x_dtype, h) : in.x[i];
       normalised[i] = p.gate == Gate::BeforeNorm ? h * silu(in.z[i]) : h;
     }
   out.norm = reference_forward(p.kind, m, n, normalised.data(), in.weight, in.bias, p.zero_centered_weight, in.eps);

@@ -1,7 +1,8 @@
 // The float64 reference of the forward with fused options (docs/FORWARD.md, "Fused options"),
 // from the inputs as stored (widened to double, contiguous [m, n]):
 //   keep = draw(seed, offset, row, col) >= p·2^32 (templates/philox.cuh, here as host C++)
-//   h    = x·keep/(1 − p)·rowscale[row] + residual, rounded to x's dtype (as the kernel keeps it)
+//   h    = x·keep/(1 − p)·rowscale[row] + residual, each step an fp32 operation, then rounded
+//          to x's dtype: bit for bit what the kernel forms
 //   y    = reference_forward(h) (gate before the norm: of h·silu(z); after it: y·silu(z))
 //   y1   = reference_forward(h) with γ1, β1 (parallel norms)
 #pragma once
@@ -30,7 +31,7 @@ struct ForwardFusedInputs {
 };
 
 struct ForwardFusedReference {
-  std::vector<double> h;              // [m, n]: the pre-norm sum as stored in x's dtype
+  std::vector<double> h;              // [m, n]: the pre-norm sum as stored in x's dtype (exact)
   std::vector<unsigned char> keep;    // [m, n]: 1 where the element is kept (all 1 without dropout)
   ForwardReference norm;              // y (gated after the norm when asked), mean, rstd
   ForwardReference second;            // y1 (parallel); empty otherwise
