@@ -36,7 +36,7 @@ ForwardFusedReference reference_forward_fused(const ForwardFusedInputs& in) {
       if (p.rowscale) h *= static_cast<float>(in.rowscale[r]);
       if (p.residual) h += static_cast<float>(in.residual[i]);
       out.h[i] = dropout || p.rowscale || p.residual ? round_to(p.x_dtype, h) : in.x[i];
-      normalised[i] = p.gate == Gate::BeforeNorm ? h * silu(in.z[i]) : h;
+      normalised[i] = p.gate == Gate::BeforeNorm ? out.h[i] * silu(in.z[i]) : out.h[i];
     }
   out.norm = reference_forward(p.kind, m, n, normalised.data(), in.weight, in.bias, p.zero_centered_weight, in.eps);
   if (p.gate == Gate::AfterNorm) {
