@@ -31,31 +31,125 @@ std::string forward_source(const NormProblem& p) {
 
 }  // namespace
 
-TEST(ForwardProblem, RejectsEveryFusedOptionButZeroCenteredWeight) {
-  struct Option { const char* name; void (*set)(NormProblem&); };
-  const Option options[] = {
-      {"residual", [](NormProblem& p) { p.residual = true; }},
-      {"rowscale", [](NormProblem& p) { p.rowscale = true; }},
-      {"dropout", [](NormProblem& p) { p.dropout = DropoutMask::Bits; }},
-      {"gate", [](NormProblem& p) { p.kind = NormKind::RMSNorm; p.has_bias = false; p.gate = Gate::AfterNorm; }},
-      {"parallel", [](NormProblem& p) { p.parallel = true; }},
-      {"recompute_from_output", [](NormProblem& p) { p.recompute_from_output = true; }},
-  };
-  for (const Option& o : options) {
+namespace {
+
+// Each fused option alone, on a problem it applies to (the gate is RMSNorm's only).
+struct ForwardOption {
+  const char* name;
+  void (*set)(NormProblem&);
+};
+const ForwardOption kForwardOptions[] = {
+    {"residual", [](NormProblem& p) { p.residual = true; }},
+    {"rowscale", [](NormProblem& p) { p.rowscale = true; }},
+    {"dropout=bytes", [](NormProblem& p) { p.dropout = DropoutMask::Bytes; }},
+    {"dropout=bits", [](NormProblem& p) { p.dropout = DropoutMask::Bits; }},
+    {"gate=after-norm",
+     [](NormProblem& p) {
+       p.kind = NormKind::RMSNorm;
+       p.has_bias = false;
+       p.gate = Gate::AfterNorm;
+     }},
+    {"gate=before-norm",
+     [](NormProblem& p) {
+       p.kind = NormKind::RMSNorm;
+       p.has_bias = false;
+       p.gate = Gate::BeforeNorm;
+     }},
+    {"parallel", [](NormProblem& p) { p.parallel = true; }},
+    {"recompute", [](NormProblem& p) { p.recompute_from_output = true; }},
+    {"zero-centered-weight", [](NormProblem& p) { p.zero_centered_weight = true; }},
+};
+
+}  // namespace
+
+TEST(ForwardProblem, TakesEveryFusedOption) {
+  for (const ForwardOption& o : kForwardOptions) {
     NormProblem p = problem(NormKind::LayerNorm, 4096, DType::BF16);
     o.set(p);
+    EXPECT_NO_THROW(codegen::validate_forward_problem(p)) << o.name;
+  }
+  // Several at once: everything h can be formed from, and parallel norms of it.
+  NormProblem all = problem(NormKind::LayerNorm, 4096, DType::BF16);
+  all.residual = all.rowscale = all.parallel = all.zero_centered_weight = true;
+  all.dropout = DropoutMask::Bits;
+  EXPECT_NO_THROW(codegen::validate_forward_problem(all));
+  NormProblem gated = problem(NormKind::RMSNorm, 4096, DType::BF16);
+  gated.residual = gated.rowscale = true;
+  gated.dropout = DropoutMask::Bytes;
+  gated.gate = Gate::BeforeNorm;
+  EXPECT_NO_THROW(codegen::validate_forward_problem(gated));
+}
+
+TEST(ForwardProblem, StillRejectsWhatNoNormIs) {
+  struct Bad {
+    const char* name;
+    void (*set)(NormProblem&);
+    const char* message;
+  };
+  const Bad bad[] = {
+      {"gate on LayerNorm", [](NormProblem& p) { p.gate = Gate::AfterNorm; }, "is set on a LayerNorm"},
+      {"gate before the norm on LayerNorm", [](NormProblem& p) { p.gate = Gate::BeforeNorm; },
+       "is set on a LayerNorm"},
+      {"gate and parallel",
+       [](NormProblem& p) {
+         p.kind = NormKind::RMSNorm;
+         p.has_bias = false;
+         p.gate = Gate::AfterNorm;
+         p.parallel = true;
+       },
+       "parallel and gate are both set"},
+      {"zero-centred without weight",
+       [](NormProblem& p) {
+         p.has_weight = false;
+         p.zero_centered_weight = true;
+       },
+       "zero_centered_weight"},
+      {"unknown dropout form", [](NormProblem& p) { p.dropout = static_cast<DropoutMask>(7); }, "dropout mask form 7"},
+      {"unknown y dtype", [](NormProblem& p) { p.dy_dtype = static_cast<DType>(9); }, "dy dtype 9"},
+  };
+  for (const Bad& b : bad) {
+    NormProblem p = problem(NormKind::LayerNorm, 4096, DType::BF16);
+    b.set(p);
     try {
       codegen::validate_forward_problem(p);
-      ADD_FAILURE() << o.name << " was accepted";
+      ADD_FAILURE() << b.name << " was accepted";
     } catch (const Error& e) {
-      EXPECT_EQ(e.status(), Status::Unsupported) << o.name;
-      EXPECT_NE(std::string(e.what()).find("forward does not take the fused option"), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find(o.name), std::string::npos) << e.what();
+      EXPECT_EQ(e.status(), Status::InvalidArgument) << b.name;
+      EXPECT_NE(std::string(e.what()).find(b.message), std::string::npos) << b.name << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find(" forward with N="), std::string::npos) << b.name << ": " << e.what();
     }
   }
-  NormProblem p = problem(NormKind::RMSNorm, 4096, DType::BF16);
-  p.zero_centered_weight = true;
-  EXPECT_NO_THROW(codegen::validate_forward_problem(p));
+}
+
+// recompute_from_output is the backward's choice of what to read: the forward ignores it, so
+// its conflicts with the gate and parallel norms (the backward's) are not the forward's.
+TEST(ForwardProblem, RecomputeConflictsWithNothing) {
+  NormProblem gated = problem(NormKind::RMSNorm, 4096, DType::BF16);
+  gated.has_bias = false;
+  gated.gate = Gate::BeforeNorm;
+  gated.recompute_from_output = true;
+  EXPECT_NO_THROW(codegen::validate_forward_problem(gated));
+  NormProblem parallel = problem(NormKind::LayerNorm, 4096, DType::BF16);
+  parallel.parallel = true;
+  parallel.recompute_from_output = true;
+  EXPECT_NO_THROW(codegen::validate_forward_problem(parallel));
+  EXPECT_THROW(codegen::validate_problem(parallel), Error);  // the backward still rejects it
+}
+
+TEST(ForwardProblem, HasForwardFusedOptionsOnlyForWhatChangesTheKernelsCode) {
+  const NormProblem plain = problem(NormKind::LayerNorm, 4096, DType::BF16);
+  EXPECT_FALSE(codegen::has_forward_fused_options(plain));
+  for (const ForwardOption& o : kForwardOptions) {
+    NormProblem p = plain;
+    o.set(p);
+    // zero-centred γ is one of the plain constants; recompute is the backward's choice.
+    const bool fused = std::string(o.name) != "recompute" && std::string(o.name) != "zero-centered-weight";
+    EXPECT_EQ(codegen::has_forward_fused_options(p), fused) << o.name;
+  }
+  NormProblem other_dtypes = plain;
+  other_dtypes.dy_dtype = DType::F32;
+  other_dtypes.dx_dtype = DType::F16;
+  EXPECT_FALSE(codegen::has_forward_fused_options(other_dtypes));
 }
 
 TEST(ForwardProblem, RunsTheBackwardsChecksToo) {
@@ -65,15 +159,98 @@ TEST(ForwardProblem, RunsTheBackwardsChecksToo) {
   EXPECT_THROW(codegen::validate_forward_problem(p), Error);
 }
 
-TEST(ForwardProblem, IgnoresTheBackwardOnlyDtypes) {
-  NormProblem a = problem(NormKind::LayerNorm, 4096, DType::BF16);
-  NormProblem b = a;
-  b.dx_dtype = DType::F32;
-  b.dy_dtype = DType::F16;
-  b = codegen::resolve_forward_problem(b);
-  EXPECT_TRUE(a == b);
-  EXPECT_EQ(forward_source(a), forward_source(b));
-  EXPECT_EQ(b.dx_dtype, DType::BF16);
+TEST(ForwardProblem, KeepsTheYDtypeAndIgnoresTheBackwardOnlyFields) {
+  // y is stored in dy_dtype: its default is x's dtype, any other is kept.
+  NormProblem raw;
+  raw.kind = NormKind::LayerNorm;
+  raw.n = 4096;
+  raw.x_dtype = DType::BF16;
+  raw.weight_dtype = DType::F32;
+  raw.has_bias = true;
+  EXPECT_EQ(codegen::resolve_forward_problem(raw).dy_dtype, DType::BF16);
+  for (DType y : {DType::F32, DType::F16, DType::BF16}) {
+    NormProblem p = raw;
+    p.dy_dtype = y;
+    EXPECT_EQ(codegen::resolve_forward_problem(p).dy_dtype, y);
+  }
+  // dx_dtype takes x's dtype and recompute_from_output is cleared: two problems differing only
+  // there are one forward problem, one source.
+  const NormProblem a = codegen::resolve_forward_problem(raw);
+  EXPECT_EQ(a.dx_dtype, DType::BF16);
+  EXPECT_FALSE(a.recompute_from_output);
+  NormProblem dx = raw;
+  dx.dx_dtype = DType::F32;
+  NormProblem recompute = raw;
+  recompute.recompute_from_output = true;
+  NormProblem both = raw;
+  both.dx_dtype = DType::F16;
+  both.recompute_from_output = true;
+  for (const NormProblem& other : {dx, recompute, both}) {
+    const NormProblem b = codegen::resolve_forward_problem(other);
+    EXPECT_TRUE(a == b) << codegen::describe(other);
+    EXPECT_EQ(b.dx_dtype, DType::BF16);
+    EXPECT_FALSE(b.recompute_from_output);
+    EXPECT_EQ(forward_source(a), forward_source(b)) << codegen::describe(other);
+  }
+  // With a fused option too.
+  NormProblem fused = raw;
+  fused.residual = true;
+  NormProblem fused_other = fused;
+  fused_other.dx_dtype = DType::F32;
+  fused_other.recompute_from_output = true;
+  EXPECT_TRUE(codegen::resolve_forward_problem(fused) == codegen::resolve_forward_problem(fused_other));
+  // A y dtype other than x's is another problem, another source.
+  NormProblem y32 = raw;
+  y32.dy_dtype = DType::F32;
+  const NormProblem c = codegen::resolve_forward_problem(y32);
+  EXPECT_FALSE(a == c);
+  EXPECT_NE(forward_source(a), forward_source(c));
+  // Resolving twice changes nothing.
+  EXPECT_TRUE(codegen::resolve_forward_problem(c) == c);
+}
+
+TEST(ForwardProblem, DescribeForwardShowsTheYDtypeAndTheOptions) {
+  NormProblem p;
+  p.kind = NormKind::RMSNorm;
+  p.n = 4096;
+  p.x_dtype = DType::BF16;
+  p.dy_dtype = DType::F32;
+  p.dx_dtype = DType::F16;  // the backward's: not shown
+  p.weight_dtype = DType::BF16;
+  p.residual = true;
+  p.dropout = DropoutMask::Bits;
+  EXPECT_EQ(codegen::describe_forward(p),
+            "rmsnorm forward N=4096 x=bf16 y=fp32 weight=bf16 +weight align=16 +residual +dropout=bits");
+  EXPECT_EQ(codegen::describe(p, codegen::Pass::Forward), codegen::describe_forward(p));
+  EXPECT_NE(codegen::describe(p, codegen::Pass::Backward), codegen::describe_forward(p));
+  p.recompute_from_output = true;  // cleared by the forward: not shown
+  EXPECT_EQ(codegen::describe_forward(p),
+            "rmsnorm forward N=4096 x=bf16 y=fp32 weight=bf16 +weight align=16 +residual +dropout=bits");
+  NormProblem ln = problem(NormKind::LayerNorm, 4096, DType::BF16);
+  EXPECT_EQ(codegen::describe_forward(ln), "layernorm forward N=4096 x=bf16 y=bf16 weight=fp32 +weight +bias align=16");
+  ln.zero_centered_weight = ln.rowscale = ln.parallel = true;
+  ln.dropout = DropoutMask::Bytes;
+  ln.alignment = 4;
+  EXPECT_EQ(codegen::describe_forward(ln),
+            "layernorm forward N=4096 x=bf16 y=bf16 weight=fp32 +weight +bias align=4 +zero-centered-weight "
+            "+rowscale +dropout=bytes +parallel");
+  NormProblem gated = problem(NormKind::RMSNorm, 1000, DType::F16);
+  gated.gate = Gate::BeforeNorm;
+  gated.has_weight = false;
+  EXPECT_EQ(codegen::describe_forward(gated), "rmsnorm forward N=1000 x=fp16 y=fp16 weight=fp16 -weight align=16 "
+                                              "+gate=before-norm");
+  gated.gate = Gate::AfterNorm;
+  EXPECT_NE(codegen::describe_forward(gated).find(" +gate=after-norm"), std::string::npos);
+  // The options part is describe_options, the same as the backward's describe gives.
+  NormProblem shared = problem(NormKind::LayerNorm, 64, DType::F32);
+  shared.residual = shared.rowscale = true;
+  shared.dropout = DropoutMask::Bits;
+  const std::string options = codegen::describe_options(shared);
+  EXPECT_EQ(options, " +residual +rowscale +dropout=bits");
+  const std::string fwd = codegen::describe_forward(shared), bwd = codegen::describe(shared);
+  EXPECT_EQ(fwd.substr(fwd.size() - options.size()), options);
+  EXPECT_EQ(bwd.substr(bwd.size() - options.size()), options);
+  EXPECT_EQ(codegen::describe_options(problem(NormKind::LayerNorm, 64, DType::F32)), "");
 }
 
 TEST(ForwardConfig, PicksEachFamilyByRowLength) {

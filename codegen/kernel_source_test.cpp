@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "codegen/cache_key.h"
 #include "codegen/embedded_templates.h"
+#include "codegen/forward_config.h"
 #include "codegen/norm_problem.h"
 
 using namespace normjit;
@@ -183,5 +186,205 @@ TEST(CacheKey, DiffersForEveryFusedOption) {
     const std::string key = codegen::cache_key(source_of(v), t);
     for (const std::string& other : keys) EXPECT_NE(key, other) << codegen::describe(v);
     keys.push_back(key);
+  }
+}
+
+// ---- the forward's fused options (docs/FORWARD.md) ---------------------------------------------
+namespace {
+
+NormProblem forward_problem(NormKind kind, int64_t n, DType x) {
+  NormProblem p;
+  p.kind = kind;
+  p.n = n;
+  p.x_dtype = x;
+  p.weight_dtype = DType::F32;
+  p.has_bias = kind == NormKind::LayerNorm;
+  return codegen::resolve_forward_problem(p);
+}
+
+std::string forward_source_for(const NormProblem& p, int sm = 90) {
+  const NormProblem r = codegen::resolve_forward_problem(p);
+  return codegen::generate_forward_source(r, codegen::choose_forward_config(r, sm)).text;
+}
+
+// One problem per forward family on sm_90: several rows a block, a warp a row, a row a block in
+// registers (aligned and 2-byte rows), a cluster a row, streamed.
+std::vector<NormProblem> one_forward_problem_per_family() {
+  std::vector<NormProblem> out = {forward_problem(NormKind::RMSNorm, 33, DType::F16),
+                                  forward_problem(NormKind::LayerNorm, 1000, DType::BF16),
+                                  forward_problem(NormKind::LayerNorm, 4096, DType::BF16),
+                                  forward_problem(NormKind::LayerNorm, 5003, DType::BF16),
+                                  forward_problem(NormKind::RMSNorm, 65536, DType::BF16),
+                                  forward_problem(NormKind::LayerNorm, 262144, DType::BF16)};
+  out[3].alignment = 2;
+  return out;
+}
+
+// The source without its comments: what NVRTC compiles. (The template's own header comment
+// describes the fused options in words; only code may not mention them.)
+std::string code_only(const std::string& text) {
+  std::string out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t comment = line.find("//");
+    out += line.substr(0, comment);
+    out += '\n';
+  }
+  return out;
+}
+
+bool has_line(const std::string& text, const std::string& wanted) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t first = line.find_first_not_of(' ');
+    if (first != std::string::npos && line.compare(first, std::string::npos, wanted) == 0) return true;
+  }
+  return false;
+}
+
+// Names only the forward's fused section defines or uses.
+const char* const kForwardFusedNames[] = {
+    "fused",     "Fused",         "kResidual",      "kRowScale",   "kDropoutMask", "kGate",
+    "kParallel", "kPreNormSum",   "kHoldsGate",     "philox",      "Philox",       "keep_bits",
+    "keep",      "drop_below",    "silu",           "sigmoid",     "residual",     "rowscale",
+    "gate_",     "weight1",       "bias1",          "y1",          "z_stride",     "second_output",
+    "form_pre_norm_sum",          "write_pre_norm_outputs"};
+
+}  // namespace
+
+TEST(KernelSource, ForwardWithoutOptionsCarriesNoTraceOfTheFusedSection) {
+  for (NormProblem p : one_forward_problem_per_family())
+    for (bool zero_centered : {false, true}) {
+      p.zero_centered_weight = zero_centered;  // one of the plain forward's constants
+      const std::string s = forward_source_for(p);
+      const std::string code = code_only(s);
+      for (const char* name : kForwardFusedNames)
+        EXPECT_EQ(code.find(name), std::string::npos) << name << " in " << codegen::describe_forward(p);
+      EXPECT_FALSE(has_line(s, "// fused:begin")) << codegen::describe_forward(p);
+      EXPECT_FALSE(has_line(s, "// fused:end")) << codegen::describe_forward(p);
+      EXPECT_EQ(s.find(codegen::template_text("philox.cuh")), std::string::npos);
+      EXPECT_EQ(s.find(codegen::template_text("gate_math.cuh")), std::string::npos);
+      EXPECT_EQ(s.find(codegen::template_text("fused_ops.cuh")), std::string::npos);
+      EXPECT_NE(s.find("typedef " + std::string(p.x_dtype == DType::F16 ? "f16" : "bf16") + " TY;  // y"),
+                std::string::npos)
+          << codegen::describe_forward(p);
+    }
+  // recompute_from_output and dx_dtype are the backward's: the same plain source.
+  NormProblem p = forward_problem(NormKind::LayerNorm, 4096, DType::BF16);
+  NormProblem q = p;
+  q.recompute_from_output = true;
+  q.dx_dtype = DType::F32;
+  EXPECT_EQ(forward_source_for(p), forward_source_for(q));
+}
+
+TEST(KernelSource, EachForwardOptionBringsItsConstants) {
+  struct Option {
+    const char* name;
+    void (*set)(NormProblem&);
+    std::vector<std::string> constants;  // each must appear
+  };
+  const Option options[] = {
+      {"residual", [](NormProblem& p) { p.residual = true; },
+       {"constexpr bool kResidual = true;", "constexpr bool kRowScale = false;", "constexpr int kDropoutMask = 0;",
+        "constexpr int kGate = 0;", "constexpr bool kParallel = false;"}},
+      {"rowscale", [](NormProblem& p) { p.rowscale = true; },
+       {"constexpr bool kResidual = false;", "constexpr bool kRowScale = true;", "constexpr int kDropoutMask = 0;"}},
+      {"dropout bytes", [](NormProblem& p) { p.dropout = DropoutMask::Bytes; },
+       {"constexpr int kDropoutMask = 1;", "constexpr bool kRowScale = false;"}},
+      {"dropout bits", [](NormProblem& p) { p.dropout = DropoutMask::Bits; }, {"constexpr int kDropoutMask = 2;"}},
+      {"gate after the norm",
+       [](NormProblem& p) {
+         p.kind = NormKind::RMSNorm;
+         p.has_bias = false;
+         p.gate = Gate::AfterNorm;
+       },
+       {"constexpr int kGate = 1;", "constexpr int kDropoutMask = 0;", "constexpr bool kParallel = false;"}},
+      {"gate before the norm",
+       [](NormProblem& p) {
+         p.kind = NormKind::RMSNorm;
+         p.has_bias = false;
+         p.gate = Gate::BeforeNorm;
+       },
+       {"constexpr int kGate = 2;"}},
+      {"parallel", [](NormProblem& p) { p.parallel = true; },
+       {"constexpr bool kParallel = true;", "constexpr bool kResidual = false;", "constexpr int kGate = 0;"}},
+  };
+  for (const NormProblem& family : one_forward_problem_per_family())
+    for (const Option& o : options) {
+      NormProblem p = family;
+      o.set(p);
+      const std::string s = forward_source_for(p);
+      const std::string what = std::string(o.name) + " in " + codegen::describe_forward(p);
+      for (const std::string& c : o.constants) EXPECT_NE(s.find(c), std::string::npos) << c << ": " << what;
+      EXPECT_NE(s.find(codegen::template_text("philox.cuh")), std::string::npos) << what;
+      EXPECT_NE(s.find(codegen::template_text("gate_math.cuh")), std::string::npos) << what;
+      EXPECT_EQ(s.find(codegen::template_text("fused_ops.cuh")), std::string::npos) << what;  // the backward's
+      EXPECT_NE(s.find("const TX* residual;"), std::string::npos) << what;  // the parameter's fused fields
+      EXPECT_NE(s.find("form_pre_norm_sum"), std::string::npos) << what;
+      EXPECT_FALSE(has_line(s, "// fused:begin")) << what;  // markers never reach NVRTC
+      EXPECT_FALSE(has_line(s, "// fused:end")) << what;
+      EXPECT_EQ(s.find("kRecompute"), std::string::npos) << what;
+      EXPECT_EQ(s.find(codegen::KernelSource::kBackwardEntry), std::string::npos) << what;
+      EXPECT_EQ(s.find("#include"), std::string::npos) << what;
+      EXPECT_NE(s.rfind("// normjit generated kernel: " + codegen::describe_forward(p) + "\n", 0), std::string::npos)
+          << what;
+    }
+}
+
+TEST(KernelSource, ForwardTyFollowsTheYDtype) {
+  for (DType x : {DType::F32, DType::F16, DType::BF16})
+    for (DType y : {DType::Default, DType::F32, DType::F16, DType::BF16}) {
+      NormProblem p = forward_problem(NormKind::RMSNorm, 4096, x);
+      p.dy_dtype = y;
+      const DType stored = y == DType::Default ? x : y;
+      auto name = [](DType d) { return std::string(d == DType::F32 ? "float" : d == DType::F16 ? "f16" : "bf16"); };
+      const std::string s = forward_source_for(p);
+      EXPECT_NE(s.find("typedef " + name(x) + " TX;  // x\n"), std::string::npos) << codegen::describe_forward(p);
+      EXPECT_NE(s.find("typedef " + name(stored) + " TY;  // y\n"), std::string::npos) << codegen::describe_forward(p);
+      EXPECT_NE(s.find(std::string(" y=") + codegen::dtype_name(stored) + " "), std::string::npos);
+      // With a fused option too (y1 is stored as y).
+      p.parallel = true;
+      EXPECT_NE(forward_source_for(p).find("typedef " + name(stored) + " TY;  // y\n"), std::string::npos);
+    }
+}
+
+TEST(CacheKey, ForwardKeyDiffersForEveryFusedOption) {
+  const NormProblem base = forward_problem(NormKind::LayerNorm, 4096, DType::BF16);
+  const NormProblem rms = forward_problem(NormKind::RMSNorm, 4096, DType::BF16);
+  std::vector<NormProblem> variants = {base, rms};
+  auto add = [&](const NormProblem& from, void (*edit)(NormProblem&)) {
+    NormProblem p = from;
+    edit(p);
+    variants.push_back(p);
+  };
+  for (const NormProblem* from : {&base, &rms}) {
+    add(*from, [](NormProblem& p) { p.residual = true; });
+    add(*from, [](NormProblem& p) { p.rowscale = true; });
+    add(*from, [](NormProblem& p) { p.dropout = DropoutMask::Bytes; });
+    add(*from, [](NormProblem& p) { p.dropout = DropoutMask::Bits; });
+    add(*from, [](NormProblem& p) { p.parallel = true; });
+    add(*from, [](NormProblem& p) { p.zero_centered_weight = true; });
+    add(*from, [](NormProblem& p) { p.dy_dtype = DType::F32; });
+    add(*from, [](NormProblem& p) { p.residual = p.rowscale = true; });
+    add(*from, [](NormProblem& p) {
+      p.residual = true;
+      p.dropout = DropoutMask::Bits;
+    });
+  }
+  add(rms, [](NormProblem& p) { p.gate = Gate::AfterNorm; });
+  add(rms, [](NormProblem& p) { p.gate = Gate::BeforeNorm; });
+  add(rms, [](NormProblem& p) {
+    p.gate = Gate::BeforeNorm;
+    p.residual = true;
+  });
+  const codegen::CompileTarget t{90, "13.0"};
+  std::vector<std::string> keys;
+  for (const NormProblem& v : variants) {
+    const std::string key = codegen::cache_key(forward_source_for(v), t);
+    for (const std::string& other : keys) EXPECT_NE(key, other) << codegen::describe_forward(v);
+    keys.push_back(key);
+    // Never a backward's key either.
+    const NormProblem b = codegen::resolve_problem(v);
+    EXPECT_NE(key, codegen::cache_key(source_of(b), t)) << codegen::describe_forward(v);
   }
 }

@@ -93,3 +93,132 @@ TEST(NvrtcForward, MisalignedAndMixedDtypesCompile) {
       ASSERT_NO_FATAL_FAILURE(compile_or_fail(nvrtc, codegen::resolve_forward_problem(p), 90, &families));
     }
 }
+
+// ---- fused options (docs/FORWARD.md) -----------------------------------------------------------
+// Each fused option alone and a sample of pairs, spread over the forward families: on sm_90 each
+// set in two families (named in its row) and each family with five or six sets; sm_80 compiles
+// each set once more, on a bf16 shape (its conversions are the arch-dependent code). The shapes
+// also vary the vector width (8, 4, 1, 2 elements), which the dropout mask's bit packing
+// depends on. Spills are allowed (the option-free tests above check those); a compile error is
+// not. 39 compiles in all, in three tests that ctest runs side by side.
+namespace {
+
+struct ForwardFamily {
+  const char* name;  // as family_of names it
+  NormKind kind;     // the gated sets take RMSNorm in the same shape
+  int64_t n;
+  DType x;
+  int alignment;
+};
+const ForwardFamily kFusedFamilies[] = {
+    {"rows", NormKind::RMSNorm, 33, DType::F16, 16},          // 5 slots of 8
+    {"warp", NormKind::LayerNorm, 1000, DType::F32, 16},      // slots of 4
+    {"block", NormKind::LayerNorm, 5003, DType::BF16, 2},     // scalar slots
+    {"cluster", NormKind::RMSNorm, 65536, DType::BF16, 4},    // slots of 2 (sm_90; streamed on sm_80)
+    {"streamed", NormKind::LayerNorm, 1048576, DType::BF16, 16},
+};
+// kFusedFamilies' indices as bits.
+constexpr unsigned kRows = 1, kWarp = 2, kBlock = 4, kCluster = 8, kStreamed = 16;
+
+struct ForwardOptionSet {
+  const char* name;
+  unsigned sm90_families;  // where sm_90 compiles it
+  bool residual, rowscale;
+  DropoutMask dropout;
+  Gate gate;
+  bool parallel;
+  bool other_y;  // y in fp32 (bf16 where x is fp32)
+};
+constexpr DropoutMask kNoMask = DropoutMask::None, kBytes = DropoutMask::Bytes, kBits = DropoutMask::Bits;
+const ForwardOptionSet kSingleOptions[] = {
+    {"residual", kRows | kStreamed, true, false, kNoMask, Gate::None, false, false},
+    {"rowscale", kWarp | kBlock, false, true, kNoMask, Gate::None, false, false},
+    {"dropout=bytes", kRows | kCluster, false, false, kBytes, Gate::None, false, false},
+    {"dropout=bits", kBlock | kStreamed, false, false, kBits, Gate::None, false, false},
+    {"gate=after-norm", kWarp | kCluster, false, false, kNoMask, Gate::AfterNorm, false, false},
+    {"gate=before-norm", kRows | kStreamed, false, false, kNoMask, Gate::BeforeNorm, false, false},
+    {"parallel", kBlock | kCluster, false, false, kNoMask, Gate::None, true, false},
+};
+const ForwardOptionSet kPairedOptions[] = {
+    {"residual+dropout=bits", kWarp | kCluster, true, false, kBits, Gate::None, false, false},
+    {"rowscale+dropout=bytes", kRows | kStreamed, false, true, kBytes, Gate::None, false, false},
+    {"residual+parallel", kWarp | kStreamed, true, false, kNoMask, Gate::None, true, false},
+    {"gate=before-norm+residual", kBlock | kCluster, true, false, kNoMask, Gate::BeforeNorm, false, false},
+    {"y dtype other than x's", kRows | kBlock, false, false, kNoMask, Gate::None, false, true},
+    {"y dtype other than x's+parallel+dropout=bits", kWarp | kCluster, false, false, kBits, Gate::None, true, true},
+};
+
+std::string family_of(const codegen::LaunchConfig& c) {
+  if (!c.row_in_registers) return "streamed";
+  if (c.cluster > 1) return "cluster";
+  return c.threads_per_row < 32 ? "rows" : c.threads_per_row == 32 ? "warp" : "block";
+}
+
+NormProblem fused_forward_problem(const ForwardFamily& f, const ForwardOptionSet& o) {
+  NormProblem p;
+  p.kind = o.gate != Gate::None ? NormKind::RMSNorm : f.kind;
+  p.n = f.n;
+  p.x_dtype = f.x;
+  p.weight_dtype = DType::F32;
+  p.has_bias = p.kind == NormKind::LayerNorm;
+  p.alignment = f.alignment;
+  p.residual = o.residual;
+  p.rowscale = o.rowscale;
+  p.dropout = o.dropout;
+  p.gate = o.gate;
+  p.parallel = o.parallel;
+  if (o.other_y) p.dy_dtype = f.x == DType::F32 ? DType::BF16 : DType::F32;
+  return p;
+}
+
+// Compiles the sets whose index i and family index f meet `take(i, f)`: each set at least once,
+// and on sm_90 every family at least once, in the family it is meant for.
+template <typename Take>
+void compile_fused_forward(int sm, const std::vector<ForwardOptionSet>& sets, Take take) {
+  std::string why;
+  if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
+  std::set<std::string> families;
+  std::vector<int> per_set(sets.size(), 0);
+  for (size_t f = 0; f < std::size(kFusedFamilies); ++f)
+    for (size_t i = 0; i < sets.size(); ++i) {
+      if (!take(i, f)) continue;
+      const NormProblem raw = fused_forward_problem(kFusedFamilies[f], sets[i]);
+      ASSERT_NO_THROW(codegen::validate_forward_problem(raw)) << sets[i].name;
+      const NormProblem p = codegen::resolve_forward_problem(raw);
+      ASSERT_TRUE(sets[i].other_y || codegen::has_forward_fused_options(p)) << sets[i].name;
+      const codegen::LaunchConfig c = codegen::choose_forward_config(p, sm);
+      const std::string family = family_of(c);
+      if (sm >= 90) EXPECT_EQ(family, kFusedFamilies[f].name) << codegen::describe_forward(p);
+      families.insert(family);
+      ++per_set[i];
+      const codegen::KernelSource src = codegen::generate_forward_source(p, c);
+      runtime::CompileOutput out;
+      EXPECT_NO_THROW(out = nvrtc.compile(src.text, src.name, codegen::compile_options({sm, nvrtc.version()}),
+                                          codegen::describe_forward(p)))
+          << sets[i].name << ": " << codegen::describe_forward(p) << " sm_" << sm << " " << codegen::describe(c);
+      EXPECT_GT(out.cubin.size(), 1000u) << codegen::describe_forward(p);
+    }
+  for (size_t i = 0; i < sets.size(); ++i) EXPECT_GE(per_set[i], 1) << sets[i].name << " was never compiled";
+  if (sm >= 90) EXPECT_EQ(families, (std::set<std::string>{"rows", "warp", "block", "cluster", "streamed"}));
+}
+
+}  // namespace
+
+TEST(NvrtcForwardFused, EachOptionAloneCompilesAcrossTheFamiliesForSm90) {
+  const std::vector<ForwardOptionSet> sets(std::begin(kSingleOptions), std::end(kSingleOptions));
+  compile_fused_forward(90, sets, [&](size_t i, size_t f) { return (sets[i].sm90_families >> f) & 1u; });
+}
+
+TEST(NvrtcForwardFused, PairsCompileAcrossTheFamiliesForSm90) {
+  const std::vector<ForwardOptionSet> sets(std::begin(kPairedOptions), std::end(kPairedOptions));
+  compile_fused_forward(90, sets, [&](size_t i, size_t f) { return (sets[i].sm90_families >> f) & 1u; });
+}
+
+// sm_80: each set once, on one of the bf16 shapes (block, cluster's shape, streamed; no clusters
+// below sm_90, so that shape streams there).
+TEST(NvrtcForwardFused, EachOptionAndPairCompilesForSm80) {
+  std::vector<ForwardOptionSet> sets(std::begin(kSingleOptions), std::end(kSingleOptions));
+  sets.insert(sets.end(), std::begin(kPairedOptions), std::end(kPairedOptions));
+  compile_fused_forward(80, sets, [](size_t i, size_t f) { return f >= 2 && i % 3 == f - 2; });
+}

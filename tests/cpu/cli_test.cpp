@@ -150,15 +150,35 @@ TEST_F(Cli, EmitTakesTheFusedOptionsAndRejectsAnUnknownMaskForm) {
   EXPECT_TRUE(contains(conflict.output, "zero_centered_weight")) << conflict.output;
 }
 
-TEST_F(Cli, EmitForwardPrintsTheForwardSourceAndRejectsFusedOptions) {
+TEST_F(Cli, EmitForwardPrintsTheForwardSourceWithAndWithoutFusedOptions) {
   const CliRun fwd = normjit_cli(std::string("emit ") + kSmallProblem + " --forward");
   EXPECT_EQ(fwd.code, 0) << fwd.output;
-  EXPECT_TRUE(contains(fwd.output, " forward N=")) << fwd.output.substr(0, 200);
+  EXPECT_TRUE(contains(fwd.output, "rmsnorm forward N=256 x=fp32 y=fp32")) << fwd.output.substr(0, 200);
   EXPECT_TRUE(contains(fwd.output, "nj_norm_forward"));
+  EXPECT_TRUE(contains(fwd.output, "typedef float TY;"));
   EXPECT_FALSE(contains(fwd.output, "nj_norm_backward"));
-  const CliRun fused = normjit_cli(std::string("emit ") + kSmallProblem + " --forward --residual");
-  EXPECT_NE(fused.code, 0) << fused.output;
-  EXPECT_TRUE(contains(fused.output, "forward does not take the fused option residual")) << fused.output;
+  EXPECT_FALSE(contains(fwd.output, "kResidual"));
+  EXPECT_FALSE(contains(fwd.output, "philox4x32_10"));
+  const CliRun fused = normjit_cli(std::string("emit ") + kSmallProblem + " --forward --residual --dropout bits");
+  EXPECT_EQ(fused.code, 0) << fused.output;
+  EXPECT_TRUE(contains(fused.output, "rmsnorm forward N=256 x=fp32 y=fp32")) << fused.output.substr(0, 200);
+  EXPECT_TRUE(contains(fused.output, "+residual +dropout=bits")) << fused.output.substr(0, 200);
+  EXPECT_TRUE(contains(fused.output, "constexpr bool kResidual = true;")) << fused.output.substr(0, 2000);
+  EXPECT_TRUE(contains(fused.output, "constexpr int kDropoutMask = 2;"));
+  EXPECT_TRUE(contains(fused.output, "constexpr bool kRowScale = false;"));
+  EXPECT_TRUE(contains(fused.output, "philox4x32_10"));
+  EXPECT_TRUE(contains(fused.output, "nj_norm_forward"));
+  EXPECT_FALSE(contains(fused.output, "nj_norm_backward"));
+  EXPECT_FALSE(contains(fused.output, "\n// fused:end\n"));  // markers are dropped
+  // y's dtype is the problem's dy dtype.
+  const CliRun y32 = normjit_cli("emit --forward --kind rmsnorm --n 256 --dtype bf16 --dy-dtype fp32");
+  EXPECT_EQ(y32.code, 0) << y32.output;
+  EXPECT_TRUE(contains(y32.output, "x=bf16 y=fp32")) << y32.output.substr(0, 200);
+  EXPECT_TRUE(contains(y32.output, "typedef float TY;"));
+  // The problem's own rules still hold for the forward.
+  const CliRun layer_norm = normjit_cli("emit --forward --kind layernorm --n 256 --gate after-norm");
+  EXPECT_NE(layer_norm.code, 0) << layer_norm.output;
+  EXPECT_TRUE(contains(layer_norm.output, "is set on a LayerNorm")) << layer_norm.output;
 }
 
 TEST_F(Cli, EmitTakesTheGateAndRejectsItOnLayerNorm) {
