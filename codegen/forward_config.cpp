@@ -16,7 +16,11 @@ int next_pow2(int64_t v) { return static_cast<int>(llvm::PowerOf2Ceil(static_cas
 
 }  // namespace
 
-void validate_forward_problem(const NormProblem& p) { validate_problem(p); }
+void validate_forward_problem(const NormProblem& p) {
+  NormProblem forward = p;
+  forward.recompute_from_output = false;  // the backward's choice: it conflicts with nothing here
+  validate_problem(forward, Pass::Forward);
+}
 
 NormProblem resolve_forward_problem(const NormProblem& problem) {
   NormProblem r = resolve_problem(problem);

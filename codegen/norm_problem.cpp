@@ -11,9 +11,9 @@ bool is_storage_dtype(DType d) { return d == DType::F32 || d == DType::F16 || d 
 bool is_dtype_or_default(DType d) { return d == DType::Default || is_storage_dtype(d); }
 DType or_x(DType d, DType x) { return d == DType::Default ? x : d; }
 
-[[noreturn]] void reject(const NormProblem& p, const std::string& what, const std::string& todo,
+[[noreturn]] void reject(Pass pass, const NormProblem& p, const std::string& what, const std::string& todo,
                          Status status = Status::InvalidArgument) {
-  throw Error(status, "normjit: cannot build a " + std::string(kind_name(p.kind)) + " backward with N=" +
+  throw Error(status, "normjit: cannot build a " + std::string(kind_name(p.kind)) + " " + pass_name(pass) + " with N=" +
                           std::to_string(p.n) + ": " + what + ". " + todo);
 }
 
@@ -47,62 +47,62 @@ const char* kind_name(NormKind kind) {
   return "unknown-norm";
 }
 
-void validate_problem(const NormProblem& p) {
+void validate_problem(const NormProblem& p, Pass pass) {
   if (p.kind != NormKind::LayerNorm && p.kind != NormKind::RMSNorm)
-    reject(p, "kind " + std::to_string(static_cast<int>(p.kind)) + " is not a norm kind",
+    reject(pass, p, "kind " + std::to_string(static_cast<int>(p.kind)) + " is not a norm kind",
            "Use NJ_LAYERNORM (0) or NJ_RMSNORM (1).");
-  if (p.n < 1) reject(p, "N must be at least 1", "Pass the hidden size (the row length) as n.");
+  if (p.n < 1) reject(pass, p, "N must be at least 1", "Pass the hidden size (the row length) as n.");
   if (p.n > (int64_t{1} << 31))
-    reject(p, "N above 2^31 is not supported", "Split the row or file an issue with your use case.",
+    reject(pass, p, "N above 2^31 is not supported", "Split the row or file an issue with your use case.",
            Status::Unsupported);
   if (!is_storage_dtype(p.x_dtype))
-    reject(p, std::string("x dtype '") + dtype_name(p.x_dtype) + "' (" +
+    reject(pass, p, std::string("x dtype '") + dtype_name(p.x_dtype) + "' (" +
                   std::to_string(static_cast<int>(p.x_dtype)) + ") is not a storage dtype",
            "x must be fp32, fp16 or bf16.");
   const struct { const char* field; DType value; } optional_dtypes[] = {
       {"dy", p.dy_dtype}, {"dx", p.dx_dtype}, {"weight", p.weight_dtype}};
   for (const auto& d : optional_dtypes)
     if (!is_dtype_or_default(d.value))
-      reject(p, std::string(d.field) + " dtype " + std::to_string(static_cast<int>(d.value)) + " is unknown",
+      reject(pass, p, std::string(d.field) + " dtype " + std::to_string(static_cast<int>(d.value)) + " is unknown",
              std::string(d.field) + " must be fp32, fp16, bf16 or default (same as x).");
   const DType weight = or_x(p.weight_dtype, p.x_dtype);
   if (weight != DType::F32 && weight != p.x_dtype)
-    reject(p, std::string("weight dtype ") + dtype_name(weight) + " with x dtype " + dtype_name(p.x_dtype),
+    reject(pass, p, std::string("weight dtype ") + dtype_name(weight) + " with x dtype " + dtype_name(p.x_dtype),
            "The weight (and bias) must be fp32 or the dtype of x.", Status::Unsupported);
   if (p.kind == NormKind::RMSNorm && p.has_bias)
-    reject(p, "RMSNorm has no bias", "Set has_bias to false (0) for RMSNorm.");
+    reject(pass, p, "RMSNorm has no bias", "Set has_bias to false (0) for RMSNorm.");
   if (p.zero_centered_weight && !p.has_weight)
-    reject(p, "zero_centered_weight is set but has_weight is false: there is no γ to shift by 1",
+    reject(pass, p, "zero_centered_weight is set but has_weight is false: there is no γ to shift by 1",
            "Set has_weight (γ stored as γ − 1), or clear zero_centered_weight.");
   if (p.dropout != DropoutMask::None && p.dropout != DropoutMask::Bytes && p.dropout != DropoutMask::Bits)
-    reject(p, "dropout mask form " + std::to_string(static_cast<int>(p.dropout)) + " is unknown",
+    reject(pass, p, "dropout mask form " + std::to_string(static_cast<int>(p.dropout)) + " is unknown",
            "Use NJ_DROPOUT_NONE (0), NJ_DROPOUT_BYTES (1, a byte per element) or NJ_DROPOUT_BITS (2, a bit per "
            "element).");
   if (p.gate != Gate::None && p.gate != Gate::AfterNorm && p.gate != Gate::BeforeNorm)
-    reject(p, "gate " + std::to_string(static_cast<int>(p.gate)) + " is unknown",
+    reject(pass, p, "gate " + std::to_string(static_cast<int>(p.gate)) + " is unknown",
            "Use NJ_GATE_NONE (0), NJ_GATE_AFTER_NORM (1, y = rmsnorm(x)·γ·silu(z)) or NJ_GATE_BEFORE_NORM (2, y = "
            "rmsnorm(x·silu(z))·γ).");
   // LayerNorm's gate after the norm would need β in the kernel (dz takes the whole output
   // x̂·γ + β), which a backward is never given; the gated norm in use (Mamba-2) is an RMSNorm.
   if (p.gate != Gate::None && p.kind != NormKind::RMSNorm)
-    reject(p, std::string("gate ") + gate_name(p.gate) + " is set on a LayerNorm: the gated norm is RMSNorm only",
+    reject(pass, p, std::string("gate ") + gate_name(p.gate) + " is set on a LayerNorm: the gated norm is RMSNorm only",
            "Use kind RMSNorm for a gated norm (Mamba-2's RMSNormGated), or set gate to none.");
   if (p.parallel && p.gate != Gate::None)
-    reject(p, "parallel and gate are both set: which of the two norms the gate would belong to is not defined",
+    reject(pass, p, "parallel and gate are both set: which of the two norms the gate would belong to is not defined",
            "Use one or the other.");
   // Recompute from the output recovers x̂ from y = x̂·γ + β: a gated output (y = x̂·γ·silu(z), or
   // the norm of x·silu(z)) and two norms' outputs are other functions, not supported here.
   if (p.recompute_from_output && p.gate != Gate::None)
-    reject(p, std::string("recompute_from_output and gate ") + gate_name(p.gate) +
+    reject(pass, p, std::string("recompute_from_output and gate ") + gate_name(p.gate) +
                   " are both set: x̂ is recovered from y = x̂·γ + β, which a gated norm's output is not",
            "Pass x (and clear recompute_from_output) for a gated RMSNorm, or set gate to none.");
   if (p.recompute_from_output && p.parallel)
-    reject(p, "recompute_from_output and parallel are both set: x̂ would be recovered from one of the two norms' "
+    reject(pass, p, "recompute_from_output and parallel are both set: x̂ would be recovered from one of the two norms' "
               "outputs, which is not supported",
            "Pass x (and clear recompute_from_output) for parallel norms, or clear parallel.");
   const int a = p.alignment == 0 ? 16 : p.alignment;
   if (a < 0 || (a & (a - 1)) != 0)
-    reject(p, "alignment " + std::to_string(p.alignment) + " is not a power of two",
+    reject(pass, p, "alignment " + std::to_string(p.alignment) + " is not a power of two",
            "Give the byte alignment rows are known to have (1, 2, 4, 8 or 16), or 0 for 16.");
 }
 

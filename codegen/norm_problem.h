@@ -3,6 +3,7 @@
 #pragma once
 #include <string>
 
+#include "codegen/pass.h"
 #include "normjit/norm_problem.hpp"
 
 namespace normjit::codegen {
@@ -18,7 +19,7 @@ NormProblem resolve_problem(const NormProblem& problem);
 // Throws normjit::Error(InvalidArgument or Unsupported) naming the field, the value, and what
 // is accepted. Accepts any N >= 1, any listed dtype combination, LayerNorm with or without γ/β,
 // RMSNorm with or without γ.
-void validate_problem(const NormProblem& problem);
+void validate_problem(const NormProblem& problem, Pass pass = Pass::Backward);  // pass: named in messages
 
 // "layernorm N=4096 x=bf16 dy=bf16 dx=bf16 weight=fp32 +weight +bias align=16", then any fused
 // options (" +residual +zero-centered-weight +rowscale +dropout=bits +gate=after-norm

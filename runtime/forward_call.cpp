@@ -72,6 +72,14 @@ void check_forward_aliases(const NormProblem& p, const ForwardArgs& a) {
   const NamedRows outputs[] = {{"y", a.y, a.y_stride, p.dy_dtype},
                                {"residual_out", a.residual_out, a.residual_out_stride, p.x_dtype},
                                {"y1", a.y1, a.y1_stride, p.dy_dtype}};
+  // The keep-mask is bytes of its own layout: it may share a buffer with nothing.
+  if (a.dropout_mask) {
+    for (const NamedRows* group : {inputs, outputs})
+      for (size_t i = 0; i < 3; ++i)
+        if (group[i].ptr == a.dropout_mask)
+          reject(p, std::string("dropout_mask and ") + group[i].name + " are the same buffer",
+                 "Pass a separate buffer for the keep-mask.");
+  }
   for (size_t i = 0; i < std::size(outputs); ++i) {
     const NamedRows& out = outputs[i];
     if (!out.ptr) continue;
