@@ -177,12 +177,16 @@ __device__ __forceinline__ unsigned slot_keep_bits(const ForwardParams& p, i64 r
 // Replaces a slot of x as loaded by h = dropout(x)·rowscale + residual, rounded to x's dtype
 // (elements past N stay 0). A dropped element is x·0, so a NaN stays NaN, as in torch's dropout.
 // Each step is one fp32 operation rounded to nearest (no product fused into the sum), so h
-// has one exact definition that a host reference reproduces bit for bit.
-__device__ __forceinline__ void form_pre_norm_sum(const ForwardParams& p, i64 row, i64 col, Packed& held) {
+// has one exact definition that a host reference reproduces bit for bit. Returns the slot's
+// keep bits (0 without dropout), which the mask is written from: a Philox draw costs ~100
+// integer operations per four elements, which made the forward with dropout compute-bound
+// when it was drawn twice.
+__device__ __forceinline__ unsigned form_pre_norm_sum(const ForwardParams& p, i64 row, i64 col, Packed& held) {
   float h[kVec];
   held.unpack(h);
+  unsigned keep = 0;
   if constexpr (kDropoutMask != 0) {
-    const unsigned keep = slot_keep_bits(p, row, col);
+    keep = slot_keep_bits(p, row, col);
     const float scale = (float)p.keep_scale;
 #pragma unroll
     for (int j = 0; j < kVec; ++j) h[j] = __fmul_rn(h[j], (keep >> j) & 1u ? scale : 0.f);
@@ -202,6 +206,7 @@ __device__ __forceinline__ void form_pre_norm_sum(const ForwardParams& p, i64 ro
   for (int k = 0; k < kVec / Packed::Access::kPer; ++k)
 #pragma unroll
     for (int j = 0; j < Packed::Access::kPer; ++j) held.piece[k].e[j] = from_f32<TX>(h[k * Packed::Access::kPer + j]);
+  return keep;
 }
 
 // The gate before the norm: the norm's input is h·silu(z), in fp32.
@@ -229,10 +234,13 @@ __device__ __forceinline__ void second_output_slot(const ForwardParams& p, i64 r
   store_slot<TY, kVec, kAlign, kN>(p.y1 + row * p.y1_stride, col, y);
 }
 
-// What the forward writes besides y of a slot of h (col < N): h itself and the keep-mask, each
-// when asked for. A bit-packed mask's byte is written whole by the slot where it starts (every
-// draw is a function of its indices alone), bits past N as 0.
-__device__ __forceinline__ void write_pre_norm_outputs(const ForwardParams& p, i64 row, i64 col, const float (&h)[kVec]) {
+// What the forward writes besides y of a slot of h (col < N): h itself and the keep-mask (from
+// `keep`, the slot's bits), each when asked for. A bit-packed mask's byte is written whole by
+// the slot where it starts: with slots of 8 elements that is every slot's own bits; narrower
+// slots draw the byte's other elements again (every draw is a function of its indices alone).
+// Bits past N are 0.
+__device__ __forceinline__ void write_pre_norm_outputs(const ForwardParams& p, i64 row, i64 col, const float (&h)[kVec],
+                                                       unsigned keep) {
   if constexpr (kPreNormSum) {
     if (p.residual_out) store_slot<TX, kVec, kAlign, kN>(p.residual_out + row * p.residual_out_stride, col, h);
   }
@@ -240,14 +248,12 @@ __device__ __forceinline__ void write_pre_norm_outputs(const ForwardParams& p, i
     if (!p.keep) return;
     unsigned char* mask = p.keep + row * p.keep_stride;
     if constexpr (kDropoutMask == 1) {
-      const unsigned keep = slot_keep_bits(p, row, col);
 #pragma unroll
       for (int j = 0; j < kVec; ++j)
         if (col + j < kN) mask[col + j] = (unsigned char)((keep >> j) & 1u);
     } else if (col % 8 == 0) {
-      unsigned keep = kVec == 8 ? slot_keep_bits(p, row, col)
-                                : keep_bits<8, kVec % 4 == 0>(p.seed, p.offset, (unsigned long long)row, col,
-                                                              (unsigned)p.drop_below);
+      if constexpr (kVec != 8)
+        keep = keep_bits<8, kVec % 4 == 0>(p.seed, p.offset, (unsigned long long)row, col, (unsigned)p.drop_below);
       if (kN - col < 8) keep &= (1u << (kN - col)) - 1u;
       mask[col >> 3] = (unsigned char)keep;
     }
@@ -356,6 +362,7 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
     Packed packed[kIters];
 // fused:begin
     Packed gate_z[kHoldsGate ? kIters : 1];
+    unsigned keep[kDropoutMask != 0 ? kIters : 1];  // each slot's keep bits, for the mask
 // fused:end
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
@@ -363,7 +370,10 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
       if (valid && col < kN) {
         packed[i].load(p.x + row * p.x_stride, col);
 // fused:begin
-        if constexpr (kPreNormSum) form_pre_norm_sum(p, row, col, packed[i]);
+        if constexpr (kPreNormSum) {
+          const unsigned bits = form_pre_norm_sum(p, row, col, packed[i]);
+          if constexpr (kDropoutMask != 0) keep[i] = bits;
+        }
         if constexpr (kHoldsGate) gate_z[i].load(p.z + row * p.z_stride, col);
 // fused:end
       } else {
@@ -460,7 +470,7 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
           float x[kVec];
           packed[i].unpack(x);
 // fused:begin
-          write_pre_norm_outputs(p, row, col, x);
+          write_pre_norm_outputs(p, row, col, x, keep[kDropoutMask != 0 ? i : 0]);
           if constexpr (kHoldsGate) gate_held_slot(gate_z[i], x);
 // fused:end
           output_slot(p, row, col, x, mean, rstd);
@@ -558,6 +568,7 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
       Packed packed[kStreamBatch];
 // fused:begin
       Packed gate_z[kHoldsGate ? kStreamBatch : 1];
+      unsigned keep[kStreamBatch] = {};
 // fused:end
 #pragma unroll
       for (int k = 0; k < kStreamBatch; ++k) {
@@ -565,7 +576,7 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
         if (s >= 0) packed[k].load(x_row, s * kVec);
 // fused:begin
         if constexpr (kPreNormSum) {
-          if (s >= 0) form_pre_norm_sum(p, row, s * kVec, packed[k]);
+          if (s >= 0) keep[k] = form_pre_norm_sum(p, row, s * kVec, packed[k]);
         }
         if constexpr (kHoldsGate) {
           if (s >= 0) gate_z[k].load(p.z + row * p.z_stride, s * kVec);
@@ -579,7 +590,7 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
         float x[kVec];
         packed[k].unpack(x);
 // fused:begin
-        write_pre_norm_outputs(p, row, s * kVec, x);
+        write_pre_norm_outputs(p, row, s * kVec, x, keep[k]);
         if constexpr (kHoldsGate) gate_held_slot(gate_z[k], x);
 // fused:end
         output_slot(p, row, s * kVec, x, mean, rstd);
