@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <thread>
 
@@ -177,9 +178,11 @@ struct Scratch {
   }
 };
 
-// The forward's tensors for m rows: x random, y, mean and rstd written, γ and β random.
+// The forward's tensors for m rows: x random, y, mean and rstd written, γ and β random; with
+// fused options their tensors too (h and the keep-mask written), so a fused forward is timed
+// with all of its traffic.
 struct ForwardScratch {
-  DeviceBuffer x, y, mean, rstd, weight, bias;
+  DeviceBuffer x, y, mean, rstd, weight, bias, residual, h, rowscale, keep_mask, z, weight1, bias1, y1;
   ForwardArgs args;
 
   ForwardScratch(const NormProblem& p, int64_t m) {
@@ -187,8 +190,11 @@ struct ForwardScratch {
     const size_t n = static_cast<size_t>(p.n), w = codegen::dtype_size(p.weight_dtype);
     args.m = m;
     args.x_stride = args.y_stride = aligned_row_stride(p.n, codegen::dtype_size(p.x_dtype), p.alignment);
+    const size_t x_bytes = static_cast<size_t>(m) * static_cast<size_t>(args.x_stride) * codegen::dtype_size(p.x_dtype);
+    // y in its own dtype (dy_dtype), at the same row stride: a wider y only raises the alignment.
+    const size_t y_bytes = static_cast<size_t>(m) * static_cast<size_t>(args.y_stride) * codegen::dtype_size(p.dy_dtype);
     x = random_rows(p.x_dtype, m, args.x_stride, 1, what);
-    y = DeviceBuffer(static_cast<size_t>(m) * static_cast<size_t>(args.y_stride) * codegen::dtype_size(p.x_dtype), what);
+    y = DeviceBuffer(y_bytes, what);
     mean = DeviceBuffer(static_cast<size_t>(m) * 4, what);
     rstd = DeviceBuffer(static_cast<size_t>(m) * 4, what);
     weight = DeviceBuffer(n * w, what);
@@ -201,6 +207,48 @@ struct ForwardScratch {
     args.bias = p.has_bias ? bias.get() : nullptr;
     args.mean = p.kind == NormKind::LayerNorm ? static_cast<float*>(mean.get()) : nullptr;
     args.rstd = static_cast<float*>(rstd.get());
+    if (p.residual) {
+      residual = random_rows(p.x_dtype, m, args.x_stride, 5, what);
+      args.residual = residual.get();
+      args.residual_stride = args.x_stride;
+    }
+    if (p.residual || p.rowscale || p.dropout != DropoutMask::None) {
+      h = DeviceBuffer(x_bytes, what);
+      args.residual_out = h.get();
+      args.residual_out_stride = args.x_stride;
+    }
+    if (p.rowscale) {
+      std::vector<char> scales(static_cast<size_t>(m) * 4);  // 1.0f each: h stays x's scale
+      const float one = 1.0f;
+      for (size_t i = 0; i < static_cast<size_t>(m); ++i) std::memcpy(scales.data() + 4 * i, &one, 4);
+      rowscale = DeviceBuffer(static_cast<size_t>(m) * 4, what);
+      rowscale.upload(scales, what);
+      args.rowscale = static_cast<const float*>(rowscale.get());
+    }
+    if (p.dropout != DropoutMask::None) {
+      const int64_t row_bytes = aligned_row_stride(p.dropout == DropoutMask::Bits ? (p.n + 7) / 8 : p.n, 1, p.alignment);
+      keep_mask = DeviceBuffer(static_cast<size_t>(m * row_bytes), what);
+      args.dropout_mask = keep_mask.get();
+      args.dropout_mask_stride = row_bytes;
+      args.dropout_p = 0.1;
+      args.dropout_seed = 1;
+    }
+    if (p.gate != Gate::None) {
+      z = random_rows(p.x_dtype, m, args.x_stride, 7, what);
+      args.z = z.get();
+      args.z_stride = args.x_stride;
+    }
+    if (p.parallel) {
+      y1 = DeviceBuffer(y_bytes, what);
+      args.y1 = y1.get();
+      args.y1_stride = args.y_stride;
+      weight1 = DeviceBuffer(n * w, what);
+      bias1 = DeviceBuffer(n * w, what);
+      weight1.upload(random_bytes(p.weight_dtype, n, 8), what);
+      bias1.upload(random_bytes(p.weight_dtype, n, 9), what);
+      args.weight1 = p.has_weight ? weight1.get() : nullptr;
+      args.bias1 = p.has_bias ? bias1.get() : nullptr;
+    }
   }
 };
 
