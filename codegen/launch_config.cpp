@@ -320,6 +320,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     while (int64_t{c.cluster} * kMaxRowThreads * iters < slots) c.cluster *= 2;
     one_row_per_block(ceil_div(slots, c.cluster), iters);
     if (c.cluster > kPortableCluster && (p.has_weight || p.has_bias)) shared_sums_rows(2 * iters);
+  } else if (sm >= 90 && (p.has_weight || p.has_bias) &&
+             slots <= int64_t{kMaxRowThreads} * std::max(1, 16 / c.vec) * kMaxCluster &&
+             shared_sums_rows(std::max(1, 16 / c.vec))) {
+    // Beyond that, 16 elements a thread with shared sums in clusters of up to 16 blocks
+    // (fp32 262144: LN 471 us against 605 for the grid cluster below, RMS 445 against 607;
+    // graph replays, bench/results/2026-11-24-h100-0195f46-tune-sweep/).
   } else if (sm >= 80 && grid_stage()) {
     // Rows no cluster holds (N > 262144 in 16-bit types, 131072 in fp32; anything beyond a
     // block before sm_90): a grid cluster, one block per SM, each owning a column slice of
@@ -339,7 +345,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
 // staged; 8192: 7.0 / 13.4 / 23.1 against 12.7 / 20.8 / 32.7; bench/results/2026-11-23-h100-8109dfa-tune/),
 // their width and prefetch as below. 16-bit rows already sit in registers up to 8192; those a
 // warp would share take a block (below).
-std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const LaunchConfig& many) {
+std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const LaunchConfig& many, int64_t m) {
   const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
   if (sixteen_bit && many.rows_per_block() > 1 && many.vec == 4 && p.n > 512) {
     // 16-bit rows of 513-1024 that many rows give a warp each: a block of 16 elements a thread
@@ -362,6 +368,15 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
   // before), so this covers every row the rule is for.
   const int64_t threads = ceil_div(ceil_div(p.n, 16), 32) * 32;
   if (threads > kMaxFewRowsPrefetchThreads) return std::nullopt;
+  if (next_pow2(std::max<int64_t>(m, 1)) == 1) {
+    // A single row: no next row to prefetch, and the latency is the block's. Half the threads,
+    // 32 elements each in 2-wide vectors (graph replays, exhaustive tuning of the whole sweep:
+    // LN fp32 4096 5.25 us against 7.01, 8192 6.85 against 10.37, RMS fp32 8192 5.63 against
+    // 7.33; bench/results/2026-11-24-h100-0195f46-tune-sweep/).
+    c.vec = std::min(vector_width(p), 2);
+    c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(ceil_div(ceil_div(p.n, 32), 32) * 32, 64));
+    return c;
+  }
   c.vec = std::min(vector_width(p), 4);
   c.prefetch = true;
   c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
@@ -405,7 +420,7 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, in
     // Unmerged (merge = 1) at every M: in graph replays on the H100 merged blocks were slower
     // than their unmerged twin at every shape once partial rows are vector stores (bench/NOTES.md,
     // entry 17). The tuner still tries them.
-    if (const std::optional<LaunchConfig> few = config_for_few_rows(p, c)) c = *few;
+    if (const std::optional<LaunchConfig> few = config_for_few_rows(p, c, m)) c = *few;
   }
   check_launch_config(p, c);
   return c;

@@ -169,7 +169,12 @@ TEST(LaunchConfig, RowsTooLongForAClusterAreSharedByTheWholeGrid) {
   EXPECT_FALSE(choose_launch_config(problem(262144, DType::BF16), 90, 132).grid);
   EXPECT_EQ(choose_launch_config(problem(262144, DType::BF16), 90, 132).cluster, 16);
   EXPECT_FALSE(choose_launch_config(problem(131072, DType::F32), 90, 132).grid);
-  EXPECT_TRUE(choose_launch_config(problem(262144, DType::F32), 90, 132).grid) << "497 slots a block";
+  // fp32 262144: 16 elements a thread in a cluster of 16 with shared sums, not the grid.
+  const LaunchConfig fp32_262144 = choose_launch_config(problem(262144, DType::F32), 90, 132);
+  EXPECT_FALSE(fp32_262144.grid);
+  EXPECT_EQ(fp32_262144.cluster, 16);
+  EXPECT_TRUE(fp32_262144.shared_sums);
+  EXPECT_TRUE(choose_launch_config(problem(524288, DType::F32), 90, 132).grid) << "993 slots a block";
   EXPECT_FALSE(choose_launch_config(problem(65536, DType::BF16), 80, 108).grid);
 }
 
@@ -251,13 +256,18 @@ TEST(LaunchConfig, FewRowsOfFp32TakeRegistersInsteadOfStages) {
       const LaunchConfig many = choose_launch_config(p, 90, 132);
       EXPECT_TRUE(many.staged || many.prefetch) << codegen::describe(p);
       EXPECT_EQ(choose_launch_config(p, 90, 132, 1 << 20), many) << codegen::describe(p);
-      for (int64_t m : {1, 37, 199}) {
+      for (int64_t m : {37, 199}) {
         const LaunchConfig few = choose_launch_config(p, 90, 132, m);
         EXPECT_FALSE(few.staged) << codegen::describe(p);
         EXPECT_TRUE(few.row_in_registers && few.prefetch) << codegen::describe(few);
         EXPECT_EQ(few.vec, 4) << codegen::describe(p);
         EXPECT_EQ(few.threads, n / 16) << "16 elements a thread: " << codegen::describe(p);
       }
+      // A single row: nothing to prefetch; 32 elements a thread in 2-wide vectors.
+      const LaunchConfig one = choose_launch_config(p, 90, 132, 1);
+      EXPECT_TRUE(one.row_in_registers && !one.prefetch && !one.staged) << codegen::describe(one);
+      EXPECT_EQ(one.vec, 2) << codegen::describe(p);
+      EXPECT_EQ(one.threads, n / 32) << codegen::describe(p);
     }
   // 16-bit rows of 1024 take a block each instead of a warp, 16 elements a thread.
   const NormProblem bf16_1024 = codegen::resolve_problem(problem(1024, DType::BF16));
