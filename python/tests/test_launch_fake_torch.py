@@ -7,7 +7,8 @@ stand-in torch: shapes, strides, dtypes and data pointers over host buffers), wi
 points and the CUDA-context calls replaced by recorders: each recorded call keeps the nj_problem
 and nj_backward_args (or nj_forward_args) bytes the library would have read. So the fast path is
 checked byte for byte against the general path, which the GPU tests check against float64
-references. Part of scripts/test.sh's python stage; the real thing runs in test_torch_gpu.py on a
+references; and the forward's fused option keywords (ForwardFusedScenarios) down to the
+nj_forward_args fields and nj_problem flags they set. Part of scripts/test.sh's python stage; the real thing runs in test_torch_gpu.py on a
 GPU.
 """
 import ctypes
@@ -832,10 +833,439 @@ def child_main():
             cls.backward(ctx, tensor((37, 1000)))
             self.assertEqual(rec.calls[-1][2]["x_stride"], 1024, "the backward reads the padded rows too")
 
+    # ---- the forward's fused options (keywords of layer_norm_forward / rms_norm_forward) --------
+
+    FUSED_FORWARD_FIELDS = [name for name, _ in _capi.ForwardArgs._fields_[10:]]
+
+    def fused_forward(kind, shape=(37, 256), dtype=torch.bfloat16, weight=True, bias=True, w_dtype=torch.float32,
+                      x=None, nd=1, eps=1e-5, **options):
+        """One public forward call with option keywords: (result, the recorded args with tensor addresses
+        as names, the recorded nj_problem). Inputs are named x, w, b and by their keyword (weight1 and
+        bias1 as w1, b1); outputs y, mean, rstd, h, mask, y1 (h only when it is not x)."""
+        x = tensor(shape, dtype) if x is None else x
+        n_shape = tuple(x.shape[x.dim() - nd:])
+        w = tensor(n_shape, w_dtype) if weight else None
+        b = tensor(n_shape, w_dtype) if bias and kind == _capi.LAYERNORM else None
+        if kind == _capi.LAYERNORM:
+            out = _ops.layer_norm_forward(x, w, b, eps, nd, **options)
+        else:
+            out = _ops.rms_norm_forward(x, w, eps, nd, **options)
+        inputs = [("x", x), ("w", w), ("b", b)] + [({"weight1": "w1", "bias1": "b1"}.get(k, k), v)
+                                                   for k, v in options.items() if isinstance(v, torch.Tensor)]
+        names = {t.data_ptr(): name for name, t in inputs if t is not None and t.numel()}
+        ids = {id(t) for _, t in inputs}
+        for name in out._fields:
+            t = getattr(out, name)
+            if t is not None and id(t) not in ids and t.numel():
+                names[t.data_ptr()] = name
+        record = rec.calls[-1]
+        return out, fields(record, names), _capi.Problem.from_buffer_copy(record[1])
+
+    def no_fused_fields(**expected):
+        """The fused fields of nj_forward_args as a call without options leaves them, updated by expected."""
+        want = {name: (0 if "stride" in name or name in ("dropout_seed", "dropout_offset") else
+                       0.0 if name == "dropout_p" else None) for name in FUSED_FORWARD_FIELDS}
+        want.update(expected)
+        return want
+
+    def fused_part(f):
+        return {name: f[name] for name in FUSED_FORWARD_FIELDS}
+
+    class ForwardFusedScenarios(unittest.TestCase):
+        """The forward's option keywords through _ops' public functions to nj_forward_args and
+        nj_problem: each keyword's fields and flags, dtypes and strides, the result's fields, the
+        pairing with the backward's keywords, the ops when traced, and the errors raised before any
+        launch."""
+
+        def setUp(self):
+            DispatchScenarios.setUp(self)
+
+        def flags(self, p):
+            return (p.residual, p.rowscale, p.dropout, p.gate, p.parallel, p.zero_centered_weight)
+
+        def test_each_keyword_fills_its_fields_and_flags(self):
+            L, R = _capi.LAYERNORM, _capi.RMSNORM
+            rs = tensor((37,), torch.float32)
+            cases = [
+                # (kind, keywords, flags (residual, rowscale, dropout, gate, parallel, zero-centred), fused fields)
+                ("residual", L, dict(residual=tensor((37, 256))), (1, 0, 0, 0, 0, 0),
+                 dict(residual="residual", residual_stride=256, residual_out="h", residual_out_stride=256)),
+                ("rowscale", R, dict(rowscale=rs), (0, 1, 0, 0, 0, 0),
+                 dict(rowscale="rowscale", residual_out="h", residual_out_stride=256)),
+                ("dropout_p", L, dict(dropout_p=0.25, dropout_seed=7, dropout_offset=9),
+                 (0, 0, _capi.DROPOUT_BYTES, 0, 0, 0),
+                 dict(dropout_p=0.25, dropout_seed=7, dropout_offset=9, residual_out="h", residual_out_stride=256)),
+                ("mask bytes", R, dict(dropout_p=0.1, dropout_mask="bytes", dropout_seed=3),
+                 (0, 0, _capi.DROPOUT_BYTES, 0, 0, 0),
+                 dict(dropout_p=0.1, dropout_seed=3, dropout_mask="mask", dropout_mask_stride=256, residual_out="h",
+                      residual_out_stride=256)),
+                ("mask bits", L, dict(dropout_p=0.5, dropout_mask="bits", dropout_offset=2),
+                 (0, 0, _capi.DROPOUT_BITS, 0, 0, 0),
+                 dict(dropout_p=0.5, dropout_offset=2, dropout_mask="mask", dropout_mask_stride=32, residual_out="h",
+                      residual_out_stride=256)),
+                ("mask with p = 0", R, dict(dropout_mask="bits"), (0, 0, _capi.DROPOUT_BITS, 0, 0, 0),
+                 dict(dropout_mask="mask", dropout_mask_stride=32, residual_out="h", residual_out_stride=256)),
+                ("gate after", R, dict(z=tensor((37, 256)), gate="after_norm"), (0, 0, 0, _capi.GATE_AFTER_NORM, 0, 0),
+                 dict(z="z", z_stride=256)),
+                ("gate before", R, dict(z=tensor((37, 256)), gate="before_norm"),
+                 (0, 0, 0, _capi.GATE_BEFORE_NORM, 0, 0), dict(z="z", z_stride=256)),
+                ("parallel ln", L, dict(weight1=tensor((256,), torch.float32), bias1=tensor((256,), torch.float32)),
+                 (0, 0, 0, 0, 1, 0), dict(weight1="w1", bias1="b1", y1="y1", y1_stride=256)),
+                ("parallel rms", R, dict(weight1=tensor((256,), torch.float32)), (0, 0, 0, 0, 1, 0),
+                 dict(weight1="w1", y1="y1", y1_stride=256)),
+                ("zero-centred", L, dict(zero_centered_weight=True), (0, 0, 0, 0, 0, 1), dict()),
+                ("y_dtype", R, dict(y_dtype=torch.float32), (0, 0, 0, 0, 0, 0), dict()),
+            ]
+            for label, kind, options, flags, want in cases:
+                with self.subTest(label):
+                    self.setUp()
+                    out, f, p = fused_forward(kind, **options)
+                    self.assertEqual([c[0] for c in rec.calls], [("forward", kind)], "one launch")
+                    self.assertEqual(self.flags(p), flags)
+                    self.assertEqual((p.kind, p.n, p.x_dtype, p.weight_dtype, p.has_weight, p.recompute_from_output),
+                                     (kind, 256, _capi.BF16, _capi.F32, 1, 0))
+                    self.assertEqual(p.dy_dtype, _capi.F32 if "y_dtype" in options else _capi.BF16, "y's dtype")
+                    ln = kind == _capi.LAYERNORM
+                    head = {name: f[name] for name in list(f)[:10]}
+                    self.assertEqual(head, {"m": 37, "x": "x", "x_stride": 256, "weight": "w",
+                                            "bias": "b" if ln else None, "y": "y", "y_stride": 256,
+                                            "mean": "mean" if ln else None, "rstd": "rstd", "eps": 1e-5})
+                    self.assertEqual(fused_part(f), no_fused_fields(**want))
+                    self.assertIsInstance(out, _ops.LayerNormForwardResult if ln else _ops.RMSNormForwardResult)
+                    y_dtype = options.get("y_dtype", torch.bfloat16)
+                    self.assertEqual((out.y.shape, out.y.dtype), ((37, 256), y_dtype))
+                    self.assertEqual((out.rstd.shape, out.rstd.dtype), ((37, 1), torch.float32))
+                    if ln:
+                        self.assertEqual((out.mean.shape, out.mean.dtype), ((37, 1), torch.float32))
+                    if want.get("residual_out"):
+                        self.assertEqual((out.h.shape, out.h.dtype, out.h.is_contiguous()),
+                                         ((37, 256), torch.bfloat16, True))
+                        self.assertIsNot(out.h, options.get("residual"))
+                    else:
+                        self.assertEqual(out.h.data_ptr(), rec.calls[-1][2]["x"], "h is x when nothing forms it")
+                        self.assertEqual(f["residual_out"], None)
+                    if want.get("dropout_mask"):
+                        bits = options["dropout_mask"] == "bits"
+                        self.assertEqual((out.mask.shape, out.mask.dtype), ((37, 32) if bits else (37, 256),
+                                                                            torch.uint8))
+                    else:
+                        self.assertIsNone(out.mask)
+                    if want.get("y1"):
+                        self.assertEqual((out.y1.shape, out.y1.dtype), ((37, 256), y_dtype))
+                    else:
+                        self.assertIsNone(out.y1)
+
+        def test_h_is_x_itself_when_nothing_forms_it(self):
+            x = tensor((37, 256))
+            for kind, options in ((_capi.RMSNORM, dict(z=tensor((37, 256)), gate="after_norm")),
+                                  (_capi.LAYERNORM, dict(zero_centered_weight=True)),
+                                  (_capi.LAYERNORM, dict(residual=None))):
+                with self.subTest(options=sorted(options)):
+                    out, _, _ = fused_forward(kind, x=x, **options)
+                    self.assertIs(out.h, x)
+
+        def test_every_option_together(self):
+            x = tensor((4, 9, 33))
+            res = tensor((4, 9, 33))
+            rs = tensor((4, 9), torch.float32)
+            w1, b1 = tensor((33,), torch.float32), tensor((33,), torch.float32)
+            out, f, p = fused_forward(_capi.LAYERNORM, x=x, residual=res, rowscale=rs, dropout_p=0.3,
+                                      dropout_mask="bits", dropout_seed=2 ** 64 - 1, dropout_offset=2 ** 63 + 5,
+                                      weight1=w1, bias1=b1, zero_centered_weight=True, y_dtype=torch.float16)
+            self.assertEqual(self.flags(p), (1, 1, _capi.DROPOUT_BITS, 0, 1, 1))
+            self.assertEqual((p.n, p.x_dtype, p.dy_dtype), (33, _capi.BF16, _capi.F16))
+            self.assertEqual(f["m"], 36)
+            self.assertEqual(fused_part(f), no_fused_fields(
+                residual="residual", residual_stride=33, residual_out="h", residual_out_stride=33, rowscale="rowscale",
+                dropout_mask="mask", dropout_mask_stride=5, dropout_p=0.3, dropout_seed=2 ** 64 - 1,
+                dropout_offset=2 ** 63 + 5, weight1="w1", bias1="b1", y1="y1", y1_stride=33))
+            self.assertEqual((out.y.shape, out.y.dtype, out.y1.dtype), ((4, 9, 33), torch.float16, torch.float16))
+            self.assertEqual((out.mean.shape, out.h.shape, out.mask.shape), ((4, 9, 1), (4, 9, 33), (4, 9, 5)))
+            self.setUp()
+            z = tensor((37, 1000))
+            out, f, p = fused_forward(_capi.RMSNORM, shape=(37, 1000), residual=tensor((37, 1000)),
+                                      rowscale=tensor((37, 1), torch.float32), dropout_p=0.125, dropout_mask="bytes",
+                                      z=z, gate="before_norm", zero_centered_weight=True)
+            self.assertEqual(self.flags(p), (1, 1, _capi.DROPOUT_BYTES, _capi.GATE_BEFORE_NORM, 0, 1))
+            self.assertEqual(fused_part(f), no_fused_fields(
+                residual="residual", residual_stride=1000, residual_out="h", residual_out_stride=1000,
+                rowscale="rowscale", dropout_mask="mask", dropout_mask_stride=1000, dropout_p=0.125, z="z",
+                z_stride=1000))
+
+        def test_two_normalized_dims_and_a_bit_mask(self):
+            x = tensor((5, 9, 4, 9))  # N = 36: ceil(36/8) = 5 bytes a row
+            out, f, p = fused_forward(_capi.RMSNORM, x=x, nd=2, residual=tensor((5, 9, 4, 9)), dropout_p=0.5,
+                                      dropout_mask="bits")
+            self.assertEqual((p.n, f["m"], f["residual_stride"], f["dropout_mask_stride"]), (36, 45, 36, 5))
+            self.assertEqual((out.rstd.shape, out.h.shape, out.mask.shape), ((5, 9, 1, 1), (5, 9, 4, 9), (5, 9, 5)))
+            self.setUp()
+            out, f, _ = fused_forward(_capi.RMSNORM, x=x, nd=2, dropout_mask="bytes")
+            self.assertEqual((out.mask.shape, f["dropout_mask_stride"]), ((5, 9, 4, 9), 36))
+
+        def test_strides_of_the_option_tensors(self):
+            padded_res = torch.Tensor((37, 264), torch.bfloat16)[:, :256]    # row stride 264: read in place
+            padded_z = torch.Tensor((37, 300), torch.bfloat16)[:, :256]
+            _, f, _ = fused_forward(_capi.RMSNORM, residual=padded_res, z=padded_z, gate="after_norm")
+            self.assertEqual((f["residual"], f["residual_stride"], f["z"], f["z_stride"], f["residual_out_stride"]),
+                             ("residual", 264, "z", 300, 256))
+            strided = torch.Tensor((37, 256), torch.bfloat16, strides=(512, 2))  # inner stride 2: copied
+            _, f, _ = fused_forward(_capi.LAYERNORM, residual=strided)
+            self.assertNotEqual(f["residual"], "residual")
+            self.assertEqual(f["residual_stride"], 256)
+            rs = torch.Tensor((37,), torch.bfloat16)  # another float dtype: converted to fp32
+            _, f, _ = fused_forward(_capi.LAYERNORM, rowscale=rs)
+            self.assertIsInstance(f["rowscale"], int)
+            padded_x = torch.Tensor((37, 1024), torch.bfloat16)[:, :1000]
+            out, f, _ = fused_forward(_capi.LAYERNORM, x=padded_x, residual=tensor((37, 1000)))
+            self.assertEqual((f["x"], f["x_stride"], f["y_stride"], f["residual_out_stride"]), ("x", 1024, 1000, 1000))
+            self.assertTrue(out.h.is_contiguous())
+            w1 = torch.Tensor((256,), torch.float32, strides=(2,))  # a strided weight1: copied
+            _, f, _ = fused_forward(_capi.RMSNORM, weight1=w1)
+            self.assertIsInstance(f["weight1"], int)
+            self.assertNotEqual(f["weight1"], w1.data_ptr())
+
+        def test_parallel_without_parameters_and_explicit_parallel(self):
+            out, f, p = fused_forward(_capi.LAYERNORM, weight=False, bias=False, parallel=True)
+            self.assertEqual((p.parallel, p.has_weight, p.has_bias), (1, 0, 0))
+            self.assertEqual(fused_part(f), no_fused_fields(y1="y1", y1_stride=256))
+            self.setUp()
+            _, f, p = fused_forward(_capi.LAYERNORM, bias=False, weight1=tensor((256,), torch.float32))
+            self.assertEqual((p.parallel, p.has_bias, f["weight1"], f["bias1"]), (1, 0, "w1", None))
+
+        def test_options_off_make_the_plain_call_in_the_named_tuple(self):
+            from unittest import mock
+            x = tensor((37, 256))
+            w, b = tensor((256,), torch.float32), tensor((256,), torch.float32)
+            plain = _ops.layer_norm_forward(x, w, b, 1e-5)
+            self.assertIs(type(plain), tuple, "no keywords: the plain tuple, as before")
+
+            def named(record, out):
+                names = {t.data_ptr(): name for name, t in (("x", x), ("w", w), ("b", b), ("y", out[0]),
+                                                            ("mean", out[1]), ("rstd", out[2]))}
+                return record[1], fields(record, names)
+            want = named(rec.calls[-1], plain)
+            for options in (dict(residual=None), dict(dropout_p=0.0, dropout_seed=5, dropout_offset=6),
+                            dict(y_dtype=torch.bfloat16), dict(parallel=False, zero_centered_weight=False),
+                            dict(rowscale=None, dropout_mask=None, weight1=None, bias1=None)):
+                with self.subTest(options=sorted(options)):
+                    with mock.patch.object(_launch_forward, "_run", wraps=_launch_forward._run) as run:
+                        out = _ops.layer_norm_forward(x, w, b, 1e-5, **options)
+                    self.assertEqual(run.call_count, 1, "the option-free fast call")
+                    self.assertEqual(named(rec.calls[-1], out), want, "the plain call's problem and args")
+                    self.assertIsInstance(out, _ops.LayerNormForwardResult)
+                    self.assertEqual((out.y.shape, out.mean.shape, out.rstd.shape), ((37, 256), (37, 1), (37, 1)))
+                    self.assertIs(out.h, x)
+                    self.assertEqual((out.mask, out.y1), (None, None))
+                    y, mean, rstd = out[:3]
+                    self.assertIs(y, out.y)
+            out = _ops.rms_norm_forward(x, w, None, gate=None)
+            self.assertIsInstance(out, _ops.RMSNormForwardResult)
+            self.assertEqual(out._fields, ("y", "rstd", "h", "mask", "y1"))
+
+        def test_fused_calls_leave_no_plan_and_the_fast_path_its_fused_fields_zero(self):
+            from unittest import mock
+            x = tensor((37, 256))
+            w = tensor((256,), torch.float32)
+            _ops.rms_norm_forward(x, w, 1e-5)
+            plans = dict(_launch._plans)
+            fused_forward(_capi.RMSNORM, residual=tensor((37, 256)), dropout_p=0.5, dropout_mask="bits",
+                          dropout_seed=9, z=tensor((37, 256)), gate="before_norm")
+            self.assertEqual(_launch._plans, plans, "fused calls leave no plan")
+            with mock.patch.object(_launch_forward, "_run", wraps=_launch_forward._run) as run:
+                _ops.rms_norm_forward(x, w, 1e-5)
+                _ops.rms_norm_forward(tensor((37, 256)), w, 1e-5, residual=None)
+            self.assertEqual(run.call_count, 2)
+            for call in rec.calls[-2:]:
+                self.assertFalse(any(call[2][name] for name in FUSED_FORWARD_FIELDS), "the fast call's fused fields")
+
+        def test_seed_and_offset_reach_the_library_as_uint64_eager_and_traced(self):
+            seeds = dict(dropout_seed=2 ** 64 - 1, dropout_offset=2 ** 63 + 5)
+            for traced in (False, True):
+                with self.subTest(traced=traced):
+                    self.setUp()
+                    torch.state.compiling = traced
+                    _, f, _ = fused_forward(_capi.LAYERNORM, dropout_p=0.5, **seeds)
+                    self.assertEqual((f["dropout_seed"], f["dropout_offset"]), (2 ** 64 - 1, 2 ** 63 + 5))
+                    if traced:
+                        op = torch.calls[-1]
+                        self.assertEqual(op[:2], ("op", "layer_norm_forward_fused"))
+                        self.assertEqual(op[2][9:11], (-1, -(2 ** 63) + 5), "int64 in the op's schema")
+
+        def test_traced_calls_take_the_fused_ops(self):
+            torch.state.compiling = True
+            x = tensor((37, 256))
+            z = tensor((37, 256))
+            out, f, p = fused_forward(_capi.RMSNORM, x=x, z=z, gate="before_norm", dropout_p=0.25,
+                                      dropout_mask="bits", residual=tensor((37, 256)), y_dtype=torch.float32)
+            op = torch.calls[-1]
+            self.assertEqual([c[:2] for c in torch.calls], [("op", "rms_norm_forward_fused")])
+            # (x, weight, eps, nd, residual, rowscale, dropout, p, seed, offset, write_mask, z, gate, weight1,
+            #  parallel, zero-centred, y dtype)
+            self.assertEqual(op[2][5:], (None, _capi.DROPOUT_BITS, 0.25, 0, 0, True, z, _capi.GATE_BEFORE_NORM, None,
+                                         False, False, _capi.F32))
+            self.assertEqual((out.y.dtype, out.h.shape, out.mask.shape, out.y1), (torch.float32, (37, 256),
+                                                                                   (37, 32), None))
+            self.assertEqual(fused_part(f)["z"], "z")
+            del torch.calls[:]
+            out = _ops.layer_norm_forward(x, None, None, 1e-5, residual=None)  # every option off: the plain op
+            self.assertEqual([c[:2] for c in torch.calls], [("op", "layer_norm_forward")])
+            self.assertIs(out.h, x)
+            del torch.calls[:]
+            out = _ops.layer_norm_forward(x, None, None, 1e-5, parallel=True)
+            self.assertEqual([c[:2] for c in torch.calls], [("op", "layer_norm_forward_fused")])
+            self.assertEqual((out.h, out.mask, out.y1.shape), (x, None, (37, 256)))
+
+        def test_fake_kernels_match_the_implementations(self):
+            # The fake kernels (what torch.compile traces with) against the tensors the implementation
+            # allocates, for each option set: count, shapes, dtypes, and the absent markers.
+            x = tensor((3, 11, 40))
+            w = tensor((40,), torch.float32)
+            for kind, options in ((_capi.LAYERNORM, dict(residual=tensor((3, 11, 40)), dropout_p=0.5,
+                                                         dropout_mask="bits", weight1=w, bias1=w)),
+                                  (_capi.LAYERNORM, dict(rowscale=tensor((33,), torch.float32),
+                                                         dropout_mask="bytes", y_dtype=torch.float32)),
+                                  (_capi.RMSNORM, dict(z=tensor((3, 11, 40)), gate="after_norm")),
+                                  (_capi.RMSNORM, dict(dropout_p=0.25, weight1=w, y_dtype=torch.float16))):
+                with self.subTest(kind=kind, options=sorted(options)):
+                    torch.state.compiling = True
+                    del torch.calls[:]
+                    if kind == _capi.LAYERNORM:
+                        _ops.layer_norm_forward(x, w, w, 1e-5, **options)
+                    else:
+                        _ops.rms_norm_forward(x, w, 1e-5, **options)
+                    op = torch.calls[-1]
+                    fn = _ops.layer_norm_forward_fused_op if kind == _capi.LAYERNORM else _ops.rms_norm_forward_fused_op
+                    real = fn.impl(*op[2])
+                    fake = fn.fake(*op[2])
+                    self.assertEqual([(t.shape, t.dtype) for t in fake], [(t.shape, t.dtype) for t in real])
+
+        def test_the_backward_takes_h_and_the_mask_as_they_are(self):
+            # The pairing: h is the backward's x, the mask its dropout_mask= (bytes) or dropout_mask_bits=
+            # (bits), the statistics its mean/rstd; the forward's and the backward's nj_problem are one.
+            for form in ("bytes", "bits"):
+                for kind in (_capi.LAYERNORM, _capi.RMSNORM):
+                    with self.subTest(form=form, kind=kind):
+                        self.setUp()
+                        x, dres = tensor((3, 5, 40)), tensor((3, 5, 40))
+                        rs = tensor((15,), torch.float32)
+                        w = tensor((40,), torch.float32)
+                        b = tensor((40,), torch.float32) if kind == _capi.LAYERNORM else None
+                        keywords = dict(residual=tensor((3, 5, 40)), rowscale=rs, dropout_p=0.25, dropout_mask=form,
+                                        dropout_seed=11, dropout_offset=12)
+                        mask_keyword = "dropout_mask" if form == "bytes" else "dropout_mask_bits"
+                        back = dict(dresidual=dres, rowscale=rs, dropout_p=0.25, return_dresidual_in=True)
+                        if kind == _capi.LAYERNORM:
+                            out = _ops.layer_norm_forward(x, w, b, 1e-5, **keywords)
+                            forward_problem = rec.calls[-1][1]
+                            back[mask_keyword] = out.mask
+                            _ops.layer_norm_backward(tensor((3, 5, 40)), out.h, w, b, out.mean, out.rstd, **back)
+                        else:
+                            out = _ops.rms_norm_forward(x, w, 1e-5, **keywords)
+                            forward_problem = rec.calls[-1][1]
+                            back[mask_keyword] = out.mask
+                            _ops.rms_norm_backward(tensor((3, 5, 40)), out.h, w, out.rstd, **back)
+                        a = rec.calls[-1][2]
+                        self.assertEqual(rec.calls[-1][0], ("byref", kind))
+                        self.assertEqual(rec.calls[-1][1], forward_problem, "one nj_problem for both")
+                        self.assertEqual((a["x"], a["dropout_mask"], a["rstd"]),
+                                         (out.h.data_ptr(), out.mask.data_ptr(), out.rstd.data_ptr()))
+                        self.assertEqual(a["dropout_mask_stride"], 40 if form == "bytes" else 5)
+                        if kind == _capi.LAYERNORM:
+                            self.assertEqual(a["mean"], out.mean.data_ptr())
+            # The gate and parallel norms: the same problem on both sides too.
+            self.setUp()
+            x, z, w = tensor((37, 256)), tensor((37, 256)), tensor((256,), torch.float32)
+            out = _ops.rms_norm_forward(x, w, 1e-5, z=z, gate="before_norm")
+            forward_problem = rec.calls[-1][1]
+            _ops.rms_norm_backward(tensor((37, 256)), out.h, w, out.rstd, z=z, gate="before_norm")
+            self.assertEqual(rec.calls[-1][1], forward_problem)
+            out = _ops.layer_norm_forward(x, w, w, 1e-5, weight1=w, bias1=w)
+            forward_problem = rec.calls[-1][1]
+            _ops.layer_norm_backward(tensor((37, 256)), out.h, w, w, out.mean, out.rstd, dy1=tensor((37, 256)),
+                                     weight1=w, bias1=w)
+            self.assertEqual(rec.calls[-1][1], forward_problem)
+
+        def test_errors_before_any_launch(self):
+            L, R = _capi.LAYERNORM, _capi.RMSNORM
+
+            def t(shape=(37, 256), dtype=torch.bfloat16, device=0):
+                return tensor(shape, dtype, device)
+            w32 = t((256,), torch.float32)
+            cases = [
+                (ValueError, "dropout_mask = 'byte' is not a mask form", L, dict(dropout_mask="byte")),
+                (ValueError, "dropout_mask = True is not a mask form", L, dict(dropout_mask=True)),
+                (ValueError, r"dropout_p = 1.0 is not in \[0, 1\)", L, dict(dropout_p=1.0)),
+                (ValueError, r"dropout_p = -0.1 is not in \[0, 1\)", R, dict(dropout_p=-0.1)),
+                (ValueError, r"dropout_p = nan is not in \[0, 1\)", R, dict(dropout_p=float("nan"))),
+                (TypeError, "dropout_p = 'a' is not a number", R, dict(dropout_p="a")),
+                (ValueError, r"dropout_seed = -1 is outside \[0, 2\^64\)", L, dict(dropout_p=0.5, dropout_seed=-1)),
+                (ValueError, r"dropout_offset = 18446744073709551616 is outside", L,
+                 dict(dropout_mask="bits", dropout_offset=2 ** 64)),
+                (TypeError, "dropout_seed = 1.5 is not an integer", L, dict(dropout_p=0.5, dropout_seed=1.5)),
+                (TypeError, "dropout_seed = True is not an integer", L, dict(dropout_p=0.5, dropout_seed=True)),
+                (ValueError, "z is given but gate is None", R, dict(z=t())),
+                (ValueError, "gate='after_norm' but z is None", R, dict(gate="after_norm")),
+                (ValueError, "gate = 'after-norm' is not a gate", R, dict(z=t(), gate="after-norm")),
+                (TypeError, r"layer_norm_forward\(\) got an unexpected keyword argument 'z'", L, dict(z=t())),
+                (TypeError, r"rms_norm_forward\(\) got an unexpected keyword argument 'bias1'", R, dict(bias1=w32)),
+                (TypeError, r"layer_norm_forward\(\) got an unexpected keyword argument 'residul'", L,
+                 dict(residul=t())),
+                (ValueError, "weight1 is given but parallel=False", L, dict(weight1=w32, parallel=False)),
+                (ValueError, "parallel norms and a gate", R, dict(z=t(), gate="after_norm", weight1=w32)),
+                (ValueError, "parallel norms and a gate", R, dict(z=t(), gate="before_norm", parallel=True)),
+                (TypeError, "y_dtype = torch.float64", L, dict(y_dtype=torch.float64)),
+                (TypeError, "y_dtype = 'float32'", L, dict(y_dtype="float32")),
+                (TypeError, "residual is torch.float32 but x is torch.bfloat16", L,
+                 dict(residual=t(dtype=torch.float32))),
+                (ValueError, r"residual has shape \(37, 255\) but x has \(37, 256\)", L, dict(residual=t((37, 255)))),
+                (ValueError, "residual is on cuda:1 but x is on cuda:0", R, dict(residual=t(device=1))),
+                (ValueError, "rowscale has 36 values for 37 rows", L, dict(rowscale=t((36,), torch.float32))),
+                (TypeError, "rowscale is torch.uint8", L, dict(rowscale=t((37,), torch.uint8))),
+                (ValueError, "rowscale is on cuda:1", L, dict(rowscale=t((37,), torch.float32, 1))),
+                (TypeError, "z is torch.float16 but x is torch.bfloat16", R,
+                 dict(z=t(dtype=torch.float16), gate="after_norm")),
+                (ValueError, "weight1 is None but weight is given", L, dict(parallel=True)),
+                (ValueError, "bias1 is None but bias is given", L, dict(weight1=w32)),
+                (TypeError, "bias1 is torch.bfloat16 but the weight is torch.float32", L,
+                 dict(weight1=w32, bias1=t((256,)))),
+                (ValueError, "weight1 has 255 elements", R, dict(weight1=t((255,), torch.float32))),
+                (ValueError, "weight1 is on cuda:1", R, dict(weight1=t((256,), torch.float32, 1))),
+            ]
+            for traced in (False, True):
+                for exc, message, kind, options in cases:
+                    with self.subTest(message=message, traced=traced):
+                        torch.state.compiling = traced
+                        with self.assertRaisesRegex(exc, message):
+                            fused_forward(kind, **options)
+            # The parameters' own conditions.
+            with self.assertRaisesRegex(ValueError, "zero_centered_weight=True but weight is None"):
+                fused_forward(R, weight=False, zero_centered_weight=True)
+            with self.assertRaisesRegex(ValueError, "weight1 is given but weight is None"):
+                fused_forward(L, weight=False, bias=False, weight1=w32)
+            with self.assertRaisesRegex(ValueError, "x is on cpu"):
+                fused_forward(L, x=t(device=-1), residual=t(device=-1))
+            self.assertEqual(rec.calls, [], "nothing reaches the library")
+
+        def test_a_failed_status_raises(self):
+            rec.status[:] = [_capi.INVALID_ARGUMENT]
+            with self.assertRaises(_capi.NormjitError):
+                fused_forward(_capi.LAYERNORM, residual=tensor((37, 256)))
+            self.assertEqual(len(rec.calls), 1)
+
+        def test_context_pushed_only_for_the_default_streams(self):
+            for stream, pushed in ((0, [1]), (0x7F00, [])):
+                with self.subTest(stream=stream):
+                    self.setUp()
+                    torch.current_stream[0] = stream
+                    fused_forward(_capi.RMSNORM, x=tensor((4, 256), device=1), residual=tensor((4, 256), device=1),
+                                  weight=False)
+                    self.assertEqual((rec.pushes, rec.calls[-1][3]), (pushed, stream))
+
     loader = unittest.defaultTestLoader
     suite = unittest.TestSuite([loader.loadTestsFromTestCase(Scenarios),
                                 loader.loadTestsFromTestCase(ForwardScenarios),
-                                loader.loadTestsFromTestCase(DispatchScenarios)])
+                                loader.loadTestsFromTestCase(DispatchScenarios),
+                                loader.loadTestsFromTestCase(ForwardFusedScenarios)])
     result = unittest.TextTestRunner(verbosity=2).run(suite)
     sys.exit(0 if result.wasSuccessful() and result.testsRun > 0 else 1)
 

@@ -163,6 +163,68 @@ class ForwardFakeKernelTest(unittest.TestCase):
         self.assertIn("torch.ops.normjit.rms_norm_forward.default(x_1, w_1, %r, 1)" % torch.finfo(torch.float32).eps,
                       code)
 
+    def test_fused_options_results(self):
+        # The forward's option keywords: the named results of the fused ops' fake kernels, and what the
+        # forward returns the backward takes (h as x, the mask as dropout_mask= / dropout_mask_bits=).
+        x, w = self.x, self.w
+        with self.mode:
+            res = torch.empty_like(x)
+            rs = torch.empty(M, device="cuda")
+            out = njt.layer_norm_forward(x, w, w, 1e-5, residual=res, rowscale=rs, dropout_p=0.1, dropout_mask="bits",
+                                         weight1=w, bias1=w, y_dtype=torch.float32)
+            self.assertIsInstance(out, njt.LayerNormForwardResult)
+            self.assertEqual(shapes(out), [(M, N), (M, 1), (M, 1), (M, N), (M, N // 8), (M, N)])
+            self.assertEqual([t.dtype for t in out], [torch.float32, torch.float32, torch.float32, torch.bfloat16,
+                                                      torch.uint8, torch.float32])
+            dx, dw, db, dh = njt.layer_norm_backward(out.y.bfloat16(), out.h, w, w, out.mean, out.rstd, dresidual=res,
+                                                     rowscale=rs, dropout_mask_bits=out.mask, dropout_p=0.1,
+                                                     return_dresidual_in=True)
+            self.assertEqual(shapes((dx, dw, db, dh)), [(M, N), (N,), (N,), (M, N)])
+            out = njt.rms_norm_forward(x, w, None, z=x, gate="before_norm", dropout_p=0.5)
+            self.assertIsInstance(out, njt.RMSNormForwardResult)
+            self.assertEqual(shapes(out), [(M, N), (M, 1), (M, N), None, None])  # h formed by dropout; no mask
+            out = njt.rms_norm_forward(x, w, None, residual=res, dropout_mask="bytes")
+            self.assertEqual((out.mask.shape, out.mask.dtype), ((M, N), torch.uint8))
+            dx, dw = njt.rms_norm_backward(x, out.h, w, out.rstd, dropout_mask=out.mask)
+            self.assertEqual(shapes((dx, dw)), [(M, N), (N,)])
+            out = njt.rms_norm_forward(x, w, None, z=x, gate="after_norm")
+            self.assertIs(out.h, x)  # nothing forms h: x itself
+            out = njt.layer_norm_forward(x, w, w, 1e-5, residual=None)  # every option off: the plain op
+            self.assertEqual(shapes(out), [(M, N), (M, 1), (M, 1), (M, N), None, None])
+            x4 = torch.empty(5, 9, 4, 9, device="cuda")
+            out = njt.rms_norm_forward(x4, None, None, normalized_ndim=2, dropout_p=0.5, dropout_mask="bits")
+            self.assertEqual(shapes(out), [(5, 9, 4, 9), (5, 9, 1, 1), (5, 9, 4, 9), (5, 9, 5), None])
+
+    def test_fused_forward_argument_errors(self):
+        x, w = self.x, self.w
+        with self.mode:
+            with self.assertRaisesRegex(ValueError, "dropout_mask = 'byte' is not a mask form"):
+                njt.layer_norm_forward(x, w, w, 1e-5, dropout_mask="byte")
+            with self.assertRaisesRegex(ValueError, r"dropout_p = 1.0 is not in \[0, 1\)"):
+                njt.rms_norm_forward(x, w, None, dropout_p=1.0)
+            with self.assertRaisesRegex(TypeError, r"layer_norm_forward\(\) got an unexpected keyword argument 'z'"):
+                njt.layer_norm_forward(x, w, w, 1e-5, z=x, gate="after_norm")
+            with self.assertRaisesRegex(ValueError, "parallel norms and a gate"):
+                njt.rms_norm_forward(x, w, None, z=x, gate="after_norm", weight1=w)
+            with self.assertRaisesRegex(TypeError, "y_dtype = torch.float64"):
+                njt.rms_norm_forward(x, w, None, residual=x, y_dtype=torch.float64)
+            # (The tensors' shapes, dtypes and devices are checked where the op runs, as for the
+            # backward's options: test_launch_fake_torch.py.)
+
+    def test_traced_fused_forward_is_the_fused_op(self):
+        def block(x, res, w):
+            return njt.rms_norm_forward(x, w, 1e-6, residual=res, dropout_p=0.25, dropout_mask="bits",
+                                        dropout_seed=2 ** 64 - 1, dropout_offset=5)
+        code = make_fx(block, tracing_mode="fake")(self.x, self.x.clone(), self.w).code
+        self.assertIn("torch.ops.normjit.rms_norm_forward_fused.default(", code)
+        self.assertIn("0.25, -1, 5, True", code)  # p, the seed's int64 bits, the offset, write the mask
+
+        def parallel(x, w, b):
+            out = njt.layer_norm_forward(x, w, b, 1e-5, weight1=w, bias1=b)
+            return out.y, out.y1
+        code = make_fx(parallel, tracing_mode="fake")(self.x, self.w, self.b).code
+        self.assertIn("torch.ops.normjit.layer_norm_forward_fused.default(", code)
+
     @unittest.skipUnless(torch is not None and torch.cuda.is_available(),
                          "autograd's engine asks the CUDA device of the fake tensors for its context")
     def test_autograd_feeds_the_forward_s_statistics_to_the_backward(self):

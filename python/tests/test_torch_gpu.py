@@ -7,6 +7,7 @@ Errors are normwise: max|got - ref| / max|ref| per output, fp32 <= 1e-5, fp16/bf
 NaN or inf never passes. Inputs are fresh random values (never zeros) with a per-row offset so
 the mean matters.
 """
+import math
 import os
 import sys
 import threading
@@ -1728,6 +1729,418 @@ class ForwardTest(WorstErrors, unittest.TestCase):
             ref = forward_reference("rms", x, w, None, 1e-5)
             self.assertLessEqual(rel_err(rms[0], ref[0], ref[3]), 1e-2)
             self.assertLessEqual(rel_err(rms[1], ref[2]), STATS_TOL)
+
+
+# ---- the forward's fused options (docs/FORWARD.md, "Fused options"; docs/PYTHON.md) -----------
+
+def philox4x32_10(c0, c1, c2, c3, k0, k1):
+    """Philox4x32-10 (Salmon et al., SC 2011) of a 128-bit counter and a 64-bit key, as templates/philox.cuh
+    computes it: the four 32-bit words."""
+    m32 = 0xFFFFFFFF
+    for _ in range(10):
+        p0, p1 = 0xD2511F53 * c0, 0xCD9E8D57 * c2
+        c0, c1, c2, c3 = (p1 >> 32) ^ c1 ^ k0, p1 & m32, (p0 >> 32) ^ c3 ^ k1, p0 & m32
+        k0, k1 = (k0 + 0x9E3779B9) & m32, (k1 + 0xBB67AE85) & m32
+    return c0, c1, c2, c3
+
+
+def philox_keep(seed, offset, rows, n, p):
+    """The keep-mask of `rows` x n on the host (templates/philox.cuh): element (row, col) is kept when
+    word col % 4 of Philox4x32-10 of counter (col // 4, row, offset lo, offset hi) and key (seed lo,
+    seed hi) is at least floor(p * 2^32). A list of rows of bools."""
+    m32 = 0xFFFFFFFF
+    drop_below = min(int(math.floor(p * 4294967296.0)), m32)
+    out = []
+    for row in range(rows):
+        keep = []
+        for q in range((n + 3) // 4):
+            words = philox4x32_10(q, row & m32, offset & m32, offset >> 32 & m32, seed & m32, seed >> 32 & m32)
+            keep += [w >= drop_below for w in words]
+        out.append(keep[:n])
+    return out
+
+
+def keep_of(mask, form, n):
+    """The keep-mask (bool, [..., N]) of a mask the forward returned, and, for bits, the bits past N
+    (which must be 0)."""
+    if form == "bytes":
+        return mask != 0, None
+    bits = ((mask.long().unsqueeze(-1) >> torch.arange(8, device=mask.device)) & 1).flatten(-2)
+    return bits[..., :n].bool(), bits[..., n:]
+
+
+def pre_norm_sum(x, keep=None, p=0.0, rowscale=None, residual=None):
+    """h as the forward forms it: fp32, one rounded operation at a time (x * (kept ? (float)(1 / (1 -
+    p)) : 0), then * rowscale[row], then + residual), rounded to x's dtype at the end."""
+    h = x.float()
+    if keep is not None:
+        scale = torch.tensor(1.0 / (1.0 - p), dtype=torch.float32, device=x.device)
+        h = h * torch.where(keep, scale, torch.zeros_like(scale))
+    if rowscale is not None:
+        h = h * rowscale.float().reshape(-1, 1)
+    if residual is not None:
+        h = h + residual.float()
+    return h.to(x.dtype)
+
+
+def fused_forward_reference(kind, h, w, b, eps, z=None, gate=None, parallel=False, w1=None, b1=None,
+                            zero_centered=False):
+    """float64, from h (the kernel's, exactly): y and, with parallel, y1 by F.layer_norm / F.rms_norm
+    (gated with F.silu(z): after the norm y * silu(z), before it the norm of h * silu(z)), each with
+    the scale its error is measured against (max |x_hat * gamma (* silu(z))| + |beta|); mean
+    (LayerNorm) and rstd, [M, 1]; each row's RMS of what is normalised (the mean's error floor)."""
+    n = h.shape[-1]
+    zs = None if z is None else F.silu(z.double())
+    normed = h.double() * zs if gate == "before_norm" else h.double()
+    rms = normed.square().mean(-1, keepdim=True).sqrt()
+    if kind == "ln":
+        mean = normed.mean(-1, keepdim=True)
+        rstd = ((normed - mean).square().mean(-1, keepdim=True) + eps).rsqrt()
+        xhat = (normed - mean) * rstd
+    else:
+        mean = None
+        rstd = (rms.square() + eps).rsqrt()
+        xhat = normed * rstd
+
+    def output(weight, bias):
+        gamma = None if weight is None else weight.double() + (1.0 if zero_centered else 0.0)
+        beta = None if bias is None else bias.double()
+        y = F.layer_norm(normed, (n,), gamma, beta, eps) if kind == "ln" else F.rms_norm(normed, (n,), gamma, eps)
+        term = xhat if gamma is None else xhat * gamma
+        if gate == "after_norm":
+            y, term = y * zs, term * zs
+        size = term.abs() if beta is None else term.abs() + beta.abs()
+        return y, size.max().item() if size.numel() else 0.0
+    return {"y": output(w, b), "y1": output(w1, b1) if parallel else (None, 0.0), "mean": mean, "rstd": rstd,
+            "rms": rms}
+
+
+def fused_forward(kind, x, w, b, eps, **kwargs):
+    if kind == "ln":
+        return njt.layer_norm_forward(x, w, b, eps, **kwargs)
+    return njt.rms_norm_forward(x, w, eps, **kwargs)
+
+
+# (kind, M, N, x dtype, weight dtype, options). Options: residual, rowscale, p (dropout_p), mask
+# ("bytes" or "bits": dropout_mask), gate, parallel, zc (zero_centered_weight), y (y_dtype). Dropout
+# is on with p > 0 or a mask. A sample: every option alone and with others, both norms, M in
+# {1, 37, 4096}, N in {1, 33, 1000, 4096} and the three dtypes each appear (one compile a case).
+FORWARD_FUSED_CASES = [
+    ("ln", 37, 1000, "bf16", "fp32", dict(residual=True)),
+    ("rms", 4096, 4096, "bf16", "bf16", dict(residual=True)),
+    ("ln", 1, 33, "fp32", "fp32", dict(rowscale=True)),
+    ("rms", 37, 1, "fp16", "fp16", dict(residual=True, rowscale=True)),
+    ("ln", 4096, 33, "fp16", "fp32", dict(p=0.25, mask="bytes")),
+    ("rms", 37, 4096, "fp32", "fp32", dict(p=0.5, mask="bits")),
+    ("ln", 37, 1, "bf16", "bf16", dict(p=0.1, mask="bits")),
+    ("rms", 1, 1000, "bf16", "fp32", dict(p=0.25)),  # no mask written: h only
+    ("ln", 37, 33, "fp32", "fp32", dict(mask="bytes")),  # p = 0: every element kept, a mask of ones
+    ("ln", 4096, 1000, "bf16", "fp32", dict(residual=True, rowscale=True, p=0.2, mask="bytes")),
+    ("rms", 37, 33, "fp16", "fp32", dict(residual=True, rowscale=True, p=0.3, mask="bits", zc=True)),
+    ("rms", 4096, 1000, "fp16", "fp16", dict(residual=True, p=0.5, mask="bits")),
+    ("ln", 1, 1, "fp32", "fp32", dict(residual=True, rowscale=True, p=0.5, mask="bytes")),
+    ("rms", 37, 1000, "bf16", "fp32", dict(gate="after_norm")),
+    ("rms", 4096, 4096, "bf16", "bf16", dict(gate="before_norm", residual=True)),
+    ("rms", 1, 33, "fp32", "fp32", dict(gate="before_norm", rowscale=True, p=0.25, mask="bytes")),
+    ("rms", 37, 1, "fp16", "fp16", dict(gate="after_norm", zc=True, residual=True)),
+    ("ln", 37, 1000, "bf16", "bf16", dict(parallel=True)),
+    ("rms", 4096, 33, "fp32", "fp32", dict(parallel=True, residual=True)),
+    ("ln", 1, 4096, "fp16", "fp32", dict(parallel=True, zc=True, y="fp32")),
+    ("ln", 37, 4096, "fp32", "fp32", dict(parallel=True, residual=True, p=0.5, mask="bits", zc=True)),
+    ("ln", 4096, 4096, "bf16", "fp32", dict(zc=True)),
+    ("rms", 37, 4096, "bf16", "fp32", dict(y="fp32")),
+    ("ln", 37, 33, "fp32", "fp32", dict(y="bf16", residual=True)),
+    ("ln", 37, 4096, "bf16", "fp32", dict(residual=True, rowscale=True, p=0.1, mask="bytes", parallel=True, y="fp32")),
+]
+
+
+@unittest.skipIf(SKIP, SKIP)
+class ForwardFusedTest(WorstErrors, unittest.TestCase):
+    """layer_norm_forward / rms_norm_forward with the fused option keywords against torch in float64:
+    h recomputed from x, the returned mask, rowscale and residual in fp32 steps and compared bit for
+    bit; y (and y1) against F.layer_norm / F.rms_norm of h (gated with F.silu); mean and rstd per row;
+    the kept fraction; the mask a function of (seed, offset, row, col) (host Philox4x32-10); the
+    round trip through normjit's backward against float64 autograd of the whole block;
+    torch.compile(fullgraph=True) and CUDA graphs. Outputs are poisoned (NaN) first. Most of its time
+    is one kernel compile per case (about 40, each ~0.5 s on an H100) and torch.compile."""
+
+    worst = {}
+
+    def inputs(self, kind, m, n, x_dtype, w_dtype, y_dtype, opts, seed, offset):
+        """x, weight, bias and the keyword arguments of one case."""
+        zc = opts.get("zc", False)
+        x = rand((m, n), x_dtype, offset=True)
+        w = rand((n,), w_dtype) * 0.5 + (0.0 if zc else 1.0)  # zero-centred: gamma - 1 around 0
+        b = rand((n,), w_dtype) if kind == "ln" else None
+        kwargs = {}
+        if opts.get("residual"):
+            kwargs["residual"] = rand((m, n), x_dtype)
+        if opts.get("rowscale"):
+            kwargs["rowscale"] = torch.rand(m, device="cuda") + 0.5
+        if opts.get("p"):
+            kwargs["dropout_p"] = opts["p"]
+        if opts.get("mask"):
+            kwargs["dropout_mask"] = opts["mask"]
+        if opts.get("p") or opts.get("mask"):
+            kwargs["dropout_seed"], kwargs["dropout_offset"] = seed, offset
+        if opts.get("gate"):
+            kwargs["z"], kwargs["gate"] = rand((m, n), x_dtype), opts["gate"]
+        if opts.get("parallel"):
+            kwargs["weight1"] = rand((n,), w_dtype) * 0.5 + (0.0 if zc else 1.0)
+            if kind == "ln":
+                kwargs["bias1"] = rand((n,), w_dtype)
+        if zc:
+            kwargs["zero_centered_weight"] = True
+        if "y" in opts:
+            kwargs["y_dtype"] = y_dtype
+        return x, w, b, kwargs
+
+    def check_case(self, kind, m, n, x_name, w_name, opts, seed=0x9E3779B97F4A7C15, offset=0):
+        eps = 1e-5
+        x_dtype, w_dtype = DTYPES[x_name], DTYPES[w_name]
+        y_dtype = DTYPES[opts["y"]] if "y" in opts else x_dtype
+        x, w, b, kwargs = self.inputs(kind, m, n, x_dtype, w_dtype, y_dtype, opts, seed, offset)
+        y_like = torch.empty((m, n), device="cuda", dtype=y_dtype)
+        stats_like = torch.empty((m, 1), device="cuda")
+        poison_allocator(y_like, y_like, x, x, stats_like, stats_like)  # y, y1, h, mask, mean, rstd
+        out = fused_forward(kind, x, w, b, eps, **kwargs)
+        torch.cuda.synchronize()
+        label = "%s M=%d N=%d x=%s w=%s %s" % (kind, m, n, x_name, w_name, sorted(opts.items()))
+        key = "%s %s/%s" % (kind, x_name, w_name)
+        self.assertIsInstance(out, njt.LayerNormForwardResult if kind == "ln" else njt.RMSNormForwardResult, label)
+        p = opts.get("p", 0.0)
+        dropout = bool(p or opts.get("mask"))
+        keep = None
+        if opts.get("mask"):
+            self.assertEqual((out.mask.dtype, out.mask.shape), (torch.uint8, (m, n) if opts["mask"] == "bytes" else
+                                                                (m, (n + 7) // 8)), "%s: mask" % label)
+            keep, past_n = keep_of(out.mask, opts["mask"], n)
+            if opts["mask"] == "bytes":
+                self.assertTrue(bool(((out.mask == 0) | (out.mask == 1)).all()), "%s: mask bytes are 0 or 1" % label)
+            else:
+                self.assertTrue(bool((past_n == 0).all()), "%s: the bits past N are 0" % label)
+        else:
+            self.assertIsNone(out.mask, "%s: no mask asked for" % label)
+            if dropout:  # the same draws with a mask written: h bit for bit, and the mask to check it with
+                again = fused_forward(kind, x, w, b, eps, dropout_mask="bytes", **kwargs)
+                self.assertTrue(torch.equal(again.h, out.h), "%s: h with and without a mask written" % label)
+                keep, _ = keep_of(again.mask, "bytes", n)
+        if dropout:
+            count = keep.numel()
+            kept = keep.double().mean().item()
+            sigma = math.sqrt(p * (1 - p) / count)
+            self.assertLessEqual(abs(kept - (1 - p)), 6 * sigma + 1.0 / count,
+                                 "%s: kept fraction %.4f for p = %g" % (label, kept, p))
+        formed = opts.get("residual") or opts.get("rowscale") or dropout
+        if formed:
+            h = pre_norm_sum(x, keep, p, kwargs.get("rowscale"), kwargs.get("residual"))
+            self.assertEqual((out.h.dtype, out.h.shape), (x_dtype, (m, n)), "%s: h" % label)
+            self.assertTrue(torch.equal(out.h, h), "%s: h bit for bit (max diff %.3e)" %
+                            (label, (out.h.double() - h.double()).abs().max().item()))
+        else:
+            self.assertIs(out.h, x, "%s: h is x itself when nothing forms it" % label)
+            h = x
+        ref = fused_forward_reference(kind, h, w, b, eps, kwargs.get("z"), opts.get("gate"),
+                                      opts.get("parallel", False), kwargs.get("weight1"), kwargs.get("bias1"),
+                                      opts.get("zc", False))
+        self.compare(label, key, "y", out.y, ref["y"][0], y_dtype, y_dtype, ref["y"][1])
+        self.assertTrue(out.y.is_contiguous(), "%s: y contiguous" % label)
+        if opts.get("parallel"):
+            self.compare(label, key, "y1", out.y1, ref["y1"][0], y_dtype, y_dtype, ref["y1"][1])
+        else:
+            self.assertIsNone(out.y1, "%s: y1 without parallel norms" % label)
+        ForwardTest.check_stats(self, label, key, "rstd", out.rstd, ref["rstd"])
+        if kind == "ln":
+            ForwardTest.check_stats(self, label, key, "mean", out.mean, ref["mean"], ref["rms"])
+
+    def test_fused_forward(self):
+        for i, case in enumerate(FORWARD_FUSED_CASES):
+            with self.subTest(case=str(case)):
+                # Seeds above 2^63 too (an int64 in the ops' schema), offsets past 2^32.
+                self.check_case(*case, seed=0x9E3779B97F4A7C15 ^ i, offset=i * 0x100000007)
+
+    def test_the_mask_is_a_function_of_seed_offset_row_and_column(self):
+        # The host's Philox4x32-10 first (Random123's known answers, as tests/cpu/philox_test.cpp).
+        self.assertEqual(philox4x32_10(0, 0, 0, 0, 0, 0), (0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8))
+        self.assertEqual(philox4x32_10(0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0),
+                         (0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1))
+        seed, offset, p = 2 ** 64 - 3, 2 ** 40 + 7, 0.375
+        x = rand((3, 33), torch.float32)
+        want = torch.tensor(philox_keep(seed, offset, 3, 33, p), device="cuda")
+        for form in ("bytes", "bits"):
+            with self.subTest(form=form):
+                out = njt.rms_norm_forward(x, None, 1e-5, dropout_p=p, dropout_mask=form, dropout_seed=seed,
+                                           dropout_offset=offset)
+                self.assertTrue(torch.equal(keep_of(out.mask, form, 33)[0], want), "the host's Philox4x32-10")
+        m, n = 4096, 1000
+        x = rand((m, n), torch.bfloat16)
+        w = rand((n,), torch.float32)
+
+        def mask(x, form="bytes", **seeds):
+            kwargs = dict(dropout_seed=seed, dropout_offset=offset)
+            kwargs.update(seeds)
+            return njt.layer_norm_forward(x, w, None, 1e-5, dropout_p=0.25, dropout_mask=form, **kwargs).mask
+        first = mask(x)
+        self.assertTrue(torch.equal(mask(x), first), "the same seed and offset: the same mask")
+        self.assertTrue(torch.equal(mask(rand((m, n), torch.bfloat16)), first), "whatever x holds")
+        self.assertTrue(torch.equal(mask(x[:37]), first[:37]), "row r's keeps whatever M")
+        padded = rand((m, n + 24), torch.bfloat16)[:, :n]
+        self.assertTrue(torch.equal(mask(padded), first), "whatever x's row stride")
+        self.assertTrue(torch.equal(keep_of(mask(x, "bits"), "bits", n)[0], first != 0), "bits and bytes agree")
+        for change in (dict(dropout_offset=offset + 1), dict(dropout_seed=seed - 1)):
+            other = mask(x, **change)
+            self.assertGreater((other != first).double().mean().item(), 0.3, "%s: another mask" % change)
+
+    def test_round_trip_through_the_backward(self):
+        # The forward's h, mask and statistics into normjit's backward (x = h, dropout_mask= or
+        # dropout_mask_bits=, dropout_p, dresidual), against float64 autograd of the whole block
+        #   h = dropout(x, p) * rowscale + residual,  y = norm(h)
+        # whose residual is h - dropout(x) * rowscale in float64, so it rebuilds the very h the kernel
+        # normalised (fused_reference).
+        eps, p = 1e-5, 0.25
+        for kind, m, n, x_name, w_name, form, with_rowscale in (
+                ("ln", 37, 1000, "bf16", "fp32", "bytes", False),
+                ("rms", 4096, 4096, "fp16", "fp16", "bytes", False),
+                ("ln", 1, 4096, "fp32", "fp32", "bytes", True),
+                ("rms", 37, 1000, "bf16", "fp32", "bits", True)):
+            label = "round trip %s M=%d N=%d x=%s w=%s %s%s" % (kind, m, n, x_name, w_name, form,
+                                                               " rowscale" if with_rowscale else "")
+            with self.subTest(label=label):
+                x_dtype, w_dtype = DTYPES[x_name], DTYPES[w_name]
+                x, res, dy, dres = (rand((m, n), x_dtype, offset=i == 0) for i in range(4))
+                w = rand((n,), w_dtype) * 0.5 + 1
+                b = rand((n,), w_dtype) if kind == "ln" else None
+                rs = torch.rand(m, device="cuda") + 0.5 if with_rowscale else None
+                out = fused_forward(kind, x, w, b, eps, residual=res, rowscale=rs, dropout_p=p, dropout_mask=form,
+                                    dropout_seed=1234, dropout_offset=m)
+                keep, _ = keep_of(out.mask, form, n)
+                self.assertTrue(torch.equal(out.h, pre_norm_sum(x, keep, p, rs, res)), "%s: h" % label)
+                back = dict(dresidual=dres, rowscale=rs, dropout_p=p, return_dresidual_in=True)
+                back["dropout_mask" if form == "bytes" else "dropout_mask_bits"] = out.mask
+                if kind == "ln":
+                    dx, dw, db, dh = njt.layer_norm_backward(dy, out.h, w, b, out.mean, out.rstd, **back)
+                else:
+                    dx, dw, dh = njt.rms_norm_backward(dy, out.h, w, out.rstd, **back)
+                    db = None
+                torch.cuda.synchronize()
+                ref = fused_reference(kind, dy, out.h, x, w, b, eps, dres, rs, keep, p)
+                key = "round trip %s %s/%s" % (kind, x_name, w_name)
+                self.compare(label, key, "dx", dx, ref[0], x_dtype, x_dtype)
+                self.compare(label, key, "dweight", dw, ref[1], w_dtype, min_precision(x_dtype, w_dtype))
+                self.compare(label, key, "dbias", db, ref[2], w_dtype, min_precision(x_dtype, w_dtype))
+                self.compare(label, key, "dresidual", dh, ref[3], x_dtype, x_dtype)
+
+    def test_option_keywords_without_options_and_zero_rows(self):
+        x = rand((37, 1000), torch.bfloat16, offset=True)
+        w = rand((1000,), torch.float32) + 1
+        plain = njt.rms_norm_forward(x, w, 1e-5)
+        self.assertIs(type(plain), tuple)
+        out = njt.rms_norm_forward(x, w, 1e-5, residual=None, dropout_p=0.0, y_dtype=torch.bfloat16)
+        self.assertIsInstance(out, njt.RMSNormForwardResult)
+        self.assertTrue(torch.equal(out.y, plain[0]) and torch.equal(out.rstd, plain[1]))
+        self.assertIs(out.h, x)
+        self.assertEqual((out.mask, out.y1), (None, None))
+        x0 = torch.empty(0, 40, device="cuda", dtype=torch.bfloat16)
+        w0 = torch.ones(40, device="cuda")
+        out = njt.layer_norm_forward(x0, w0, w0, 1e-5, residual=x0.clone(), dropout_p=0.5, dropout_mask="bits",
+                                     weight1=w0, bias1=w0)
+        self.assertEqual([tuple(t.shape) for t in out], [(0, 40), (0, 1), (0, 1), (0, 40), (0, 5), (0, 40)])
+
+    def test_fused_forward_errors_say_what_to_do(self):
+        x = rand((4, 40), torch.bfloat16)
+        w = torch.ones(40, device="cuda")
+        with self.assertRaisesRegex(ValueError, r"dropout_p = 1.0 is not in \[0, 1\)"):
+            njt.layer_norm_forward(x, w, None, 1e-5, dropout_p=1.0)
+        with self.assertRaisesRegex(ValueError, "dropout_mask = 'bit' is not a mask form"):
+            njt.layer_norm_forward(x, w, None, 1e-5, dropout_mask="bit")
+        with self.assertRaisesRegex(ValueError, r"dropout_seed = -1 is outside \[0, 2\^64\)"):
+            njt.layer_norm_forward(x, w, None, 1e-5, dropout_p=0.5, dropout_seed=-1)
+        with self.assertRaisesRegex(TypeError, "residual is torch.float32 but x is torch.bfloat16"):
+            njt.layer_norm_forward(x, w, None, 1e-5, residual=x.float())
+        with self.assertRaisesRegex(ValueError, "residual is on cpu"):
+            njt.rms_norm_forward(x, w, 1e-5, residual=x.cpu())
+        with self.assertRaisesRegex(ValueError, "rowscale has 3 values for 4 rows"):
+            njt.rms_norm_forward(x, w, 1e-5, rowscale=torch.ones(3, device="cuda"))
+        with self.assertRaisesRegex(TypeError, r"layer_norm_forward\(\) got an unexpected keyword argument 'z'"):
+            njt.layer_norm_forward(x, w, None, 1e-5, z=x, gate="after_norm")
+        with self.assertRaisesRegex(ValueError, "z is given but gate is None"):
+            njt.rms_norm_forward(x, w, 1e-5, z=x)
+        with self.assertRaisesRegex(ValueError, "parallel norms and a gate"):
+            njt.rms_norm_forward(x, w, 1e-5, z=x, gate="after_norm", weight1=w)
+        with self.assertRaisesRegex(ValueError, "weight1 is None but weight is given"):
+            njt.rms_norm_forward(x, w, 1e-5, parallel=True)
+        with self.assertRaisesRegex(ValueError, "zero_centered_weight=True but weight is None"):
+            njt.rms_norm_forward(x, None, 1e-5, zero_centered_weight=True)
+        with self.assertRaisesRegex(TypeError, "y_dtype = torch.float64"):
+            njt.rms_norm_forward(x, w, 1e-5, y_dtype=torch.float64)
+
+    def test_fused_forward_under_torch_compile_fullgraph(self):
+        # Compiled, the calls are the fused ops (fake kernels for tracing): results bit for bit those of
+        # the eager calls (the same kernels on the same inputs, the same seeds).
+        backends = os.environ.get("NORMJIT_TEST_COMPILE_BACKENDS", "aot_eager,inductor").split(",")
+        m, n = 37, 1000
+
+        def ln_block(x, res, rs, w, b, w1, b1):
+            return njt.layer_norm_forward(x, w, b, 1e-5, residual=res, rowscale=rs, dropout_p=0.25,
+                                          dropout_mask="bits", dropout_seed=2 ** 64 - 7, dropout_offset=11,
+                                          weight1=w1, bias1=b1)
+
+        def rms_block(x, z, w):
+            return njt.rms_norm_forward(x, w, 1e-5, z=z, gate="before_norm", dropout_p=0.1, dropout_mask="bytes",
+                                        dropout_seed=5, y_dtype=torch.float32)
+        x, res, z = (rand((m, n), torch.bfloat16, offset=True) for _ in range(3))
+        rs = torch.rand(m, device="cuda") + 0.5
+        w, b, w1, b1 = (rand((n,), torch.float32) for _ in range(4))
+        cases = ((ln_block, (x, res, rs, w, b, w1, b1), njt.LayerNormForwardResult, "layer_norm_forward_fused"),
+                 (rms_block, (x, z, w), njt.RMSNormForwardResult, "rms_norm_forward_fused"))
+        for backend in backends:
+            for fn, args, cls, op in cases:
+                with self.subTest(backend=backend, fn=fn.__name__):
+                    torch._dynamo.reset()
+                    want = fn(*args)
+                    got = torch.compile(fn, fullgraph=True, backend=backend)(*args)
+                    self.assertIsInstance(got, cls)
+                    for name in cls._fields:
+                        g, r = getattr(got, name), getattr(want, name)
+                        if r is None:
+                            self.assertIsNone(g, "%s: %s" % (backend, name))
+                        else:
+                            self.assertTrue(torch.equal(g, r), "%s %s: %s" % (backend, fn.__name__, name))
+        graphs = []
+
+        def capture(gm, example_inputs):
+            graphs.append(str(gm.graph))
+            return gm.forward
+        for fn, args, cls, op in cases:
+            torch._dynamo.reset()
+            torch.compile(fn, fullgraph=True, backend=capture)(*args)
+            self.assertIn("normjit.%s" % op, graphs[-1])
+
+    def test_cuda_graph_capture_of_the_fused_forward(self):
+        # A graph replays its launches' arguments, the seed and offset among them: each replay draws
+        # the mask it captured (pass a new offset per step outside graphs).
+        m, n = 199, 1000
+        x, res = rand((m, n), torch.bfloat16, offset=True), rand((m, n), torch.bfloat16)
+        rs = torch.rand(m, device="cuda") + 0.5
+        w, b, w1, b1 = (rand((n,), torch.float32) for _ in range(4))
+        kwargs = dict(residual=res, rowscale=rs, dropout_p=0.2, dropout_mask="bytes", dropout_seed=99,
+                      dropout_offset=1, weight1=w1, bias1=b1)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up: compiles and loads the kernel outside capture
+            njt.layer_norm_forward(x, w, b, 1e-5, **kwargs)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out = njt.layer_norm_forward(x, w, b, 1e-5, **kwargs)
+        for i in range(2):
+            x.copy_(rand((m, n), torch.bfloat16, offset=True))
+            res.copy_(rand((m, n), torch.bfloat16))
+            graph.replay()
+            want = njt.layer_norm_forward(x, w, b, 1e-5, **kwargs)
+            torch.cuda.synchronize()
+            for name in njt.LayerNormForwardResult._fields:
+                self.assertTrue(torch.equal(getattr(out, name), getattr(want, name)), "replay %d: %s" % (i, name))
 
 
 if __name__ == "__main__":

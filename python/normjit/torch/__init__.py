@@ -2,7 +2,13 @@
 
     layer_norm_forward(x, weight, bias, eps) -> (y, mean, rstd)
     rms_norm_forward(x, weight, eps) -> (y, rstd)
-        the statistics fp32, [..., 1], as the backward functions take them
+        the statistics fp32, [..., 1], as the backward functions take them; with the fused
+        options as keywords (docs/PYTHON.md): residual=, rowscale=, dropout_p=, dropout_seed=,
+        dropout_offset=, dropout_mask= ("bytes" | "bits"), weight1=, bias1=, parallel=,
+        zero_centered_weight=, y_dtype=, and for rms_norm_forward z=, gate=; with any of them the
+        result is a LayerNormForwardResult(y, mean, rstd, h, mask, y1) /
+        RMSNormForwardResult(y, rstd, h, mask, y1), h and mask being what the backward takes as
+        x and as dropout_mask= (bytes) / dropout_mask_bits= (bits)
     layer_norm_backward(dy, x, weight, bias, mean, rstd) -> (dx, dweight, dbias)
     rms_norm_backward(dy, x, weight, rstd) -> (dx, dweight)
         both with the fused options as keywords (docs/FUSED.md): dresidual=, inplace_residual=,
@@ -16,8 +22,8 @@
     clear_workspaces(): drops the workspace kept per device and stream (see docs/PYTHON.md)
 
 The ops are registered as torch.ops.normjit.layer_norm_forward / rms_norm_forward,
-layer_norm_backward / rms_norm_backward, and for the fused options *_backward_fused /
-*_backward_fused_inplace.
+layer_norm_backward / rms_norm_backward, and for the fused options *_forward_fused,
+*_backward_fused and *_backward_fused_inplace.
 """
 import torch as _torch
 
@@ -28,7 +34,8 @@ if not hasattr(_torch, "library") or not hasattr(_torch.library, "custom_op"):
 from ._functional import layer_norm, rms_norm  # noqa: E402
 from ._launch import clear_workspaces  # noqa: E402
 from ._modules import LayerNorm, RMSNorm  # noqa: E402
-from ._ops import layer_norm_backward, layer_norm_forward, rms_norm_backward, rms_norm_forward  # noqa: E402
+from ._ops import (LayerNormForwardResult, RMSNormForwardResult, layer_norm_backward, layer_norm_forward,  # noqa: E402
+                   rms_norm_backward, rms_norm_forward)
 
 __all__ = ["layer_norm_forward", "rms_norm_forward", "layer_norm_backward", "rms_norm_backward", "layer_norm",
-           "rms_norm", "LayerNorm", "RMSNorm", "clear_workspaces"]
+           "rms_norm", "LayerNorm", "RMSNorm", "clear_workspaces", "LayerNormForwardResult", "RMSNormForwardResult"]

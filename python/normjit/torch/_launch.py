@@ -225,6 +225,23 @@ def _second_parameter(t, given, n, affine, x, name, first):
     return _vector(t, n, affine.dtype, name)
 
 
+def _rowscale(rs, x, m, lead, keep):
+    """rowscale checked against x's M rows: the address of its M contiguous fp32 values (a converted
+    copy where it is another floating dtype or strided, appended to keep). The backward's and the
+    forward's."""
+    _same_device(rs, x, "rowscale")
+    if not rs.is_floating_point():
+        raise TypeError("normjit: rowscale is %s; it holds one float32 scale per row (other floating dtypes are "
+                        "converted). Cast it: rowscale.float()." % rs.dtype)
+    if rs.numel() != m:
+        raise ValueError("normjit: rowscale has %d values for %d rows; pass one scale per row ([M], [..., 1] "
+                         "or x's leading dims %s)." % (rs.numel(), m, tuple(lead)))
+    if rs.dtype != torch.float32 or not rs.is_contiguous():
+        rs = rs.float().contiguous()
+    keep.append(rs)
+    return rs.data_ptr()
+
+
 def _fused_args(fused, x, dy, weight, bias, n, m, lead):
     """Checks the fused tensors against x (device, dtype, shape: what the C API cannot see; x is y
     when recomputing from the output without x) and returns (dx, dx_stride, the args fields from
@@ -253,18 +270,7 @@ def _fused_args(fused, x, dy, weight, bias, n, m, lead):
         dx = torch.empty_like(x, memory_format=torch.contiguous_format)
     rs_ptr = None
     if fused.rowscale is not None:
-        rs = fused.rowscale
-        _same_device(rs, x, "rowscale")
-        if not rs.is_floating_point():
-            raise TypeError("normjit: rowscale is %s; it holds one float32 scale per row (other floating dtypes are "
-                            "converted). Cast it: rowscale.float()." % rs.dtype)
-        if rs.numel() != m:
-            raise ValueError("normjit: rowscale has %d values for %d rows; pass one scale per row ([M], [..., 1] "
-                             "or x's leading dims %s)." % (rs.numel(), m, tuple(lead)))
-        if rs.dtype != torch.float32 or not rs.is_contiguous():
-            rs = rs.float().contiguous()
-        keep.append(rs)
-        rs_ptr = rs.data_ptr()
+        rs_ptr = _rowscale(fused.rowscale, x, m, lead, keep)
     mask_ptr = None
     mask_stride = 0
     if fused.dropout_mask is not None:

@@ -13,7 +13,13 @@ Two ways through, as for the backward (_launch.py):
 The forward needs no workspace. With packed=True (the autograd Functions) the statistics are
 one tensor (LayerNorm: mean and rstd stacked, one allocation fewer) and the plan comes back
 with them, for _launch.backward_packed.
+
+The fused options (docs/FORWARD.md, "Fused options") take a third way, forward_fused: the general
+path's checks and more (the option tensors against x), every nj_forward_args field set in one
+ctypes constructor call on a struct of the call's own (the per-thread struct of FORWARD_ARGS is
+never touched, so its fused fields stay zero for the option-free calls), and no plan.
 """
+import collections
 import ctypes
 
 import torch
@@ -21,7 +27,7 @@ import torch
 from .. import _capi
 from ._context import pop_context, push_context
 from ._launch import (_LAST_SPECIAL_STREAM, _check_normalized_ndim, _new_plan, _normalized_size, _plans, _problem,
-                      _raw_stream, _rows, _same_device, _vector)
+                      _raw_stream, _read_rows, _rows, _rowscale, _same_device, _second_parameter, _vector)
 
 _F32 = torch.float32
 
@@ -172,3 +178,133 @@ def _forward(kind, x, weight, bias, eps, normalized_ndim, packed, key):
         return y, out, plan
     return y, mean, rstd
 
+
+
+# ---- the fused options ---------------------------------------------------------------------------
+#
+# One call's options as the public functions pass them on (a namedtuple: torch.compile traces its
+# construction), already checked for what only Python can see (_ops._forward_options):
+#   residual: [..., N] in x's dtype, added to the branch. rowscale: one scale per row (fp32, other
+#   floating dtypes converted). dropout: _capi.DROPOUT_* (NONE: off; on, the form of the mask
+#   written, BYTES when none is), dropout_p, dropout_seed, dropout_offset (0 <= seed, offset < 2^64;
+#   all 0 when off), write_mask: write the keep-mask (dropout on). z, gate: the gated RMSNorm's
+#   input (x's shape and dtype) and _capi.GATE_*. parallel: a second output y1 = norm(h) * weight1
+#   (+ bias1), weight1/bias1 given exactly when weight/bias are. zero_centered_weight: weight (and
+#   weight1) stored as gamma - 1. y_dtype: y's (and y1's) torch dtype, None for x's.
+ForwardFused = collections.namedtuple("ForwardFused", ("residual", "rowscale", "dropout", "dropout_p", "dropout_seed",
+                                                       "dropout_offset", "write_mask", "z", "gate", "weight1", "bias1",
+                                                       "parallel", "zero_centered_weight", "y_dtype"))
+
+
+def forms_h(fused):
+    """Whether h = dropout(x) * rowscale + residual is formed (and written): x itself otherwise."""
+    return fused.residual is not None or fused.rowscale is not None or fused.dropout != _capi.DROPOUT_NONE
+
+
+def mask_shape(shape, normalized_ndim, dropout):
+    """The keep-mask's shape for an x of `shape`: bytes, x's own; bits, x's leading dims and then
+    ceil(N/8) bytes a row. Exactly what the backward's dropout_mask= / dropout_mask_bits= take."""
+    if dropout != _capi.DROPOUT_BITS:
+        return tuple(shape)
+    lead = len(shape) - normalized_ndim
+    n = 1
+    for s in shape[lead:]:
+        n *= s
+    return tuple(shape[:lead]) + ((n + 7) // 8,)
+
+
+def forward_fused(kind, x, weight, bias, eps, normalized_ndim, fused):
+    """The forward with fused options (a ForwardFused): (y, mean, rstd, h, mask, y1), y (and y1) in
+    fused.y_dtype (x's when None), contiguous; mean (None for RMSNorm) and rstd fp32 of stat_shape;
+    h in x's dtype and shape when forms_h, the keep-mask (uint8, mask_shape) when fused.write_mask,
+    y1 when fused.parallel, each None otherwise. Every check before the launch; no plan."""
+    if not x.is_cuda:
+        raise ValueError("normjit: x is on %s; normjit's kernels run on CUDA tensors." % x.device)
+    shape = x.shape
+    n = _normalized_size(shape, normalized_ndim)
+    stats = stat_shape(shape, normalized_ndim)
+    m = x.numel() // n
+    lead = shape[:len(shape) - normalized_ndim]
+    has_weight = weight is not None
+    has_bias = bias is not None
+    affine = weight if has_weight else bias
+    # keep: the parameters' and inputs' rows (copies only for odd strides), held until the launch is
+    # queued; a copy's memory is then reused stream-ordered.
+    keep = []
+    w_ptr = b_ptr = 0
+    if has_weight:
+        _same_device(weight, x, "weight")
+        w = _vector(weight, n, affine.dtype, "weight")
+        keep.append(w)
+        w_ptr = w.data_ptr()
+    if has_bias:
+        _same_device(bias, x, "bias")
+        b = _vector(bias, n, affine.dtype, "bias")
+        keep.append(b)
+        b_ptr = b.data_ptr()
+    y_dtype = x.dtype if fused.y_dtype is None else fused.y_dtype
+    y = x.new_empty(size=shape, dtype=y_dtype)
+    flags = (int(fused.residual is not None), int(bool(fused.zero_centered_weight)), int(fused.rowscale is not None),
+             fused.dropout, fused.gate, int(bool(fused.parallel)), 0)
+    # The backward's problem with dy in y's dtype (what the backward's dy, the gradient of y, has).
+    problem_key = (kind, n, x.dtype, y_dtype, None if affine is None else affine.dtype, has_weight, has_bias) + flags
+    p = _problem(problem_key, kind, n, x, y, affine, has_weight, has_bias, flags)
+    rows, x_stride = _rows(x, n, "x")
+    res_ptr, res_stride = 0, 0
+    if fused.residual is not None:
+        res_ptr, res_stride = _read_rows(fused.residual, "residual", x, "x", x, n, keep, "x",
+                                         "the residual is added in x's dtype.",
+                                         "it is the residual stream added to the branch x, element by element.")
+    rs_ptr = 0
+    if fused.rowscale is not None:
+        rs_ptr = _rowscale(fused.rowscale, x, m, lead, keep)
+    z_ptr, z_stride = 0, 0
+    if fused.z is not None:
+        z_ptr, z_stride = _read_rows(fused.z, "z", x, "x", x, n, keep, "x", "the gate's input is read in x's dtype.",
+                                     "the gate's input has one value per element of x.")
+    w1_ptr = b1_ptr = 0
+    y1 = None
+    if fused.parallel:
+        w1 = _second_parameter(fused.weight1, has_weight, n, affine, x, "weight1", "weight")
+        b1 = _second_parameter(fused.bias1, has_bias, n, affine, x, "bias1", "bias")
+        if w1 is not None:
+            keep.append(w1)
+            w1_ptr = w1.data_ptr()
+        if b1 is not None:
+            keep.append(b1)
+            b1_ptr = b1.data_ptr()
+        y1 = x.new_empty(size=shape, dtype=y_dtype)
+    h = None
+    if forms_h(fused):
+        h = x.new_empty(size=shape)
+    mask = None
+    mask_stride = 0
+    if fused.write_mask:
+        mask = x.new_empty(size=mask_shape(shape, normalized_ndim, fused.dropout), dtype=torch.uint8)
+        mask_stride = (n + 7) // 8 if fused.dropout == _capi.DROPOUT_BITS else n
+    layer_norm = kind == _capi.LAYERNORM
+    mean = x.new_empty(size=stats, dtype=_F32) if layer_norm else None
+    rstd = x.new_empty(size=stats, dtype=_F32)
+    dropout = fused.dropout != _capi.DROPOUT_NONE
+    # One constructor call, fields in header order; a struct of this call's own.
+    a = _capi.ForwardArgs(m, rows.data_ptr(), x_stride, w_ptr, b_ptr, y.data_ptr(), n,
+                          0 if mean is None else mean.data_ptr(), rstd.data_ptr(), float(eps),
+                          res_ptr, res_stride, 0 if h is None else h.data_ptr(), n if h is not None else 0, rs_ptr,
+                          0 if mask is None else mask.data_ptr(), mask_stride,
+                          float(fused.dropout_p) if dropout else 0.0, fused.dropout_seed if dropout else 0,
+                          fused.dropout_offset if dropout else 0, z_ptr, z_stride, w1_ptr, b1_ptr,
+                          0 if y1 is None else y1.data_ptr(), n if y1 is not None else 0)
+    engine = _capi.default_engine()
+    device = x.get_device()
+    stream = _raw_stream(device)
+    # Only the legacy and per-thread default streams take their device from the current context.
+    pushed = stream <= _LAST_SPECIAL_STREAM and push_context(device)
+    try:
+        status = engine.raw_forward[kind](engine.address, ctypes.addressof(p), ctypes.addressof(a), stream)
+    finally:
+        if pushed:
+            pop_context()
+    if status != _capi.OK:
+        _capi.check(status)  # on this thread: the library's message is thread-local
+    del keep
+    return y, mean, rstd, h, mask, y1

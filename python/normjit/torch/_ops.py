@@ -2,6 +2,9 @@
 kernels, so torch.compile traces them without graph breaks and CUDA graphs capture them, and the
 public functions, which skip the dispatcher when nothing is tracing (see _plain_eager).
 """
+import collections
+import inspect
+import operator
 from typing import Optional
 
 import torch
@@ -239,6 +242,89 @@ def _rms_norm_backward_fused_inplace_fake(dy, x, weight, rstd, normalized_ndim, 
     return (_fake_like(weight, x),) + _fused_fake_tail(x, write_dh, z, dy1, weight1)
 
 
+# The forward's fused options (docs/FORWARD.md, "Fused options") go through ops of their own too, so
+# the option-free forward ops and their graphs stay as they were. Their options, positional after
+# normalized_ndim: residual, rowscale, dropout (a _capi.DROPOUT_* number: NONE is off; on, the
+# form of the mask, BYTES when none is written), dropout_p, dropout_seed and dropout_offset (the
+# schema's int is int64: the uint64 values go as their two's complement, see _int64), write_mask,
+# z and gate (RMSNorm), weight1[, bias1], parallel, zero_centered_weight, y_dtype (a _capi dtype
+# number, DTYPE_DEFAULT for x's). Their results: y[, mean], rstd, h, mask, y1, the last three
+# absent (see _absent) unless formed.
+
+_UINT64 = 1 << 64
+_Y_DTYPES = {_capi.DTYPE_DEFAULT: None, _capi.F32: torch.float32, _capi.F16: torch.float16,
+             _capi.BF16: torch.bfloat16}
+
+
+def _int64(v):
+    """A uint64 (a seed or an offset) as the int64 of the same bits, for a custom op's int."""
+    return v - _UINT64 if v >= 1 << 63 else v
+
+
+def _forward_fused_of(residual, rowscale, dropout, dropout_p, dropout_seed, dropout_offset, write_mask, z, gate,
+                      weight1, bias1, parallel, zero_centered_weight, y_dtype):
+    """The op's arguments as the _launch_forward.ForwardFused they stand for."""
+    return _launch_forward.ForwardFused(residual, rowscale, dropout, dropout_p, dropout_seed % _UINT64,
+                                        dropout_offset % _UINT64, write_mask, z, gate, weight1, bias1, parallel,
+                                        zero_centered_weight, _Y_DTYPES[y_dtype])
+
+
+def _forward_fused_fake(x, normalized_ndim, layer_norm, residual, rowscale, dropout, write_mask, parallel, y_dtype):
+    """The fake kernels' y[, mean], rstd, h, mask, y1, as _launch_forward.forward_fused allocates them."""
+    y_dtype = _Y_DTYPES[y_dtype] or x.dtype
+    stats = tuple(_stats_fake(x, normalized_ndim) for _ in range(2 if layer_norm else 1))  # [mean,] rstd
+    out = (x.new_empty(x.shape, dtype=y_dtype),) + stats
+    formed = residual is not None or rowscale is not None or dropout != _capi.DROPOUT_NONE
+    mask = _launch_forward.mask_shape(x.shape, normalized_ndim, dropout)
+    return out + (x.new_empty(x.shape) if formed else _absent(x),
+                  x.new_empty(mask, dtype=torch.uint8) if write_mask else _absent(x),
+                  x.new_empty(x.shape, dtype=y_dtype) if parallel else _absent(x))
+
+
+def _layer_norm_forward_fused_cuda(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], eps: float,
+                                   normalized_ndim: int, residual: Optional[Tensor], rowscale: Optional[Tensor],
+                                   dropout: int, dropout_p: float, dropout_seed: int, dropout_offset: int,
+                                   write_mask: bool, weight1: Optional[Tensor], bias1: Optional[Tensor], parallel: bool,
+                                   zero_centered_weight: bool, y_dtype: int
+                                   ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+    fused = _forward_fused_of(residual, rowscale, dropout, dropout_p, dropout_seed, dropout_offset, write_mask, None,
+                              _capi.GATE_NONE, weight1, bias1, parallel, zero_centered_weight, y_dtype)
+    out = _launch_forward.forward_fused(_capi.LAYERNORM, x, weight, bias, eps, normalized_ndim, fused)
+    return tuple(_or_absent(t, x) for t in out)
+
+
+layer_norm_forward_fused_op = _op("layer_norm_forward_fused", _layer_norm_forward_fused_cuda)
+
+
+@layer_norm_forward_fused_op.register_fake
+def _layer_norm_forward_fused_fake(x, weight, bias, eps, normalized_ndim, residual, rowscale, dropout, dropout_p,
+                                   dropout_seed, dropout_offset, write_mask, weight1, bias1, parallel,
+                                   zero_centered_weight, y_dtype):
+    return _forward_fused_fake(x, normalized_ndim, True, residual, rowscale, dropout, write_mask, parallel, y_dtype)
+
+
+def _rms_norm_forward_fused_cuda(x: Tensor, weight: Optional[Tensor], eps: float, normalized_ndim: int,
+                                 residual: Optional[Tensor], rowscale: Optional[Tensor], dropout: int,
+                                 dropout_p: float, dropout_seed: int, dropout_offset: int, write_mask: bool,
+                                 z: Optional[Tensor], gate: int, weight1: Optional[Tensor], parallel: bool,
+                                 zero_centered_weight: bool, y_dtype: int
+                                 ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    fused = _forward_fused_of(residual, rowscale, dropout, dropout_p, dropout_seed, dropout_offset, write_mask, z, gate,
+                              weight1, None, parallel, zero_centered_weight, y_dtype)
+    y, _, rstd, h, mask, y1 = _launch_forward.forward_fused(_capi.RMSNORM, x, weight, None, eps, normalized_ndim, fused)
+    return tuple(_or_absent(t, x) for t in (y, rstd, h, mask, y1))
+
+
+rms_norm_forward_fused_op = _op("rms_norm_forward_fused", _rms_norm_forward_fused_cuda)
+
+
+@rms_norm_forward_fused_op.register_fake
+def _rms_norm_forward_fused_fake(x, weight, eps, normalized_ndim, residual, rowscale, dropout, dropout_p, dropout_seed,
+                                 dropout_offset, write_mask, z, gate, weight1, parallel, zero_centered_weight,
+                                 y_dtype):
+    return _forward_fused_fake(x, normalized_ndim, False, residual, rowscale, dropout, write_mask, parallel, y_dtype)
+
+
 def _register_cuda_kernels():
     """Registers each op's implementation directly as its kernel for the CUDA dispatch key.
 
@@ -293,6 +379,22 @@ _GATES = {None: _capi.GATE_NONE, "none": _capi.GATE_NONE, "after_norm": _capi.GA
           "before_norm": _capi.GATE_BEFORE_NORM}
 
 
+def _gate(z, gate):
+    """The gate= keyword as a _capi.GATE_* number, checked against z (each needs the other)."""
+    gate_value = _GATES.get(gate) if isinstance(gate, (str, type(None))) else None
+    if gate_value is None:
+        raise ValueError("normjit: gate = %r is not a gate; pass gate=\"after_norm\" (y = rms_norm(x) * weight * "
+                         "silu(z)) or gate=\"before_norm\" (y = rms_norm(x * silu(z)) * weight), with the gate's "
+                         "input as z=." % (gate,))
+    if z is not None and gate_value == _capi.GATE_NONE:
+        raise ValueError("normjit: z is given but gate is %r; say where silu(z) gates the norm: "
+                         "gate=\"after_norm\" or gate=\"before_norm\"." % (gate,))
+    if z is None and gate_value != _capi.GATE_NONE:
+        raise ValueError("normjit: gate=%r but z is None; pass the gate's input (x's shape and dtype) as z=."
+                         % (gate,))
+    return gate_value
+
+
 def _fused_options(dresidual, inplace_residual, zero_centered_weight, rowscale, dropout_mask, dropout_mask_bits,
                    dropout_p, return_dresidual_in, z=None, gate=None, dy1=None, weight1=None, bias1=None, y=None):
     """The keyword arguments as a _launch.Fused, after the checks that only the Python API can
@@ -310,17 +412,7 @@ def _fused_options(dresidual, inplace_residual, zero_centered_weight, rowscale, 
     if inplace_residual and dresidual is None:
         raise ValueError("normjit: inplace_residual=True but dresidual is None; pass the residual gradient as "
                          "dresidual= to accumulate dx into it, or drop inplace_residual.")
-    gate_value = _GATES.get(gate) if isinstance(gate, (str, type(None))) else None
-    if gate_value is None:
-        raise ValueError("normjit: gate = %r is not a gate; pass gate=\"after_norm\" (y = rms_norm(x) * weight * "
-                         "silu(z)) or gate=\"before_norm\" (y = rms_norm(x * silu(z)) * weight), with the gate's "
-                         "input as z=." % (gate,))
-    if z is not None and gate_value == _capi.GATE_NONE:
-        raise ValueError("normjit: z is given but gate is %r; say where silu(z) gates the norm: "
-                         "gate=\"after_norm\" or gate=\"before_norm\"." % (gate,))
-    if z is None and gate_value != _capi.GATE_NONE:
-        raise ValueError("normjit: gate=%r but z is None; pass the gate's input (x's shape and dtype) as z=."
-                         % (gate,))
+    gate_value = _gate(z, gate)
     if dy1 is None and (weight1 is not None or bias1 is not None):
         raise ValueError("normjit: %s is given but dy1 is None; the second of two parallel norms is given by its "
                          "output gradient dy1= (with weight1=/bias1= as the first has weight/bias), or leave it out."
@@ -487,7 +579,180 @@ def _eps(eps, name, default_hint):
                         "or mean square (%s)." % (name, eps, default_hint)) from None
 
 
-def layer_norm_forward(x, weight, bias, eps, normalized_ndim=1):
+# ---- the forward's fused options ----------------------------------------------------------------
+#
+# A call with option keywords returns one of these (namedtuples: torch.compile traces their
+# construction); a call without keywords returns the plain tuple, as before. Which one depends on
+# the call's keywords only, never on their values: a call that passes dropout_p (0 at eval time,
+# say) gets the same type whether dropout is on or not.
+#   h: what was normalised, the backward's x: dropout(x) * rowscale + residual, rounded to x's
+#     dtype (a new tensor), or x itself when none of residual, rowscale and dropout is on.
+#   mask: the keep-mask written (dropout_mask="bytes": uint8, x's shape, 1 = kept, the backward's
+#     dropout_mask=; "bits": uint8, x's leading dims + (ceil(N/8),), the backward's
+#     dropout_mask_bits=), else None.
+#   y1: the second of two parallel norms (y's shape and dtype), else None.
+LayerNormForwardResult = collections.namedtuple("LayerNormForwardResult", ("y", "mean", "rstd", "h", "mask", "y1"))
+RMSNormForwardResult = collections.namedtuple("RMSNormForwardResult", ("y", "rstd", "h", "mask", "y1"))
+
+_DROPOUT_FORMS = {"bytes": _capi.DROPOUT_BYTES, "bits": _capi.DROPOUT_BITS}
+_INTS = (int, torch.SymInt) if hasattr(torch, "SymInt") else (int,)
+
+
+def _uint64(value, name):
+    """A dropout seed or offset: an int in [0, 2^64) (numpy integers too; a SymInt as it is)."""
+    if isinstance(value, bool):
+        raise TypeError("normjit: %s = %r is not an integer; pass an int in [0, 2^64)." % (name, value))
+    if not isinstance(value, _INTS):
+        try:
+            value = operator.index(value)
+        except TypeError:
+            raise TypeError("normjit: %s = %r is not an integer; pass an int in [0, 2^64) (the keep-mask is a "
+                            "function of dropout_seed, dropout_offset, the row and the column)."
+                            % (name, value)) from None
+    if not 0 <= value < _UINT64:
+        raise ValueError("normjit: %s = %r is outside [0, 2^64); pass an int in that range (e.g. seed %% 2**64)."
+                         % (name, value))
+    return value
+
+
+def _forward_options(x, weight, residual, rowscale, dropout_p, dropout_seed, dropout_offset, dropout_mask, z, gate,
+                     weight1, bias1, parallel, zero_centered_weight, y_dtype):
+    """The forward's keyword arguments as a _launch_forward.ForwardFused, or None when every option is
+    off (the option-free call is then made), after the checks only the Python API can make, before
+    any launch: the mask form, dropout_p and the seed and offset, the gate with z, parallel with
+    weight1/bias1 and not with a gate, zero_centered_weight with a weight, y_dtype. Tensors (shapes,
+    devices, dtypes) are checked by _launch_forward.forward_fused, values by the C API.
+
+    Dropout is on when dropout_p > 0 or a mask form is given (dropout_p = 0 then keeps every
+    element and writes a mask of ones); seed and offset are read only then. Parallel norms are on
+    with parallel=True, or, parallel left None, when weight1 or bias1 is given."""
+    if dropout_mask is not None and (not isinstance(dropout_mask, str) or dropout_mask not in _DROPOUT_FORMS):
+        raise ValueError("normjit: dropout_mask = %r is not a mask form; pass \"bytes\" (uint8, one per element of "
+                         "x: the backward's dropout_mask=) or \"bits\" (uint8, ceil(N/8) a row: the backward's "
+                         "dropout_mask_bits=), or None to write no mask." % (dropout_mask,))
+    try:
+        p = float(dropout_p)
+    except (TypeError, ValueError):
+        raise TypeError("normjit: dropout_p = %r is not a number; pass the drop probability (0 <= p < 1)."
+                        % (dropout_p,)) from None
+    if not 0.0 <= p < 1.0:
+        raise ValueError("normjit: dropout_p = %r is not in [0, 1); pass the drop probability (0 <= p < 1)."
+                         % (dropout_p,))
+    dropout = _capi.DROPOUT_NONE
+    seed = offset = 0
+    if p > 0 or dropout_mask is not None:
+        dropout = _DROPOUT_FORMS[dropout_mask or "bytes"]  # no mask written: either form draws the same keeps
+        seed = _uint64(dropout_seed, "dropout_seed")
+        offset = _uint64(dropout_offset, "dropout_offset")
+    gate_value = _gate(z, gate)
+    if parallel is None:
+        parallel = weight1 is not None or bias1 is not None
+    elif not parallel and (weight1 is not None or bias1 is not None):
+        raise ValueError("normjit: %s is given but parallel=False; the second norm's parameters are those of "
+                         "parallel norms: pass parallel=True (or leave parallel None), or drop %s."
+                         % (("weight1",) * 2 if weight1 is not None else ("bias1",) * 2))
+    parallel = bool(parallel)
+    if parallel and gate_value != _capi.GATE_NONE:
+        raise ValueError("normjit: parallel norms and a gate (z=, gate=) together are not supported (which of the "
+                         "two norms the gate belongs to is not defined); use one or the other.")
+    if zero_centered_weight and weight is None:
+        raise ValueError("normjit: zero_centered_weight=True but weight is None; there is no weight stored as "
+                         "gamma - 1 to add 1 to. Pass the weight, or drop zero_centered_weight.")
+    if y_dtype is not None:
+        if _y_code(y_dtype) == _capi.DTYPE_DEFAULT:
+            raise TypeError("normjit: y_dtype = %r; y is written as torch.float32, torch.float16 or torch.bfloat16 "
+                            "(None: x's dtype)." % (y_dtype,))
+        if y_dtype == x.dtype:
+            y_dtype = None
+    if (residual is None and rowscale is None and dropout == _capi.DROPOUT_NONE and z is None and not parallel and
+            not zero_centered_weight and y_dtype is None):
+        return None
+    return _launch_forward.ForwardFused(residual, rowscale, dropout, p, seed, offset, dropout_mask is not None, z,
+                                        gate_value, weight1, bias1, parallel, bool(zero_centered_weight), y_dtype)
+
+
+_Y_CODES = ((torch.float32, _capi.F32), (torch.float16, _capi.F16), (torch.bfloat16, _capi.BF16))
+
+
+def _y_code(y_dtype):
+    """y_dtype as the _capi dtype number the ops take: DTYPE_DEFAULT for None (x's) and for anything
+    that is none of the three (comparisons only: what torch.compile traces without a dict of dtypes)."""
+    for dtype, code in _Y_CODES:
+        if y_dtype == dtype:
+            return code
+    return _capi.DTYPE_DEFAULT
+
+
+def _formed(f, h, mask, y1, x):
+    """The op's h, mask, y1 with absent markers as None (h as x when it is not formed)."""
+    return (h if _launch_forward.forms_h(f) else x, mask if f.write_mask else None, y1 if f.parallel else None)
+
+
+def _layer_norm_forward(x, weight, bias, eps, normalized_ndim):
+    if _plain_eager(x, weight, bias):
+        return _launch_forward.forward(_capi.LAYERNORM, x, weight, bias, eps, normalized_ndim)
+    return layer_norm_forward_op(x, weight, bias, eps, normalized_ndim)
+
+
+def _rms_norm_forward(x, weight, eps, normalized_ndim):
+    if _plain_eager(x, weight):
+        y, _, rstd = _launch_forward.forward(_capi.RMSNORM, x, weight, None, eps, normalized_ndim)
+        return y, rstd
+    return rms_norm_forward_op(x, weight, eps, normalized_ndim)
+
+
+def _layer_norm_forward_options(x, weight, bias, eps, normalized_ndim=1, *, residual=None, rowscale=None,
+                                dropout_p=0.0, dropout_seed=0, dropout_offset=0, dropout_mask=None, weight1=None,
+                                bias1=None, parallel=None, zero_centered_weight=False, y_dtype=None):
+    """layer_norm_forward with option keywords (eps already a float): a LayerNormForwardResult."""
+    f = _forward_options(x, weight, residual, rowscale, dropout_p, dropout_seed, dropout_offset, dropout_mask, None,
+                         None, weight1, bias1, parallel, zero_centered_weight, y_dtype)
+    if f is None:
+        y, mean, rstd = _layer_norm_forward(x, weight, bias, eps, normalized_ndim)
+        return LayerNormForwardResult(y, mean, rstd, x, None, None)
+    if _plain_eager(x, weight, bias, f.residual, f.rowscale, f.weight1, f.bias1):
+        y, mean, rstd, h, mask, y1 = _launch_forward.forward_fused(_capi.LAYERNORM, x, weight, bias, eps,
+                                                                   normalized_ndim, f)
+        return LayerNormForwardResult(y, mean, rstd, x if h is None else h, mask, y1)
+    y, mean, rstd, h, mask, y1 = layer_norm_forward_fused_op(
+        x, weight, bias, eps, normalized_ndim, f.residual, f.rowscale, f.dropout, f.dropout_p, _int64(f.dropout_seed),
+        _int64(f.dropout_offset), f.write_mask, f.weight1, f.bias1, f.parallel, f.zero_centered_weight,
+        _y_code(f.y_dtype))
+    return LayerNormForwardResult(y, mean, rstd, *_formed(f, h, mask, y1, x))
+
+
+def _rms_norm_forward_options(x, weight, eps, normalized_ndim=1, *, residual=None, rowscale=None, dropout_p=0.0,
+                              dropout_seed=0, dropout_offset=0, dropout_mask=None, z=None, gate=None, weight1=None,
+                              parallel=None, zero_centered_weight=False, y_dtype=None):
+    """rms_norm_forward with option keywords (eps already a float): an RMSNormForwardResult."""
+    f = _forward_options(x, weight, residual, rowscale, dropout_p, dropout_seed, dropout_offset, dropout_mask, z, gate,
+                         weight1, None, parallel, zero_centered_weight, y_dtype)
+    if f is None:
+        y, rstd = _rms_norm_forward(x, weight, eps, normalized_ndim)
+        return RMSNormForwardResult(y, rstd, x, None, None)
+    if _plain_eager(x, weight, f.residual, f.rowscale, f.z, f.weight1):
+        y, _, rstd, h, mask, y1 = _launch_forward.forward_fused(_capi.RMSNORM, x, weight, None, eps, normalized_ndim, f)
+        return RMSNormForwardResult(y, rstd, x if h is None else h, mask, y1)
+    y, rstd, h, mask, y1 = rms_norm_forward_fused_op(
+        x, weight, eps, normalized_ndim, f.residual, f.rowscale, f.dropout, f.dropout_p, _int64(f.dropout_seed),
+        _int64(f.dropout_offset), f.write_mask, f.z, f.gate, f.weight1, f.parallel, f.zero_centered_weight,
+        _y_code(f.y_dtype))
+    return RMSNormForwardResult(y, rstd, *_formed(f, h, mask, y1, x))
+
+
+# An unknown keyword is reported in the public function's name.
+for _f, _name in ((_layer_norm_forward_options, "layer_norm_forward"), (_rms_norm_forward_options, "rms_norm_forward")):
+    _f.__name__ = _f.__qualname__ = _name
+del _f, _name
+
+
+# The option keywords arrive as **options, so that a call without them (the usual one, whose host
+# time is measured in microseconds) pays for one test of an empty dict, not for filling eleven
+# keyword-only defaults (about 0.12 us on CPython 3.11); __signature__ shows them all (help(),
+# inspect.signature), and an unknown one raises TypeError naming the function, as a keyword-only
+# parameter would.
+
+def layer_norm_forward(x, weight, bias, eps, normalized_ndim=1, **options):
     """LayerNorm forward by normjit's kernel: returns (y, mean, rstd).
 
     x: [..., *normalized_shape], float32, float16 or bfloat16, any strides (copied only when rows
@@ -497,20 +762,56 @@ def layer_norm_forward(x, weight, bias, eps, normalized_ndim=1):
     y = (x - mean) * rstd * weight + bias, contiguous, in x's dtype; mean and rstd are fp32,
     x's leading dims followed by normalized_ndim ones (as torch.ops.aten.native_layer_norm
     returns them), exactly what layer_norm_backward takes. Runs on the current CUDA stream.
+
+    Fused options (keyword-only; docs/PYTHON.md, docs/FORWARD.md), for the pre-norm block
+        h = dropout(x, p) * rowscale[row] + residual,   y = layer_norm(h) * weight + bias:
+      residual: [..., N] like x (shape and dtype), added to the branch.
+      rowscale: one scale per row (fp32; other floating dtypes are converted).
+      dropout_p: the drop probability (0 <= p < 1); kept elements are scaled by 1 / (1 - p).
+      dropout_seed, dropout_offset: ints in [0, 2^64): element (row, col) is kept by Philox4x32-10
+        of (seed, offset, row, col) alone, so pass a new offset (or seed) each step.
+      dropout_mask: None, "bytes" or "bits": the form of the keep-mask to return. Dropout is on
+        when dropout_p > 0 or a form is given.
+      weight1, bias1, parallel: a second norm of the same h, y1 = layer_norm(h) * weight1 + bias1
+        (the same statistics); on with parallel=True or when weight1/bias1 is given. weight1/bias1
+        are given exactly when weight/bias are, in their dtype.
+      zero_centered_weight: weight (and weight1) hold gamma - 1; the kernel uses weight + 1.
+      y_dtype: y's (and y1's) dtype, float32, float16 or bfloat16 (None: x's).
+    With any option keyword (any value) the result is a LayerNormForwardResult(y, mean, rstd, h,
+    mask, y1): h is what was normalised (x itself when none of residual, rowscale and dropout is
+    on), the backward's x; mask the keep-mask (None unless dropout_mask is given), the backward's
+    dropout_mask= (bytes) or dropout_mask_bits= (bits); y1 None unless parallel.
     """
     eps = _eps(eps, "layer_norm_forward", "torch.nn.LayerNorm's default is 1e-5")
+    if options:
+        return _layer_norm_forward_options(x, weight, bias, eps, normalized_ndim, **options)
     if _plain_eager(x, weight, bias):
         return _launch_forward.forward(_capi.LAYERNORM, x, weight, bias, eps, normalized_ndim)
     return layer_norm_forward_op(x, weight, bias, eps, normalized_ndim)
 
 
-def rms_norm_forward(x, weight, eps, normalized_ndim=1):
+def rms_norm_forward(x, weight, eps, normalized_ndim=1, **options):
     """RMSNorm forward by normjit's kernel: returns (y, rstd), y = x * rstd * weight with
     rstd = rsqrt(mean(x^2) + eps) per row in fp32, as layer_norm_forward (no bias, no mean).
-    eps None: torch.nn.functional.rms_norm's default, fp32's machine epsilon."""
+    eps None: torch.nn.functional.rms_norm's default, fp32's machine epsilon.
+
+    Fused options (keyword-only): those of layer_norm_forward but bias1, and Mamba-2's gate:
+      z, gate: the gate's input (x's shape and dtype) and where silu(z) acts:
+        gate="after_norm": y = rms_norm(h) * weight * silu(z);
+        gate="before_norm": y = rms_norm(h * silu(z)) * weight, rstd that of h * silu(z).
+      Not with parallel norms.
+    With any option keyword the result is an RMSNormForwardResult(y, rstd, h, mask, y1), as
+    layer_norm_forward's; the backward takes h as x, with z= and gate= for a gated norm.
+    """
     eps = FP32_EPS if eps is None else _eps(eps, "rms_norm_forward",
                                             "None for torch.nn.RMSNorm's default, torch.finfo(torch.float32).eps")
+    if options:
+        return _rms_norm_forward_options(x, weight, eps, normalized_ndim, **options)
     if _plain_eager(x, weight):
         y, _, rstd = _launch_forward.forward(_capi.RMSNORM, x, weight, None, eps, normalized_ndim)
         return y, rstd
     return rms_norm_forward_op(x, weight, eps, normalized_ndim)
+
+
+layer_norm_forward.__signature__ = inspect.signature(_layer_norm_forward_options)
+rms_norm_forward.__signature__ = inspect.signature(_rms_norm_forward_options)
