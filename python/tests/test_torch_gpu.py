@@ -1951,7 +1951,8 @@ class ForwardFusedTest(WorstErrors, unittest.TestCase):
             self.assertIsNone(out.y1, "%s: y1 without parallel norms" % label)
         ForwardTest.check_stats(self, label, key, "rstd", out.rstd, ref["rstd"])
         if kind == "ln":
-            ForwardTest.check_stats(self, label, key, "mean", out.mean, ref["mean"], ref["rms"])
+            # A row of zeros (N = 1, its element dropped) has mean 0 exactly: a floor above 0.
+            ForwardTest.check_stats(self, label, key, "mean", out.mean, ref["mean"], ref["rms"].clamp_min(1e-30))
 
     def test_fused_forward(self):
         for i, case in enumerate(FORWARD_FUSED_CASES):
