@@ -312,6 +312,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // and dy are still read once.
   } else if (slots <= block_slots) {
     one_row_per_block(slots, max_iters);
+  } else if (sm >= 90 && !sixteen_bit && aligned && p.n <= 16384 &&
+             slots <= int64_t{kMaxRegisterRowThreads} * std::max(1, 32 / c.vec)) {
+    // fp32 rows one block holds at 32 elements a thread: that block, not a cluster of two at 8
+    // (fp32 12288: LN 426 us against 477, RMS 421 against 473; graph replays,
+    // bench/results/2026-11-24-h100-0195f46-tune-sweep/).
+    one_row_per_block(slots, std::max(1, 32 / c.vec));
   } else if (sm >= 90 && slots <= int64_t{kMaxRowThreads} * std::max(1, 8 / c.vec) * kMaxCluster) {
     // Register clusters of up to 1024 threads with 8 elements each. Where that takes more than 8
     // blocks, 16 elements a thread with shared sums instead (LN fp32 131072: 427 us with 8
