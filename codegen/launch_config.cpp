@@ -312,11 +312,11 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // and dy are still read once.
   } else if (slots <= block_slots) {
     one_row_per_block(slots, max_iters);
-  } else if (sm >= 90 && !sixteen_bit && aligned && p.n <= 16384 &&
-             slots <= int64_t{kMaxRegisterRowThreads} * std::max(1, 32 / c.vec)) {
-    // fp32 rows one block holds at 32 elements a thread: that block, not a cluster of two at 8
-    // (fp32 12288: LN 426 us against 477, RMS 421 against 473; graph replays,
-    // bench/results/2026-11-24-h100-0195f46-tune-sweep/).
+  } else if (sm >= 90 && !sixteen_bit && aligned && p.n <= 12288) {
+    // fp32 rows of 8193-12288: one block at 32 elements a thread, not a register cluster of
+    // two at 8 (fp32 12288: LN 426 us against 477, RMS 421 against 473; graph replays,
+    // bench/results/2026-11-24-h100-0195f46-tune-sweep/). Not beyond: 448 threads of about
+    // 160 registers (N = 14336) exceed an SM's registers.
     one_row_per_block(slots, std::max(1, 32 / c.vec));
   } else if (sm >= 90 && slots <= int64_t{kMaxRowThreads} * std::max(1, 8 / c.vec) * kMaxCluster) {
     // Register clusters of up to 1024 threads with 8 elements each. Where that takes more than 8
