@@ -29,6 +29,10 @@ NormProblem resolve_forward_problem(const NormProblem& problem) {
   return r;
 }
 
+bool forms_pre_norm_sum(const NormProblem& p) {
+  return p.residual || p.rowscale || p.dropout != DropoutMask::None;
+}
+
 bool has_forward_fused_options(const NormProblem& p) {
   return p.residual || p.rowscale || p.dropout != DropoutMask::None || p.gate != Gate::None || p.parallel;
 }
@@ -64,6 +68,18 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m) {
   } else if (slots <= int64_t{32} * max_iters) {
     c.threads_per_row = 32;
     c.threads = 256;
+  } else if (sm >= 90 && dtype_size(p.x_dtype) == 2 && slot_bytes == 16 && forms_pre_norm_sum(p) &&
+             slots > int64_t{kMaxForwardRowThreads / 2} * target_iters &&
+             slots <= int64_t{kMaxForwardCluster} * kMaxForwardRowThreads * kPreNormSumSlots) {
+    // 16-bit rows (16-byte slots) with a pre-norm sum (residual, row scale, dropout) longer than a 512-thread
+    // block holds: a cluster of 8, two 16-byte slots a thread, 64 registers. The residual's
+    // and the draws' registers spill the one-block and streamed forwards (LN bf16 32768 with
+    // residual and dropout: 332 us against 415; 65536: 362 against 430; RMS 32768: 1.22x;
+    // exhaustive tuning, bench/results/2026-11-24-h100-fd1575b-forward-fused-tune/).
+    c.cluster = kMaxForwardCluster;
+    const int64_t threads = ceil_div(ceil_div(slots, int64_t{c.cluster} * kPreNormSumSlots), 32) * 32;
+    c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
+    c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
   } else if (slots <= int64_t{kMaxForwardRowThreads} * max_iters) {
     const int64_t threads = ceil_div(ceil_div(slots, target_iters), 32) * 32;
     c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));

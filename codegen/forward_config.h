@@ -30,6 +30,9 @@ NormProblem resolve_forward_problem(const NormProblem& problem);
 // parallel (zero-centred γ is one of the forward's plain constants).
 bool has_forward_fused_options(const NormProblem& problem);
 
+// Whether the forward forms h from x (residual, rowscale or dropout) rather than normalising x.
+bool forms_pre_norm_sum(const NormProblem& problem);
+
 // "layernorm forward N=4096 x=bf16 y=bf16 weight=fp32 +weight +bias align=16", then the fused
 // options as describe gives them (the backward's dx dtype is not part of it).
 std::string describe_forward(const NormProblem& problem);
@@ -53,6 +56,8 @@ constexpr int kRegistersPerSm = 65536;
 constexpr int kForwardRegistersPerThread = 64;
 // Blocks of a cluster holding one row (sm_90; 8 is the portable maximum).
 constexpr int kMaxForwardCluster = 8;
+// 16-byte slots a thread of the clusters that take long 16-bit rows with a pre-norm sum.
+constexpr int kPreNormSumSlots = 2;
 // Threads of a block streaming one row.
 constexpr int kForwardStreamThreads = 1024;
 

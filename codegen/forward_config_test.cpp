@@ -301,6 +301,26 @@ TEST(ForwardConfig, ClustersHoldLongRmsRowsOnSm90Only) {
   EXPECT_EQ(ln32.threads, 512);
 }
 
+TEST(ForwardConfig, LongSixteenBitRowsWithAPreNormSumTakeClustersOfEight) {
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (int64_t n : {32768, 65536, 131072}) {
+      NormProblem p = problem(kind, n, DType::BF16);
+      const codegen::LaunchConfig plain = codegen::choose_forward_config(p, 90);
+      p.residual = true;
+      const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90);
+      EXPECT_EQ(c.cluster, 8) << codegen::describe_forward(p);
+      EXPECT_EQ(int64_t{c.cluster} * c.threads * 2 * c.vec, n) << "two 16-byte slots a thread";
+      EXPECT_EQ(c.min_blocks_per_sm, std::max(1, 65536 / (c.threads * 64)));
+      EXPECT_FALSE(c == plain) << "the option-free forward keeps its config";
+      EXPECT_EQ(codegen::choose_forward_config(p, 80).cluster, 1) << "no clusters before sm_90";
+    }
+  // Up to a 512-thread block's worth, and rows of narrower slots, keep the plain config.
+  NormProblem short_row = problem(NormKind::LayerNorm, 16384, DType::BF16);
+  const codegen::LaunchConfig short_plain = codegen::choose_forward_config(short_row, 90);
+  short_row.dropout = DropoutMask::Bits;
+  EXPECT_EQ(codegen::choose_forward_config(short_row, 90), short_plain);
+}
+
 TEST(ForwardConfig, RejectsWhatTheForwardHasNot) {
   const NormProblem p = problem(NormKind::LayerNorm, 4096, DType::BF16);
   codegen::LaunchConfig c = codegen::choose_forward_config(p);
