@@ -70,14 +70,21 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m) {
     c.threads = 256;
   } else if (sm >= 90 && dtype_size(p.x_dtype) == 2 && slot_bytes == 16 && forms_pre_norm_sum(p) &&
              slots > int64_t{kMaxForwardRowThreads / 2} * target_iters &&
-             slots <= int64_t{kMaxForwardCluster} * kMaxForwardRowThreads * kPreNormSumSlots) {
-    // 16-bit rows (16-byte slots) with a pre-norm sum (residual, row scale, dropout) longer than a 512-thread
-    // block holds: a cluster of 8, two 16-byte slots a thread, 64 registers. The residual's
-    // and the draws' registers spill the one-block and streamed forwards (LN bf16 32768 with
-    // residual and dropout: 332 us against 415; 65536: 362 against 430; RMS 32768: 1.22x;
-    // exhaustive tuning, bench/results/2026-11-24-h100-fd1575b-forward-fused-tune/).
+             slots <= int64_t{kMaxForwardCluster} * kPreNormSumClusterThreads * kPreNormSumSlots) {
+    // 16-bit rows (16-byte slots) with a pre-norm sum (residual, row scale, dropout) longer
+    // than a 512-thread block holds: a cluster of 8 at 64 registers a thread, two 16-byte slots
+    // a thread, four where that takes more than 512 threads (LayerNorm) or 256 (RMSNorm, whose
+    // statistics leave registers for more). The residual's and the draws' registers spill
+    // the one-block and streamed forwards (LN bf16 32768 with residual and dropout: 332 us
+    // against 415; 65536: 363 against 430; RMS 131072: 290 against 385; exhaustive tuning,
+    // bench/results/2026-11-24-h100-{fd1575b-forward-fused-tune,3fb8e6c-forward-refit}/).
     c.cluster = kMaxForwardCluster;
-    const int64_t threads = ceil_div(ceil_div(slots, int64_t{c.cluster} * kPreNormSumSlots), 32) * 32;
+    const int64_t most_threads = p.kind == NormKind::LayerNorm ? kPreNormSumClusterThreads : kPreNormSumClusterThreads / 2;
+    int64_t threads = 0;
+    for (int per_thread = 2; per_thread <= kPreNormSumSlots; per_thread *= 2) {
+      threads = ceil_div(ceil_div(slots, int64_t{c.cluster} * per_thread), 32) * 32;
+      if (threads <= most_threads) break;
+    }
     c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
     c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
   } else if (slots <= int64_t{kMaxForwardRowThreads} * max_iters) {

@@ -56,8 +56,10 @@ constexpr int kRegistersPerSm = 65536;
 constexpr int kForwardRegistersPerThread = 64;
 // Blocks of a cluster holding one row (sm_90; 8 is the portable maximum).
 constexpr int kMaxForwardCluster = 8;
-// 16-byte slots a thread of the clusters that take long 16-bit rows with a pre-norm sum.
-constexpr int kPreNormSumSlots = 2;
+// The clusters that take long 16-bit rows with a pre-norm sum: 16-byte slots a thread at
+// most, and threads a block at most (LayerNorm; RMSNorm half as many before more slots).
+constexpr int kPreNormSumSlots = 4;
+constexpr int kPreNormSumClusterThreads = 512;
 // Threads of a block streaming one row.
 constexpr int kForwardStreamThreads = 1024;
 

@@ -309,7 +309,11 @@ TEST(ForwardConfig, LongSixteenBitRowsWithAPreNormSumTakeClustersOfEight) {
       p.residual = true;
       const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90);
       EXPECT_EQ(c.cluster, 8) << codegen::describe_forward(p);
-      EXPECT_EQ(int64_t{c.cluster} * c.threads * 2 * c.vec, n) << "two 16-byte slots a thread";
+      // Two 16-byte slots a thread, four where that takes more than 512 threads (LayerNorm) or
+      // 256 (RMSNorm).
+      const int64_t most = kind == NormKind::LayerNorm ? 512 : 256;
+      const int per_thread = n / (8 * 2 * c.vec) <= most ? 2 : 4;
+      EXPECT_EQ(int64_t{c.cluster} * c.threads * per_thread * c.vec, n) << codegen::describe_forward(p);
       EXPECT_EQ(c.min_blocks_per_sm, std::max(1, 65536 / (c.threads * 64)));
       EXPECT_FALSE(c == plain) << "the option-free forward keeps its config";
       EXPECT_EQ(codegen::choose_forward_config(p, 80).cluster, 1) << "no clusters before sm_90";
