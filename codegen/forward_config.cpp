@@ -79,14 +79,26 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m) {
     // against 415; 65536: 363 against 430; RMS 131072: 290 against 385; exhaustive tuning,
     // bench/results/2026-11-24-h100-{fd1575b-forward-fused-tune,3fb8e6c-forward-refit}/).
     c.cluster = kMaxForwardCluster;
-    const int64_t most_threads = p.kind == NormKind::LayerNorm ? kPreNormSumClusterThreads : kPreNormSumClusterThreads / 2;
+    const bool layer_norm = p.kind == NormKind::LayerNorm;
+    const int64_t most_threads = layer_norm ? kPreNormSumClusterThreads : kPreNormSumClusterThreads / 2;
     int64_t threads = 0;
-    for (int per_thread = 2; per_thread <= kPreNormSumSlots; per_thread *= 2) {
+    int per_thread = 2;
+    for (; per_thread <= kPreNormSumSlots; per_thread *= 2) {
       threads = ceil_div(ceil_div(slots, int64_t{c.cluster} * per_thread), 32) * 32;
       if (threads <= most_threads) break;
     }
-    c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
-    c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
+    if (layer_norm && per_thread > 2 && p.dropout != DropoutMask::None) {
+      // LayerNorm's statistics and the draws at four slots spill (132 bytes): rows streamed
+      // twice by 512-thread blocks, two an SM, were the tuned best (LN bf16 131072 with residual
+      // and dropout: 384 us against 473 for a cluster of 1024-thread blocks).
+      c.cluster = 1;
+      c.row_in_registers = false;
+      c.threads = c.threads_per_row = kForwardStreamThreads / 2;
+      c.min_blocks_per_sm = 2;
+    } else {
+      c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
+      c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
+    }
   } else if (slots <= int64_t{kMaxForwardRowThreads} * max_iters) {
     const int64_t threads = ceil_div(ceil_div(slots, target_iters), 32) * 32;
     c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));

@@ -318,6 +318,15 @@ TEST(ForwardConfig, LongSixteenBitRowsWithAPreNormSumTakeClustersOfEight) {
       EXPECT_FALSE(c == plain) << "the option-free forward keeps its config";
       EXPECT_EQ(codegen::choose_forward_config(p, 80).cluster, 1) << "no clusters before sm_90";
     }
+  // LayerNorm with dropout where that would take four slots a thread: streamed by 512-thread
+  // blocks, two an SM.
+  NormProblem dropped = problem(NormKind::LayerNorm, 131072, DType::BF16);
+  dropped.residual = true;
+  dropped.dropout = DropoutMask::Bytes;
+  const codegen::LaunchConfig streamed = codegen::choose_forward_config(dropped, 90);
+  EXPECT_FALSE(streamed.row_in_registers);
+  EXPECT_EQ(streamed.threads, 512);
+  EXPECT_EQ(streamed.min_blocks_per_sm, 2);
   // Up to a 512-thread block's worth, and rows of narrower slots, keep the plain config.
   NormProblem short_row = problem(NormKind::LayerNorm, 16384, DType::BF16);
   const codegen::LaunchConfig short_plain = codegen::choose_forward_config(short_row, 90);
