@@ -62,9 +62,7 @@ void check_fused_flags(const NormProblem& p, const BackwardArgs& a) {
   if (p.recompute_from_output && !p.has_bias && a.bias)
     reject(p, "bias is given but has_bias is false: the forward's output is then y = x̂·γ, with no β",
            "Set has_bias (y = x̂·γ + β, and dβ is written), or pass NULL for bias.");
-  if (dropout && !(a.dropout_p >= 0 && a.dropout_p < 1))
-    reject(p, "dropout_p = " + std::to_string(a.dropout_p) + " is not in [0, 1)",
-           "Pass the drop probability the forward used (0 <= p < 1).");
+  if (dropout) check_dropout_p(a.dropout_p, [&p](const std::string& what, const std::string& todo) { reject(p, what, todo); });
 }
 
 struct NamedBuffer {
@@ -75,15 +73,9 @@ struct NamedBuffer {
 // After the strides are resolved: the dropout mask's row stride, and buffers that may or
 // must not be the same.
 void check_fused_rows(const NormProblem& p, BackwardArgs& a) {
-  if (p.dropout != DropoutMask::None) {
-    const bool bits = p.dropout == DropoutMask::Bits;
-    const int64_t row_bytes = bits ? (p.n + 7) / 8 : p.n;
-    if (a.dropout_mask_stride == 0) a.dropout_mask_stride = row_bytes;
-    if (a.dropout_mask_stride < row_bytes)
-      reject(p, "dropout_mask_stride = " + std::to_string(a.dropout_mask_stride) + " bytes is less than a " +
-                    (bits ? "bit-packed" : "byte") + " mask row (" + std::to_string(row_bytes) + " bytes)",
-             "Give the bytes between mask rows, or 0 for contiguous rows.");
-  }
+  if (p.dropout != DropoutMask::None)
+    check_dropout_mask_stride(p.dropout, p.n, a.dropout_mask_stride,
+                              [&p](const std::string& what, const std::string& todo) { reject(p, what, todo); });
   // The four parameter gradients are written by separate reductions: one buffer for two would
   // hold whichever came last.
   if (p.parallel) {
@@ -135,6 +127,22 @@ int check_row_tensor(const char* name, const void* ptr, int64_t& stride, int64_t
                " elements (" + std::to_string(size) + " bytes)",
            "Pass a pointer to the first element of a tensor of that dtype.");
   return row_alignment(ptr, stride, size, m);
+}
+
+void check_dropout_p(double p, RejectArgument reject) {
+  if (!(p >= 0 && p < 1))
+    reject("dropout_p = " + std::to_string(p) + " is not in [0, 1)",
+           "Pass the drop probability (0 <= p < 1); a backward's is the one its forward used.");
+}
+
+void check_dropout_mask_stride(DropoutMask form, int64_t n, int64_t& stride, RejectArgument reject) {
+  const bool bits = form == DropoutMask::Bits;
+  const int64_t row_bytes = bits ? (n + 7) / 8 : n;
+  if (stride == 0) stride = row_bytes;
+  if (stride < row_bytes)
+    reject("dropout_mask_stride = " + std::to_string(stride) + " bytes is less than a " +
+               (bits ? "bit-packed" : "byte") + " mask row (" + std::to_string(row_bytes) + " bytes)",
+           "Give the bytes between mask rows, or 0 for contiguous rows.");
 }
 
 void check_vector_alignment(const char* name, const void* ptr, int element_size, RejectArgument reject) {

@@ -31,6 +31,10 @@ using RejectArgument = llvm::function_ref<void(const std::string& what, const st
 // row_alignment; 16 when m is 0, which bounds nothing).
 int check_row_tensor(const char* name, const void* ptr, int64_t& stride, int64_t n, int64_t m, DType dtype,
                      RejectArgument reject);
+// Dropout, backward and forward alike: p in [0, 1); the keep-mask's row stride in bytes
+// resolved (0 -> a row: n bytes, or ceil(n/8) for bits) and rejected below a row.
+void check_dropout_p(double p, RejectArgument reject);
+void check_dropout_mask_stride(DropoutMask form, int64_t n, int64_t& stride, RejectArgument reject);
 // Rejects a non-null vector (γ, β, mean, rstd, ...) not aligned to its `element_size` bytes.
 void check_vector_alignment(const char* name, const void* ptr, int element_size, RejectArgument reject);
 

@@ -46,9 +46,7 @@ void check_forward_flags(const NormProblem& p, const ForwardArgs& a) {
   if (p.parallel && !p.has_bias && a.bias1)
     reject(p, "bias1 is given but has_bias is false (both norms have β, or neither)",
            "Set has_bias, or pass NULL for bias1.");
-  if (dropout && !(a.dropout_p >= 0 && a.dropout_p < 1))
-    reject(p, "dropout_p = " + std::to_string(a.dropout_p) + " is not in [0, 1)",
-           "Pass the drop probability (0 <= p < 1).");
+  if (dropout) check_dropout_p(a.dropout_p, [&p](const std::string& what, const std::string& todo) { reject(p, what, todo); });
   if (dropout && a.m > (int64_t{1} << 32))
     reject(p, "m = " + std::to_string(a.m) + " rows: dropout draws are indexed by 32-bit rows",
            "Split the call into calls of at most 2^32 rows, each with its own dropout_offset.");
@@ -159,15 +157,7 @@ CheckedForwardCall check_forward_call(const NormProblem& problem, const ForwardA
     const int allowed = check_row_tensor(r.name, r.ptr, *r.stride, p.n, r.ptr ? a.m : 0, r.dtype, rejected);
     alignment = std::min(alignment, allowed);
   }
-  if (dropout) {
-    const bool bits = p.dropout == DropoutMask::Bits;
-    const int64_t row_bytes = bits ? (p.n + 7) / 8 : p.n;
-    if (a.dropout_mask_stride == 0) a.dropout_mask_stride = row_bytes;
-    if (a.dropout_mask_stride < row_bytes)
-      reject(p, "dropout_mask_stride = " + std::to_string(a.dropout_mask_stride) + " bytes is less than a " +
-                    (bits ? "bit-packed" : "byte") + " mask row (" + std::to_string(row_bytes) + " bytes)",
-             "Give the bytes between mask rows, or 0 for contiguous rows.");
-  }
+  if (dropout) check_dropout_mask_stride(p.dropout, p.n, a.dropout_mask_stride, rejected);
   if (a.m > 0) check_forward_aliases(p, a);
   struct Vector { const char* name; const void* ptr; int size; };
   const int weight_size = codegen::dtype_size(p.weight_dtype);

@@ -108,14 +108,6 @@ HostTensor random_rows(DType dtype, int64_t m, int64_t n, uint64_t seed, uint64_
   return t;
 }
 
-std::vector<double> widened(const HostTensor& t) {
-  std::vector<double> out;
-  out.reserve(static_cast<size_t>(t.rows() * t.cols()));
-  for (int64_t r = 0; r < t.rows(); ++r)
-    for (int64_t c = 0; c < t.cols(); ++c) out.push_back(t.get(r, c));
-  return out;
-}
-
 DeviceBuffer uploaded(const HostTensor& t) {
   DeviceBuffer b(t.size_bytes());
   if (t.size_bytes()) b.upload(t.data(), t.size_bytes());

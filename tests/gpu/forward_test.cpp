@@ -87,15 +87,6 @@ void prepare_in_parallel(Engine& engine, const std::vector<ForwardCase>& cases) 
   for (const std::string& f : failures) ADD_FAILURE() << f;
 }
 
-// The stored values (as the kernel reads them) widened to double, contiguous.
-std::vector<double> widened(const HostTensor& t) {
-  std::vector<double> out;
-  out.reserve(static_cast<size_t>(t.rows() * t.cols()));
-  for (int64_t r = 0; r < t.rows(); ++r)
-    for (int64_t c = 0; c < t.cols(); ++c) out.push_back(t.get(r, c));
-  return out;
-}
-
 struct ForwardOutputs {
   HostTensor y;
   std::vector<float> mean, rstd;

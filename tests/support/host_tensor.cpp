@@ -71,4 +71,12 @@ void HostTensor::store(int64_t slot, double value) {
 
 void HostTensor::fill_bytes(unsigned char byte) { std::memset(bytes_.data(), byte, bytes_.size()); }
 
+std::vector<double> widened(const HostTensor& t) {
+  std::vector<double> out;
+  out.reserve(static_cast<size_t>(t.rows() * t.cols()));
+  for (int64_t r = 0; r < t.rows(); ++r)
+    for (int64_t c = 0; c < t.cols(); ++c) out.push_back(t.get(r, c));
+  return out;
+}
+
 }  // namespace normjit::test

@@ -51,4 +51,8 @@ class HostTensor {
   std::vector<unsigned char> bytes_;
 };
 
+// The stored values (as a kernel reads them) widened to double, rows × cols contiguous (the
+// gaps between rows left out).
+std::vector<double> widened(const HostTensor& t);
+
 }  // namespace normjit::test
