@@ -146,6 +146,10 @@ bool has_fused_options(const NormProblem& p) {
          p.parallel || p.recompute_from_output;
 }
 
+int64_t dropout_mask_row_bytes(DropoutMask mask, int64_t n) {
+  return mask == DropoutMask::Bits ? (n + 7) / 8 : mask == DropoutMask::Bytes ? n : 0;
+}
+
 const char* dropout_mask_name(DropoutMask mask) {
   switch (mask) {
     case DropoutMask::None: return "none";

@@ -31,6 +31,8 @@ std::string describe_options(const NormProblem& problem);
 // Whether any fused option (docs/FUSED.md) is on: only then does the kernel carry fused code.
 bool has_fused_options(const NormProblem& problem);
 const char* dropout_mask_name(DropoutMask mask);  // "none", "bytes", "bits"
+// Bytes of one row of a keep-mask of n elements: n as bytes, ceil(n/8) as bits (0 without dropout).
+int64_t dropout_mask_row_bytes(DropoutMask mask, int64_t n);
 const char* gate_name(Gate gate);                 // "none", "after-norm", "before-norm"
 
 

@@ -137,7 +137,7 @@ void check_dropout_p(double p, RejectArgument reject) {
 
 void check_dropout_mask_stride(DropoutMask form, int64_t n, int64_t& stride, RejectArgument reject) {
   const bool bits = form == DropoutMask::Bits;
-  const int64_t row_bytes = bits ? (n + 7) / 8 : n;
+  const int64_t row_bytes = codegen::dropout_mask_row_bytes(form, n);
   if (stride == 0) stride = row_bytes;
   if (stride < row_bytes)
     reject("dropout_mask_stride = " + std::to_string(stride) + " bytes is less than a " +

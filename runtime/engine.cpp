@@ -458,7 +458,7 @@ void Engine::Impl::launch(const LoadedKernel& k, const NormProblem& p, const Bac
                                  a.mean,   a.rstd,     a.weight,   a.dx,   a.dx_stride,
                                  reinterpret_cast<float*>(partial), groups, 0, a.dweight, a.dbias,
                                  a.dresidual, a.dresidual_stride, a.rowscale, a.dropout_mask,
-                                 a.dropout_mask_stride, 1.0 / (1.0 - a.dropout_p), a.dresidual_in,
+                                 a.dropout_mask_stride, runtime::dropout_keep_scale(a.dropout_p), a.dresidual_in,
                                  a.dresidual_in_stride, a.z, a.z_stride, a.dz, a.dz_stride,
                                  a.dy1, a.dy1_stride, a.weight1, a.dweight1, a.dbias1,
                                  nullptr, 0, nullptr};  // fallback_x, its stride, β: below

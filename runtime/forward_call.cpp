@@ -24,7 +24,7 @@ namespace {
 // problem disagree, and either reading would be a guess.
 void check_forward_flags(const NormProblem& p, const ForwardArgs& a) {
   const bool dropout = p.dropout != DropoutMask::None;
-  const bool pre_norm_sum = p.residual || p.rowscale || dropout;
+  const bool pre_norm_sum = codegen::forms_pre_norm_sum(p);
   if (!p.residual && a.residual)
     reject(p, "residual is given but the residual option is off", "Set residual to add it to the branch, or pass NULL.");
   if (!pre_norm_sum && a.residual_out)
@@ -195,7 +195,7 @@ ForwardParams forward_params(const ForwardArgs& a) {
                        a.rowscale,
                        a.dropout_mask,
                        a.dropout_mask_stride,
-                       1.0 / (1.0 - a.dropout_p),
+                       dropout_keep_scale(a.dropout_p),
                        a.dropout_seed,
                        a.dropout_offset,
                        std::min<int64_t>(drop_below, 0xFFFFFFFFll),

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <thread>
 
@@ -125,8 +124,7 @@ struct Scratch {
       args.rowscale = static_cast<const float*>(rowscale.get());
     }
     if (p.dropout != DropoutMask::None) {
-      const int64_t row_bytes =
-          aligned_row_stride(p.dropout == DropoutMask::Bits ? (p.n + 7) / 8 : p.n, 1, p.alignment);
+      const int64_t row_bytes = aligned_row_stride(codegen::dropout_mask_row_bytes(p.dropout, p.n), 1, p.alignment);
       const std::vector<char> mask(static_cast<size_t>(m * row_bytes), 0x5b);  // a mix of kept and dropped
       keep_mask = DeviceBuffer(mask.size(), what);
       keep_mask.upload(mask, what);
@@ -212,21 +210,21 @@ struct ForwardScratch {
       args.residual = residual.get();
       args.residual_stride = args.x_stride;
     }
-    if (p.residual || p.rowscale || p.dropout != DropoutMask::None) {
+    if (codegen::forms_pre_norm_sum(p)) {
       h = DeviceBuffer(x_bytes, what);
       args.residual_out = h.get();
       args.residual_out_stride = args.x_stride;
     }
     if (p.rowscale) {
-      std::vector<char> scales(static_cast<size_t>(m) * 4);  // 1.0f each: h stays x's scale
-      const float one = 1.0f;
-      for (size_t i = 0; i < static_cast<size_t>(m); ++i) std::memcpy(scales.data() + 4 * i, &one, 4);
+      const std::vector<float> ones(static_cast<size_t>(m), 1.0f);  // h stays x's scale
       rowscale = DeviceBuffer(static_cast<size_t>(m) * 4, what);
-      rowscale.upload(scales, what);
+      rowscale.upload(std::vector<char>(reinterpret_cast<const char*>(ones.data()),
+                                        reinterpret_cast<const char*>(ones.data() + ones.size())),
+                      what);
       args.rowscale = static_cast<const float*>(rowscale.get());
     }
     if (p.dropout != DropoutMask::None) {
-      const int64_t row_bytes = aligned_row_stride(p.dropout == DropoutMask::Bits ? (p.n + 7) / 8 : p.n, 1, p.alignment);
+      const int64_t row_bytes = aligned_row_stride(codegen::dropout_mask_row_bytes(p.dropout, p.n), 1, p.alignment);
       keep_mask = DeviceBuffer(static_cast<size_t>(m * row_bytes), what);
       args.dropout_mask = keep_mask.get();
       args.dropout_mask_stride = row_bytes;

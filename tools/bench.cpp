@@ -157,8 +157,7 @@ double fused_bytes(const Shape& s, const FusedSet& f) {
   double bytes = 0;
   if (f.residual) bytes += mn * dxb;                                       // dresidual read
   if (f.rowscale) bytes += 4.0 * s.m;                                      // rowscale read
-  if (f.dropout == DropoutMask::Bytes) bytes += mn;                        // one byte per element
-  if (f.dropout == DropoutMask::Bits) bytes += double(s.m) * double((s.n + 7) / 8);
+  bytes += double(s.m) * double(codegen::dropout_mask_row_bytes(f.dropout, s.n));  // the mask read
   if (f.dh_out()) bytes += mn * dxb;                                       // dresidual_in written
   if (f.gate != Gate::None) bytes += 2 * mn * dxb;                         // z read, dz written
   if (f.parallel)  // dy1 read; γ1 read, dγ1 (and dβ1) written
@@ -176,8 +175,7 @@ double forward_fused_bytes(const Shape& s, const FusedSet& f) {
   if (f.residual) bytes += mn * b;                                         // residual read
   if (f.residual || f.dh_out()) bytes += mn * b;                           // h written
   if (f.rowscale) bytes += 4.0 * s.m;                                      // rowscale read
-  if (f.dropout == DropoutMask::Bytes) bytes += mn;                        // the mask written
-  if (f.dropout == DropoutMask::Bits) bytes += double(s.m) * double((s.n + 7) / 8);
+  bytes += double(s.m) * double(codegen::dropout_mask_row_bytes(f.dropout, s.n));  // the mask written
   if (f.gate != Gate::None) bytes += mn * b;                               // z read
   if (f.parallel) bytes += mn * b + (s.kind == NormKind::LayerNorm ? 2.0 : 1.0) * s.n * w;  // y1; γ1, β1
   return bytes;
