@@ -129,6 +129,13 @@ struct PackedSlot {
 #pragma unroll
       for (int j = 0; j < Access::kPer; ++j) out[k * Access::kPer + j] = to_f32(piece[k].e[j]);
   }
+  // The inverse: values rounded to T, as a store would write them.
+  __device__ __forceinline__ void pack(const float (&in)[VEC]) {
+#pragma unroll
+    for (int k = 0; k < VEC / Access::kPer; ++k)
+#pragma unroll
+      for (int j = 0; j < Access::kPer; ++j) piece[k].e[j] = from_f32<T>(in[k * Access::kPer + j]);
+  }
 };
 
 // ---- reductions ------------------------------------------------------------------------------

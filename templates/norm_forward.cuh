@@ -202,10 +202,7 @@ __device__ __forceinline__ unsigned form_pre_norm_sum(const ForwardParams& p, i6
 #pragma unroll
     for (int j = 0; j < kVec; ++j) h[j] = __fadd_rn(h[j], r[j]);
   }
-#pragma unroll
-  for (int k = 0; k < kVec / Packed::Access::kPer; ++k)
-#pragma unroll
-    for (int j = 0; j < Packed::Access::kPer; ++j) held.piece[k].e[j] = from_f32<TX>(h[k * Packed::Access::kPer + j]);
+  held.pack(h);
   return keep;
 }
 
