@@ -193,13 +193,7 @@ TEST(CacheKey, DiffersForEveryFusedOption) {
 namespace {
 
 NormProblem forward_problem(NormKind kind, int64_t n, DType x) {
-  NormProblem p;
-  p.kind = kind;
-  p.n = n;
-  p.x_dtype = x;
-  p.weight_dtype = DType::F32;
-  p.has_bias = kind == NormKind::LayerNorm;
-  return codegen::resolve_forward_problem(p);
+  return codegen::resolve_forward_problem(problem(kind, n, x));
 }
 
 std::string forward_source_for(const NormProblem& p, int sm = 90) {

@@ -47,6 +47,20 @@ struct Mistake {
   const char* message;  // a piece of the error message
 };
 
+// The mistake, made on a valid (p, a), is an InvalidArgument naming it, in a forward's message.
+void expect_rejected(NormProblem p, ForwardArgs a, const char* name,
+                     const std::function<void(NormProblem&, ForwardArgs&)>& spoil, const char* message) {
+  spoil(p, a);
+  try {
+    runtime::check_forward_call(p, a);
+    ADD_FAILURE() << name << ": accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::InvalidArgument) << name;
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << name << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find("forward"), std::string::npos) << name << ": " << e.what();
+  }
+}
+
 }  // namespace
 
 TEST(ForwardCall, AValidCallPasses) {
@@ -126,19 +140,7 @@ TEST(ForwardCall, EveryMistakeIsAnInvalidArgumentNamingIt) {
        },
        "y is x (in place)"},
   };
-  for (const Mistake& m : mistakes) {
-    NormProblem p = layer_norm();
-    ForwardArgs a = valid_args();
-    m.spoil(p, a);
-    try {
-      runtime::check_forward_call(p, a);
-      ADD_FAILURE() << m.name << ": accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.status(), Status::InvalidArgument) << m.name;
-      EXPECT_NE(std::string(e.what()).find(m.message), std::string::npos) << m.name << ": " << e.what();
-      EXPECT_NE(std::string(e.what()).find("forward"), std::string::npos) << m.name << ": " << e.what();
-    }
-  }
+  for (const Mistake& m : mistakes) expect_rejected(layer_norm(), valid_args(), m.name, m.spoil, m.message);
 }
 
 TEST(ForwardCall, TheEngineChecksFusedArgumentsBeforeAnyGpuCall) {
@@ -617,19 +619,9 @@ TEST(ForwardCall, EveryFusedMistakeIsAnInvalidArgumentNamingIt) {
        },
        "residual_out is x (in place) but residual_out_stride = 1008 and x_stride = 1000 differ"},
   };
-  for (const FusedMistake& m : mistakes) {
-    NormProblem p = m.gated ? gated_rms_norm() : fused_layer_norm();
-    ForwardArgs a = m.gated ? valid_gated_args() : valid_fused_args();
-    m.spoil(p, a);
-    try {
-      runtime::check_forward_call(p, a);
-      ADD_FAILURE() << m.name << ": accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.status(), Status::InvalidArgument) << m.name;
-      EXPECT_NE(std::string(e.what()).find(m.message), std::string::npos) << m.name << ": " << e.what();
-      EXPECT_NE(std::string(e.what()).find("forward"), std::string::npos) << m.name << ": " << e.what();
-    }
-  }
+  for (const FusedMistake& m : mistakes)
+    expect_rejected(m.gated ? gated_rms_norm() : fused_layer_norm(), m.gated ? valid_gated_args() : valid_fused_args(),
+                    m.name, m.spoil, m.message);
 }
 
 TEST(ForwardCall, ForwardParamsCarryTheArgumentsAndDropoutsThreshold) {

@@ -117,7 +117,7 @@ DeviceBuffer uploaded(const HostTensor& t) {
 // The mask the kernel wrote against the reference's keep flags, bit for bit; bits past N 0.
 ::testing::AssertionResult masks_match(DropoutMask form, int64_t m, int64_t n, const std::vector<unsigned char>& out,
                                        const std::vector<unsigned char>& keep) {
-  const int64_t row_bytes = form == DropoutMask::Bits ? (n + 7) / 8 : n;
+  const int64_t row_bytes = codegen::dropout_mask_row_bytes(form, n);
   for (int64_t r = 0; r < m; ++r)
     for (int64_t b = 0; b < row_bytes; ++b) {
       unsigned expected = 0;
@@ -182,7 +182,7 @@ void check_case(Engine& engine, const FusedForwardCase& c, CUstream stream) {
   HostTensor y(y_dtype, m, n), y1, h;
   if (p.parallel) y1 = HostTensor(y_dtype, m, n);
   if (pre_norm_sum) h = HostTensor(p.x_dtype, m, n);
-  const int64_t mask_row = p.dropout == DropoutMask::Bits ? (n + 7) / 8 : n;
+  const int64_t mask_row = codegen::dropout_mask_row_bytes(p.dropout, n);
   std::vector<unsigned char> mask(dropout && c.write_mask ? static_cast<size_t>(m * mask_row) : 0);
   DeviceBuffer d_y(y.size_bytes()), d_y1(y1.size_bytes()), d_mask(mask.size()),
       d_mean(layer_norm ? m * sizeof(float) : 0), d_rstd(m * sizeof(float));
