@@ -111,15 +111,20 @@ def _run(plan, x, weight, bias, eps, packed):
     return y, mean, rstd
 
 
-def _forward(kind, x, weight, bias, eps, normalized_ndim, packed, key):
-    """The general path: every check, rows copied where their strides need it; a call with M > 0
-    leaves a plan under key."""
+def _cuda_rows(x, normalized_ndim):
+    """x's shape, its row length N, the statistics' shape and the number of rows M; x must be a
+    CUDA tensor."""
     if not x.is_cuda:
         raise ValueError("normjit: x is on %s; normjit's kernels run on CUDA tensors." % x.device)
     shape = x.shape
     n = _normalized_size(shape, normalized_ndim)
-    stats = stat_shape(shape, normalized_ndim)
-    m = x.numel() // n
+    return shape, n, stat_shape(shape, normalized_ndim), x.numel() // n
+
+
+def _forward(kind, x, weight, bias, eps, normalized_ndim, packed, key):
+    """The general path: every check, rows copied where their strides need it; a call with M > 0
+    leaves a plan under key."""
+    shape, n, stats, m = _cuda_rows(x, normalized_ndim)
     has_weight = weight is not None
     has_bias = bias is not None
     affine = weight if has_weight else bias
@@ -218,12 +223,7 @@ def forward_fused(kind, x, weight, bias, eps, normalized_ndim, fused):
     fused.y_dtype (x's when None), contiguous; mean (None for RMSNorm) and rstd fp32 of stat_shape;
     h in x's dtype and shape when forms_h, the keep-mask (uint8, mask_shape) when fused.write_mask,
     y1 when fused.parallel, each None otherwise. Every check before the launch; no plan."""
-    if not x.is_cuda:
-        raise ValueError("normjit: x is on %s; normjit's kernels run on CUDA tensors." % x.device)
-    shape = x.shape
-    n = _normalized_size(shape, normalized_ndim)
-    stats = stat_shape(shape, normalized_ndim)
-    m = x.numel() // n
+    shape, n, stats, m = _cuda_rows(x, normalized_ndim)
     lead = shape[:len(shape) - normalized_ndim]
     has_weight = weight is not None
     has_bias = bias is not None
