@@ -21,8 +21,14 @@ constexpr int kRowGroupBlocks[] = {128, 256, 512};
 // Elements of x per thread the register families try (kMaxRegisterElementsPerThread is 16;
 // 32 is allowed by check_launch_config and can pay for long rows without clusters).
 constexpr int kElementsPerThread[] = {4, 8, 16, 32};
-// Slots (16-byte vectors) per thread for staged rows (kMaxStagedSlotsPerThread is 4).
-constexpr int kStagedSlotsPerThread[] = {1, 2, 4};
+// Slots (16-byte vectors) per thread for staged rows. kMaxStagedSlotsPerThread (4) stays
+// allowed, and the heuristic takes it, but the search does not enumerate it: over the 250
+// shapes of bench/tune-sweep.toml tuned exhaustively on the H100 (bench/results/
+// 2026-11-24-h100-0195f46-tune-sweep/), 548 staged candidates at 4 slots a thread were timed,
+// none won and 2 came within 2% of the best; they were also the slowest to compile (84 of the
+// 95 last-finishing compiles of the shapes whose compiles took 1.8 s or more), so they set
+// the wall time of tuning.
+constexpr int kStagedSlotsPerThread[] = {1, 2};
 // A floor below which one row per block wastes the SM on block overhead.
 constexpr int kMinRowBlockThreads = 64;
 // Blocks per SM a shared-sums candidate of `threads` asks for: kSharedSumsThreadsPerSm threads,
@@ -87,7 +93,8 @@ int estimated_registers(const NormProblem& p, const LaunchConfig& c) {
 }
 
 int64_t compile_cost(const NormProblem& p, const LaunchConfig& c) {
-  return elements_per_thread(p, c) * (c.staged ? 2 : 1);
+  const int64_t elements = elements_per_thread(p, c);
+  return elements * (c.staged ? 8 : 4) + (c.prefetch ? elements : 0);
 }
 
 std::string prune_reason(const NormProblem& p, const LaunchConfig& c, int sm) {
