@@ -254,6 +254,21 @@ TEST(SearchSpace, CompileCostRanksTheLongestCompilesFirst) {
   EXPECT_TRUE(space[1].staged || space[1].threads == 256) << codegen::describe(space[1]);
 }
 
+// Rows of 16-bit elements aligned to 2 bytes load one element at a time: at 32 elements a
+// thread the search does not add prefetch to them (it did at 16).
+TEST(SearchSpace, NoPrefetchWhereScalarLoadsBindTheKernel) {
+  const NormProblem p = problem(5003, DType::BF16, 2);
+  const LaunchConfig heuristic = codegen::choose_launch_config(p, 90, 132);
+  bool prefetch_at_16 = false;
+  for (const LaunchConfig& k : search_space(p, 90, 132)) {
+    if (!k.prefetch || k.cluster > 1 || k == heuristic) continue;
+    const int64_t elements = (5003 + k.threads_per_row - 1) / k.threads_per_row;
+    EXPECT_LT(elements, 32) << codegen::describe(k);
+    prefetch_at_16 |= elements == 16;
+  }
+  EXPECT_TRUE(prefetch_at_16);
+}
+
 // The search leaves staged rows at 4 slots a thread to the heuristic (they never won a shape of
 // the sweep and compiled slowest): every other staged candidate has 1 or 2 slots a thread.
 TEST(SearchSpace, StagedCandidatesHoldAtMostTwoSlotsAThread) {
