@@ -351,8 +351,40 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
 // staged; 8192: 7.0 / 13.4 / 23.1 against 12.7 / 20.8 / 32.7; bench/results/2026-11-23-h100-8109dfa-tune/),
 // their width and prefetch as below. 16-bit rows already sit in registers up to 8192; those a
 // warp would share take a block (below).
-std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const LaunchConfig& many, int64_t m) {
+std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const LaunchConfig& many, int sm, int64_t m) {
   const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
+  const bool single_row = next_pow2(std::max<int64_t>(m, 1)) == 1;
+  if (sixteen_bit && single_row && !has_fused_options(p) && many.rows_per_block() == 1 && many.cluster == 1 &&
+      !many.staged && many.row_in_registers && vector_width(p) >= 8) {
+    // A single 16-bit row with 16-byte aligned rows and no fused options, graph replays of the whole sweep tuned on the H100 (bench/results/
+    // 2026-11-24-h100-8cf39bc-tune-time/, and 0195f46-tune-sweep/ before it):
+    // - RMSNorm, 2049-4096: 32 elements a thread in 4-wide vectors, the block's reduction over
+    //   half the warps (N = 4096 with fp32 γ: 4.80 us against 5.28-5.34 at 16 a thread; with
+    //   16-bit γ within 0.1 us either way).
+    if (p.kind == NormKind::RMSNorm && p.n > 2048 && p.n <= 4096) {
+      LaunchConfig c = many;
+      c.vec = 4;
+      c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(ceil_div(ceil_div(p.n, 32), 32) * 32, 64));
+      c.prefetch = false;
+      c.min_blocks_per_sm = 1;
+      c.shared_sums = false;
+      return c;
+    }
+    // - LayerNorm with fp32 γ/β, 4097-8192 (sm_90): a cluster of 4 at 8 elements a thread, so
+    //   four SMs load the row and write the fp32 dγ and dβ (N = 8192: 9.09 us against 10.14 in
+    //   one block, bf16 and fp16 alike; with 16-bit γ/β one block is 0.35 us faster).
+    if (p.kind == NormKind::LayerNorm && sm >= 90 && p.n > 4096 && p.n <= 8192 && p.weight_dtype == DType::F32 &&
+        (p.has_weight || p.has_bias)) {
+      LaunchConfig c = many;
+      c.vec = 8;
+      c.cluster = 4;
+      c.threads = c.threads_per_row = static_cast<int>(ceil_div(ceil_div(p.n, 4 * 8), 32) * 32);
+      c.prefetch = false;
+      c.min_blocks_per_sm = 1;
+      c.shared_sums = false;
+      return c;
+    }
+  }
   if (sixteen_bit && many.rows_per_block() > 1 && many.vec == 4 && p.n > 512) {
     // 16-bit rows of 513-1024 that many rows give a warp each: a block of 16 elements a thread
     // per row instead (LN bf16 1024 at M <= 8 / 64 / 256: 6.9 / 7.7 / 10.1 us against 9.0 /
@@ -426,7 +458,7 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, in
     // Unmerged (merge = 1) at every M: in graph replays on the H100 merged blocks were slower
     // than their unmerged twin at every shape once partial rows are vector stores (bench/NOTES.md,
     // entry 17). The tuner still tries them.
-    if (const std::optional<LaunchConfig> few = config_for_few_rows(p, c, m)) c = *few;
+    if (const std::optional<LaunchConfig> few = config_for_few_rows(p, c, sm, m)) c = *few;
   }
   check_launch_config(p, c);
   return c;

@@ -284,6 +284,41 @@ TEST(LaunchConfig, FewRowsOfFp32TakeRegistersInsteadOfStages) {
   EXPECT_EQ(choose_launch_config(bf16_4096, 90, 132, 1), choose_launch_config(bf16_4096, 90, 132));
 }
 
+// A single 16-bit row (16-byte aligned, no fused options): RMSNorm of 2049-4096 takes 32
+// elements a thread, LayerNorm of 4097-8192 with fp32 γ/β a cluster of 4 on sm_90 (one block
+// before it, and with 16-bit γ/β). Two rows and more keep the config of many.
+TEST(LaunchConfig, ASingle16BitRowTakesFewerThreadsOrACluster) {
+  for (DType weight : {DType::F32, DType::BF16}) {
+    NormProblem rms = problem(4096, DType::BF16);
+    rms.kind = NormKind::RMSNorm;
+    rms.has_bias = false;
+    rms.weight_dtype = weight;
+    rms = codegen::resolve_problem(rms);
+    const LaunchConfig one = choose_launch_config(rms, 90, 132, 1);
+    EXPECT_EQ(one.threads, 128) << codegen::describe(one);
+    EXPECT_EQ(one.vec, 4) << codegen::describe(one);
+    EXPECT_EQ(one.cluster, 1) << codegen::describe(one);
+    EXPECT_FALSE(choose_launch_config(rms, 90, 132, 2) == one);
+
+    NormProblem ln = problem(8192, DType::BF16);
+    ln.weight_dtype = weight;
+    ln = codegen::resolve_problem(ln);
+    const LaunchConfig ln_one = choose_launch_config(ln, 90, 132, 1);
+    if (weight == DType::F32) {
+      EXPECT_EQ(ln_one.cluster, 4) << codegen::describe(ln_one);
+      EXPECT_EQ(int64_t{ln_one.threads} * ln_one.cluster * ln_one.vec, 8192) << codegen::describe(ln_one);
+      EXPECT_EQ(choose_launch_config(ln, 80, 108, 1).cluster, 1) << "no clusters before sm_90";
+    } else {
+      EXPECT_EQ(ln_one.cluster, 1) << codegen::describe(ln_one);
+    }
+    EXPECT_EQ(choose_launch_config(ln, 90, 132, 2).cluster, 1);
+    NormProblem fused = ln;
+    fused.residual = true;
+    fused = codegen::resolve_problem(fused);
+    EXPECT_EQ(choose_launch_config(fused, 90, 132, 1).cluster, 1) << "fused options keep their own rules";
+  }
+}
+
 // Few rows on sm_90: the blocks of m's bucket (up to 8) may merge their dγ/dβ in a cluster (the
 // tuner tries it); never before sm_90, never without γ or β, never for staged rows or clusters
 // sharing a row. The heuristic does not merge: graph replays found it slower (NOTES entry 17).
