@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # On the GPU machine: builds nothing (the build folder travels with the call), runs every GPU
 # test, the CPU tests there too, the C embedding example, the Python package's GPU tests, the
-# compute-sanitizer matrix and the benchmark, and writes logs under $OUT (8 files at most).
+# compute-sanitizer matrix and the benchmark, and writes logs under $OUT (one a step; one a shard).
 #   usage: scripts/gpu-run.sh [tests|python|sanitize|bench|all]   (default all)
+#          GPU_TEST_SHARDS=8 scripts/gpu-run.sh tests   the GPU suite as 8 processes at once
+#          (GPU_TEST_FILTER='...' narrows it): about 15 minutes on one process, compile-bound
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build="${BUILD_DIR:-build}"
@@ -13,8 +15,25 @@ export NORMJIT_CACHE_DIR="$(mktemp -d)"
 scripts/gpu-environment.sh "$build" | tee "$out/environment.txt"
 status=0
 if [ "$what" = all ] || [ "$what" = tests ]; then
-  "$build/tests/normjit_gpu_tests" 2>&1 | tee "$out/gpu-tests.txt" | grep -E "^\[  (FAILED|PASSED|SKIPPED) |^normjit GPU|tests? (ran|skipped)|FAILED" | head -80
-  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  # GPU_TEST_SHARDS=K runs the suite as K gtest shards at once (GTEST_TOTAL_SHARDS): its time
+  # is mostly NVRTC on one host thread per process, and the shards share the kernel cache
+  # directory, which many processes may use at once (docs/RELIABILITY.md). One log per shard.
+  shards="${GPU_TEST_SHARDS:-1}"
+  if [ "$shards" -le 1 ]; then
+    "$build/tests/normjit_gpu_tests" 2>&1 | tee "$out/gpu-tests.txt" | grep -E "^\[  (FAILED|PASSED|SKIPPED) |^normjit GPU|tests? (ran|skipped)|FAILED" | head -80
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  else
+    pids=()
+    for ((i = 0; i < shards; ++i)); do
+      GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i "$build/tests/normjit_gpu_tests" ${GPU_TEST_FILTER:+--gtest_filter="$GPU_TEST_FILTER"} \
+        > "$out/gpu-tests-shard$i.txt" 2>&1 &
+      pids+=($!)
+    done
+    for ((i = 0; i < shards; ++i)); do
+      wait "${pids[$i]}" || status=1
+      echo "shard $i: $(grep -E "^\[  (PASSED|FAILED) " "$out/gpu-tests-shard$i.txt" | tr '\n' ' ')"
+    done
+  fi
   "$build/tests/normjit_cpu_tests" > "$out/cpu-tests.txt" 2>&1 || status=1
   tail -3 "$out/cpu-tests.txt"
   BUILD_DIR="$build" OUT="$out" examples/embed_c/run-on-gpu.sh > /dev/null 2>&1 || status=1
