@@ -8,6 +8,7 @@
 #include "codegen/norm_problem.h"
 #include "llvm/ADT/SmallVector.h"
 #include "normjit/normjit.hpp"
+#include "runtime/buffer_overlap.h"
 
 namespace normjit::runtime {
 namespace {
@@ -104,6 +105,44 @@ void check_fused_rows(const NormProblem& p, BackwardArgs& a) {
         reject(p, std::string("dz and ") + other.name + " are the same buffer, but dz receives z's own gradient",
                "Pass a separate buffer for dz.");
   }
+}
+
+// The outputs, the workspace among them, against each other and against every input, with
+// the strides resolved. dx may be dresidual itself: every family reads an element of dresidual
+// before the same thread writes dx there (docs/FUSED.md). dx exactly over x or dy was accepted
+// before these checks and tests/cpu/c_api_test.cpp passes it, so it stays accepted (no GPU test
+// covers it, and the messages do not offer it). Any other shared byte, and any overlap that is
+// not the very same rows, loses a value.
+void check_backward_overlaps(const NormProblem& p, const BackwardArgs& a) {
+  const int64_t m = a.m, n = p.n;
+  const int weight_size = codegen::dtype_size(p.weight_dtype);
+  const int64_t mask_row = a.dropout_mask ? codegen::dropout_mask_row_bytes(p.dropout, n) : 0;
+  const TensorBytes outputs[] = {
+      row_tensor_bytes("dx", a.dx, m, a.dx_stride, n, p.dx_dtype),
+      row_tensor_bytes("dresidual_in", a.dresidual_in, m, a.dresidual_in_stride, n, p.dx_dtype),
+      row_tensor_bytes("dz", a.dz, m, a.dz_stride, n, p.dx_dtype),
+      vector_bytes("dweight", a.dweight, n, weight_size),
+      vector_bytes("dbias", a.dbias, n, weight_size),
+      vector_bytes("dweight1", a.dweight1, n, weight_size),
+      vector_bytes("dbias1", a.dbias1, n, weight_size),
+      vector_bytes("workspace", a.workspace, static_cast<int64_t>(std::min<size_t>(a.workspace_bytes, INT64_MAX)), 1)};
+  const TensorBytes inputs[] = {row_tensor_bytes("x", a.x, m, a.x_stride, n, p.x_dtype),
+                                row_tensor_bytes("dy", a.dy, m, a.dy_stride, n, p.dy_dtype),
+                                row_tensor_bytes("dresidual", a.dresidual, m, a.dresidual_stride, n, p.dx_dtype),
+                                row_tensor_bytes("z", a.z, m, a.z_stride, n, p.x_dtype),
+                                row_tensor_bytes("dy1", a.dy1, m, a.dy1_stride, n, p.dy_dtype),
+                                row_tensor_bytes("y", a.y, m, a.y_stride, n, p.x_dtype),
+                                mask_bytes("dropout_mask", a.dropout_mask, m, a.dropout_mask_stride, mask_row),
+                                vector_bytes("mean", a.mean, m, 4),
+                                vector_bytes("rstd", a.rstd, m, 4),
+                                vector_bytes("rowscale", a.rowscale, m, 4),
+                                vector_bytes("weight", a.weight, n, weight_size),
+                                vector_bytes("weight1", a.weight1, n, weight_size),
+                                vector_bytes("bias", a.bias, n, weight_size)};
+  static constexpr InPlace in_place[] = {{"dx", "dresidual"}, {"dx", "x"}, {"dx", "dy"}};
+  check_overlaps(outputs, inputs, in_place, "dx may be dresidual (in place) as that very tensor: the same pointer, "
+                 "stride and dtype",
+                 [&p](const std::string& what, const std::string& todo) { reject(p, what, todo); });
 }
 
 }  // namespace
@@ -248,6 +287,7 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
   if (a.weight1 && a.m > 0) alignment = std::min(alignment, row_alignment(a.weight1, 0, weight_size, 1));
   if (a.bias && a.m > 0) alignment = std::min(alignment, row_alignment(a.bias, 0, weight_size, 1));
   check_fused_rows(p, a);
+  check_backward_overlaps(p, a);
   out.problem.alignment = std::max(alignment, 1);
   return out;
 }

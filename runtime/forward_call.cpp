@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <iterator>
 #include <string>
 
 #include "codegen/forward_config.h"
 #include "codegen/norm_problem.h"
 #include "normjit/normjit.hpp"
 #include "runtime/backward_call.h"
+#include "runtime/buffer_overlap.h"
 
 namespace normjit::runtime {
 namespace {
@@ -52,58 +52,34 @@ void check_forward_flags(const NormProblem& p, const ForwardArgs& a) {
            "Split the call into calls of at most 2^32 rows, each with its own dropout_offset.");
 }
 
-struct NamedRows {
-  const char* name;
-  const void* ptr;
-  int64_t stride;
-  DType dtype;
-};
-
 // Outputs may be written over an input they are computed from when each element is read
 // before the same thread writes it (every family does so): y over x, h over x or the residual,
-// each with the same rows. Two outputs in one buffer, or an output over an input it is not
-// computed from element by element (z, a γ), would lose one of them.
+// each with the same rows. Any other shared byte loses a value: two outputs in one buffer, an
+// output over an input it is not computed from element by element (z, γ, the statistics), or
+// an output that starts anywhere in an input but at its very first element.
 void check_forward_aliases(const NormProblem& p, const ForwardArgs& a) {
-  const NamedRows inputs[] = {{"x", a.x, a.x_stride, p.x_dtype},
-                              {"residual", a.residual, a.residual_stride, p.x_dtype},
-                              {"z", a.z, a.z_stride, p.x_dtype}};
-  const NamedRows outputs[] = {{"y", a.y, a.y_stride, p.dy_dtype},
-                               {"residual_out", a.residual_out, a.residual_out_stride, p.x_dtype},
-                               {"y1", a.y1, a.y1_stride, p.dy_dtype}};
-  // The keep-mask is bytes of its own layout: it may share a buffer with nothing.
-  if (a.dropout_mask) {
-    for (const NamedRows* group : {inputs, outputs})
-      for (size_t i = 0; i < 3; ++i)
-        if (group[i].ptr == a.dropout_mask)
-          reject(p, std::string("dropout_mask and ") + group[i].name + " are the same buffer",
-                 "Pass a separate buffer for the keep-mask.");
-  }
-  for (size_t i = 0; i < std::size(outputs); ++i) {
-    const NamedRows& out = outputs[i];
-    if (!out.ptr) continue;
-    for (size_t j = i + 1; j < std::size(outputs); ++j)
-      if (outputs[j].ptr == out.ptr)
-        reject(p, std::string(out.name) + " and " + outputs[j].name + " are the same buffer",
-               "Pass a separate buffer for each output.");
-    for (const NamedRows& in : inputs) {
-      if (in.ptr != out.ptr) continue;
-      const bool may = std::string(in.name) != "z" && (std::string(out.name) != "y1") &&
-                       (std::string(out.name) != "y" || std::string(in.name) == "x");
-      if (!may)
-        reject(p, std::string(out.name) + " is " + in.name + ", which it may not overwrite",
-               std::string("Pass a separate buffer for ") + out.name +
-                   " (y may be x, and residual_out may be x or residual, in place).");
-      if (out.stride != in.stride)
-        reject(p, std::string(out.name) + " is " + in.name + " (in place) but " + out.name + "_stride = " +
-                      std::to_string(out.stride) + " and " + in.name + "_stride = " + std::to_string(in.stride) +
-                      " differ",
-               "In place, each row must be written where it was read: pass the same stride for both.");
-      if (out.dtype != in.dtype)
-        reject(p, std::string(out.name) + " is " + in.name + " (in place) but " + out.name + " is " +
-                      codegen::dtype_name(out.dtype) + " and " + in.name + " is " + codegen::dtype_name(in.dtype),
-               "Write y in x's dtype in place (dy_dtype), or pass a separate buffer for it.");
-    }
-  }
+  const int64_t m = a.m, n = p.n;
+  const int weight_size = codegen::dtype_size(p.weight_dtype);
+  const TensorBytes outputs[] = {
+      mask_bytes("dropout_mask", a.dropout_mask, m, a.dropout_mask_stride,
+                 a.dropout_mask ? codegen::dropout_mask_row_bytes(p.dropout, n) : 0),
+      row_tensor_bytes("y", a.y, m, a.y_stride, n, p.dy_dtype),
+      row_tensor_bytes("residual_out", a.residual_out, m, a.residual_out_stride, n, p.x_dtype),
+      row_tensor_bytes("y1", a.y1, m, a.y1_stride, n, p.dy_dtype),
+      vector_bytes("mean", a.mean, m, 4),
+      vector_bytes("rstd", a.rstd, m, 4)};
+  const TensorBytes inputs[] = {row_tensor_bytes("x", a.x, m, a.x_stride, n, p.x_dtype),
+                                row_tensor_bytes("residual", a.residual, m, a.residual_stride, n, p.x_dtype),
+                                row_tensor_bytes("z", a.z, m, a.z_stride, n, p.x_dtype),
+                                vector_bytes("weight", a.weight, n, weight_size),
+                                vector_bytes("bias", a.bias, n, weight_size),
+                                vector_bytes("weight1", a.weight1, n, weight_size),
+                                vector_bytes("bias1", a.bias1, n, weight_size),
+                                vector_bytes("rowscale", a.rowscale, m, 4)};
+  static constexpr InPlace in_place[] = {{"y", "x"}, {"residual_out", "x"}, {"residual_out", "residual"}};
+  check_overlaps(outputs, inputs, in_place, "y may be x, and residual_out may be x or residual, each as that very "
+                 "tensor: the same pointer, stride and dtype",
+                 [&p](const std::string& what, const std::string& todo) { reject(p, what, todo); });
 }
 
 }  // namespace

@@ -15,6 +15,8 @@ using namespace normjit;
 
 namespace {
 
+// Fake device addresses, never dereferenced: the tensors sit 1 MiB apart (0x100000,
+// 0x200000, ...), more than any of them spans, so only a test's own aliasing overlaps.
 void* addr(uintptr_t a) { return reinterpret_cast<void*>(a); }
 float* faddr(uintptr_t a) { return static_cast<float*>(addr(a)); }
 
@@ -31,12 +33,12 @@ NormProblem layer_norm() {
 ForwardArgs valid_args() {
   ForwardArgs a;
   a.m = 64;
-  a.x = addr(0x10000);
-  a.weight = addr(0x20000);
-  a.bias = addr(0x30000);
-  a.y = addr(0x40000);
-  a.mean = faddr(0x50000);
-  a.rstd = faddr(0x60000);
+  a.x = addr(0x100000);
+  a.weight = addr(0x200000);
+  a.bias = addr(0x300000);
+  a.y = addr(0x400000);
+  a.mean = faddr(0x500000);
+  a.rstd = faddr(0x600000);
   a.eps = 1e-5;
   return a;
 }
@@ -88,16 +90,16 @@ TEST(ForwardCall, StatisticsAreOptionalAndZeroRowsNeedNoPointers) {
 
 TEST(ForwardCall, LowersTheAlignmentToWhatThePointersGive) {
   ForwardArgs a = valid_args();
-  a.x = addr(0x10004);
+  a.x = addr(0x100004);
   EXPECT_EQ(runtime::check_forward_call(layer_norm(), a).problem.alignment, 4);
   a = valid_args();
   a.y_stride = 1001;  // odd bf16 rows: 2-byte rows
   EXPECT_EQ(runtime::check_forward_call(layer_norm(), a).problem.alignment, 2);
   a = valid_args();
-  a.weight = addr(0x20008);
+  a.weight = addr(0x200008);
   EXPECT_EQ(runtime::check_forward_call(layer_norm(), a).problem.alignment, 8);
   a = valid_args();
-  a.bias = addr(0x30004);
+  a.bias = addr(0x300004);
   EXPECT_EQ(runtime::check_forward_call(layer_norm(), a).problem.alignment, 4);
 }
 
@@ -124,15 +126,15 @@ TEST(ForwardCall, EveryMistakeIsAnInvalidArgumentNamingIt) {
       {"infinite eps", [](NormProblem&, ForwardArgs& a) { a.eps = std::numeric_limits<double>::infinity(); }, "eps = "},
       {"x stride below N", [](NormProblem&, ForwardArgs& a) { a.x_stride = 999; }, "x_stride = 999 is less than N"},
       {"y stride below N", [](NormProblem&, ForwardArgs& a) { a.y_stride = 10; }, "y_stride = 10 is less than N"},
-      {"x not aligned to its elements", [](NormProblem&, ForwardArgs& a) { a.x = addr(0x10001); },
+      {"x not aligned to its elements", [](NormProblem&, ForwardArgs& a) { a.x = addr(0x100001); },
        "is not aligned to its bf16 elements"},
-      {"y not aligned to its elements", [](NormProblem&, ForwardArgs& a) { a.y = addr(0x40001); },
+      {"y not aligned to its elements", [](NormProblem&, ForwardArgs& a) { a.y = addr(0x400001); },
        "is not aligned to its bf16 elements"},
-      {"weight not aligned", [](NormProblem&, ForwardArgs& a) { a.weight = addr(0x20002); },
-       "weight = 0x20002 is not aligned to its 4-byte elements"},
-      {"bias not aligned", [](NormProblem&, ForwardArgs& a) { a.bias = addr(0x30001); }, "bias = 0x30001"},
-      {"mean not aligned", [](NormProblem&, ForwardArgs& a) { a.mean = faddr(0x50002); }, "mean = 0x50002"},
-      {"rstd not aligned", [](NormProblem&, ForwardArgs& a) { a.rstd = faddr(0x60001); }, "rstd = 0x60001"},
+      {"weight not aligned", [](NormProblem&, ForwardArgs& a) { a.weight = addr(0x200002); },
+       "weight = 0x200002 is not aligned to its 4-byte elements"},
+      {"bias not aligned", [](NormProblem&, ForwardArgs& a) { a.bias = addr(0x300001); }, "bias = 0x300001"},
+      {"mean not aligned", [](NormProblem&, ForwardArgs& a) { a.mean = faddr(0x500002); }, "mean = 0x500002"},
+      {"rstd not aligned", [](NormProblem&, ForwardArgs& a) { a.rstd = faddr(0x600001); }, "rstd = 0x600001"},
       {"in place with another stride",
        [](NormProblem&, ForwardArgs& a) {
          a.y = const_cast<void*>(a.x);
@@ -167,7 +169,7 @@ TEST(ForwardCall, TheEngineChecksFusedArgumentsBeforeAnyGpuCall) {
   }
   p = layer_norm();
   ForwardArgs a = valid_args();
-  a.z = addr(0x70000);
+  a.z = addr(0x700000);
   try {
     engine.forward(p, a, nullptr);
     ADD_FAILURE() << "z without a gate was accepted";
@@ -207,16 +209,16 @@ NormProblem fused_layer_norm() {
 
 ForwardArgs valid_fused_args() {
   ForwardArgs a = valid_args();
-  a.residual = addr(0x70000);
-  a.residual_out = addr(0x80000);
-  a.rowscale = faddr(0x90000);
-  a.dropout_mask = addr(0xA0000);
+  a.residual = addr(0x700000);
+  a.residual_out = addr(0x800000);
+  a.rowscale = faddr(0x900000);
+  a.dropout_mask = addr(0xA00000);
   a.dropout_p = 0.1;
   a.dropout_seed = 1234;
   a.dropout_offset = 5;
-  a.weight1 = addr(0xB0000);
-  a.bias1 = addr(0xC0000);
-  a.y1 = addr(0xD0000);
+  a.weight1 = addr(0xB00000);
+  a.bias1 = addr(0xC00000);
+  a.y1 = addr(0xD00000);
   return a;
 }
 
@@ -234,9 +236,9 @@ ForwardArgs valid_gated_args() {
   ForwardArgs a = valid_args();
   a.bias = nullptr;
   a.mean = nullptr;
-  a.residual = addr(0x70000);
-  a.residual_out = addr(0x80000);
-  a.z = addr(0xE0000);
+  a.residual = addr(0x700000);
+  a.residual_out = addr(0x800000);
+  a.z = addr(0xE00000);
   return a;
 }
 
@@ -269,14 +271,14 @@ TEST(ForwardCall, ValidFusedCallsPass) {
   NormProblem p = layer_norm();
   p.residual = true;
   ForwardArgs a = valid_args();
-  a.residual = addr(0x70000);
+  a.residual = addr(0x700000);
   EXPECT_NO_THROW(runtime::check_forward_call(p, a));
-  a.residual_out = addr(0x80000);
+  a.residual_out = addr(0x800000);
   EXPECT_NO_THROW(runtime::check_forward_call(p, a));
   p = layer_norm();
   p.rowscale = true;
   a = valid_args();
-  a.rowscale = faddr(0x90000);
+  a.rowscale = faddr(0x900000);
   EXPECT_NO_THROW(runtime::check_forward_call(p, a));
   for (DropoutMask form : {DropoutMask::Bytes, DropoutMask::Bits}) {
     p = layer_norm();
@@ -287,9 +289,18 @@ TEST(ForwardCall, ValidFusedCallsPass) {
     a.dropout_seed = ~uint64_t{0};
     a.dropout_offset = ~uint64_t{0};
     EXPECT_NO_THROW(runtime::check_forward_call(p, a));
-    a.dropout_mask = addr(0xA0001);  // bytes: any address
+    a.dropout_mask = addr(0xA00001);  // bytes: any address
     EXPECT_NO_THROW(runtime::check_forward_call(p, a));
     a.m = int64_t{1} << 32;  // rows 0 .. 2^32 − 1: 32-bit row indices
+    // Terabytes of rows: each tensor gets 16 TiB of addresses of its own, or they would overlap.
+    const auto slot = [](uintptr_t i) { return i << 44; };
+    a.x = addr(slot(1));
+    a.y = addr(slot(2));
+    a.weight = addr(slot(3));
+    a.bias = addr(slot(4));
+    a.mean = faddr(slot(5));
+    a.rstd = faddr(slot(6));
+    a.dropout_mask = addr(slot(7) + 1);
     EXPECT_NO_THROW(runtime::check_forward_call(p, a));
   }
   p = layer_norm();
@@ -299,7 +310,7 @@ TEST(ForwardCall, ValidFusedCallsPass) {
   a = valid_args();
   a.bias = nullptr;
   a.mean = nullptr;
-  a.z = addr(0xE0000);
+  a.z = addr(0xE00000);
   EXPECT_NO_THROW(runtime::check_forward_call(p, a));
   // Parallel norms without γ and β: no weight1 or bias1.
   p = layer_norm();
@@ -307,7 +318,7 @@ TEST(ForwardCall, ValidFusedCallsPass) {
   p.has_weight = p.has_bias = false;
   a = valid_args();
   a.weight = a.bias = nullptr;
-  a.y1 = addr(0xD0000);
+  a.y1 = addr(0xD00000);
   EXPECT_NO_THROW(runtime::check_forward_call(p, a));
   // No rows: no pointers needed.
   ForwardArgs empty;
@@ -341,7 +352,7 @@ TEST(ForwardCall, FusedStridesAreResolved) {
       p.n = n;
       p.dropout = form;
       ForwardArgs a = valid_args();
-      a.dropout_mask = addr(0xA0000);
+      a.dropout_mask = addr(0xA00000);
       const int64_t row = form == DropoutMask::Bits ? (n + 7) / 8 : n;
       EXPECT_EQ(runtime::check_forward_call(p, a).args.dropout_mask_stride, row) << n;
       a.dropout_mask_stride = row;  // exactly a row: allowed
@@ -370,27 +381,27 @@ TEST(ForwardCall, FusedRowsAndParametersLowerTheAlignment) {
     int alignment;
   };
   const Case cases[] = {
-      {"residual at 4 bytes", false, [](NormProblem&, ForwardArgs& a) { a.residual = addr(0x70004); }, 4},
+      {"residual at 4 bytes", false, [](NormProblem&, ForwardArgs& a) { a.residual = addr(0x700004); }, 4},
       {"residual rows of odd length", false, [](NormProblem&, ForwardArgs& a) { a.residual_stride = 1001; }, 2},
-      {"residual_out at 8 bytes", false, [](NormProblem&, ForwardArgs& a) { a.residual_out = addr(0x80008); }, 8},
+      {"residual_out at 8 bytes", false, [](NormProblem&, ForwardArgs& a) { a.residual_out = addr(0x800008); }, 8},
       {"residual_out rows of 1004 elements", false,
        [](NormProblem&, ForwardArgs& a) { a.residual_out_stride = 1004; }, 8},
-      {"y1 at 2 bytes", false, [](NormProblem&, ForwardArgs& a) { a.y1 = addr(0xD0002); }, 2},
+      {"y1 at 2 bytes", false, [](NormProblem&, ForwardArgs& a) { a.y1 = addr(0xD00002); }, 2},
       {"y1 rows of 1002 elements", false, [](NormProblem&, ForwardArgs& a) { a.y1_stride = 1002; }, 4},
-      {"weight1 at 8 bytes", false, [](NormProblem&, ForwardArgs& a) { a.weight1 = addr(0xB0008); }, 8},
-      {"bias1 at 4 bytes", false, [](NormProblem&, ForwardArgs& a) { a.bias1 = addr(0xC0004); }, 4},
-      {"z at 2 bytes", true, [](NormProblem&, ForwardArgs& a) { a.z = addr(0xE0002); }, 2},
+      {"weight1 at 8 bytes", false, [](NormProblem&, ForwardArgs& a) { a.weight1 = addr(0xB00008); }, 8},
+      {"bias1 at 4 bytes", false, [](NormProblem&, ForwardArgs& a) { a.bias1 = addr(0xC00004); }, 4},
+      {"z at 2 bytes", true, [](NormProblem&, ForwardArgs& a) { a.z = addr(0xE00002); }, 2},
       {"z rows of 1004 elements", true, [](NormProblem&, ForwardArgs& a) { a.z_stride = 1004; }, 8},
       // fp32 y (and y1): 4-byte elements.
       {"fp32 y1 at 4 bytes", false,
        [](NormProblem& p, ForwardArgs& a) {
          p.dy_dtype = DType::F32;
-         a.y1 = addr(0xD0004);
+         a.y1 = addr(0xD00004);
        },
        4},
       // Read one a row, not with the rows' vectors: no bound.
-      {"rowscale at 4 bytes", false, [](NormProblem&, ForwardArgs& a) { a.rowscale = faddr(0x90004); }, 16},
-      {"mask at an odd address", false, [](NormProblem&, ForwardArgs& a) { a.dropout_mask = addr(0xA0001); }, 16},
+      {"rowscale at 4 bytes", false, [](NormProblem&, ForwardArgs& a) { a.rowscale = faddr(0x900004); }, 16},
+      {"mask at an odd address", false, [](NormProblem&, ForwardArgs& a) { a.dropout_mask = addr(0xA00001); }, 16},
       {"no residual_out", false, [](NormProblem&, ForwardArgs& a) { a.residual_out = nullptr; a.residual_out_stride = 1001; }, 16},
   };
   for (const Case& c : cases) {
@@ -458,7 +469,7 @@ TEST(ForwardCall, EveryFusedMistakeIsAnInvalidArgumentNamingIt) {
       {"dropout_mask with dropout off", false,
        [](NormProblem& p, ForwardArgs& a) {
          off_dropout(p, a);
-         a.dropout_mask = addr(0xA0000);
+         a.dropout_mask = addr(0xA00000);
        },
        "dropout_mask, dropout_p, dropout_seed or dropout_offset is given but dropout is off"},
       {"dropout_p with dropout off", false,
@@ -479,24 +490,24 @@ TEST(ForwardCall, EveryFusedMistakeIsAnInvalidArgumentNamingIt) {
          a.dropout_offset = 1;
        },
        "is given but dropout is off"},
-      {"z with the gate off", false, [](NormProblem&, ForwardArgs& a) { a.z = addr(0xE0000); },
+      {"z with the gate off", false, [](NormProblem&, ForwardArgs& a) { a.z = addr(0xE00000); },
        "z is given but gate is off"},
       {"weight1 with parallel off", false,
        [](NormProblem& p, ForwardArgs& a) {
          off_parallel(p, a);
-         a.weight1 = addr(0xB0000);
+         a.weight1 = addr(0xB00000);
        },
        "weight1, bias1 or y1 is given but parallel is off"},
       {"bias1 with parallel off", false,
        [](NormProblem& p, ForwardArgs& a) {
          off_parallel(p, a);
-         a.bias1 = addr(0xC0000);
+         a.bias1 = addr(0xC00000);
        },
        "weight1, bias1 or y1 is given but parallel is off"},
       {"y1 with parallel off", false,
        [](NormProblem& p, ForwardArgs& a) {
          off_parallel(p, a);
-         a.y1 = addr(0xD0000);
+         a.y1 = addr(0xD00000);
        },
        "weight1, bias1 or y1 is given but parallel is off"},
       {"weight1 without has_weight", false,
@@ -546,32 +557,32 @@ TEST(ForwardCall, EveryFusedMistakeIsAnInvalidArgumentNamingIt) {
       {"y1 stride below N", false, [](NormProblem&, ForwardArgs& a) { a.y1_stride = 1; }, "y1_stride = 1 is less than N"},
       {"z stride below N", true, [](NormProblem&, ForwardArgs& a) { a.z_stride = 998; }, "z_stride = 998 is less than N"},
       // Element alignment.
-      {"residual not aligned", false, [](NormProblem&, ForwardArgs& a) { a.residual = addr(0x70001); },
-       "residual = 0x70001 is not aligned to its bf16 elements"},
-      {"residual_out not aligned", false, [](NormProblem&, ForwardArgs& a) { a.residual_out = addr(0x80001); },
-       "residual_out = 0x80001 is not aligned to its bf16 elements"},
-      {"y1 not aligned", false, [](NormProblem&, ForwardArgs& a) { a.y1 = addr(0xD0001); },
-       "y1 = 0xd0001 is not aligned to its bf16 elements"},
+      {"residual not aligned", false, [](NormProblem&, ForwardArgs& a) { a.residual = addr(0x700001); },
+       "residual = 0x700001 is not aligned to its bf16 elements"},
+      {"residual_out not aligned", false, [](NormProblem&, ForwardArgs& a) { a.residual_out = addr(0x800001); },
+       "residual_out = 0x800001 is not aligned to its bf16 elements"},
+      {"y1 not aligned", false, [](NormProblem&, ForwardArgs& a) { a.y1 = addr(0xD00001); },
+       "y1 = 0xd00001 is not aligned to its bf16 elements"},
       {"fp32 y1 at 2 bytes", false,
        [](NormProblem& p, ForwardArgs& a) {
          p.dy_dtype = DType::F32;
-         a.y1 = addr(0xD0002);
+         a.y1 = addr(0xD00002);
        },
-       "y1 = 0xd0002 is not aligned to its fp32 elements"},
+       "y1 = 0xd00002 is not aligned to its fp32 elements"},
       {"fp32 y at 2 bytes", false,
        [](NormProblem& p, ForwardArgs& a) {
          p.dy_dtype = DType::F32;
-         a.y = addr(0x40002);
+         a.y = addr(0x400002);
        },
-       "y = 0x40002 is not aligned to its fp32 elements"},
-      {"z not aligned", true, [](NormProblem&, ForwardArgs& a) { a.z = addr(0xE0001); },
-       "z = 0xe0001 is not aligned to its bf16 elements"},
-      {"weight1 not aligned", false, [](NormProblem&, ForwardArgs& a) { a.weight1 = addr(0xB0002); },
-       "weight1 = 0xb0002 is not aligned to its 4-byte elements"},
-      {"bias1 not aligned", false, [](NormProblem&, ForwardArgs& a) { a.bias1 = addr(0xC0001); },
-       "bias1 = 0xc0001 is not aligned to its 4-byte elements"},
-      {"rowscale not aligned", false, [](NormProblem&, ForwardArgs& a) { a.rowscale = faddr(0x90002); },
-       "rowscale = 0x90002 is not aligned to its 4-byte elements"},
+       "y = 0x400002 is not aligned to its fp32 elements"},
+      {"z not aligned", true, [](NormProblem&, ForwardArgs& a) { a.z = addr(0xE00001); },
+       "z = 0xe00001 is not aligned to its bf16 elements"},
+      {"weight1 not aligned", false, [](NormProblem&, ForwardArgs& a) { a.weight1 = addr(0xB00002); },
+       "weight1 = 0xb00002 is not aligned to its 4-byte elements"},
+      {"bias1 not aligned", false, [](NormProblem&, ForwardArgs& a) { a.bias1 = addr(0xC00001); },
+       "bias1 = 0xc00001 is not aligned to its 4-byte elements"},
+      {"rowscale not aligned", false, [](NormProblem&, ForwardArgs& a) { a.rowscale = faddr(0x900002); },
+       "rowscale = 0x900002 is not aligned to its 4-byte elements"},
       // Outputs in one buffer.
       {"y is residual_out", false, [](NormProblem&, ForwardArgs& a) { a.residual_out = a.y; },
        "y and residual_out are the same buffer"},
@@ -579,7 +590,7 @@ TEST(ForwardCall, EveryFusedMistakeIsAnInvalidArgumentNamingIt) {
       {"the mask is y", false, [](NormProblem&, ForwardArgs& a) { a.dropout_mask = a.y; },
        "dropout_mask and y are the same buffer"},
       {"the mask is x", false, [](NormProblem&, ForwardArgs& a) { a.dropout_mask = const_cast<void*>(a.x); },
-       "dropout_mask and x are the same buffer"},
+       "dropout_mask is x, which it may not overwrite"},
       {"residual_out is y1", false, [](NormProblem&, ForwardArgs& a) { a.y1 = a.residual_out; },
        "residual_out and y1 are the same buffer"},
       // Outputs over inputs they may not overwrite.
@@ -622,6 +633,126 @@ TEST(ForwardCall, EveryFusedMistakeIsAnInvalidArgumentNamingIt) {
   for (const FusedMistake& m : mistakes)
     expect_rejected(m.gated ? gated_rms_norm() : fused_layer_norm(), m.gated ? valid_gated_args() : valid_fused_args(),
                     m.name, m.spoil, m.message);
+}
+
+// ---- buffers that share bytes without being the same tensor -----------------------------------
+namespace {
+
+// `bytes` past `p`: a pointer into the middle of another tensor.
+void* plus(const void* p, uintptr_t bytes) { return addr(reinterpret_cast<uintptr_t>(p) + bytes); }
+
+constexpr uintptr_t kRow = 1000 * 2;  // one bf16 row of x, y, residual, z, y1 (N = 1000)
+constexpr uintptr_t kRows = 64 * kRow;  // all of them (M = 64)
+
+}  // namespace
+
+// Comparing base pointers alone lets these through, and each one reads a value after it was
+// overwritten. The messages name both tensors, in order, and the bytes each spans.
+TEST(ForwardCall, PartlyOverlappingBuffersAreRejectedNamingBoth) {
+  const FusedMistake mistakes[] = {
+      {"y one element past x", false, [](NormProblem&, ForwardArgs& a) { a.y = plus(a.x, 2); },
+       "y overlaps x without being it: y spans bytes [0x100002, 0x11f402) and x [0x100000, 0x11f400)"},
+      {"y on x's last element", false, [](NormProblem&, ForwardArgs& a) { a.y = plus(a.x, kRows - 2); },
+       "y overlaps x without being it"},
+      {"y one row into x: y's row r is x's row r + 1", false,
+       [](NormProblem&, ForwardArgs& a) { a.y = plus(a.x, kRow); }, "y overlaps x without being it"},
+      {"contiguous y in the padding of x's rows (x stride 2N, y = x + N)", false,
+       [](NormProblem&, ForwardArgs& a) {
+         a.x_stride = 2000;
+         a.y = plus(a.x, kRow);  // y's row 1 is x's row 1
+       },
+       "y overlaps x without being it: y spans bytes [0x1007d0, 0x11fbd0) and x [0x100000, 0x13e030)"},
+      // Column slices of one [M, 2N] buffer touch no element of each other, but spans are what
+      // is compared: rejected too (docs/RELIABILITY.md).
+      {"y and x as column slices of one buffer (both stride 2N, y = x + N)", false,
+       [](NormProblem&, ForwardArgs& a) {
+         a.x_stride = a.y_stride = 2000;
+         a.y = plus(a.x, kRow);
+       },
+       "y overlaps x without being it"},
+      {"x's span past the address space (saturated, not wrapped)", false,
+       [](NormProblem&, ForwardArgs& a) {
+         a.dropout_mask = nullptr;
+         a.x_stride = int64_t{1} << 62;
+       },
+       "y overlaps x without being it: y spans bytes [0x400000, 0x41f400) and x [0x100000, 0xffffffffffffffff)"},
+      {"h a row into the residual it is computed from", false,
+       [](NormProblem&, ForwardArgs& a) { a.residual_out = plus(a.residual, kRow); },
+       "residual_out overlaps residual without being it"},
+      {"h one element into x", false, [](NormProblem&, ForwardArgs& a) { a.residual_out = plus(a.x, 2); },
+       "residual_out overlaps x without being it"},
+      {"y1 a row into x", false, [](NormProblem&, ForwardArgs& a) { a.y1 = plus(a.x, kRow); },
+       "y1 overlaps x without being it"},
+      {"y over the end of γ", false, [](NormProblem&, ForwardArgs& a) { a.y = plus(a.weight, 4000 - 2); },
+       "y overlaps weight without being it"},
+      {"y1 over β1", false, [](NormProblem&, ForwardArgs& a) { a.y1 = plus(a.bias1, 2); },
+       "y1 overlaps bias1 without being it"},
+      {"h over rowscale", false, [](NormProblem&, ForwardArgs& a) { a.residual_out = plus(a.rowscale, 64 * 4 - 2); },
+       "residual_out overlaps rowscale without being it"},
+      {"mean inside x", false, [](NormProblem&, ForwardArgs& a) { a.mean = static_cast<float*>(plus(a.x, 4000)); },
+       "mean overlaps x without being it"},
+      {"rstd is γ", false,
+       [](NormProblem&, ForwardArgs& a) { a.rstd = static_cast<float*>(const_cast<void*>(a.weight)); },
+       "rstd is weight, which it may not overwrite"},
+      {"y a row into z", true, [](NormProblem&, ForwardArgs& a) { a.y = plus(a.z, kRow); },
+       "y overlaps z without being it"},
+      // Two outputs.
+      {"y1 half a row into y", false, [](NormProblem&, ForwardArgs& a) { a.y1 = plus(a.y, kRow / 2); },
+       "y and y1 overlap: y spans bytes [0x400000, 0x41f400) and y1 [0x4003e8, 0x41f7e8)"},
+      {"h on y's last element", false, [](NormProblem&, ForwardArgs& a) { a.residual_out = plus(a.y, kRows - 2); },
+       "y and residual_out overlap"},
+      {"mean and rstd sharing 32 rows", false,
+       [](NormProblem&, ForwardArgs& a) { a.mean = static_cast<float*>(plus(a.rstd, 32 * 4)); },
+       "mean and rstd overlap"},
+      {"mean is rstd", false, [](NormProblem&, ForwardArgs& a) { a.mean = a.rstd; },
+       "mean and rstd are the same buffer"},
+      {"the keep-mask inside y", false, [](NormProblem&, ForwardArgs& a) { a.dropout_mask = plus(a.y, 1000); },
+       "dropout_mask and y overlap"},
+      {"the keep-mask's last row in y (its first row ends far before y)", false,
+       [](NormProblem&, ForwardArgs& a) {
+         a.dropout_mask_stride = 2000;  // 64 rows of 125 bytes, 2000 apart: 126125 bytes
+         a.dropout_mask = addr(0x400000 - 126000);
+       },
+       "dropout_mask and y overlap"},
+      {"h over the mean", false,
+       [](NormProblem&, ForwardArgs& a) { a.mean = static_cast<float*>(plus(a.residual_out, 4)); },
+       "residual_out and mean overlap"},
+  };
+  for (const FusedMistake& m : mistakes)
+    expect_rejected(m.gated ? gated_rms_norm() : fused_layer_norm(), m.gated ? valid_gated_args() : valid_fused_args(),
+                    m.name, m.spoil, m.message);
+}
+
+// What the overlap checks must let through: the exact in-place aliases, and tensors that only
+// touch (one ends where the next begins).
+TEST(ForwardCall, InPlaceAndTouchingBuffersPass) {
+  struct Case {
+    const char* name;
+    std::function<void(ForwardArgs&)> edit;
+  };
+  const Case cases[] = {
+      {"y over x in place", [](ForwardArgs& a) { a.y = const_cast<void*>(a.x); }},
+      {"y over x in place, padded rows", [](ForwardArgs& a) {
+         a.y = const_cast<void*>(a.x);
+         a.x_stride = a.y_stride = 2000;
+       }},
+      {"h over the residual in place", [](ForwardArgs& a) { a.residual_out = const_cast<void*>(a.residual); }},
+      {"h over x in place", [](ForwardArgs& a) { a.residual_out = const_cast<void*>(a.x); }},
+      {"y right after x", [](ForwardArgs& a) { a.y = plus(a.x, kRows); }},
+      {"x right after y", [](ForwardArgs& a) { a.x = plus(a.y, kRows); }},
+      {"y right after γ", [](ForwardArgs& a) { a.y = plus(a.weight, 4000); }},
+      {"y1 right after y", [](ForwardArgs& a) { a.y1 = plus(a.y, kRows); }},
+      {"rstd right after mean", [](ForwardArgs& a) { a.rstd = static_cast<float*>(plus(a.mean, 64 * 4)); }},
+      {"the keep-mask right after h", [](ForwardArgs& a) { a.dropout_mask = plus(a.residual_out, kRows); }},
+      // Inputs may share bytes: nothing writes them.
+      {"the residual is x", [](ForwardArgs& a) { a.residual = a.x; }},
+      {"β1 is β", [](ForwardArgs& a) { a.bias1 = a.bias; }},
+  };
+  for (const Case& c : cases) {
+    ForwardArgs a = valid_fused_args();
+    c.edit(a);
+    EXPECT_NO_THROW(runtime::check_forward_call(fused_layer_norm(), a)) << c.name;
+  }
 }
 
 TEST(ForwardCall, ForwardParamsCarryTheArgumentsAndDropoutsThreshold) {
