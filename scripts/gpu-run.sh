@@ -34,7 +34,9 @@ if [ "$what" = all ] || [ "$what" = tests ]; then
       echo "shard $i: $(grep -E "^\[  (PASSED|FAILED) " "$out/gpu-tests-shard$i.txt" | tr '\n' ' ')"
     done
   fi
-  "$build/tests/normjit_cpu_tests" > "$out/cpu-tests.txt" 2>&1 || status=1
+  # The CPU tests that run the normjit command find it at the path it was built at, which a
+  # build folder carried to this machine is not: NORMJIT_CLI names where it is now.
+  NORMJIT_CLI="$(cd "$build" && pwd)/normjit" "$build/tests/normjit_cpu_tests" > "$out/cpu-tests.txt" 2>&1 || status=1
   tail -3 "$out/cpu-tests.txt"
   BUILD_DIR="$build" OUT="$out" examples/embed_c/run-on-gpu.sh > /dev/null 2>&1 || status=1
   tail -2 "$out/embed_c.txt"

@@ -1,5 +1,5 @@
 // Many processes, one cache directory, as a fleet's build box or a node's ranks use it: the
-// `normjit compile` command (NORMJIT_CLI_PATH, NVRTC, no GPU) run as separate processes that
+// `normjit compile` command (NORMJIT_CLI_PATH or NORMJIT_CLI, NVRTC, no GPU) run as separate processes that
 // race, get killed with SIGKILL, or hit a full file system. What must hold afterwards:
 // every entry a reader would use is valid (`normjit cache verify`), a later run hits or
 // rebuilds, and a failure to write is a warning, never a failed compile.
@@ -25,10 +25,12 @@
 #include <vector>
 
 #include "runtime/nvrtc.h"
+#include "support/cli_path.h"
 
 namespace fs = std::filesystem;
 
 namespace {
+using normjit::test::cli_path;
 
 // Small problems: each compiles in well under a second on one core.
 const char* kShared = R"([[problem]]
@@ -57,7 +59,7 @@ class CliProcess {
   // limit fails with EFBIG as on a full disk instead of killing the process.
   CliProcess(const fs::path& dir, const std::string& name, const std::string& args, rlim_t fsize_limit = 0)
       : out_(dir / (name + ".out")), err_(dir / (name + ".err")) {
-    const std::string command = std::string(NORMJIT_CLI_PATH) + " " + args;
+    const std::string command = cli_path() + " " + args;
     pid_ = fork();
     if (pid_ == 0) {
       if (fsize_limit > 0) {
@@ -311,13 +313,13 @@ TEST_F(CacheProcesses, AReadOnlyCacheDirFailsCompileWithAMessageAndStaysEmpty) {
     // setpriv is util-linux; without it (or a binary nobody can reach) there is nothing to test.
     if (std::system("command -v setpriv >/dev/null 2>&1") != 0) GTEST_SKIP() << "no setpriv to drop root";
     prefix = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
-    const std::string probe = prefix + std::string(NORMJIT_CLI_PATH) + " --help >/dev/null 2>&1";
+    const std::string probe = prefix + cli_path() + " --help >/dev/null 2>&1";
     if (std::system(probe.c_str()) != 0) GTEST_SKIP() << "the normjit binary is not reachable by nobody here";
     fs::permissions(root_, fs::perms::others_read | fs::perms::others_exec, fs::perm_options::add);
   }
   const fs::path out = logs() / "ro.out", err = logs() / "ro.err";
   fs::permissions(logs(), fs::perms::all, fs::perm_options::add);
-  const std::string command = prefix + NORMJIT_CLI_PATH + " compile --arch sm_90 " + kOwn[0] + " --cache-dir " +
+  const std::string command = prefix + cli_path() + " compile --arch sm_90 " + kOwn[0] + " --cache-dir " +
                               cache() + " >" + out.string() + " 2>" + err.string();
   const int status = std::system(command.c_str());
   ASSERT_TRUE(WIFEXITED(status));

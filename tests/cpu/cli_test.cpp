@@ -1,4 +1,4 @@
-// The normjit command, run as a user runs it (the built binary, NORMJIT_CLI_PATH), each test
+// The normjit command, run as a user runs it (the built binary, NORMJIT_CLI_PATH, or NORMJIT_CLI), each test
 // with its own cache directory: help and exit codes, `compile` without a GPU, and the disk
 // cache's life cycle — ls, verify, export, clear, import — including damaged entries and bundles.
 #include <gtest/gtest.h>
@@ -20,10 +20,12 @@
 #include "runtime/cache_bundle.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/nvrtc.h"
+#include "support/cli_path.h"
 
 namespace fs = std::filesystem;
 
 namespace {
+using normjit::test::cli_path;
 
 const fs::path kSourceRoot = fs::path(__FILE__).parent_path().parent_path().parent_path();
 // A small problem: compiles in a fraction of a second.
@@ -36,7 +38,7 @@ struct CliRun {
 
 // Runs `normjit ARGS` through the shell and returns its exit code and output.
 CliRun normjit_cli(const std::string& args) {
-  const std::string command = std::string(NORMJIT_CLI_PATH) + " " + args + " 2>&1";
+  const std::string command = cli_path() + " " + args + " 2>&1";
   CliRun run;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return run;
