@@ -40,6 +40,10 @@ std::pair<int, std::string> run_child_on_a_full_disk(const fs::path& dir) {
     if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(120);
     signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG instead of killing
     setenv(kChildDir, dir.c_str(), 1);
+    // A sharded parent (GTEST_TOTAL_SHARDS, scripts/gpu-run.sh) would pass its shard on, and
+    // the child's one test might not be in it: the child runs unsharded.
+    unsetenv("GTEST_TOTAL_SHARDS");
+    unsetenv("GTEST_SHARD_INDEX");
     execl("/proc/self/exe", "normjit_gpu_tests", "--gtest_filter=FullDisk.Child", static_cast<char*>(nullptr));
     _exit(121);
   }
