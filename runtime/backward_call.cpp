@@ -26,8 +26,9 @@ std::string address(const void* p) {
 
 int pow2_alignment(uint64_t value) {
   if (value == 0) return 16;
-  const int low = static_cast<int>(value & (~value + 1));
-  return std::min(low, 16);
+  // The lowest set bit, capped before narrowing: an address aligned to 2^31 or more (the bit
+  // itself does not fit an int) is as aligned as any.
+  return static_cast<int>(std::min<uint64_t>(value & (~value + 1), 16));
 }
 
 // Pointers and values of fused options (docs/FUSED.md) that the problem does not ask for:

@@ -640,6 +640,18 @@ TEST(BackwardCall, AlignmentFollowsThePointersAndStrides) {
   EXPECT_EQ(runtime::check_backward_call(layer_norm(), a).problem.alignment, 4);
 }
 
+// Addresses aligned to 2^31 and beyond (a GPU's virtual addresses can be) are as aligned as
+// any: the lowest set bit must not be narrowed to an int before it is capped (it read as 0,
+// and the problem fell to alignment 1, the scalar kernels).
+TEST(BackwardCall, AddressesAlignedBeyondAnIntAreFullyAligned) {
+  for (int shift : {31, 32, 40, 47}) {
+    const uintptr_t base = uintptr_t{1} << shift;
+    EXPECT_EQ(runtime::row_alignment(reinterpret_cast<void*>(base), 1000, 2, 37), 16) << "2^" << shift;
+    EXPECT_EQ(runtime::row_alignment(reinterpret_cast<void*>(base + 4), 1000, 2, 37), 4) << "2^" << shift;
+    EXPECT_EQ(runtime::row_alignment(reinterpret_cast<void*>(base), int64_t{1} << 33, 2, 37), 16) << "2^" << shift;
+  }
+}
+
 TEST(BackwardCall, OneRowIgnoresTheStrideForAlignment) {
   BackwardArgs a = valid_args();
   a.m = 1;
