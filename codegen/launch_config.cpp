@@ -286,6 +286,13 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   } else if (half_vectors) {
     c.vec = 4;
     c.threads = c.threads_per_row = half_threads;
+  } else if (sm >= 90 && !sixteen_bit && c.vec == 1 && p.n > 4096 && slots <= int64_t{kMaxRowThreads} * 8) {
+    // fp32 rows aligned to 4 bytes only, 4097-8192: 8 elements a thread, prefetching the next
+    // row (N = 5003: LN 351 us against 394 at 16 a thread, RMS 350 against 391; graph
+    // replays, bench/results/2026-11-24-h100-8cf39bc-tune-time/). Up to 4096 the 16 stay
+    // (4095: within 1% of the best).
+    c.prefetch = true;
+    one_row_per_block(slots, 8);
   } else if (!aligned && (!sixteen_bit || p.n <= 4096) && slots <= block_slots) {
     one_row_per_block(slots, max_iters);
   } else if (sm >= 80 && staged_slots <= int64_t{kMaxRegisterRowThreads} * staged_iters &&

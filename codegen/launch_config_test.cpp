@@ -319,6 +319,27 @@ TEST(LaunchConfig, ASingle16BitRowTakesFewerThreadsOrACluster) {
   }
 }
 
+// fp32 rows of 4097-8192 aligned to 4 bytes only take 8 elements a thread with prefetch on
+// sm_90; up to 4096, and before sm_90, one block of 16 elements a thread as before.
+TEST(LaunchConfig, OddFp32RowsBeyond4096PrefetchAtEightElementsAThread) {
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+    NormProblem p = problem(5003, DType::F32, 4);
+    p.kind = kind;
+    p.has_bias = kind == NormKind::LayerNorm;
+    p = codegen::resolve_problem(p);
+    const LaunchConfig c = choose_launch_config(p, 90, 132);
+    EXPECT_EQ(c.vec, 1) << codegen::describe(c);
+    EXPECT_TRUE(c.prefetch && c.row_in_registers && c.cluster == 1) << codegen::describe(c);
+    EXPECT_EQ(c.threads, 640) << codegen::describe(c);
+    EXPECT_FALSE(choose_launch_config(p, 80, 108).prefetch) << "sm_80 keeps its rule";
+    NormProblem short_row = problem(4095, DType::F32, 4);
+    short_row.kind = kind;
+    short_row.has_bias = p.has_bias;
+    short_row = codegen::resolve_problem(short_row);
+    EXPECT_EQ(choose_launch_config(short_row, 90, 132).threads, 256) << "16 elements a thread up to 4096";
+  }
+}
+
 // Few rows on sm_90: the blocks of m's bucket (up to 8) may merge their dγ/dβ in a cluster (the
 // tuner tries it); never before sm_90, never without γ or β, never for staged rows or clusters
 // sharing a row. The heuristic does not merge: graph replays found it slower (NOTES entry 17).
