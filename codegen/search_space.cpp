@@ -132,14 +132,18 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   const int max_cluster = arch_limits(sm).max_cluster;
 
   // Shared sums (sm_80+: rows that long are staged or clustered otherwise): rows in registers,
-  // 8 or 16 elements a thread (32 for 16-bit rows, which shared sums hold packed), blocks of up
-  // to 1024 threads, as many of them per SM as 64 registers a thread allow; the smallest cluster (or none) whose blocks hold the row, and
-  // the next larger. Then the heuristic's config for many rows with shared sums.
+  // 8 or 16 elements a thread, blocks of up to 1024 threads, as many of them per SM as 64
+  // registers a thread allow; the smallest cluster (or none) whose blocks hold the row, and the
+  // next larger. Then the heuristic's config for many rows with shared sums. Not 32 elements a
+  // thread, though shared sums hold 16-bit rows packed: over the sweep's exhaustive tuning
+  // (bench/results/2026-11-24-h100-0195f46-tune-sweep/) 236 such candidates were timed, none
+  // came within 2% of the best, and they were among the last compiles to finish (LN bf16 14336:
+  // the last, at 1.86 s).
   if (sm >= 80 && (p.has_weight || p.has_bias)) {
     const int64_t slots = ceil_div(p.n, widest);
     const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
-    for (int elements : {32, 16, 8}) {
-      if (elements < widest || (elements == 32 && !sixteen_bit)) continue;
+    for (int elements : {16, 8}) {
+      if (elements < widest) continue;
       const int64_t lanes = ceil_div(slots, elements / widest);
       if (lanes <= 32) continue;  // a warp holds the row: several rows a block
       int smallest = 1;
