@@ -157,8 +157,36 @@ typedef struct nj_forward_args {
 } nj_forward_args;
 
 /* config_file: a TOML file, or NULL for the default lookup (NORMJIT_CONFIG, then
- * $XDG_CONFIG_HOME/normjit/config.toml or ~/.config/normjit/config.toml, if present). */
-nj_status nj_engine_create(const char* config_file, nj_engine** engine);
+ * $XDG_CONFIG_HOME/normjit/config.toml or ~/.config/normjit/config.toml, if present).
+ *
+ * nj_engine_create is a macro: it passes the caller's sizes of the three structs, which the
+ * engine keeps. The structs grow by appended fields, so without the sizes a program built against
+ * an older header would hand the library a struct shorter than the one it reads (the new fields
+ * read past its end), and one built against a newer header would set fields an older library
+ * never reads. With them (docs/EMBEDDING.md, "The ABI guard"):
+ *   - a size of one of the struct's earlier layouts (an older header) is accepted: the fields that
+ *     layout lacks read as zero, which is each appended field's default (options off, pointers
+ *     NULL, strides n). Two nj_problem layouts have the size of the next one (gate, and later
+ *     recompute_from_output, went into their tail padding); such a size is read as the newer
+ *     layout, so a program built against those headers must zero whole structs (= {0} or memset)
+ *     rather than fill them field by field: a nonzero padding byte turns that option on, and a
+ *     call with rows is then refused for the option's missing pointer (z, or y).
+ *   - a larger size (a newer header), or one no header ever had, is refused with
+ *     NJ_ERR_UNSUPPORTED and a message naming the struct and both sizes: rebuild against this
+ *     library's normjit.h, or load the library the program was built with.
+ * Bindings that mirror the structs (python/normjit/_capi.py) call nj_engine_create_abi with their
+ * mirrors' sizes, so a mirror that drifts from this header is refused rather than misread.
+ *
+ * No symbol nj_engine_create is exported: a program built against a header from before the
+ * macro called it with no sizes, and no layout can be assumed for it that is safe (the oldest
+ * would leave the fused options such a program sets unread: a wrong result; the newest would
+ * read past an older program's structs). Such a program fails to load (undefined symbol
+ * nj_engine_create) instead; rebuild it against this header. */
+nj_status nj_engine_create_abi(const char* config_file, nj_engine** engine, size_t problem_size,
+                               size_t backward_args_size, size_t forward_args_size);
+#define nj_engine_create(config_file, engine)                                                 \
+  nj_engine_create_abi((config_file), (engine), sizeof(nj_problem), sizeof(nj_backward_args), \
+                       sizeof(nj_forward_args))
 void nj_engine_destroy(nj_engine* engine);
 
 /* Workspace bytes a backward over m rows may use on the current context's device, for any

@@ -2,6 +2,8 @@
 
 The structs mirror the header field for field; python/tests/test_library_cpu.py checks each
 field's offset through the library's own argument checks, so a drift shows up as a failed test.
+The engine is created with the mirrors' sizes (nj_engine_create_abi), so a mirror of a size the
+library has no layout of is refused when the engine is created rather than misread on every call.
 """
 import ctypes
 import struct
@@ -203,8 +205,9 @@ def _declare(lib):
     """Sets argtypes/restype for every C entry point (ctypes would otherwise pass ints as C int
     and truncate 64-bit values)."""
     P = ctypes.POINTER
-    lib.nj_engine_create.argtypes = [ctypes.c_char_p, P(ctypes.c_void_p)]
-    lib.nj_engine_create.restype = ctypes.c_int
+    lib.nj_engine_create_abi.argtypes = [ctypes.c_char_p, P(ctypes.c_void_p), ctypes.c_size_t, ctypes.c_size_t,
+                                         ctypes.c_size_t]
+    lib.nj_engine_create_abi.restype = ctypes.c_int
     lib.nj_engine_destroy.argtypes = [ctypes.c_void_p]
     lib.nj_engine_destroy.restype = None
     lib.nj_workspace_size.argtypes = [ctypes.c_void_p, P(Problem), ctypes.c_int64, P(ctypes.c_size_t)]
@@ -266,7 +269,8 @@ class Engine:
         self._lib = library()
         handle = ctypes.c_void_p()
         path = None if config_file is None else str(config_file).encode()
-        check(self._lib.nj_engine_create(path, ctypes.byref(handle)), self._lib)
+        check(self._lib.nj_engine_create_abi(path, ctypes.byref(handle), ctypes.sizeof(Problem),
+                                             ctypes.sizeof(BackwardArgs), ctypes.sizeof(ForwardArgs)), self._lib)
         self._handle = handle
         # Bound once: each attribute lookup on a CDLL costs a dict walk per call.
         self._workspace_size = self._lib.nj_workspace_size

@@ -257,7 +257,12 @@ class LibraryTest(unittest.TestCase):
             self.assertIn("args is NULL", self.lib.nj_last_error().decode())
         self.assertEqual(self.lib.nj_workspace_size(self.engine.handle, ctypes.byref(p), 4, None),
                          _capi.INVALID_ARGUMENT)
-        self.assertEqual(self.lib.nj_engine_create(None, None), _capi.INVALID_ARGUMENT)
+        sizes = (ctypes.sizeof(_capi.Problem), ctypes.sizeof(_capi.BackwardArgs), ctypes.sizeof(_capi.ForwardArgs))
+        self.assertEqual(self.lib.nj_engine_create_abi(None, None, *sizes), _capi.INVALID_ARGUMENT)
+        # nj_engine_create is a macro of the C header over nj_engine_create_abi, not a symbol: a
+        # program built before the ABI guard fails to load instead of misreading its structs.
+        with self.assertRaises(AttributeError):
+            self.lib.nj_engine_create  # noqa: B018
 
     def test_null_data_pointers(self):
         for field in ("x", "dy", "rstd", "mean", "dx", "weight", "dweight", "dbias"):
