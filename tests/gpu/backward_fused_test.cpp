@@ -105,6 +105,26 @@ TEST_F(BackwardFusedFamilies, AccumulatesInPlaceIntoDresidual) {
   run_fused_cases(shared_engine(), stream(), cases);
 }
 
+// dx written over x, or over dy, itself: the call accepts both (docs/FUSED.md), on the ground
+// that every family reads an element of x and dy before the same thread writes dx there. Each
+// family, without options and with all of them, LayerNorm and RMSNorm.
+TEST_F(BackwardFusedFamilies, WritesDxOverXOrDyInPlace) {
+  std::vector<FusedCase> cases;
+  for (const bool over_x : {true, false})
+    for (const FamilyShape& f : kFamilyShapes)
+      for (DType x : {DType::BF16, DType::F32}) {
+        const NormKind kind = over_x == (x == DType::BF16) ? NormKind::LayerNorm : NormKind::RMSNorm;
+        const bool all = (f.n + static_cast<int64_t>(over_x)) % 2 == 0;
+        const Options none{"None", false, false, false, DropoutMask::None, 0};
+        const Options& o = all ? kOptions[std::size(kOptions) - 1] : none;
+        FusedCase c{with_options(fused_base_problem(kind, f.n, x), o), f.m, FusedSpec{o.dropout_p, true, 0}, {}};
+        c.run.dx_is_x = over_x;
+        c.run.dx_is_dy = !over_x;
+        cases.push_back(c);
+      }
+  run_fused_cases(shared_engine(), stream(), cases);
+}
+
 // Base pointers one element off 16 bytes: narrower vectors, and shifted staged rows.
 TEST_F(BackwardFusedFamilies, MisalignedRowsWithAllOptions) {
   const Options& all = kOptions[std::size(kOptions) - 1];

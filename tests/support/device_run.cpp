@@ -35,7 +35,8 @@ DeviceCase::DeviceCase(const NormInputs& in, const RunOptions& options) : inputs
   if (p.has_weight) weight_ = upload_tensor(in.weight, shift);
 
   const int64_t dx_bytes = dtype_bytes(p.dx_dtype), w_bytes = dtype_bytes(p.weight_dtype);
-  if (!options.dx_is_dresidual) dx_ = DeviceBuffer(static_cast<size_t>((shift + in.m * in.dx_stride) * dx_bytes));
+  if (!options.dx_is_dresidual && !options.dx_is_x && !options.dx_is_dy)
+    dx_ = DeviceBuffer(static_cast<size_t>((shift + in.m * in.dx_stride) * dx_bytes));
   if (p.has_weight) dweight_ = DeviceBuffer(static_cast<size_t>((shift + in.n()) * w_bytes));
   if (p.has_bias) dbias_ = DeviceBuffer(static_cast<size_t>((shift + in.n()) * w_bytes));
 
@@ -62,14 +63,30 @@ DeviceCase::DeviceCase(const NormInputs& in, const RunOptions& options) : inputs
 }
 
 int64_t DeviceCase::dx_stride() const {
-  return options_.dx_is_dresidual ? inputs_.fused.dresidual.stride() : inputs_.dx_stride;
+  if (options_.dx_is_dresidual) return inputs_.fused.dresidual.stride();
+  if (options_.dx_is_x) return inputs_.x.stride();
+  if (options_.dx_is_dy) return inputs_.dy.stride();
+  return inputs_.dx_stride;
+}
+
+const DeviceBuffer& DeviceCase::dx_buffer() const {
+  if (options_.dx_is_dresidual) return dresidual_;
+  if (options_.dx_is_x) return x_;
+  if (options_.dx_is_dy) return dy_;
+  return dx_;
 }
 
 void DeviceCase::poison_outputs() {
+  // In place, dx overwrote the input it is written over: every run starts from that input again.
+  auto restore = [&](DeviceBuffer& b, const HostTensor& t) {
+    b.upload(t.data(), t.size_bytes(), static_cast<size_t>(options_.misalign_elements * t.element_bytes()));
+  };
   if (options_.dx_is_dresidual) {
-    // In place, dx overwrote dresidual: every run starts from dresidual again.
-    const HostTensor& d = inputs_.fused.dresidual;
-    dresidual_.upload(d.data(), d.size_bytes(), static_cast<size_t>(options_.misalign_elements * d.element_bytes()));
+    restore(dresidual_, inputs_.fused.dresidual);
+  } else if (options_.dx_is_x) {
+    restore(x_, inputs_.x);
+  } else if (options_.dx_is_dy) {
+    restore(dy_, inputs_.dy);
   } else {
     dx_.fill(options_.dx_fill);
   }
@@ -96,7 +113,7 @@ BackwardArgs DeviceCase::args() const {
   a.mean = static_cast<const float*>(shifted(mean_, DType::F32));
   a.rstd = static_cast<const float*>(shifted(rstd_, DType::F32));
   a.weight = shifted(weight_, p.weight_dtype);
-  a.dx = shifted(options_.dx_is_dresidual ? dresidual_ : dx_, p.dx_dtype);
+  a.dx = shifted(dx_buffer(), p.dx_dtype);
   a.dx_stride = stride_arg(dx_stride());
   a.dweight = shifted(dweight_, p.weight_dtype);
   a.dbias = shifted(dbias_, p.weight_dtype);
@@ -143,8 +160,7 @@ Gradients DeviceCase::download() const {
   const size_t shift = static_cast<size_t>(options_.misalign_elements);
   Gradients out;
   out.dx = HostTensor(p.dx_dtype, inputs_.m, inputs_.n(), dx_stride());
-  (options_.dx_is_dresidual ? dresidual_ : dx_).download(out.dx.data(), out.dx.size_bytes(),
-                                                          shift * dtype_bytes(p.dx_dtype));
+  dx_buffer().download(out.dx.data(), out.dx.size_bytes(), shift * dtype_bytes(p.dx_dtype));
   if (inputs_.fused.dresidual_in) {
     out.dresidual_in = HostTensor(p.dx_dtype, inputs_.m, inputs_.n());
     dresidual_in_.download(out.dresidual_in.data(), out.dresidual_in.size_bytes(), shift * dtype_bytes(p.dx_dtype));

@@ -25,6 +25,10 @@ struct RunOptions {
   // Fused residual: dx is the dresidual buffer itself (in-place accumulation); dx then starts
   // out holding dresidual, with dresidual's stride, instead of dx_fill.
   bool dx_is_dresidual = false;
+  // dx is x's (or dy's) buffer itself, the other in-place aliases the call accepts: dx starts
+  // out holding that input, with its stride; dx's dtype must be that input's.
+  bool dx_is_x = false;
+  bool dx_is_dy = false;
 };
 
 // The device copies of one case's tensors, laid out as RunOptions says. `inputs` must
@@ -43,6 +47,7 @@ class DeviceCase {
   const NormInputs& inputs_;
   RunOptions options_;
   int64_t dx_stride() const;  // the stride dx is written with
+  const DeviceBuffer& dx_buffer() const;  // dx's own, or the input it is written over
   DeviceBuffer x_, dy_, mean_, rstd_, weight_, dx_, dweight_, dbias_;
   DeviceBuffer dresidual_, rowscale_, keep_mask_, dresidual_in_, z_, dz_;  // fused options
   DeviceBuffer dy1_, weight1_, dweight1_, dbias1_;                        // parallel norms

@@ -49,6 +49,7 @@ void run_fused_cases(Engine& engine, CUstream stream, const std::vector<FusedCas
     const NormInputs in = make_inputs(c.problem, c.m, fresh_seed(), {}, c.spec);
     const ::testing::AssertionResult match = backward_matches_reference(engine, in, stream, c.run);
     EXPECT_TRUE(match) << (c.run.dx_is_dresidual ? "dx is dresidual (in place); " : "")
+                       << (c.run.dx_is_x ? "dx is x (in place); " : "") << (c.run.dx_is_dy ? "dx is dy (in place); " : "")
                        << "misaligned by " << c.run.misalign_elements << " elements; workspace: "
                        << (c.run.caller_workspace ? "the caller's" : "the engine's");
     if (!match && ++failed == kFailedCasesReported) FAIL() << "stopping after " << failed << " failed cases";
