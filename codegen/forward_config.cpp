@@ -34,7 +34,7 @@ bool forms_pre_norm_sum(const NormProblem& p) {
 }
 
 bool has_forward_fused_options(const NormProblem& p) {
-  return p.residual || p.rowscale || p.dropout != DropoutMask::None || p.gate != Gate::None || p.parallel;
+  return forms_pre_norm_sum(p) || p.gate != Gate::None || p.parallel;
 }
 
 std::string describe_forward(const NormProblem& problem) {
