@@ -364,33 +364,30 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
   if (sixteen_bit && single_row && !has_fused_options(p) && many.rows_per_block() == 1 && many.cluster == 1 &&
       !many.staged && many.row_in_registers && vector_width(p) >= 8) {
     // A single 16-bit row with 16-byte aligned rows and no fused options, graph replays of the whole sweep tuned on the H100 (bench/results/
-    // 2026-11-24-h100-8cf39bc-tune-time/, and 0195f46-tune-sweep/ before it):
-    // - RMSNorm, 2049-4096: 32 elements a thread in 4-wide vectors, the block's reduction over
-    //   half the warps (N = 4096 with fp32 γ: 4.80 us against 5.28-5.34 at 16 a thread; with
-    //   16-bit γ within 0.1 us either way).
-    if (p.kind == NormKind::RMSNorm && p.n > 2048 && p.n <= 4096) {
+    // 2026-11-24-h100-8cf39bc-tune-time/, and 0195f46-tune-sweep/ before it): one row, in
+    // registers, `elements` a thread in `vec`-wide vectors over `cluster` blocks; nothing to
+    // prefetch, sums in registers (latency).
+    auto one_row = [&](int vec, int cluster, int64_t elements) {
       LaunchConfig c = many;
-      c.vec = 4;
-      c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(ceil_div(ceil_div(p.n, 32), 32) * 32, 64));
+      c.vec = vec;
+      c.cluster = cluster;
+      c.threads = c.threads_per_row =
+          static_cast<int>(std::max<int64_t>(ceil_div(ceil_div(p.n, cluster * elements), 32) * 32, 64));
       c.prefetch = false;
       c.min_blocks_per_sm = 1;
       c.shared_sums = false;
       return c;
-    }
+    };
+    // - RMSNorm, 2049-4096: 32 elements a thread in 4-wide vectors, the block's reduction over
+    //   half the warps (N = 4096 with fp32 γ: 4.80 us against 5.28-5.34 at 16 a thread; with
+    //   16-bit γ within 0.1 us either way).
+    if (p.kind == NormKind::RMSNorm && p.n > 2048 && p.n <= 4096) return one_row(4, 1, 32);
     // - LayerNorm with fp32 γ/β, 4097-8192 (sm_90): a cluster of 4 at 8 elements a thread, so
     //   four SMs load the row and write the fp32 dγ and dβ (N = 8192: 9.09 us against 10.14 in
     //   one block, bf16 and fp16 alike; with 16-bit γ/β one block is 0.35 us faster).
     if (p.kind == NormKind::LayerNorm && sm >= 90 && p.n > 4096 && p.n <= 8192 && p.weight_dtype == DType::F32 &&
-        (p.has_weight || p.has_bias)) {
-      LaunchConfig c = many;
-      c.vec = 8;
-      c.cluster = 4;
-      c.threads = c.threads_per_row = static_cast<int>(ceil_div(ceil_div(p.n, 4 * 8), 32) * 32);
-      c.prefetch = false;
-      c.min_blocks_per_sm = 1;
-      c.shared_sums = false;
-      return c;
-    }
+        (p.has_weight || p.has_bias))
+      return one_row(8, 4, 8);
   }
   if (sixteen_bit && many.rows_per_block() > 1 && many.vec == 4 && p.n > 512) {
     // 16-bit rows of 513-1024 that many rows give a warp each: a block of 16 elements a thread
@@ -413,7 +410,7 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
   // before), so this covers every row the rule is for.
   const int64_t threads = ceil_div(ceil_div(p.n, 16), 32) * 32;
   if (threads > kMaxFewRowsPrefetchThreads) return std::nullopt;
-  if (next_pow2(std::max<int64_t>(m, 1)) == 1) {
+  if (single_row) {
     // A single row: no next row to prefetch, and the latency is the block's. Half the threads,
     // 32 elements each in 2-wide vectors (graph replays, exhaustive tuning of the whole sweep:
     // LN fp32 4096 5.25 us against 7.01, 8192 6.85 against 10.37, RMS fp32 8192 5.63 against
