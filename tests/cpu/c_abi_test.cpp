@@ -11,11 +11,11 @@
 #include <string>
 
 #include "normjit/normjit.h"
-
-// The symbol programs built before the macro call; parenthesised so the macro is not expanded.
-extern "C" nj_status(nj_engine_create)(const char* config_file, nj_engine** engine);
+#include "support/c_problem.h"
 
 namespace {
+
+using normjit::test::rms_problem;
 
 // The structs as earlier headers declared them (git show <commit>:include/normjit/normjit.h),
 // so their sizes are the compiler's rather than the library's table. Written out flat: a derived
@@ -113,16 +113,6 @@ nj_engine* create(size_t problem, size_t backward_args, size_t forward_args) {
   return e;
 }
 
-template <class P>
-P rms_problem() {
-  P p{};
-  p.kind = NJ_RMSNORM;
-  p.n = 4096;
-  p.x_dtype = NJ_BF16;
-  p.weight_dtype = NJ_F32;
-  p.has_weight = 1;
-  return p;
-}
 
 // A backward that every layout can express and whose checks fail on x, the first required
 // pointer, after the fused options' checks: those would fail first on a nonzero fused field.

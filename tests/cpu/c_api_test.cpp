@@ -10,18 +10,11 @@
 #include "normjit/normjit.h"
 #include "normjit/norm_problem.hpp"
 #include "runtime/cuda_driver.h"
+#include "support/c_problem.h"
 
 namespace {
 
-nj_problem rms_problem() {
-  nj_problem p{};
-  p.kind = NJ_RMSNORM;
-  p.n = 4096;
-  p.x_dtype = NJ_BF16;
-  p.weight_dtype = NJ_F32;
-  p.has_weight = 1;
-  return p;
-}
+using normjit::test::rms_problem;
 
 class CApi : public ::testing::Test {
  protected:
