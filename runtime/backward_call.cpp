@@ -111,9 +111,9 @@ void check_fused_rows(const NormProblem& p, BackwardArgs& a) {
 // The outputs, the workspace among them, against each other and against every input, with
 // the strides resolved. dx may be dresidual itself: every family reads an element of dresidual
 // before the same thread writes dx there (docs/FUSED.md). dx exactly over x or dy was accepted
-// before these checks and tests/cpu/c_api_test.cpp passes it, so it stays accepted (no GPU test
-// covers it, and the messages do not offer it). Any other shared byte, and any overlap that is
-// not the very same rows, loses a value.
+// before these checks and tests/cpu/c_api_test.cpp passes it, so it stays accepted, on the same
+// ground (BackwardFusedFamilies.WritesDxOverXOrDyInPlace; the messages do not offer it). Any
+// other shared byte, and any overlap that is not the very same rows, loses a value.
 void check_backward_overlaps(const NormProblem& p, const BackwardArgs& a) {
   const int64_t m = a.m, n = p.n;
   const int weight_size = codegen::dtype_size(p.weight_dtype);
