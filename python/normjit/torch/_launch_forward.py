@@ -201,9 +201,14 @@ ForwardFused = collections.namedtuple("ForwardFused", ("residual", "rowscale", "
                                                        "parallel", "zero_centered_weight", "y_dtype"))
 
 
-def forms_h(fused):
+def forms_h(residual, rowscale, dropout):
     """Whether h = dropout(x) * rowscale + residual is formed (and written): x itself otherwise."""
-    return fused.residual is not None or fused.rowscale is not None or fused.dropout != _capi.DROPOUT_NONE
+    return residual is not None or rowscale is not None or dropout != _capi.DROPOUT_NONE
+
+
+def mask_row_bytes(n, dropout):
+    """Bytes of one row of the keep-mask of N elements: N as bytes, ceil(N/8) as bits."""
+    return (n + 7) // 8 if dropout == _capi.DROPOUT_BITS else n
 
 
 def mask_shape(shape, normalized_ndim, dropout):
@@ -215,13 +220,13 @@ def mask_shape(shape, normalized_ndim, dropout):
     n = 1
     for s in shape[lead:]:
         n *= s
-    return tuple(shape[:lead]) + ((n + 7) // 8,)
+    return tuple(shape[:lead]) + (mask_row_bytes(n, dropout),)
 
 
 def forward_fused(kind, x, weight, bias, eps, normalized_ndim, fused):
     """The forward with fused options (a ForwardFused): (y, mean, rstd, h, mask, y1), y (and y1) in
     fused.y_dtype (x's when None), contiguous; mean (None for RMSNorm) and rstd fp32 of stat_shape;
-    h in x's dtype and shape when forms_h, the keep-mask (uint8, mask_shape) when fused.write_mask,
+    h in x's dtype and shape when forms_h says it is formed, the keep-mask (uint8, mask_shape) when fused.write_mask,
     y1 when fused.parallel, each None otherwise. Every check before the launch; no plan."""
     shape, n, stats, m = _cuda_rows(x, normalized_ndim)
     lead = shape[:len(shape) - normalized_ndim]
@@ -275,13 +280,13 @@ def forward_fused(kind, x, weight, bias, eps, normalized_ndim, fused):
             b1_ptr = b1.data_ptr()
         y1 = x.new_empty(size=shape, dtype=y_dtype)
     h = None
-    if forms_h(fused):
+    if forms_h(fused.residual, fused.rowscale, fused.dropout):
         h = x.new_empty(size=shape)
     mask = None
     mask_stride = 0
     if fused.write_mask:
         mask = x.new_empty(size=mask_shape(shape, normalized_ndim, fused.dropout), dtype=torch.uint8)
-        mask_stride = (n + 7) // 8 if fused.dropout == _capi.DROPOUT_BITS else n
+        mask_stride = mask_row_bytes(n, fused.dropout)
     layer_norm = kind == _capi.LAYERNORM
     mean = x.new_empty(size=stats, dtype=_F32) if layer_norm else None
     rstd = x.new_empty(size=stats, dtype=_F32)

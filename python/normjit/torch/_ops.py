@@ -274,7 +274,7 @@ def _forward_fused_fake(x, normalized_ndim, layer_norm, residual, rowscale, drop
     y_dtype = _Y_DTYPES[y_dtype] or x.dtype
     stats = tuple(_stats_fake(x, normalized_ndim) for _ in range(2 if layer_norm else 1))  # [mean,] rstd
     out = (x.new_empty(x.shape, dtype=y_dtype),) + stats
-    formed = residual is not None or rowscale is not None or dropout != _capi.DROPOUT_NONE
+    formed = _launch_forward.forms_h(residual, rowscale, dropout)
     mask = _launch_forward.mask_shape(x.shape, normalized_ndim, dropout)
     return out + (x.new_empty(x.shape) if formed else _absent(x),
                   x.new_empty(mask, dtype=torch.uint8) if write_mask else _absent(x),
@@ -685,7 +685,8 @@ def _y_code(y_dtype):
 
 def _formed(f, h, mask, y1, x):
     """The op's h, mask, y1 with absent markers as None (h as x when it is not formed)."""
-    return (h if _launch_forward.forms_h(f) else x, mask if f.write_mask else None, y1 if f.parallel else None)
+    return (h if _launch_forward.forms_h(f.residual, f.rowscale, f.dropout) else x, mask if f.write_mask else None,
+            y1 if f.parallel else None)
 
 
 def _layer_norm_forward(x, weight, bias, eps, normalized_ndim):
