@@ -689,27 +689,14 @@ def _formed(f, h, mask, y1, x):
             y1 if f.parallel else None)
 
 
-def _layer_norm_forward(x, weight, bias, eps, normalized_ndim):
-    if _plain_eager(x, weight, bias):
-        return _launch_forward.forward(_capi.LAYERNORM, x, weight, bias, eps, normalized_ndim)
-    return layer_norm_forward_op(x, weight, bias, eps, normalized_ndim)
-
-
-def _rms_norm_forward(x, weight, eps, normalized_ndim):
-    if _plain_eager(x, weight):
-        y, _, rstd = _launch_forward.forward(_capi.RMSNORM, x, weight, None, eps, normalized_ndim)
-        return y, rstd
-    return rms_norm_forward_op(x, weight, eps, normalized_ndim)
-
-
 def _layer_norm_forward_options(x, weight, bias, eps, normalized_ndim=1, *, residual=None, rowscale=None,
                                 dropout_p=0.0, dropout_seed=0, dropout_offset=0, dropout_mask=None, weight1=None,
                                 bias1=None, parallel=None, zero_centered_weight=False, y_dtype=None):
     """layer_norm_forward with option keywords (eps already a float): a LayerNormForwardResult."""
     f = _forward_options(x, weight, residual, rowscale, dropout_p, dropout_seed, dropout_offset, dropout_mask, None,
                          None, weight1, bias1, parallel, zero_centered_weight, y_dtype)
-    if f is None:
-        y, mean, rstd = _layer_norm_forward(x, weight, bias, eps, normalized_ndim)
+    if f is None:  # every option off: the option-free call (the public function without options)
+        y, mean, rstd = layer_norm_forward(x, weight, bias, eps, normalized_ndim)
         return LayerNormForwardResult(y, mean, rstd, x, None, None)
     if _plain_eager(x, weight, bias, f.residual, f.rowscale, f.weight1, f.bias1):
         y, mean, rstd, h, mask, y1 = _launch_forward.forward_fused(_capi.LAYERNORM, x, weight, bias, eps,
@@ -728,8 +715,8 @@ def _rms_norm_forward_options(x, weight, eps, normalized_ndim=1, *, residual=Non
     """rms_norm_forward with option keywords (eps already a float): an RMSNormForwardResult."""
     f = _forward_options(x, weight, residual, rowscale, dropout_p, dropout_seed, dropout_offset, dropout_mask, z, gate,
                          weight1, None, parallel, zero_centered_weight, y_dtype)
-    if f is None:
-        y, rstd = _rms_norm_forward(x, weight, eps, normalized_ndim)
+    if f is None:  # every option off: the option-free call (the public function without options)
+        y, rstd = rms_norm_forward(x, weight, eps, normalized_ndim)
         return RMSNormForwardResult(y, rstd, x, None, None)
     if _plain_eager(x, weight, f.residual, f.rowscale, f.z, f.weight1):
         y, _, rstd, h, mask, y1 = _launch_forward.forward_fused(_capi.RMSNORM, x, weight, None, eps, normalized_ndim, f)
