@@ -111,6 +111,39 @@ def _run(plan, x, weight, bias, eps, packed):
     return y, mean, rstd
 
 
+def _parameters(weight, bias, x, n, affine, keep):
+    """The addresses of weight and bias (0 where None), each checked against x and made one
+    contiguous row of affine's dtype (a copy only for odd strides), appended to keep: held until
+    the launch is queued, a copy's memory is then reused stream-ordered."""
+    ptrs = []
+    for t, name in ((weight, "weight"), (bias, "bias")):
+        if t is None:
+            ptrs.append(0)
+            continue
+        _same_device(t, x, name)
+        row = _vector(t, n, affine.dtype, name)
+        keep.append(row)
+        ptrs.append(row.data_ptr())
+    return ptrs
+
+
+def _queue(kind, problem, args_address, device):
+    """The general and fused paths' launch: the forward of `problem` (a ctypes struct) with the
+    nj_forward_args at args_address, on the current stream of x's device; raises the library's
+    error. (The fast path, _run, spells this out: its host time is what the bench measures.)"""
+    engine = _capi.default_engine()
+    stream = _raw_stream(device)
+    # Only the legacy and per-thread default streams take their device from the current context.
+    pushed = stream <= _LAST_SPECIAL_STREAM and push_context(device)
+    try:
+        status = engine.raw_forward[kind](engine.address, ctypes.addressof(problem), args_address, stream)
+    finally:
+        if pushed:
+            pop_context()
+    if status != _capi.OK:
+        _capi.check(status)  # on this thread: the library's message is thread-local
+
+
 def _cuda_rows(x, normalized_ndim):
     """x's shape, its row length N, the statistics' shape and the number of rows M; x must be a
     CUDA tensor."""
@@ -128,17 +161,8 @@ def _forward(kind, x, weight, bias, eps, normalized_ndim, packed, key):
     has_weight = weight is not None
     has_bias = bias is not None
     affine = weight if has_weight else bias
-    w_ptr = b_ptr = 0
-    # w, b: the parameters as one contiguous row each (copies only for odd strides), held until
-    # the launch is queued; a copy's memory is then reused stream-ordered.
-    if has_weight:
-        _same_device(weight, x, "weight")
-        w = _vector(weight, n, affine.dtype, "weight")
-        w_ptr = w.data_ptr()
-    if has_bias:
-        _same_device(bias, x, "bias")
-        b = _vector(bias, n, affine.dtype, "bias")
-        b_ptr = b.data_ptr()
+    keep = []  # the parameters' rows (copies only for odd strides), held until the launch is queued
+    w_ptr, b_ptr = _parameters(weight, bias, x, n, affine, keep)
     # The backward's problem with dy in x's dtype: the forward ignores dy_dtype, so both share it.
     problem_key = (kind, n, x.dtype, x.dtype, None if affine is None else affine.dtype, has_weight, has_bias)
     p = _problem(problem_key, kind, n, x, x, affine, has_weight, has_bias)
@@ -157,21 +181,11 @@ def _forward(kind, x, weight, bias, eps, normalized_ndim, packed, key):
         rstd = x.new_empty(size=stats, dtype=_F32)
         mean_ptr = 0 if mean is None else mean.data_ptr()
         rstd_ptr = rstd.data_ptr()
-    engine = _capi.default_engine()
+    a, address = _capi.thread_forward_args()
+    _capi.FORWARD_ARGS.pack_into(a, 0, m, rows.data_ptr(), x_stride, w_ptr, b_ptr, y.data_ptr(), n, mean_ptr, rstd_ptr,
+                                 float(eps))
     device = x.get_device()
-    stream = _raw_stream(device)
-    # Only the legacy and per-thread default streams take their device from the current context.
-    pushed = stream <= _LAST_SPECIAL_STREAM and push_context(device)
-    try:
-        a, address = _capi.thread_forward_args()
-        _capi.FORWARD_ARGS.pack_into(a, 0, m, rows.data_ptr(), x_stride, w_ptr, b_ptr, y.data_ptr(), n, mean_ptr,
-                                     rstd_ptr, float(eps))
-        status = engine.raw_forward[kind](engine.address, ctypes.addressof(p), address, stream)
-    finally:
-        if pushed:
-            pop_context()
-    if status != _capi.OK:
-        _capi.check(status)  # on this thread: the library's message is thread-local
+    _queue(kind, p, address, device)
     plan = None
     if m > 0:
         # A plan of this key may be there already (this call's strides kept it from the fast
@@ -236,17 +250,7 @@ def forward_fused(kind, x, weight, bias, eps, normalized_ndim, fused):
     # keep: the parameters' and inputs' rows (copies only for odd strides), held until the launch is
     # queued; a copy's memory is then reused stream-ordered.
     keep = []
-    w_ptr = b_ptr = 0
-    if has_weight:
-        _same_device(weight, x, "weight")
-        w = _vector(weight, n, affine.dtype, "weight")
-        keep.append(w)
-        w_ptr = w.data_ptr()
-    if has_bias:
-        _same_device(bias, x, "bias")
-        b = _vector(bias, n, affine.dtype, "bias")
-        keep.append(b)
-        b_ptr = b.data_ptr()
+    w_ptr, b_ptr = _parameters(weight, bias, x, n, affine, keep)
     y_dtype = x.dtype if fused.y_dtype is None else fused.y_dtype
     y = x.new_empty(size=shape, dtype=y_dtype)
     flags = (int(fused.residual is not None), int(bool(fused.zero_centered_weight)), int(fused.rowscale is not None),
@@ -299,17 +303,6 @@ def forward_fused(kind, x, weight, bias, eps, normalized_ndim, fused):
                           float(fused.dropout_p) if dropout else 0.0, fused.dropout_seed if dropout else 0,
                           fused.dropout_offset if dropout else 0, z_ptr, z_stride, w1_ptr, b1_ptr,
                           0 if y1 is None else y1.data_ptr(), n if y1 is not None else 0)
-    engine = _capi.default_engine()
-    device = x.get_device()
-    stream = _raw_stream(device)
-    # Only the legacy and per-thread default streams take their device from the current context.
-    pushed = stream <= _LAST_SPECIAL_STREAM and push_context(device)
-    try:
-        status = engine.raw_forward[kind](engine.address, ctypes.addressof(p), ctypes.addressof(a), stream)
-    finally:
-        if pushed:
-            pop_context()
-    if status != _capi.OK:
-        _capi.check(status)  # on this thread: the library's message is thread-local
+    _queue(kind, p, ctypes.addressof(a), x.get_device())
     del keep
     return y, mean, rstd, h, mask, y1
