@@ -262,7 +262,7 @@ TEST(SearchSpace, NoPrefetchWhereScalarLoadsBindTheKernel) {
   bool prefetch_at_16 = false;
   for (const LaunchConfig& k : search_space(p, 90, 132)) {
     if (!k.prefetch || k.cluster > 1 || k == heuristic) continue;
-    const int64_t elements = (5003 + k.threads_per_row - 1) / k.threads_per_row;
+    const int64_t elements = codegen::elements_per_thread(p, k);
     EXPECT_LT(elements, 32) << codegen::describe(k);
     prefetch_at_16 |= elements == 16;
   }
@@ -278,7 +278,7 @@ TEST(SearchSpace, SharedSumsHoldAtMostSixteenElementsAThread) {
       const LaunchConfig heuristic = codegen::choose_launch_config(p, 90, 132);
       for (const LaunchConfig& k : search_space(p, 90, 132)) {
         if (!k.shared_sums || k == heuristic) continue;
-        const int64_t elements = (n + int64_t{k.threads_per_row} * k.cluster - 1) / (int64_t{k.threads_per_row} * k.cluster);
+        const int64_t elements = codegen::elements_per_thread(p, k);
         EXPECT_LE(elements, 16) << "N=" << n << " " << codegen::describe(k);
       }
     }
@@ -295,8 +295,7 @@ TEST(SearchSpace, StagedCandidatesHoldAtMostTwoSlotsAThread) {
       for (const LaunchConfig& k : search_space(p, 90, 132)) {
         if (!k.staged || k.grid || k == heuristic) continue;
         ++staged;
-        const int64_t slots = (n + int64_t{k.vec} * k.threads_per_row * k.cluster - 1) /
-                              (int64_t{k.vec} * k.threads_per_row * k.cluster);
+        const int64_t slots = codegen::elements_per_thread(p, k) / k.vec;
         EXPECT_LE(slots, 2) << "N=" << n << " " << codegen::describe(k);
       }
       if (n >= 8192 && n <= 65536) EXPECT_GT(staged, 0) << "N=" << n << ": staged rows are still searched";
