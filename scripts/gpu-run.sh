@@ -36,7 +36,8 @@ if [ "$what" = all ] || [ "$what" = tests ]; then
   fi
   # The CPU tests that run the normjit command find it at the path it was built at, which a
   # build folder carried to this machine is not: NORMJIT_CLI and NORMJIT_LIBRARY say where they are now.
-  NORMJIT_CLI="$(cd "$build" && pwd)/normjit" NORMJIT_LIBRARY="$(cd "$build" && pwd)/libnormjit.so" \
+  build_path="$(cd "$build" && pwd)"
+  NORMJIT_CLI="$build_path/normjit" NORMJIT_LIBRARY="$build_path/libnormjit.so" \
     "$build/tests/normjit_cpu_tests" > "$out/cpu-tests.txt" 2>&1 || status=1
   tail -3 "$out/cpu-tests.txt"
   BUILD_DIR="$build" OUT="$out" examples/embed_c/run-on-gpu.sh > /dev/null 2>&1 || status=1
