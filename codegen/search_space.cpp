@@ -29,6 +29,23 @@ constexpr int kElementsPerThread[] = {4, 8, 16, 32};
 // 95 last-finishing compiles of the shapes whose compiles took 1.8 s or more), so they set
 // the wall time of tuning.
 constexpr int kStagedSlotsPerThread[] = {1, 2};
+// What the H100's exhaustive tuning of the sweep (bench/tune-sweep.toml, 250 shapes,
+// bench/results/2026-11-24-h100-0195f46-tune-sweep/) found never worth compiling; each rule
+// below removes candidates none of which came within 0.5% of their shape's best (the
+// heuristic's own config is always kept):
+// - merged blocks beyond 8 rows: 896 timed, none within 0.2% (and 10-40% behind at 64 and 256
+//   rows in the few-rows tuning, 2026-11-23-h100-61b9de6/; at 8 rows they won RMS 1024 by 5%);
+constexpr int64_t kMaxMergedRows = 8;
+// - clusters that keep dγ/dβ in registers at 1024 rows or more (shared sums free those
+//   registers for a second block per SM): 882 timed, none within 0.5%;
+constexpr int64_t kManyRows = 1024;
+// - grid clusters where a cluster of at most 16 holds the row at 64 rows or more (168 timed,
+//   none within 28%), and at 4 slots a thread anywhere (54 timed, never the grid's best);
+constexpr int64_t kGridFewRows = 64;
+constexpr int kGridSlotsPerThread[] = {2, 1};
+// - streamed rows where clusters exist (sm_90): 176 timed, 6-9x behind the best.
+// Together they take the median tuning from 1.64 to about 1.4 s on the H100's host.
+
 // A floor below which one row per block wastes the SM on block overhead.
 constexpr int kMinRowBlockThreads = 64;
 // Blocks per SM a shared-sums candidate of `threads` asks for: kSharedSumsThreadsPerSm threads,
@@ -40,10 +57,10 @@ constexpr int kBaseRegisters = 32;
 // Collects configs in enumeration order, once each.
 class Candidates {
  public:
-  // m: the rows tuned for (< 0: many); with few of them, each config that can merge its
-  // blocks' dγ/dβ is tried merged as well (right after it, ahead of the truncation).
+  // m: the rows tuned for (< 0: many); with at most kMaxMergedRows of them, each config that
+  // can merge its blocks' dγ/dβ is tried merged as well (right after it, ahead of the truncation).
   Candidates(const NormProblem& p, int sm, int sm_count, int64_t m)
-      : p_(p), sm_(sm), m_(few_rows(m, sm_count) ? m : -1) {}
+      : p_(p), sm_(sm), m_(few_rows(m, sm_count) && next_pow2(std::max<int64_t>(m, 1)) <= kMaxMergedRows ? m : -1) {}
   void add(const LaunchConfig& c) {
     add_one(c);
     if (m_ < 0) return;
@@ -130,6 +147,10 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   const int x_bytes = dtype_size(p.x_dtype);
   const int widest = std::max(1, std::min(16, p.alignment) / x_bytes);
   const int max_cluster = arch_limits(sm).max_cluster;
+  // Where shared-sums candidates exist, clusters with sums in registers are left to few rows.
+  const bool sums_can_be_shared = sm >= 80 && (p.has_weight || p.has_bias);
+  const bool register_sum_clusters = !sums_can_be_shared || (m >= 0 && m < kManyRows);
+  bool cluster_holds_row = false;  // a cluster of shared-sums blocks holds the row at 16 elements a thread
 
   // Shared sums (sm_80+: rows that long are staged or clustered otherwise): rows in registers,
   // 8 or 16 elements a thread, blocks of up to 1024 threads, as many of them per SM as 64
@@ -139,7 +160,7 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   // (bench/results/2026-11-24-h100-0195f46-tune-sweep/) 236 such candidates were timed, none
   // came within 2% of the best, and they were among the last compiles to finish (LN bf16 14336:
   // the last, at 1.86 s).
-  if (sm >= 80 && (p.has_weight || p.has_bias)) {
+  if (sums_can_be_shared) {
     const int64_t slots = ceil_div(p.n, widest);
     const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
     for (int elements : {16, 8}) {
@@ -148,6 +169,7 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
       if (lanes <= 32) continue;  // a warp holds the row: several rows a block
       int smallest = 1;
       while (smallest < max_cluster && ceil_div(lanes, smallest) > kMaxRowThreads) smallest *= 2;
+      if (elements == 16 && ceil_div(lanes, smallest) <= kMaxRowThreads) cluster_holds_row = true;
       for (int cluster = smallest; cluster <= std::min(2 * smallest, max_cluster); cluster *= 2) {
         LaunchConfig c;
         c.vec = widest;
@@ -158,12 +180,6 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
         c.threads = c.threads_per_row = static_cast<int>(threads);
         c.min_blocks_per_sm = shared_sums_blocks_per_sm(c.threads);
         out.add(c);
-        // Pairs of one-row blocks merging their sums: half the partial rows (sm_90).
-        if (cluster == 1 && max_cluster > 1) {
-          LaunchConfig merged = c;
-          merged.merge = 2;
-          out.add(merged);
-        }
         // 8 elements a thread leave room to load the next row while this one is reduced; so do
         // 16 of a packed 16-bit row where one block fills the SM (the SM's second row in flight).
         if (elements == 8 || (elements == 16 && sixteen_bit && c.min_blocks_per_sm == 1)) {
@@ -181,13 +197,13 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   }
 
   // Grid clusters (one block per SM owning a column slice of every row) for rows long enough
-  // to need a cluster of 8 or more: 1, 2 or 4 slots a thread; 8, 5 or 3 stages (6, 3 or 1
-  // rows waiting for the other blocks' sums), those that fit.
-  if (sm >= 80) {
+  // to need a cluster of 8 or more, and no cluster holds it or the rows are few: 1 or 2 slots
+  // a thread; 8, 5 or 3 stages (6, 3 or 1 rows waiting for the other blocks' sums), those that fit.
+  if (sm >= 80 && !(cluster_holds_row && (m < 0 || m >= kGridFewRows))) {
     const int staged_vec = 16 / dtype_size(p.x_dtype);
     const int64_t slots = ceil_div(p.n, staged_vec);
     if (slots > 8 * int64_t{kMaxRegisterRowThreads} * 2)
-      for (int per_thread : {4, 2, 1})
+      for (int per_thread : kGridSlotsPerThread)
         for (int stages : {8, 5, 3}) {
           LaunchConfig c;
           c.vec = staged_vec;
@@ -239,8 +255,9 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   }
 
   // A cluster sharing one row held in registers (sm_90): the smallest cluster whose blocks
-  // hold the row at 16 elements a thread in 512 threads, and the next larger.
-  if (max_cluster > 1) {
+  // hold the row at 16 elements a thread in 512 threads, and the next larger; with sums in
+  // registers, for fewer than kManyRows rows where sums can be shared.
+  if (max_cluster > 1 && register_sum_clusters) {
     const int64_t slots = ceil_div(p.n, widest);
     const int64_t block_slots = int64_t{kMaxRegisterRowThreads} * std::max(1, kMaxRegisterElementsPerThread / widest);
     const int smallest = std::max(2, next_pow2(ceil_div(slots, block_slots)));
@@ -263,7 +280,7 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
     const int64_t slots = ceil_div(p.n, staged_vec);
     const int64_t block_slots = int64_t{kMaxRegisterRowThreads} * kMaxStagedSlotsPerThread;
     const int smallest = next_pow2(ceil_div(slots, block_slots));
-    for (int cluster = 1; cluster <= max_cluster; cluster *= 2) {
+    for (int cluster = 1; cluster <= (register_sum_clusters ? max_cluster : 1); cluster *= 2) {
       // Clusters only where they are needed: the smallest that holds the row with 4 slots a
       // thread, and 2x and 4x it (smaller blocks, two of them per SM). Where one block holds
       // it with half its threads, none: staged clusters of rows up to 8192 (16-bit) won no
@@ -288,8 +305,9 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
     }
   }
 
-  // Streamed rows: only for rows too long for one block's registers.
-  if (ceil_div(p.n, widest) > int64_t{kMaxRegisterRowThreads} * std::max(1, kMaxRegisterElementsPerThread / widest))
+  // Streamed rows: only for rows too long for one block's registers, where no cluster shares them.
+  if (max_cluster == 1 &&
+      ceil_div(p.n, widest) > int64_t{kMaxRegisterRowThreads} * std::max(1, kMaxRegisterElementsPerThread / widest))
     for (int threads : {256, 512, 1024}) {
       LaunchConfig c;
       c.vec = widest;

@@ -93,7 +93,7 @@ TEST(SearchSpace, ClustersOnlyOnSm90AndStagesOnlyFromSm80) {
     ++grids;
     EXPECT_EQ(c.cluster, 108) << codegen::describe(c);
   }
-  EXPECT_GE(grids, 3) << "N = 1M tries grid clusters of several shapes";
+  EXPECT_GE(grids, 2) << "N = 1M tries grid clusters of several stage counts";
 }
 
 TEST(SearchSpace, ExploresTheAxesTheKernelsExpose) {
@@ -160,7 +160,8 @@ TEST(SearchSpace, RegisterEstimateGrowsWithWhatAThreadHolds) {
   EXPECT_LT(codegen::estimated_registers(p, small), codegen::estimated_registers(p, prefetching));
 }
 
-// Few rows on sm_90: each config that can merge is tried merged too, right after itself.
+// At most 8 rows on sm_90: each config that can merge is tried merged too, right after itself.
+// Beyond 8 rows no merged block is searched (they never came within 0.2% of the best there).
 TEST(SearchSpace, FewRowsAlsoTryMergedBlocks) {
   NormProblem p;
   p.n = 4096;
@@ -170,17 +171,15 @@ TEST(SearchSpace, FewRowsAlsoTryMergedBlocks) {
   auto merged = [](const std::vector<codegen::LaunchConfig>& list) {
     return std::count_if(list.begin(), list.end(), [](const codegen::LaunchConfig& c) { return c.merge > 1; });
   };
-  const std::vector<codegen::LaunchConfig> few = codegen::search_space(p, 90, 132, 199);
+  const std::vector<codegen::LaunchConfig> few = codegen::search_space(p, 90, 132, 5);
   EXPECT_GE(merged(few), 3);
-  EXPECT_EQ(few.front().merge, 1) << "the heuristic's config for 199 rows comes first, unmerged";
-  EXPECT_EQ(few.at(1).merge, 8) << "then its merged twin";
+  EXPECT_EQ(few.front().merge, 1) << "the heuristic's config for 5 rows comes first, unmerged";
+  EXPECT_EQ(few.at(1).merge, 8) << "then its merged twin (m's bucket, 8)";
   for (const codegen::LaunchConfig& c : few)
     if (c.merge > 1) EXPECT_TRUE(c.row_in_registers && !c.staged && c.cluster == 1) << codegen::describe(c);
-  // Many rows: only pairs of shared-sums blocks, which halve the partial rows.
-  for (const int64_t m : {int64_t{65536}, int64_t{-1}})
-    for (const codegen::LaunchConfig& c : codegen::search_space(p, 90, 132, m))
-      if (c.merge > 1) EXPECT_TRUE(c.shared_sums && c.merge == 2) << codegen::describe(c);
-  EXPECT_EQ(merged(codegen::search_space(p, 80, 108, 199)), 0);
+  for (const int64_t m : {int64_t{9}, int64_t{199}, int64_t{65536}, int64_t{-1}})
+    EXPECT_EQ(merged(codegen::search_space(p, 90, 132, m)), 0) << m << " rows";
+  EXPECT_EQ(merged(codegen::search_space(p, 80, 108, 5)), 0);
 }
 
 namespace {
@@ -291,14 +290,16 @@ TEST(SearchSpace, StagedCandidatesHoldAtMostTwoSlotsAThread) {
     for (const DType d : {DType::BF16, DType::F32}) {
       const NormProblem p = problem(n, d, n % 2 ? codegen::dtype_size(d) : 16);
       const LaunchConfig heuristic = codegen::choose_launch_config(p, 90, 132);
-      int staged = 0;
-      for (const LaunchConfig& k : search_space(p, 90, 132)) {
-        if (!k.staged || k.grid || k == heuristic) continue;
-        ++staged;
-        const int64_t slots = codegen::elements_per_thread(p, k) / k.vec;
-        EXPECT_LE(slots, 2) << "N=" << n << " " << codegen::describe(k);
+      for (const int64_t m : {int64_t{256}, int64_t{-1}}) {
+        int staged = 0;
+        for (const LaunchConfig& k : search_space(p, 90, 132, m)) {
+          if (!k.staged || k.grid || k == heuristic) continue;
+          ++staged;
+          const int64_t slots = codegen::elements_per_thread(p, k) / k.vec;
+          EXPECT_LE(slots, 2) << "N=" << n << " " << codegen::describe(k);
+        }
+        if (n >= 8192 && n <= 65536 && m == 256) EXPECT_GT(staged, 0) << "N=" << n << ": staged rows are still searched";
       }
-      if (n >= 8192 && n <= 65536) EXPECT_GT(staged, 0) << "N=" << n << ": staged rows are still searched";
     }
 }
 
@@ -315,3 +316,35 @@ TEST(SearchSpace, SharedSumsCostNoAccumulatorRegisters) {
 }
 
 }  // namespace
+
+// The search leaves out what the H100's exhaustive tuning of the sweep never found worth it
+// (search_space.cpp): clusters with sums in registers at 1024 rows or more where sums can be
+// shared, streamed rows on sm_90, grid clusters at 4 slots a thread or where a cluster of 16
+// holds the row for 64 rows or more. Where sums cannot be shared, clusters stay.
+TEST(SearchSpace, LeavesOutWhatExhaustiveTuningNeverPicked) {
+  for (const NormProblem& p : sweep())
+    for (const int64_t m : {int64_t{1024}, int64_t{65536}, int64_t{-1}}) {
+      const std::vector<LaunchConfig> space = search_space(p, 90, 132, m);
+      for (size_t i = 1; i < space.size(); ++i) {  // [0]: the heuristic's config, always kept
+        const LaunchConfig& c = space[i];
+        if (c == codegen::choose_launch_config(p, 90, 132)) continue;
+        if (c.cluster > 1 && !c.grid) EXPECT_TRUE(c.shared_sums) << m << " rows: " << codegen::describe(c);
+        EXPECT_TRUE(c.row_in_registers) << "no streamed rows on sm_90: " << codegen::describe(c);
+        if (c.grid) EXPECT_LE(codegen::elements_per_thread(p, c) / c.vec, 2) << codegen::describe(c);
+      }
+    }
+  for (const DType d : {DType::BF16, DType::F32}) {
+    auto grids = [&](int64_t m) {
+      const std::vector<LaunchConfig> space = search_space(problem(262144, d), 90, 132, m);
+      return std::count_if(space.begin(), space.end(), [](const LaunchConfig& c) { return c.grid; });
+    };
+    EXPECT_EQ(grids(256), 0) << "a cluster of 16 holds a row of 262144";
+    EXPECT_GT(grids(8), 0) << "few rows of 262144 may spread over every SM";
+  }
+  NormProblem plain = problem(65536, DType::BF16);
+  plain.has_weight = plain.has_bias = false;
+  plain = codegen::resolve_problem(plain);
+  const std::vector<LaunchConfig> space = search_space(plain, 90, 132, 4096);
+  EXPECT_GT(std::count_if(space.begin(), space.end(), [](const LaunchConfig& c) { return c.cluster > 1 && !c.grid; }), 1)
+      << "no sums to share: clusters keep them (none) in registers";
+}
