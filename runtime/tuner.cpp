@@ -281,8 +281,11 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
   TuneResult result;
   result.problem = p;
   result.m_timed = timed_rows(p, m, options);
-  for (const codegen::LaunchConfig& c : forward ? codegen::forward_search_space(p, limits.sm, result.m_timed)
-                                                : codegen::search_space(p, limits.sm, limits.sm_count, result.m_timed)) {
+  const std::vector<codegen::LaunchConfig> space =
+      !options.only.empty() ? options.only
+      : forward             ? codegen::forward_search_space(p, limits.sm, result.m_timed)
+                            : codegen::search_space(p, limits.sm, limits.sm_count, result.m_timed);
+  for (const codegen::LaunchConfig& c : space) {
     CandidateTiming timing;
     timing.config = c;
     result.candidates.push_back(timing);
@@ -387,13 +390,17 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
     }
     return median(std::move(times));
   };
-  const int screen_reps = options.exhaustive ? options.final_reps : options.screen_reps;
+  // The final repetitions for a backward of about `us`.
+  auto final_reps = [&](double us) {
+    const double wanted = std::ceil(options.final_replay_us / std::max(us, 0.1));
+    return static_cast<int>(std::clamp<double>(wanted, options.final_reps, std::max(options.final_reps, options.max_final_reps)));
+  };
   size_t timed = 0;
   for (size_t i = 0; i < count; ++i) {
     if (!loaded[i]) continue;
     try {
-      cands[i].screen_us = time_candidate(i, screen_reps);
-      if (options.exhaustive) cands[i].final_us = cands[i].screen_us;
+      cands[i].screen_us = time_candidate(i, options.screen_reps);
+      if (options.exhaustive) cands[i].final_us = time_candidate(i, final_reps(cands[i].screen_us));
       cands[i].ok = true;
     } catch (const std::exception& e) {
       cands[i].error = e.what();
@@ -415,7 +422,7 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
     std::vector<size_t> finalists(order.begin(), order.begin() + std::min<size_t>(order.size(), options.finalists));
     if (cands[0].ok && std::find(finalists.begin(), finalists.end(), 0) == finalists.end()) finalists.push_back(0);
     for (size_t i : finalists) {
-      cands[i].final_us = time_candidate(i, options.final_reps);
+      cands[i].final_us = time_candidate(i, final_reps(cands[i].screen_us));
       report("final " + codegen::describe(cands[i].config), format_us(cands[i].final_us));
     }
     order = finalists;

@@ -8,7 +8,7 @@
 //      CUDA events on a private stream over private buffers of random data — never the
 //      caller's — flushing L2 before every repetition. Screening: `screen_reps` each.
 //   3. The fastest `finalists` (and always the heuristic's config) are timed again with
-//      `final_reps`; the lowest median wins. With `exhaustive`, every candidate gets the final
+//      `final_reps` or more (TuneOptions); the lowest median wins. With `exhaustive`, every candidate gets the final
 //      repetitions: the reference a tuned pick is checked against.
 // Needs a GPU: without one it throws normjit::Error(NoDriver or NoDevice) saying so.
 #pragma once
@@ -28,9 +28,17 @@ namespace normjit::runtime {
 
 struct TuneOptions {
   int screen_reps = 5;
+  // Final repetitions: at least final_reps, and more for short backwards, enough to replay for
+  // final_replay_us in all (at most max_final_reps): a 5 µs backward varies by a few hundred ns
+  // from replay to replay, as much as its candidates differ (bench/NOTES.md, entry 25).
   int final_reps = 15;
+  double final_replay_us = 1500;
+  int max_final_reps = 150;
   int finalists = 3;
   bool exhaustive = false;
+  // Time these configs instead of codegen's search space (each must pass check_launch_config):
+  // `normjit tune --exhaustive` re-times the tuned and the exhaustive picks side by side.
+  std::vector<codegen::LaunchConfig> only;
   int compile_threads = 0;               // 0: the host's cores
   int64_t max_elements = int64_t{1} << 27;  // M·N timed at most (bigger buckets behave alike)
   // Called on the tuning thread as work finishes: ("compile 3/24", "12 ms"), ("time 5/24", ...).
