@@ -378,16 +378,17 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
   // a busy stream find slower (bench/NOTES.md, entry 17). L2 is flushed before every replay.
   // A candidate's graph is captured at its first timing and kept for its final one.
   std::vector<std::unique_ptr<CapturedLaunch>> graphs(count);
-  auto time_candidate = [&](size_t i, int reps) {
+  auto replay_once = [&](size_t i) {
     if (!graphs[i]) {
       launch(*loaded[i]);  // warm: first launch costs more
       graphs[i] = std::make_unique<CapturedLaunch>(stream.get(), [&] { launch(*loaded[i]); }, what);
     }
+    flush(stream.get());
+    return timer.microseconds(stream.get(), [&] { graphs[i]->replay(stream.get()); });
+  };
+  auto time_candidate = [&](size_t i, int reps) {
     std::vector<double> times;
-    for (int r = 0; r < reps; ++r) {
-      flush(stream.get());
-      times.push_back(timer.microseconds(stream.get(), [&] { graphs[i]->replay(stream.get()); }));
-    }
+    for (int r = 0; r < reps; ++r) times.push_back(replay_once(i));
     return median(std::move(times));
   };
   // The final repetitions for a backward of about `us`.
@@ -395,12 +396,33 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
     const double wanted = std::ceil(options.final_replay_us / std::max(us, 0.1));
     return static_cast<int>(std::clamp<double>(wanted, options.final_reps, std::max(options.final_reps, options.max_final_reps)));
   };
+  // The final repetitions of several candidates, taken in turns (one replay of each, then the
+  // next round): whatever drifts over the timing (clocks, the host) falls on all of them alike.
+  // At µs-scale shapes, timing them one after the other moved their ratio by up to 3%.
+  auto time_in_turns = [&](const std::vector<size_t>& which) {
+    std::vector<int> reps(which.size());
+    std::vector<std::vector<double>> times(which.size());
+    int rounds = 0;
+    for (size_t k = 0; k < which.size(); ++k) rounds = std::max(rounds, reps[k] = final_reps(cands[which[k]].screen_us));
+    for (int r = 0; r < rounds; ++r)
+      for (size_t k = 0; k < which.size(); ++k) {
+        const size_t i = which[k];
+        if (r >= reps[k] || !cands[i].ok) continue;
+        try {
+          times[k].push_back(replay_once(i));
+        } catch (const std::exception& e) {
+          cands[i].ok = false;
+          cands[i].error = e.what();
+        }
+      }
+    for (size_t k = 0; k < which.size(); ++k)
+      if (cands[which[k]].ok) cands[which[k]].final_us = median(std::move(times[k]));
+  };
   size_t timed = 0;
   for (size_t i = 0; i < count; ++i) {
     if (!loaded[i]) continue;
     try {
       cands[i].screen_us = time_candidate(i, options.screen_reps);
-      if (options.exhaustive) cands[i].final_us = time_candidate(i, final_reps(cands[i].screen_us));
       cands[i].ok = true;
     } catch (const std::exception& e) {
       cands[i].error = e.what();
@@ -411,22 +433,22 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
   std::vector<size_t> order;
   for (size_t i = 0; i < count; ++i)
     if (cands[i].ok) order.push_back(i);
+  // 3. Finalists, with the heuristic always among them, timed again with more repetitions, in
+  // turns; with `exhaustive`, every candidate.
+  if (!options.exhaustive) {
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cands[a].screen_us < cands[b].screen_us; });
+    order.resize(std::min<size_t>(order.size(), static_cast<size_t>(std::max(1, options.finalists))));
+    if (cands[0].ok && std::find(order.begin(), order.end(), 0) == order.end()) order.push_back(0);
+  }
+  time_in_turns(order);
+  for (size_t i : order)
+    if (!options.exhaustive) report("final " + codegen::describe(cands[i].config), cands[i].ok ? format_us(cands[i].final_us) : "FAILED");
+  order.erase(std::remove_if(order.begin(), order.end(), [&](size_t i) { return !cands[i].ok; }), order.end());
   if (order.empty())
     throw Error(Status::Internal, "normjit: " + what + ": no candidate config could be compiled and run (the first error: " +
                                       (cands.empty() ? std::string("no candidates") : cands.front().error) +
                                       "); this is a normjit bug: please report it with the problem.");
 
-  // 3. Finalists, with the heuristic always among them, timed again with more repetitions.
-  if (!options.exhaustive) {
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cands[a].screen_us < cands[b].screen_us; });
-    std::vector<size_t> finalists(order.begin(), order.begin() + std::min<size_t>(order.size(), options.finalists));
-    if (cands[0].ok && std::find(finalists.begin(), finalists.end(), 0) == finalists.end()) finalists.push_back(0);
-    for (size_t i : finalists) {
-      cands[i].final_us = time_candidate(i, final_reps(cands[i].screen_us));
-      report("final " + codegen::describe(cands[i].config), format_us(cands[i].final_us));
-    }
-    order = finalists;
-  }
   result.best = *std::min_element(order.begin(), order.end(), [&](size_t a, size_t b) { return cands[a].us() < cands[b].us(); });
   result.time_wall_ms = ms_since(time_start);
   result.wall_ms = ms_since(start);
