@@ -43,8 +43,10 @@ constexpr int64_t kManyRows = 1024;
 //   none within 28%), and at 4 slots a thread anywhere (54 timed, never the grid's best);
 constexpr int64_t kGridFewRows = 64;
 constexpr int kGridSlotsPerThread[] = {2, 1};
-// - streamed rows where clusters exist (sm_90): 176 timed, 6-9x behind the best.
-// Together they take the median tuning from 1.64 to about 1.4 s on the H100's host.
+// - streamed rows where clusters exist (sm_90): 176 timed, 6-9x behind the best;
+// - one row a block of kMinRowBlockThreads at kManyRows rows or more (sm_90): 347 timed, none
+//   within 0.5% (bench/NOTES.md, entry 25).
+// Together they took the median tuning from 1.64 to 1.25 s on the H100's host (entry 25).
 
 // A floor below which one row per block wastes the SM on block overhead.
 constexpr int kMinRowBlockThreads = 64;
@@ -60,8 +62,19 @@ class Candidates {
   // m: the rows tuned for (< 0: many); with at most kMaxMergedRows of them, each config that
   // can merge its blocks' dγ/dβ is tried merged as well (right after it, ahead of the truncation).
   Candidates(const NormProblem& p, int sm, int sm_count, int64_t m)
-      : p_(p), sm_(sm), m_(few_rows(m, sm_count) && next_pow2(std::max<int64_t>(m, 1)) <= kMaxMergedRows ? m : -1) {}
+      : p_(p),
+        sm_(sm),
+        m_(few_rows(m, sm_count) && next_pow2(std::max<int64_t>(m, 1)) <= kMaxMergedRows ? m : -1),
+        many_rows_(sm >= 90 && (m < 0 || m >= kManyRows)) {}  // measured on sm_90 only
+  // The heuristic's configs: kept whatever the data prunes below say.
+  void add_heuristic(const LaunchConfig& c) {
+    heuristic_ = true;
+    add(c);
+    heuristic_ = false;
+  }
   void add(const LaunchConfig& c) {
+    if (!heuristic_ && many_rows_ && c.rows_per_block() == 1 && c.cluster == 1 && c.threads == kMinRowBlockThreads)
+      return;
     add_one(c);
     if (m_ < 0) return;
     LaunchConfig merged = c;
@@ -84,6 +97,8 @@ class Candidates {
   const NormProblem& p_;
   int sm_;
   int64_t m_;
+  bool many_rows_;
+  bool heuristic_ = false;
   std::vector<LaunchConfig> list_;
 };
 
@@ -141,8 +156,8 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   Candidates out(p, sm, sm_count, m);
   // The heuristic for these m rows first: tuning can only match or beat what an untuned
   // engine runs. Then its config for many rows, where m is few.
-  out.add(choose_launch_config(p, sm, sm_count, m));
-  out.add(choose_launch_config(p, sm, sm_count));
+  out.add_heuristic(choose_launch_config(p, sm, sm_count, m));
+  out.add_heuristic(choose_launch_config(p, sm, sm_count));
 
   const int x_bytes = dtype_size(p.x_dtype);
   const int widest = std::max(1, std::min(16, p.alignment) / x_bytes);

@@ -386,9 +386,12 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
     flush(stream.get());
     return timer.microseconds(stream.get(), [&] { graphs[i]->replay(stream.get()); });
   };
-  auto time_candidate = [&](size_t i, int reps) {
+  auto screen = [&](size_t i) {
     std::vector<double> times;
-    for (int r = 0; r < reps; ++r) times.push_back(replay_once(i));
+    for (int r = 0; r < options.screen_reps; ++r) times.push_back(replay_once(i));
+    const double first = median(times);
+    const double wanted = std::min<double>(options.max_screen_reps, std::ceil(options.screen_replay_us / std::max(first, 0.1)));
+    while (static_cast<double>(times.size()) < wanted) times.push_back(replay_once(i));
     return median(std::move(times));
   };
   // The final repetitions for a backward of about `us`.
@@ -422,7 +425,7 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
   for (size_t i = 0; i < count; ++i) {
     if (!loaded[i]) continue;
     try {
-      cands[i].screen_us = time_candidate(i, options.screen_reps);
+      cands[i].screen_us = screen(i);
       cands[i].ok = true;
     } catch (const std::exception& e) {
       cands[i].error = e.what();

@@ -27,7 +27,12 @@
 namespace normjit::runtime {
 
 struct TuneOptions {
+  // Screening repetitions: screen_reps, then for short backwards more, up to screen_replay_us
+  // of replays in all (at most max_screen_reps), so the finalists of a µs-scale shape are not
+  // picked by noise.
   int screen_reps = 5;
+  double screen_replay_us = 250;
+  int max_screen_reps = 40;
   // Final repetitions: at least final_reps, and more for short backwards, enough to replay for
   // final_replay_us in all (at most max_final_reps): a 5 µs backward varies by a few hundred ns
   // from replay to replay, as much as its candidates differ (bench/NOTES.md, entry 25).
