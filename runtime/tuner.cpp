@@ -440,7 +440,10 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
   // turns; with `exhaustive`, every candidate.
   if (!options.exhaustive) {
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cands[a].screen_us < cands[b].screen_us; });
-    order.resize(std::min<size_t>(order.size(), static_cast<size_t>(std::max(1, options.finalists))));
+    const double close = cands[order.front()].screen_us * (1 + options.finalist_margin);
+    size_t keep = std::min<size_t>(order.size(), static_cast<size_t>(std::max(1, options.finalists)));
+    while (keep < order.size() && keep < static_cast<size_t>(options.max_finalists) && cands[order[keep]].screen_us <= close) ++keep;
+    order.resize(keep);
     if (cands[0].ok && std::find(order.begin(), order.end(), 0) == order.end()) order.push_back(0);
   }
   time_in_turns(order);

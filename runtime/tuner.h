@@ -7,7 +7,8 @@
 //      forward, with
 //      CUDA events on a private stream over private buffers of random data — never the
 //      caller's — flushing L2 before every repetition. Screening: `screen_reps` each.
-//   3. The fastest `finalists` (and always the heuristic's config) are timed again with
+//   3. The fastest `finalists` (and those screening cannot tell from the fastest, and always
+//      the heuristic's config) are timed again with
 //      `final_reps` or more (TuneOptions), in turns; the lowest median wins. With `exhaustive`, every candidate gets the final
 //      repetitions: the reference a tuned pick is checked against.
 // Needs a GPU: without one it throws normjit::Error(NoDriver or NoDevice) saying so.
@@ -39,7 +40,11 @@ struct TuneOptions {
   int final_reps = 15;
   double final_replay_us = 1500;
   int max_final_reps = 150;
+  // Finalists: the `finalists` fastest by screening, and any other within finalist_margin of
+  // the fastest (screening cannot tell those apart), at most max_finalists.
   int finalists = 3;
+  double finalist_margin = 0.05;
+  int max_finalists = 8;
   bool exhaustive = false;
   // Time these configs instead of codegen's search space (each must pass check_launch_config):
   // `normjit tune --exhaustive` re-times the tuned and the exhaustive picks side by side.

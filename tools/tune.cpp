@@ -185,10 +185,10 @@ int run_tune(std::vector<std::string> args) {
     const std::string label = "[" + std::to_string(i + 1) + "/" + std::to_string(shapes.size()) + "] " + shape_label(s);
     runtime::TuneOptions options;
     options.exhaustive = false;
-    // Steps: compile and time each candidate, then the finalists (at most 4); with --exhaustive
+    // Steps: compile and time each candidate, then the finalists (at most 9); with --exhaustive
     // each candidate again (compile, screen, final) and the two picks side by side.
     const size_t count = candidates(s, limits.sm, limits.sm_count, runtime::timed_rows(s.problem, s.m, options)).size();
-    ProgressLine progress(2 * count + 4 + (exhaustive ? 3 * count + 6 : 0));
+    ProgressLine progress(2 * count + 9 + (exhaustive ? 3 * count + 6 : 0));
     options.progress = [&](const std::string& step, const std::string& outcome) { progress.report(label + " " + step, outcome); };
     try {
       const runtime::TuneResult tuned = runtime::tune(impl, ctx, s.problem, s.m, options, s.pass);
