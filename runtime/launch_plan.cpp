@@ -13,7 +13,15 @@ int64_t max_row_groups(const codegen::LaunchConfig& c, const DeviceLimits& limit
 }
 
 int64_t row_groups(const codegen::LaunchConfig& c, const DeviceLimits& limits, int64_t m, int64_t resident_groups) {
-  return std::min<int64_t>(max_row_groups(c, limits, m), std::max<int64_t>(1, resident_groups));
+  const int64_t cap = std::min<int64_t>(max_row_groups(c, limits, m), std::max<int64_t>(1, resident_groups));
+  if (c.grid) return cap;
+  // As few groups as take the rows in the same number of rounds: every group then works as
+  // many rows as the busiest would anyway, and fewer groups write fewer partial rows (199 rows
+  // on 132 resident groups: 100 groups of 2 rows, not 67 of 2 and 65 of 1).
+  const int64_t rows_per_group_round = int64_t{c.rows_per_block()} * c.merge;
+  const int64_t slots = (std::max<int64_t>(m, 1) + rows_per_group_round - 1) / rows_per_group_round;
+  const int64_t rounds = (slots + cap - 1) / cap;
+  return std::clamp<int64_t>((slots + rounds - 1) / rounds, 1, cap);
 }
 
 int64_t groups_per_launch(const codegen::LaunchConfig& c, const DeviceLimits& limits, int64_t groups,

@@ -24,7 +24,8 @@ struct DeviceLimits {
 // m rows, whatever the kernel's occupancy.
 int64_t max_row_groups(const codegen::LaunchConfig& config, const DeviceLimits& limits, int64_t m);
 // The row groups actually launched: no more than can be resident at once (`resident_groups`,
-// from the occupancy calculator), and each gets at least one row.
+// from the occupancy calculator), and of those as few as take the rows in as many rounds
+// (fewer partial rows to write and reduce); each gets at least one row.
 int64_t row_groups(const codegen::LaunchConfig& config, const DeviceLimits& limits, int64_t m,
                    int64_t resident_groups);
 // Row groups one launch holds: all `groups`, or with `sm_margin` of the device's SMs left to

@@ -33,6 +33,25 @@ TEST(LaunchPlan, RowGroupsAreBoundedByResidentBlocksNotByM) {
   EXPECT_LE(runtime::max_row_groups(c, kH100, 1 << 20), 132 * (2048 / c.threads));
 }
 
+// As few groups as take the rows in the same number of rounds: fewer partial rows, and no
+// group works more rows than the busiest would have.
+TEST(LaunchPlan, RowGroupsAreBalancedOverTheRounds) {
+  const NormProblem p = problem(8192);
+  codegen::LaunchConfig c = codegen::choose_launch_config(p, 90, 132, 199);
+  ASSERT_EQ(c.rows_per_block(), 1);
+  EXPECT_EQ(runtime::row_groups(c, kH100, 199, 132), 100) << "2 rounds: 100 groups of 2 rows, not 132";
+  EXPECT_EQ(runtime::row_groups(c, kH100, 264, 132), 132);
+  EXPECT_EQ(runtime::row_groups(c, kH100, 265, 132), 89) << "3 rounds: 89 groups of 2 or 3 rows";
+  for (int64_t m : {1, 2, 131, 132, 133, 199, 1000, 4096, 65537})
+    for (int64_t resident : {1, 7, 132, 264}) {
+      const int64_t g = runtime::row_groups(c, kH100, m, resident);
+      const int64_t cap = std::min<int64_t>(m, resident);
+      ASSERT_GE(g, 1);
+      ASSERT_LE(g, cap);
+      EXPECT_EQ((m + g - 1) / g, (m + cap - 1) / cap) << m << " rows, " << resident << " resident: rounds unchanged";
+    }
+}
+
 TEST(LaunchPlan, NoPartialsWithoutWeightOrBias) {
   EXPECT_EQ(runtime::partial_bytes(problem(4096, false, false), 100), 0u);
   EXPECT_EQ(runtime::partial_bytes(problem(4096, true, false), 100), 100u * 4096 * 4);
