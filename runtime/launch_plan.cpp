@@ -4,24 +4,32 @@
 
 namespace normjit::runtime {
 
+namespace {
+
+// Row slots a launch over m rows fills: a block's rows_per_block rows, times the blocks a
+// row group merges.
+int64_t row_slots(const codegen::LaunchConfig& c, int64_t m) {
+  const int64_t per_slot = int64_t{c.rows_per_block()} * c.merge;
+  return (m + per_slot - 1) / per_slot;
+}
+
+}  // namespace
+
 int64_t max_row_groups(const codegen::LaunchConfig& c, const DeviceLimits& limits, int64_t m) {
   if (c.grid) return 1;  // the grid is one cluster
-  const int64_t workers = (m + c.rows_per_block() - 1) / c.rows_per_block();  // blocks with a row each
-  const int64_t needed = (workers + c.merge - 1) / c.merge;
   const int64_t per_sm = std::max(1, std::min(limits.max_threads_per_sm / c.threads, limits.max_blocks_per_sm));
-  return std::min<int64_t>(needed, std::max<int64_t>(1, per_sm * limits.sm_count / c.blocks_per_group()));
+  return std::min<int64_t>(row_slots(c, m), std::max<int64_t>(1, per_sm * limits.sm_count / c.blocks_per_group()));
 }
 
 int64_t row_groups(const codegen::LaunchConfig& c, const DeviceLimits& limits, int64_t m, int64_t resident_groups) {
   const int64_t cap = std::min<int64_t>(max_row_groups(c, limits, m), std::max<int64_t>(1, resident_groups));
-  if (c.grid) return cap;
+  if (cap <= 1) return cap;  // no rows, a grid cluster, or one group
   // As few groups as take the rows in the same number of rounds: every group then works as
   // many rows as the busiest would anyway, and fewer groups write fewer partial rows (199 rows
   // on 132 resident groups: 100 groups of 2 rows, not 67 of 2 and 65 of 1).
-  const int64_t rows_per_group_round = int64_t{c.rows_per_block()} * c.merge;
-  const int64_t slots = (std::max<int64_t>(m, 1) + rows_per_group_round - 1) / rows_per_group_round;
+  const int64_t slots = row_slots(c, m);
   const int64_t rounds = (slots + cap - 1) / cap;
-  return std::clamp<int64_t>((slots + rounds - 1) / rounds, 1, cap);
+  return (slots + rounds - 1) / rounds;
 }
 
 int64_t groups_per_launch(const codegen::LaunchConfig& c, const DeviceLimits& limits, int64_t groups,
