@@ -386,18 +386,20 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
     flush(stream.get());
     return timer.microseconds(stream.get(), [&] { graphs[i]->replay(stream.get()); });
   };
+  // Repetitions of a backward of about `us` that replay for `budget_us` in all, within [least, most].
+  auto reps_for = [](double us, double budget_us, int least, int most) {
+    const double wanted = std::ceil(budget_us / std::max(us, 0.1));
+    return static_cast<int>(std::clamp<double>(wanted, least, std::max(least, most)));
+  };
   auto screen = [&](size_t i) {
     std::vector<double> times;
     for (int r = 0; r < options.screen_reps; ++r) times.push_back(replay_once(i));
-    const double first = median(times);
-    const double wanted = std::min<double>(options.max_screen_reps, std::ceil(options.screen_replay_us / std::max(first, 0.1)));
-    while (static_cast<double>(times.size()) < wanted) times.push_back(replay_once(i));
+    const int reps = reps_for(median(times), options.screen_replay_us, options.screen_reps, options.max_screen_reps);
+    while (static_cast<int>(times.size()) < reps) times.push_back(replay_once(i));
     return median(std::move(times));
   };
-  // The final repetitions for a backward of about `us`.
   auto final_reps = [&](double us) {
-    const double wanted = std::ceil(options.final_replay_us / std::max(us, 0.1));
-    return static_cast<int>(std::clamp<double>(wanted, options.final_reps, std::max(options.final_reps, options.max_final_reps)));
+    return reps_for(us, options.final_replay_us, options.final_reps, options.max_final_reps);
   };
   // The final repetitions of several candidates, taken in turns (one replay of each, then the
   // next round): whatever drifts over the timing (clocks, the host) falls on all of them alike.
@@ -447,8 +449,8 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
     if (cands[0].ok && std::find(order.begin(), order.end(), 0) == order.end()) order.push_back(0);
   }
   time_in_turns(order);
-  for (size_t i : order)
-    if (!options.exhaustive) report("final " + codegen::describe(cands[i].config), cands[i].ok ? format_us(cands[i].final_us) : "FAILED");
+  if (!options.exhaustive)
+    for (size_t i : order) report("final " + codegen::describe(cands[i].config), cands[i].ok ? format_us(cands[i].final_us) : "FAILED");
   order.erase(std::remove_if(order.begin(), order.end(), [&](size_t i) { return !cands[i].ok; }), order.end());
   if (order.empty())
     throw Error(Status::Internal, "normjit: " + what + ": no candidate config could be compiled and run (the first error: " +

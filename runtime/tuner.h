@@ -8,8 +8,8 @@
 //      CUDA events on a private stream over private buffers of random data — never the
 //      caller's — flushing L2 before every repetition. Screening: `screen_reps` each.
 //   3. The fastest `finalists` (and those screening cannot tell from the fastest, and always
-//      the heuristic's config) are timed again with
-//      `final_reps` or more (TuneOptions), in turns; the lowest median wins. With `exhaustive`, every candidate gets the final
+//      the heuristic's config) are timed again with `final_reps` or more (TuneOptions), in
+//      turns; the lowest median wins. With `exhaustive`, every candidate gets the final
 //      repetitions: the reference a tuned pick is checked against.
 // Needs a GPU: without one it throws normjit::Error(NoDriver or NoDevice) saying so.
 #pragma once
