@@ -12,6 +12,7 @@
 #include "runtime/engine_impl.h"
 #include "runtime/shape_file.h"
 #include "runtime/tuner.h"
+#include "runtime/tuner_timing.h"
 #include "tools/cache_location.h"
 #include "tools/problem_flags.h"
 #include "tools/progress_line.h"
@@ -188,10 +189,11 @@ int run_tune(std::vector<std::string> args) {
     const std::string label = "[" + std::to_string(i + 1) + "/" + std::to_string(shapes.size()) + "] " + shape_label(s);
     runtime::TuneOptions options;
     options.exhaustive = false;
-    // Steps: compile and time each candidate, then the finalists (at most 9); with --exhaustive
-    // each candidate again (compile, screen, final) and the two picks side by side.
+    // Steps: compile and time each candidate, then the finalists (and the heuristic); with
+    // --exhaustive each candidate again (compile, screen, final) and the two picks side by side.
     const size_t count = candidates(s, limits.sm, limits.sm_count, runtime::timed_rows(s.problem, s.m, options)).size();
-    ProgressLine progress(2 * count + 9 + (exhaustive ? 3 * count + 6 * kSideBySideSessions : 0));
+    ProgressLine progress(2 * count + static_cast<size_t>(options.max_finalists) + 1 +
+                          (exhaustive ? 3 * count + 6 * kSideBySideSessions : 0));
     options.progress = [&](const std::string& step, const std::string& outcome) { progress.report(label + " " + step, outcome); };
     try {
       const runtime::TuneResult tuned = runtime::tune(impl, ctx, s.problem, s.m, options, s.pass);
@@ -205,12 +207,10 @@ int run_tune(std::vector<std::string> args) {
         const runtime::TuneResult every = runtime::tune(impl, ctx, s.problem, s.m, all, s.pass);
         exhaustive_us = every.winner().us();
         exhaustive_config = codegen::describe(every.winner().config);
-        // The two picks re-timed side by side, in turns, when they differ: each run's best is the lowest of
-        // many noisy medians, so comparing them across runs reads a few percent against the
-        // tuner at µs-scale shapes even where it picked a config as fast.
-        // The same config: the tuned pick is the exhaustive one (1 by definition; its two runs'
-        // medians differ by replay noise alone).
-        tuned_over_exhaustive = 1;
+        // The same config is the exhaustive pick (1 by definition: its two runs' medians differ
+        // by replay noise alone). Different picks are re-timed side by side, in turns: each
+        // run's best is the lowest of many noisy medians, so comparing them across runs reads a
+        // few percent against the tuner at µs-scale shapes even where its pick is as fast.
         if (!(tuned.winner().config == every.winner().config)) {
           runtime::TuneOptions pair = all;
           pair.only = {tuned.winner().config, every.winner().config};
@@ -225,10 +225,7 @@ int run_tune(std::vector<std::string> args) {
             if (side_by_side.candidates[0].ok && side_by_side.candidates[1].ok)
               ratios.push_back(side_by_side.candidates[0].us() / side_by_side.candidates[1].us());
           }
-          if (!ratios.empty()) {
-            std::sort(ratios.begin(), ratios.end());
-            tuned_over_exhaustive = ratios[ratios.size() / 2];
-          }
+          if (!ratios.empty()) tuned_over_exhaustive = runtime::median(std::move(ratios));
         }
         // What a fitted heuristic needs: every candidate's time at this shape.
         for (const runtime::CandidateTiming& c : every.candidates)
