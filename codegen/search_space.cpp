@@ -66,14 +66,14 @@ class Candidates {
         sm_(sm),
         m_(few_rows(m, sm_count) && next_pow2(std::max<int64_t>(m, 1)) <= kMaxMergedRows ? m : -1),
         many_rows_(sm >= 90 && (m < 0 || m >= kManyRows)) {}  // measured on sm_90 only
-  // The heuristic's configs: kept whatever the data prunes below say.
-  void add_heuristic(const LaunchConfig& c) {
-    heuristic_ = true;
-    add(c);
-    heuristic_ = false;
-  }
-  void add(const LaunchConfig& c) {
-    if (!heuristic_ && many_rows_ && c.rows_per_block() == 1 && c.cluster == 1 && c.threads == kMinRowBlockThreads)
+  void add(const LaunchConfig& c) { add(c, /*heuristic=*/false); }
+  // The heuristic's configs: kept whatever the data prunes say.
+  void add_heuristic(const LaunchConfig& c) { add(c, /*heuristic=*/true); }
+  std::vector<LaunchConfig> take() { return std::move(list_); }
+
+ private:
+  void add(const LaunchConfig& c, bool heuristic) {
+    if (!heuristic && many_rows_ && c.rows_per_block() == 1 && c.cluster == 1 && c.threads == kMinRowBlockThreads)
       return;
     add_one(c);
     if (m_ < 0) return;
@@ -81,9 +81,6 @@ class Candidates {
     merged.merge = merge_for_few_rows(p_, c, sm_, m_);
     if (merged.merge > 1) add_one(merged);
   }
-  std::vector<LaunchConfig> take() { return std::move(list_); }
-
- private:
   void add_one(const LaunchConfig& c) {
     if (std::find(list_.begin(), list_.end(), c) != list_.end()) return;
     try {
@@ -98,7 +95,6 @@ class Candidates {
   int sm_;
   int64_t m_;
   bool many_rows_;
-  bool heuristic_ = false;
   std::vector<LaunchConfig> list_;
 };
 
@@ -165,7 +161,9 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   // Where shared-sums candidates exist, clusters with sums in registers are left to few rows.
   const bool sums_can_be_shared = sm >= 80 && (p.has_weight || p.has_bias);
   const bool register_sum_clusters = !sums_can_be_shared || (m >= 0 && m < kManyRows);
-  bool cluster_holds_row = false;  // a cluster of shared-sums blocks holds the row at 16 elements a thread
+  // A cluster of shared-sums blocks holds the row at 16 elements a thread.
+  const bool cluster_holds_row =
+      sums_can_be_shared && ceil_div(ceil_div(ceil_div(p.n, widest), 16 / widest), max_cluster) <= kMaxRowThreads;
 
   // Shared sums (sm_80+: rows that long are staged or clustered otherwise): rows in registers,
   // 8 or 16 elements a thread, blocks of up to 1024 threads, as many of them per SM as 64
@@ -184,7 +182,6 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
       if (lanes <= 32) continue;  // a warp holds the row: several rows a block
       int smallest = 1;
       while (smallest < max_cluster && ceil_div(lanes, smallest) > kMaxRowThreads) smallest *= 2;
-      if (elements == 16 && ceil_div(lanes, smallest) <= kMaxRowThreads) cluster_holds_row = true;
       for (int cluster = smallest; cluster <= std::min(2 * smallest, max_cluster); cluster *= 2) {
         LaunchConfig c;
         c.vec = widest;
