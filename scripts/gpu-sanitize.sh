@@ -5,9 +5,10 @@
 # N in {1, 33, 1000, 4096, 8192, 65536, 262144} x M in {1, 199, 4096}, M*N capped per tool),
 # and over the fused-option tests (tests/gpu/backward_{fused,gated,parallel}_test.cpp,
 # '*BackwardFused*:*BackwardGated*:*BackwardParallel*') and the
-# grid-cluster tests (tests/gpu/backward_grid_test.cpp, 'BackwardGridCluster*', N = 1M rows).
+# grid-cluster tests (tests/gpu/backward_grid_test.cpp, 'BackwardGridCluster*', N = 1M rows),
+# and the configs of M = 199 and 4096 run over two row groups ('BackwardFewGroups.*').
 # Which tests each tool runs (the gtest filter per tool, below): memcheck and synccheck all
-# three; initcheck the matrix and the fused tests; racecheck the matrix and the fused tests (it
+# four; initcheck and racecheck all but the grid-cluster tests (racecheck
 # tracks every shared-memory access, and the grid tests' rows of 1M elements staged through
 # shared memory would take it far past its time). SANITIZE_FILTER_<tool>='...' replaces a
 # tool's filter (SANITIZE_FILTER_racecheck='BackwardGridCluster*', say, to try the grid tests).
@@ -40,7 +41,10 @@ tests="$build/tests/normjit_gpu_tests"
 matrix_filter='AllVariants/BackwardMatrix.*'
 fused_filter='*BackwardFused*:*BackwardGated*:*BackwardParallel*'
 grid_filter='BackwardGridCluster*'
-all_filter="$matrix_filter:$fused_filter:$grid_filter"
+# The configs of M = 199 and 4096 over two row groups at small M (tests/gpu/
+# backward_few_groups_test.cpp): every block works its rows in a loop within racecheck's cap.
+few_groups_filter='BackwardFewGroups.*'
+all_filter="$matrix_filter:$fused_filter:$grid_filter:$few_groups_filter"
 warmup_timeout="${WARMUP_TIMEOUT:-120}"  # the plain run that compiles every kernel first (the fused families take longest)
 
 # M*N caps. A first run on the H100 (2026-11-22) with caps of 2^20 / 2^16 / 2^18 / 2^20 took
@@ -49,7 +53,8 @@ warmup_timeout="${WARMUP_TIMEOUT:-120}"  # the plain run that compiles every ker
 # M = 199 up to N = 8192 and M = 4096 up to N = 1000; racecheck, the slowest (it tracks every
 # shared-memory access, and the reductions and stages are all shared memory), at 2^18 keeps
 # M = 199 up to N = 1000. M = 1 runs every N whatever the cap (a single row of 262144 takes the
-# staged-cluster path).
+# staged-cluster path). The configs of the larger M run too, over two row groups and a few rows
+# each (BackwardFewGroups, not capped: at most 6 rows a block's slot).
 cap_for() {
   case "$1" in
     memcheck) echo "${CAP_memcheck:-16777216}" ;;
@@ -68,7 +73,7 @@ filter_for() {
   if [ -n "${!override:-}" ]; then echo "${!override}"; return; fi
   case "$1" in
     memcheck | synccheck) echo "$all_filter" ;;
-    racecheck | initcheck) echo "$matrix_filter:$fused_filter" ;;
+    racecheck | initcheck) echo "$matrix_filter:$fused_filter:$few_groups_filter" ;;
   esac
 }
 # Seconds each tool may run: SANITIZE_TIMEOUT for all, else TIMEOUT_<tool>, else its default.

@@ -1,0 +1,164 @@
+// The configs the engine picks for many rows, run over only two row groups. A persistent
+// backward's blocks (or clusters) loop over rows; what changes from one row to the next —
+// buffers and stages reused, sums carried in shared memory, the next row prefetched — only
+// happens in a block that works several rows. At M = 199 or 4096 the engine launches a group
+// per resident block, so compute-sanitizer's racecheck, which caps M·N (scripts/gpu-sanitize.sh:
+// 2^18, it tracks every shared-memory access), never ran those configs at N > 1000. Here each
+// is told that two groups are resident (LoadedKernel::resident_groups), so a few rounds of
+// rows (6 slots of rows, less one: the last round uneven) put every block through its loop at
+// an M·N racecheck can afford, and the result must match the float64 reference.
+// The sanitize matrix's problems (tests/gpu/backward_matrix_test.cpp): LayerNorm (γ, β) and
+// RMSNorm (γ), fp32 weights, x in fp32, fp16, bf16, N in {1, 33, 1000, 4096, 8192, 65536,
+// 262144}, each distinct config of M = 199 and 4096 once; and at those N the fused options.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <iterator>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "codegen/launch_config.h"
+#include "runtime/backward_call.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/engine_impl.h"
+#include "runtime/launch_plan.h"
+#include "support/device_run.h"
+#include "support/fused_cases.h"
+#include "support/gpu.h"
+#include "support/norm_inputs.h"
+#include "support/problem_variants.h"
+#include "support/random.h"
+#include "support/reference.h"
+#include "support/shared_engine.h"
+
+namespace normjit::test {
+namespace {
+
+constexpr int64_t kHiddenSizes[] = {1, 33, 1000, 4096, 8192, 65536, 262144};
+constexpr int64_t kManyRows[] = {199, 4096};
+constexpr int64_t kGroups = 2;  // row groups the launch is told are resident
+constexpr int64_t kRounds = 3;  // rows per group slot, the last one short of a full round
+
+std::vector<NormProblem> problems(int64_t n) {
+  std::vector<NormProblem> out;
+  for (DType x : {DType::F32, DType::F16, DType::BF16}) {
+    out.push_back(make_problem(NormKind::LayerNorm, n, x, DType::F32, Affine::WeightAndBias));
+    out.push_back(make_problem(NormKind::RMSNorm, n, x, DType::F32, Affine::WeightOnly));
+  }
+  return out;
+}
+
+// Rows that give each of kGroups groups kRounds rounds of its slot (rows a block, or a merged
+// cluster, takes at once), the last round one row short.
+int64_t rows_for(const codegen::LaunchConfig& c) {
+  return kGroups * kRounds * int64_t{c.rows_per_block()} * c.merge - 1;
+}
+
+struct Case {
+  NormProblem problem;
+  FusedSpec spec;
+};
+
+// The configs the engine picks at kManyRows for every problem, compiled and loaded from 8
+// threads at once (NVRTC dominates: one at a time takes minutes).
+void load_in_parallel(const std::vector<NormProblem>& resolved) {
+  Engine& engine = shared_engine();
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < 8; ++t)
+    pool.emplace_back([&] {
+      GpuContext::get()->make_current();
+      for (size_t i; (i = next++) < resolved.size() * std::size(kManyRows);) try {
+          engine.impl().kernel_for(GpuContext::get()->context(), resolved[i / std::size(kManyRows)],
+                                   kManyRows[i % std::size(kManyRows)]);
+        } catch (const std::exception&) {
+          // The test's own call of kernel_for throws it again, where it fails the test.
+        }
+    });
+  for (std::thread& t : pool) t.join();
+}
+
+// Runs each case over rows_for(config) rows with the config the engine picks for each of
+// kManyRows (each distinct one once), told that kGroups groups are resident, against the
+// reference. Returns how many runs there were.
+int run_over_two_groups(const std::vector<Case>& cases, CUstream stream) {
+  Engine& engine = shared_engine();
+  const CUcontext ctx = GpuContext::get()->context();
+  // Contiguous rows: the alignment any call with these inputs resolves to.
+  std::vector<NormProblem> resolved;
+  for (const Case& c : cases) resolved.push_back(resolved_problem(make_inputs(c.problem, 2, fresh_seed(), {}, c.spec)));
+  load_in_parallel(resolved);
+  int ran = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const NormProblem& problem = cases[i].problem;
+    std::set<std::string> seen;
+    for (const int64_t many : kManyRows) {
+      const LoadedKernel& chosen = engine.impl().kernel_for(ctx, resolved[i], many);
+      if (!seen.insert(codegen::describe(chosen.config)).second) continue;
+      LoadedKernel few = chosen;  // the same module, told that two groups are resident
+      few.resident_groups = std::min<int64_t>(few.resident_groups, kGroups);
+      const int64_t m = rows_for(chosen.config);
+      const NormInputs inputs = make_inputs(problem, m, fresh_seed(), {}, cases[i].spec);
+      const std::string what = describe_problem(problem) + " with M=" + std::to_string(many) + "'s config " +
+                               codegen::describe(chosen.config) + ", run on M=" + std::to_string(m);
+      // A grid cluster is one group whatever the rows; every other config must get kGroups.
+      EXPECT_EQ(runtime::row_groups(few.config, few.limits, m, few.resident_groups), chosen.config.grid ? 1 : kGroups)
+          << what;
+
+      DeviceCase device(inputs, RunOptions{});
+      device.poison_outputs();
+      const runtime::CheckedCall call = runtime::check_backward_call(inputs.problem, device.args());
+      EXPECT_EQ(call.problem.alignment, resolved[i].alignment) << what;
+      Engine::Impl::launch(few, call.problem, call.args, stream);
+      NJ_CU(runtime::driver().cuStreamSynchronize(stream), "test: waiting for the backward");
+      EXPECT_TRUE(gradients_match(inputs, device.download(), reference_backward(inputs))) << what;
+      ++ran;
+    }
+  }
+  return ran;
+}
+
+class BackwardFewGroups : public GpuTest {};
+
+TEST_F(BackwardFewGroups, ManyRowConfigsOverTwoRowGroupsMatchTheReference) {
+  NJ_REQUIRE_GPU();
+  std::vector<Case> cases;
+  for (const int64_t n : kHiddenSizes)
+    for (const NormProblem& problem : problems(n)) cases.push_back({problem, {}});
+  // At least one config per problem; more where M = 199 and 4096 pick different ones.
+  EXPECT_GE(run_over_two_groups(cases, stream()), 42);
+}
+
+// The same with the fused options on: residual, zero-centred γ, row scale and a dropout mask of
+// bytes together; parallel norms; recompute from the output; RMSNorm gated both ways.
+TEST_F(BackwardFewGroups, ManyRowConfigsWithFusedOptionsOverTwoRowGroupsMatchTheReference) {
+  NJ_REQUIRE_GPU();
+  std::vector<Case> cases;
+  for (const int64_t n : kHiddenSizes)
+    for (DType x : {DType::BF16, DType::F32}) {
+      for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+        NormProblem all = fused_base_problem(kind, n, x);
+        all.residual = all.zero_centered_weight = all.rowscale = true;
+        all.dropout = DropoutMask::Bytes;
+        cases.push_back({all, FusedSpec{0.5, true, 0}});
+      }
+      NormProblem parallel = fused_base_problem(NormKind::LayerNorm, n, x);
+      parallel.parallel = true;
+      cases.push_back({parallel, {}});
+      NormProblem recompute = fused_base_problem(NormKind::LayerNorm, n, x);
+      recompute.recompute_from_output = true;
+      cases.push_back({recompute, {}});
+      for (Gate gate : {Gate::AfterNorm, Gate::BeforeNorm}) {
+        NormProblem gated = fused_base_problem(NormKind::RMSNorm, n, x);
+        gated.gate = gate;
+        cases.push_back({gated, {}});
+      }
+    }
+  EXPECT_GE(run_over_two_groups(cases, stream()), 84);  // 6 problems, 2 dtypes, 7 N: a config each at least
+}
+
+}  // namespace
+}  // namespace normjit::test
