@@ -474,6 +474,44 @@ TEST(LaunchConfig, SharedSumsAtFewRowsAndUnderFusedOptions) {
   }
 }
 
+// Fitted to exhaustive tuning of bf16 4096 with fused options at M = 16384 (bench/results/
+// 2026-11-24-h100-9445af3-few-groups/tune-fused-4096.txt): where the option-free rows are held in
+// 8-byte vectors, the options take their own rule for many rows, and the option-free rule and
+// few rows keep theirs.
+TEST(LaunchConfig, FusedOptionsOnRowsOf4096TakeTheirOwnRuleForManyRows) {
+  auto p4096 = [](NormKind kind, void (*option)(NormProblem&)) {
+    NormProblem p = problem(4096, DType::BF16);
+    p.kind = kind;
+    p.weight_dtype = DType::F32;
+    p.has_bias = kind == NormKind::LayerNorm;
+    option(p);
+    return codegen::resolve_problem(p);
+  };
+  const NormProblem none = p4096(NormKind::LayerNorm, [](NormProblem&) {});
+  const LaunchConfig plain = choose_launch_config(none, 90, 132, 16384);
+  EXPECT_EQ(codegen::describe(plain), "threads=256 threads_per_row=256 vec=4 registers");
+
+  const LaunchConfig parallel =
+      choose_launch_config(p4096(NormKind::LayerNorm, [](NormProblem& p) { p.parallel = true; }), 90, 132, 16384);
+  EXPECT_EQ(codegen::describe(parallel), "threads=512 threads_per_row=512 vec=4 registers");
+  for (Gate order : {Gate::AfterNorm, Gate::BeforeNorm}) {
+    NormProblem gated = p4096(NormKind::RMSNorm, [](NormProblem&) {});
+    gated.gate = order;
+    EXPECT_EQ(codegen::describe(choose_launch_config(codegen::resolve_problem(gated), 90, 132, 16384)),
+              "threads=512 threads_per_row=512 vec=8 registers min_blocks=2");
+  }
+  const NormProblem residual = p4096(NormKind::RMSNorm, [](NormProblem& p) { p.residual = true; });
+  EXPECT_EQ(codegen::describe(choose_launch_config(residual, 90, 132, 16384)),
+            "threads=256 threads_per_row=256 vec=8 registers min_blocks=4 shared_sums");
+  // Few rows, another N, or sm_80: the rules as before.
+  EXPECT_EQ(choose_launch_config(residual, 90, 132, 64), choose_launch_config(none, 90, 132, 64));
+  NormProblem residual_3072 = residual;
+  residual_3072.n = 3072;
+  NormProblem none_3072 = none;
+  none_3072.n = 3072;
+  EXPECT_EQ(choose_launch_config(residual_3072, 90, 132, 16384), choose_launch_config(none_3072, 90, 132, 16384));
+  EXPECT_EQ(choose_launch_config(residual, 80, 108, 16384), choose_launch_config(none, 80, 108, 16384));
+}
 // The kernel holds rows packed (kPackedRows, emitted from codegen::packs_rows) only with shared
 // sums and 16-bit rows, whatever the fused options (those that transform or add to the rows as
 // they are loaded redo it for dx).
