@@ -208,13 +208,17 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
                                        slots <= int64_t{kMaxRowThreads} * 2 * kMaxCluster;
   // Fused options on 16-bit rows up to 4096 that the option-free rule holds in 8-byte vectors,
   // 16 elements a thread, sums in registers (half_vectors: 3073-4096), with many rows: that
-  // leaves the options' extra loads and registers no room. bf16 4096, fp32 γ, M = 16384, exhaustive tuning (graph replays;
-  // bench/results/2026-11-24-h100-9445af3-few-groups/tune-fused-4096.txt): parallel norms 443 us
-  // against 238 for 8 elements a thread in 8-byte vectors; the gate 400 against 295 for a slot of
-  // 8 a thread, two blocks an SM; residual 255 against 195 and residual, row scale, bit mask and
-  // zero-centred γ together 365 against 257 for shared sums at 2 slots of 8 (the option-free
-  // rows keep their rule: 157 us against 155 for LayerNorm). Measured at 4096 only.
-  const bool fused_short_rows = one_block_shared_sums && half_vectors && has_fused_options(p) && p.n <= 4096;
+  // leaves the options' extra loads and registers no room. bf16 4096, fp32 γ, M = 16384,
+  // exhaustive tuning (graph replays; bench/results/2026-11-24-h100-{9445af3-few-groups,
+  // 0fb0bd3-racecheck}/tune-fused-4096.txt): parallel LayerNorms (four sums) 443 us against 238
+  // for 8 elements a thread in 8-byte vectors; the gate 400 against 295 for a slot of 8 a
+  // thread, two blocks an SM; for shared sums at 2 slots of 8: residual 255 against 195;
+  // residual, row scale, bit mask and zero-centred γ together 365 against 257; parallel
+  // RMSNorms 345 against 214. Not LayerNorm recomputing x̂ from y and β: 177 us as before, 183
+  // with shared sums (its best, 172, is 32 elements a thread). The option-free rows keep their
+  // rule (LayerNorm 157 us against 155). Measured at 4096 only.
+  const bool fused_short_rows = one_block_shared_sums && half_vectors && has_fused_options(p) && p.n <= 4096 &&
+                                !(p.recompute_from_output && p.has_bias);
   // One row a block (or cluster) with shared sums, `iters` slots a thread. False, leaving c as it
   // was, where the sums do not fit in shared memory (parallel norms of
   // the longest rows); else as many blocks per SM as 64 registers a thread and the SM's shared
@@ -287,7 +291,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   } else if (fused_short_rows && p.gate != Gate::None) {
     one_row_per_block(slots, 1);
     c.min_blocks_per_sm = 2;
-  } else if (fused_short_rows && p.parallel) {
+  } else if (fused_short_rows && p.parallel && p.has_bias) {
     c.vec = 4;
     one_row_per_block(ceil_div(p.n, 4), 2);
   } else if (fused_short_rows && (p.has_weight || p.has_bias) && shared_sums_rows(2)) {

@@ -475,7 +475,7 @@ TEST(LaunchConfig, SharedSumsAtFewRowsAndUnderFusedOptions) {
 }
 
 // Fitted to exhaustive tuning of bf16 4096 with fused options at M = 16384 (bench/results/
-// 2026-11-24-h100-9445af3-few-groups/tune-fused-4096.txt): where the option-free rows are held in
+// 2026-11-24-h100-{9445af3-few-groups,0fb0bd3-racecheck}/tune-fused-4096.txt): where the option-free rows are held in
 // 8-byte vectors, the options take their own rule for many rows, and the option-free rule and
 // few rows keep theirs.
 TEST(LaunchConfig, FusedOptionsOnRowsOf4096TakeTheirOwnRuleForManyRows) {
@@ -494,6 +494,9 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4096TakeTheirOwnRuleForManyRows) {
   const LaunchConfig parallel =
       choose_launch_config(p4096(NormKind::LayerNorm, [](NormProblem& p) { p.parallel = true; }), 90, 132, 16384);
   EXPECT_EQ(codegen::describe(parallel), "threads=512 threads_per_row=512 vec=4 registers");
+  const LaunchConfig rms_parallel =
+      choose_launch_config(p4096(NormKind::RMSNorm, [](NormProblem& p) { p.parallel = true; }), 90, 132, 16384);
+  EXPECT_EQ(codegen::describe(rms_parallel), "threads=256 threads_per_row=256 vec=8 registers min_blocks=4 shared_sums");
   for (Gate order : {Gate::AfterNorm, Gate::BeforeNorm}) {
     NormProblem gated = p4096(NormKind::RMSNorm, [](NormProblem&) {});
     gated.gate = order;
@@ -503,7 +506,12 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4096TakeTheirOwnRuleForManyRows) {
   const NormProblem residual = p4096(NormKind::RMSNorm, [](NormProblem& p) { p.residual = true; });
   EXPECT_EQ(codegen::describe(choose_launch_config(residual, 90, 132, 16384)),
             "threads=256 threads_per_row=256 vec=8 registers min_blocks=4 shared_sums");
-  // Few rows, another N, or sm_80: the rules as before.
+  // LayerNorm recomputing x̂ from y and β, few rows, another N, or sm_80: the rules as before.
+  const NormProblem recompute = p4096(NormKind::LayerNorm, [](NormProblem& p) { p.recompute_from_output = true; });
+  EXPECT_EQ(choose_launch_config(recompute, 90, 132, 16384), plain);
+  EXPECT_EQ(codegen::describe(choose_launch_config(
+                p4096(NormKind::RMSNorm, [](NormProblem& p) { p.recompute_from_output = true; }), 90, 132, 16384)),
+            "threads=256 threads_per_row=256 vec=8 registers min_blocks=4 shared_sums");
   EXPECT_EQ(choose_launch_config(residual, 90, 132, 64), choose_launch_config(none, 90, 132, 64));
   NormProblem residual_3072 = residual;
   residual_3072.n = 3072;
