@@ -223,13 +223,15 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // was, where the sums do not fit in shared memory (parallel norms of
   // the longest rows); else as many blocks per SM as 64 registers a thread and the SM's shared
   // memory allow.
-  auto shared_sums_rows = [&](int iters) {
+  auto shared_sums_rows = [&](int iters, bool wide_blocks = false) {
     const LaunchConfig before = c;
     const int64_t lanes = ceil_div(slots, iters);
-    // Blocks of 512 threads while a cluster of at most the portable size of them holds the row.
-    const int64_t block_limit =
-        lanes <= kMaxRowThreads || lanes > int64_t{kMaxRegisterRowThreads} * kPortableCluster ? kMaxRowThreads
-                                                                                              : kMaxRegisterRowThreads;
+    // Blocks of 512 threads while a cluster of at most the portable size of them holds the row
+    // (of 1024 where wide_blocks asks).
+    const int64_t block_limit = wide_blocks || lanes <= kMaxRowThreads ||
+                                        lanes > int64_t{kMaxRegisterRowThreads} * kPortableCluster
+                                    ? kMaxRowThreads
+                                    : kMaxRegisterRowThreads;
     c.shared_sums = true;
     c.cluster = static_cast<int>(next_pow2(ceil_div(lanes, block_limit)));
     one_row_per_block(ceil_div(slots, c.cluster), iters);
@@ -304,6 +306,16 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // bf16 8192: 271 us against 330; -7dafbbd-fused/tune-fused.txt). With two blocks per SM
     // (RMSNorm's two sums) 16 stay better (RMS bf16 8192: 219 us against 289; -ef8c699/).
     if (p.parallel && c.min_blocks_per_sm == 1 && c.cluster == 1 && slots <= kMaxRowThreads) shared_sums_rows(1);
+    // Where a cluster shares the row, up to 32768 (bf16 32768, M = 2048, exhaustive tuning,
+    // graph replays; bench/results/2026-11-24-h100-e12b52f-fused-tune/tune-fused.txt): parallel
+    // norms at 8 elements a thread (LN 338 us against 402, RMS 299 against 340; the best,
+    // 1024-thread blocks, 330 / 289); the gate too, prefetching the next row (472 against 520,
+    // the best); recompute from the output in blocks of 1024 threads, one an SM (LN 257 against
+    // 274, RMS 213 against 229, the best). Measured at 32768 only.
+    if (c.cluster > 1 && p.n <= 32768) {
+      if ((p.parallel || p.gate != Gate::None) && shared_sums_rows(1)) c.prefetch = p.gate != Gate::None;
+      else if (p.recompute_from_output) shared_sums_rows(2, /*wide_blocks=*/true);
+    }
   } else if (half_vectors) {
     c.vec = 4;
     c.threads = c.threads_per_row = half_threads;

@@ -520,6 +520,34 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4096TakeTheirOwnRuleForManyRows) {
   EXPECT_EQ(choose_launch_config(residual_3072, 90, 132, 16384), choose_launch_config(none_3072, 90, 132, 16384));
   EXPECT_EQ(choose_launch_config(residual, 80, 108, 16384), choose_launch_config(none, 80, 108, 16384));
 }
+
+// Fitted to exhaustive tuning of bf16 32768 with fused options at M = 2048 (bench/results/
+// 2026-11-24-h100-e12b52f-fused-tune/tune-fused.txt): where a cluster shares the row, parallel
+// norms and the gate take 8 elements a thread (the gate prefetching), recompute blocks of 1024
+// threads; other options, and longer rows, the option-free rule.
+TEST(LaunchConfig, FusedOptionsInClustersUpTo32768TakeTheirOwnRule) {
+  auto at = [](int64_t n, NormKind kind, void (*option)(NormProblem&)) {
+    NormProblem p = problem(n, DType::BF16);
+    p.kind = kind;
+    p.weight_dtype = DType::F32;
+    p.has_bias = kind == NormKind::LayerNorm;
+    option(p);
+    return choose_launch_config(codegen::resolve_problem(p), 90, 132, 2048);
+  };
+  const LaunchConfig plain = at(32768, NormKind::LayerNorm, [](NormProblem&) {});
+  EXPECT_EQ(codegen::describe(plain), "threads=512 threads_per_row=512 vec=8 registers cluster=4 min_blocks=2 shared_sums");
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    EXPECT_EQ(codegen::describe(at(32768, kind, [](NormProblem& p) { p.parallel = true; })),
+              "threads=512 threads_per_row=512 vec=8 registers cluster=8 min_blocks=2 shared_sums");
+  EXPECT_EQ(codegen::describe(at(32768, NormKind::RMSNorm, [](NormProblem& p) { p.gate = Gate::AfterNorm; })),
+            "threads=512 threads_per_row=512 vec=8 registers cluster=8 prefetch min_blocks=2 shared_sums");
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    EXPECT_EQ(codegen::describe(at(32768, kind, [](NormProblem& p) { p.recompute_from_output = true; })),
+              "threads=1024 threads_per_row=1024 vec=8 registers cluster=2 shared_sums");
+  EXPECT_EQ(at(32768, NormKind::LayerNorm, [](NormProblem& p) { p.residual = true; }), plain);
+  EXPECT_EQ(at(65536, NormKind::LayerNorm, [](NormProblem& p) { p.parallel = true; }).cluster,
+            at(65536, NormKind::LayerNorm, [](NormProblem&) {}).cluster);
+}
 // The kernel holds rows packed (kPackedRows, emitted from codegen::packs_rows) only with shared
 // sums and 16-bit rows, whatever the fused options (those that transform or add to the rows as
 // they are loaded redo it for dx).

@@ -9,7 +9,8 @@
 // an M·N racecheck can afford, and the result must match the float64 reference.
 // The sanitize matrix's problems (tests/gpu/backward_matrix_test.cpp): LayerNorm (γ, β) and
 // RMSNorm (γ), fp32 weights, x in fp32, fp16, bf16, N in {1, 33, 1000, 4096, 8192, 65536,
-// 262144}, each distinct config of M = 199 and 4096 once; and at those N the fused options.
+// 262144} and 32768, each distinct config of M = 199 and 4096 once; and at those N the fused
+// options.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,7 +38,8 @@
 namespace normjit::test {
 namespace {
 
-constexpr int64_t kHiddenSizes[] = {1, 33, 1000, 4096, 8192, 65536, 262144};
+// The sanitize matrix's N, and 32768: the fused options' own cluster configs (launch_config.cpp).
+constexpr int64_t kHiddenSizes[] = {1, 33, 1000, 4096, 8192, 32768, 65536, 262144};
 constexpr int64_t kManyRows[] = {199, 4096};
 constexpr int64_t kGroups = 2;  // row groups the launch is told are resident
 constexpr int64_t kRounds = 3;  // rows per group slot, the last one short of a full round
