@@ -306,15 +306,20 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // bf16 8192: 271 us against 330; -7dafbbd-fused/tune-fused.txt). With two blocks per SM
     // (RMSNorm's two sums) 16 stay better (RMS bf16 8192: 219 us against 289; -ef8c699/).
     if (p.parallel && c.min_blocks_per_sm == 1 && c.cluster == 1 && slots <= kMaxRowThreads) shared_sums_rows(1);
-    // Where a cluster shares the row, up to 32768 (bf16 32768, M = 2048, exhaustive tuning,
-    // graph replays; bench/results/2026-11-24-h100-e12b52f-fused-tune/tune-fused.txt): parallel
-    // norms at 8 elements a thread (LN 338 us against 402, RMS 299 against 340; the best,
-    // 1024-thread blocks, 330 / 289); the gate too, prefetching the next row (472 against 520,
-    // the best); recompute from the output in blocks of 1024 threads, one an SM (LN 257 against
-    // 274, RMS 213 against 229, the best). Measured at 32768 only.
+    // Where a cluster shares the row, up to 32768 (32768, M = 2048, exhaustive tuning, graph
+    // replays; bench/results/2026-11-24-h100-{e12b52f-fused-tune,7707c20-fused-fp16}/): parallel
+    // norms at 8 elements a thread (bf16 LN 338 us against 402, RMS 299 against 340, the best
+    // 330 / 289 in 1024-thread blocks; fp16 LN 365 against the best's 356, and 0.72 of the
+    // option-free row's % of copy against 0.61 in `bench --fused`, -7707c20-fused/); recompute
+    // from the output in blocks of 1024 threads, one an SM (LN 257 against 274 in bf16, 289
+    // against 311 in fp16, the best). In bf16 only, where they win: the gate at 8 elements a
+    // thread, prefetching the next row (472 against 520, the best; in fp16 466 against 446), and
+    // RMSNorm's recompute as LayerNorm's (213 against 229; in fp16 271 against 248). Measured at
+    // 32768 only.
+    const bool bf16_rows = p.x_dtype == DType::BF16;
     if (c.cluster > 1 && p.n <= 32768) {
-      if ((p.parallel || p.gate != Gate::None) && shared_sums_rows(1)) c.prefetch = p.gate != Gate::None;
-      else if (p.recompute_from_output) shared_sums_rows(2, /*wide_blocks=*/true);
+      if ((p.parallel || (p.gate != Gate::None && bf16_rows)) && shared_sums_rows(1)) c.prefetch = p.gate != Gate::None;
+      else if (p.recompute_from_output && (p.has_bias || bf16_rows)) shared_sums_rows(2, /*wide_blocks=*/true);
     }
   } else if (half_vectors) {
     c.vec = 4;

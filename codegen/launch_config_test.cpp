@@ -524,7 +524,8 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4096TakeTheirOwnRuleForManyRows) {
 // Fitted to exhaustive tuning of bf16 32768 with fused options at M = 2048 (bench/results/
 // 2026-11-24-h100-e12b52f-fused-tune/tune-fused.txt): where a cluster shares the row, parallel
 // norms and the gate take 8 elements a thread (the gate prefetching), recompute blocks of 1024
-// threads; other options, and longer rows, the option-free rule.
+// threads (in fp16 not the gate or RMSNorm's recompute); other options, and longer rows, the
+// option-free rule.
 TEST(LaunchConfig, FusedOptionsInClustersUpTo32768TakeTheirOwnRule) {
   auto at = [](int64_t n, NormKind kind, void (*option)(NormProblem&)) {
     NormProblem p = problem(n, DType::BF16);
@@ -545,6 +546,19 @@ TEST(LaunchConfig, FusedOptionsInClustersUpTo32768TakeTheirOwnRule) {
     EXPECT_EQ(codegen::describe(at(32768, kind, [](NormProblem& p) { p.recompute_from_output = true; })),
               "threads=1024 threads_per_row=1024 vec=8 registers cluster=2 shared_sums");
   EXPECT_EQ(at(32768, NormKind::LayerNorm, [](NormProblem& p) { p.residual = true; }), plain);
+  // In fp16 the gate and RMSNorm's recompute keep the option-free rule (they measured slower).
+  auto fp16 = [](NormKind kind, void (*option)(NormProblem&)) {
+    NormProblem p = problem(32768, DType::F16);
+    p.kind = kind;
+    p.weight_dtype = DType::F32;
+    p.has_bias = kind == NormKind::LayerNorm;
+    option(p);
+    return choose_launch_config(codegen::resolve_problem(p), 90, 132, 2048);
+  };
+  const LaunchConfig rms_fp16 = fp16(NormKind::RMSNorm, [](NormProblem&) {});
+  EXPECT_EQ(fp16(NormKind::RMSNorm, [](NormProblem& p) { p.gate = Gate::AfterNorm; }).threads, rms_fp16.threads);
+  EXPECT_EQ(fp16(NormKind::RMSNorm, [](NormProblem& p) { p.recompute_from_output = true; }).cluster, rms_fp16.cluster);
+  EXPECT_EQ(fp16(NormKind::LayerNorm, [](NormProblem& p) { p.recompute_from_output = true; }).threads, 1024);
   EXPECT_EQ(at(65536, NormKind::LayerNorm, [](NormProblem& p) { p.parallel = true; }).cluster,
             at(65536, NormKind::LayerNorm, [](NormProblem&) {}).cluster);
 }
