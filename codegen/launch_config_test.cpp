@@ -20,6 +20,17 @@ NormProblem problem(int64_t n, DType x, int alignment = 16) {
   p.alignment = alignment;
   return codegen::resolve_problem(p);
 }
+// A LayerNorm (γ, β) or RMSNorm (γ) problem with fp32 weights and `option` applied: the fused
+// rules' shapes.
+NormProblem with_option(int64_t n, DType x, NormKind kind, void (*option)(NormProblem&)) {
+  NormProblem p = problem(n, x);
+  p.kind = kind;
+  p.weight_dtype = DType::F32;
+  p.has_bias = kind == NormKind::LayerNorm;
+  option(p);
+  return codegen::resolve_problem(p);
+}
+void no_option(NormProblem&) {}
 }  // namespace
 
 TEST(LaunchConfig, SixteenByteVectorsWhenAligned) {
@@ -475,19 +486,12 @@ TEST(LaunchConfig, SharedSumsAtFewRowsAndUnderFusedOptions) {
 }
 
 // Fitted to exhaustive tuning of bf16 4096 with fused options at M = 16384 (bench/results/
-// 2026-11-24-h100-{9445af3-few-groups,0fb0bd3-racecheck}/tune-fused-4096.txt): where the option-free rows are held in
-// 8-byte vectors, the options take their own rule for many rows, and the option-free rule and
-// few rows keep theirs.
+// 2026-11-24-h100-{9445af3-few-groups,0fb0bd3-racecheck}/tune-fused-4096.txt): where the
+// option-free rows are held in 8-byte vectors, the options take their own rule for many rows,
+// and the option-free rule and few rows keep theirs.
 TEST(LaunchConfig, FusedOptionsOnRowsOf4096TakeTheirOwnRuleForManyRows) {
-  auto p4096 = [](NormKind kind, void (*option)(NormProblem&)) {
-    NormProblem p = problem(4096, DType::BF16);
-    p.kind = kind;
-    p.weight_dtype = DType::F32;
-    p.has_bias = kind == NormKind::LayerNorm;
-    option(p);
-    return codegen::resolve_problem(p);
-  };
-  const NormProblem none = p4096(NormKind::LayerNorm, [](NormProblem&) {});
+  auto p4096 = [](NormKind kind, void (*option)(NormProblem&)) { return with_option(4096, DType::BF16, kind, option); };
+  const NormProblem none = p4096(NormKind::LayerNorm, no_option);
   const LaunchConfig plain = choose_launch_config(none, 90, 132, 16384);
   EXPECT_EQ(codegen::describe(plain), "threads=256 threads_per_row=256 vec=4 registers");
 
@@ -498,7 +502,7 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4096TakeTheirOwnRuleForManyRows) {
       choose_launch_config(p4096(NormKind::RMSNorm, [](NormProblem& p) { p.parallel = true; }), 90, 132, 16384);
   EXPECT_EQ(codegen::describe(rms_parallel), "threads=256 threads_per_row=256 vec=8 registers min_blocks=4 shared_sums");
   for (Gate order : {Gate::AfterNorm, Gate::BeforeNorm}) {
-    NormProblem gated = p4096(NormKind::RMSNorm, [](NormProblem&) {});
+    NormProblem gated = p4096(NormKind::RMSNorm, no_option);
     gated.gate = order;
     EXPECT_EQ(codegen::describe(choose_launch_config(codegen::resolve_problem(gated), 90, 132, 16384)),
               "threads=512 threads_per_row=512 vec=8 registers min_blocks=2");
@@ -527,15 +531,10 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4096TakeTheirOwnRuleForManyRows) {
 // threads (in fp16 not the gate or RMSNorm's recompute); other options, and longer rows, the
 // option-free rule.
 TEST(LaunchConfig, FusedOptionsInClustersUpTo32768TakeTheirOwnRule) {
-  auto at = [](int64_t n, NormKind kind, void (*option)(NormProblem&)) {
-    NormProblem p = problem(n, DType::BF16);
-    p.kind = kind;
-    p.weight_dtype = DType::F32;
-    p.has_bias = kind == NormKind::LayerNorm;
-    option(p);
-    return choose_launch_config(codegen::resolve_problem(p), 90, 132, 2048);
+  auto at = [](int64_t n, NormKind kind, void (*option)(NormProblem&), DType x = DType::BF16) {
+    return choose_launch_config(with_option(n, x, kind, option), 90, 132, 2048);
   };
-  const LaunchConfig plain = at(32768, NormKind::LayerNorm, [](NormProblem&) {});
+  const LaunchConfig plain = at(32768, NormKind::LayerNorm, no_option);
   EXPECT_EQ(codegen::describe(plain), "threads=512 threads_per_row=512 vec=8 registers cluster=4 min_blocks=2 shared_sums");
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     EXPECT_EQ(codegen::describe(at(32768, kind, [](NormProblem& p) { p.parallel = true; })),
@@ -547,21 +546,17 @@ TEST(LaunchConfig, FusedOptionsInClustersUpTo32768TakeTheirOwnRule) {
               "threads=1024 threads_per_row=1024 vec=8 registers cluster=2 shared_sums");
   EXPECT_EQ(at(32768, NormKind::LayerNorm, [](NormProblem& p) { p.residual = true; }), plain);
   // In fp16 the gate and RMSNorm's recompute keep the option-free rule (they measured slower).
-  auto fp16 = [](NormKind kind, void (*option)(NormProblem&)) {
-    NormProblem p = problem(32768, DType::F16);
-    p.kind = kind;
-    p.weight_dtype = DType::F32;
-    p.has_bias = kind == NormKind::LayerNorm;
-    option(p);
-    return choose_launch_config(codegen::resolve_problem(p), 90, 132, 2048);
-  };
-  const LaunchConfig rms_fp16 = fp16(NormKind::RMSNorm, [](NormProblem&) {});
-  EXPECT_EQ(fp16(NormKind::RMSNorm, [](NormProblem& p) { p.gate = Gate::AfterNorm; }).threads, rms_fp16.threads);
-  EXPECT_EQ(fp16(NormKind::RMSNorm, [](NormProblem& p) { p.recompute_from_output = true; }).cluster, rms_fp16.cluster);
-  EXPECT_EQ(fp16(NormKind::LayerNorm, [](NormProblem& p) { p.recompute_from_output = true; }).threads, 1024);
+  const LaunchConfig rms_fp16 = at(32768, NormKind::RMSNorm, no_option, DType::F16);
+  EXPECT_EQ(at(32768, NormKind::RMSNorm, [](NormProblem& p) { p.gate = Gate::AfterNorm; }, DType::F16).threads,
+            rms_fp16.threads);
+  EXPECT_EQ(at(32768, NormKind::RMSNorm, [](NormProblem& p) { p.recompute_from_output = true; }, DType::F16).cluster,
+            rms_fp16.cluster);
+  EXPECT_EQ(at(32768, NormKind::LayerNorm, [](NormProblem& p) { p.recompute_from_output = true; }, DType::F16).threads,
+            1024);
   EXPECT_EQ(at(65536, NormKind::LayerNorm, [](NormProblem& p) { p.parallel = true; }).cluster,
-            at(65536, NormKind::LayerNorm, [](NormProblem&) {}).cluster);
+            at(65536, NormKind::LayerNorm, no_option).cluster);
 }
+
 // The kernel holds rows packed (kPackedRows, emitted from codegen::packs_rows) only with shared
 // sums and 16-bit rows, whatever the fused options (those that transform or add to the rows as
 // they are loaded redo it for dx).
