@@ -6,7 +6,8 @@
 # and over the fused-option tests (tests/gpu/backward_{fused,gated,parallel}_test.cpp,
 # '*BackwardFused*:*BackwardGated*:*BackwardParallel*') and the
 # grid-cluster tests (tests/gpu/backward_grid_test.cpp, 'BackwardGridCluster*', N = 1M rows),
-# and the configs of M = 199 and 4096 run over two row groups ('EveryN/BackwardFewGroups.*', one test per N).
+# and the configs of M = 199 and 4096 run over two row groups ('*BackwardFewGroups*': one test per N,
+# and every variant at three N).
 # Which tests each tool runs (the gtest filter per tool, below): memcheck and synccheck all
 # four; initcheck and racecheck all but the grid-cluster tests (racecheck
 # tracks every shared-memory access, and the grid tests' rows of 1M elements staged through
@@ -42,8 +43,9 @@ matrix_filter='AllVariants/BackwardMatrix.*'
 fused_filter='*BackwardFused*:*BackwardGated*:*BackwardParallel*'
 grid_filter='BackwardGridCluster*'
 # The configs of M = 199 and 4096 over two row groups at small M (tests/gpu/
-# backward_few_groups_test.cpp): every block works its rows in a loop within racecheck's cap.
-few_groups_filter='EveryN/BackwardFewGroups.*'
+# backward_few_groups_test.cpp): every block works its rows in a loop within racecheck's cap;
+# also every variant (weights in x's dtype, every affine form) at N = 33, 4096, 65536.
+few_groups_filter='*BackwardFewGroups*'
 all_filter="$matrix_filter:$fused_filter:$grid_filter:$few_groups_filter"
 warmup_timeout="${WARMUP_TIMEOUT:-120}"  # the plain run that compiles every kernel first (the fused families take longest)
 

@@ -10,7 +10,7 @@
 // The sanitize matrix's problems (tests/gpu/backward_matrix_test.cpp): LayerNorm (γ, β) and
 // RMSNorm (γ), fp32 weights, x in fp32, fp16, bf16, N in {1, 33, 1000, 4096, 8192, 65536,
 // 262144} and 32768, each distinct config of M = 199 and 4096 once; and at those N the fused
-// options.
+// options. Then every variant the library lists at N = 33, 4096 and 65536.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -161,6 +161,19 @@ TEST_P(BackwardFewGroups, ManyRowConfigsWithFusedOptionsMatchTheReference) {
     }
   }
   EXPECT_GE(run_over_two_groups(cases, stream()), 12);  // 6 problems, 2 dtypes: a config each at least
+}
+
+// Every variant the library lists (γ/β in x's dtype, γ or β alone, neither; the sanitize
+// matrix has fp32 γ with β for LayerNorm only), at one N of each family: several rows a block
+// (33), a row a block (4096) and a cluster (65536).
+class BackwardFewGroupsVariants : public GpuTest {};
+
+TEST_F(BackwardFewGroupsVariants, EveryVariantMatchesTheReference) {
+  NJ_REQUIRE_GPU();
+  std::vector<Case> cases;
+  for (const int64_t n : {33, 4096, 65536})
+    for (const Variant& v : every_variant()) cases.push_back({v.problem(n), {}});
+  EXPECT_GE(run_over_two_groups(cases, stream()), 78);  // 26 variants, 3 N: a config each at least
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryN, BackwardFewGroups, ::testing::ValuesIn(kHiddenSizes),

@@ -41,6 +41,33 @@ NormProblem make_problem(NormKind kind, int64_t n, DType x_dtype, DType weight_d
   return with_concrete_dtypes(p);
 }
 
+std::vector<Variant> every_variant() {
+  std::vector<Variant> variants;
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+    const std::vector<Affine> affines = kind == NormKind::LayerNorm
+        ? std::vector<Affine>{Affine::WeightAndBias, Affine::WeightOnly, Affine::BiasOnly, Affine::None}
+        : std::vector<Affine>{Affine::WeightOnly, Affine::None};
+    for (DType x : {DType::F32, DType::F16, DType::BF16})
+      for (Affine affine : affines) {
+        if (affine == Affine::None) {
+          variants.push_back({kind, x, x, affine});
+          continue;
+        }
+        variants.push_back({kind, x, DType::F32, affine});
+        if (x != DType::F32) variants.push_back({kind, x, x, affine});
+      }
+  }
+  return variants;
+}
+
+std::string variant_label(const Variant& v) {
+  std::string name = std::string(kind_label(v.kind)) + "_" + dtype_label(v.x_dtype) + "_";
+  if (v.affine != Affine::None) name += std::string("weight") + dtype_label(v.weight_dtype) + "_";
+  return name + affine_label(v.affine);
+}
+
+void PrintTo(const Variant& v, std::ostream* os) { *os << variant_label(v); }
+
 std::string fused_label(const NormProblem& p) {
   std::string s;
   if (p.residual) s += " +residual";

@@ -2,7 +2,9 @@
 // the norm has. Names are short and identifier-safe, for test names and failure messages.
 #pragma once
 #include <cstdint>
+#include <ostream>
 #include <string>
+#include <vector>
 
 #include "normjit/norm_problem.hpp"
 
@@ -28,6 +30,24 @@ struct ProblemSpec {
   int64_t n;
   NormProblem problem() const { return make_problem(kind, n, x, weight, affine); }
 };
+
+// One backward variant, N apart: kind, x dtype (dy's and dx's too), γ/β dtype, affine form.
+struct Variant {
+  NormKind kind;
+  DType x_dtype;
+  DType weight_dtype;
+  Affine affine;
+  NormProblem problem(int64_t n) const { return make_problem(kind, n, x_dtype, weight_dtype, affine); }
+};
+
+// Every variant the library lists (26): LayerNorm with γ and β, γ, β or neither; RMSNorm with γ
+// or without; x in fp32, fp16, bf16; γ/β in fp32 or in x's dtype (the weight dtype only matters
+// where there is a γ or β).
+std::vector<Variant> every_variant();
+
+// "LayerNorm_bf16_weightf32_WeightAndBias": a test name's suffix; and how gtest prints a Variant.
+std::string variant_label(const Variant& v);
+void PrintTo(const Variant& v, std::ostream* os);
 
 // Default dtypes replaced by x's, as the library does.
 NormProblem with_concrete_dtypes(NormProblem problem);
