@@ -33,9 +33,11 @@ struct Loaded {
   std::string error;  // empty when loaded
 };
 
+// NORMJIT_LIBNVRTC, when set, is the only one tried: a library the user names is used or the
+// load fails saying so, never quietly replaced by another NVRTC found elsewhere.
 std::vector<std::string> candidate_paths() {
   std::vector<std::string> paths;
-  if (const char* env = std::getenv("NORMJIT_LIBNVRTC"); env && *env) paths.push_back(env);
+  if (const char* env = std::getenv("NORMJIT_LIBNVRTC"); env && *env) return {env};
   paths.push_back("libnvrtc.so." + std::to_string(CUDA_VERSION / 1000));
   paths.push_back("libnvrtc.so");
   paths.push_back(std::string(NORMJIT_CUDA_TOOLKIT_LIB) + "/libnvrtc.so." + std::to_string(CUDA_VERSION / 1000));
@@ -57,8 +59,11 @@ Loaded load() {
     tried += "\n  " + path + ": " + (why ? why : "not found");
   }
   if (!lib) {
+    const char* env = std::getenv("NORMJIT_LIBNVRTC");
     out.error = "NVRTC (the CUDA run-time compiler) could not be loaded; tried:" + tried +
-                "\nInstall the CUDA toolkit's NVRTC (libnvrtc) or set NORMJIT_LIBNVRTC to its path.";
+                (env && *env ? "\nNORMJIT_LIBNVRTC names that library: point it at libnvrtc, or unset it to search "
+                               "the usual places."
+                             : "\nInstall the CUDA toolkit's NVRTC (libnvrtc) or set NORMJIT_LIBNVRTC to its path.");
     return out;
   }
   std::string missing;

@@ -1,5 +1,6 @@
-// NVRTC, opened with dlopen on first use (libnvrtc from $NORMJIT_LIBNVRTC, the loader's path,
-// or the CUDA toolkit normjit was built against), so the library loads without it. Compiles
+// NVRTC, opened with dlopen on first use (libnvrtc from $NORMJIT_LIBNVRTC alone when it is set;
+// else the loader's path, or the CUDA toolkit normjit was built against), so the library loads
+// without it. Compiles
 // generated source straight to a cubin for one arch. Thread-safe (NVRTC is).
 #pragma once
 #include <string>

@@ -36,9 +36,10 @@ struct CliRun {
   std::string output;  // stdout and stderr together
 };
 
-// Runs `normjit ARGS` through the shell and returns its exit code and output.
-CliRun normjit_cli(const std::string& args) {
-  const std::string command = cli_path() + " " + args + " 2>&1";
+// Runs `normjit ARGS` through the shell, with `env` ("NAME=value ...") in its environment, and
+// returns its exit code and output.
+CliRun normjit_cli(const std::string& args, const std::string& env = "") {
+  const std::string command = (env.empty() ? "" : "env " + env + " ") + cli_path() + " " + args + " 2>&1";
   CliRun run;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return run;
@@ -468,6 +469,33 @@ TEST_F(Cli, BenchFusedTakesTheGateParallelAndRecomputeSets) {
     EXPECT_EQ(run.code, 2) << list << ":\n" << run.output;
     EXPECT_TRUE(contains(run.output, message)) << list << ":\n" << run.output;
   }
+}
+
+// Missing pieces, on any machine: the driver or NVRTC named by their variables but absent. Each
+// gives one clear error where it is needed, and what does not need it keeps working.
+TEST_F(Cli, WithoutNvrtcCompileFailsSayingSoAndEmitStillWorks) {
+  const std::string no_nvrtc = "NORMJIT_LIBNVRTC=/nonexistent/libnvrtc.so.13";
+  const CliRun compile = normjit_cli(std::string("compile --arch sm_90 ") + kSmallProblem, no_nvrtc);
+  EXPECT_NE(compile.code, 0) << compile.output;
+  EXPECT_TRUE(contains(compile.output, "NVRTC (the CUDA run-time compiler) could not be loaded")) << compile.output;
+  EXPECT_TRUE(contains(compile.output, "/nonexistent/libnvrtc.so.13")) << compile.output;
+  EXPECT_TRUE(contains(compile.output, "NORMJIT_LIBNVRTC names that library")) << compile.output;
+  EXPECT_TRUE(entry_files().empty());
+  const CliRun emit = normjit_cli(std::string("emit ") + kSmallProblem, no_nvrtc);
+  EXPECT_EQ(emit.code, 0) << emit.output;
+  EXPECT_TRUE(contains(emit.output, "nj_norm_backward")) << emit.output;
+}
+
+TEST_F(Cli, WithoutADriverTuneExitsThreeAndCompileForAnArchStillWorks) {
+  const std::string no_driver = "NORMJIT_LIBCUDA=/nonexistent/libcuda.so.1";
+  const CliRun tune = normjit_cli(std::string("tune ") + kSmallProblem, no_driver);
+  EXPECT_EQ(tune.code, 3) << tune.output;
+  EXPECT_TRUE(contains(tune.output, "no CUDA driver")) << tune.output;
+  EXPECT_TRUE(contains(tune.output, "/nonexistent/libcuda.so.1")) << tune.output;
+  skip_without_nvrtc();
+  const CliRun compile = normjit_cli(std::string("compile --arch sm_90 ") + kSmallProblem, no_driver);
+  EXPECT_EQ(compile.code, 0) << compile.output;
+  EXPECT_EQ(entry_files().size(), 1u);
 }
 
 TEST_F(Cli, TuneWithoutAGpuExitsThree) {
