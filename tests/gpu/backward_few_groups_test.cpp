@@ -44,15 +44,6 @@ constexpr int64_t kManyRows[] = {199, 4096};
 constexpr int64_t kGroups = 2;  // row groups the launch is told are resident
 constexpr int64_t kRounds = 3;  // rows per group slot, the last one short of a full round
 
-std::vector<NormProblem> problems(int64_t n) {
-  std::vector<NormProblem> out;
-  for (DType x : {DType::F32, DType::F16, DType::BF16}) {
-    out.push_back(make_problem(NormKind::LayerNorm, n, x, DType::F32, Affine::WeightAndBias));
-    out.push_back(make_problem(NormKind::RMSNorm, n, x, DType::F32, Affine::WeightOnly));
-  }
-  return out;
-}
-
 // Rows that give each of kGroups groups kRounds rounds of its slot (rows a block, or a merged
 // cluster, takes at once), the last round one row short.
 int64_t rows_for(const codegen::LaunchConfig& c) {
@@ -130,7 +121,7 @@ class BackwardFewGroups : public GpuTest, public ::testing::WithParamInterface<i
 TEST_P(BackwardFewGroups, ManyRowConfigsMatchTheReference) {
   NJ_REQUIRE_GPU();
   std::vector<Case> cases;
-  for (const NormProblem& problem : problems(GetParam())) cases.push_back({problem, {}});
+  for (const Variant& v : sanitize_variants()) cases.push_back({v.problem(GetParam()), {}});
   // At least one config per problem; more where M = 199 and 4096 pick different ones.
   EXPECT_GE(run_over_two_groups(cases, stream()), 6);
 }

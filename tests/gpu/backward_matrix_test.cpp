@@ -46,16 +46,7 @@ constexpr int kCallerWorkspaceEvery = 3;
 
 bool in_matrix(int64_t m, int64_t n) { return m == 1 || m * n <= max_elements(); }
 
-// The sanitizers' run keeps the memory traffic of every path with fewer dtype combinations.
-std::vector<Variant> all_variants() {
-  if (!sanitize_matrix()) return every_variant();
-  std::vector<Variant> variants;
-  for (DType x : {DType::F32, DType::F16, DType::BF16}) {
-    variants.push_back({NormKind::LayerNorm, x, DType::F32, Affine::WeightAndBias});
-    variants.push_back({NormKind::RMSNorm, x, DType::F32, Affine::WeightOnly});
-  }
-  return variants;
-}
+std::vector<Variant> all_variants() { return sanitize_matrix() ? sanitize_variants() : every_variant(); }
 
 std::string variant_name(const ::testing::TestParamInfo<Variant>& info) { return variant_label(info.param); }
 

@@ -60,6 +60,15 @@ std::vector<Variant> every_variant() {
   return variants;
 }
 
+std::vector<Variant> sanitize_variants() {
+  std::vector<Variant> variants;
+  for (DType x : {DType::F32, DType::F16, DType::BF16}) {
+    variants.push_back({NormKind::LayerNorm, x, DType::F32, Affine::WeightAndBias});
+    variants.push_back({NormKind::RMSNorm, x, DType::F32, Affine::WeightOnly});
+  }
+  return variants;
+}
+
 std::string variant_label(const Variant& v) {
   std::string name = std::string(kind_label(v.kind)) + "_" + dtype_label(v.x_dtype) + "_";
   if (v.affine != Affine::None) name += std::string("weight") + dtype_label(v.weight_dtype) + "_";

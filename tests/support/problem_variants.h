@@ -44,6 +44,9 @@ struct Variant {
 // or without; x in fp32, fp16, bf16; γ/β in fp32 or in x's dtype (the weight dtype only matters
 // where there is a γ or β).
 std::vector<Variant> every_variant();
+// The six the sanitizers' runs take (every kernel path's memory traffic, fewer dtype pairs):
+// LayerNorm with γ and β, RMSNorm with γ, fp32 weights, x in fp32, fp16, bf16.
+std::vector<Variant> sanitize_variants();
 
 // "LayerNorm_bf16_weightf32_WeightAndBias": a test name's suffix; and how gtest prints a Variant.
 std::string variant_label(const Variant& v);
