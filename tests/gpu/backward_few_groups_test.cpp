@@ -14,11 +14,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
 #include <iterator>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "codegen/launch_config.h"
@@ -29,6 +27,7 @@
 #include "support/device_run.h"
 #include "support/fused_cases.h"
 #include "support/gpu.h"
+#include "support/kernel_warmup.h"
 #include "support/norm_inputs.h"
 #include "support/problem_variants.h"
 #include "support/random.h"
@@ -55,25 +54,6 @@ struct Case {
   FusedSpec spec;
 };
 
-// The configs the engine picks at kManyRows for every problem, compiled and loaded from 8
-// threads at once (NVRTC dominates: one at a time takes minutes).
-void load_in_parallel(const std::vector<NormProblem>& resolved) {
-  Engine& engine = shared_engine();
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> pool;
-  for (int t = 0; t < 8; ++t)
-    pool.emplace_back([&] {
-      GpuContext::get()->make_current();
-      for (size_t i; (i = next++) < resolved.size() * std::size(kManyRows);) try {
-          engine.impl().kernel_for(GpuContext::get()->context(), resolved[i / std::size(kManyRows)],
-                                   kManyRows[i % std::size(kManyRows)]);
-        } catch (const std::exception&) {
-          // The test's own call of kernel_for throws it again, where it fails the test.
-        }
-    });
-  for (std::thread& t : pool) t.join();
-}
-
 // Runs each case over rows_for(config) rows with the config the engine picks for each of
 // kManyRows (each distinct one once), told that kGroups groups are resident, against the
 // reference. Returns how many runs there were.
@@ -83,7 +63,9 @@ int run_over_two_groups(const std::vector<Case>& cases, CUstream stream) {
   // Contiguous rows: the alignment any call with these inputs resolves to.
   std::vector<NormProblem> resolved;
   for (const Case& c : cases) resolved.push_back(resolved_problem(make_inputs(c.problem, 2, fresh_seed(), {}, c.spec)));
-  load_in_parallel(resolved);
+  // Compiled from 8 threads at once (NVRTC dominates: one at a time takes minutes). A kernel that
+  // fails here fails again in the test's own kernel_for below, which reports it.
+  load_in_parallel(engine, resolved, {std::begin(kManyRows), std::end(kManyRows)});
   int ran = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     const NormProblem& problem = cases[i].problem;

@@ -2,6 +2,7 @@
 // is documented thread-safe; warming from a pool both saves wall time (NVRTC runs in parallel)
 // and puts the kernel cache under concurrent use.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,12 @@ namespace normjit::test {
 // current. Returns one line per failure ("<problem>: <message>"); empty when all succeeded.
 std::vector<std::string> prepare_in_parallel(Engine& engine, const std::vector<NormProblem>& problems,
                                              int threads = 8);
+
+// The kernels the engine picks for each resolved problem at each of `rows` (kernel_for with
+// that M's bucket: the tuning database's config, else the heuristic's for that M), loaded the
+// same way. Returns one line per failure.
+std::vector<std::string> load_in_parallel(Engine& engine, const std::vector<NormProblem>& resolved,
+                                          const std::vector<int64_t>& rows, int threads = 8);
 
 // The problems a call of `problem` may use: the 16-byte aligned one (single rows, whose
 // base pointers are aligned) and, if lower, the one contiguous multi-row tensors are aligned to.
