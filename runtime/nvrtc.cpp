@@ -33,23 +33,23 @@ struct Loaded {
   std::string error;  // empty when loaded
 };
 
-// NORMJIT_LIBNVRTC, when set, is the only one tried: a library the user names is used or the
-// load fails saying so, never quietly replaced by another NVRTC found elsewhere.
-std::vector<std::string> candidate_paths() {
-  std::vector<std::string> paths;
-  if (const char* env = std::getenv("NORMJIT_LIBNVRTC"); env && *env) return {env};
-  paths.push_back("libnvrtc.so." + std::to_string(CUDA_VERSION / 1000));
-  paths.push_back("libnvrtc.so");
-  paths.push_back(std::string(NORMJIT_CUDA_TOOLKIT_LIB) + "/libnvrtc.so." + std::to_string(CUDA_VERSION / 1000));
-  paths.push_back("/usr/local/cuda/lib64/libnvrtc.so");
-  return paths;
+// The libraries to try, in order. `named` (NORMJIT_LIBNVRTC), when given, is the only one: a
+// library the user names is used or the load fails saying so, never quietly replaced by another
+// NVRTC found elsewhere.
+std::vector<std::string> candidate_paths(const char* named) {
+  if (named) return {named};
+  const std::string major = std::to_string(CUDA_VERSION / 1000);
+  return {"libnvrtc.so." + major, "libnvrtc.so", std::string(NORMJIT_CUDA_TOOLKIT_LIB) + "/libnvrtc.so." + major,
+          "/usr/local/cuda/lib64/libnvrtc.so"};
 }
 
 Loaded load() {
   Loaded out;
+  const char* env = std::getenv("NORMJIT_LIBNVRTC");
+  const char* named = env && *env ? env : nullptr;
   std::string tried;
   void* lib = nullptr;
-  for (const std::string& path : candidate_paths()) {
+  for (const std::string& path : candidate_paths(named)) {
     lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (lib) {
       out.path = path;
@@ -59,11 +59,10 @@ Loaded load() {
     tried += "\n  " + path + ": " + (why ? why : "not found");
   }
   if (!lib) {
-    const char* env = std::getenv("NORMJIT_LIBNVRTC");
     out.error = "NVRTC (the CUDA run-time compiler) could not be loaded; tried:" + tried +
-                (env && *env ? "\nNORMJIT_LIBNVRTC names that library: point it at libnvrtc, or unset it to search "
-                               "the usual places."
-                             : "\nInstall the CUDA toolkit's NVRTC (libnvrtc) or set NORMJIT_LIBNVRTC to its path.");
+                (named ? "\nNORMJIT_LIBNVRTC names that library: point it at libnvrtc, or unset it to search "
+                         "the usual places."
+                       : "\nInstall the CUDA toolkit's NVRTC (libnvrtc) or set NORMJIT_LIBNVRTC to its path.");
     return out;
   }
   std::string missing;
