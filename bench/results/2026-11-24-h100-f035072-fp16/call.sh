@@ -7,7 +7,7 @@ b=build-device; o=$OUT; d=bench/results/2026-11-24-h100-f035072-fp16
 scripts/gpu-environment.sh $b > $o/environment.txt 2>&1
 export NORMJIT_CACHE_DIR=$(mktemp -d)
 SECONDS=0
-GPU_TEST_SHARDS=8 BUILD_DIR=$b OUT=$o timeout 400 scripts/gpu-run.sh tests > $o/gpu-run.txt 2>&1; echo "gpu-run tests exit $? in ${SECONDS}s" >> $o/gpu-run.txt
+GPU_TEST_SHARDS=8 BUILD_DIR=$b OUT=$o timeout 360 scripts/gpu-run.sh tests > $o/gpu-run.txt 2>&1; echo "gpu-run tests exit $? in ${SECONDS}s" >> $o/gpu-run.txt
 cat $o/gpu-run.txt | tail -14
 export NORMJIT_LIBRARY="$(cd $b && pwd)/libnormjit.so"
 PYTHONPATH=python timeout 150 python3 $d/profile.py > $o/profile.txt 2>&1; echo "profile exit $?" >> $o/profile.txt
