@@ -1,4 +1,4 @@
-"""Where the host time of normjit's autograd backward goes (session 14): peers.py reads normjit's
+"""(Module parameters in x's dtype: torch's LayerNorm takes no other.) Where the host time of normjit's autograd backward goes (session 14): peers.py reads normjit's
 times 1.1-1.6x its kernel time, erratically, and python_overhead.py times LayerNorm
 forward+backward at 572 us of host time a step against torch's 230. Per step of
 y = module(x); torch.autograd.grad(y, (x, w, b), dy): the forward, the grad call, and inside the
@@ -50,8 +50,8 @@ def run(kind, m, n, dtype, instrument):
     torch.manual_seed(0)
     x = torch.randn(m, n, device="cuda", dtype=dtype, requires_grad=True)
     dy = torch.randn(m, n, device="cuda", dtype=dtype)
-    for name, module in (("normjit", (njt.LayerNorm if kind == "LN" else njt.RMSNorm)(n, device="cuda")),
-                         ("torch", (torch.nn.LayerNorm if kind == "LN" else torch.nn.RMSNorm)(n, device="cuda"))):
+    for name, module in (("normjit", (njt.LayerNorm if kind == "LN" else njt.RMSNorm)(n, device="cuda", dtype=dtype)),
+                         ("torch", (torch.nn.LayerNorm if kind == "LN" else torch.nn.RMSNorm)(n, device="cuda", dtype=dtype))):
         inputs = (x,) + tuple(module.parameters())
         steps(module, x, dy, inputs, 5)
         acc.clear()
