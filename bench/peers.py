@@ -2,8 +2,14 @@
 
 Each contender runs the same backward the same way: a forward builds an autograd graph once, then
 torch.autograd.grad(y, (x, weight[, bias]), dy, retain_graph=True) is timed with CUDA events
-around INNER back-to-back calls, median of the repetitions. That times the backward kernels (dx, dweight, dbias) plus the same small
-autograd overhead for everyone:
+around INNER back-to-back calls, median of the repetitions, two ways:
+  GPU     the calls are queued behind a GPU sleep long enough for the host to queue them all, so
+          the events time the backward's kernels back to back (every kernel it launches, the
+          gaps between them, no host time). The bandwidth and the ratios use this time.
+  python  the calls start on an idle GPU, as a training step makes them: the host's time per
+          call (Python, autograd, launches) shows wherever it is not hidden behind the GPU work
+          of the calls before it, including the first call's latency spread over INNER calls.
+The contenders:
 
   torch    eager F.layer_norm / F.rms_norm: aten native_layer_norm_backward and
            _fused_rms_norm_backward
@@ -24,6 +30,7 @@ import argparse
 import json
 import statistics
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
@@ -46,23 +53,55 @@ def copy_bandwidth_gbs(reps=10):
     return 2 * n * 4 / (statistics.median(times) * 1e-6) / 1e9
 
 
-def time_calls(fn, reps, warmup=3, inner=1):
+def time_calls(fn, reps, warmup=3, inner=1, behind_sleep=False):
     """Microseconds per call: each sample is `inner` back-to-back calls between two events, so
     that a contender's host time (Python, autograd, launches) overlaps the previous call's GPU
-    work as it does in a training step, instead of leaving the GPU idle inside the timed region."""
-    for _ in range(warmup):
+    work as it does in a training step, instead of leaving the GPU idle inside the timed region.
+    behind_sleep: the start event and the calls are queued behind a GPU sleep that outlasts the
+    host's queueing of them (sized from the warm-up's host time, doubled and the sample taken
+    again whenever the sleep was over before the calls were all queued), so the events time the
+    GPU work alone."""
+    host = float("inf")
+    for _ in range(warmup):  # the least host time of a warm-up call: the first may compile
+        t = time.perf_counter()
         fn()
+        host = min(host, (time.perf_counter() - t) * 1e6)
     torch.cuda.synchronize()
+    sleep_us = 2 * inner * host + 500
     times = []
-    for _ in range(reps):
+    while len(times) < reps:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if behind_sleep:
+            torch.cuda._sleep(int(sleep_us * _sleep_cycles_per_us()))
         start.record()
         for _ in range(inner):
             fn()
         end.record()
+        if behind_sleep and start.query():  # the GPU reached the calls before they were all queued
+            end.synchronize()
+            sleep_us *= 2
+            continue
         end.synchronize()
         times.append(start.elapsed_time(end) * 1e3 / inner)  # microseconds
     return times
+
+
+_cycles_per_us = None
+
+
+def _sleep_cycles_per_us():
+    """torch.cuda._sleep counts GPU clock cycles: measured once."""
+    global _cycles_per_us
+    if _cycles_per_us is None:
+        cycles = 10_000_000
+        torch.cuda._sleep(cycles)  # clocks up
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.cuda._sleep(cycles)
+        end.record()
+        end.synchronize()
+        _cycles_per_us = cycles / (start.elapsed_time(end) * 1e3)
+    return _cycles_per_us
 
 
 def min_bytes(kind, m, n, elem, welem):
@@ -110,7 +149,9 @@ def time_backward(peer, kind, m, n, dtype, reps):
     y = forward_for(peer, kind)(x, w, b)
     dy = torch.randn_like(y)
     inputs = (x, w, b) if b is not None else (x, w)
-    return statistics.median(time_calls(lambda: torch.autograd.grad(y, inputs, dy, retain_graph=True), reps, inner=INNER))
+    call = lambda: torch.autograd.grad(y, inputs, dy, retain_graph=True)
+    return (statistics.median(time_calls(call, reps, inner=INNER, behind_sleep=True)),
+            statistics.median(time_calls(call, reps, inner=INNER)))
 
 
 def main():
@@ -131,33 +172,36 @@ def main():
     peers = args.peers.split(",")
     copy = copy_bandwidth_gbs()
     print(f"peers.py on {torch.cuda.get_device_name()}, torch {torch.__version__}: device copy {copy:.0f} GB/s")
-    print(f"{args.dtype}, weights {args.dtype}, M*N = {args.elements}; per contender: us, % of copy; "
-          "then normjit's speed-up over each (peer time / normjit time)")
-    head = f"{'kind':9} {'M':>7} {'N':>8} " + " ".join(f"{p:>16}" for p in peers)
+    print(f"{args.dtype}, weights {args.dtype}, M*N = {args.elements}; per contender: GPU us, its % of copy, "
+          "python us; then normjit's speed-up over each (peer time / normjit time), GPU | python")
+    head = f"{'kind':9} {'M':>7} {'N':>8} " + " ".join(f"{p:>25}" for p in peers)
     others = [p for p in peers if p != "normjit"]
     if "normjit" in peers:
-        head += "  " + " ".join(f"{'x ' + p:>10}" for p in others)
+        head += "  " + " ".join(f"{'x ' + p:>10}" for p in others) + " |" + " ".join(f"{'x ' + p:>10}" for p in others)
     print(head)
     rows = []
     for kind in args.kinds.split(","):
         for n in map(int, args.n.split(",")):
             m = max(1, args.elements // n)
             need = min_bytes(kind, m, n, elem, elem)
-            cells, result = [], {"kind": kind, "dtype": args.dtype, "m": m, "n": n, "us": {}, "pct_copy": {}, "error": {}}
+            cells, result = [], {"kind": kind, "dtype": args.dtype, "m": m, "n": n, "us": {}, "us_python": {},
+                                 "pct_copy": {}, "error": {}}
             for peer in peers:
                 try:
-                    us = time_backward(peer, kind, m, n, dtype, args.reps)
+                    us, us_python = time_backward(peer, kind, m, n, dtype, args.reps)
                     pct = 100 * need / (us * 1e-6) / 1e9 / copy
-                    result["us"][peer], result["pct_copy"][peer] = us, pct
-                    cells.append(f"{us:9.1f} {pct:5.1f}%")
+                    result["us"][peer], result["us_python"][peer], result["pct_copy"][peer] = us, us_python, pct
+                    cells.append(f"{us:9.1f} {pct:5.1f}% {us_python:8.1f}")
                 except Exception as e:  # a contender that cannot run this shape says so and the row goes on
                     result["error"][peer] = f"{type(e).__name__}: {e}"[:200]
-                    cells.append(f"{'fails':>16}")
+                    cells.append(f"{'fails':>25}")
                 torch.cuda.empty_cache()
             line = f"{kind:9} {m:7d} {n:8d} " + " ".join(cells)
             if "normjit" in result["us"]:
-                ratios = [result["us"][p] / result["us"]["normjit"] if p in result["us"] else None for p in others]
-                line += "  " + " ".join(f"{r:10.2f}" if r else f"{'-':>10}" for r in ratios)
+                for key, sep in (("us", "  "), ("us_python", " |")):
+                    times = result[key]
+                    ratios = [times[p] / times["normjit"] if p in times else None for p in others]
+                    line += sep + " ".join(f"{r:10.2f}" if r else f"{'-':>10}" for r in ratios)
             print(line, flush=True)
             rows.append(result)
     for r in rows:
