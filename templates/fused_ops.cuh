@@ -97,20 +97,54 @@ __device__ __forceinline__ float branch_grad(const FusedParams& f, i64 row, i64 
 // ---- gated RMSNorm ------------------------------------------------------------------------------
 // sigmoid, silu, silu_grad: templates/gate_math.cuh.
 
-// As a slot of x and dy is read (kVec columns from col; rows and columns that exist): the
-// gate scales x before the norm, dy after it.
+// A slot of x and dy with its z: the gate scales x before the norm, dy after it.
+__device__ __forceinline__ void apply_gate(const float (&z)[kVec], float (&x)[kVec], float (&dy)[kVec]) {
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    if constexpr (kGate == kGateBeforeNorm) x[j] *= silu(z[j]);
+    else dy[j] *= silu(z[j]);
+  }
+}
+
+// As a slot of x and dy is read (kVec columns from col; rows and columns that exist): z read
+// and the gate applied.
 __device__ __forceinline__ void gate_inputs(const FusedParams& f, i64 row, i64 col, float (&x)[kVec],
                                             float (&dy)[kVec]) {
   if constexpr (kGate != 0) {
     float z[kVec];
     load_slot<TX, kVec, kAlign, kN>(f.z + row * f.z_stride, col, z);
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) {
-      if constexpr (kGate == kGateBeforeNorm) x[j] *= silu(z[j]);
-      else dy[j] *= silu(z[j]);
-    }
+    apply_gate(z, x, dy);
   }
 }
+
+// Packed rows (kPackedRows: shared sums, 16-bit rows) hold z packed beside x and dy, so that
+// neither pass reads z again, nor the dz pass x or dy: the slot's raw values, as held, go to
+// gate_grads in a HeldGateSlot. Other rows keep x and dy gated in fp32 and read z (and x or
+// dy) again for dz: NoHeldGate.
+constexpr bool kHoldsGate = kGate != 0 && kPackedRows;
+struct NoHeldGate {};
+struct HeldGateSlot {
+  float z[kVec], x[kVec], dy[kVec];  // as loaded, before the gate
+};
+template <bool kHeld> struct GateHoldOf { typedef NoHeldGate Type; };
+template <> struct GateHoldOf<true> { typedef HeldGateSlot Type; };
+typedef typename GateHoldOf<kHoldsGate>::Type GateHold;
+
+// A packed row's slot for the dx pass: z unpacked from z_packed, x and dy kept raw in held for
+// dz, then the gate applied to them. Nothing without a held gate.
+template <class Z>
+__device__ __forceinline__ void hold_and_apply_gate(const Z& z_packed, float (&x)[kVec], float (&dy)[kVec],
+                                                    HeldGateSlot& held) {
+  z_packed.unpack(held.z);
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    held.x[j] = x[j];
+    held.dy[j] = dy[j];
+  }
+  apply_gate(held.z, x, dy);
+}
+template <class Z>
+__device__ __forceinline__ void hold_and_apply_gate(const Z&, float (&)[kVec], float (&)[kVec], NoHeldGate&) {}
 
 // The same for one element (interleaved staged rows): column col < N.
 __device__ __forceinline__ void gate_input_element(const FusedParams& f, i64 row, i64 col, float& x, float& dy) {
@@ -122,9 +156,8 @@ __device__ __forceinline__ void gate_input_element(const FusedParams& f, i64 row
 }
 
 // dz of one element, and the norm's input gradient `grad` turned into x's: before the norm
-// grad is d(xg) and leaves as d(xg)·silu(z); after it, grad is already x's. x, dy and γ are
-// read again from memory (L1/L2: this row's were just read) rather than kept in registers:
-// the option-free kernels' register budget is untouched.
+// grad is d(xg) and leaves as d(xg)·silu(z); after it, grad is already x's. z and x or dy
+// come from gate_slot_inputs; γ is read again (L1).
 __device__ __forceinline__ float gate_element_grads(float z, float x, float dy, float gamma, float xhat,
                                                     float& grad) {
   if constexpr (kGate == kGateBeforeNorm) {
@@ -136,24 +169,39 @@ __device__ __forceinline__ float gate_element_grads(float z, float x, float dy, 
   }
 }
 
-// One slot of a row: writes dz and turns grad into x's gradient. P is BackwardParams
-// (templates/norm_backward.cuh), which holds x, dy and γ.
+// The slot's z, and x before the norm or dy after it, for dz: read again from memory (L1/L2)
+// or, held (kHoldsGate), taken from registers.
 template <class P>
+__device__ __forceinline__ void gate_slot_inputs(const P& p, i64 row, i64 col, const NoHeldGate&, float (&z)[kVec],
+                                                 float (&x)[kVec], float (&dy)[kVec]) {
+  load_slot<TX, kVec, kAlign, kN>(p.fused.z + row * p.fused.z_stride, col, z);
+  if constexpr (kGate == kGateBeforeNorm) load_slot<TX, kVec, kAlign, kN>(p.x + row * p.x_stride, col, x);
+  else load_slot<TDY, kVec, kAlign, kN>(p.dy + row * p.dy_stride, col, dy);
+}
+template <class P>
+__device__ __forceinline__ void gate_slot_inputs(const P&, i64, i64, const HeldGateSlot& held, float (&z)[kVec],
+                                                 float (&x)[kVec], float (&dy)[kVec]) {
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    z[j] = held.z[j];
+    if constexpr (kGate == kGateBeforeNorm) x[j] = held.x[j];
+    else dy[j] = held.dy[j];
+  }
+}
+
+// One slot of a row: writes dz and turns grad into x's gradient. P is BackwardParams
+// (templates/norm_backward.cuh), which holds x, dy and γ; H is NoHeldGate or HeldGateSlot.
+template <class P, class H = NoHeldGate>
 __device__ __forceinline__ void gate_grads(const P& p, i64 row, i64 col, const float (&xhat)[kVec],
-                                           float (&grad)[kVec]) {
+                                           float (&grad)[kVec], const H& held = H()) {
   if constexpr (kGate != 0) {
     float z[kVec], x[kVec], dy[kVec], w[kVec], dz[kVec];
-    load_slot<TX, kVec, kAlign, kN>(p.fused.z + row * p.fused.z_stride, col, z);
 #pragma unroll
     for (int j = 0; j < kVec; ++j) x[j] = dy[j] = w[j] = 1.f;
-    if constexpr (kGate == kGateBeforeNorm) {
-      load_slot<TX, kVec, kAlign, kN>(p.x + row * p.x_stride, col, x);
-    } else {
-      load_slot<TDY, kVec, kAlign, kN>(p.dy + row * p.dy_stride, col, dy);
-      if constexpr (kHasWeight) {
-        load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
-        stored_weight_to_gamma(w);
-      }
+    gate_slot_inputs(p, row, col, held, z, x, dy);
+    if constexpr (kGate != kGateBeforeNorm && kHasWeight) {
+      load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
+      stored_weight_to_gamma(w);
     }
 #pragma unroll
     for (int j = 0; j < kVec; ++j) dz[j] = gate_element_grads(z[j], x[j], dy[j], w[j], xhat[j], grad[j]);
@@ -243,9 +291,9 @@ __device__ __forceinline__ unsigned unrecoverable_slot(const P& p, i64 col) {
 // kRecompute could not recover x̂).
 // dresidual is read before dx is written, by this thread, so dx may be dresidual itself
 // (in-place accumulation).
-template <class P>
+template <class P, class H = NoHeldGate>
 __device__ __forceinline__ void fused_input_grad(const P& p, i64 row, i64 col, const float (&xhat)[kVec],
-                                                 float (&grad)[kVec]) {
+                                                 float (&grad)[kVec], const H& held_gate = H()) {
   const FusedParams& f = p.fused;
   if constexpr (kRecompute && kHasWeight) {
     const unsigned unknown = unrecoverable_slot(p, col);
@@ -253,7 +301,7 @@ __device__ __forceinline__ void fused_input_grad(const P& p, i64 row, i64 col, c
     for (int j = 0; j < kVec; ++j)
       if ((unknown >> j) & 1u) grad[j] = unrecoverable_value();
   }
-  gate_grads(p, row, col, xhat, grad);
+  gate_grads(p, row, col, xhat, grad, held_gate);
   if constexpr (kResidual) {
     float dres[kVec];
     load_slot<TDX, kVec, kAlign, kN>(f.dresidual + row * f.dresidual_stride, col, dres);

@@ -528,6 +528,9 @@ struct RowSlice {
   float dy[kPackedRows ? 1 : kIters][kVec];
   PackedSlot<TX, kVec, kAlign, kN> x_packed[kPackedRows ? kIters : 1];
   PackedSlot<TDY, kVec, kAlign, kN> dy_packed[kPackedRows ? kIters : 1];
+// fused:begin
+  PackedSlot<TX, kVec, kAlign, kN> z_packed[kHoldsGate ? kIters : 1];  // the gate's input (kHoldsGate)
+// fused:end
   float mean, rstd;
 };
 
@@ -547,6 +550,9 @@ __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row,
       // Out of range: zero bits, which every dtype reads as 0.
       r.x_packed[i].load(p.x + row * p.x_stride, valid ? col : kN);
       r.dy_packed[i].load(p.dy + row * p.dy_stride, valid ? col : kN);
+// fused:begin
+      if constexpr (kHoldsGate) r.z_packed[i].load(p.fused.z + row * p.fused.z_stride, valid ? col : kN);
+// fused:end
     } else if (valid && col < kN) {
       load_slot<TX, kVec, kAlign, kN>(p.x + row * p.x_stride, col, r.x[i]);
       load_slot<TDY, kVec, kAlign, kN>(p.dy + row * p.dy_stride, col, r.dy[i]);
@@ -610,8 +616,11 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
         cur.x_packed[i].unpack(x_wide);
         cur.dy_packed[i].unpack(dy_wide);
 // fused:begin
-        const i64 col = slot_column(i, lane, rank);
-        if (valid && col < kN) gate_inputs(p.fused, row, col, x_wide, dy_wide);
+        if constexpr (kHoldsGate) {
+          float z[kVec];  // zeros past the row's end and for rows past M: silu(0)·0 = 0
+          cur.z_packed[i].unpack(z);
+          apply_gate(z, x_wide, dy_wide);
+        }
 // fused:end
       }
       float (&xh)[kVec] = kPackedRows ? x_wide : cur.x[kPackedRows ? 0 : i];
@@ -677,6 +686,9 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
         const i64 col = slot_column(i, lane, rank);
         if (col < kN) {
           float x_wide[kVec], g_wide[kVec];
+// fused:begin
+          GateHold held_gate;  // packed rows' z, x and dy as held, for dz (kHoldsGate)
+// fused:end
           if constexpr (kPackedRows) {
             // x̂ and g again, as pass 1 made them.
             float w[kVec];
@@ -684,7 +696,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
             cur.x_packed[i].unpack(x_wide);
             cur.dy_packed[i].unpack(g_wide);
 // fused:begin
-            gate_inputs(p.fused, row, col, x_wide, g_wide);
+            if constexpr (kHoldsGate) hold_and_apply_gate(cur.z_packed[i], x_wide, g_wide, held_gate);
             if constexpr (kRecompute) {
               float xhat[kVec];
               recover_slot(p, true, row, col, i, lane, rank, x_wide, w, mean, rstd, xhat);
@@ -713,7 +725,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 #pragma unroll
           for (int j = 0; j < kVec; ++j) out[j] = input_grad(g[j], xh[j], rstd, mean_g, mean_gx);
 // fused:begin
-          fused_input_grad(p, row, col, xh, out);
+          fused_input_grad(p, row, col, xh, out, held_gate);
 // fused:end
           store_slot<TDX, kVec, kAlign, kN>(p.dx + row * p.dx_stride, col, out);
         }

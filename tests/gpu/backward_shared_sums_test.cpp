@@ -2,8 +2,9 @@
 // region of its block's shared memory instead of in registers. Every shared-sums candidate the
 // tuner may pick must match the reference: one block a row and clusters sharing it, staged rows,
 // 16-bit and fp32, odd N (rows aligned to 2 bytes, part-filled vectors), the fused options that
-// add sums of their own (parallel norms) or change what is summed (recompute, gate), one row
-// group writing dγ/dβ itself, and many rows a block, which is where the sums accumulate.
+// add sums of their own (parallel norms) or change what is summed (recompute, the gate in both
+// orders, whose z packed rows hold too), one row group writing dγ/dβ itself, and many rows a
+// block, which is where the sums accumulate.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -41,6 +42,12 @@ std::vector<NormProblem> problems() {
       with(make_problem(NormKind::LayerNorm, 4096, DType::BF16, DType::F32, Affine::WeightAndBias),
            [](NormProblem& p) { p.recompute_from_output = true; }),
       with(make_problem(NormKind::RMSNorm, 4096, DType::BF16, DType::F32, Affine::WeightOnly),
+           [](NormProblem& p) { p.gate = Gate::AfterNorm; }),
+      // Packed rows hold the gate's z beside x and dy (kHoldsGate): both orders, in a block and
+      // in clusters sharing the row.
+      with(make_problem(NormKind::RMSNorm, 8192, DType::F16, DType::F32, Affine::WeightOnly),
+           [](NormProblem& p) { p.gate = Gate::BeforeNorm; }),
+      with(make_problem(NormKind::RMSNorm, 32768, DType::BF16, DType::BF16, Affine::WeightOnly),
            [](NormProblem& p) { p.gate = Gate::AfterNorm; }),
   };
 }
