@@ -198,14 +198,21 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // per SM, up to 8 (32768: 183 vs 230 for staged 1024-thread blocks; 65536: 194 vs 264), then
   // of 1024-thread blocks (131072: 216 vs 256). Not where a half-vector row of 32 elements a
   // thread already fits (RMS 16384: 149 us vs 155).
-  // The gate, where one block holds the row, is faster without (RMS bf16 8192: 329 us as 1024
-  // threads of 8 elements in registers, against 338-388 with shared sums in either gate order;
-  // bench/results/2026-11-24-h100-7dafbbd-fused/tune-fused.txt).
-  const bool gate_in_one_block = sm >= 90 && sixteen_bit && aligned && p.gate != Gate::None && p.n > 4096 &&
-                                 slots <= kMaxRowThreads;
   const bool sixteen_bit_shared_sums = sm >= 90 && sixteen_bit && aligned && (p.has_weight || p.has_bias) &&
-                                       p.n > 4096 && !(half_vectors && half_iters == 8) && !gate_in_one_block &&
+                                       p.n > 4096 && !(half_vectors && half_iters == 8) &&
                                        slots <= int64_t{kMaxRowThreads} * 2 * kMaxCluster;
+  const bool bf16_rows = p.x_dtype == DType::BF16;
+  // The gate (RMSNorm), since packed rows hold z beside x and dy (kHoldsGate): shared sums, at
+  // 8 elements a thread in bf16. Exhaustive tuning, RMS, fp32 γ, graph replays
+  // (bench/results/2026-11-24-h100-3e82f92-gate/tune-new.txt), after / before the norm:
+  // - 4096 (M = 16384): bf16 512 threads with shared sums 255 / 260 µs against 294 / 288 with
+  //   sums in registers; fp16 keeps registers (288 / 283 against 290 / 300 with shared sums).
+  // - 8192 (M = 8192): bf16 1024 threads of 8, 286 µs, and before the norm prefetching, 256
+  //   (against 329 / 316 before z was held); its 512 threads of 16 spill (473 µs). fp16 512
+  //   threads of 16, two blocks an SM: 278 / 300 (against 326 / 315).
+  // - 32768 (M = 2048): clusters of 8 x 512 threads of 8 (fp16 382 / 386 against 447 / 435 for
+  //   the option-free rule's 4 x 512 of 16), prefetching in bf16 after the norm only (331, and
+  //   before the norm 332 without against 380 with).
   // Fused options on 16-bit rows up to 4096 that the option-free rule holds in 8-byte vectors,
   // 16 elements a thread, sums in registers (half_vectors: 3073-4096), with many rows: that
   // leaves the options' extra loads and registers no room. bf16 4096, fp32 γ, M = 16384,
@@ -291,15 +298,15 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     c.prefetch = true;
     one_row_per_block(slots, prefetch_iters);
   } else if (fused_short_rows && p.gate != Gate::None) {
-    one_row_per_block(slots, 1);
-    c.min_blocks_per_sm = 2;
+    if (!(bf16_rows && shared_sums_rows(1))) {
+      one_row_per_block(slots, 1);
+      c.min_blocks_per_sm = 2;
+    }
   } else if (fused_short_rows && p.parallel && p.has_bias) {
     c.vec = 4;
     one_row_per_block(ceil_div(p.n, 4), 2);
   } else if (fused_short_rows && (p.has_weight || p.has_bias) && shared_sums_rows(2)) {
     // The other options: rows packed, sums in shared memory (one block of N/16 threads).
-  } else if (gate_in_one_block) {
-    one_row_per_block(slots, 1);
   } else if (sixteen_bit_shared_sums && shared_sums_rows(2)) {
     // Parallel norms' four sums (with β) leave room for one block of 16 elements a thread per
     // SM: where one block holds the row, 8 elements a thread, so 1024 threads, do better (LN
@@ -312,13 +319,15 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 330 / 289 in 1024-thread blocks; fp16 LN 365 against the best's 356, and 0.72 of the
     // option-free row's % of copy against 0.61 in `bench --fused`, -7707c20-fused/); recompute
     // from the output in blocks of 1024 threads, one an SM (LN 257 against 274 in bf16, 289
-    // against 311 in fp16, the best). In bf16 only, where they win: the gate at 8 elements a
-    // thread, prefetching the next row (472 against 520, the best; in fp16 466 against 446), and
-    // RMSNorm's recompute as LayerNorm's (213 against 229; in fp16 271 against 248). Measured at
-    // 32768 only.
-    const bool bf16_rows = p.x_dtype == DType::BF16;
+    // against 311 in fp16, the best); the gate at 8 elements a thread (above, with the numbers).
+    // In bf16 only, where it wins: RMSNorm's recompute as LayerNorm's (213 against 229; in
+    // fp16 271 against 248). Measured at 32768 only.
+    // Where one block holds the row, the gate in bf16 at 8 elements a thread (above).
+    if (p.gate != Gate::None && bf16_rows && c.cluster == 1 && slots <= kMaxRowThreads && shared_sums_rows(1))
+      c.prefetch = p.gate == Gate::BeforeNorm;
     if (c.cluster > 1 && p.n <= 32768) {
-      if ((p.parallel || (p.gate != Gate::None && bf16_rows)) && shared_sums_rows(1)) c.prefetch = p.gate != Gate::None;
+      if ((p.parallel || p.gate != Gate::None) && shared_sums_rows(1))
+        c.prefetch = p.gate == Gate::AfterNorm && bf16_rows;
       else if (p.recompute_from_output && (p.has_bias || bf16_rows)) shared_sums_rows(2, /*wide_blocks=*/true);
     }
   } else if (half_vectors) {
