@@ -26,5 +26,5 @@ done
 for p in "${pids[@]}"; do wait $p; done
 for i in 0 1 2 3 4 5 6 7; do echo "== shard $i"; cat $o/shard$i.txt; done > $o/gpu-tests.txt; rm -f $o/shard*.txt
 grep -E "^\[  (FAILED|PASSED) |^\[  FAILED" $o/gpu-tests.txt
-NORMJIT_TEST_MATRIX=sanitize timeout $((590 - SECONDS)) compute-sanitizer --tool memcheck --error-exitcode 9 $b/tests/normjit_gpu_tests --gtest_filter='*BackwardGated*' > $o/memcheck-gated.txt 2>&1
+NORMJIT_TEST_MATRIX=sanitize timeout $((590 - SECONDS)) $(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer) --tool memcheck --error-exitcode 9 $b/tests/normjit_gpu_tests --gtest_filter='*BackwardGated*' > $o/memcheck-gated.txt 2>&1
 echo "memcheck exit $? at ${SECONDS}s" >> $o/memcheck-gated.txt; tail -3 $o/memcheck-gated.txt
