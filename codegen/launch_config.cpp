@@ -298,7 +298,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     c.prefetch = true;
     one_row_per_block(slots, prefetch_iters);
   } else if (fused_short_rows && p.gate != Gate::None) {
-    if (!(bf16_rows && shared_sums_rows(1))) {
+    if (!(bf16_rows && (p.has_weight || p.has_bias) && shared_sums_rows(1))) {
       one_row_per_block(slots, 1);
       c.min_blocks_per_sm = 2;
     }

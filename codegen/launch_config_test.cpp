@@ -568,6 +568,50 @@ TEST(LaunchConfig, FusedOptionsInClustersUpTo32768TakeTheirOwnRule) {
             at(65536, NormKind::LayerNorm, no_option).cluster);
 }
 
+// The heuristic's config runs every problem it is asked for: each fused option alone and all
+// those that go together, each affine form (shared sums need dγ or dβ to hold), 16-bit and fp32
+// rows, many rows and few, sm_80 and sm_90. (The gate's shared-sums rule of ba92ca2 gave a
+// problem without γ shared sums; the GPU tests caught it, this catches it on any machine.)
+TEST(LaunchConfig, TheHeuristicsConfigRunsEveryOptionAndAffineForm) {
+  const std::vector<void (*)(NormProblem&)> options = {
+      no_option,
+      [](NormProblem& p) { p.residual = true; },
+      [](NormProblem& p) { p.gate = Gate::AfterNorm; },
+      [](NormProblem& p) { p.gate = Gate::BeforeNorm; },
+      [](NormProblem& p) { p.parallel = true; },
+      [](NormProblem& p) { p.recompute_from_output = true; },
+      [](NormProblem& p) {
+        p.residual = p.zero_centered_weight = p.rowscale = true;
+        p.dropout = DropoutMask::Bits;
+      },
+  };
+  int checked = 0;
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (DType x : {DType::BF16, DType::F16, DType::F32})
+      for (int64_t n : {1, 33, 1000, 4096, 5003, 8192, 16384, 32768, 65536, 262144})
+        for (int affine = 0; affine < 4; ++affine)
+          for (auto option : options) {
+            NormProblem p = with_option(n, x, kind, option);
+            p.has_weight = affine & 1;
+            p.has_bias = kind == NormKind::LayerNorm && (affine & 2);
+            if (p.gate != Gate::None && kind != NormKind::RMSNorm) continue;
+            if (p.zero_centered_weight && !p.has_weight) continue;
+            try {
+              codegen::validate_problem(p);
+            } catch (const std::invalid_argument&) {
+              continue;  // a combination the library rejects
+            }
+            for (int sm : {80, 90})
+              for (int64_t m : {int64_t{1}, int64_t{199}, int64_t{16384}, int64_t{-1}}) {
+                const LaunchConfig c = choose_launch_config(p, sm, 132, m);
+                EXPECT_NO_THROW(codegen::check_launch_config(p, c))
+                    << codegen::describe(p) << " sm_" << sm << " M=" << m << ": " << codegen::describe(c);
+                ++checked;
+              }
+          }
+  EXPECT_GT(checked, 3000);
+}
+
 // The kernel holds rows packed (kPackedRows, emitted from codegen::packs_rows) only with shared
 // sums and 16-bit rows, whatever the fused options (those that transform or add to the rows as
 // they are loaded redo it for dx).
