@@ -225,6 +225,24 @@ __device__ __forceinline__ void gate_grads_element(const P& p, i64 row, i64 col,
 }
 
 // ---- parallel norms of one input -------------------------------------------------------------
+// Packed rows (kPackedRows) hold dy1 packed beside x and dy, so that the dx pass does not read
+// it again; other rows keep g1 added into g in fp32 and need it once.
+constexpr bool kHoldsSecondDy = kParallel && kPackedRows;
+
+// g1 = dy1·γ1 of the second norm's slot from col (< N), its dy1 given.
+__device__ __forceinline__ void second_norm_grad(const FusedParams& f, i64 col, const float (&dy1)[kVec],
+                                                 float (&g1)[kVec]) {
+  float w1[kVec];
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) w1[j] = 1.f;
+  if constexpr (kHasWeight) {
+    load_slot<TW, kVec, kAlign, kN>(f.weight1, col, w1);
+    stored_weight_to_gamma(w1);
+  }
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) g1[j] = dy1[j] * w1[j];
+}
+
 // The second norm's slot (kVec columns from col; `present`: the row exists and col < N): its
 // dy1, and g1 = dy1·γ1 to add to the first norm's g; zeros where there is no element.
 __device__ __forceinline__ void second_norm_slot(const FusedParams& f, bool present, i64 row, i64 col,
@@ -233,17 +251,20 @@ __device__ __forceinline__ void second_norm_slot(const FusedParams& f, bool pres
   for (int j = 0; j < kVec; ++j) dy1[j] = g1[j] = 0.f;
   if constexpr (kParallel) {
     if (!present || col >= kN) return;
-    float w1[kVec];
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) w1[j] = 1.f;
     load_slot<TDY, kVec, kAlign, kN>(f.dy1 + row * f.dy1_stride, col, dy1);
-    if constexpr (kHasWeight) {
-      load_slot<TW, kVec, kAlign, kN>(f.weight1, col, w1);
-      stored_weight_to_gamma(w1);
-    }
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) g1[j] = dy1[j] * w1[j];
+    second_norm_grad(f, col, dy1, g1);
   }
+}
+
+// The same from the slot's dy1 as a packed row holds it (kHoldsSecondDy).
+template <class Packed>
+__device__ __forceinline__ void held_second_norm_slot(const FusedParams& f, const Packed& dy1_packed, bool present,
+                                                      i64 col, float (&dy1)[kVec], float (&g1)[kVec]) {
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) dy1[j] = g1[j] = 0.f;
+  if (!present || col >= kN) return;
+  dy1_packed.unpack(dy1);
+  second_norm_grad(f, col, dy1, g1);
 }
 
 // The same for one element (interleaved staged rows): column col < N. Returns g1.

@@ -514,9 +514,9 @@ struct ColumnSums {
 // ---- rows held in registers ------------------------------------------------------------------
 // With kPackedRows (codegen::packs_rows: shared sums, 16-bit rows) rows are held as stored
 // (half the registers of fp32) and widened slot by slot when worked, twice a row: x̂ and
-// g = dy·γ are recomputed for dx instead of kept, and γ is read again (from L1). So is what an
-// option of the problem brings to a row as it is loaded: the gate's input, β for x̂ recovered
-// from y, a second norm's gradient (L1 or L2 hits: this block read them a moment before). A
+// g = dy·γ are recomputed for dx instead of kept, and γ is read again (from L1), as is β for x̂
+// recovered from y. The row-sized inputs of the fused options are held packed beside x and dy
+// (the gate's z, the second norm's dy1: kHoldsGate, kHoldsSecondDy), so no row is read twice. A
 // thread then holds 32 elements of x and dy in 32 registers, so two blocks of 512 threads per
 // SM keep 64 KB of the rows in flight.
 
@@ -530,6 +530,7 @@ struct RowSlice {
   PackedSlot<TDY, kVec, kAlign, kN> dy_packed[kPackedRows ? kIters : 1];
 // fused:begin
   PackedSlot<TX, kVec, kAlign, kN> z_packed[kHoldsGate ? kIters : 1];  // the gate's input (kHoldsGate)
+  PackedSlot<TDY, kVec, kAlign, kN> dy1_packed[kHoldsSecondDy ? kIters : 1];  // the second norm's dy1
 // fused:end
   float mean, rstd;
 };
@@ -552,6 +553,7 @@ __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row,
       r.dy_packed[i].load(p.dy + row * p.dy_stride, valid ? col : kN);
 // fused:begin
       if constexpr (kHoldsGate) r.z_packed[i].load(p.fused.z + row * p.fused.z_stride, valid ? col : kN);
+      if constexpr (kHoldsSecondDy) r.dy1_packed[i].load(p.fused.dy1 + row * p.fused.dy1_stride, valid ? col : kN);
 // fused:end
     } else if (valid && col < kN) {
       load_slot<TX, kVec, kAlign, kN>(p.x + row * p.x_stride, col, r.x[i]);
@@ -629,7 +631,8 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
       slot_gamma(p, i, lane, rank, w);
 // fused:begin
       float dy1[kVec], g1[kVec];
-      second_norm_slot(p.fused, valid, row, slot_column(i, lane, rank), dy1, g1);
+      if constexpr (kHoldsSecondDy) held_second_norm_slot(p.fused, cur.dy1_packed[i], valid, slot_column(i, lane, rank), dy1, g1);
+      else second_norm_slot(p.fused, valid, row, slot_column(i, lane, rank), dy1, g1);
       if constexpr (kRecompute) {
         // xh holds y: the loop below with x̂ recovered from it (an unrecoverable column's x̂ is
         // 0 here, its dγ made NaN after the last row).
@@ -713,7 +716,8 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 // fused:begin
             if constexpr (kParallel) {
               float dy1[kVec], g1[kVec];
-              second_norm_slot(p.fused, true, row, col, dy1, g1);
+              if constexpr (kHoldsSecondDy) held_second_norm_slot(p.fused, cur.dy1_packed[i], true, col, dy1, g1);
+              else second_norm_slot(p.fused, true, row, col, dy1, g1);
 #pragma unroll
               for (int j = 0; j < kVec; ++j) g_wide[j] += g1[j];
             }
