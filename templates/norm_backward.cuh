@@ -515,8 +515,9 @@ struct ColumnSums {
 // With kPackedRows (codegen::packs_rows: shared sums, 16-bit rows) rows are held as stored
 // (half the registers of fp32) and widened slot by slot when worked, twice a row: x̂ and
 // g = dy·γ are recomputed for dx instead of kept, and γ is read again (from L1), as is β for x̂
-// recovered from y. The row-sized inputs of the fused options are held packed beside x and dy
-// (the gate's z, the second norm's dy1: kHoldsGate, kHoldsSecondDy), so no row is read twice. A
+// recovered from y. What an option of the problem brings to a row as it is loaded, where it is
+// row-sized (the gate's input, a second norm's gradient), is held packed beside x and dy, so no
+// row is read twice. A
 // thread then holds 32 elements of x and dy in 32 registers, so two blocks of 512 threads per
 // SM keep 64 KB of the rows in flight.
 
