@@ -456,8 +456,8 @@ TEST(LaunchConfig, SharedSumsAtFewRowsAndUnderFusedOptions) {
   EXPECT_EQ(choose_launch_config(codegen::resolve_problem(fp32), 90, 132, 65536).min_blocks_per_sm, 1)
       << "fp32 rows stay unpacked: one block per SM";
   // Fitted to the fused options' exhaustive tuning (bench/results/2026-11-24-h100-7dafbbd-fused):
-  // parallel LayerNorms of a row one block holds, 8 elements a thread with shared sums (16 leave
-  // room for one block per SM), parallel RMSNorms 16 at two blocks per SM. The gate, since packed
+  // parallel norms of a row one block holds, 8 elements a thread with shared sums (since packed
+  // rows hold dy1, 16 spill: bench/results/2026-11-24-h100-9f89c00-parallel/). The gate, since packed
   // rows hold z (bench/results/2026-11-24-h100-3e82f92-gate/): shared sums, in bf16 8 elements a
   // thread (before the norm prefetching), in fp16 16 at two blocks per SM.
   NormProblem parallel = ln(8192, false);
@@ -471,8 +471,8 @@ TEST(LaunchConfig, SharedSumsAtFewRowsAndUnderFusedOptions) {
   rms_parallel.has_bias = false;
   const LaunchConfig two_rms = choose_launch_config(codegen::resolve_problem(rms_parallel), 90, 132);
   EXPECT_TRUE(two_rms.shared_sums);
-  EXPECT_EQ(two_rms.threads, 512);
-  EXPECT_EQ(two_rms.min_blocks_per_sm, 2);
+  EXPECT_EQ(two_rms.threads, 1024);
+  EXPECT_EQ(two_rms.vec, 8);
   for (Gate order : {Gate::AfterNorm, Gate::BeforeNorm}) {
     NormProblem gated = ln(8192, false);
     gated.kind = NormKind::RMSNorm;
@@ -500,10 +500,12 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4096TakeTheirOwnRuleForManyRows) {
 
   const LaunchConfig parallel =
       choose_launch_config(p4096(NormKind::LayerNorm, [](NormProblem& p) { p.parallel = true; }), 90, 132, 16384);
-  EXPECT_EQ(codegen::describe(parallel), "threads=512 threads_per_row=512 vec=4 registers");
+  // Parallel norms, since packed rows hold dy1 (-9f89c00-parallel/): 8 elements a thread with
+  // shared sums, two blocks an SM.
+  EXPECT_EQ(codegen::describe(parallel), "threads=512 threads_per_row=512 vec=4 registers min_blocks=2 shared_sums");
   const LaunchConfig rms_parallel =
       choose_launch_config(p4096(NormKind::RMSNorm, [](NormProblem& p) { p.parallel = true; }), 90, 132, 16384);
-  EXPECT_EQ(codegen::describe(rms_parallel), "threads=256 threads_per_row=256 vec=8 registers min_blocks=4 shared_sums");
+  EXPECT_EQ(codegen::describe(rms_parallel), "threads=512 threads_per_row=512 vec=8 registers min_blocks=2 shared_sums");
   // The gate: a slot of 8 a thread, two blocks an SM; in bf16 with shared sums since packed rows
   // hold z (bench/results/2026-11-24-h100-3e82f92-gate/), in fp16 with sums in registers.
   for (Gate order : {Gate::AfterNorm, Gate::BeforeNorm}) {
@@ -535,7 +537,8 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4096TakeTheirOwnRuleForManyRows) {
 
 // Fitted to exhaustive tuning of bf16 32768 with fused options at M = 2048 (bench/results/
 // 2026-11-24-h100-e12b52f-fused-tune/tune-fused.txt; the gate: -3e82f92-gate/): where a cluster
-// shares the row, parallel norms and the gate take 8 elements a thread (the gate prefetching in
+// shares the row, parallel norms and the gate take 8 elements a thread (parallel norms in
+// 1024-thread blocks since packed rows hold dy1, -9f89c00-parallel/; the gate prefetching in
 // bf16 after the norm), recompute blocks of 1024 threads (in fp16 not RMSNorm's recompute);
 // other options, and longer rows, the option-free rule.
 TEST(LaunchConfig, FusedOptionsInClustersUpTo32768TakeTheirOwnRule) {
@@ -546,7 +549,7 @@ TEST(LaunchConfig, FusedOptionsInClustersUpTo32768TakeTheirOwnRule) {
   EXPECT_EQ(codegen::describe(plain), "threads=512 threads_per_row=512 vec=8 registers cluster=4 min_blocks=2 shared_sums");
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     EXPECT_EQ(codegen::describe(at(32768, kind, [](NormProblem& p) { p.parallel = true; })),
-              "threads=512 threads_per_row=512 vec=8 registers cluster=8 min_blocks=2 shared_sums");
+              "threads=1024 threads_per_row=1024 vec=8 registers cluster=4 shared_sums");
   EXPECT_EQ(codegen::describe(at(32768, NormKind::RMSNorm, [](NormProblem& p) { p.gate = Gate::AfterNorm; })),
             "threads=512 threads_per_row=512 vec=8 registers cluster=8 prefetch min_blocks=2 shared_sums");
   const std::string gate_cluster = "threads=512 threads_per_row=512 vec=8 registers cluster=8 min_blocks=2 shared_sums";
