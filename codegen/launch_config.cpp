@@ -312,17 +312,14 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     c.shared_sums = true;
     c.min_blocks_per_sm = 2;
     if (dynamic_shared_bytes(p, c) > max_stage_bytes(sm)) c = registers;
-  } else if (fused_short_rows && p.parallel && (p.has_weight || p.has_bias) && shared_sums_rows(1)) {
-    // Parallel RMSNorms, holding dy1 too: a slot of 8 a thread, two blocks an SM (bf16 217 us
-    // against 276 for 2 slots, which spill; fp16 213 against 332; -9f89c00-parallel/).
   } else if (fused_short_rows && (p.has_weight || p.has_bias) && shared_sums_rows(2)) {
     // The other options: rows packed, sums in shared memory (one block of N/16 threads).
   } else if (sixteen_bit_shared_sums && shared_sums_rows(2)) {
-    // Parallel norms where one block holds the row: 8 elements a thread, so 1024 threads (since
-    // packed rows hold dy1, 16 spill; -9f89c00-parallel/: LN bf16 8192 280 us, the best 258 in a
-    // cluster of 2; fp16 266, the best; RMS bf16 240 against 268 for 16, the best 223
-    // prefetching; fp16 235, the best, against 333).
-    if (p.parallel && c.cluster == 1 && slots <= kMaxRowThreads) shared_sums_rows(1);
+    // Parallel norms' four sums (with β) leave room for one block of 16 elements a thread per
+    // SM: where one block holds the row, 8 elements a thread, so 1024 threads, do better (LN
+    // bf16 8192: 271 us against 330; -7dafbbd-fused/tune-fused.txt). With two blocks per SM
+    // (RMSNorm's two sums) 16 stay better (RMS bf16 8192: 219 us against 289; -ef8c699/).
+    if (p.parallel && c.min_blocks_per_sm == 1 && c.cluster == 1 && slots <= kMaxRowThreads) shared_sums_rows(1);
     // Where a cluster shares the row, up to 32768 (32768, M = 2048, exhaustive tuning, graph
     // replays; bench/results/2026-11-24-h100-{e12b52f-fused-tune,7707c20-fused-fp16}/): parallel
     // norms at 8 elements a thread (bf16 LN 338 us against 402, RMS 299 against 340, the best

@@ -456,8 +456,8 @@ TEST(LaunchConfig, SharedSumsAtFewRowsAndUnderFusedOptions) {
   EXPECT_EQ(choose_launch_config(codegen::resolve_problem(fp32), 90, 132, 65536).min_blocks_per_sm, 1)
       << "fp32 rows stay unpacked: one block per SM";
   // Fitted to the fused options' exhaustive tuning (bench/results/2026-11-24-h100-7dafbbd-fused):
-  // parallel norms of a row one block holds, 8 elements a thread with shared sums (since packed
-  // rows hold dy1, 16 spill: bench/results/2026-11-24-h100-9f89c00-parallel/). The gate, since packed
+  // parallel LayerNorms of a row one block holds, 8 elements a thread with shared sums (16 leave
+  // room for one block per SM), parallel RMSNorms 16 at two blocks per SM. The gate, since packed
   // rows hold z (bench/results/2026-11-24-h100-3e82f92-gate/): shared sums, in bf16 8 elements a
   // thread (before the norm prefetching), in fp16 16 at two blocks per SM.
   NormProblem parallel = ln(8192, false);
@@ -471,8 +471,8 @@ TEST(LaunchConfig, SharedSumsAtFewRowsAndUnderFusedOptions) {
   rms_parallel.has_bias = false;
   const LaunchConfig two_rms = choose_launch_config(codegen::resolve_problem(rms_parallel), 90, 132);
   EXPECT_TRUE(two_rms.shared_sums);
-  EXPECT_EQ(two_rms.threads, 1024);
-  EXPECT_EQ(two_rms.vec, 8);
+  EXPECT_EQ(two_rms.threads, 512);
+  EXPECT_EQ(two_rms.min_blocks_per_sm, 2);
   for (Gate order : {Gate::AfterNorm, Gate::BeforeNorm}) {
     NormProblem gated = ln(8192, false);
     gated.kind = NormKind::RMSNorm;
@@ -500,12 +500,12 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4096TakeTheirOwnRuleForManyRows) {
 
   const LaunchConfig parallel =
       choose_launch_config(p4096(NormKind::LayerNorm, [](NormProblem& p) { p.parallel = true; }), 90, 132, 16384);
-  // Parallel norms, since packed rows hold dy1 (-9f89c00-parallel/): 8 elements a thread with
-  // shared sums, two blocks an SM.
+  // Parallel LayerNorms, since packed rows hold dy1 (-9f89c00-parallel/): 8 elements a thread
+  // with shared sums, two blocks an SM. RMSNorms as the other options.
   EXPECT_EQ(codegen::describe(parallel), "threads=512 threads_per_row=512 vec=4 registers min_blocks=2 shared_sums");
   const LaunchConfig rms_parallel =
       choose_launch_config(p4096(NormKind::RMSNorm, [](NormProblem& p) { p.parallel = true; }), 90, 132, 16384);
-  EXPECT_EQ(codegen::describe(rms_parallel), "threads=512 threads_per_row=512 vec=8 registers min_blocks=2 shared_sums");
+  EXPECT_EQ(codegen::describe(rms_parallel), "threads=256 threads_per_row=256 vec=8 registers min_blocks=4 shared_sums");
   // The gate: a slot of 8 a thread, two blocks an SM; in bf16 with shared sums since packed rows
   // hold z (bench/results/2026-11-24-h100-3e82f92-gate/), in fp16 with sums in registers.
   for (Gate order : {Gate::AfterNorm, Gate::BeforeNorm}) {

@@ -225,9 +225,13 @@ __device__ __forceinline__ void gate_grads_element(const P& p, i64 row, i64 col,
 }
 
 // ---- parallel norms of one input -------------------------------------------------------------
-// Packed rows (kPackedRows) hold dy1 packed beside x and dy, so that the dx pass does not read
-// it again; other rows keep g1 added into g in fp32 and need it once.
-constexpr bool kHoldsSecondDy = kParallel && kPackedRows;
+// Packed rows (kPackedRows) of LayerNorms, or of a row a cluster shares, hold dy1 packed beside
+// x and dy, so that the dx pass does not read it again; other rows keep g1 added into g in fp32
+// and need it once. Packed RMSNorm rows in one block read it again: there the registers it
+// would take cost more than the read (bench/results/2026-11-24-h100-9f89c00-parallel/: held,
+// RMS bf16 8192 took 223-240 µs against 219; LayerNorm 8192 258 against 273, and in clusters of
+// 32768 both norms 6-16% less).
+constexpr bool kHoldsSecondDy = kParallel && kPackedRows && (kLayerNorm || kCluster > 1);
 
 // g1 = dy1·γ1 of the second norm's slot from col (< N), its dy1 given.
 __device__ __forceinline__ void second_norm_grad(const FusedParams& f, i64 col, const float (&dy1)[kVec],

@@ -39,6 +39,9 @@ std::vector<NormProblem> problems() {
       make_problem(NormKind::RMSNorm, 1000, DType::F32, DType::F32, Affine::WeightOnly),
       with(make_problem(NormKind::LayerNorm, 8192, DType::BF16, DType::F32, Affine::WeightAndBias),
            [](NormProblem& p) { p.parallel = true; }),
+      // Packed rows holding dy1 (kHoldsSecondDy): LayerNorms above, and rows clusters share.
+      with(make_problem(NormKind::RMSNorm, 32768, DType::F16, DType::F32, Affine::WeightOnly),
+           [](NormProblem& p) { p.parallel = true; }),
       with(make_problem(NormKind::LayerNorm, 4096, DType::BF16, DType::F32, Affine::WeightAndBias),
            [](NormProblem& p) { p.recompute_from_output = true; }),
       with(make_problem(NormKind::RMSNorm, 4096, DType::BF16, DType::F32, Affine::WeightOnly),
