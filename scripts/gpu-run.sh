@@ -2,9 +2,11 @@
 # On the GPU machine: builds nothing (the build folder travels with the call), runs every GPU
 # test, the CPU tests there too, the C embedding example, the Python package's GPU tests, the
 # compute-sanitizer matrix and the benchmark, and writes logs under $OUT (one a step; one a shard).
-#   usage: scripts/gpu-run.sh [tests|python|sanitize|bench|all]   (default all)
+#   usage: scripts/gpu-run.sh [tests|gpu-tests|python|sanitize|bench|all]   (default all)
 #          GPU_TEST_SHARDS=8 scripts/gpu-run.sh tests   the GPU suite as 8 processes at once
 #          (GPU_TEST_FILTER='...' narrows it): about 15 minutes on one process, compile-bound
+#          (3 minutes in 8 shards); `tests` then runs the CPU suite and the C example there too,
+#          `gpu-tests` only the GPU suite (one log, gpu-tests.txt, the shards' logs one after another)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build="${BUILD_DIR:-build}"
@@ -14,7 +16,7 @@ what="${1:-all}"
 export NORMJIT_CACHE_DIR="$(mktemp -d)"
 scripts/gpu-environment.sh "$build" | tee "$out/environment.txt"
 status=0
-if [ "$what" = all ] || [ "$what" = tests ]; then
+if [ "$what" = all ] || [ "$what" = tests ] || [ "$what" = gpu-tests ]; then
   # GPU_TEST_SHARDS=K runs the suite as K gtest shards at once (GTEST_TOTAL_SHARDS): its time
   # is mostly NVRTC on one host thread per process, and the shards share the kernel cache
   # directory, which many processes may use at once (docs/RELIABILITY.md). One log per shard.
@@ -33,7 +35,12 @@ if [ "$what" = all ] || [ "$what" = tests ]; then
       wait "${pids[$i]}" || status=1
       echo "shard $i: $(grep -E "^\[  (PASSED|FAILED) " "$out/gpu-tests-shard$i.txt" | tr '\n' ' ')"
     done
+    # One file: the device tool brings back only a few files a call.
+    for ((i = 0; i < shards; ++i)); do echo "== shard $i"; cat "$out/gpu-tests-shard$i.txt"; done > "$out/gpu-tests.txt"
+    rm -f "$out"/gpu-tests-shard*.txt
   fi
+fi
+if [ "$what" = all ] || [ "$what" = tests ]; then
   # The CPU tests that run the normjit command find it at the path it was built at, which a
   # build folder carried to this machine is not: NORMJIT_CLI and NORMJIT_LIBRARY say where they are now.
   build_path="$(cd "$build" && pwd)"
