@@ -297,6 +297,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   } else if (sm >= 90 && aligned && slots <= prefetch_block) {
     c.prefetch = true;
     one_row_per_block(slots, prefetch_iters);
+  } else if (sm >= 90 && aligned && !sixteen_bit && slots <= int64_t{kMaxRegisterRowThreads} * prefetch_iters) {
+    // fp32 rows up to 4096: the same in blocks of up to 512 threads (N = 4096, M = 16384: LN
+    // 279 us against 291 staged, RMS 278 against 294; session 12's exhaustive sweep,
+    // bench/results/2026-11-24-h100-8e940ae-exhaustive/; at 2048 and below 256 threads already).
+    c.prefetch = true;
+    one_row_per_block(slots, prefetch_iters);
   } else if (fused_short_rows && p.gate != Gate::None) {
     if (!(bf16_rows && (p.has_weight || p.has_bias) && shared_sums_rows(1))) {
       one_row_per_block(slots, 1);
