@@ -297,10 +297,13 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   } else if (sm >= 90 && aligned && slots <= prefetch_block) {
     c.prefetch = true;
     one_row_per_block(slots, prefetch_iters);
-  } else if (sm >= 90 && aligned && !sixteen_bit && slots <= int64_t{kMaxRegisterRowThreads} * prefetch_iters) {
-    // fp32 rows up to 4096: the same in blocks of up to 512 threads (N = 4096, M = 16384: LN
+  } else if (sm >= 90 && aligned && !sixteen_bit && p.n > 3072 &&
+             slots <= int64_t{kMaxRegisterRowThreads} * prefetch_iters) {
+    // fp32 rows of 3073-4096: the same in blocks of up to 512 threads (N = 4096, M = 16384: LN
     // 279 us against 291 staged, RMS 278 against 294; session 12's exhaustive sweep,
-    // bench/results/2026-11-24-h100-8e940ae-exhaustive/; at 2048 and below 256 threads already).
+    // bench/results/2026-11-24-h100-8e940ae-exhaustive/; in `bench`, LN 290 against 298, RMS 289
+    // against 308, -c4851cb-fp32/). Not at 3072, where 384 such threads took LN 1.18x the best
+    // (16 elements a thread, 192 threads; -6ccb8a2-fp32-tune/).
     c.prefetch = true;
     one_row_per_block(slots, prefetch_iters);
   } else if (fused_short_rows && p.gate != Gate::None) {
