@@ -361,6 +361,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // (4095: within 1% of the best).
     c.prefetch = true;
     one_row_per_block(slots, 8);
+  } else if (sm >= 90 && aligned && !sixteen_bit && p.n > 4096 && slots <= block_slots) {
+    // fp32 rows of 4097-8192: one block holding the row in registers, 16 elements a thread, not
+    // staged (session 12's exhaustive sweep, M·N = 64 Mi, bench/results/2026-11-24-h100-
+    // 8e940ae-exhaustive/: LN 5120 362 us against 369 staged, 7168 484 against 525, 8192 282
+    // against 298; RMS 354 / 482 / 281 against 365 / 516 / 297; each within 1.6% of the best).
+    one_row_per_block(slots, max_iters);
   } else if (!aligned && (!sixteen_bit || p.n <= 4096) && slots <= block_slots) {
     one_row_per_block(slots, max_iters);
   } else if (sm >= 80 && staged_slots <= int64_t{kMaxRegisterRowThreads} * staged_iters &&
@@ -467,7 +473,10 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
     return c;
   }
   const bool fp32_rows = dtype_size(p.x_dtype) == 4 && dtype_size(p.dy_dtype) == 4;
-  if (!fp32_rows || many.cluster != 1 || !(many.staged || many.prefetch)) return std::nullopt;
+  // The rows many rows stage or prefetch, and the aligned fp32 rows of 4097-8192 they hold in
+  // registers (config_for_many_rows; staged there before, and timed so at few rows).
+  const bool one_block_fp32 = vector_width(p) == 4 && p.n > 4096 && many.rows_per_block() == 1 && many.row_in_registers;
+  if (!fp32_rows || many.cluster != 1 || !(many.staged || many.prefetch || one_block_fp32)) return std::nullopt;
   LaunchConfig c;
   // Up to 8192: 16 elements a thread in 4-wide vectors, prefetching the next row. Timed as graph
   // replays (61b9de6, bench/results/2026-11-23-h100-61b9de6/tune-fewrows.txt), this was within
