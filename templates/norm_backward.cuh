@@ -517,9 +517,8 @@ struct ColumnSums {
 // g = dy·γ are recomputed for dx instead of kept, and γ is read again (from L1), as is β for x̂
 // recovered from y. What an option of the problem brings to a row as it is loaded, where it is
 // row-sized (the gate's input, a second norm's gradient), is held packed beside x and dy, so no
-// row is read twice. A
-// thread then holds 32 elements of x and dy in 32 registers, so two blocks of 512 threads per
-// SM keep 64 KB of the rows in flight.
+// row is read twice. A thread then holds 32 elements of x and dy in 32 registers, so two blocks
+// of 512 threads per SM keep 64 KB of the rows in flight.
 
 // One row's slice as a thread holds it: its slots of x and dy, widened to fp32 (or packed, as
 // stored), and the row's statistics. Rows past the end read as zeros (their threads still
