@@ -226,22 +226,11 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // rule (LayerNorm 157 us against 155). Measured at 4096 only.
   const bool fused_short_rows = one_block_shared_sums && half_vectors && has_fused_options(p) && p.n <= 4096 &&
                                 !(p.recompute_from_output && p.has_bias);
-  // One row a block (or cluster) with shared sums, `iters` slots a thread. False, leaving c as it
-  // was, where the sums do not fit in shared memory (parallel norms of
-  // the longest rows); else as many blocks per SM as 64 registers a thread and the SM's shared
-  // memory allow.
-  auto shared_sums_rows = [&](int iters, bool wide_blocks = false) {
-    const LaunchConfig before = c;
-    const int64_t lanes = ceil_div(slots, iters);
-    // Blocks of 512 threads while a cluster of at most the portable size of them holds the row
-    // (of 1024 where wide_blocks asks).
-    const int64_t block_limit = wide_blocks || lanes <= kMaxRowThreads ||
-                                        lanes > int64_t{kMaxRegisterRowThreads} * kPortableCluster
-                                    ? kMaxRowThreads
-                                    : kMaxRegisterRowThreads;
+  // c, its block shape set, with shared sums: false, leaving c as `before`, where they do not fit
+  // (or one block would hold the row where one_block_shared_sums does not allow it); else as
+  // many blocks per SM as 64 registers a thread and the SM's shared memory allow.
+  auto take_shared_sums = [&](const LaunchConfig& before) {
     c.shared_sums = true;
-    c.cluster = static_cast<int>(next_pow2(ceil_div(lanes, block_limit)));
-    one_row_per_block(ceil_div(slots, c.cluster), iters);
     const size_t bytes = dynamic_shared_bytes(p, c);
     if (bytes > max_stage_bytes(sm) || (!one_block_shared_sums && c.cluster == 1)) {
       c = before;
@@ -261,6 +250,21 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
                                                                     max_shared_per_sm(sm) / block_bytes)));
     return true;
   };
+  // One row a block (or cluster) with shared sums, `iters` slots a thread; false, leaving c as
+  // it was, where the sums do not fit in shared memory (parallel norms of the longest rows).
+  auto shared_sums_rows = [&](int iters, bool wide_blocks = false) {
+    const LaunchConfig before = c;
+    const int64_t lanes = ceil_div(slots, iters);
+    // Blocks of 512 threads while a cluster of at most the portable size of them holds the row
+    // (of 1024 where wide_blocks asks).
+    const int64_t block_limit = wide_blocks || lanes <= kMaxRowThreads ||
+                                        lanes > int64_t{kMaxRegisterRowThreads} * kPortableCluster
+                                    ? kMaxRowThreads
+                                    : kMaxRegisterRowThreads;
+    c.cluster = static_cast<int>(next_pow2(ceil_div(lanes, block_limit)));
+    one_row_per_block(ceil_div(slots, c.cluster), iters);
+    return take_shared_sums(before);
+  };
 
   // Staged clusters of 1024-thread blocks: slots a thread, and blocks at most.
   const int wide_cluster_slots = p.has_bias ? 1 : 2;
@@ -269,6 +273,21 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // addresses each element on its own: 128 registers and spills at 4).
   const int cluster_iters = aligned ? kMaxStagedSlotsPerThread : 2;
   const int64_t cluster_block_slots = int64_t{kMaxRegisterRowThreads} * cluster_iters;
+
+  // fp32 rows of 3073-4096 prefetch too, in blocks of up to 512 threads (N = 4096, M = 16384: LN
+  // 279 us against 291 staged, RMS 278 against 294; session 12's exhaustive sweep,
+  // bench/results/2026-11-24-h100-8e940ae-exhaustive/; in `bench`, LN 290 against 298, RMS 289
+  // against 308, -c4851cb-fp32/). Not at 3072, where 384 such threads took LN 1.18x the best
+  // (16 elements a thread, 192 threads; -6ccb8a2-fp32-tune/).
+  const bool fp32_prefetch_wide = !sixteen_bit && p.n > 3072 && slots <= int64_t{kMaxRegisterRowThreads} * prefetch_iters;
+  // One block holding the row in registers, 16 elements a thread: aligned fp32 rows of 4097-8192
+  // (sm_90; session 12's exhaustive sweep, M·N = 64 Mi, -8e940ae-exhaustive/: LN 5120 362 us
+  // against 369 staged, 7168 484 against 525, 8192 282 against 298; RMS 354 / 482 / 281 against
+  // 365 / 516 / 297; each within 1.6% of the best), and rows aligned to less than 16 bytes up to
+  // 4096 in 16-bit types and for fp32.
+  const bool row_in_one_block = ((sm >= 90 && aligned && !sixteen_bit && p.n > 4096) ||
+                                 (!aligned && (!sixteen_bit || p.n <= 4096))) &&
+                                slots <= block_slots;
 
   if (slots <= 32) {
     // Short rows: a power-of-two group of lanes per row, many rows per block.
@@ -294,16 +313,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   } else if (slots <= int64_t{32} * max_iters) {
     c.threads_per_row = 32;  // one warp per row
     c.threads = 256;
-  } else if (sm >= 90 && aligned && slots <= prefetch_block) {
-    c.prefetch = true;
-    one_row_per_block(slots, prefetch_iters);
-  } else if (sm >= 90 && aligned && !sixteen_bit && p.n > 3072 &&
-             slots <= int64_t{kMaxRegisterRowThreads} * prefetch_iters) {
-    // fp32 rows of 3073-4096: the same in blocks of up to 512 threads (N = 4096, M = 16384: LN
-    // 279 us against 291 staged, RMS 278 against 294; session 12's exhaustive sweep,
-    // bench/results/2026-11-24-h100-8e940ae-exhaustive/; in `bench`, LN 290 against 298, RMS 289
-    // against 308, -c4851cb-fp32/). Not at 3072, where 384 such threads took LN 1.18x the best
-    // (16 elements a thread, 192 threads; -6ccb8a2-fp32-tune/).
+  } else if (sm >= 90 && aligned && (slots <= prefetch_block || fp32_prefetch_wide)) {
     c.prefetch = true;
     one_row_per_block(slots, prefetch_iters);
   } else if (fused_short_rows && p.gate != Gate::None) {
@@ -318,9 +328,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     c.vec = 4;
     one_row_per_block(ceil_div(p.n, 4), 2);
     const LaunchConfig registers = c;
-    c.shared_sums = true;
-    c.min_blocks_per_sm = 2;
-    if (dynamic_shared_bytes(p, c) > max_stage_bytes(sm)) c = registers;
+    take_shared_sums(registers);
   } else if (fused_short_rows && (p.has_weight || p.has_bias) && shared_sums_rows(2)) {
     // The other options: rows packed, sums in shared memory (one block of N/16 threads).
   } else if (sixteen_bit_shared_sums && shared_sums_rows(2)) {
@@ -361,13 +369,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // (4095: within 1% of the best).
     c.prefetch = true;
     one_row_per_block(slots, 8);
-  } else if (sm >= 90 && aligned && !sixteen_bit && p.n > 4096 && slots <= block_slots) {
-    // fp32 rows of 4097-8192: one block holding the row in registers, 16 elements a thread, not
-    // staged (session 12's exhaustive sweep, M·N = 64 Mi, bench/results/2026-11-24-h100-
-    // 8e940ae-exhaustive/: LN 5120 362 us against 369 staged, 7168 484 against 525, 8192 282
-    // against 298; RMS 354 / 482 / 281 against 365 / 516 / 297; each within 1.6% of the best).
-    one_row_per_block(slots, max_iters);
-  } else if (!aligned && (!sixteen_bit || p.n <= 4096) && slots <= block_slots) {
+  } else if (row_in_one_block) {
     one_row_per_block(slots, max_iters);
   } else if (sm >= 80 && staged_slots <= int64_t{kMaxRegisterRowThreads} * staged_iters &&
              stage(1, staged_iters)) {
