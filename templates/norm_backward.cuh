@@ -568,6 +568,16 @@ __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row,
   }
 }
 
+// fused:begin
+// The second norm's slot i of a row the thread holds (kParallel): its dy1 from the packed row
+// (kHoldsSecondDy) or read, and g1 (templates/fused_ops.cuh, second_norm_slot).
+__device__ __forceinline__ void row_second_norm_slot(const FusedParams& f, const RowSlice& r, int i, bool present,
+                                                     i64 row, i64 col, float (&dy1)[kVec], float (&g1)[kVec]) {
+  if constexpr (kHoldsSecondDy) held_second_norm_slot(f, r.dy1_packed[i], present, col, dy1, g1);
+  else second_norm_slot(f, present, row, col, dy1, g1);
+}
+// fused:end
+
 // γ of the thread's slot i, as the math uses it (1 without γ). Re-read for every row (from
 // L1/L2): registers are worth more to the row itself.
 __device__ __forceinline__ void slot_gamma(const BackwardParams& p, int i, int lane, unsigned rank, float (&w)[kVec]) {
@@ -631,8 +641,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
       slot_gamma(p, i, lane, rank, w);
 // fused:begin
       float dy1[kVec], g1[kVec];
-      if constexpr (kHoldsSecondDy) held_second_norm_slot(p.fused, cur.dy1_packed[i], valid, slot_column(i, lane, rank), dy1, g1);
-      else second_norm_slot(p.fused, valid, row, slot_column(i, lane, rank), dy1, g1);
+      row_second_norm_slot(p.fused, cur, i, valid, row, slot_column(i, lane, rank), dy1, g1);
       if constexpr (kRecompute) {
         // xh holds y: the loop below with x̂ recovered from it (an unrecoverable column's x̂ is
         // 0 here, its dγ made NaN after the last row).
@@ -716,8 +725,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 // fused:begin
             if constexpr (kParallel) {
               float dy1[kVec], g1[kVec];
-              if constexpr (kHoldsSecondDy) held_second_norm_slot(p.fused, cur.dy1_packed[i], true, col, dy1, g1);
-              else second_norm_slot(p.fused, true, row, col, dy1, g1);
+              row_second_norm_slot(p.fused, cur, i, true, row, col, dy1, g1);
 #pragma unroll
               for (int j = 0; j < kVec; ++j) g_wide[j] += g1[j];
             }
