@@ -55,7 +55,7 @@ std::string describe(const NormProblem& problem, Pass pass) {
 LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m) {
   (void)m;
   LaunchConfig c;
-  c.vec = std::max(1, std::min(16, p.alignment) / dtype_size(p.x_dtype));
+  c.vec = vector_width(p);
   const int64_t slots = ceil_div(p.n, c.vec);
   const int slot_bytes = c.vec * dtype_size(p.x_dtype);
   const int max_iters = std::max(1, max_forward_register_bytes(p.x_dtype) / slot_bytes);
@@ -176,7 +176,7 @@ std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int
     out.push_back(c);
   };
   add(choose_forward_config(p, sm, m));
-  const int widest = std::max(1, std::min(16, p.alignment) / dtype_size(p.x_dtype));
+  const int widest = vector_width(p);
   for (int vec = widest; vec >= 1 && vec * 2 >= widest; vec /= 2) {
     const int slot_bytes = vec * dtype_size(p.x_dtype);
     const int64_t slots = ceil_div(p.n, vec);

@@ -48,6 +48,7 @@ std::string problem_constants(const NormProblem& p, const LaunchConfig& c) {
     << "constexpr int kMinBlocks = " << c.min_blocks_per_sm << ";  // resident blocks per SM to budget registers for\n"
     << "constexpr bool kSharedSums = " << cpp_bool(c.shared_sums) << ";  // dγ/dβ sums in shared memory\n"
     << "constexpr bool kPackedRows = " << cpp_bool(packs_rows(p, c)) << ";  // rows held as stored (16-bit)\n"
+    << "constexpr int kColumnPass = " << c.column_pass << ";  // > 0: row sums, then column blocks of this many lanes\n"
     << "}  // namespace cfg\n}  // namespace nj\n";
   return s.str();
 }
@@ -143,8 +144,9 @@ KernelSource generate_backward_source(const NormProblem& p, const LaunchConfig& 
     << template_text("common.cuh") << "\n"
     << problem_constants(p, c) << "\n";
   if (fused) s << fused_constants(p) << "\n" << template_text("gate_math.cuh") << "\n" << template_text("fused_ops.cuh") << "\n";
-  s << select_fused_blocks(template_text("norm_backward.cuh"), fused) << "\n"
-    << template_text("reduce_partials.cuh");
+  s << select_fused_blocks(template_text("norm_backward.cuh"), fused) << "\n";
+  if (c.column_pass > 0) s << template_text("column_pass.cuh") << "\n";
+  s << template_text("reduce_partials.cuh");
   out.text = s.str();
   return out;
 }

@@ -13,6 +13,7 @@ struct KernelSource {
   std::string name;  // file name for NVRTC messages, e.g. "layernorm_bwd_n4096.cu"
   static constexpr const char* kBackwardEntry = "nj_norm_backward";
   static constexpr const char* kReduceEntry = "nj_reduce_partials";
+  static constexpr const char* kRowSumsEntry = "nj_row_sums";  // the column pass's first kernel
   static constexpr const char* kForwardEntry = "nj_norm_forward";
 };
 

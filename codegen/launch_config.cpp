@@ -18,20 +18,18 @@ int next_pow2(int64_t v) {
 }
 bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-// The widest vector of x the row alignment allows, at most 16 bytes. Other tensors use the
-// same element count, in pieces no wider than the alignment (templates/common.cuh).
+}  // namespace
+
 int vector_width(const NormProblem& p) {
   return std::max(1, std::min(16, p.alignment) / dtype_size(p.x_dtype));
 }
-
-}  // namespace
 
 bool operator==(const LaunchConfig& a, const LaunchConfig& b) {
   return a.threads == b.threads && a.threads_per_row == b.threads_per_row && a.vec == b.vec &&
          a.row_in_registers == b.row_in_registers && a.cluster == b.cluster && a.merge == b.merge && a.grid == b.grid &&
          a.prefetch == b.prefetch &&
          a.staged == b.staged && a.stages == b.stages && a.min_blocks_per_sm == b.min_blocks_per_sm &&
-         a.shared_sums == b.shared_sums;
+         a.shared_sums == b.shared_sums && a.column_pass == b.column_pass;
 }
 
 bool packs_rows(const NormProblem& p, const LaunchConfig& c) {
@@ -530,6 +528,11 @@ bool few_rows(int64_t m, int sm_count) {
 
 bool may_be_few_rows(int64_t m) { return few_rows(m, kMaxGridCluster); }
 
+bool column_pass_fits(const NormProblem& p, int64_t m) {
+  return m >= 1 && !has_fused_options(p) &&
+         m * p.n * (dtype_size(p.x_dtype) + dtype_size(p.dy_dtype)) <= kColumnPassBytes;
+}
+
 LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m) {
   // Shared sums buy throughput (more of the row in flight per SM) at the price of latency (the
   // sums zeroed, read and written back, x̂ and dy·γ recomputed): for few rows only where a
@@ -587,6 +590,14 @@ void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
   if (c.shared_sums && (!c.row_in_registers || c.rows_per_block() != 1 || c.grid))
     fail("shared sums need one row per block (or cluster sharing it) in registers or staged, not a grid cluster");
   if (c.shared_sums && !p.has_weight && !p.has_bias) fail("shared sums hold dγ/dβ, and the problem has neither");
+  if (c.column_pass > 0) {
+    if (!is_pow2(c.column_pass) || c.column_pass > c.threads) fail("column_pass (lanes down the rows) must be a power of two up to threads");
+    if (c.row_in_registers || c.cluster != 1 || c.merge != 1 || c.grid || c.prefetch || c.staged || c.shared_sums)
+      fail("the column pass streams its rows (row sums, then columns): no registers, cluster, merge, grid, prefetch, "
+           "staged rows or shared sums");
+    if (has_fused_options(p)) fail("the column pass takes no fused options");
+  }
+  if (c.column_pass < 0) fail("column_pass must be 0 (off) or a number of lanes");
   if (c.row_in_registers) {
     if (elements_per_thread(p, c) > 4 * kMaxRegisterElementsPerThread) fail("row too long to hold in registers");
     if (c.rows_per_block() > 1 && p.n > 16384) fail("several rows per block need N <= 16384 (shared-memory merge)");
@@ -605,6 +616,7 @@ std::string describe(const LaunchConfig& c) {
   if (c.staged && c.stages != 2) s << " stages=" << c.stages;
   if (c.min_blocks_per_sm > 1) s << " min_blocks=" << c.min_blocks_per_sm;
   if (c.shared_sums) s << " shared_sums";
+  if (c.column_pass > 0) s << " column_pass=" << c.column_pass;
   return s.str();
 }
 

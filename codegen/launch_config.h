@@ -27,14 +27,25 @@ struct LaunchConfig {
   bool shared_sums = false;   // each thread sums its columns' dγ/dβ in shared memory, not in
                               // registers: one row per block (or cluster), and the registers
                               // hold more of the row instead
+  int column_pass = 0;        // > 0: few rows that fit in L2 take two kernels instead of rows and
+                              // partial rows: row sums (a row per block of threads_per_row),
+                              // then blocks that own columns of every row, this many lanes down
+                              // the rows each, writing dx and dγ/dβ themselves
+                              // (templates/column_pass.cuh); 0: the rows families above
 
   int rows_per_block() const { return threads / threads_per_row; }
+  // The column pass: vector slots of every row one block of its second kernel owns.
+  int column_slots() const { return column_pass > 0 ? threads / column_pass : 0; }
   // Blocks of one row group (one partial row of dγ/dβ): a cluster sharing a row, merged blocks,
   // or for a grid cluster the whole grid.
   int blocks_per_group() const { return cluster * merge; }
 };
 
 bool operator==(const LaunchConfig& a, const LaunchConfig& b);
+
+// The widest vector of x (elements) the row alignment allows, at most 16 bytes. Other tensors
+// use the same element count, in pieces no wider than the alignment (templates/common.cuh).
+int vector_width(const NormProblem& resolved);
 
 // Whether the backward kernel of config holds its rows packed, as stored (the kernel's
 // kPackedRows): with shared sums and 16-bit x or dy. What a fused option makes of x or dy as
@@ -102,6 +113,12 @@ constexpr int kMaxGridStages = 8;
 constexpr int kPortableCluster = 8;
 // Merged blocks at most (the portable cluster size).
 constexpr int kMaxMerge = kPortableCluster;
+
+// The column pass reads x and dy twice, the second time from L2 (templates/column_pass.cuh):
+// only for m rows whose x and dy take at most kColumnPassBytes together (a third of an H100's
+// L2, and under the 40 MB of an A100's), and for problems without fused options.
+constexpr int64_t kColumnPassBytes = int64_t{16} << 20;
+bool column_pass_fits(const NormProblem& resolved, int64_t m);
 
 // Rows a multiprocessor at most for the heuristic's few-rows (latency) configs.
 constexpr int kLatencyRowsPerSm = 2;

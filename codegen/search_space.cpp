@@ -156,7 +156,22 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   out.add_heuristic(choose_launch_config(p, sm, sm_count));
 
   const int x_bytes = dtype_size(p.x_dtype);
-  const int widest = std::max(1, std::min(16, p.alignment) / x_bytes);
+  const int widest = vector_width(p);
+
+  // The column pass (row sums, then blocks owning columns of every row) for few rows whose
+  // bucket fits in L2: about 4 or 8 rows a lane down the rows, 256 or 512 threads a block.
+  const int64_t bucket = next_pow2(std::max<int64_t>(m, 1));
+  if (m > 0 && few_rows(m, sm_count) && column_pass_fits(p, bucket))
+    for (int64_t lanes = std::clamp<int64_t>(bucket / 8, 1, 64); lanes <= std::clamp<int64_t>(bucket / 4, 1, 64);
+         lanes *= 2)
+      for (int threads : {256, 512}) {
+        LaunchConfig c;
+        c.vec = widest;
+        c.threads = c.threads_per_row = threads;
+        c.row_in_registers = false;
+        c.column_pass = static_cast<int>(lanes);
+        out.add(c);
+      }
   const int max_cluster = arch_limits(sm).max_cluster;
   // Where shared-sums candidates exist, clusters with sums in registers are left to few rows.
   const bool sums_can_be_shared = sm >= 80 && (p.has_weight || p.has_bias);

@@ -384,6 +384,8 @@ std::unique_ptr<LoadedKernel> Engine::Impl::load(CUcontext ctx, const NormProble
   }
   NJ_CU(d.cuModuleGetFunction(&k->backward, k->module, codegen::KernelSource::kBackwardEntry), what);
   NJ_CU(d.cuModuleGetFunction(&k->reduce, k->module, codegen::KernelSource::kReduceEntry), what);
+  if (k->config.column_pass > 0)
+    NJ_CU(d.cuModuleGetFunction(&k->row_sums, k->module, codegen::KernelSource::kRowSumsEntry), what);
   k->shared_bytes = static_cast<unsigned>(codegen::dynamic_shared_bytes(p, k->config));
   // Beyond 48 KB in all (dynamic plus the kernel's static reduction buffers) a kernel must opt
   // in; opting in whenever it stages rows keeps that sum out of the host's arithmetic.
@@ -485,6 +487,17 @@ void Engine::Impl::launch_kernels(const LoadedKernel& k, const NormProblem& p, r
   const auto what = [&p] { return "the " + codegen::describe(p) + " backward"; };  // for errors only
   const auto& d = driver();
   void* kernel_args[] = {&params};
+  if (k.config.column_pass > 0) {
+    // Row sums into the workspace, then the column blocks, which write dx, dγ and dβ (groups is m).
+    const unsigned sum_blocks = static_cast<unsigned>((params.m + k.config.rows_per_block() - 1) / k.config.rows_per_block());
+    NJ_CU(d.cuLaunchKernel(k.row_sums, sum_blocks, 1, 1, static_cast<unsigned>(k.config.threads), 1, 1, 0, stream,
+                           kernel_args, nullptr),
+          what() + ": launching the row sums");
+    NJ_CU(d.cuLaunchKernel(k.backward, static_cast<unsigned>(runtime::column_blocks(p, k.config)), 1, 1,
+                           static_cast<unsigned>(k.config.threads), 1, 1, 0, stream, kernel_args, nullptr),
+          what() + ": launching the column pass");
+    return;
+  }
   if (k.config.grid)  // the blocks count their arrivals from zero
     NJ_CU(d.cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(params.partial) + runtime::grid_counters_offset(k.config),
                              0, static_cast<size_t>(runtime::grid_ring_slots(k.config)), stream),

@@ -41,6 +41,7 @@ struct LoadedKernel {
   CUmodule module = nullptr;
   CUfunction backward = nullptr;
   CUfunction reduce = nullptr;
+  CUfunction row_sums = nullptr;  // the column pass's first kernel (config.column_pass > 0)
   CUfunction forward = nullptr;  // a forward kernel's module (docs/FORWARD.md): the only entry, the two above null
   std::shared_ptr<const runtime::CompiledKernel> compiled;
   bool tuned = false;            // config came from the tuning database (or a tuning just run)

@@ -17,11 +17,13 @@ int64_t row_slots(const codegen::LaunchConfig& c, int64_t m) {
 
 int64_t max_row_groups(const codegen::LaunchConfig& c, const DeviceLimits& limits, int64_t m) {
   if (c.grid) return 1;  // the grid is one cluster
+  if (c.column_pass > 0) return std::max<int64_t>(m, 0);  // a float2 of sums per row
   const int64_t per_sm = std::max(1, std::min(limits.max_threads_per_sm / c.threads, limits.max_blocks_per_sm));
   return std::min<int64_t>(row_slots(c, m), std::max<int64_t>(1, per_sm * limits.sm_count / c.blocks_per_group()));
 }
 
 int64_t row_groups(const codegen::LaunchConfig& c, const DeviceLimits& limits, int64_t m, int64_t resident_groups) {
+  if (c.column_pass > 0) return max_row_groups(c, limits, m);
   const int64_t cap = std::min<int64_t>(max_row_groups(c, limits, m), std::max<int64_t>(1, resident_groups));
   if (cap <= 1) return cap;  // no rows, a grid cluster, or one group
   // As few groups as take the rows in the same number of rounds: every group then works as
@@ -34,7 +36,8 @@ int64_t row_groups(const codegen::LaunchConfig& c, const DeviceLimits& limits, i
 
 int64_t groups_per_launch(const codegen::LaunchConfig& c, const DeviceLimits& limits, int64_t groups,
                         int sm_margin) {
-  if (c.grid || sm_margin <= 0 || limits.sm_count <= 0) return groups;
+  // The column pass is two short kernels whose second needs every row's sums: one launch.
+  if (c.grid || c.column_pass > 0 || sm_margin <= 0 || limits.sm_count <= 0) return groups;
   const int64_t usable = std::max(1, limits.sm_count - sm_margin);
   return std::clamp<int64_t>(groups * usable / limits.sm_count, std::min<int64_t>(groups, 1), groups);
 }
@@ -49,7 +52,12 @@ size_t partial_bytes(const NormProblem& p, int64_t groups) {
 }
 
 bool writes_gradients_directly(const codegen::LaunchConfig& c, int64_t groups) {
-  return groups == 1 && c.row_in_registers;
+  return (groups == 1 && c.row_in_registers) || c.column_pass > 0;
+}
+
+int64_t column_blocks(const NormProblem& p, const codegen::LaunchConfig& c) {
+  const int64_t slots = (p.n + c.vec - 1) / c.vec;
+  return c.column_pass > 0 ? (slots + c.column_slots() - 1) / c.column_slots() : 0;
 }
 
 int grid_ring_slots(const codegen::LaunchConfig& c) {
@@ -67,6 +75,7 @@ size_t grid_sums_bytes(const codegen::LaunchConfig& c) {
 
 size_t launch_workspace_bytes(const NormProblem& p, const codegen::LaunchConfig& c, int64_t groups) {
   if (c.grid) return grid_sums_bytes(c);
+  if (c.column_pass > 0) return static_cast<size_t>((groups * 8 + 15) / 16 * 16);
   return writes_gradients_directly(c, groups) ? 0 : partial_bytes(p, groups);
 }
 

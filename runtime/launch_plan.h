@@ -36,13 +36,16 @@ int64_t row_groups(const codegen::LaunchConfig& config, const DeviceLimits& limi
 // always one launch.
 int64_t groups_per_launch(const codegen::LaunchConfig& config, const DeviceLimits& limits, int64_t groups,
                         int sm_margin);
+// The column pass (config.column_pass > 0) counts each row as a row group: its workspace is
+// the rows' float2 sums, and its second kernel's blocks own column_slots() slots each.
+int64_t column_blocks(const NormProblem& problem, const codegen::LaunchConfig& config);
 // fp32 partials of one norm's dγ and dβ rows for `groups` row groups (0 when the problem has
 // neither γ nor β), and the bytes of all of them: parallel norms have two such sets, the
 // second norm's after the first's.
 int64_t partial_floats(const NormProblem& problem, int64_t groups);
 size_t partial_bytes(const NormProblem& problem, int64_t groups);
 // A launch writes dγ/dβ itself, with no partials and no reduction launch, when it is a single
-// row group holding its rows in registers (the small-M latency case).
+// row group holding its rows in registers (the small-M latency case), or a column pass.
 bool writes_gradients_directly(const codegen::LaunchConfig& config, int64_t groups);
 // A grid cluster's meeting place in the workspace (templates/norm_backward.cuh, GridSums): a
 // ring of grid_ring_slots() slots of [cluster] float2 row sums, then one arrival counter per

@@ -1242,11 +1242,17 @@ __device__ __forceinline__ void backward_rows_streamed(const BackwardParams& p) 
   }
 }
 
+// The column pass's second kernel (kColumnPass > 0): defined in templates/column_pass.cuh,
+// which follows in its sources only.
+template <int kUnused>
+__device__ void backward_columns(const BackwardParams& p);
+
 }  // namespace nj
 
 extern "C" __global__ void __launch_bounds__(nj::cfg::kThreads, nj::cfg::kMinBlocks)
 nj_norm_backward(const nj::BackwardParams p) {
-  if constexpr (nj::cfg::kStaged) nj::backward_rows_staged<>(p);
+  if constexpr (nj::cfg::kColumnPass > 0) nj::backward_columns<0>(p);
+  else if constexpr (nj::cfg::kStaged) nj::backward_rows_staged<>(p);
   else if constexpr (nj::cfg::kRowInRegisters) nj::backward_rows_in_registers<>(p);
   else nj::backward_rows_streamed<>(p);
 }

@@ -21,7 +21,8 @@ int run_emit(std::vector<std::string> args) {
                 "  --ptx                      print PTX instead of CUDA source\n"
                 "  --resources                compile and print registers, shared memory, stack and spills\n"
                 "  --threads T, --threads-per-row R, --vec V, --min-blocks B, --cluster C, --streamed,\n"
-                "  --staged, --unstaged, --shared-sums, --prefetch\n"
+                "  --staged, --unstaged, --shared-sums, --prefetch, --column-pass L (the column pass, L lanes\n"
+                "  down the rows; with --threads, --vec)\n"
                 "                             override the heuristic's launch config (to compare register reports)\n",
                 problem_flags_help().c_str());
     return kExitOk;
@@ -37,7 +38,8 @@ int run_emit(std::vector<std::string> args) {
     return v.empty() ? 0 : static_cast<int>(parse_integer_list(name, v, 1).front());
   };
   const int threads = take_int("--threads"), threads_per_row = take_int("--threads-per-row"),
-            vec = take_int("--vec"), min_blocks = take_int("--min-blocks"), cluster = take_int("--cluster");
+            vec = take_int("--vec"), min_blocks = take_int("--min-blocks"), cluster = take_int("--cluster"),
+            column_pass = take_int("--column-pass");
   const bool streamed = take_flag(args, "--streamed"), staged = take_flag(args, "--staged"),
              unstaged = take_flag(args, "--unstaged"), shared_sums = take_flag(args, "--shared-sums"),
              prefetch = take_flag(args, "--prefetch");
@@ -59,6 +61,13 @@ int run_emit(std::vector<std::string> args) {
   if (staged || unstaged) config.staged = staged;
   if (shared_sums) config.shared_sums = true;
   if (prefetch) config.prefetch = true;
+  if (column_pass) {  // the column pass streams its rows: a row a block in its first kernel
+    config = codegen::LaunchConfig{};
+    config.vec = vec ? vec : codegen::vector_width(p);
+    config.threads = config.threads_per_row = threads ? threads : 256;
+    config.row_in_registers = false;
+    config.column_pass = column_pass;
+  }
   if (forward)
     codegen::check_forward_config(p, config);
   else
