@@ -493,9 +493,20 @@ void Engine::Impl::launch_kernels(const LoadedKernel& k, const NormProblem& p, r
     NJ_CU(d.cuLaunchKernel(k.row_sums, sum_blocks, 1, 1, static_cast<unsigned>(k.config.threads), 1, 1, 0, stream,
                            kernel_args, nullptr),
           what() + ": launching the row sums");
-    NJ_CU(d.cuLaunchKernel(k.backward, static_cast<unsigned>(runtime::column_blocks(p, k.config)), 1, 1,
-                           static_cast<unsigned>(k.config.threads), 1, 1, 0, stream, kernel_args, nullptr),
-          what() + ": launching the column pass");
+    // On sm_90 a programmatic dependent launch: its blocks start loading rows while the sums
+    // are made, and wait for them in the kernel (templates/column_pass.cuh).
+    CUlaunchAttribute early{};
+    early.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    early.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig launch{};
+    launch.gridDimX = static_cast<unsigned>(runtime::column_blocks(p, k.config));
+    launch.gridDimY = launch.gridDimZ = 1;
+    launch.blockDimX = static_cast<unsigned>(k.config.threads);
+    launch.blockDimY = launch.blockDimZ = 1;
+    launch.hStream = stream;
+    launch.attrs = &early;
+    launch.numAttrs = k.limits.sm >= 90 ? 1 : 0;
+    NJ_CU(d.cuLaunchKernelEx(&launch, k.backward, kernel_args, nullptr), what() + ": launching the column pass");
     return;
   }
   if (k.config.grid)  // the blocks count their arrivals from zero

@@ -14,7 +14,23 @@
 // family only for rows that fit there), writes dx, and sums its columns' dγ/dβ itself, lane by
 // lane in row order and then the lanes in order: the same bits for the same m, whatever the
 // timing, and no reduction launch.
+//
+// On sm_90 the second kernel is a programmatic dependent launch: the first lets it start at
+// once, so its blocks load their first rows of x and dy while the row sums are still being
+// made, and wait for them (griddepcontrol.wait: the first grid complete, its writes visible)
+// only before reading the sums. dx, which may be x or dy itself, is written after that wait.
 namespace nj {
+
+__device__ __forceinline__ void let_dependent_grid_start() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wait_for_prerequisite_grid() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 
 constexpr int kSumBatch = 4;                              // slots of a row whose loads fly together
 constexpr int kColumnSlots = kThreads / kColumnPass;       // vector slots (of every row) a block owns
@@ -43,32 +59,40 @@ __device__ void backward_columns(const BackwardParams& p) {
     // Rows lane, lane + kColumnPass, ...: kColumnBatch of them loaded before any is worked, since
     // dx's stores may alias nothing the compiler knows of and would otherwise order every load.
     for (i64 first = lane; first < p.m; first += (i64)kColumnPass * kColumnBatch) {
-      float x[kColumnBatch][kVec], dy[kColumnBatch][kVec];
+      PackedSlot<TX, kVec, kAlign, kN> x[kColumnBatch];  // as stored: half the registers of 16-bit rows
+      PackedSlot<TDY, kVec, kAlign, kN> dy[kColumnBatch];
       float2 sums[kColumnBatch];
       float mean[kColumnBatch], rstd[kColumnBatch];
 #pragma unroll
       for (int b = 0; b < kColumnBatch; ++b) {
         const i64 row = first + (i64)b * kColumnPass;
         if (row < p.m) {
-          load_slot<TX, kVec, kAlign, kN>(p.x + row * p.x_stride, col, x[b]);
-          load_slot<TDY, kVec, kAlign, kN>(p.dy + row * p.dy_stride, col, dy[b]);
-          sums[b] = row_sums(p)[row];
+          x[b].load(p.x + row * p.x_stride, col);
+          dy[b].load(p.dy + row * p.dy_stride, col);
           rstd[b] = p.rstd[row];
           mean[b] = kLayerNorm ? p.mean[row] : 0.f;
         }
+      }
+      wait_for_prerequisite_grid();  // returns at once after the first time
+#pragma unroll
+      for (int b = 0; b < kColumnBatch; ++b) {
+        const i64 row = first + (i64)b * kColumnPass;
+        if (row < p.m) sums[b] = row_sums(p)[row];
       }
 #pragma unroll
       for (int b = 0; b < kColumnBatch; ++b) {
         const i64 row = first + (i64)b * kColumnPass;
         if (row >= p.m) break;
         const float mean_g = sums[b].x * kInvN, mean_gx = sums[b].y * kInvN;
-        float out[kVec];
+        float xs[kVec], dys[kVec], out[kVec];
+        x[b].unpack(xs);
+        dy[b].unpack(dys);
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
-          const float xhat = normalized(x[b][j], mean[b], rstd[b]);
-          out[j] = input_grad(dy[b][j] * w[j], xhat, rstd[b], mean_g, mean_gx);
-          dw[j] += dy[b][j] * xhat;
-          db[j] += dy[b][j];
+          const float xhat = normalized(xs[j], mean[b], rstd[b]);
+          out[j] = input_grad(dys[j] * w[j], xhat, rstd[b], mean_g, mean_gx);
+          dw[j] += dys[j] * xhat;
+          db[j] += dys[j];
         }
         store_slot<TDX, kVec, kAlign, kN>(p.dx + row * p.dx_stride, col, out);
       }
@@ -104,6 +128,7 @@ __device__ void backward_columns(const BackwardParams& p) {
 extern "C" __global__ void __launch_bounds__(nj::cfg::kThreads)
 nj_row_sums(const nj::BackwardParams p) {
   using namespace nj;
+  let_dependent_grid_start();
   __shared__ float2 reduce_buffer[2][kRowsPerBlock][Reducer::kWarps];
   Reducer reducer{reduce_buffer, 0};
   const int row_in_block = threadIdx.x / kThreadsPerRow, lane = threadIdx.x % kThreadsPerRow;
