@@ -439,29 +439,22 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
       !many.staged && many.row_in_registers && vector_width(p) >= 8) {
     // A single 16-bit row with 16-byte aligned rows and no fused options, graph replays of the whole sweep tuned on the H100 (bench/results/
     // 2026-11-24-h100-8cf39bc-tune-time/, and 0195f46-tune-sweep/ before it): one row, in
-    // registers, `elements` a thread in `vec`-wide vectors over `cluster` blocks; nothing to
-    // prefetch, sums in registers (latency).
-    auto one_row = [&](int vec, int cluster, int64_t elements) {
+    // registers, `elements` a thread in `vec`-wide vectors; nothing to prefetch, sums in
+    // registers (latency).
+    // - RMSNorm, 2049-4096: 32 elements a thread in 4-wide vectors, the block's reduction over
+    //   half the warps (N = 4096 with fp32 γ: 4.80 us against 5.28-5.34 at 16 a thread; with
+    //   16-bit γ within 0.1 us either way).
+    // (LayerNorm of 4097-8192 with fp32 γ/β had a cluster of 4 here, 9.09 us at 8192 against
+    // 10.14 in one block; the column pass took its place: column_pass_for_few_rows.)
+    if (p.kind == NormKind::RMSNorm && p.n > 2048 && p.n <= 4096) {
       LaunchConfig c = many;
-      c.vec = vec;
-      c.cluster = cluster;
-      c.threads = c.threads_per_row =
-          static_cast<int>(std::max<int64_t>(ceil_div(ceil_div(p.n, cluster * elements), 32) * 32, 64));
+      c.vec = 4;
+      c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(ceil_div(ceil_div(p.n, 32), 32) * 32, 64));
       c.prefetch = false;
       c.min_blocks_per_sm = 1;
       c.shared_sums = false;
       return c;
-    };
-    // - RMSNorm, 2049-4096: 32 elements a thread in 4-wide vectors, the block's reduction over
-    //   half the warps (N = 4096 with fp32 γ: 4.80 us against 5.28-5.34 at 16 a thread; with
-    //   16-bit γ within 0.1 us either way).
-    if (p.kind == NormKind::RMSNorm && p.n > 2048 && p.n <= 4096) return one_row(4, 1, 32);
-    // - LayerNorm with fp32 γ/β, 4097-8192 (sm_90): a cluster of 4 at 8 elements a thread, so
-    //   four SMs load the row and write the fp32 dγ and dβ (N = 8192: 9.09 us against 10.14 in
-    //   one block, bf16 and fp16 alike; with 16-bit γ/β one block is 0.35 us faster).
-    if (p.kind == NormKind::LayerNorm && sm >= 90 && p.n > 4096 && p.n <= 8192 && p.weight_dtype == DType::F32 &&
-        (p.has_weight || p.has_bias))
-      return one_row(8, 4, 8);
+    }
   }
   if (sixteen_bit && many.rows_per_block() > 1 && many.vec == 4 && p.n > 512) {
     // 16-bit rows of 513-1024 that many rows give a warp each: a block of 16 elements a thread
@@ -499,6 +492,32 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
   c.vec = std::min(vector_width(p), 4);
   c.prefetch = true;
   c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
+  return c;
+}
+
+// The column pass at few rows (exhaustive tuning on the H100, graph replays with L2 flushed,
+// bench/results/2026-11-24-h100-088beab-column-pdl/tune.txt; bf16, fp32 γ): 16-bit rows of
+// 4096-16384, 16-byte aligned (the only ones timed), without fused options, at more than 16 rows (LN 8192 at M = 37 / 199: 8.51 / 12.48
+// us against 10.18 / 15.36 for the rows families; LN 16384 at 37 / 128: 10.56 / 13.18 against
+// 18.46 / 22.02; RMS 8192: 8.22 / 12.32 against 8.83 / 13.50; LN 4096: 7.46 / 10.53 against
+// 7.81 / 11.39), and LayerNorm beyond 4096 at one row (8192: 8.06 against 9.15; at 4096 and for
+// RMSNorm one row is as fast or faster in one block). About 4 rows a lane (the bucket's rows / 4
+// lanes; the best at every shape above), in 512-thread blocks from 128 rows or 16384 columns,
+// else 256 (M = 37: 8.51 against 9.18 at 8192, but 10.56 against 11.84 at 16384). Not fp32 rows:
+// LN fp32 8192 at M = 199 took 19.10 us against 18.59 prefetching in one block.
+std::optional<LaunchConfig> column_pass_for_few_rows(const NormProblem& p, int64_t m) {
+  const int64_t bucket = next_pow2(std::max<int64_t>(m, 1));
+  const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
+  const bool one_long_layer_norm_row = bucket == 1 && p.kind == NormKind::LayerNorm && p.n > 4096;
+  if (!sixteen_bit || vector_width(p) * dtype_size(p.x_dtype) < 16 || p.n < 4096 || p.n > 16384 ||
+      !column_pass_fits(p, bucket) ||
+      !(bucket > 16 || one_long_layer_norm_row))
+    return std::nullopt;
+  LaunchConfig c;
+  c.vec = vector_width(p);
+  c.row_in_registers = false;
+  c.column_pass = static_cast<int>(std::clamp<int64_t>(bucket / 4, 1, 64));
+  c.threads = c.threads_per_row = bucket >= 128 || p.n >= 16384 ? 512 : 256;
   return c;
 }
 
@@ -544,7 +563,8 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, in
     // Unmerged (merge = 1) at every M: in graph replays on the H100 merged blocks were slower
     // than their unmerged twin at every shape once partial rows are vector stores (bench/NOTES.md,
     // entry 17). The tuner still tries them.
-    if (const std::optional<LaunchConfig> few = config_for_few_rows(p, c, sm, m)) c = *few;
+    if (const std::optional<LaunchConfig> column = column_pass_for_few_rows(p, m)) c = *column;
+    else if (const std::optional<LaunchConfig> few = config_for_few_rows(p, c, sm, m)) c = *few;
   }
   check_launch_config(p, c);
   return c;

@@ -316,13 +316,9 @@ TEST(LaunchConfig, ASingle16BitRowTakesFewerThreadsOrACluster) {
     ln.weight_dtype = weight;
     ln = codegen::resolve_problem(ln);
     const LaunchConfig ln_one = choose_launch_config(ln, 90, 132, 1);
-    if (weight == DType::F32) {
-      EXPECT_EQ(ln_one.cluster, 4) << codegen::describe(ln_one);
-      EXPECT_EQ(int64_t{ln_one.threads} * ln_one.cluster * ln_one.vec, 8192) << codegen::describe(ln_one);
-      EXPECT_EQ(choose_launch_config(ln, 80, 108, 1).cluster, 1) << "no clusters before sm_90";
-    } else {
-      EXPECT_EQ(ln_one.cluster, 1) << codegen::describe(ln_one);
-    }
+    // The column pass, which replaced a cluster of 4 there (FewLong16BitRowsTakeTheColumnPass).
+    EXPECT_EQ(ln_one.column_pass, 1) << codegen::describe(ln_one);
+    EXPECT_EQ(ln_one.cluster, 1) << codegen::describe(ln_one);
     EXPECT_EQ(choose_launch_config(ln, 90, 132, 2).cluster, 1);
     NormProblem fused = ln;
     fused.residual = true;
@@ -361,7 +357,7 @@ TEST(LaunchConfig, FewRowsMayMergeTheirBlocksDgammaOnSm90) {
   ln = codegen::resolve_problem(ln);
   for (const int64_t m : {1, 2, 5, 37, 199, 4096})
     EXPECT_EQ(choose_launch_config(ln, 90, 132, m).merge, 1) << "m = " << m;
-  const LaunchConfig c = choose_launch_config(ln, 90, 132, 199);
+  const LaunchConfig c = choose_launch_config(ln, 90, 132, 16);  // below the column pass, which does not merge
   EXPECT_EQ(merge_for_few_rows(ln, c, 90, 1), 1) << "one row: nothing to merge";
   EXPECT_EQ(merge_for_few_rows(ln, c, 90, 2), 2);
   EXPECT_EQ(merge_for_few_rows(ln, c, 90, 5), 8) << "m's bucket, 8";
@@ -383,7 +379,7 @@ TEST(LaunchConfig, FewRowsMayMergeTheirBlocksDgammaOnSm90) {
 
 TEST(LaunchConfig, CheckRejectsMergesThatCannotRun) {
   const NormProblem p = codegen::resolve_problem(problem(4096, DType::BF16));
-  LaunchConfig c = choose_launch_config(p, 90, 132, 199);
+  LaunchConfig c = choose_launch_config(p, 90, 132, 16);  // below the column pass, which does not merge
   c.merge = merge_for_few_rows(p, c, 90, 199);
   ASSERT_EQ(c.merge, 8);
   EXPECT_NO_THROW(codegen::check_launch_config(p, c));
@@ -527,7 +523,7 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4096TakeTheirOwnRuleForManyRows) {
   EXPECT_EQ(codegen::describe(choose_launch_config(
                 p4096(NormKind::RMSNorm, [](NormProblem& p) { p.recompute_from_output = true; }), 90, 132, 16384)),
             "threads=256 threads_per_row=256 vec=8 registers min_blocks=4 shared_sums");
-  EXPECT_EQ(choose_launch_config(residual, 90, 132, 64), choose_launch_config(none, 90, 132, 64));
+  EXPECT_EQ(choose_launch_config(residual, 90, 132, 16), choose_launch_config(none, 90, 132, 16));
   NormProblem residual_3072 = residual;
   residual_3072.n = 3072;
   NormProblem none_3072 = none;
@@ -668,4 +664,68 @@ TEST(LaunchConfig, PacksRowsOnlyUnderSharedSumsFor16BitRows) {
   NormProblem residual = p;
   residual.residual = true;
   EXPECT_TRUE(codegen::packs_rows(codegen::resolve_problem(residual), c));
+}
+
+// The column pass (templates/column_pass.cuh) at few rows: 16-bit, 16-byte aligned rows of
+// 4096-16384 without fused options beyond 16 rows (and LayerNorm beyond 4096 at one row), about
+// 4 rows a lane; never for fp32 rows, fused options, many rows or rows beyond the L2 budget.
+TEST(LaunchConfig, FewLong16BitRowsTakeTheColumnPass) {
+  auto norm = [](NormKind kind, int64_t n, DType x, int alignment = 16) {
+    NormProblem p = problem(n, x, alignment);
+    p.kind = kind;
+    p.weight_dtype = DType::F32;
+    p.has_bias = kind == NormKind::LayerNorm;
+    return codegen::resolve_problem(p);
+  };
+  const NormProblem ln8192 = norm(NormKind::LayerNorm, 8192, DType::BF16);
+  const LaunchConfig at199 = choose_launch_config(ln8192, 90, 132, 199);
+  EXPECT_EQ(at199.column_pass, 64) << codegen::describe(at199);
+  EXPECT_EQ(at199.threads, 512);
+  EXPECT_EQ(at199.vec, 8);
+  const LaunchConfig at37 = choose_launch_config(ln8192, 90, 132, 37);
+  EXPECT_EQ(at37.column_pass, 16) << codegen::describe(at37);
+  EXPECT_EQ(at37.threads, 256);
+  EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 16384, DType::F16), 90, 132, 37).threads, 512);
+  EXPECT_EQ(choose_launch_config(ln8192, 90, 132, 1).column_pass, 1) << "one LayerNorm row beyond 4096";
+  EXPECT_EQ(choose_launch_config(norm(NormKind::RMSNorm, 8192, DType::BF16), 90, 132, 1).column_pass, 0);
+  EXPECT_EQ(choose_launch_config(norm(NormKind::RMSNorm, 8192, DType::BF16), 90, 132, 199).column_pass, 64);
+  EXPECT_EQ(choose_launch_config(ln8192, 80, 108, 100).column_pass, 32) << "no cluster or sm_90 feature needed";
+  EXPECT_EQ(choose_launch_config(ln8192, 90, 132, 8).column_pass, 0) << "8 rows: not measured, rows families";
+  EXPECT_EQ(choose_launch_config(ln8192, 90, 132, 4096).column_pass, 0) << "many rows";
+  EXPECT_EQ(choose_launch_config(ln8192, 90, 132).column_pass, 0) << "rows not known";
+  EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 8192, DType::F32), 90, 132, 199).column_pass, 0);
+  EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 2048, DType::BF16), 90, 132, 199).column_pass, 0);
+  EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 32768, DType::BF16), 90, 132, 64).column_pass, 0);
+  EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 5003, DType::BF16, 2), 90, 132, 199).column_pass, 0);
+  NormProblem residual = ln8192;
+  residual.residual = true;
+  EXPECT_EQ(choose_launch_config(codegen::resolve_problem(residual), 90, 132, 199).column_pass, 0);
+}
+
+TEST(LaunchConfig, CheckRejectsColumnPassesThatCannotRun) {
+  NormProblem p = problem(4096, DType::BF16);
+  p.has_bias = true;
+  p = codegen::resolve_problem(p);
+  LaunchConfig c;
+  c.vec = 8;
+  c.threads = c.threads_per_row = 256;
+  c.row_in_registers = false;
+  c.column_pass = 32;
+  EXPECT_NO_THROW(codegen::check_launch_config(p, c));
+  for (void (*bad)(LaunchConfig&) : {+[](LaunchConfig& b) { b.column_pass = 24; },
+                                     +[](LaunchConfig& b) { b.column_pass = 512; },
+                                     +[](LaunchConfig& b) { b.column_pass = -1; },
+                                     +[](LaunchConfig& b) { b.row_in_registers = true; },
+                                     +[](LaunchConfig& b) { b.shared_sums = true; },
+                                     +[](LaunchConfig& b) { b.prefetch = true; }}) {
+    LaunchConfig b = c;
+    bad(b);
+    EXPECT_THROW(codegen::check_launch_config(p, b), std::invalid_argument) << codegen::describe(b);
+  }
+  NormProblem gated = p;
+  gated.kind = NormKind::RMSNorm;
+  gated.has_bias = false;
+  gated.gate = Gate::AfterNorm;
+  EXPECT_THROW(codegen::check_launch_config(codegen::resolve_problem(gated), c), std::invalid_argument)
+      << "no fused options in the column pass";
 }

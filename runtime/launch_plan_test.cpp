@@ -37,7 +37,7 @@ TEST(LaunchPlan, RowGroupsAreBoundedByResidentBlocksNotByM) {
 // group works more rows than the busiest would have.
 TEST(LaunchPlan, RowGroupsAreBalancedOverTheRounds) {
   const NormProblem p = problem(8192);
-  codegen::LaunchConfig c = codegen::choose_launch_config(p, 90, 132, 199);
+  codegen::LaunchConfig c = codegen::choose_launch_config(p, 90, 132, 16);  // a rows family (not the column pass)
   ASSERT_EQ(c.rows_per_block(), 1);
   EXPECT_EQ(runtime::row_groups(c, kH100, 199, 132), 100) << "2 rounds: 100 groups of 2 rows, not 132";
   EXPECT_EQ(runtime::row_groups(c, kH100, 264, 132), 132);
@@ -92,7 +92,7 @@ TEST(LaunchPlan, ClustersCountAsOneRowGroup) {
 // callers are asked for no workspace there; from two row groups on, for the partials. On
 // sm_90 up to 8 merged blocks are one row group (a config the tuner may pick).
 TEST(LaunchPlan, MergedBlocksWriteOnePartialRowPerCluster) {
-  codegen::LaunchConfig c = codegen::choose_launch_config(problem(4096), 90, 132, 199);
+  codegen::LaunchConfig c = codegen::choose_launch_config(problem(4096), 90, 132, 16);  // not the column pass
   c.merge = codegen::merge_for_few_rows(problem(4096), c, 90, 199);  // the tuner's merged twin
   ASSERT_EQ(c.merge, 8);
   EXPECT_EQ(c.blocks_per_group(), 8);
@@ -152,4 +152,19 @@ TEST(LaunchPlan, AnSmMarginLaunchesTheOtherSmsShareOfTheRowGroups) {
   grid.grid = true;
   grid.cluster = 132;
   EXPECT_EQ(runtime::groups_per_launch(grid, kH100, 1, 66), 1);
+}
+
+// The column pass counts a row group per row: its workspace is the rows' float2 sums (16-byte
+// rounded), it writes dγ/dβ itself (no reduction), and an SM margin does not split it.
+TEST(LaunchPlan, TheColumnPassKeepsARowsSumsInTheWorkspace) {
+  const NormProblem p = problem(8192);
+  const codegen::LaunchConfig c = codegen::choose_launch_config(p, 90, 132, 199);
+  ASSERT_GT(c.column_pass, 0) << codegen::describe(c);
+  EXPECT_EQ(runtime::row_groups(c, kH100, 199, 1), 199);
+  EXPECT_EQ(runtime::launch_workspace_bytes(p, c, 199), 1600u);
+  EXPECT_EQ(runtime::launch_workspace_bytes(p, c, 37), 304u);
+  EXPECT_TRUE(runtime::writes_gradients_directly(c, 199));
+  EXPECT_EQ(runtime::groups_per_launch(c, kH100, 199, 66), 199);
+  EXPECT_EQ(runtime::column_blocks(p, c), 128) << "8 slots of 8 columns a block";
+  EXPECT_GE(runtime::workspace_bound(p, kH100, 199), 1600u);
 }

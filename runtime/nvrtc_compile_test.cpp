@@ -4,7 +4,9 @@
 
 #include "codegen/cache_key.h"
 #include "codegen/kernel_source.h"
+#include "codegen/launch_config.h"
 #include "codegen/norm_problem.h"
+#include "codegen/search_space.h"
 #include "normjit/normjit.hpp"
 #include "runtime/nvrtc.h"
 
@@ -131,7 +133,8 @@ TEST(Nvrtc, MergedBlocksCompileWithoutSpills) {
     p.alignment = shape.alignment;
     p.parallel = shape.parallel;
     p = codegen::resolve_problem(p);
-    codegen::LaunchConfig c = codegen::choose_launch_config(p, 90, 132, 199);
+    // 16 rows: few, and below the column pass (which does not merge) at every shape here.
+    codegen::LaunchConfig c = codegen::choose_launch_config(p, 90, 132, 16);
     c.merge = 8;  // where the heuristic keeps it unmerged too
     ASSERT_NO_THROW(codegen::check_launch_config(p, c)) << codegen::describe(p) << " with " << codegen::describe(c);
     const auto src = codegen::generate_backward_source(p, c);
@@ -143,6 +146,49 @@ TEST(Nvrtc, MergedBlocksCompileWithoutSpills) {
       EXPECT_EQ(r.spill_stores + r.spill_loads, 0) << codegen::describe(p) << " with " << codegen::describe(c) << ": "
                                                    << r.function << " spills";
   }
+}
+
+// The column pass (templates/column_pass.cuh) for sm_80 and sm_90: the heuristic's at few rows
+// and the search space's other lane counts, 16-bit and fp32 rows, odd N (a part-filled last
+// slot), rows 2-byte aligned, every affine form: both kernels compile, without spills.
+TEST(Nvrtc, TheColumnPassCompilesWithoutSpills) {
+  std::string why;
+  if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
+  struct Shape { NormKind kind; int64_t n; DType x; DType weight; bool weight_on; bool bias; int alignment; int64_t m; };
+  const Shape shapes[] = {{NormKind::LayerNorm, 8192, DType::BF16, DType::F32, true, true, 16, 199},
+                          {NormKind::RMSNorm, 4096, DType::F16, DType::F16, true, false, 16, 37},
+                          {NormKind::LayerNorm, 16384, DType::BF16, DType::BF16, false, true, 16, 128},
+                          {NormKind::LayerNorm, 8192, DType::F32, DType::F32, true, true, 16, 199},
+                          {NormKind::RMSNorm, 5003, DType::BF16, DType::F32, false, false, 2, 64},
+                          {NormKind::LayerNorm, 33, DType::F16, DType::F32, true, true, 2, 1}};
+  int compiled = 0;
+  for (const Shape& shape : shapes) {
+    NormProblem p;
+    p.kind = shape.kind;
+    p.n = shape.n;
+    p.x_dtype = shape.x;
+    p.weight_dtype = shape.weight;
+    p.has_weight = shape.weight_on;
+    p.has_bias = shape.bias;
+    p.alignment = shape.alignment;
+    p = codegen::resolve_problem(p);
+    for (const int sm : {80, 90})
+      for (const codegen::LaunchConfig& c : codegen::search_space(p, sm, sm == 90 ? 132 : 108, shape.m)) {
+        if (c.column_pass == 0) continue;
+        const auto src = codegen::generate_backward_source(p, c);
+        EXPECT_NE(src.text.find(codegen::KernelSource::kRowSumsEntry), std::string::npos);
+        runtime::CompileOutput out;
+        ASSERT_NO_THROW(out = nvrtc.compile(src.text, src.name, codegen::compile_options({sm, nvrtc.version()}),
+                                            codegen::describe(p)))
+            << codegen::describe(p) << " with " << codegen::describe(c);
+        ++compiled;
+        for (const auto& r : runtime::parse_ptxas_report(out.log))
+          EXPECT_EQ(r.spill_stores + r.spill_loads, 0) << codegen::describe(p) << " with " << codegen::describe(c)
+                                                       << " for sm_" << sm << ": " << r.function << " spills";
+      }
+  }
+  EXPECT_GE(compiled, 30) << "column candidates compiled";
 }
 
 // The heuristic's configs for few fp32 rows (37: 16 elements a thread, 4-wide, prefetching;

@@ -121,6 +121,18 @@ TEST(TuningEntries, SharedSumsRoundTripAndAreWrittenOnlyWhenSet) {
   EXPECT_FALSE(back.at(kKeyB).config.shared_sums);
 }
 
+// column_pass is written only when on, and files from before it read as 0 (off).
+TEST(TuningEntries, ColumnPassRoundTripsAndIsWrittenOnlyWhenOn) {
+  TunedConfig column = tuned(512, 8.5);
+  column.config.row_in_registers = false;
+  column.config.column_pass = 64;
+  const std::string text = runtime::format_tuning_entries({{kKeyA, column}, {kKeyB, tuned(64, 3.5)}});
+  EXPECT_EQ(text.find("column_pass"), text.rfind("column_pass")) << "written for the column pass only:\n" << text;
+  const TuningEntries back = runtime::parse_tuning_entries(text, "test");
+  EXPECT_EQ(back.at(kKeyA).config, column.config);
+  EXPECT_EQ(back.at(kKeyB).config.column_pass, 0);
+}
+
 // Keys needing quotes, with a ' (which toml++ 3.3 would write as an unreadable literal
 // string), a ", a backslash and a control character, read back unchanged.
 TEST(TuningEntries, KeysWithQuotesAndEscapesRoundTrip) {
