@@ -79,9 +79,10 @@ int run_over_two_groups(const std::vector<Case>& cases, CUstream stream) {
       const NormInputs inputs = make_inputs(problem, m, fresh_seed(), {}, cases[i].spec);
       const std::string what = describe_problem(problem) + " with M=" + std::to_string(many) + "'s config " +
                                codegen::describe(chosen.config) + ", run on M=" + std::to_string(m);
-      // A grid cluster is one group whatever the rows; every other config must get kGroups.
-      EXPECT_EQ(runtime::row_groups(few.config, few.limits, m, few.resident_groups), chosen.config.grid ? 1 : kGroups)
-          << what;
+      // A grid cluster is one group whatever the rows, the column pass a group (a float2 of
+      // sums) per row whatever is resident; every other config must get kGroups.
+      const int64_t groups = chosen.config.grid ? 1 : chosen.config.column_pass > 0 ? m : kGroups;
+      EXPECT_EQ(runtime::row_groups(few.config, few.limits, m, few.resident_groups), groups) << what;
 
       DeviceCase device(inputs, RunOptions{});
       device.poison_outputs();
