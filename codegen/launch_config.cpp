@@ -496,20 +496,24 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
 }
 
 // The column pass at few rows (exhaustive tuning on the H100, graph replays with L2 flushed,
-// bench/results/2026-11-24-h100-088beab-column-pdl/tune.txt; bf16, fp32 γ): 16-bit rows of
-// 4096-16384, 16-byte aligned (the only ones timed), without fused options, at more than 16 rows (LN 8192 at M = 37 / 199: 8.51 / 12.48
-// us against 10.18 / 15.36 for the rows families; LN 16384 at 37 / 128: 10.56 / 13.18 against
-// 18.46 / 22.02; RMS 8192: 8.22 / 12.32 against 8.83 / 13.50; LN 4096: 7.46 / 10.53 against
-// 7.81 / 11.39), and LayerNorm beyond 4096 at one row (8192: 8.06 against 9.15; at 4096 and for
-// RMSNorm one row is as fast or faster in one block). About 4 rows a lane (the bucket's rows / 4
-// lanes; the best at every shape above), in 512-thread blocks from 128 rows or 16384 columns,
-// else 256 (M = 37: 8.51 against 9.18 at 8192, but 10.56 against 11.84 at 16384). Not fp32 rows:
-// LN fp32 8192 at M = 199 took 19.10 us against 18.59 prefetching in one block.
+// bench/results/2026-11-24-h100-088beab-column-pdl/tune.txt and -d347d59/tune.txt; bf16, fp32
+// γ): 16-bit rows of 4096-65536, 16-byte aligned (the only ones timed), without fused options,
+// at more than 16 rows (LN 8192 at M = 37 / 199: 8.51 / 12.48 us against 10.18 / 15.36 for the
+// rows families; LN 16384 at 37 / 128: 10.56 / 13.18 against 18.46 / 22.02; LN 32768 at 37 /
+// 128: 14.66 / 22.27 against 27.62 / 34.37; LN 65536 at 37: 25.54 against 37.70; RMS 8192:
+// 8.22 / 12.32 against 8.83 / 13.50; RMS 32768 at 37: 14.56 against 20.99; LN 4096: 7.46 /
+// 10.53 against 7.81 / 11.39), and LayerNorm beyond 4096 at one row (8192: 8.06 against 9.15;
+// 32768: 11.36 against 18.21; at 4096, and for RMSNorm, one row is as fast or faster in one
+// block or a cluster). About 4 rows a lane (the bucket's rows / 4 lanes: the best at every
+// shape above but LN/RMS 32768 at 128 rows, where 16 lanes took 21.12 / 21.50 us and 32 lanes
+// 22.27 / 21.76), in 512-thread blocks from 128 rows or 16384 columns, else 256 (M = 37: 8.51
+// against 9.18 at 8192, but 10.56 against 11.84 at 16384). Not fp32 rows: LN fp32 8192 at
+// M = 199 took 19.10 us against 18.59 prefetching in one block.
 std::optional<LaunchConfig> column_pass_for_few_rows(const NormProblem& p, int64_t m) {
   const int64_t bucket = next_pow2(std::max<int64_t>(m, 1));
   const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
   const bool one_long_layer_norm_row = bucket == 1 && p.kind == NormKind::LayerNorm && p.n > 4096;
-  if (!sixteen_bit || vector_width(p) * dtype_size(p.x_dtype) < 16 || p.n < 4096 || p.n > 16384 ||
+  if (!sixteen_bit || vector_width(p) * dtype_size(p.x_dtype) < 16 || p.n < 4096 || p.n > 65536 ||
       !column_pass_fits(p, bucket) ||
       !(bucket > 16 || one_long_layer_norm_row))
     return std::nullopt;

@@ -667,7 +667,7 @@ TEST(LaunchConfig, PacksRowsOnlyUnderSharedSumsFor16BitRows) {
 }
 
 // The column pass (templates/column_pass.cuh) at few rows: 16-bit, 16-byte aligned rows of
-// 4096-16384 without fused options beyond 16 rows (and LayerNorm beyond 4096 at one row), about
+// 4096-65536 without fused options beyond 16 rows (and LayerNorm beyond 4096 at one row), about
 // 4 rows a lane; never for fp32 rows, fused options, many rows or rows beyond the L2 budget.
 TEST(LaunchConfig, FewLong16BitRowsTakeTheColumnPass) {
   auto norm = [](NormKind kind, int64_t n, DType x, int alignment = 16) {
@@ -695,7 +695,13 @@ TEST(LaunchConfig, FewLong16BitRowsTakeTheColumnPass) {
   EXPECT_EQ(choose_launch_config(ln8192, 90, 132).column_pass, 0) << "rows not known";
   EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 8192, DType::F32), 90, 132, 199).column_pass, 0);
   EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 2048, DType::BF16), 90, 132, 199).column_pass, 0);
-  EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 32768, DType::BF16), 90, 132, 64).column_pass, 0);
+  EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 32768, DType::BF16), 90, 132, 64).column_pass, 16);
+  EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 65536, DType::BF16), 90, 132, 1).column_pass, 1);
+  EXPECT_EQ(choose_launch_config(norm(NormKind::RMSNorm, 65536, DType::BF16), 90, 132, 1).column_pass, 0);
+  EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 65536, DType::BF16), 90, 132, 128).column_pass, 0)
+      << "x and dy beyond the L2 budget";
+  EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 131072, DType::BF16), 90, 132, 16).column_pass, 0)
+      << "not timed beyond 65536";
   EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 5003, DType::BF16, 2), 90, 132, 199).column_pass, 0);
   NormProblem residual = ln8192;
   residual.residual = true;

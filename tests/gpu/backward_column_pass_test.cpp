@@ -31,6 +31,7 @@ const ProblemSpec kProblems[] = {
     {NormKind::LayerNorm, DType::BF16, DType::BF16, Affine::WeightAndBias, 5003},  // 2-byte aligned rows
     {NormKind::RMSNorm, DType::BF16, DType::F32, Affine::None, 33},
     {NormKind::LayerNorm, DType::F16, DType::F32, Affine::WeightOnly, 1},
+    {NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 65536},  // 4096 slots: 8-32 blocks
 };
 constexpr int64_t kRows[] = {1, 37, 199};
 
