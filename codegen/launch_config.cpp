@@ -551,12 +551,8 @@ bool few_rows(int64_t m, int sm_count) {
 
 bool may_be_few_rows(int64_t m) { return few_rows(m, kMaxGridCluster); }
 
-int64_t column_chunk_rows(const NormProblem& p) {
-  return std::max<int64_t>(1, kColumnPassBytes / (p.n * (dtype_size(p.x_dtype) + dtype_size(p.dy_dtype))));
-}
-
 bool column_pass_fits(const NormProblem& p, int64_t m) {
-  return m >= 1 && !has_fused_options(p) && m <= column_chunk_rows(p) &&
+  return m >= 1 && !has_fused_options(p) &&
          m * p.n * (dtype_size(p.x_dtype) + dtype_size(p.dy_dtype)) <= kColumnPassBytes;
 }
 

@@ -119,9 +119,6 @@ constexpr int kMaxMerge = kPortableCluster;
 // L2, and under the 40 MB of an A100's), and for problems without fused options.
 constexpr int64_t kColumnPassBytes = int64_t{16} << 20;
 bool column_pass_fits(const NormProblem& resolved, int64_t m);
-// Rows of a column pass's chunk: as many as fit kColumnPassBytes (at least one). More rows go
-// in several chunks, a pair of launches each (templates/column_pass.cuh).
-int64_t column_chunk_rows(const NormProblem& resolved);
 
 // Rows a multiprocessor at most for the heuristic's few-rows (latency) configs.
 constexpr int kLatencyRowsPerSm = 2;

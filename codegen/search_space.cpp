@@ -172,20 +172,6 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
         c.column_pass = static_cast<int>(lanes);
         out.add(c);
       }
-  // And in chunks of rows that fit (a pair of launches each) for rows of 32768 or more columns
-  // beyond a chunk, the lanes as for a chunk's rows.
-  const int64_t chunk = column_chunk_rows(p);
-  if (!has_fused_options(p) && p.n >= 32768 && (m < 0 || m > chunk))
-    for (int64_t lanes = std::clamp<int64_t>(chunk / 8, 1, 64); lanes <= std::clamp<int64_t>(chunk / 4, 1, 64);
-         lanes *= 2)
-      for (int threads : {256, 512}) {
-        LaunchConfig c;
-        c.vec = widest;
-        c.threads = c.threads_per_row = threads;
-        c.row_in_registers = false;
-        c.column_pass = static_cast<int>(lanes);
-        out.add(c);
-      }
   const int max_cluster = arch_limits(sm).max_cluster;
   // Where shared-sums candidates exist, clusters with sums in registers are left to few rows.
   const bool sums_can_be_shared = sm >= 80 && (p.has_weight || p.has_bias);

@@ -116,25 +116,6 @@ void launch_groups(CUfunction function, const codegen::LaunchConfig& config, int
   }
 }
 
-// The column pass's second kernel (templates/column_pass.cuh). On sm_90 a programmatic
-// dependent launch: its blocks start loading rows while the row sums are made, and wait for
-// them in the kernel.
-void launch_column_blocks(const LoadedKernel& k, const NormProblem& p, void** kernel_args, CUstream stream) {
-  CUlaunchAttribute early{};
-  early.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-  early.value.programmaticStreamSerializationAllowed = 1;
-  CUlaunchConfig launch{};
-  launch.gridDimX = static_cast<unsigned>(runtime::column_blocks(p, k.config));
-  launch.gridDimY = launch.gridDimZ = 1;
-  launch.blockDimX = static_cast<unsigned>(k.config.threads);
-  launch.blockDimY = launch.blockDimZ = 1;
-  launch.hStream = stream;
-  launch.attrs = &early;
-  launch.numAttrs = k.limits.sm >= 90 ? 1 : 0;
-  NJ_CU(driver().cuLaunchKernelEx(&launch, k.backward, kernel_args, nullptr),
-        "the " + codegen::describe(p) + " backward: launching the column pass");
-}
-
 // Frees a stream-ordered allocation on every way out.
 struct StreamAllocation {
   CUdeviceptr ptr = 0;
@@ -507,20 +488,25 @@ void Engine::Impl::launch_kernels(const LoadedKernel& k, const NormProblem& p, r
   const auto& d = driver();
   void* kernel_args[] = {&params};
   if (k.config.column_pass > 0) {
-    // A chunk of rows at a time (templates/column_pass.cuh): its row sums into the workspace,
-    // then the column blocks, which write dx and add to dγ/dβ. params.groups: all m rows;
-    // first_group: the chunk's first row; m: its rows.
-    const int64_t rows = params.m, chunk = codegen::column_chunk_rows(p);
-    const unsigned segments = static_cast<unsigned>(runtime::column_segments(p, k.config));
-    params.groups = rows;
-    for (params.first_group = 0; params.first_group < rows; params.first_group += chunk) {
-      params.m = std::min(chunk, rows - params.first_group);
-      NJ_CU(d.cuLaunchKernel(k.row_sums, static_cast<unsigned>(params.m) * segments, 1, 1,
-                             static_cast<unsigned>(k.config.threads), 1, 1, 0, stream, kernel_args, nullptr),
-            what() + ": launching the row sums");
-      launch_column_blocks(k, p, kernel_args, stream);
-    }
-    params.m = rows;
+    // Row sums into the workspace, then the column blocks, which write dx, dγ and dβ (groups is m).
+    const unsigned sum_blocks = static_cast<unsigned>((params.m + k.config.rows_per_block() - 1) / k.config.rows_per_block());
+    NJ_CU(d.cuLaunchKernel(k.row_sums, sum_blocks, 1, 1, static_cast<unsigned>(k.config.threads), 1, 1, 0, stream,
+                           kernel_args, nullptr),
+          what() + ": launching the row sums");
+    // On sm_90 a programmatic dependent launch: its blocks start loading rows while the sums
+    // are made, and wait for them in the kernel (templates/column_pass.cuh).
+    CUlaunchAttribute early{};
+    early.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    early.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig launch{};
+    launch.gridDimX = static_cast<unsigned>(runtime::column_blocks(p, k.config));
+    launch.gridDimY = launch.gridDimZ = 1;
+    launch.blockDimX = static_cast<unsigned>(k.config.threads);
+    launch.blockDimY = launch.blockDimZ = 1;
+    launch.hStream = stream;
+    launch.attrs = &early;
+    launch.numAttrs = k.limits.sm >= 90 ? 1 : 0;
+    NJ_CU(d.cuLaunchKernelEx(&launch, k.backward, kernel_args, nullptr), what() + ": launching the column pass");
     return;
   }
   if (k.config.grid)  // the blocks count their arrivals from zero

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "codegen/norm_problem.h"
-
 namespace normjit::runtime {
 
 namespace {
@@ -57,20 +55,9 @@ bool writes_gradients_directly(const codegen::LaunchConfig& c, int64_t groups) {
   return (groups == 1 && c.row_in_registers) || c.column_pass > 0;
 }
 
-int64_t column_segments(const NormProblem& p, const codegen::LaunchConfig& c) {
-  const int64_t slots = (p.n + c.vec - 1) / c.vec;
-  const int64_t segment = p.n <= 65536 ? slots : 8192 / c.vec;  // kSegmentSlots
-  return (slots + segment - 1) / segment;
-}
-
 int64_t column_blocks(const NormProblem& p, const codegen::LaunchConfig& c) {
   const int64_t slots = (p.n + c.vec - 1) / c.vec;
   return c.column_pass > 0 ? (slots + c.column_slots() - 1) / c.column_slots() : 0;
-}
-
-size_t column_accumulator_bytes(const NormProblem& p) {
-  const int64_t gradients = (p.has_weight ? 1 : 0) + (p.has_bias ? 1 : 0);
-  return static_cast<size_t>((gradients * p.n + 3) / 4 * 4) * sizeof(float);  // kAccumulatorFloats
 }
 
 int grid_ring_slots(const codegen::LaunchConfig& c) {
@@ -88,10 +75,7 @@ size_t grid_sums_bytes(const codegen::LaunchConfig& c) {
 
 size_t launch_workspace_bytes(const NormProblem& p, const codegen::LaunchConfig& c, int64_t groups) {
   if (c.grid) return grid_sums_bytes(c);
-  if (c.column_pass > 0) {
-    const int64_t sums = std::min(groups, codegen::column_chunk_rows(p)) * column_segments(p, c) * 8;
-    return column_accumulator_bytes(p) + static_cast<size_t>((sums + 15) / 16 * 16);
-  }
+  if (c.column_pass > 0) return static_cast<size_t>((groups * 8 + 15) / 16 * 16);
   return writes_gradients_directly(c, groups) ? 0 : partial_bytes(p, groups);
 }
 

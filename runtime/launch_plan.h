@@ -36,15 +36,9 @@ int64_t row_groups(const codegen::LaunchConfig& config, const DeviceLimits& limi
 // always one launch.
 int64_t groups_per_launch(const codegen::LaunchConfig& config, const DeviceLimits& limits, int64_t groups,
                         int sm_margin);
-// The column pass (config.column_pass > 0, templates/column_pass.cuh) counts each row as a row
-// group. It takes the rows in chunks whose x and dy fit its L2 budget (codegen::column_chunk_rows), a
-// launch of each of its two kernels a chunk; the first has a block per row segment
-// (column_segments: one up to 65536 columns, else one per 8192), the second's blocks own
-// column_slots() slots each (column_blocks). Its workspace: fp32 accumulators of dγ/dβ across
-// chunks (column_accumulator_bytes), then a chunk's float2 segment sums.
-int64_t column_segments(const NormProblem& problem, const codegen::LaunchConfig& config);
+// The column pass (config.column_pass > 0) counts each row as a row group: its workspace is
+// the rows' float2 sums, and its second kernel's blocks own column_slots() slots each.
 int64_t column_blocks(const NormProblem& problem, const codegen::LaunchConfig& config);
-size_t column_accumulator_bytes(const NormProblem& problem);
 // fp32 partials of one norm's dγ and dβ rows for `groups` row groups (0 when the problem has
 // neither γ nor β), and the bytes of all of them: parallel norms have two such sets, the
 // second norm's after the first's.

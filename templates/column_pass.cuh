@@ -1,4 +1,4 @@
-// The column pass (kColumnPass lanes): rows taken in chunks that fit in L2, without partial rows.
+// The column pass (kColumnPass lanes): few rows whose x and dy fit in L2, without partial rows.
 //
 //   nj_row_sums:       s_r = (Σ_N g, Σ_N g·x̂) for every row r            g = dy·γ
 //   nj_norm_backward:  dx = rstd·(g − s_r.x/N − x̂·s_r.y/N)              (RMSNorm: no s_r.x term)
@@ -7,26 +7,18 @@
 // Memory plan. The rows pass gives each row group a block (or cluster) and one fp32 partial row
 // of dγ/dβ, which a second launch reduces: at M = 199 and N = 8192 those rows are more bytes
 // than x, dy and dx together, and the reduction waits on all of them. Here the first kernel
-// only reduces rows, a block for each of a row's kSegments segments (one up to 65536 columns,
-// else 8192 columns each, so that a few long rows still fill the GPU), its slots' loads issued
-// kSumBatch at a time, into float2 sums in the workspace. The second owns columns: a block
-// holds kColumnSlots vector slots of every row, with kColumnPass lanes down the rows each, so
-// it reads x and dy a second time (from L2, where the first kernel just left them), writes dx,
-// and sums its columns' dγ/dβ itself, lane by lane in row order and then the lanes in order.
-// Rows whose x and dy exceed the L2 budget go in chunks, a pair of launches each (the host's
-// loop, runtime/launch_plan.h column_chunk_rows): each chunk's column sums are added to fp32
-// accumulators in the workspace, in chunk order, and the last chunk writes dγ/dβ. The bits
-// depend on m and N only, whatever the timing; there is no reduction launch.
+// only reduces rows (kThreadsPerRow threads a row, its slots' loads issued kSumBatch at a time)
+// into m float2 at p.partial. The second owns columns: a block holds kColumnSlots vector slots
+// of every row, with kColumnPass lanes down the rows each, so it reads x and dy a second time
+// (from L2, where the first kernel just left them: the heuristic and the search space take this
+// family only for rows that fit there), writes dx, and sums its columns' dγ/dβ itself, lane by
+// lane in row order and then the lanes in order: the same bits for the same m, whatever the
+// timing, and no reduction launch.
 //
 // On sm_90 the second kernel is a programmatic dependent launch: the first lets it start at
 // once, so its blocks load their first rows of x and dy while the row sums are still being
 // made, and wait for them (griddepcontrol.wait: the first grid complete, its writes visible)
 // only before reading the sums. dx, which may be x or dy itself, is written after that wait.
-// The next chunk's row sums are an ordinary launch: they start when this chunk's columns are
-// done with the sums and the accumulators.
-//
-// Launch parameters as the column pass reads them: p.m rows from row p.first_group, of
-// p.groups rows in all; p.partial: the accumulators (kAccumulatorFloats), then the chunk's sums.
 namespace nj {
 
 __device__ __forceinline__ void let_dependent_grid_start() {
@@ -44,23 +36,11 @@ constexpr int kSumBatch = 4;                              // slots of a row whos
 constexpr int kColumnSlots = kThreads / kColumnPass;       // vector slots (of every row) a block owns
 constexpr int kColumnBatch = 4;                           // rows whose loads fly together
 static_assert(kThreads % kColumnPass == 0, "the lanes down the rows divide the block");
-static_assert(kRowsPerBlock == 1, "the row sums take a block per row segment");
 
-// A row's segments, a block of the first kernel each (runtime/launch_plan.cpp, column_segments).
-constexpr i64 kSegmentSlots = kN <= 65536 ? kSlots : 8192 / kVec;
-constexpr int kSegments = (int)((kSlots + kSegmentSlots - 1) / kSegmentSlots);
-// fp32 accumulators of dγ and dβ across chunks, at the workspace's start (16-byte rounded).
-constexpr int kGradients = (kHasWeight ? 1 : 0) + (kHasBias ? 1 : 0);
-constexpr i64 kAccumulatorFloats = (kGradients * kN + 3) / 4 * 4;
-
-// The chunk's rows' segment sums (Σ g, Σ g·x̂), [row][segment], as the first kernel leaves them.
-__device__ __forceinline__ float2* segment_sums(const BackwardParams& p) {
-  return reinterpret_cast<float2*>(p.partial + kAccumulatorFloats);
+// Row r's sums (Σ g, Σ g·x̂), as the first kernel left them.
+__device__ __forceinline__ const float2* row_sums(const BackwardParams& p) {
+  return reinterpret_cast<const float2*>(p.partial);
 }
-// The first row of this chunk, and whether it is the first and the last chunk.
-__device__ __forceinline__ i64 chunk_first_row(const BackwardParams& p) { return p.first_group; }
-__device__ __forceinline__ bool first_chunk(const BackwardParams& p) { return p.first_group == 0; }
-__device__ __forceinline__ bool last_chunk(const BackwardParams& p) { return p.first_group + p.m == p.groups; }
 
 template <int kUnused>
 __device__ void backward_columns(const BackwardParams& p) {
@@ -78,7 +58,6 @@ __device__ void backward_columns(const BackwardParams& p) {
     if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
     // Rows lane, lane + kColumnPass, ...: kColumnBatch of them loaded before any is worked, since
     // dx's stores may alias nothing the compiler knows of and would otherwise order every load.
-    const i64 chunk_row = chunk_first_row(p);
     for (i64 first = lane; first < p.m; first += (i64)kColumnPass * kColumnBatch) {
       PackedSlot<TX, kVec, kAlign, kN> x[kColumnBatch];  // as stored: half the registers of 16-bit rows
       PackedSlot<TDY, kVec, kAlign, kN> dy[kColumnBatch];
@@ -88,23 +67,17 @@ __device__ void backward_columns(const BackwardParams& p) {
       for (int b = 0; b < kColumnBatch; ++b) {
         const i64 row = first + (i64)b * kColumnPass;
         if (row < p.m) {
-          const i64 at = chunk_row + row;
-          x[b].load(p.x + at * p.x_stride, col);
-          dy[b].load(p.dy + at * p.dy_stride, col);
-          rstd[b] = p.rstd[at];
-          mean[b] = kLayerNorm ? p.mean[at] : 0.f;
+          x[b].load(p.x + row * p.x_stride, col);
+          dy[b].load(p.dy + row * p.dy_stride, col);
+          rstd[b] = p.rstd[row];
+          mean[b] = kLayerNorm ? p.mean[row] : 0.f;
         }
       }
       wait_for_prerequisite_grid();  // returns at once after the first time
 #pragma unroll
       for (int b = 0; b < kColumnBatch; ++b) {
         const i64 row = first + (i64)b * kColumnPass;
-        if (row < p.m) {
-          const float2* s = segment_sums(p) + row * kSegments;
-          sums[b] = s[0];
-#pragma unroll
-          for (int k = 1; k < kSegments; ++k) sums[b].x += s[k].x, sums[b].y += s[k].y;
-        }
+        if (row < p.m) sums[b] = row_sums(p)[row];
       }
 #pragma unroll
       for (int b = 0; b < kColumnBatch; ++b) {
@@ -121,7 +94,7 @@ __device__ void backward_columns(const BackwardParams& p) {
           dw[j] += dys[j] * xhat;
           db[j] += dys[j];
         }
-        store_slot<TDX, kVec, kAlign, kN>(p.dx + (chunk_row + row) * p.dx_stride, col, out);
+        store_slot<TDX, kVec, kAlign, kN>(p.dx + row * p.dx_stride, col, out);
       }
     }
   }
@@ -134,6 +107,7 @@ __device__ void backward_columns(const BackwardParams& p) {
       if constexpr (kHasWeight && kHasBias) lane_sums[1][lane][slot_in_block * kVec + j] = db[j];
     }
     __syncthreads();
+    constexpr int kGradients = (kHasWeight ? 1 : 0) + (kHasBias ? 1 : 0);
     constexpr int kColumns = kColumnSlots * kVec;
     for (int e = threadIdx.x; e < kGradients * kColumns; e += kThreads) {
       const int gradient = e / kColumns, at = e % kColumns;
@@ -142,61 +116,52 @@ __device__ void backward_columns(const BackwardParams& p) {
       float total = lane_sums[gradient][0][at];
 #pragma unroll 8
       for (int l = 1; l < kColumnPass; ++l) total += lane_sums[gradient][l][at];
-      float* accumulator = p.partial + gradient * kN + c;  // the earlier chunks' sum
-      if (!first_chunk(p)) total = *accumulator + total;
-      if (last_chunk(p)) {
-        TW* out = kHasWeight && gradient == 0 ? p.dweight : p.dbias;
-        out[c] = from_f32<TW>(total);
-      } else {
-        *accumulator = total;
-      }
+      TW* out = kHasWeight && gradient == 0 ? p.dweight : p.dbias;
+      out[c] = from_f32<TW>(total);
     }
   }
 }
 
 }  // namespace nj
 
-// Grid: p.m × kSegments blocks of kThreads, a segment of a row each. Writes the segment's
-// (Σ g, Σ g·x̂) to segment_sums(p)[row][segment].
+// Grid: ceil(m / kRowsPerBlock) blocks of kThreads. Writes every row's (Σ g, Σ g·x̂) to p.partial.
 extern "C" __global__ void __launch_bounds__(nj::cfg::kThreads)
 nj_row_sums(const nj::BackwardParams p) {
   using namespace nj;
   let_dependent_grid_start();
-  __shared__ float2 reduce_buffer[2][1][Reducer::kWarps];
+  __shared__ float2 reduce_buffer[2][kRowsPerBlock][Reducer::kWarps];
   Reducer reducer{reduce_buffer, 0};
-  const int lane = threadIdx.x;
-  const i64 row = (i64)blockIdx.x / kSegments;
-  const i64 segment = (i64)blockIdx.x % kSegments;
-  const i64 end = segment + 1 == kSegments ? kSlots : (segment + 1) * kSegmentSlots;
-  const i64 at = chunk_first_row(p) + row;
-  const float rstd = p.rstd[at];
-  const float mean = kLayerNorm ? p.mean[at] : 0.f;
-  const TX* x_row = p.x + at * p.x_stride;
-  const TDY* dy_row = p.dy + at * p.dy_stride;
+  const int row_in_block = threadIdx.x / kThreadsPerRow, lane = threadIdx.x % kThreadsPerRow;
+  const i64 row = (i64)blockIdx.x * kRowsPerBlock + row_in_block;
   float2 sums = make_float2(0.f, 0.f);
-  for (i64 first = segment * kSegmentSlots + lane; first < end; first += (i64)kThreads * kSumBatch) {
-    float x[kSumBatch][kVec], dy[kSumBatch][kVec], w[kSumBatch][kVec];
+  if (row < p.m) {
+    const float rstd = p.rstd[row];
+    const float mean = kLayerNorm ? p.mean[row] : 0.f;
+    const TX* x_row = p.x + row * p.x_stride;
+    const TDY* dy_row = p.dy + row * p.dy_stride;
+    for (i64 first = lane; first < kSlots; first += (i64)kThreadsPerRow * kSumBatch) {
+      float x[kSumBatch][kVec], dy[kSumBatch][kVec], w[kSumBatch][kVec];
 #pragma unroll
-    for (int b = 0; b < kSumBatch; ++b) {
-      const i64 slot = first + (i64)b * kThreads;
-      const i64 col = slot * kVec;
+      for (int b = 0; b < kSumBatch; ++b) {
+        const i64 col = (first + (i64)b * kThreadsPerRow) * kVec;
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) x[b][j] = dy[b][j] = 0.f, w[b][j] = 1.f;
-      if (slot < end && col < kN) {
-        load_slot<TX, kVec, kAlign, kN>(x_row, col, x[b]);
-        load_slot<TDY, kVec, kAlign, kN>(dy_row, col, dy[b]);
-        if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w[b]);
+        for (int j = 0; j < kVec; ++j) x[b][j] = dy[b][j] = 0.f, w[b][j] = 1.f;
+        if (col < kN) {
+          load_slot<TX, kVec, kAlign, kN>(x_row, col, x[b]);
+          load_slot<TDY, kVec, kAlign, kN>(dy_row, col, dy[b]);
+          if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w[b]);
+        }
       }
+#pragma unroll
+      for (int b = 0; b < kSumBatch; ++b)
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          const float g = dy[b][j] * w[b][j];
+          sums.x += g;
+          sums.y += g * normalized(x[b][j], mean, rstd);
+        }
     }
-#pragma unroll
-    for (int b = 0; b < kSumBatch; ++b)
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        const float g = dy[b][j] * w[b][j];
-        sums.x += g;
-        sums.y += g * normalized(x[b][j], mean, rstd);
-      }
   }
-  sums = reducer.sum(sums, 0, lane);
-  if (lane == 0) segment_sums(p)[row * kSegments + segment] = sums;
+  sums = reducer.sum(sums, row_in_block, lane);  // every thread takes part in the barriers
+  if (row < p.m && lane == 0) reinterpret_cast<float2*>(p.partial)[row] = sums;
 }

@@ -87,47 +87,6 @@ TEST_F(BackwardColumnPass, EveryColumnConfigMatchesTheReference) {
   EXPECT_GE(tried, 60);
 }
 
-// Rows beyond the L2 budget go in chunks (a pair of launches each, dγ/dβ added across them in
-// fp32 accumulators) and long rows in segments (a row-sums block each): 262144 columns in 16-row
-// chunks of 32 segments, fp32 1M columns in chunks of 2 rows, 16-bit 1M in chunks of 4 with a
-// last chunk of one row; against the reference, and the same bits on a second run.
-TEST_F(BackwardColumnPass, ChunksOfRowsAndSegmentsOfLongRows) {
-  NJ_REQUIRE_GPU();
-  const CUcontext ctx = GpuContext::get()->context();
-  const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
-  struct Case { ProblemSpec spec; int64_t m; int lanes; };
-  const Case cases[] = {
-      {{NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 262144}, 37, 4},
-      {{NormKind::RMSNorm, DType::F32, DType::F32, Affine::WeightOnly, 1048576}, 5, 1},
-      {{NormKind::LayerNorm, DType::F16, DType::F16, Affine::BiasOnly, 1048576}, 9, 1},
-      {{NormKind::LayerNorm, DType::BF16, DType::BF16, Affine::WeightAndBias, 65536}, 199, 16},
-  };
-  for (const Case& k : cases) {
-    const NormProblem problem = k.spec.problem();
-    const NormInputs inputs = make_inputs(problem, k.m, fresh_seed());
-    const NormProblem resolved = resolved_problem(inputs);
-    codegen::LaunchConfig c;
-    c.vec = codegen::vector_width(resolved);
-    c.threads = c.threads_per_row = 512;
-    c.row_in_registers = false;
-    c.column_pass = k.lanes;
-    SCOPED_TRACE(describe_case(inputs) + " with " + codegen::describe(c));
-    EXPECT_LT(codegen::column_chunk_rows(resolved), k.m) << "more than one chunk";
-    Engine engine(config(TuneMode::Cached));
-    engine.impl().pin_config(limits, resolved, k.m, c);
-    ASSERT_EQ(engine.impl().kernel_for(ctx, resolved, k.m).config, c);
-    for (bool caller_workspace : {false, true}) {
-      RunOptions options;
-      options.caller_workspace = caller_workspace;
-      Gradients first, again;
-      ASSERT_NO_THROW(first = run_backward_on_gpu(engine, inputs, stream(), options));
-      EXPECT_TRUE(gradients_match(inputs, first, reference_backward(inputs)));
-      ASSERT_NO_THROW(again = run_backward_on_gpu(engine, inputs, stream(), options));
-      EXPECT_TRUE(same_bits(first, again));
-    }
-  }
-}
-
 // Padded rows (strides beyond N) and rows shifted off 16-byte alignment, and the same bits of
 // dγ/dβ on every run.
 TEST_F(BackwardColumnPass, PaddedAndShiftedRowsAndRepeatedRuns) {
