@@ -315,7 +315,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     c.prefetch = true;
     one_row_per_block(slots, prefetch_iters);
   } else if (fused_short_rows && p.gate != Gate::None) {
-    if (!(bf16_rows && (p.has_weight || p.has_bias) && shared_sums_rows(1))) {
+    // fp16 after the norm: 16 elements a thread with shared sums, four blocks an SM (4096:
+    // 270.8 us against 288.8 for a slot of 8, sums in registers; before the norm that keeps
+    // its 281.7, the best 282.9; -2e41f5d-tune-gaps/). Measured at 4096 only.
+    const bool fp16_after = !bf16_rows && p.gate == Gate::AfterNorm;
+    if (!(bf16_rows && (p.has_weight || p.has_bias) && shared_sums_rows(1)) &&
+        !(fp16_after && (p.has_weight || p.has_bias) && shared_sums_rows(2))) {
       one_row_per_block(slots, 1);
       c.min_blocks_per_sm = 2;
     }
@@ -335,6 +340,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // bf16 8192: 271 us against 330; -7dafbbd-fused/tune-fused.txt). With two blocks per SM
     // (RMSNorm's two sums) 16 stay better (RMS bf16 8192: 219 us against 289; -ef8c699/).
     if (p.parallel && c.min_blocks_per_sm == 1 && c.cluster == 1 && slots <= kMaxRowThreads) shared_sums_rows(1);
+    // bf16 LayerNorm at 8192 (one 1024-thread block above): a cluster of two 512-thread blocks,
+    // two an SM (256.7 us against 278.6; fp16 keeps the block, its best at 266.2; exhaustive
+    // tuning, graph replays, bench/results/2026-11-24-h100-2e41f5d-tune-gaps/). Measured at 8192
+    // only; set after the cluster rules below, which would widen it back.
+    const bool parallel_pair = p.parallel && bf16_rows && p.has_bias && c.shared_sums && c.cluster == 1 &&
+                               c.threads == kMaxRowThreads;
     // Where a cluster shares the row, up to 32768 (32768, M = 2048, exhaustive tuning, graph
     // replays; bench/results/2026-11-24-h100-{e12b52f-fused-tune,7707c20-fused-fp16}/): parallel
     // norms at 8 elements a thread (bf16 LN 338 us against 402, RMS 299 against 340, the best
@@ -357,6 +368,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
         shared_sums_rows(2, /*wide_blocks=*/true);
       }
     }
+    if (parallel_pair) {
+      const LaunchConfig block = c;
+      c.cluster = 2;
+      one_row_per_block(ceil_div(slots, 2), 1);
+      take_shared_sums(block);
+    }
   } else if (half_vectors) {
     c.vec = 4;
     c.threads = c.threads_per_row = half_threads;
@@ -371,7 +388,15 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     one_row_per_block(slots, max_iters);
   } else if (sm >= 80 && staged_slots <= int64_t{kMaxRegisterRowThreads} * staged_iters &&
              stage(1, staged_iters)) {
-    // One row per block, staged (up to N = 8192).
+    // One row per block, staged (up to N = 8192). 16-bit RMSNorm rows aligned to less than 16
+    // bytes with shared sums, as many blocks an SM as 64 registers a thread allow (5003: bf16
+    // 207.5 us against 214.8, fp16 207.4 against 215.6; LayerNorm's best keeps its sums in
+    // registers; -2e41f5d-tune-gaps/). Measured at 5003 only.
+    if (sm >= 90 && sixteen_bit && !aligned && p.kind == NormKind::RMSNorm && p.has_weight && !p.has_bias &&
+        !has_fused_options(p)) {
+      const LaunchConfig staged = c;
+      take_shared_sums(staged);
+    }
   } else if (sm >= 80 && sixteen_bit &&
              staged_slots <= int64_t{p.has_bias ? kMaxStagedThreadsAtTwoSlots : kMaxStagedThreadsAtTwoSlotsNoBias} * 2 &&
              stage(1, 2)) {

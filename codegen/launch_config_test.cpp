@@ -461,8 +461,14 @@ TEST(LaunchConfig, SharedSumsAtFewRowsAndUnderFusedOptions) {
   parallel.parallel = true;
   const LaunchConfig two_norms = choose_launch_config(codegen::resolve_problem(parallel), 90, 132);
   EXPECT_TRUE(two_norms.shared_sums);
-  EXPECT_EQ(two_norms.threads, 1024);
   EXPECT_EQ(two_norms.vec, 8);
+  // bf16 LayerNorms at 8192: a cluster of two 512-thread blocks, two an SM; fp16 one block of
+  // 1024 (bench/results/2026-11-24-h100-2e41f5d-tune-gaps/).
+  EXPECT_EQ(codegen::describe(two_norms), "threads=512 threads_per_row=512 vec=8 registers cluster=2 min_blocks=2 shared_sums");
+  NormProblem parallel_fp16 = parallel;
+  parallel_fp16.x_dtype = parallel_fp16.dy_dtype = parallel_fp16.dx_dtype = DType::F16;
+  EXPECT_EQ(codegen::describe(choose_launch_config(codegen::resolve_problem(parallel_fp16), 90, 132)),
+            "threads=1024 threads_per_row=1024 vec=8 registers shared_sums");
   NormProblem rms_parallel = parallel;
   rms_parallel.kind = NormKind::RMSNorm;
   rms_parallel.has_bias = false;
@@ -504,7 +510,9 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4096TakeTheirOwnRuleForManyRows) {
       choose_launch_config(p4096(NormKind::RMSNorm, [](NormProblem& p) { p.parallel = true; }), 90, 132, 16384);
   EXPECT_EQ(codegen::describe(rms_parallel), "threads=256 threads_per_row=256 vec=8 registers min_blocks=4 shared_sums");
   // The gate: a slot of 8 a thread, two blocks an SM; in bf16 with shared sums since packed rows
-  // hold z (bench/results/2026-11-24-h100-3e82f92-gate/), in fp16 with sums in registers.
+  // hold z (bench/results/2026-11-24-h100-3e82f92-gate/), in fp16 with sums in registers before
+  // the norm, and after it 16 elements a thread with shared sums, four blocks an SM
+  // (-2e41f5d-tune-gaps/).
   for (Gate order : {Gate::AfterNorm, Gate::BeforeNorm}) {
     NormProblem gated = p4096(NormKind::RMSNorm, no_option);
     gated.gate = order;
@@ -512,7 +520,8 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4096TakeTheirOwnRuleForManyRows) {
               "threads=512 threads_per_row=512 vec=8 registers min_blocks=2 shared_sums");
     gated.x_dtype = gated.dy_dtype = gated.dx_dtype = DType::F16;
     EXPECT_EQ(codegen::describe(choose_launch_config(codegen::resolve_problem(gated), 90, 132, 16384)),
-              "threads=512 threads_per_row=512 vec=8 registers min_blocks=2");
+              order == Gate::AfterNorm ? "threads=256 threads_per_row=256 vec=8 registers min_blocks=4 shared_sums"
+                                       : "threads=512 threads_per_row=512 vec=8 registers min_blocks=2");
   }
   const NormProblem residual = p4096(NormKind::RMSNorm, [](NormProblem& p) { p.residual = true; });
   EXPECT_EQ(codegen::describe(choose_launch_config(residual, 90, 132, 16384)),
@@ -734,4 +743,21 @@ TEST(LaunchConfig, CheckRejectsColumnPassesThatCannotRun) {
   gated.gate = Gate::AfterNorm;
   EXPECT_THROW(codegen::check_launch_config(codegen::resolve_problem(gated), c), std::invalid_argument)
       << "no fused options in the column pass";
+}
+
+// 16-bit RMSNorm rows aligned to less than 16 bytes, staged in one block: shared sums, three
+// blocks an SM (5003: 207 us against 215; bench/results/2026-11-24-h100-2e41f5d-tune-gaps/).
+// Not LayerNorm (its best keeps the sums in registers), not at few rows.
+TEST(LaunchConfig, OddRmsRowsStagedInOneBlockShareTheirSums) {
+  auto norm = [](NormKind kind) {
+    NormProblem p = problem(5003, DType::BF16, 2);
+    p.kind = kind;
+    p.weight_dtype = DType::F32;
+    p.has_bias = kind == NormKind::LayerNorm;
+    return codegen::resolve_problem(p);
+  };
+  EXPECT_EQ(codegen::describe(choose_launch_config(norm(NormKind::RMSNorm), 90, 132)),
+            "threads=320 threads_per_row=320 vec=8 registers staged min_blocks=3 shared_sums");
+  EXPECT_FALSE(choose_launch_config(norm(NormKind::LayerNorm), 90, 132).shared_sums);
+  EXPECT_FALSE(choose_launch_config(norm(NormKind::RMSNorm), 90, 132, 199).shared_sums) << "few rows";
 }
