@@ -523,7 +523,7 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
 // The column pass at few rows (exhaustive tuning on the H100, graph replays with L2 flushed,
 // bench/results/2026-11-24-h100-088beab-column-pdl/tune.txt and -d347d59/tune.txt; bf16, fp32
 // γ): 16-bit rows of 4096-65536, 16-byte aligned (the only ones timed), without fused options,
-// at more than 16 rows (LN 8192 at M = 37 / 199: 8.51 / 12.48 us against 10.18 / 15.36 for the
+// at more than 16 rows (below: 2-16) (LN 8192 at M = 37 / 199: 8.51 / 12.48 us against 10.18 / 15.36 for the
 // rows families; LN 16384 at 37 / 128: 10.56 / 13.18 against 18.46 / 22.02; LN 32768 at 37 /
 // 128: 14.66 / 22.27 against 27.62 / 34.37; LN 65536 at 37: 25.54 against 37.70; RMS 8192:
 // 8.22 / 12.32 against 8.83 / 13.50; RMS 32768 at 37: 14.56 against 20.99; LN 4096: 7.46 /
@@ -537,10 +537,16 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
 std::optional<LaunchConfig> column_pass_for_few_rows(const NormProblem& p, int64_t m) {
   const int64_t bucket = next_pow2(std::max<int64_t>(m, 1));
   const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
-  const bool one_long_layer_norm_row = bucket == 1 && p.kind == NormKind::LayerNorm && p.n > 4096;
+  // 2-16 rows (-93d1356-tune-2-16/): LayerNorm beyond 4096 (8192 at M = 2 / 16: 8.10 / 7.90 us
+  // against 8.42 / 9.06; 16384: 9.66 / 9.38 against 12.93 / 14.88; 32768: 11.87 / 12.03 against
+  // 14.69 / 16.96), RMSNorm of 8193-16384 (16384: 7.81 / 8.42 against 9.12 / 9.92), and every
+  // shape at 16 rows (RMS 4096: 6.72 against 6.94, 32768: 10.82 against 13.25; LN 4096 7.26
+  // against 7.30). Not: LN 4096 at 2-8 rows (7.07-7.36 against 7.39-7.65), RMS 4096 / 8192 at
+  // 2-8 (within 2%, merged blocks at 4), RMS 32768 at 2-8 (a cluster of 8, 2% ahead), one RMS row.
+  const bool long_layer_norm = p.kind == NormKind::LayerNorm && p.n > 4096;
+  const bool mid_rms = p.kind == NormKind::RMSNorm && bucket > 1 && p.n > 8192 && p.n <= 16384;
   if (!sixteen_bit || vector_width(p) * dtype_size(p.x_dtype) < 16 || p.n < 4096 || p.n > 65536 ||
-      !column_pass_fits(p, bucket) ||
-      !(bucket > 16 || one_long_layer_norm_row))
+      !column_pass_fits(p, bucket) || !(bucket >= 16 || long_layer_norm || mid_rms))
     return std::nullopt;
   LaunchConfig c;
   c.vec = vector_width(p);

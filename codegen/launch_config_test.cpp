@@ -357,7 +357,7 @@ TEST(LaunchConfig, FewRowsMayMergeTheirBlocksDgammaOnSm90) {
   ln = codegen::resolve_problem(ln);
   for (const int64_t m : {1, 2, 5, 37, 199, 4096})
     EXPECT_EQ(choose_launch_config(ln, 90, 132, m).merge, 1) << "m = " << m;
-  const LaunchConfig c = choose_launch_config(ln, 90, 132, 16);  // below the column pass, which does not merge
+  const LaunchConfig c = choose_launch_config(ln, 90, 132, 8);  // below the column pass, which does not merge
   EXPECT_EQ(merge_for_few_rows(ln, c, 90, 1), 1) << "one row: nothing to merge";
   EXPECT_EQ(merge_for_few_rows(ln, c, 90, 2), 2);
   EXPECT_EQ(merge_for_few_rows(ln, c, 90, 5), 8) << "m's bucket, 8";
@@ -379,7 +379,7 @@ TEST(LaunchConfig, FewRowsMayMergeTheirBlocksDgammaOnSm90) {
 
 TEST(LaunchConfig, CheckRejectsMergesThatCannotRun) {
   const NormProblem p = codegen::resolve_problem(problem(4096, DType::BF16));
-  LaunchConfig c = choose_launch_config(p, 90, 132, 16);  // below the column pass, which does not merge
+  LaunchConfig c = choose_launch_config(p, 90, 132, 8);  // below the column pass, which does not merge
   c.merge = merge_for_few_rows(p, c, 90, 199);
   ASSERT_EQ(c.merge, 8);
   EXPECT_NO_THROW(codegen::check_launch_config(p, c));
@@ -532,7 +532,7 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4096TakeTheirOwnRuleForManyRows) {
   EXPECT_EQ(codegen::describe(choose_launch_config(
                 p4096(NormKind::RMSNorm, [](NormProblem& p) { p.recompute_from_output = true; }), 90, 132, 16384)),
             "threads=256 threads_per_row=256 vec=8 registers min_blocks=4 shared_sums");
-  EXPECT_EQ(choose_launch_config(residual, 90, 132, 16), choose_launch_config(none, 90, 132, 16));
+  EXPECT_EQ(choose_launch_config(residual, 90, 132, 8), choose_launch_config(none, 90, 132, 8));
   NormProblem residual_3072 = residual;
   residual_3072.n = 3072;
   NormProblem none_3072 = none;
@@ -676,8 +676,8 @@ TEST(LaunchConfig, PacksRowsOnlyUnderSharedSumsFor16BitRows) {
 }
 
 // The column pass (templates/column_pass.cuh) at few rows: 16-bit, 16-byte aligned rows of
-// 4096-65536 without fused options beyond 16 rows (and LayerNorm beyond 4096 at one row), about
-// 4 rows a lane; never for fp32 rows, fused options, many rows or rows beyond the L2 budget.
+// 4096-65536 without fused options from 16 rows (LayerNorm beyond 4096 and RMSNorm of 8193-16384
+// at fewer too), about 4 rows a lane; never for fp32 rows, fused options, many rows or rows beyond the L2 budget.
 TEST(LaunchConfig, FewLong16BitRowsTakeTheColumnPass) {
   auto norm = [](NormKind kind, int64_t n, DType x, int alignment = 16) {
     NormProblem p = problem(n, x, alignment);
@@ -699,7 +699,13 @@ TEST(LaunchConfig, FewLong16BitRowsTakeTheColumnPass) {
   EXPECT_EQ(choose_launch_config(norm(NormKind::RMSNorm, 8192, DType::BF16), 90, 132, 1).column_pass, 0);
   EXPECT_EQ(choose_launch_config(norm(NormKind::RMSNorm, 8192, DType::BF16), 90, 132, 199).column_pass, 64);
   EXPECT_EQ(choose_launch_config(ln8192, 80, 108, 100).column_pass, 32) << "no cluster or sm_90 feature needed";
-  EXPECT_EQ(choose_launch_config(ln8192, 90, 132, 8).column_pass, 0) << "8 rows: not measured, rows families";
+  EXPECT_EQ(choose_launch_config(ln8192, 90, 132, 8).column_pass, 2) << "LayerNorm beyond 4096 at any few rows";
+  EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 4096, DType::BF16), 90, 132, 8).column_pass, 0);
+  EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 4096, DType::BF16), 90, 132, 16).column_pass, 4);
+  EXPECT_EQ(choose_launch_config(norm(NormKind::RMSNorm, 8192, DType::BF16), 90, 132, 4).column_pass, 0);
+  EXPECT_EQ(choose_launch_config(norm(NormKind::RMSNorm, 16384, DType::BF16), 90, 132, 4).column_pass, 1);
+  EXPECT_EQ(choose_launch_config(norm(NormKind::RMSNorm, 16384, DType::BF16), 90, 132, 1).column_pass, 0);
+  EXPECT_EQ(choose_launch_config(norm(NormKind::RMSNorm, 32768, DType::BF16), 90, 132, 8).column_pass, 0);
   EXPECT_EQ(choose_launch_config(ln8192, 90, 132, 4096).column_pass, 0) << "many rows";
   EXPECT_EQ(choose_launch_config(ln8192, 90, 132).column_pass, 0) << "rows not known";
   EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 8192, DType::F32), 90, 132, 199).column_pass, 0);

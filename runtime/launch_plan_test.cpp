@@ -37,7 +37,7 @@ TEST(LaunchPlan, RowGroupsAreBoundedByResidentBlocksNotByM) {
 // group works more rows than the busiest would have.
 TEST(LaunchPlan, RowGroupsAreBalancedOverTheRounds) {
   const NormProblem p = problem(8192);
-  codegen::LaunchConfig c = codegen::choose_launch_config(p, 90, 132, 16);  // a rows family (not the column pass)
+  codegen::LaunchConfig c = codegen::choose_launch_config(p, 90, 132);  // a rows family (not the column pass)
   ASSERT_EQ(c.rows_per_block(), 1);
   EXPECT_EQ(runtime::row_groups(c, kH100, 199, 132), 100) << "2 rounds: 100 groups of 2 rows, not 132";
   EXPECT_EQ(runtime::row_groups(c, kH100, 264, 132), 132);
@@ -92,7 +92,7 @@ TEST(LaunchPlan, ClustersCountAsOneRowGroup) {
 // callers are asked for no workspace there; from two row groups on, for the partials. On
 // sm_90 up to 8 merged blocks are one row group (a config the tuner may pick).
 TEST(LaunchPlan, MergedBlocksWriteOnePartialRowPerCluster) {
-  codegen::LaunchConfig c = codegen::choose_launch_config(problem(4096), 90, 132, 16);  // not the column pass
+  codegen::LaunchConfig c = codegen::choose_launch_config(problem(4096), 90, 132, 8);  // not the column pass
   c.merge = codegen::merge_for_few_rows(problem(4096), c, 90, 199);  // the tuner's merged twin
   ASSERT_EQ(c.merge, 8);
   EXPECT_EQ(c.blocks_per_group(), 8);

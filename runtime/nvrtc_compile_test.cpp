@@ -133,8 +133,8 @@ TEST(Nvrtc, MergedBlocksCompileWithoutSpills) {
     p.alignment = shape.alignment;
     p.parallel = shape.parallel;
     p = codegen::resolve_problem(p);
-    // 16 rows: few, and below the column pass (which does not merge) at every shape here.
-    codegen::LaunchConfig c = codegen::choose_launch_config(p, 90, 132, 16);
+    // 2 rows: few, and a rows family (the column pass does not merge) at every shape here.
+    codegen::LaunchConfig c = codegen::choose_launch_config(p, 90, 132, 2);
     c.merge = 8;  // where the heuristic keeps it unmerged too
     ASSERT_NO_THROW(codegen::check_launch_config(p, c)) << codegen::describe(p) << " with " << codegen::describe(c);
     const auto src = codegen::generate_backward_source(p, c);
@@ -173,7 +173,10 @@ TEST(Nvrtc, TheColumnPassCompilesWithoutSpills) {
     p.has_bias = shape.bias;
     p.alignment = shape.alignment;
     p = codegen::resolve_problem(p);
-    for (const int sm : {80, 90})
+    // sm_80 for the first shape only: the source is the same bar the PDL instructions (kept
+    // under __CUDA_ARCH__ >= 900), and each compile costs the suite a fraction of a second.
+    for (const int sm : {80, 90}) {
+      if (sm == 80 && &shape != &shapes[0]) continue;
       for (const codegen::LaunchConfig& c : codegen::search_space(p, sm, sm == 90 ? 132 : 108, shape.m)) {
         if (c.column_pass == 0) continue;
         const auto src = codegen::generate_backward_source(p, c);
@@ -187,8 +190,9 @@ TEST(Nvrtc, TheColumnPassCompilesWithoutSpills) {
           EXPECT_EQ(r.spill_stores + r.spill_loads, 0) << codegen::describe(p) << " with " << codegen::describe(c)
                                                        << " for sm_" << sm << ": " << r.function << " spills";
       }
+    }
   }
-  EXPECT_GE(compiled, 30) << "column candidates compiled";
+  EXPECT_GE(compiled, 20) << "column candidates compiled";
 }
 
 // The heuristic's configs for few fp32 rows (37: 16 elements a thread, 4-wide, prefetching;
