@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Session 15, call 10 (the session's last heuristic change: the column pass at 2-16 rows): small
+# M in graph replays, this build against ed3cf68's in the same run (bf16, fp32 γ, N 4096-65536,
+# M 1-16); every GPU test (8 shards); the Python package's GPU tests.
+set -uo pipefail
+SECONDS=0
+b=build-device; o=$OUT
+shapes="--kinds layernorm,rmsnorm --dtypes bf16 --weights fp32 --n 4096,8192,16384,32768,65536 --m 1,2,4,8,16 --graph"
+for which in old new; do
+  bin=$b/normjit; [ $which = old ] && bin=$b/old/normjit
+  NORMJIT_CACHE_DIR=$(mktemp -d) timeout 100 $bin bench $shapes --json $o/small-m-$which.json > /dev/null 2>&1
+  echo "$which exit $? at ${SECONDS}s"
+done
+python3 - $o/small-m-old.json $o/small-m-new.json <<'PY' | tee $o/small-m.txt
+import json,sys
+old,new=[json.load(open(f)) for f in sys.argv[1:3]]
+key=lambda r:(r['kind'],r['dtype'],r['weight_dtype'],r['n'],r['m'])
+o={key(r):r for r in old['rows']}
+print("kind dtype w n m | graph us old new | plain us old new | new config")
+for r in new['rows']:
+    k=key(r); a=o.get(k)
+    if a: print(*k, '|', a['graph_us'], r['graph_us'], '|', a['us'], r['us'], '|', r['config'][-40:])
+PY
+GPU_TEST_SHARDS=8 BUILD_DIR=$b timeout 280 scripts/gpu-run.sh gpu-tests > $o/gpu-run.txt 2>&1
+echo "gpu-tests exit $? at ${SECONDS}s" >> $o/gpu-run.txt; grep -E "^shard|exit" $o/gpu-run.txt
+BUILD_DIR=$b timeout $((590 - SECONDS)) scripts/gpu-run.sh python > $o/gpu-run-python.txt 2>&1
+echo "python exit $? at ${SECONDS}s" >> $o/gpu-run-python.txt; tail -4 $o/gpu-run-python.txt
