@@ -457,7 +457,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
 // staged; 8192: 7.0 / 13.4 / 23.1 against 12.7 / 20.8 / 32.7; bench/results/2026-11-23-h100-8109dfa-tune/),
 // their width and prefetch as below. 16-bit rows already sit in registers up to 8192; those a
 // warp would share take a block (below).
-std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const LaunchConfig& many, int sm, int64_t m) {
+std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const LaunchConfig& many, int64_t m) {
   const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
   const bool single_row = next_pow2(std::max<int64_t>(m, 1)) == 1;
   if (sixteen_bit && single_row && !has_fused_options(p) && many.rows_per_block() == 1 && many.cluster == 1 &&
@@ -548,12 +548,8 @@ std::optional<LaunchConfig> column_pass_for_few_rows(const NormProblem& p, int64
   if (!sixteen_bit || vector_width(p) * dtype_size(p.x_dtype) < 16 || p.n < 4096 || p.n > 65536 ||
       !column_pass_fits(p, bucket) || !(bucket >= 16 || long_layer_norm || mid_rms))
     return std::nullopt;
-  LaunchConfig c;
-  c.vec = vector_width(p);
-  c.row_in_registers = false;
-  c.column_pass = static_cast<int>(std::clamp<int64_t>(bucket / 4, 1, 64));
-  c.threads = c.threads_per_row = bucket >= 128 || p.n >= 16384 ? 512 : 256;
-  return c;
+  return column_pass_config(p, bucket >= 128 || p.n >= 16384 ? 512 : 256,
+                            static_cast<int>(std::clamp<int64_t>(bucket / 4, 1, 64)));
 }
 
 }  // namespace
@@ -582,6 +578,15 @@ bool few_rows(int64_t m, int sm_count) {
 
 bool may_be_few_rows(int64_t m) { return few_rows(m, kMaxGridCluster); }
 
+LaunchConfig column_pass_config(const NormProblem& p, int threads, int lanes) {
+  LaunchConfig c;
+  c.vec = vector_width(p);
+  c.threads = c.threads_per_row = threads;
+  c.row_in_registers = false;
+  c.column_pass = lanes;
+  return c;
+}
+
 bool column_pass_fits(const NormProblem& p, int64_t m) {
   return m >= 1 && !has_fused_options(p) &&
          m * p.n * (dtype_size(p.x_dtype) + dtype_size(p.dy_dtype)) <= kColumnPassBytes;
@@ -599,7 +604,7 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, in
     // than their unmerged twin at every shape once partial rows are vector stores (bench/NOTES.md,
     // entry 17). The tuner still tries them.
     if (const std::optional<LaunchConfig> column = column_pass_for_few_rows(p, m)) c = *column;
-    else if (const std::optional<LaunchConfig> few = config_for_few_rows(p, c, sm, m)) c = *few;
+    else if (const std::optional<LaunchConfig> few = config_for_few_rows(p, c, m)) c = *few;
   }
   check_launch_config(p, c);
   return c;

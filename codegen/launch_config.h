@@ -119,6 +119,10 @@ constexpr int kMaxMerge = kPortableCluster;
 // L2, and under the 40 MB of an A100's), and for problems without fused options.
 constexpr int64_t kColumnPassBytes = int64_t{16} << 20;
 bool column_pass_fits(const NormProblem& resolved, int64_t m);
+// The column pass's config: blocks of `threads` (a row a block in its row sums, threads / lanes
+// vector slots a block in its column kernel), `lanes` down the rows, the widest vectors the
+// alignment allows.
+LaunchConfig column_pass_config(const NormProblem& resolved, int threads, int lanes);
 
 // Rows a multiprocessor at most for the heuristic's few-rows (latency) configs.
 constexpr int kLatencyRowsPerSm = 2;

@@ -727,11 +727,8 @@ TEST(LaunchConfig, CheckRejectsColumnPassesThatCannotRun) {
   NormProblem p = problem(4096, DType::BF16);
   p.has_bias = true;
   p = codegen::resolve_problem(p);
-  LaunchConfig c;
-  c.vec = 8;
-  c.threads = c.threads_per_row = 256;
-  c.row_in_registers = false;
-  c.column_pass = 32;
+  const LaunchConfig c = codegen::column_pass_config(p, 256, 32);
+  EXPECT_EQ(c.vec, 8);
   EXPECT_NO_THROW(codegen::check_launch_config(p, c));
   for (void (*bad)(LaunchConfig&) : {+[](LaunchConfig& b) { b.column_pass = 24; },
                                      +[](LaunchConfig& b) { b.column_pass = 512; },

@@ -164,14 +164,7 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   if (m > 0 && few_rows(m, sm_count) && column_pass_fits(p, bucket))
     for (int64_t lanes = std::clamp<int64_t>(bucket / 8, 1, 64); lanes <= std::clamp<int64_t>(bucket / 4, 1, 64);
          lanes *= 2)
-      for (int threads : {256, 512}) {
-        LaunchConfig c;
-        c.vec = widest;
-        c.threads = c.threads_per_row = threads;
-        c.row_in_registers = false;
-        c.column_pass = static_cast<int>(lanes);
-        out.add(c);
-      }
+      for (int threads : {256, 512}) out.add(column_pass_config(p, threads, static_cast<int>(lanes)));
   const int max_cluster = arch_limits(sm).max_cluster;
   // Where shared-sums candidates exist, clusters with sums in registers are left to few rows.
   const bool sums_can_be_shared = sm >= 80 && (p.has_weight || p.has_bias);

@@ -61,12 +61,9 @@ int run_emit(std::vector<std::string> args) {
   if (staged || unstaged) config.staged = staged;
   if (shared_sums) config.shared_sums = true;
   if (prefetch) config.prefetch = true;
-  if (column_pass) {  // the column pass streams its rows: a row a block in its first kernel
-    config = codegen::LaunchConfig{};
-    config.vec = vec ? vec : codegen::vector_width(p);
-    config.threads = config.threads_per_row = threads ? threads : 256;
-    config.row_in_registers = false;
-    config.column_pass = column_pass;
+  if (column_pass) {
+    config = codegen::column_pass_config(p, threads ? threads : 256, column_pass);
+    if (vec) config.vec = vec;
   }
   if (forward)
     codegen::check_forward_config(p, config);

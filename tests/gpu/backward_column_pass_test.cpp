@@ -42,14 +42,8 @@ std::vector<codegen::LaunchConfig> column_configs(const NormProblem& resolved, c
   std::vector<codegen::LaunchConfig> out;
   for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm, limits.sm_count, m))
     if (c.column_pass > 0) out.push_back(c);
-  for (const auto& [threads, lanes] : {std::pair{128, 1}, std::pair{256, 128}}) {
-    codegen::LaunchConfig c;
-    c.vec = codegen::vector_width(resolved);
-    c.threads = c.threads_per_row = threads;
-    c.row_in_registers = false;
-    c.column_pass = lanes;
-    out.push_back(c);
-  }
+  for (const auto& [threads, lanes] : {std::pair{128, 1}, std::pair{256, 128}})
+    out.push_back(codegen::column_pass_config(resolved, threads, lanes));
   return out;
 }
 
@@ -105,11 +99,7 @@ TEST_F(BackwardColumnPass, PaddedAndShiftedRowsAndRepeatedRuns) {
     options.misalign_elements = variant == 1 ? 1 : 0;
     const DeviceCase probe(inputs, options);  // the alignment the call derives from its pointers
     const NormProblem resolved = runtime::check_backward_call(inputs.problem, probe.args()).problem;
-    codegen::LaunchConfig c;
-    c.vec = codegen::vector_width(resolved);
-    c.threads = c.threads_per_row = 256;
-    c.row_in_registers = false;
-    c.column_pass = 32;
+    const codegen::LaunchConfig c = codegen::column_pass_config(resolved, 256, 32);
     SCOPED_TRACE(describe_case(inputs) + " with " + codegen::describe(c) + (variant ? ", shifted by one element" : ""));
     Engine engine(config(TuneMode::Cached));
     engine.impl().pin_config(limits, resolved, m, c);
