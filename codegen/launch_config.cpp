@@ -532,11 +532,20 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
 // block or a cluster). About 4 rows a lane (the bucket's rows / 4 lanes: the best at every
 // shape above but LN/RMS 32768 at 128 rows, where 16 lanes took 21.12 / 21.50 us and 32 lanes
 // 22.27 / 21.76), in 512-thread blocks from 128 rows or 16384 columns, else 256 (M = 37: 8.51
-// against 9.18 at 8192, but 10.56 against 11.84 at 16384). Not fp32 rows: LN fp32 8192 at
-// M = 199 took 19.10 us against 18.59 prefetching in one block.
+// against 9.18 at 8192, but 10.56 against 11.84 at 16384). fp32 rows: below.
 std::optional<LaunchConfig> column_pass_for_few_rows(const NormProblem& p, int64_t m) {
   const int64_t bucket = next_pow2(std::max<int64_t>(m, 1));
   const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
+  const bool fp32_rows = dtype_size(p.x_dtype) == 4 && dtype_size(p.dy_dtype) == 4;
+  // fp32 rows of 8192-32768, 16-byte aligned, at 33-64 rows, and LayerNorm's at 65-128 too:
+  // 512 threads, bucket / 4 lanes (-ba37a10-tune-fp32-few/: LN at M = 37 8192 / 16384 / 32768
+  // 10.30 / 14.24 / 23.14 us against 11.65 / 17.66 / 28.45, at 128 rows 13.66 / 20.99 against
+  // 14.78 / 24.54; RMS at 37 9.86 / 13.89 / 22.78 against 10.34 / 14.94 / 25.38; RMS at 128
+  // rows and fewer than 33 rows of either kind keep the rows families, and LN 8192 at 199 rows
+  // too: 19.10 against 18.59).
+  if (fp32_rows && vector_width(p) * 4 == 16 && p.n >= 8192 && p.n <= 32768 && column_pass_fits(p, bucket) &&
+      (bucket == 64 || (bucket == 128 && p.kind == NormKind::LayerNorm)))
+    return column_pass_config(p, 512, static_cast<int>(bucket / 4));
   // 2-16 rows (-93d1356-tune-2-16/): LayerNorm beyond 4096 (8192 at M = 2 / 16: 8.10 / 7.90 us
   // against 8.42 / 9.06; 16384: 9.66 / 9.38 against 12.93 / 14.88; 32768: 11.87 / 12.03 against
   // 14.69 / 16.96), RMSNorm of 8193-16384 (16384: 7.81 / 8.42 against 9.12 / 9.92), and every

@@ -213,7 +213,9 @@ TEST(Nvrtc, FewFp32RowsCompileWithoutSpills) {
         p.alignment = n % 4 == 0 ? 16 : 4;
         p = codegen::resolve_problem(p);
         const codegen::LaunchConfig c = codegen::choose_launch_config(p, sm, sm == 90 ? 132 : 108, 37);
-        if (n % 4 == 0) EXPECT_TRUE(c.prefetch && c.vec == 4) << codegen::describe(p) << ": " << codegen::describe(c);
+        // (8192 at 37 rows takes the column pass, compiled in TheColumnPassCompilesWithoutSpills.)
+        if (n % 4 == 0 && c.column_pass == 0)
+          EXPECT_TRUE(c.prefetch && c.vec == 4) << codegen::describe(p) << ": " << codegen::describe(c);
         const auto src = codegen::generate_backward_source(p, c);
         runtime::CompileOutput out;
         ASSERT_NO_THROW(out = nvrtc.compile(src.text, src.name, codegen::compile_options({sm, nvrtc.version()}),
