@@ -339,14 +339,18 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // SM: where one block holds the row, 8 elements a thread, so 1024 threads, do better (LN
     // bf16 8192: 271 us against 330; -7dafbbd-fused/tune-fused.txt). With two blocks per SM
     // (RMSNorm's two sums) 16 stay better (RMS bf16 8192: 219 us against 289; -ef8c699/).
-    if (p.parallel && c.min_blocks_per_sm == 1 && c.cluster == 1 && slots <= kMaxRowThreads) shared_sums_rows(1);
-    // bf16 LayerNorm at 8192 (one 1024-thread block above): a cluster of two 512-thread blocks,
-    // two an SM (256.7 us against 278.6; fp16 keeps the block, its best at 266.2; exhaustive
-    // tuning, graph replays, bench/results/2026-11-24-h100-2e41f5d-tune-gaps/). Measured at 8192
-    // only; set after the cluster rules below, which would widen it back.
-    const bool parallel_pair = p.parallel && bf16_rows && p.has_bias && c.shared_sums && c.cluster == 1 &&
-                               c.threads == kMaxRowThreads;
-    // Where a cluster shares the row, up to 32768 (32768, M = 2048, exhaustive tuning, graph
+    // bf16 LayerNorms where that block has 1024 threads (8192): a cluster of two 512-thread
+    // blocks instead, two an SM (256.7 us against 278.6; fp16 keeps the block, its best at
+    // 266.2; exhaustive tuning, graph replays, bench/results/2026-11-24-h100-2e41f5d-tune-gaps/).
+    // Measured at 8192 only.
+    if (p.parallel && c.min_blocks_per_sm == 1 && c.cluster == 1 && slots <= kMaxRowThreads && shared_sums_rows(1) &&
+        bf16_rows && p.has_bias && c.threads == kMaxRowThreads) {
+      const LaunchConfig block = c;
+      c.cluster = 2;
+      one_row_per_block(ceil_div(slots, 2), 1);
+      take_shared_sums(block);
+    }
+    // Where a cluster shares the row one block cannot hold, up to 32768 (32768, M = 2048, exhaustive tuning, graph
     // replays; bench/results/2026-11-24-h100-{e12b52f-fused-tune,7707c20-fused-fp16}/): parallel
     // norms at 8 elements a thread (bf16 LN 338 us against 402, RMS 299 against 340, the best
     // 330 / 289 in 1024-thread blocks; fp16 LN 365 against the best's 356, and 0.72 of the
@@ -358,7 +362,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // Where one block holds the row, the gate in bf16 at 8 elements a thread (above).
     if (p.gate != Gate::None && bf16_rows && c.cluster == 1 && slots <= kMaxRowThreads && shared_sums_rows(1))
       c.prefetch = p.gate == Gate::BeforeNorm;
-    if (c.cluster > 1 && p.n <= 32768) {
+    if (c.cluster > 1 && slots > kMaxRowThreads && p.n <= 32768) {
       if (p.parallel && shared_sums_rows(1, /*wide_blocks=*/true)) {
         // Parallel norms holding dy1: 1024-thread blocks of 8 (LN bf16 301 us against 318 for
         // 512, fp16 323 against 332; RMS 273 against 282, 279 against 291; -9f89c00-parallel/).
@@ -367,12 +371,6 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       } else if (p.recompute_from_output && (p.has_bias || bf16_rows)) {
         shared_sums_rows(2, /*wide_blocks=*/true);
       }
-    }
-    if (parallel_pair) {
-      const LaunchConfig block = c;
-      c.cluster = 2;
-      one_row_per_block(ceil_div(slots, 2), 1);
-      take_shared_sums(block);
     }
   } else if (half_vectors) {
     c.vec = 4;
