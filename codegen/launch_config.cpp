@@ -541,9 +541,9 @@ std::optional<LaunchConfig> column_pass_for_few_rows(const NormProblem& p, int64
   // 14.78 / 24.54; RMS at 37 9.86 / 13.89 / 22.78 against 10.34 / 14.94 / 25.38; RMS at 128
   // rows and fewer than 33 rows of either kind keep the rows families, and LN 8192 at 199 rows
   // too: 19.10 against 18.59).
-  if (fp32_rows && vector_width(p) * 4 == 16 && p.n >= 8192 && p.n <= 32768 && column_pass_fits(p, bucket) &&
+  if (fp32_rows && p.alignment >= 16 && p.n >= 8192 && p.n <= 32768 && column_pass_fits(p, bucket) &&
       (bucket == 64 || (bucket == 128 && p.kind == NormKind::LayerNorm)))
-    return column_pass_config(p, 512, static_cast<int>(bucket / 4));
+    return column_pass_config(p, 512, column_lanes(bucket, 4));
   // 2-16 rows (-93d1356-tune-2-16/): LayerNorm beyond 4096 (8192 at M = 2 / 16: 8.10 / 7.90 us
   // against 8.42 / 9.06; 16384: 9.66 / 9.38 against 12.93 / 14.88; 32768: 11.87 / 12.03 against
   // 14.69 / 16.96), RMSNorm of 8193-16384 (16384: 7.81 / 8.42 against 9.12 / 9.92), and every
@@ -552,11 +552,10 @@ std::optional<LaunchConfig> column_pass_for_few_rows(const NormProblem& p, int64
   // 2-8 (within 2%, merged blocks at 4), RMS 32768 at 2-8 (a cluster of 8, 2% ahead), one RMS row.
   const bool long_layer_norm = p.kind == NormKind::LayerNorm && p.n > 4096;
   const bool mid_rms = p.kind == NormKind::RMSNorm && bucket > 1 && p.n > 8192 && p.n <= 16384;
-  if (!sixteen_bit || vector_width(p) * dtype_size(p.x_dtype) < 16 || p.n < 4096 || p.n > 65536 ||
+  if (!sixteen_bit || p.alignment < 16 || p.n < 4096 || p.n > 65536 ||
       !column_pass_fits(p, bucket) || !(bucket >= 16 || long_layer_norm || mid_rms))
     return std::nullopt;
-  return column_pass_config(p, bucket >= 128 || p.n >= 16384 ? 512 : 256,
-                            static_cast<int>(std::clamp<int64_t>(bucket / 4, 1, 64)));
+  return column_pass_config(p, bucket >= 128 || p.n >= 16384 ? 512 : 256, column_lanes(bucket, 4));
 }
 
 }  // namespace
@@ -584,6 +583,10 @@ bool few_rows(int64_t m, int sm_count) {
 }
 
 bool may_be_few_rows(int64_t m) { return few_rows(m, kMaxGridCluster); }
+
+int column_lanes(int64_t bucket, int rows_per_lane) {
+  return static_cast<int>(std::clamp<int64_t>(bucket / rows_per_lane, 1, kMaxColumnLanes));
+}
 
 LaunchConfig column_pass_config(const NormProblem& p, int threads, int lanes) {
   LaunchConfig c;

@@ -123,6 +123,10 @@ bool column_pass_fits(const NormProblem& resolved, int64_t m);
 // vector slots a block in its column kernel), `lanes` down the rows, the widest vectors the
 // alignment allows.
 LaunchConfig column_pass_config(const NormProblem& resolved, int threads, int lanes);
+// Lanes down the rows that give each about rows_per_lane of an M bucket's rows, 1 to
+// kMaxColumnLanes (what the heuristic and the search space try).
+constexpr int kMaxColumnLanes = 64;
+int column_lanes(int64_t bucket, int rows_per_lane);
 
 // Rows a multiprocessor at most for the heuristic's few-rows (latency) configs.
 constexpr int kLatencyRowsPerSm = 2;

@@ -162,9 +162,8 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   // bucket fits in L2: about 4 or 8 rows a lane down the rows, 256 or 512 threads a block.
   const int64_t bucket = next_pow2(std::max<int64_t>(m, 1));
   if (m > 0 && few_rows(m, sm_count) && column_pass_fits(p, bucket))
-    for (int64_t lanes = std::clamp<int64_t>(bucket / 8, 1, 64); lanes <= std::clamp<int64_t>(bucket / 4, 1, 64);
-         lanes *= 2)
-      for (int threads : {256, 512}) out.add(column_pass_config(p, threads, static_cast<int>(lanes)));
+    for (int lanes = column_lanes(bucket, 8); lanes <= column_lanes(bucket, 4); lanes *= 2)
+      for (int threads : {256, 512}) out.add(column_pass_config(p, threads, lanes));
   const int max_cluster = arch_limits(sm).max_cluster;
   // Where shared-sums candidates exist, clusters with sums in registers are left to few rows.
   const bool sums_can_be_shared = sm >= 80 && (p.has_weight || p.has_bias);
