@@ -36,6 +36,22 @@ CUcontext context_of(CUstream stream, const What& what) {
   return ctx;
 }
 
+// A one-dimensional launch of `blocks` blocks of config.threads with `attribute` (none when
+// `use_attribute` is false); `attribute` must outlive the result.
+CUlaunchConfig launch_with(const codegen::LaunchConfig& config, int64_t blocks, unsigned shared_bytes, CUstream stream,
+                           CUlaunchAttribute& attribute, bool use_attribute = true) {
+  CUlaunchConfig launch{};
+  launch.gridDimX = static_cast<unsigned>(blocks);
+  launch.gridDimY = launch.gridDimZ = 1;
+  launch.blockDimX = static_cast<unsigned>(config.threads);
+  launch.blockDimY = launch.blockDimZ = 1;
+  launch.sharedMemBytes = shared_bytes;
+  launch.hStream = stream;
+  launch.attrs = &attribute;
+  launch.numAttrs = use_attribute ? 1 : 0;
+  return launch;
+}
+
 // A launch of `groups` clusters of config.blocks_per_group() blocks; `attribute` must outlive the result.
 // A grid cluster is one cooperative launch instead: the driver refuses it unless every block
 // can be resident at once, which its blocks' waiting for each other needs.
@@ -50,16 +66,7 @@ CUlaunchConfig cluster_launch(const codegen::LaunchConfig& config, int64_t group
     attribute.value.clusterDim.x = static_cast<unsigned>(config.blocks_per_group());
     attribute.value.clusterDim.y = attribute.value.clusterDim.z = 1;
   }
-  CUlaunchConfig launch{};
-  launch.gridDimX = static_cast<unsigned>(groups * config.blocks_per_group());
-  launch.gridDimY = launch.gridDimZ = 1;
-  launch.blockDimX = static_cast<unsigned>(config.threads);
-  launch.blockDimY = launch.blockDimZ = 1;
-  launch.sharedMemBytes = shared_bytes;
-  launch.hStream = stream;
-  launch.attrs = &attribute;
-  launch.numAttrs = 1;
-  return launch;
+  return launch_with(config, groups * config.blocks_per_group(), shared_bytes, stream, attribute);
 }
 
 // Whether a tuning may run now: tuning allocates and synchronises, so never while the caller's
@@ -498,14 +505,8 @@ void Engine::Impl::launch_kernels(const LoadedKernel& k, const NormProblem& p, r
     CUlaunchAttribute early{};
     early.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     early.value.programmaticStreamSerializationAllowed = 1;
-    CUlaunchConfig launch{};
-    launch.gridDimX = static_cast<unsigned>(runtime::column_blocks(p, k.config));
-    launch.gridDimY = launch.gridDimZ = 1;
-    launch.blockDimX = static_cast<unsigned>(k.config.threads);
-    launch.blockDimY = launch.blockDimZ = 1;
-    launch.hStream = stream;
-    launch.attrs = &early;
-    launch.numAttrs = k.limits.sm >= 90 ? 1 : 0;
+    const CUlaunchConfig launch =
+        launch_with(k.config, runtime::column_blocks(p, k.config), 0, stream, early, k.limits.sm >= 90);
     NJ_CU(d.cuLaunchKernelEx(&launch, k.backward, kernel_args, nullptr), what() + ": launching the column pass");
     return;
   }
