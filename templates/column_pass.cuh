@@ -37,10 +37,8 @@ constexpr int kColumnSlots = kThreads / kColumnPass;       // vector slots (of e
 constexpr int kColumnBatch = 4;                           // rows whose loads fly together
 static_assert(kThreads % kColumnPass == 0, "the lanes down the rows divide the block");
 
-// Row r's sums (Σ g, Σ g·x̂), as the first kernel left them.
-__device__ __forceinline__ const float2* row_sums(const BackwardParams& p) {
-  return reinterpret_cast<const float2*>(p.partial);
-}
+// The rows' sums (Σ g, Σ g·x̂) in the workspace: the first kernel writes them, the second reads them.
+__device__ __forceinline__ float2* row_sums(const BackwardParams& p) { return reinterpret_cast<float2*>(p.partial); }
 
 template <int kUnused>
 __device__ void backward_columns(const BackwardParams& p) {
@@ -163,5 +161,5 @@ nj_row_sums(const nj::BackwardParams p) {
     }
   }
   sums = reducer.sum(sums, row_in_block, lane);  // every thread takes part in the barriers
-  if (row < p.m && lane == 0) reinterpret_cast<float2*>(p.partial)[row] = sums;
+  if (row < p.m && lane == 0) row_sums(p)[row] = sums;
 }
