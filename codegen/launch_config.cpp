@@ -489,6 +489,25 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
     return c;
   }
   const bool fp32_rows = dtype_size(p.x_dtype) == 4 && dtype_size(p.dy_dtype) == 4;
+  // 16-byte aligned fp32 rows in a register cluster of 1024-thread blocks (16384-32768 on sm_90) at 1-4 rows:
+  // twice the blocks, of 512 threads, 8 elements a thread as before (exhaustive tuning, graph
+  // replays, bench/results/2026-11-24-h100-ba37a10-tune-fp32-few/; µs at M = 1 / 4, before →
+  // after, the best candidate in brackets): LN 16384 12.74 / 11.78 → 9.18 / 10.37 (8.19 / 9.95,
+  // staged clusters of 8), LN 32768 12.90 / 13.57 → 10.05 / 12.42 (9.41 / 12.42), RMS 16384
+  // 9.18 / 9.98 → 7.23 / 8.99 (7.23 / 8.83), RMS 32768 9.50 / 11.10 → 7.68 / 10.43 (the best).
+  // Without fused options and aligned (the only ones timed); from 5 rows the rows families as
+  // many rows (and the column pass from 33).
+  if (fp32_rows && p.alignment >= 16 && next_pow2(std::max<int64_t>(m, 1)) <= 4 && !has_fused_options(p) && many.cluster > 1 &&
+      many.cluster * 2 <= kPortableCluster && many.threads == kMaxRowThreads && many.row_in_registers &&
+      !many.staged && !many.grid && many.rows_per_block() == 1) {
+    LaunchConfig c = many;
+    c.threads = c.threads_per_row = kMaxRowThreads / 2;
+    c.cluster *= 2;
+    c.prefetch = false;
+    c.shared_sums = false;
+    c.min_blocks_per_sm = 1;
+    return c;
+  }
   // The rows many rows stage or prefetch, and the aligned fp32 rows of 4097-8192 they hold in
   // registers (config_for_many_rows; staged there before, and timed so at few rows).
   const bool one_block_fp32 = vector_width(p) == 4 && p.n > 4096 && many.rows_per_block() == 1 && many.row_in_registers;

@@ -298,6 +298,38 @@ TEST(LaunchConfig, FewRowsOfFp32TakeRegistersInsteadOfStages) {
   EXPECT_EQ(choose_launch_config(bf16_4096, 90, 132, 1), choose_launch_config(bf16_4096, 90, 132));
 }
 
+// 16-byte aligned fp32 rows in a register cluster of 1024-thread blocks (16384-32768) take twice
+// the blocks, of 512 threads, at 1-4 rows; from 5 rows, with fused options, less aligned and
+// where the cluster would pass 8 blocks they keep the cluster of many rows.
+TEST(LaunchConfig, OneToFourFp32RowsInAClusterTakeHalfBlocks) {
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (int64_t n : {16384, 32768, 65536}) {
+      const NormProblem p = with_option(n, DType::F32, kind, no_option);
+      const LaunchConfig many = choose_launch_config(p, 90, 132);
+      ASSERT_TRUE(many.cluster > 1 && many.threads == 1024 && many.row_in_registers && !many.staged)
+          << codegen::describe(many);
+      for (int64_t m : {1, 3, 4}) {
+        const LaunchConfig few = choose_launch_config(p, 90, 132, m);
+        if (many.cluster * 2 > 8) {
+          EXPECT_EQ(few.threads, many.threads) << codegen::describe(p);
+          continue;
+        }
+        EXPECT_EQ(few.threads, 512) << codegen::describe(p) << " M = " << m;
+        EXPECT_EQ(few.threads_per_row, 512);
+        EXPECT_EQ(few.cluster, 2 * many.cluster);
+        EXPECT_EQ(few.vec, many.vec);
+        EXPECT_TRUE(few.row_in_registers && !few.staged && !few.prefetch && !few.shared_sums) << codegen::describe(few);
+      }
+      EXPECT_EQ(choose_launch_config(p, 90, 132, 5).threads, 1024) << codegen::describe(p);
+      const NormProblem fused = with_option(n, DType::F32, kind, [](NormProblem& q) { q.residual = true; });
+      EXPECT_EQ(choose_launch_config(fused, 90, 132, 1).threads, choose_launch_config(fused, 90, 132).threads)
+          << codegen::describe(fused);
+      const NormProblem unaligned = with_option(n, DType::F32, kind, [](NormProblem& q) { q.alignment = 4; });
+      EXPECT_EQ(choose_launch_config(unaligned, 90, 132, 1), choose_launch_config(unaligned, 90, 132))
+          << codegen::describe(unaligned);
+    }
+}
+
 // A single 16-bit row (16-byte aligned, no fused options): RMSNorm of 2049-4096 takes 32
 // elements a thread, LayerNorm of 4097-8192 with fp32 γ/β a cluster of 4 on sm_90 (one block
 // before it, and with 16-bit γ/β). Two rows and more keep the config of many.
