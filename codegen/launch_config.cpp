@@ -489,15 +489,17 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
     return c;
   }
   const bool fp32_rows = dtype_size(p.x_dtype) == 4 && dtype_size(p.dy_dtype) == 4;
-  // 16-byte aligned fp32 rows in a register cluster of 1024-thread blocks (16384-32768 on sm_90) at 1-4 rows:
-  // twice the blocks, of 512 threads, 8 elements a thread as before (exhaustive tuning, graph
-  // replays, bench/results/2026-11-24-h100-ba37a10-tune-fp32-few/; µs at M = 1 / 4, before →
-  // after, the best candidate in brackets): LN 16384 12.74 / 11.78 → 9.18 / 10.37 (8.19 / 9.95,
-  // staged clusters of 8), LN 32768 12.90 / 13.57 → 10.05 / 12.42 (9.41 / 12.42), RMS 16384
-  // 9.18 / 9.98 → 7.23 / 8.99 (7.23 / 8.83), RMS 32768 9.50 / 11.10 → 7.68 / 10.43 (the best).
-  // Without fused options and aligned (the only ones timed); from 5 rows the rows families as
-  // many rows (and the column pass from 33).
-  if (fp32_rows && p.alignment >= 16 && next_pow2(std::max<int64_t>(m, 1)) <= 4 && !has_fused_options(p) && many.cluster > 1 &&
+  // 16-byte aligned fp32 rows in a register cluster of 1024-thread blocks (16384-32768 on sm_90)
+  // at 1-8 rows: twice the blocks, of 512 threads, 8 elements a thread as before (exhaustive
+  // tuning, graph replays, L2 flushed; bench/results/2026-11-24-h100-ba37a10-tune-fp32-few/ and
+  // -ec78de1-fp32-few/; µs at M = 1 / 4 / 8, before → after, the best candidate in brackets):
+  // LN 16384 12.74 / 11.78 / 12.00 → 9.18 / 10.37 / 10.62 (8.19 / 9.95 / 10.27, staged clusters
+  // of 8 and a column pass), LN 32768 12.90 / 13.57 / 14.34 → 10.05 / 12.42 / 13.18 (9.41 / 12.42
+  // / 12.67), RMS 16384 9.18 / 9.98 / 10.56 → 7.23 / 8.99 / 9.47 (7.23 / 8.83 / 9.34), RMS 32768
+  // 9.50 / 11.10 / 12.00 → 7.68 / 10.43 / 11.36 (7.68 / 10.43 / 11.17). Without fused options
+  // and aligned (the only ones timed); 9-16 rows (not timed) as many rows, and the column pass
+  // from 17 (column_pass_for_few_rows).
+  if (fp32_rows && p.alignment >= 16 && next_pow2(std::max<int64_t>(m, 1)) <= 8 && !has_fused_options(p) && many.cluster > 1 &&
       many.cluster * 2 <= kPortableCluster && many.threads == kMaxRowThreads && many.row_in_registers &&
       !many.staged && !many.grid && many.rows_per_block() == 1) {
     LaunchConfig c = many;
@@ -554,14 +556,16 @@ std::optional<LaunchConfig> column_pass_for_few_rows(const NormProblem& p, int64
   const int64_t bucket = next_pow2(std::max<int64_t>(m, 1));
   const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
   const bool fp32_rows = dtype_size(p.x_dtype) == 4 && dtype_size(p.dy_dtype) == 4;
-  // fp32 rows of 8192-32768, 16-byte aligned, at 33-64 rows, and LayerNorm's at 65-128 too:
-  // 512 threads, bucket / 4 lanes (-ba37a10-tune-fp32-few/: LN at M = 37 8192 / 16384 / 32768
-  // 10.30 / 14.24 / 23.14 us against 11.65 / 17.66 / 28.45, at 128 rows 13.66 / 20.99 against
-  // 14.78 / 24.54; RMS at 37 9.86 / 13.89 / 22.78 against 10.34 / 14.94 / 25.38; RMS at 128
-  // rows and fewer than 33 rows of either kind keep the rows families, and LN 8192 at 199 rows
-  // too: 19.10 against 18.59).
+  // fp32 rows of 8192-32768, 16-byte aligned, at 33-64 rows (17-32 from 16384), and
+  // LayerNorm's at 65-128 too: 512 threads, bucket / 4 lanes (-ba37a10-tune-fp32-few/: LN at
+  // M = 37 8192 / 16384 / 32768 10.30 / 14.24 / 23.14 us against 11.65 / 17.66 / 28.45, at 128
+  // rows 13.66 / 20.99 against 14.78 / 24.54; RMS at 37 9.86 / 13.89 / 22.78 against 10.34 /
+  // 14.94 / 25.38; -ec78de1-fp32-few/: at 32 rows LN 16384 / 32768 11.62 / 16.99 against 15.39 /
+  // 20.42, RMS 10.75 / 16.06 against 13.09 / 17.86). RMS at 128 rows, 8192 below 33 rows and
+  // fewer than 17 rows of either kind keep the rows families (not timed at 9-16), and LN 8192 at
+  // 199 rows too: 19.10 against 18.59.
   if (fp32_rows && p.alignment >= 16 && p.n >= 8192 && p.n <= 32768 && column_pass_fits(p, bucket) &&
-      (bucket == 64 || (bucket == 128 && p.kind == NormKind::LayerNorm)))
+      (bucket == 64 || (bucket == 32 && p.n >= 16384) || (bucket == 128 && p.kind == NormKind::LayerNorm)))
     return column_pass_config(p, 512, column_lanes(bucket, 4));
   // 2-16 rows (-93d1356-tune-2-16/): LayerNorm beyond 4096 (8192 at M = 2 / 16: 8.10 / 7.90 us
   // against 8.42 / 9.06; 16384: 9.66 / 9.38 against 12.93 / 14.88; 32768: 11.87 / 12.03 against

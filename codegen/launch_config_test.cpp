@@ -299,7 +299,7 @@ TEST(LaunchConfig, FewRowsOfFp32TakeRegistersInsteadOfStages) {
 }
 
 // 16-byte aligned fp32 rows in a register cluster of 1024-thread blocks (16384-32768) take twice
-// the blocks, of 512 threads, at 1-4 rows; from 5 rows, with fused options, less aligned and
+// the blocks, of 512 threads, at 1-8 rows; at 9-16 rows, with fused options, less aligned and
 // where the cluster would pass 8 blocks they keep the cluster of many rows.
 TEST(LaunchConfig, OneToFourFp32RowsInAClusterTakeHalfBlocks) {
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
@@ -308,7 +308,7 @@ TEST(LaunchConfig, OneToFourFp32RowsInAClusterTakeHalfBlocks) {
       const LaunchConfig many = choose_launch_config(p, 90, 132);
       ASSERT_TRUE(many.cluster > 1 && many.threads == 1024 && many.row_in_registers && !many.staged)
           << codegen::describe(many);
-      for (int64_t m : {1, 3, 4}) {
+      for (int64_t m : {1, 3, 4, 8}) {
         const LaunchConfig few = choose_launch_config(p, 90, 132, m);
         if (many.cluster * 2 > 8) {
           EXPECT_EQ(few.threads, many.threads) << codegen::describe(p);
@@ -320,7 +320,7 @@ TEST(LaunchConfig, OneToFourFp32RowsInAClusterTakeHalfBlocks) {
         EXPECT_EQ(few.vec, many.vec);
         EXPECT_TRUE(few.row_in_registers && !few.staged && !few.prefetch && !few.shared_sums) << codegen::describe(few);
       }
-      EXPECT_EQ(choose_launch_config(p, 90, 132, 5).threads, 1024) << codegen::describe(p);
+      EXPECT_EQ(choose_launch_config(p, 90, 132, 9).threads, 1024) << codegen::describe(p);
       const NormProblem fused = with_option(n, DType::F32, kind, [](NormProblem& q) { q.residual = true; });
       EXPECT_EQ(choose_launch_config(fused, 90, 132, 1).threads, choose_launch_config(fused, 90, 132).threads)
           << codegen::describe(fused);
@@ -743,7 +743,8 @@ TEST(LaunchConfig, FewLong16BitRowsTakeTheColumnPass) {
   EXPECT_EQ(choose_launch_config(ln8192, 90, 132, 4096).column_pass, 0) << "many rows";
   EXPECT_EQ(choose_launch_config(ln8192, 90, 132).column_pass, 0) << "rows not known";
   EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 8192, DType::F32), 90, 132, 199).column_pass, 0);
-  // fp32 rows of 8192-32768: at 33-64 rows, LayerNorm's at 65-128 too, in 512-thread blocks.
+  // fp32 rows of 8192-32768: at 33-64 rows (17-32 from 16384), LayerNorm's at 65-128 too, in
+  // 512-thread blocks.
   const LaunchConfig fp32_37 = choose_launch_config(norm(NormKind::RMSNorm, 16384, DType::F32), 90, 132, 37);
   EXPECT_EQ(fp32_37.column_pass, 16) << codegen::describe(fp32_37);
   EXPECT_EQ(fp32_37.threads, 512);
@@ -751,6 +752,9 @@ TEST(LaunchConfig, FewLong16BitRowsTakeTheColumnPass) {
   EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 8192, DType::F32), 90, 132, 128).column_pass, 32);
   EXPECT_EQ(choose_launch_config(norm(NormKind::RMSNorm, 8192, DType::F32), 90, 132, 128).column_pass, 0);
   EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 32768, DType::F32), 90, 132, 16).column_pass, 0);
+  EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 32768, DType::F32), 90, 132, 17).column_pass, 8);
+  EXPECT_EQ(choose_launch_config(norm(NormKind::RMSNorm, 16384, DType::F32), 90, 132, 32).column_pass, 8);
+  EXPECT_EQ(choose_launch_config(norm(NormKind::RMSNorm, 8192, DType::F32), 90, 132, 32).column_pass, 0);
   EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 4096, DType::F32), 90, 132, 37).column_pass, 0);
   EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 2048, DType::BF16), 90, 132, 199).column_pass, 0);
   EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 32768, DType::BF16), 90, 132, 64).column_pass, 16);
