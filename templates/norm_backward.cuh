@@ -596,40 +596,34 @@ __device__ __forceinline__ float* next_row_statistic(unsigned char* buffer, int 
 // Starts the copies of `row`'s slots (none past M or past the row's end) and statistics.
 __device__ __forceinline__ void copy_next_row(const BackwardParams& p, i64 row, int lane, unsigned rank,
                                               unsigned char* buffer) {
-  if constexpr (kNextRowShared) {
-    const bool valid = row < p.m;
-    if (valid) {
-      cp_async_4(next_row_statistic(buffer, 0, lane), p.rstd + row);
-      if constexpr (kLayerNorm) cp_async_4(next_row_statistic(buffer, 1, lane), p.mean + row);
-    }
-#pragma unroll
-    for (int i = 0; i < kIters; ++i) {
-      const i64 col = slot_column(i, lane, rank);
-      if (valid && col < kN) {
-        cp_async_16(next_row_piece(buffer, i, 0, lane), p.x + row * p.x_stride + col);
-        cp_async_16(next_row_piece(buffer, i, 1, lane), p.dy + row * p.dy_stride + col);
-      }
-    }
-    cp_async_commit();
+  const bool valid = row < p.m;
+  if (valid) {
+    cp_async_4(next_row_statistic(buffer, 0, lane), p.rstd + row);
+    if constexpr (kLayerNorm) cp_async_4(next_row_statistic(buffer, 1, lane), p.mean + row);
   }
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    const i64 col = slot_column(i, lane, rank);
+    if (valid && col < kN) {
+      cp_async_16(next_row_piece(buffer, i, 0, lane), p.x + row * p.x_stride + col);
+      cp_async_16(next_row_piece(buffer, i, 1, lane), p.dy + row * p.dy_stride + col);
+    }
+  }
+  cp_async_commit();
 }
 
 // The row copy_next_row started, into registers (zeros where it copied nothing).
 __device__ __forceinline__ void take_next_row(i64 row, const BackwardParams& p, int lane, unsigned rank,
                                               unsigned char* buffer, RowSlice& r) {
-  if constexpr (kNextRowShared) {
-    cp_async_wait<0>();
-    const bool valid = row < p.m;
-    r.rstd = valid ? *next_row_statistic(buffer, 0, lane) : 0.f;
-    r.mean = valid && kLayerNorm ? *next_row_statistic(buffer, 1, lane) : 0.f;
+  cp_async_wait<0>();
+  const bool valid = row < p.m;
+  r.rstd = valid ? *next_row_statistic(buffer, 0, lane) : 0.f;
+  r.mean = valid && kLayerNorm ? *next_row_statistic(buffer, 1, lane) : 0.f;
 #pragma unroll
-    for (int i = 0; i < kIters; ++i) {
-      const bool copied = valid && slot_column(i, lane, rank) < kN;
-      typedef decltype(r.x_packed[i].piece[0].raw) XPiece;  // uint4 (the static_assert above)
-      typedef decltype(r.dy_packed[i].piece[0].raw) DyPiece;
-      r.x_packed[i].piece[0].raw = copied ? *reinterpret_cast<const XPiece*>(next_row_piece(buffer, i, 0, lane)) : XPiece{};
-      r.dy_packed[i].piece[0].raw = copied ? *reinterpret_cast<const DyPiece*>(next_row_piece(buffer, i, 1, lane)) : DyPiece{};
-    }
+  for (int i = 0; i < kIters; ++i) {
+    const bool copied = valid && slot_column(i, lane, rank) < kN;
+    r.x_packed[i].piece[0].raw = copied ? *reinterpret_cast<const uint4*>(next_row_piece(buffer, i, 0, lane)) : uint4{};
+    r.dy_packed[i].piece[0].raw = copied ? *reinterpret_cast<const uint4*>(next_row_piece(buffer, i, 1, lane)) : uint4{};
   }
 }
 
