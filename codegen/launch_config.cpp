@@ -36,11 +36,6 @@ bool packs_rows(const NormProblem& p, const LaunchConfig& c) {
   return c.shared_sums && (dtype_size(p.x_dtype) < 4 || dtype_size(p.dy_dtype) < 4);
 }
 
-bool next_row_in_shared(const NormProblem& p, const LaunchConfig& c) {
-  return c.prefetch && packs_rows(p, c) && p.gate == Gate::None && !p.parallel && dtype_size(p.x_dtype) == 2 &&
-         dtype_size(p.dy_dtype) == 2 && c.vec == 8 && p.alignment >= 16 && c.rows_per_block() == 1;
-}
-
 int64_t block_slots(const NormProblem& p, const LaunchConfig& c) {
   return ceil_div(ceil_div(p.n, c.vec), c.cluster);
 }
@@ -58,11 +53,6 @@ size_t dynamic_shared_bytes(const NormProblem& p, const LaunchConfig& c) {
     const int64_t shift_room = p.alignment < 16 ? 16 : 0;
     auto stage_bytes = [&](DType t) { return ceil_div(slots * c.vec * dtype_size(t) + shift_room, 16) * 16; };
     bytes = c.stages * (stage_bytes(p.x_dtype) + stage_bytes(p.dy_dtype));
-  }
-  if (next_row_in_shared(p, c)) {
-    // templates/norm_backward.cuh, kNextRowBytes: a 16-byte piece of x and of dy for every slot,
-    // then each thread's copy of the row's rstd and mean.
-    bytes += (2 * 16 * ceil_div(block_slots(p, c), c.threads_per_row) + 2 * 4) * c.threads_per_row;
   }
   if (c.shared_sums) {
     // templates/norm_backward.cuh, SlotSums: every slot a thread may hold, for each sum.

@@ -52,10 +52,6 @@ int vector_width(const NormProblem& resolved);
 // they are loaded (the gate, x̂ recovered from y, the second norm's gradient) is then made
 // again from the packed row for dx.
 bool packs_rows(const NormProblem& resolved, const LaunchConfig& config);
-// Prefetch of rows held packed, x and dy 16-bit in 16-byte slots, nothing else held with
-// them (no gate, no second norm): the next row waits in shared memory (cp.async, sm_80+), not
-// in a second set of registers (templates/norm_backward.cuh, kNextRowShared).
-bool next_row_in_shared(const NormProblem& resolved, const LaunchConfig& config);
 
 // Vector slots of a row that one block of config holds (its slice, where a cluster shares the
 // row), and the elements of them one thread works: what it holds in registers or unrolls.

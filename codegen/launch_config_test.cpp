@@ -709,41 +709,6 @@ TEST(LaunchConfig, PacksRowsOnlyUnderSharedSumsFor16BitRows) {
   EXPECT_TRUE(codegen::packs_rows(codegen::resolve_problem(residual), c));
 }
 
-// Prefetch of packed 16-bit rows in 16-byte slots puts the next row in shared memory
-// (kNextRowShared): a 16-byte piece of x and of dy for every slot a thread holds, and its copy of
-// the row's rstd and mean, before the shared sums. Not for fp32 rows, narrower slots, the gate or
-// a second norm (their rows hold more), nor without prefetch or shared sums.
-TEST(LaunchConfig, PrefetchOfPackedRowsWaitsInSharedMemory) {
-  NormProblem p = with_option(65536, DType::BF16, NormKind::LayerNorm, no_option);
-  LaunchConfig c = choose_launch_config(p, 90, 132);
-  ASSERT_TRUE(c.shared_sums && codegen::packs_rows(p, c) && c.cluster > 1 && !c.prefetch) << codegen::describe(c);
-  EXPECT_FALSE(codegen::next_row_in_shared(p, c));
-  LaunchConfig prefetch = c;
-  prefetch.prefetch = true;
-  ASSERT_TRUE(codegen::next_row_in_shared(p, prefetch));
-  const int64_t slots_a_thread = codegen::elements_per_thread(p, c) / c.vec;
-  EXPECT_EQ(codegen::dynamic_shared_bytes(p, prefetch) - codegen::dynamic_shared_bytes(p, c),
-            static_cast<size_t>((2 * 16 * slots_a_thread + 8) * c.threads));
-  EXPECT_NE(codegen::generate_backward_source(p, prefetch).text.find("constexpr bool kNextRowShared = true;"),
-            std::string::npos);
-  EXPECT_NE(codegen::generate_backward_source(p, c).text.find("constexpr bool kNextRowShared = false;"),
-            std::string::npos);
-  codegen::check_launch_config(p, prefetch);
-  LaunchConfig registers = prefetch;
-  registers.shared_sums = false;
-  EXPECT_FALSE(codegen::next_row_in_shared(p, registers));
-  LaunchConfig narrow = prefetch;
-  narrow.vec = 4;
-  EXPECT_FALSE(codegen::next_row_in_shared(p, narrow));
-  EXPECT_FALSE(codegen::next_row_in_shared(with_option(65536, DType::F32, NormKind::LayerNorm, no_option), prefetch));
-  EXPECT_FALSE(codegen::next_row_in_shared(
-      with_option(65536, DType::BF16, NormKind::LayerNorm, [](NormProblem& q) { q.parallel = true; }), prefetch));
-  EXPECT_FALSE(codegen::next_row_in_shared(
-      with_option(65536, DType::BF16, NormKind::RMSNorm, [](NormProblem& q) { q.gate = Gate::AfterNorm; }), prefetch));
-  EXPECT_TRUE(codegen::next_row_in_shared(
-      with_option(65536, DType::BF16, NormKind::LayerNorm, [](NormProblem& q) { q.residual = true; }), prefetch));
-}
-
 // The column pass (templates/column_pass.cuh) at few rows: 16-bit, 16-byte aligned rows of
 // 4096-65536 without fused options from 16 rows (LayerNorm beyond 4096 and RMSNorm of 8193-16384
 // at fewer too), about 4 rows a lane; never for fp32 rows, fused options, many rows or rows beyond the L2 budget.

@@ -98,11 +98,6 @@ class Candidates {
   std::vector<LaunchConfig> list_;
 };
 
-LaunchConfig with_prefetch(LaunchConfig c) {
-  c.prefetch = true;
-  return c;
-}
-
 }  // namespace
 
 ArchLimits arch_limits(int sm) {
@@ -121,8 +116,7 @@ int estimated_registers(const NormProblem& p, const LaunchConfig& c) {
   const int64_t held = elements_per_thread(p, c);  // of each tensor
   // Staged: x and dy sit in shared memory; registers keep the dγ/dβ accumulators of the thread's slots.
   if (c.staged) return static_cast<int>(kBaseRegisters + 2 * c.vec + held * accumulators);
-  const bool second_row = c.prefetch && !next_row_in_shared(p, c);
-  const int64_t row_registers = ceil_div(held * (x_bytes + dy_bytes), 4) * (second_row ? 2 : 1);
+  const int64_t row_registers = ceil_div(held * (x_bytes + dy_bytes), 4) * (c.prefetch ? 2 : 1);
   return static_cast<int>(kBaseRegisters + row_registers + held * accumulators);
 }
 
@@ -138,7 +132,6 @@ std::string prune_reason(const NormProblem& p, const LaunchConfig& c, int sm) {
            std::to_string(kMaxCluster) + " blocks";
   if (c.merge > a.max_cluster) return "merged blocks are a cluster: they need sm_90 or newer";
   if (c.staged && sm < 80) return "staged rows need cp.async (sm_80 or newer)";
-  if (next_row_in_shared(p, c) && sm < 80) return "the next row in shared memory needs cp.async (sm_80 or newer)";
   const size_t shared = dynamic_shared_bytes(p, c);
   if (shared > a.shared_per_block)
     return "stages and shared sums of " + std::to_string(shared) + " bytes exceed the " +
@@ -207,9 +200,8 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
         c.min_blocks_per_sm = shared_sums_blocks_per_sm(c.threads);
         out.add(c);
         // 8 elements a thread leave room to load the next row while this one is reduced; so do
-        // 16 of a packed 16-bit row, whose next row waits in shared memory (next_row_in_shared).
-        if (elements == 8 || (elements == 16 && (next_row_in_shared(p, with_prefetch(c)) || c.min_blocks_per_sm == 1) &&
-                              sixteen_bit)) {
+        // 16 of a packed 16-bit row where one block fills the SM (the SM's second row in flight).
+        if (elements == 8 || (elements == 16 && sixteen_bit && c.min_blocks_per_sm == 1)) {
           c.prefetch = true;
           out.add(c);
         }
@@ -220,7 +212,6 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
       heuristic.shared_sums = true;
       heuristic.min_blocks_per_sm = shared_sums_blocks_per_sm(heuristic.threads);
       out.add(heuristic);
-      if (next_row_in_shared(p, with_prefetch(heuristic))) out.add(with_prefetch(heuristic));
     }
   }
 

@@ -190,11 +190,6 @@ __device__ __forceinline__ void cp_async_16(void* shared_dst, const void* global
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(shared_dst)), "l"(global_src)
                : "memory");
 }
-// 4 bytes global -> shared (through L1: .cg copies only 16).
-__device__ __forceinline__ void cp_async_4(void* shared_dst, const void* global_src) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(shared_address(shared_dst)), "l"(global_src)
-               : "memory");
-}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 // Waits until at most `kPending` of this thread's committed groups are still in flight.
 template <int kPending>

@@ -568,65 +568,6 @@ __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row,
   }
 }
 
-// ---- the next row in shared memory (kNextRowShared) -----------------------------------------
-// Prefetch with rows held packed: instead of a second set of registers (which 16 elements of
-// x and dy a thread do not leave), the next row's slots go to shared memory by cp.async while
-// this row is worked, its sums cross the block and the cluster, and its dx is written; at the
-// top of the next row each thread waits for its own copies and takes them into registers, then
-// starts the copies of the row after. Each thread copies its slots and reads back only those,
-// so no barrier guards the buffer. Layout [kIters][x, dy][kThreadsPerRow] 16-byte pieces: a
-// warp's pieces are neighbours; then the row's rstd and mean, a copy each thread (in registers
-// they made LayerNorm's clusters spill). codegen/launch_config.cpp, next_row_in_shared, decides
-// where and sizes it (dynamic_shared_bytes: before the shared sums).
-constexpr i64 kNextRowPieceBytes = (i64)kIters * 2 * kThreadsPerRow * 16;
-constexpr i64 kNextRowBytes = kNextRowShared ? kNextRowPieceBytes + 2 * kThreadsPerRow * 4 : 0;
-static_assert(!kNextRowShared || (kPrefetch && kPackedRows && kRowsPerBlock == 1 && kAlign >= 16 &&
-                                  kVec * sizeof(TX) == 16 && kVec * sizeof(TDY) == 16),
-              "the next row in shared memory: prefetch of packed rows, one 16-byte piece a slot");
-
-__device__ __forceinline__ unsigned char* next_row_piece(unsigned char* buffer, int i, int tensor, int lane) {
-  return buffer + ((i64)(i * 2 + tensor) * kThreadsPerRow + lane) * 16;
-}
-
-// The thread's copy of the row's rstd (0) or mean (1).
-__device__ __forceinline__ float* next_row_statistic(unsigned char* buffer, int which, int lane) {
-  return reinterpret_cast<float*>(buffer + kNextRowPieceBytes) + which * kThreadsPerRow + lane;
-}
-
-// Starts the copies of `row`'s slots (none past M or past the row's end) and statistics.
-__device__ __forceinline__ void copy_next_row(const BackwardParams& p, i64 row, int lane, unsigned rank,
-                                              unsigned char* buffer) {
-  const bool valid = row < p.m;
-  if (valid) {
-    cp_async_4(next_row_statistic(buffer, 0, lane), p.rstd + row);
-    if constexpr (kLayerNorm) cp_async_4(next_row_statistic(buffer, 1, lane), p.mean + row);
-  }
-#pragma unroll
-  for (int i = 0; i < kIters; ++i) {
-    const i64 col = slot_column(i, lane, rank);
-    if (valid && col < kN) {
-      cp_async_16(next_row_piece(buffer, i, 0, lane), p.x + row * p.x_stride + col);
-      cp_async_16(next_row_piece(buffer, i, 1, lane), p.dy + row * p.dy_stride + col);
-    }
-  }
-  cp_async_commit();
-}
-
-// The row copy_next_row started, into registers (zeros where it copied nothing).
-__device__ __forceinline__ void take_next_row(i64 row, const BackwardParams& p, int lane, unsigned rank,
-                                              unsigned char* buffer, RowSlice& r) {
-  cp_async_wait<0>();
-  const bool valid = row < p.m;
-  r.rstd = valid ? *next_row_statistic(buffer, 0, lane) : 0.f;
-  r.mean = valid && kLayerNorm ? *next_row_statistic(buffer, 1, lane) : 0.f;
-#pragma unroll
-  for (int i = 0; i < kIters; ++i) {
-    const bool copied = valid && slot_column(i, lane, rank) < kN;
-    r.x_packed[i].piece[0].raw = copied ? *reinterpret_cast<const uint4*>(next_row_piece(buffer, i, 0, lane)) : uint4{};
-    r.dy_packed[i].piece[0].raw = copied ? *reinterpret_cast<const uint4*>(next_row_piece(buffer, i, 1, lane)) : uint4{};
-  }
-}
-
 // fused:begin
 // The second norm's slot i of a row the thread holds (kParallel): its dy1 from the packed row
 // (kHoldsSecondDy) or read, and g1 (templates/fused_ops.cuh, second_norm_slot).
@@ -661,29 +602,21 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
   const int lane = threadIdx.x % kThreadsPerRow;
   const unsigned rank = kCluster > 1 ? cluster_rank() : 0;
 
-  // kNextRowShared: the next row (kNextRowBytes), then kSharedSums: the sums
-  extern __shared__ __align__(16) unsigned char dynamic_shared[];
+  extern __shared__ __align__(16) unsigned char dynamic_shared[];  // kSharedSums: the sums
   ColumnSums column_sums;
-  column_sums.start(shared_sums_base(dynamic_shared, kNextRowBytes));
+  column_sums.start(shared_sums_base(dynamic_shared, 0));
 
   // With kPrefetch the next row's loads are issued before this row's reductions and barriers,
-  // so memory stays busy while the row sums travel (into registers, or with kNextRowShared into
-  // shared memory); without, each row is loaded when its turn comes.
+  // so memory stays busy while the row sums travel; without, each row is loaded when its turn comes.
   const i64 step = row_workers(p) * kRowsPerBlock;
   RowSlice cur;
-  if constexpr (kNextRowShared) copy_next_row(p, row_worker(p), lane, rank, dynamic_shared);
-  else if constexpr (kPrefetch) load_row_slice(p, row_worker(p) * kRowsPerBlock + row_in_block, lane, rank, cur);
+  if constexpr (kPrefetch) load_row_slice(p, row_worker(p) * kRowsPerBlock + row_in_block, lane, rank, cur);
   for (i64 base = row_worker(p) * kRowsPerBlock; base < p.m; base += step) {
     const i64 row = base + row_in_block;
     const bool valid = row < p.m;  // every thread takes part in the row reduction's barriers
-    if constexpr (kNextRowShared) {
-      take_next_row(row, p, lane, rank, dynamic_shared, cur);
-      copy_next_row(p, row + step, lane, rank, dynamic_shared);
-    } else if constexpr (!kPrefetch) {
-      load_row_slice(p, row, lane, rank, cur);
-    }
+    if constexpr (!kPrefetch) load_row_slice(p, row, lane, rank, cur);
     RowSlice next;
-    if constexpr (kPrefetch && !kNextRowShared) load_row_slice(p, row + step, lane, rank, next);
+    if constexpr (kPrefetch) load_row_slice(p, row + step, lane, rank, next);
     const float mean = cur.mean, rstd = cur.rstd;
     float2 sums = make_float2(0.f, 0.f);
 #pragma unroll
@@ -810,7 +743,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
         }
       }
     }
-    if constexpr (kPrefetch && !kNextRowShared) cur = next;
+    if constexpr (kPrefetch) cur = next;
   }
 
   if constexpr (kAccumulate) {

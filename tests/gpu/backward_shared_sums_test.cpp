@@ -34,8 +34,6 @@ std::vector<NormProblem> problems() {
       make_problem(NormKind::LayerNorm, 8192, DType::BF16, DType::F32, Affine::WeightAndBias),
       make_problem(NormKind::RMSNorm, 4096, DType::F16, DType::F16, Affine::WeightOnly),
       make_problem(NormKind::LayerNorm, 32768, DType::BF16, DType::F32, Affine::WeightAndBias),  // clusters
-      // Prefetch of packed rows into shared memory (kNextRowShared) in one 768-thread block.
-      make_problem(NormKind::RMSNorm, 12288, DType::BF16, DType::BF16, Affine::WeightOnly),
       make_problem(NormKind::LayerNorm, 16384, DType::F32, DType::F32, Affine::BiasOnly),
       make_problem(NormKind::LayerNorm, 5003, DType::BF16, DType::BF16, Affine::WeightAndBias),  // odd, staged
       make_problem(NormKind::RMSNorm, 1000, DType::F32, DType::F32, Affine::WeightOnly),
