@@ -181,17 +181,23 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   // came within 2% of the best, and they were among the last compiles to finish (LN bf16 14336:
   // the last, at 1.86 s).
   if (sums_can_be_shared) {
-    const int64_t slots = ceil_div(p.n, widest);
     const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
+    // Half-width vectors too where γ/β are fp32 and the rows 16-bit: a thread's γ for 8
+    // columns is two 16-byte loads 32 bytes apart, so each of a warp's loads touches twice the
+    // sectors it uses (Nsight Compute, bench/NOTES.md entry 29); at 4 columns a thread they are
+    // whole sectors, for 8-byte loads of x and dy.
+    const bool wide_weights = sixteen_bit && widest == 8 && dtype_size(p.weight_dtype) == 4;
+    for (int vec : {widest, wide_weights ? widest / 2 : 0})
     for (int elements : {16, 8}) {
-      if (elements < widest) continue;
-      const int64_t lanes = ceil_div(slots, elements / widest);
+      if (vec == 0 || elements < vec) continue;
+      const int64_t slots = ceil_div(p.n, vec);
+      const int64_t lanes = ceil_div(slots, elements / vec);
       if (lanes <= 32) continue;  // a warp holds the row: several rows a block
       int smallest = 1;
       while (smallest < max_cluster && ceil_div(lanes, smallest) > kMaxRowThreads) smallest *= 2;
       for (int cluster = smallest; cluster <= std::min(2 * smallest, max_cluster); cluster *= 2) {
         LaunchConfig c;
-        c.vec = widest;
+        c.vec = vec;
         c.cluster = cluster;
         c.shared_sums = true;
         const int64_t threads = std::max<int64_t>(round_up(ceil_div(lanes, cluster), 32), kMinRowBlockThreads);
@@ -201,7 +207,7 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
         out.add(c);
         // 8 elements a thread leave room to load the next row while this one is reduced; so do
         // 16 of a packed 16-bit row where one block fills the SM (the SM's second row in flight).
-        if (elements == 8 || (elements == 16 && sixteen_bit && c.min_blocks_per_sm == 1)) {
+        if (vec == widest && (elements == 8 || (elements == 16 && sixteen_bit && c.min_blocks_per_sm == 1))) {
           c.prefetch = true;
           out.add(c);
         }
