@@ -709,6 +709,24 @@ TEST(LaunchConfig, PacksRowsOnlyUnderSharedSumsFor16BitRows) {
   EXPECT_TRUE(codegen::packs_rows(codegen::resolve_problem(residual), c));
 }
 
+// LayerNorm's 16-bit rows with fp32 γ/β in one 1024-thread block with shared sums take 4-wide
+// vectors (a warp's fp32 γ loads in whole sectors); with 16-bit γ/β, for RMSNorm and in
+// clusters the 8-wide ones stay.
+TEST(LaunchConfig, LayerNormRowsOfOneWideBlockWithFp32WeightsTakeFourWideVectors) {
+  const NormProblem ln = with_option(16384, DType::BF16, NormKind::LayerNorm, no_option);
+  const LaunchConfig c = choose_launch_config(ln, 90, 132);
+  EXPECT_EQ(c.vec, 4) << codegen::describe(c);
+  EXPECT_EQ(c.threads, 1024);
+  EXPECT_TRUE(c.shared_sums && c.cluster == 1 && c.row_in_registers);
+  EXPECT_EQ(codegen::elements_per_thread(ln, c), 16);
+  NormProblem same = ln;
+  same.weight_dtype = DType::BF16;
+  EXPECT_EQ(choose_launch_config(codegen::resolve_problem(same), 90, 132).vec, 8);
+  EXPECT_EQ(choose_launch_config(with_option(8192, DType::BF16, NormKind::LayerNorm, no_option), 90, 132).vec, 8);
+  EXPECT_EQ(choose_launch_config(with_option(32768, DType::BF16, NormKind::LayerNorm, no_option), 90, 132).vec, 8);
+  EXPECT_EQ(choose_launch_config(with_option(16384, DType::BF16, NormKind::LayerNorm, no_option), 80, 108).vec, 8);
+}
+
 // The column pass (templates/column_pass.cuh) at few rows: 16-bit, 16-byte aligned rows of
 // 4096-65536 without fused options from 16 rows (LayerNorm beyond 4096 and RMSNorm of 8193-16384
 // at fewer too), about 4 rows a lane; never for fp32 rows, fused options, many rows or rows beyond the L2 budget.
