@@ -296,16 +296,6 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // staged row per block, a slot a thread (N = 1000: LN 331 us vs 387 for a warp per row,
     // RMS 300 vs 330; bench/results/2026-11-23-h100-8109dfa-tune/). Why a warp per row loses
     // 35% against N = 1024 is not understood.
-  } else if (sm >= 90 && sixteen_bit && aligned && p.kind == NormKind::RMSNorm && p.n > 2048 && p.n <= 4096 &&
-             !has_fused_options(p) && one_block_shared_sums) {
-    // RMSNorm's 16-bit rows of 2049-4096, many rows (one_block_shared_sums), no fused options:
-    // 32 elements a thread in 4-wide vectors, sums in registers (128 threads at 4096), as for a
-    // single row. Exhaustive tuning, graph replays, L2 flushed, N = 4096, M = 16384: bf16 with
-    // fp32 / bf16 γ, fp16 with fp32 / fp16 γ 145.8 / 146.1 / 146.1 / 146.1 us against 154.0 /
-    // 155.2 / 154.1 / 154.4 at 16 a thread (bench/results/2026-11-24-h100-8e940ae-exhaustive/;
-    // the same in -894fb2d-exhaustive/ and -0ee91b3-vec4/). LayerNorm's best stays within 2%.
-    c.vec = 4;
-    one_row_per_block(ceil_div(p.n, 4), 8);
   } else if (sm >= 90 && sixteen_bit && aligned && p.n <= 2048) {
     // 16-bit rows up to 2048: 8-byte vectors, a warp per row (4 rows a block) up to N = 1024,
     // then a block of 4 vectors a thread (bench/results/2026-11-23-h100-06afd96-tune: LN 1024

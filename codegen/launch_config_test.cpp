@@ -727,24 +727,6 @@ TEST(LaunchConfig, LayerNormRowsOfOneWideBlockWithFp32WeightsTakeFourWideVectors
   EXPECT_EQ(choose_launch_config(with_option(16384, DType::BF16, NormKind::LayerNorm, no_option), 80, 108).vec, 8);
 }
 
-// RMSNorm's 16-bit rows of 2049-4096 (many rows, no fused options) take 32 elements a thread in
-// 4-wide vectors, as a single row does; LayerNorm's, fused ones and few rows keep theirs.
-TEST(LaunchConfig, ManyRmsRowsOf4096TakeThirtyTwoElementsAThread) {
-  for (DType x : {DType::BF16, DType::F16}) {
-    const NormProblem rms = with_option(4096, x, NormKind::RMSNorm, no_option);
-    const LaunchConfig c = choose_launch_config(rms, 90, 132, 16384);
-    EXPECT_EQ(c.vec, 4) << codegen::describe(c);
-    EXPECT_EQ(c.threads, 128);
-    EXPECT_EQ(codegen::elements_per_thread(rms, c), 32);
-    EXPECT_TRUE(c.row_in_registers && !c.shared_sums && !c.prefetch && c.cluster == 1);
-    EXPECT_EQ(choose_launch_config(with_option(3000, x, NormKind::RMSNorm, no_option), 90, 132).threads, 96);
-    EXPECT_NE(choose_launch_config(with_option(4096, x, NormKind::LayerNorm, no_option), 90, 132).threads, 128);
-    const NormProblem residual = with_option(4096, x, NormKind::RMSNorm, [](NormProblem& q) { q.residual = true; });
-    EXPECT_FALSE(choose_launch_config(residual, 90, 132) == c);
-    EXPECT_NE(choose_launch_config(rms, 90, 132, 4).threads, 128) << "few rows keep the rows family's block";
-  }
-}
-
 // The column pass (templates/column_pass.cuh) at few rows: 16-bit, 16-byte aligned rows of
 // 4096-65536 without fused options from 16 rows (LayerNorm beyond 4096 and RMSNorm of 8193-16384
 // at fewer too), about 4 rows a lane; never for fp32 rows, fused options, many rows or rows beyond the L2 budget.
