@@ -447,7 +447,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     c = streamed_launch_config(p);
   }
   // LayerNorm's 16-bit rows with fp32 γ/β in one 1024-thread block with shared sums
-  // (14337-16384 on sm_90): 4-wide vectors, 4 slots a thread, so that each of a warp's fp32 γ
+  // (15873-16384 on sm_90): 4-wide vectors, 4 slots a thread, so that each of a warp's fp32 γ
   // loads fills whole sectors (8 columns a thread read γ as two 16-byte loads 32 bytes apart,
   // each touching twice the sectors it used; Nsight Compute, bench/NOTES.md entry 29).
   // Exhaustive tuning, graph replays (-0ee91b3-vec4/): LN bf16 16384 158.9 us against 166.2;
