@@ -185,7 +185,8 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
     // Half-width vectors too where γ/β are fp32 and the rows 16-bit: a thread's γ for 8
     // columns is two 16-byte loads 32 bytes apart, so each of a warp's loads touches twice the
     // sectors it uses (Nsight Compute, bench/NOTES.md entry 29); at 4 columns a thread they are
-    // whole sectors, for 8-byte loads of x and dy.
+    // whole sectors, for 8-byte loads of x and dy. Not in clusters: there their 4 slots a
+    // thread spill and lost 13-20% at every tuned shape (-0ee91b3-vec4/).
     const bool wide_weights = sixteen_bit && widest == 8 && dtype_size(p.weight_dtype) == 4;
     for (int vec : {widest, wide_weights ? widest / 2 : 0})
     for (int elements : {16, 8}) {
@@ -196,6 +197,7 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
       int smallest = 1;
       while (smallest < max_cluster && ceil_div(lanes, smallest) > kMaxRowThreads) smallest *= 2;
       for (int cluster = smallest; cluster <= std::min(2 * smallest, max_cluster); cluster *= 2) {
+        if (vec != widest && cluster > 1) continue;
         LaunchConfig c;
         c.vec = vec;
         c.cluster = cluster;

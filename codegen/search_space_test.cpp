@@ -225,6 +225,26 @@ TEST(SearchSpace, SharedSumsPrefetchTheNextRowWhereOneBlockFillsTheSm) {
   }
 }
 
+// 16-bit rows with fp32 γ/β also try shared sums at 4-wide vectors (γ's loads in whole
+// sectors), in one block a row only; with 16-bit γ/β and for fp32 rows only the widest.
+TEST(SearchSpace, SixteenBitRowsWithFp32WeightsTryFourWideSharedSumsInOneBlock) {
+  auto four_wide = [](const NormProblem& p, bool clusters) {
+    int found = 0;
+    for (const LaunchConfig& c : search_space(p, 90, 132))
+      found += c.shared_sums && c.vec == 4 && (c.cluster > 1) == clusters;
+    return found;
+  };
+  EXPECT_GT(four_wide(problem(16384, DType::BF16), false), 0);
+  EXPECT_GT(four_wide(problem(8192, DType::F16, 16, NormKind::RMSNorm), false), 0);
+  EXPECT_EQ(four_wide(problem(65536, DType::BF16), true), 0);
+  EXPECT_EQ(four_wide(problem(16384, DType::BF16), true), 0);
+  NormProblem same = problem(16384, DType::BF16);
+  same.weight_dtype = DType::BF16;
+  same = codegen::resolve_problem(same);
+  for (const LaunchConfig& c : search_space(same, 90, 132))
+    EXPECT_FALSE(c.shared_sums && c.vec == 4) << codegen::describe(c);
+}
+
 // The compile-cost rank grows with the elements a thread unrolls, more with prefetch, and
 // doubles for staged rows. Among LN bf16 8192's candidates (NVRTC 13.0, one thread) the
 // 256-thread blocks with prefetch (32 elements a thread, 556 ms) compile longest, then the
