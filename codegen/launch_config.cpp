@@ -372,6 +372,15 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
         shared_sums_rows(2, /*wide_blocks=*/true);
       }
     }
+    // LayerNorm with fp32 γ/β where one 1024-thread block holds the row (15873-16384): 4-wide
+    // vectors, 4 slots a thread, so that each of a warp's fp32 γ loads fills whole sectors (8
+    // columns a thread read γ as two 16-byte loads 32 bytes apart, each touching twice the
+    // sectors it used; Nsight Compute, bench/NOTES.md entry 29). Exhaustive tuning, graph
+    // replays (-0ee91b3-vec4/): LN bf16 16384 158.9 us against 166.2; 768-896-thread blocks and
+    // RMSNorm gained 0.6-1.3% (not taken), clusters lost 13-20% (their 4 slots spill).
+    if (p.kind == NormKind::LayerNorm && dtype_size(p.weight_dtype) == 4 && !has_fused_options(p) &&
+        c.cluster == 1 && c.threads == kMaxRowThreads && !c.prefetch)
+      c.vec = 4;
   } else if (half_vectors) {
     c.vec = 4;
     c.threads = c.threads_per_row = half_threads;
@@ -446,17 +455,6 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   } else {
     c = streamed_launch_config(p);
   }
-  // LayerNorm's 16-bit rows with fp32 γ/β in one 1024-thread block with shared sums
-  // (15873-16384 on sm_90): 4-wide vectors, 4 slots a thread, so that each of a warp's fp32 γ
-  // loads fills whole sectors (8 columns a thread read γ as two 16-byte loads 32 bytes apart,
-  // each touching twice the sectors it used; Nsight Compute, bench/NOTES.md entry 29).
-  // Exhaustive tuning, graph replays (-0ee91b3-vec4/): LN bf16 16384 158.9 us against 166.2;
-  // 768-896-thread blocks and RMSNorm gained 0.6-1.3% (not taken), clusters lost 13-20% (their
-  // 4 slots spill).
-  if (sm >= 90 && p.kind == NormKind::LayerNorm && sixteen_bit && dtype_size(p.weight_dtype) == 4 &&
-      !has_fused_options(p) && c.shared_sums && c.cluster == 1 && c.rows_per_block() == 1 &&
-      c.threads == kMaxRowThreads && c.vec == 8 && c.row_in_registers && !c.staged && !c.prefetch)
-    c.vec = 4;
   return c;
 }
 
