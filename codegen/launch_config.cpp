@@ -466,7 +466,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
 // warp would share take a block (below).
 std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const LaunchConfig& many, int64_t m) {
   const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
-  const bool single_row = next_pow2(std::max<int64_t>(m, 1)) == 1;
+  const int64_t bucket = next_pow2(std::max<int64_t>(m, 1));
+  const bool single_row = bucket == 1;
   if (sixteen_bit && single_row && !has_fused_options(p) && many.rows_per_block() == 1 && many.cluster == 1 &&
       !many.staged && many.row_in_registers && vector_width(p) >= 8) {
     // A single 16-bit row with 16-byte aligned rows and no fused options, graph replays of the whole sweep tuned on the H100 (bench/results/
@@ -508,7 +509,7 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
   // 9.50 / 11.10 / 12.00 → 7.68 / 10.43 / 11.36 (7.68 / 10.43 / 11.17). Without fused options
   // and aligned (the only ones timed); 9-16 rows (not timed) as many rows, and the column pass
   // from 17 (column_pass_for_few_rows).
-  if (fp32_rows && p.alignment >= 16 && next_pow2(std::max<int64_t>(m, 1)) <= 8 && !has_fused_options(p) && many.cluster > 1 &&
+  if (fp32_rows && p.alignment >= 16 && bucket <= 8 && !has_fused_options(p) && many.cluster > 1 &&
       many.cluster * 2 <= kPortableCluster && many.threads == kMaxRowThreads && many.row_in_registers &&
       !many.staged && !many.grid && many.rows_per_block() == 1) {
     LaunchConfig c = many;
