@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 #include "codegen/norm_problem.h"
 
@@ -188,30 +189,34 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
     // whole sectors, for 8-byte loads of x and dy. Not in clusters: there their 4 slots a
     // thread spill and lost 13-20% at every tuned shape (-0ee91b3-vec4/).
     const bool wide_weights = sixteen_bit && widest == 8 && dtype_size(p.weight_dtype) == 4;
-    for (int vec : {widest, wide_weights ? widest / 2 : 0})
-    for (int elements : {16, 8}) {
-      if (vec == 0 || elements < vec) continue;
-      const int64_t slots = ceil_div(p.n, vec);
-      const int64_t lanes = ceil_div(slots, elements / vec);
-      if (lanes <= 32) continue;  // a warp holds the row: several rows a block
-      int smallest = 1;
-      while (smallest < max_cluster && ceil_div(lanes, smallest) > kMaxRowThreads) smallest *= 2;
-      for (int cluster = smallest; cluster <= std::min(2 * smallest, max_cluster); cluster *= 2) {
-        if (vec != widest && cluster > 1) continue;
-        LaunchConfig c;
-        c.vec = vec;
-        c.cluster = cluster;
-        c.shared_sums = true;
-        const int64_t threads = std::max<int64_t>(round_up(ceil_div(lanes, cluster), 32), kMinRowBlockThreads);
-        if (threads > kMaxRowThreads || (cluster > 1 && ceil_div(lanes, cluster) < kMinRowBlockThreads)) continue;
-        c.threads = c.threads_per_row = static_cast<int>(threads);
-        c.min_blocks_per_sm = shared_sums_blocks_per_sm(c.threads);
-        out.add(c);
-        // 8 elements a thread leave room to load the next row while this one is reduced; so do
-        // 16 of a packed 16-bit row where one block fills the SM (the SM's second row in flight).
-        if (vec == widest && (elements == 8 || (elements == 16 && sixteen_bit && c.min_blocks_per_sm == 1))) {
-          c.prefetch = true;
+    std::vector<int> vecs{widest};
+    if (wide_weights) vecs.push_back(widest / 2);
+    for (int vec : vecs) {
+      const bool widest_vec = vec == widest;  // the half-width ones: one block a row, no prefetch
+      for (int elements : {16, 8}) {
+        if (elements < vec) continue;
+        const int64_t slots = ceil_div(p.n, vec);
+        const int64_t lanes = ceil_div(slots, elements / vec);
+        if (lanes <= 32) continue;  // a warp holds the row: several rows a block
+        int smallest = 1;
+        while (smallest < max_cluster && ceil_div(lanes, smallest) > kMaxRowThreads) smallest *= 2;
+        for (int cluster = smallest; cluster <= std::min(2 * smallest, max_cluster); cluster *= 2) {
+          if (!widest_vec && cluster > 1) continue;
+          LaunchConfig c;
+          c.vec = vec;
+          c.cluster = cluster;
+          c.shared_sums = true;
+          const int64_t threads = std::max<int64_t>(round_up(ceil_div(lanes, cluster), 32), kMinRowBlockThreads);
+          if (threads > kMaxRowThreads || (cluster > 1 && ceil_div(lanes, cluster) < kMinRowBlockThreads)) continue;
+          c.threads = c.threads_per_row = static_cast<int>(threads);
+          c.min_blocks_per_sm = shared_sums_blocks_per_sm(c.threads);
           out.add(c);
+          // 8 elements a thread leave room to load the next row while this one is reduced; so
+          // do 16 of a packed 16-bit row where one block fills the SM (the SM's second row in flight).
+          if (widest_vec && (elements == 8 || (elements == 16 && sixteen_bit && c.min_blocks_per_sm == 1))) {
+            c.prefetch = true;
+            out.add(c);
+          }
         }
       }
     }
