@@ -150,8 +150,11 @@ void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
            " bytes of x in registers (at most " + std::to_string(max_forward_register_bytes(p.x_dtype)) +
            "): stream the row");
   }
-  if (c.merge != 1 || c.grid || c.staged || c.prefetch || c.shared_sums)
-    fail("the forward has no merged blocks, grid clusters, staged rows, prefetch or shared sums");
+  if (c.merge != 1 || c.grid || c.staged || c.shared_sums)
+    fail("the forward has no merged blocks, grid clusters, staged rows or shared sums");
+  if (c.prefetch && !c.row_in_registers) fail("prefetch loads the next row into registers: rows held there only");
+  if (c.prefetch && has_forward_fused_options(p))
+    fail("prefetch is for option-free rows (fused options have more to hold per row)");
   if (c.cluster != 1) {
     if (c.cluster < 1 || c.cluster > kMaxForwardCluster || !llvm::isPowerOf2_64(c.cluster))
       fail("a forward cluster is 1, 2, 4 or 8 blocks");
@@ -163,8 +166,10 @@ void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
 
 std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int64_t m) {
   std::vector<LaunchConfig> out;
+  // The prefetching variants come last, with places of their own.
+  size_t limit = kMaxForwardCandidates - kMaxForwardPrefetchCandidates;
   auto add = [&](const LaunchConfig& c) {
-    if (out.size() >= kMaxForwardCandidates) return;
+    if (out.size() >= limit) return;
     try {
       check_forward_config(p, c);
     } catch (const std::invalid_argument&) {
@@ -212,6 +217,20 @@ std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int
         c.min_blocks_per_sm = 2;
         add(c);
       }
+    }
+  }
+  // Option-free rows a block or a cluster holding at most two slots a thread, again with the
+  // next row prefetched: its loads in flight through this row's barriers, in the registers
+  // two slots leave free.
+  if (!has_forward_fused_options(p)) {
+    const std::vector<LaunchConfig> held = out;
+    limit = std::min(out.size() + kMaxForwardPrefetchCandidates, kMaxForwardCandidates);
+    for (LaunchConfig c : held) {
+      if (!c.row_in_registers || c.threads_per_row <= 32 ||
+          ceil_div(ceil_div(p.n, c.vec), int64_t{c.threads_per_row} * c.cluster) > 2)
+        continue;
+      c.prefetch = true;
+      add(c);
     }
   }
   return out;

@@ -82,8 +82,10 @@ void check_forward_config(const NormProblem& resolved, const LaunchConfig& confi
 // check_forward_config, rows in registers at 16 to 128 bytes of x a thread (fewer or more
 // threads a row; several rows a block for short rows), 64 registers a thread or no bound,
 // clusters of 2-8 blocks on sm_90 (either kind), streamed rows in 512- and 1024-thread blocks,
-// and half-width vectors. At most kMaxForwardCandidates.
-constexpr size_t kMaxForwardCandidates = 32;
+// half-width vectors, and (option-free rows of a block or a cluster at one or two slots a
+// thread) the next row prefetched. At most kMaxForwardCandidates.
+constexpr size_t kMaxForwardCandidates = 40;
+constexpr size_t kMaxForwardPrefetchCandidates = 8;
 std::vector<LaunchConfig> forward_search_space(const NormProblem& resolved, int sm, int64_t m = -1);
 
 }  // namespace normjit::codegen

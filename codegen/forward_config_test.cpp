@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -353,6 +354,17 @@ TEST(ForwardConfig, RejectsWhatTheForwardHasNot) {
   c.row_in_registers = false;
   c.threads_per_row = 32;
   EXPECT_THROW(codegen::check_forward_config(p, c), std::invalid_argument);
+  // Prefetch: the next row into registers, so rows held there and option-free only.
+  c = codegen::choose_forward_config(p);
+  c.prefetch = true;
+  EXPECT_NO_THROW(codegen::check_forward_config(p, c));
+  c.row_in_registers = false;
+  EXPECT_THROW(codegen::check_forward_config(p, c), std::invalid_argument);
+  NormProblem residual = p;
+  residual.residual = true;
+  c = codegen::choose_forward_config(residual);
+  c.prefetch = true;
+  EXPECT_THROW(codegen::check_forward_config(residual, c), std::invalid_argument);
 }
 
 TEST(ForwardSource, HasTheProblemAsConstantsAndOneEntryPoint) {
@@ -438,4 +450,30 @@ TEST(ForwardSearchSpace, StartsWithTheHeuristicAndHoldsOnlyRunnableDistinctConfi
   bool cluster = false;
   for (const codegen::LaunchConfig& c : codegen::forward_search_space(ln, 90)) cluster |= c.cluster > 1;
   EXPECT_TRUE(cluster);
+}
+
+// Prefetching candidates: option-free rows of a block or a cluster at one or two slots a
+// thread, each the same as a candidate before it but for prefetch; none with fused options.
+TEST(ForwardSearchSpace, PrefetchesTheNextRowWhereTwoSlotsOrFewerAreHeld) {
+  for (int64_t n : {4096, 12288, 16384, 32768, 65536, 131072}) {
+    const NormProblem p = codegen::resolve_forward_problem(problem(NormKind::LayerNorm, n, DType::BF16));
+    const std::vector<codegen::LaunchConfig> space = codegen::forward_search_space(p, 90);
+    int prefetching = 0;
+    for (const codegen::LaunchConfig& c : space) {
+      if (!c.prefetch) continue;
+      ++prefetching;
+      EXPECT_TRUE(c.row_in_registers && c.threads_per_row > 32) << codegen::describe(c);
+      const int64_t slots = (n / c.vec + c.threads_per_row * c.cluster - 1) / (c.threads_per_row * c.cluster);
+      EXPECT_LE(slots, 2) << codegen::describe(c);
+      codegen::LaunchConfig plain = c;
+      plain.prefetch = false;
+      EXPECT_NE(std::find(space.begin(), space.end(), plain), space.end()) << codegen::describe(c);
+    }
+    EXPECT_GT(prefetching, 0) << n;
+    EXPECT_LE(prefetching, static_cast<int>(codegen::kMaxForwardPrefetchCandidates)) << n;
+    NormProblem fused = p;
+    fused.residual = true;
+    for (const codegen::LaunchConfig& c : codegen::forward_search_space(codegen::resolve_forward_problem(fused), 90))
+      EXPECT_FALSE(c.prefetch) << n << " " << codegen::describe(c);
+  }
 }

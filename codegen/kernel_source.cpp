@@ -89,6 +89,7 @@ std::string forward_constants(const NormProblem& p, const LaunchConfig& c) {
     << "constexpr int kVec = " << c.vec << ";\n"
     << "constexpr bool kRowInRegisters = " << cpp_bool(c.row_in_registers) << ";\n"
     << "constexpr int kCluster = " << c.cluster << ";  // blocks sharing a row\n"
+    << "constexpr bool kPrefetch = " << cpp_bool(c.prefetch) << ";  // next row loaded during this one\n"
     << "constexpr int kMinBlocks = " << c.min_blocks_per_sm << ";  // resident blocks per SM to budget registers for\n"
     << "}  // namespace cfg\n}  // namespace nj\n";
   return s.str();

@@ -325,6 +325,18 @@ struct ClusterExchange {
 };
 
 // ---- rows held in registers ------------------------------------------------------------------
+// A thread's slots of x of one row (zeros past N, and for rows past M).
+__device__ __forceinline__ void load_forward_row(const ForwardParams& p, i64 row, int lane, Packed (&packed)[kIters]) {
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    const i64 col = forward_slot_column(i, lane);
+    if (row < p.m && col < kN)
+      packed[i].load(p.x + row * p.x_stride, col);
+    else
+      packed[i] = Packed{};
+  }
+}
+
 template <int kUnused = 0>
 __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p) {
   __shared__ float2 reduce_buffer[2][kRowsPerBlock][Reducer::kWarps];
@@ -335,10 +347,10 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
   // second pass over their registers (bf16 N = 1000: 91.5% against 81.6%). Not with one slot
   // a lane (bf16 N = 256: 86.5% against 91.7%), nor with more warps (bf16 N = 16384: 62%
   // against 70.5%; fp32 N = 12288: 80% against 95%; 16 or 20 warps at N = 4095, 5003 took
-  // twice as long), nor across a cluster (its blocks spilled 56-80 bytes and ran slower than
-  // rows streamed twice).
+  // twice as long). Across a cluster always: each meeting there is a block barrier, a cluster
+  // barrier and reads of the other blocks' shared memory, the latency a row waits on.
   constexpr bool kOneReduction =
-      kLayerNorm && kCluster == 1 && (kThreadsPerRow > 32 ? kThreadsPerRow <= 256 : kIters > 1);
+      kLayerNorm && (kCluster > 1 || (kThreadsPerRow > 32 ? kThreadsPerRow <= 256 : kIters > 1));
   typedef MomentsReducer<(kThreadsPerRow > 32 ? kThreadsPerRow : 64), kRowsPerBlock> Moments_;
   __shared__ Moments moments_buffer[kOneReduction ? 2 : 1][kRowsPerBlock][Moments_::kWarps];
   Moments_ moments{moments_buffer, 0};
@@ -353,6 +365,10 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
   ClusterExchange exchange{0};
   const float eps = (float)p.eps;
   const i64 step = groups * kRowsPerBlock;
+  // With kPrefetch (option-free rows only) the next row's x is loaded before this row's
+  // reductions and barriers, so its loads are in flight while the threads wait there.
+  Packed next[kIters];  // unused (and not allocated) without kPrefetch
+  if constexpr (kPrefetch) load_forward_row(p, group * kRowsPerBlock + row_in_block, lane, next);
   for (i64 base = group * kRowsPerBlock; base < p.m; base += step) {
     const i64 row = base + row_in_block;
     const bool valid = row < p.m;  // every thread takes part in the reductions' barriers
@@ -361,25 +377,28 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
     Packed gate_z[kHoldsGate ? kIters : 1];
     unsigned keep[kDropoutMask != 0 ? kIters : 1];  // each slot's keep bits, for the mask
 // fused:end
+    if constexpr (kPrefetch) {
+#pragma unroll
+      for (int i = 0; i < kIters; ++i) packed[i] = next[i];
+      load_forward_row(p, row + step, lane, next);
+    } else {
+      load_forward_row(p, row, lane, packed);
+    }
+// fused:begin
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
       const i64 col = forward_slot_column(i, lane);
       if (valid && col < kN) {
-        packed[i].load(p.x + row * p.x_stride, col);
-// fused:begin
         if constexpr (kPreNormSum) {
           const unsigned bits = form_pre_norm_sum(p, row, col, packed[i]);
           if constexpr (kDropoutMask != 0) keep[i] = bits;
         }
         if constexpr (kHoldsGate) gate_z[i].load(p.z + row * p.z_stride, col);
-// fused:end
-      } else {
-        packed[i] = Packed{};  // zeros
-// fused:begin
-        if constexpr (kHoldsGate) gate_z[i] = Packed{};
-// fused:end
+      } else if constexpr (kHoldsGate) {
+        gate_z[i] = Packed{};  // zeros
       }
     }
+// fused:end
     // Elements past N read as 0: they add nothing to Σx or Σx², but must be left out of the
     // thread's count and of its Σ(x − mean)².
     float mean = 0.f, var;

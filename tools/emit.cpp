@@ -20,7 +20,7 @@ int run_emit(std::vector<std::string> args) {
                 "  --arch sm_XY               target for --ptx/--resources (default sm_90)\n"
                 "  --ptx                      print PTX instead of CUDA source\n"
                 "  --resources                compile and print registers, shared memory, stack and spills\n"
-                "  --threads T, --threads-per-row R, --vec V, --min-blocks B, --cluster C, --streamed,\n"
+                "  --threads T, --threads-per-row R, --vec V, --min-blocks B, --cluster C, --streamed, --registers,\n"
                 "  --staged, --unstaged, --shared-sums, --prefetch, --column-pass L (the column pass, L lanes\n"
                 "  down the rows; with --threads, --vec)\n"
                 "                             override the heuristic's launch config (to compare register reports)\n",
@@ -40,7 +40,7 @@ int run_emit(std::vector<std::string> args) {
   const int threads = take_int("--threads"), threads_per_row = take_int("--threads-per-row"),
             vec = take_int("--vec"), min_blocks = take_int("--min-blocks"), cluster = take_int("--cluster"),
             column_pass = take_int("--column-pass");
-  const bool streamed = take_flag(args, "--streamed"), staged = take_flag(args, "--staged"),
+  const bool streamed = take_flag(args, "--streamed"), registers = take_flag(args, "--registers"), staged = take_flag(args, "--staged"),
              unstaged = take_flag(args, "--unstaged"), shared_sums = take_flag(args, "--shared-sums"),
              prefetch = take_flag(args, "--prefetch");
   const NormProblem problem = parse_problem_flags(args);
@@ -58,6 +58,7 @@ int run_emit(std::vector<std::string> args) {
   if (min_blocks) config.min_blocks_per_sm = min_blocks;
   if (cluster) config.cluster = cluster;
   if (streamed) config.row_in_registers = false;
+  if (registers) config.row_in_registers = true;
   if (staged || unstaged) config.staged = staged;
   if (shared_sums) config.shared_sums = true;
   if (prefetch) config.prefetch = true;

@@ -304,7 +304,8 @@ TEST_F(ForwardTuning, EveryCandidateMatchesTheReference) {
   const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
   struct Shape { NormKind kind; int64_t n; DType x; int64_t m; };
   const Shape shapes[] = {{NormKind::LayerNorm, 65536, DType::BF16, 37}, {NormKind::RMSNorm, 262144, DType::F32, 5},
-                          {NormKind::LayerNorm, 4096, DType::F16, 199}, {NormKind::RMSNorm, 1000, DType::BF16, 64}};
+                          {NormKind::LayerNorm, 4096, DType::F16, 199}, {NormKind::RMSNorm, 1000, DType::BF16, 64},
+                          {NormKind::LayerNorm, 12288, DType::BF16, 301}};  // rows a block, prefetching
   int tried = 0;
   for (const Shape& s : shapes) {
     ForwardCase c;
