@@ -14,7 +14,7 @@ import statistics
 
 
 def key(row):
-    return row["kind"], row["dtype"], row["weight_dtype"], row["n"], row["m"]
+    return row["kind"], row["dtype"], row["weight_dtype"], row["n"], row["m"], row.get("fused", "")
 
 
 def main():
