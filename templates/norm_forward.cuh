@@ -347,10 +347,11 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
   // second pass over their registers (bf16 N = 1000: 91.5% against 81.6%). Not with one slot
   // a lane (bf16 N = 256: 86.5% against 91.7%), nor with more warps (bf16 N = 16384: 62%
   // against 70.5%; fp32 N = 12288: 80% against 95%; 16 or 20 warps at N = 4095, 5003 took
-  // twice as long). Across a cluster always: each meeting there is a block barrier, a cluster
-  // barrier and reads of the other blocks' shared memory, the latency a row waits on.
+  // twice as long), nor across a cluster (its blocks spilled 56-80 bytes and ran slower than
+  // rows streamed twice; tuned again, 11-26% slower than two meetings at fp32 N = 65536 and
+  // bf16 N = 8192, 6% faster at bf16 N = 65536 but still behind streaming: NOTES entry 30).
   constexpr bool kOneReduction =
-      kLayerNorm && (kCluster > 1 || (kThreadsPerRow > 32 ? kThreadsPerRow <= 256 : kIters > 1));
+      kLayerNorm && kCluster == 1 && (kThreadsPerRow > 32 ? kThreadsPerRow <= 256 : kIters > 1);
   typedef MomentsReducer<(kThreadsPerRow > 32 ? kThreadsPerRow : 64), kRowsPerBlock> Moments_;
   __shared__ Moments moments_buffer[kOneReduction ? 2 : 1][kRowsPerBlock][Moments_::kWarps];
   Moments_ moments{moments_buffer, 0};
