@@ -30,9 +30,9 @@
 //     written from the registers. Several rows a block (a warp or less per row) meet through
 //     shuffles only; a row per block meets in shared memory (RowReducer, MomentsReducer).
 //   - Streamed rows (too long for registers): one block a row, the row read twice. Pass 1:
-//     each thread keeps the moments of its own slots (count, mean, M2; each slot merged in with
-//     Chan's formula), then one block reduction of the moments. Pass 2 reads x again (mostly
-//     from L2) and writes y. Both passes keep kStreamBatch loads a thread in flight.
+//     each thread keeps the moments of its own slots (count, mean, M2; each batch of slots
+//     merged in by Chan's formula), then one block reduction of the moments. Pass 2 reads x
+//     again (mostly from L2) and writes y. Both passes keep kStreamBatch loads a thread in flight.
 namespace nj {
 using namespace cfg;
 
@@ -526,8 +526,8 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
   const float eps = (float)p.eps;
   for (i64 row = blockIdx.x; row < p.m; row += gridDim.x) {
     const TX* x_row = p.x + row * p.x_stride;
-    // Pass 1: the thread's moments (LayerNorm: each slot's exact two-pass moments merged in
-    // with Chan's formula) or Σx² (RMSNorm), then one reduction over the block.
+    // Pass 1: the thread's moments (LayerNorm: each batch's exact moments merged in with
+    // Chan's formula) or Σx² (RMSNorm), then one reduction over the block.
     Moments own{0.f, 0.f, 0.f};
     float squares = 0.f;
     for (i64 s0 = lane; s0 < kSlots; s0 += (i64)kThreads * kStreamBatch) {
@@ -546,24 +546,43 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
         if constexpr (kHoldsGate) gate_z[k].load(p.z + row * p.z_stride, s >= 0 ? s * kVec : kN);
 // fused:end
       }
+      if constexpr (kLayerNorm) {
+        // Each slot's exact moments (a two-pass over its kVec registers), then the batch's in
+        // closed form, n = Σ n_s, mean = Σ n_s·mean_s / n, M2 = Σ M2_s + Σ n_s·(mean_s − mean)²,
+        // merged into the thread's by one Chan step: the slots do not wait on one another,
+        // and a batch costs two reciprocals instead of a merge a slot.
+        Moments slot[kStreamBatch];
+        float count = 0.f, weighted = 0.f;
 #pragma unroll
-      for (int k = 0; k < kStreamBatch; ++k) {
-        const i64 s = batch_slot(s0, k);
-        float x[kVec];
-        packed[k].unpack(x);
-        if constexpr (kLayerNorm) {
-          const int count = s < 0 ? 0 : (kN - s * kVec < kVec ? (int)(kN - s * kVec) : kVec);
+        for (int k = 0; k < kStreamBatch; ++k) {
+          const i64 s = batch_slot(s0, k);
+          const int n = s < 0 ? 0 : (kN - s * kVec < kVec ? (int)(kN - s * kVec) : kVec);
+          float x[kVec];
+          packed[k].unpack(x);
           float sum = 0.f;
 #pragma unroll
           for (int j = 0; j < kVec; ++j) sum += x[j];
-          Moments slot{(float)count, count > 0 ? __fdividef(sum, (float)count) : 0.f, 0.f};
+          slot[k] = Moments{(float)n, n == kVec ? sum * (1.f / kVec) : (n > 0 ? __fdividef(sum, (float)n) : 0.f), 0.f};
 #pragma unroll
           for (int j = 0; j < kVec; ++j) {
-            const float d = j < count ? x[j] - slot.mean : 0.f;
-            slot.m2 += d * d;
+            const float d = j < n ? x[j] - slot[k].mean : 0.f;
+            slot[k].m2 += d * d;
           }
-          own = merge_moments(own, slot);
-        } else {
+          count += slot[k].n;
+          weighted += slot[k].n * slot[k].mean;
+        }
+        Moments batch{count, count > 0.f ? __fdividef(weighted, count) : 0.f, 0.f};
+#pragma unroll
+        for (int k = 0; k < kStreamBatch; ++k) {
+          const float d = slot[k].mean - batch.mean;
+          batch.m2 += slot[k].m2 + slot[k].n * d * d;
+        }
+        own = merge_moments(own, batch);
+      } else {
+#pragma unroll
+        for (int k = 0; k < kStreamBatch; ++k) {
+          float x[kVec];
+          packed[k].unpack(x);
 // fused:begin
           if constexpr (kHoldsGate) gate_held_slot(gate_z[k], x);
 // fused:end
