@@ -96,9 +96,10 @@ struct Moments {
 // warp): then all of them get the same bits, whatever the compiler contracts into FMAs.
 __device__ __forceinline__ Moments merge_moments(const Moments& lo, const Moments& hi) {
   const float n = lo.n + hi.n;
-  // An approximate reciprocal (one MUFU op, ~1 ulp; counts are exact small integers): the
-  // IEEE one is a dozen instructions on the chain every merge waits on.
-  const float inv = n > 0.f ? __fdividef(1.f, n) : 0.f;  // two empty sets: stays empty
+  // The IEEE reciprocal: the approximate one (__fdividef) made rows of warps and small blocks
+  // take more registers (LN bf16 N = 1000: 79 → 88, 3 → 2 blocks an SM, 3% slower; N = 3000
+  // spilled), and streamed rows merge once a batch (bench/NOTES.md entry 30).
+  const float inv = n > 0.f ? __frcp_rn(n) : 0.f;  // two empty sets: stays empty
   const float d = hi.mean - lo.mean;
   return Moments{n, (lo.n * lo.mean + hi.n * hi.mean) * inv, lo.m2 + hi.m2 + d * d * (lo.n * hi.n) * inv};
 }
@@ -416,7 +417,7 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
 #pragma unroll
         for (int j = 0; j < kVec; ++j) sum += x[j];
       }
-      Moments own{count, count > 0.f ? __fdividef(sum, count) : 0.f, 0.f};
+      Moments own{count, count > 0.f ? sum / count : 0.f, 0.f};
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
         const i64 col = forward_slot_column(i, lane);
@@ -550,7 +551,7 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
         // Each slot's exact moments (a two-pass over its kVec registers), then the batch's in
         // closed form, n = Σ n_s, mean = Σ n_s·mean_s / n, M2 = Σ M2_s + Σ n_s·(mean_s − mean)²,
         // merged into the thread's by one Chan step: the slots do not wait on one another,
-        // and a batch costs two reciprocals instead of a merge a slot.
+        // and a batch costs a division and one merge instead of a merge a slot.
         Moments slot[kStreamBatch];
         float count = 0.f, weighted = 0.f;
 #pragma unroll
@@ -562,7 +563,7 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
           float sum = 0.f;
 #pragma unroll
           for (int j = 0; j < kVec; ++j) sum += x[j];
-          slot[k] = Moments{(float)n, n == kVec ? sum * (1.f / kVec) : (n > 0 ? __fdividef(sum, (float)n) : 0.f), 0.f};
+          slot[k] = Moments{(float)n, n == kVec ? sum * (1.f / kVec) : (n > 0 ? sum / (float)n : 0.f), 0.f};
 #pragma unroll
           for (int j = 0; j < kVec; ++j) {
             const float d = j < n ? x[j] - slot[k].mean : 0.f;
@@ -571,7 +572,7 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
           count += slot[k].n;
           weighted += slot[k].n * slot[k].mean;
         }
-        Moments batch{count, count > 0.f ? __fdividef(weighted, count) : 0.f, 0.f};
+        Moments batch{count, count > 0.f ? weighted / count : 0.f, 0.f};
 #pragma unroll
         for (int k = 0; k < kStreamBatch; ++k) {
           const float d = slot[k].mean - batch.mean;
