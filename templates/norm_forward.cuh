@@ -94,25 +94,28 @@ struct Moments {
 };
 // `lo` must be the same operand on every thread that computes this merge (the lower lane or
 // warp): then all of them get the same bits, whatever the compiler contracts into FMAs.
+// APPROX: the reciprocal of n by one MUFU op (~1 ulp; n is an exact small integer) instead of
+// the IEEE sequence. Streamed rows take it: their 1024 threads wait on the merges' chain (LN
+// bf16 N = 65536: 140.8 → 130.7 µs). Rows held in registers keep the IEEE one: there the
+// approximate one took registers (LN bf16 N = 1000: 79 → 88, 3 → 2 blocks an SM; N = 3000
+// spilled; bench/NOTES.md entry 30).
+template <bool APPROX = false>
 __device__ __forceinline__ Moments merge_moments(const Moments& lo, const Moments& hi) {
   const float n = lo.n + hi.n;
-  // The IEEE reciprocal: the approximate one (__fdividef) made rows of warps and small blocks
-  // take more registers (LN bf16 N = 1000: 79 → 88, 3 → 2 blocks an SM, 3% slower; N = 3000
-  // spilled), and streamed rows merge once a batch (bench/NOTES.md entry 30).
-  const float inv = n > 0.f ? __frcp_rn(n) : 0.f;  // two empty sets: stays empty
+  const float inv = n > 0.f ? (APPROX ? __fdividef(1.f, n) : __frcp_rn(n)) : 0.f;  // two empty sets: stays empty
   const float d = hi.mean - lo.mean;
   return Moments{n, (lo.n * lo.mean + hi.n * hi.mean) * inv, lo.m2 + hi.m2 + d * d * (lo.n * hi.n) * inv};
 }
 
 // Moments over aligned groups of WIDTH lanes (butterfly; every lane ends with the same bits,
 // empty moments included: lanes past the data hold {0, 0, 0}).
-template <int WIDTH>
+template <int WIDTH, bool APPROX = false>
 __device__ __forceinline__ Moments group_moments(Moments v, int lane) {
 #pragma unroll
   for (int offset = WIDTH / 2; offset > 0; offset /= 2) {
     const Moments other{__shfl_xor_sync(0xffffffffu, v.n, offset), __shfl_xor_sync(0xffffffffu, v.mean, offset),
                         __shfl_xor_sync(0xffffffffu, v.m2, offset)};
-    v = (lane & offset) ? merge_moments(other, v) : merge_moments(v, other);
+    v = (lane & offset) ? merge_moments<APPROX>(other, v) : merge_moments<APPROX>(v, other);
   }
   return v;
 }
@@ -122,7 +125,7 @@ __device__ __forceinline__ Moments group_moments(Moments v, int lane) {
 // warp lane w takes warp w's moments and a butterfly over the warps (log2 of them deep: merged
 // one after another, 32 warps' merges made 1024-thread rows 20% slower) gives every thread
 // the same bits.
-template <int THREADS_PER_ROW, int ROWS>
+template <int THREADS_PER_ROW, int ROWS, bool APPROX = false>
 struct MomentsReducer {
   static_assert(THREADS_PER_ROW > 32 && THREADS_PER_ROW % 32 == 0, "rows of a warp or less meet by shuffles");
   static constexpr int kWarps = THREADS_PER_ROW / 32;
@@ -132,13 +135,13 @@ struct MomentsReducer {
 
   __device__ __forceinline__ Moments reduce(Moments v, int row_in_block, int lane_in_row) {
     const int lane = lane_in_row & 31;
-    v = group_moments<32>(v, lane);
+    v = group_moments<32, APPROX>(v, lane);
     if (lane == 0) buffer[parity][row_in_block][lane_in_row >> 5] = v;
     __syncthreads();
     Moments w{0.f, 0.f, 0.f};  // each group of kWarpsPow2 lanes merges all the warps alike
     if ((lane & (kWarpsPow2 - 1)) < kWarps) w = buffer[parity][row_in_block][lane & (kWarpsPow2 - 1)];
     parity ^= 1;
-    return group_moments<kWarpsPow2>(w, lane);
+    return group_moments<kWarpsPow2, APPROX>(w, lane);
   }
 };
 
@@ -520,7 +523,7 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
   typedef RowReducer<kThreads, 1> BlockReducer;
   __shared__ float2 reduce_buffer[2][1][BlockReducer::kWarps];
   BlockReducer reducer{reduce_buffer, 0};
-  typedef MomentsReducer<kThreads, 1> BlockMoments;
+  typedef MomentsReducer<kThreads, 1, true> BlockMoments;
   __shared__ Moments moments_buffer[kLayerNorm ? 2 : 1][1][BlockMoments::kWarps];
   BlockMoments moments{moments_buffer, 0};
   const int lane = threadIdx.x;
@@ -551,7 +554,7 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
         // Each slot's exact moments (a two-pass over its kVec registers), then the batch's in
         // closed form, n = Σ n_s, mean = Σ n_s·mean_s / n, M2 = Σ M2_s + Σ n_s·(mean_s − mean)²,
         // merged into the thread's by one Chan step: the slots do not wait on one another,
-        // and a batch costs a division and one merge instead of a merge a slot.
+        // and a batch costs two reciprocals instead of a merge a slot.
         Moments slot[kStreamBatch];
         float count = 0.f, weighted = 0.f;
 #pragma unroll
@@ -572,13 +575,13 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
           count += slot[k].n;
           weighted += slot[k].n * slot[k].mean;
         }
-        Moments batch{count, count > 0.f ? weighted / count : 0.f, 0.f};
+        Moments batch{count, count > 0.f ? __fdividef(weighted, count) : 0.f, 0.f};
 #pragma unroll
         for (int k = 0; k < kStreamBatch; ++k) {
           const float d = slot[k].mean - batch.mean;
           batch.m2 += slot[k].m2 + slot[k].n * d * d;
         }
-        own = merge_moments(own, batch);
+        own = merge_moments<true>(own, batch);
       } else {
 #pragma unroll
         for (int k = 0; k < kStreamBatch; ++k) {
