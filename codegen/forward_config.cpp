@@ -129,6 +129,14 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m) {
     // missing L2).
     c.threads = c.threads_per_row = kForwardStreamThreads;
     c.row_in_registers = false;
+    // Rows whose bytes in flight overflow L2 before their second pass are shared by a cluster
+    // (sm_90): LN bf16 262144's 132 rows in flight hold 67 MB of x.
+    if (sm >= 90) {
+      const int64_t row_bytes = p.n * dtype_size(p.x_dtype);
+      while (c.cluster < kMaxForwardCluster && kReferenceSms / c.cluster * row_bytes > kForwardStreamL2Bytes &&
+             slots >= int64_t{c.threads} * c.cluster * 2 * kForwardStreamBatch)
+        c.cluster *= 2;
+    }
   }
   check_forward_config(p, c);
   return c;
@@ -158,8 +166,9 @@ void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
   if (c.cluster != 1) {
     if (c.cluster < 1 || c.cluster > kMaxForwardCluster || !llvm::isPowerOf2_64(c.cluster))
       fail("a forward cluster is 1, 2, 4 or 8 blocks");
-    if (!c.row_in_registers || c.rows_per_block() != 1 || c.threads < 64)
-      fail("a cluster shares one row held in registers by blocks of at least 64 threads");
+    if (c.rows_per_block() != 1 || c.threads < 64)
+      fail("a cluster shares one row (held in registers or streamed) among blocks of at least 64 threads, a row "
+           "a block");
   }
   if (c.min_blocks_per_sm < 1 || c.min_blocks_per_sm > 32) fail("min_blocks_per_sm must be in [1, 32]");
 }
@@ -217,6 +226,16 @@ std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int
         c.min_blocks_per_sm = 2;
         add(c);
       }
+    }
+    // Streamed rows shared by a cluster (sm_90): fewer rows in flight waiting in L2, for rows
+    // of at least a batch of slots a thread.
+    for (int cluster : {2, 4, 8}) {
+      LaunchConfig c;
+      c.vec = vec;
+      c.threads = c.threads_per_row = kForwardStreamThreads;
+      c.row_in_registers = false;
+      c.cluster = cluster;
+      if (sm >= 90 && slots >= int64_t{c.threads} * cluster * kForwardStreamBatch) add(c);
     }
   }
   // Option-free rows a block or a cluster holding at most two slots a thread, again with the

@@ -60,8 +60,15 @@ constexpr int kMaxForwardCluster = 8;
 // most, and threads a block at most (LayerNorm; RMSNorm half as many before more slots).
 constexpr int kPreNormSumSlots = 4;
 constexpr int kPreNormSumClusterThreads = 512;
-// Threads of a block streaming one row.
+// Threads of a block streaming one row, and 16-byte loads a thread keeps in flight (the
+// template's kStreamBatch).
 constexpr int kForwardStreamThreads = 1024;
+constexpr int kForwardStreamBatch = 4;
+// Streamed rows wait in L2 between their two passes: on sm_90 a cluster of blocks streams a
+// row together when the rows in flight (one a cluster, on an H100's 132 SMs) would hold more
+// x than this.
+constexpr int64_t kForwardStreamL2Bytes = int64_t{24} << 20;
+constexpr int kReferenceSms = 132;
 
 // The heuristic config of a resolved forward problem on compute capability `sm` for m rows
 // (< 0: not known). Correct for every problem; not tuned (docs/FORWARD.md):
@@ -71,7 +78,8 @@ constexpr int kForwardStreamThreads = 1024;
 //     threads as hold kForwardBytesTarget bytes of x each (at least 64);
 //   rows a cluster of up to 8 such blocks holds (sm_90): a cluster per row, the fewest blocks
 //     that hold it at the target bytes a thread;
-//   longer rows: one block of 1024 threads per row, streamed twice.
+//   longer rows: one block of 1024 threads per row, streamed twice; on sm_90, a cluster of
+//     such blocks per row where 132 rows in flight would overflow kForwardStreamL2Bytes.
 LaunchConfig choose_forward_config(const NormProblem& resolved, int sm = 90, int64_t m = -1);
 
 // Throws std::invalid_argument if config cannot run the forward of `resolved`.

@@ -302,6 +302,38 @@ TEST(ForwardConfig, ClustersHoldLongRmsRowsOnSm90Only) {
   EXPECT_EQ(ln32.threads, 512);
 }
 
+// Streamed rows whose 132 in flight would overflow kForwardStreamL2Bytes are shared by a
+// cluster on sm_90, the fewest blocks that bring them under it (8 at most), each thread still
+// streaming two batches at least; never on sm_80.
+TEST(ForwardConfig, LongStreamedRowsAreSharedByAClusterOnSm90) {
+  struct Case { NormKind kind; int64_t n; DType x; int cluster; };
+  const Case cases[] = {{NormKind::LayerNorm, 65536, DType::BF16, 1},  {NormKind::LayerNorm, 131072, DType::BF16, 2},
+                        {NormKind::LayerNorm, 262144, DType::BF16, 4}, {NormKind::LayerNorm, 1048576, DType::BF16, 8},
+                        {NormKind::LayerNorm, 262144, DType::F32, 8},  {NormKind::RMSNorm, 1048576, DType::F16, 8}};
+  for (const Case& k : cases) {
+    const NormProblem p = codegen::resolve_forward_problem(problem(k.kind, k.n, k.x));
+    const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90);
+    const std::string what = codegen::describe_forward(p) + ": " + codegen::describe(c);
+    EXPECT_FALSE(c.row_in_registers) << what;
+    EXPECT_EQ(c.cluster, k.cluster) << what;
+    EXPECT_NO_THROW(codegen::check_forward_config(p, c)) << what;
+    EXPECT_EQ(codegen::choose_forward_config(p, 80).cluster, 1) << what;
+    const int64_t row_bytes = k.n * codegen::dtype_size(k.x);
+    if (c.cluster < codegen::kMaxForwardCluster)
+      EXPECT_LE(codegen::kReferenceSms / c.cluster * row_bytes, codegen::kForwardStreamL2Bytes) << what;
+    if (c.cluster > 1)
+      EXPECT_GT(codegen::kReferenceSms / (c.cluster / 2) * row_bytes, codegen::kForwardStreamL2Bytes) << what;
+  }
+  // The tuner has streamed clusters on sm_90 only.
+  const NormProblem ln = codegen::resolve_forward_problem(problem(NormKind::LayerNorm, 262144, DType::BF16));
+  for (int sm : {80, 90}) {
+    int streamed_clusters = 0;
+    for (const codegen::LaunchConfig& c : codegen::forward_search_space(ln, sm))
+      streamed_clusters += !c.row_in_registers && c.cluster > 1;
+    EXPECT_EQ(streamed_clusters > 0, sm >= 90) << sm;
+  }
+}
+
 TEST(ForwardConfig, LongSixteenBitRowsWithAPreNormSumTakeClustersOfEight) {
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     for (int64_t n : {32768, 65536, 131072}) {

@@ -29,10 +29,12 @@
 //     into the row's (Moments: no cancellation, one meeting of the row's threads), then y is
 //     written from the registers. Several rows a block (a warp or less per row) meet through
 //     shuffles only; a row per block meets in shared memory (RowReducer, MomentsReducer).
-//   - Streamed rows (too long for registers): one block a row, the row read twice. Pass 1:
-//     each thread keeps the moments of its own slots (count, mean, M2; each batch of slots
-//     merged in by Chan's formula), then one block reduction of the moments. Pass 2 reads x
-//     again (mostly from L2) and writes y. Both passes keep kStreamBatch loads a thread in flight.
+//   - Streamed rows (too long for registers): one block a row (on sm_90 a cluster's blocks,
+//     exchanging their statistics as above, where the rows in flight would overflow L2), the
+//     row read twice. Pass 1: each thread keeps the moments of its own slots (count, mean, M2;
+//     each batch of slots merged in by Chan's formula), then one block reduction of the
+//     moments. Pass 2 reads x again (mostly from L2) and writes y. Both passes keep
+//     kStreamBatch loads a thread in flight.
 namespace nj {
 using namespace cfg;
 
@@ -506,14 +508,20 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
 }
 
 // ---- rows streamed twice (too long for registers) --------------------------------------------
-// Each thread takes slots lane, lane + T, lane + 2T, ... in batches of kStreamBatch: a batch's
-// loads are all issued before any is used, so each thread keeps that many 16-byte loads in
-// flight (one at a time leaves the memory system idle between a load and its use).
+// Each thread takes slots lane, lane + T, lane + 2T, ... (T: the row's threads, kThreads times
+// kCluster) in batches of kStreamBatch: a batch's loads are all issued before any is used, so
+// each thread keeps that many 16-byte loads in flight (one at a time leaves the memory system
+// idle between a load and its use).
+//
+// With kCluster > 1 (sm_90) a cluster's blocks stream one row together and exchange their
+// statistics as the registers family's clusters do: the rows in flight, whose bytes wait in L2
+// for the second pass, are kCluster times fewer (132 rows of 512 KB overflow the H100's 50 MB).
 constexpr int kStreamBatch = 4;
+constexpr i64 kStreamStride = (i64)kThreads * kCluster;  // slots between a thread's
 
 // The k-th slot of a batch that starts at slot s0, or -1 past the row's end.
 __device__ __forceinline__ i64 batch_slot(i64 s0, int k) {
-  const i64 s = s0 + (i64)k * kThreads;
+  const i64 s = s0 + (i64)k * kStreamStride;
   return s < kSlots ? s : -1;
 }
 
@@ -527,14 +535,18 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
   __shared__ Moments moments_buffer[kLayerNorm ? 2 : 1][1][BlockMoments::kWarps];
   BlockMoments moments{moments_buffer, 0};
   const int lane = threadIdx.x;
+  const unsigned rank = kCluster > 1 ? cluster_rank() : 0;
+  const i64 first = (i64)rank * kThreads + lane;  // the thread's first slot of a row
+  const i64 group = (i64)blockIdx.x / kCluster, groups = (i64)gridDim.x / kCluster;
+  ClusterExchange exchange{0};
   const float eps = (float)p.eps;
-  for (i64 row = blockIdx.x; row < p.m; row += gridDim.x) {
+  for (i64 row = group; row < p.m; row += groups) {
     const TX* x_row = p.x + row * p.x_stride;
     // Pass 1: the thread's moments (LayerNorm: each batch's exact moments merged in with
-    // Chan's formula) or Σx² (RMSNorm), then one reduction over the block.
+    // Chan's formula) or Σx² (RMSNorm), then one reduction over the block (and the cluster).
     Moments own{0.f, 0.f, 0.f};
     float squares = 0.f;
-    for (i64 s0 = lane; s0 < kSlots; s0 += (i64)kThreads * kStreamBatch) {
+    for (i64 s0 = first; s0 < kSlots; s0 += kStreamStride * kStreamBatch) {
       Packed packed[kStreamBatch];
 // fused:begin
       Packed gate_z[kHoldsGate ? kStreamBatch : 1];
@@ -597,16 +609,19 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
     }
     float mean = 0.f, var;
     if constexpr (kLayerNorm) {
-      const Moments row_moments = moments.reduce(own, 0, lane);
+      Moments row_moments = moments.reduce(own, 0, lane);
+      if constexpr (kCluster > 1) row_moments = exchange.moments(row_moments);
       mean = row_moments.mean;
       var = row_moments.m2 * kInvN;
     } else {
-      var = reducer.sum(make_float2(squares, 0.f), 0, lane).x * kInvN;
+      float total = reducer.sum(make_float2(squares, 0.f), 0, lane).x;
+      if constexpr (kCluster > 1) total = exchange.sum(total);
+      var = total * kInvN;
     }
     const float rstd = rsqrtf(var + eps);
-    if (lane == 0) save_statistics(p, row, mean, rstd);
+    if (first == 0) save_statistics(p, row, mean, rstd);
     // Pass 2: x again (mostly from L2), y out.
-    for (i64 s0 = lane; s0 < kSlots; s0 += (i64)kThreads * kStreamBatch) {
+    for (i64 s0 = first; s0 < kSlots; s0 += kStreamStride * kStreamBatch) {
       Packed packed[kStreamBatch];
 // fused:begin
       Packed gate_z[kHoldsGate ? kStreamBatch : 1];
@@ -639,6 +654,8 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
       }
     }
   }
+  // A block's shared memory must outlive the other blocks' last reads of it.
+  if constexpr (kCluster > 1) cluster_barrier();
 }
 
 }  // namespace nj

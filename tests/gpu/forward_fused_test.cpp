@@ -1,7 +1,8 @@
 // The forward's fused options (docs/FORWARD.md, "Fused options") on the GPU against the float64
 // reference (tests/support/forward_fused_reference.h): residual, row scale, dropout with its mask
 // written as bytes or bits, the gate in both orders, parallel norms, y in another dtype, and
-// combinations, over N from 1 to 65536 so every forward family runs. Every output (y, y1, h,
+// combinations, over N from 1 to 262144 so every forward family runs (262144: rows streamed by a
+// cluster on sm_90). Every output (y, y1, h,
 // the mask, mean, rstd) is poisoned before the run and compared: y and y1 by relative error,
 // h and the mask bit for bit (h's fp32 steps and the host's Philox draws). Fresh random inputs per case (seed
 // printed; NORMJIT_TEST_SEED replays).
@@ -66,7 +67,7 @@ const Options kOptions[] = {
 };
 
 std::vector<FusedForwardCase> cases() {
-  const int64_t ns[] = {1, 33, 1000, 4096, 8192, 65536};
+  const int64_t ns[] = {1, 33, 1000, 4096, 8192, 65536, 262144};
   const int64_t ms[] = {1, 199, 4096};
   const DType dtypes[] = {DType::BF16, DType::F16, DType::F32};
   std::vector<FusedForwardCase> out;

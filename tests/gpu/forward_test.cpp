@@ -305,7 +305,8 @@ TEST_F(ForwardTuning, EveryCandidateMatchesTheReference) {
   struct Shape { NormKind kind; int64_t n; DType x; int64_t m; };
   const Shape shapes[] = {{NormKind::LayerNorm, 65536, DType::BF16, 37}, {NormKind::RMSNorm, 262144, DType::F32, 5},
                           {NormKind::LayerNorm, 4096, DType::F16, 199}, {NormKind::RMSNorm, 1000, DType::BF16, 64},
-                          {NormKind::LayerNorm, 12288, DType::BF16, 301}};  // rows a block, prefetching
+                          {NormKind::LayerNorm, 12288, DType::BF16, 301},   // rows a block, prefetching
+                          {NormKind::LayerNorm, 262144, DType::BF16, 9}};   // rows streamed by clusters
   int tried = 0;
   for (const Shape& s : shapes) {
     ForwardCase c;
