@@ -2,10 +2,9 @@
 // reference (tests/support/forward_fused_reference.h): residual, row scale, dropout with its mask
 // written as bytes or bits, the gate in both orders, parallel norms, y in another dtype, and
 // combinations, over N from 1 to 262144 so every forward family runs (262144: rows streamed by a
-// cluster on sm_90). Every output (y, y1, h,
-// the mask, mean, rstd) is poisoned before the run and compared: y and y1 by relative error,
-// h and the mask bit for bit (h's fp32 steps and the host's Philox draws). Fresh random inputs per case (seed
-// printed; NORMJIT_TEST_SEED replays).
+// cluster on sm_90). Every output (y, y1, h, the mask, mean, rstd) is poisoned before the run and
+// compared: y and y1 by relative error, h and the mask bit for bit (h's fp32 steps and the host's
+// Philox draws). Fresh random inputs per case (seed printed; NORMJIT_TEST_SEED replays).
 #include <gtest/gtest.h>
 
 #include <algorithm>
