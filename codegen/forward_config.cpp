@@ -52,8 +52,7 @@ std::string describe(const NormProblem& problem, Pass pass) {
   return pass == Pass::Forward ? describe_forward(problem) : describe(problem);
 }
 
-LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m) {
-  (void)m;
+LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int sm_count) {
   LaunchConfig c;
   c.vec = vector_width(p);
   const int64_t slots = ceil_div(p.n, c.vec);
@@ -129,11 +128,15 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m) {
     // missing L2).
     c.threads = c.threads_per_row = kForwardStreamThreads;
     c.row_in_registers = false;
-    // Rows whose bytes in flight overflow L2 before their second pass are shared by a cluster
-    // (sm_90): LN bf16 262144's 132 rows in flight hold 67 MB of x.
-    if (sm >= 90) {
-      const int64_t row_bytes = p.n * dtype_size(p.x_dtype);
-      while (c.cluster < kMaxForwardCluster && kReferenceSms / c.cluster * row_bytes > kForwardStreamL2Bytes &&
+    // Fewer rows than SMs (sm_90): a cluster of blocks streams each row, as many as keep the
+    // SMs busy (by m's power-of-two bucket, so every m of a bucket gets one config), each
+    // thread still streaming two batches at least. N = 1M at 64 rows: 64 blocks left half the
+    // H100 idle; clusters of 2, LN bf16 207 → 161 µs, RMS bf16 175 → 154, LN fp32 353 → 297
+    // (exhaustive tuning, bench/NOTES.md entry 30). With every SM busy, clusters did not pay
+    // (LN bf16 262144 at 256 rows: 158 µs alone, 163 / 171 in clusters of 2 / 4).
+    if (sm >= 90 && m > 0) {
+      const int64_t bucket = next_pow2(m);
+      while (c.cluster < kMaxForwardCluster && bucket * c.cluster * 2 <= sm_count &&
              slots >= int64_t{c.threads} * c.cluster * 2 * kForwardStreamBatch)
         c.cluster *= 2;
     }

@@ -64,10 +64,7 @@ constexpr int kPreNormSumClusterThreads = 512;
 // template's kStreamBatch).
 constexpr int kForwardStreamThreads = 1024;
 constexpr int kForwardStreamBatch = 4;
-// Streamed rows wait in L2 between their two passes: on sm_90 a cluster of blocks streams a
-// row together when the rows in flight (one a cluster, on an H100's 132 SMs) would hold more
-// x than this.
-constexpr int64_t kForwardStreamL2Bytes = int64_t{24} << 20;
+// SMs the heuristic assumes when the caller does not say (an H100's).
 constexpr int kReferenceSms = 132;
 
 // The heuristic config of a resolved forward problem on compute capability `sm` for m rows
@@ -78,9 +75,10 @@ constexpr int kReferenceSms = 132;
 //     threads as hold kForwardBytesTarget bytes of x each (at least 64);
 //   rows a cluster of up to 8 such blocks holds (sm_90): a cluster per row, the fewest blocks
 //     that hold it at the target bytes a thread;
-//   longer rows: one block of 1024 threads per row, streamed twice; on sm_90, a cluster of
-//     such blocks per row where 132 rows in flight would overflow kForwardStreamL2Bytes.
-LaunchConfig choose_forward_config(const NormProblem& resolved, int sm = 90, int64_t m = -1);
+//   longer rows: one block of 1024 threads per row, streamed twice; on sm_90, for fewer rows
+//     than sm_count (m's power-of-two bucket), a cluster of such blocks per row.
+LaunchConfig choose_forward_config(const NormProblem& resolved, int sm = 90, int64_t m = -1,
+                                   int sm_count = kReferenceSms);
 
 // Throws std::invalid_argument if config cannot run the forward of `resolved`.
 void check_forward_config(const NormProblem& resolved, const LaunchConfig& config);

@@ -279,7 +279,7 @@ codegen::LaunchConfig Engine::Impl::config_for(CUcontext ctx, const NormProblem&
   tuned = false;
   settled = true;
   const codegen::LaunchConfig heuristic = pass == codegen::Pass::Forward
-                                              ? codegen::choose_forward_config(p, limits.sm, m)
+                                              ? codegen::choose_forward_config(p, limits.sm, m, limits.sm_count)
                                               : codegen::choose_launch_config(p, limits.sm, limits.sm_count, m);
   if (m < 0 || config.tune_mode == TuneMode::Off) return heuristic;
   const runtime::TuningDevice device = tuning_device(limits);
@@ -309,10 +309,9 @@ codegen::LaunchConfig Engine::Impl::config_for(CUcontext ctx, const NormProblem&
 const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p, int64_t m,
                                              llvm::function_ref<bool()> may_tune, codegen::Pass pass) {
   const bool forward = pass == codegen::Pass::Forward;
-  // Without tuning, buckets matter only where the heuristic may look at m (the backward's few
-  // rows; the forward's heuristic never does).
-  const bool by_bucket =
-      m >= 0 && (config.tune_mode != TuneMode::Off || (!forward && codegen::may_be_few_rows(m)));
+  // Without tuning, buckets matter only where the heuristic may look at m: few rows (the
+  // backward's families for them; the forward's streamed rows shared by clusters).
+  const bool by_bucket = m >= 0 && (config.tune_mode != TuneMode::Off || codegen::may_be_few_rows(m));
   const uint64_t code = problem_code(p) | (forward ? kForwardBit : 0);
   // Buckets are 1 + log2: 0 stands for "the heuristic's kernel, whatever m".
   const uint64_t ctx_id = context_id(ctx);

@@ -23,12 +23,13 @@ const int64_t kForwardNs[] = {1, 33, 1000, 4096, 5003, 14336, 32768, 65536, 2621
 struct Affine { bool weight, bias, zero_centered; };
 const Affine kAffine[] = {{true, true, false}, {false, false, false}, {true, false, true}, {false, true, false}};
 
-void compile_or_fail(const runtime::Nvrtc& nvrtc, const NormProblem& p, int sm, std::set<std::string>* families) {
-  const codegen::LaunchConfig c = codegen::choose_forward_config(p, sm);
+void compile_or_fail(const runtime::Nvrtc& nvrtc, const NormProblem& p, int sm, std::set<std::string>* families,
+                     int64_t m = -1) {
+  const codegen::LaunchConfig c = codegen::choose_forward_config(p, sm, m);
   families->insert(c.row_in_registers ? (c.threads_per_row < 32    ? "rows"
                                          : c.threads_per_row == 32 ? "warp"
                                                                    : "block")
-                                      : "streamed");
+                                      : (c.cluster > 1 ? "streamed cluster" : "streamed"));
   const codegen::KernelSource src = codegen::generate_forward_source(p, c);
   runtime::CompileOutput out;
   ASSERT_NO_THROW(out = nvrtc.compile(src.text, src.name, codegen::compile_options({sm, nvrtc.version()}),
@@ -72,7 +73,18 @@ TEST(NvrtcForward, EveryFamilyCompilesForSm80AndSm90) {
           ++shape;
           ASSERT_NO_FATAL_FAILURE(compile_or_fail(nvrtc, codegen::resolve_forward_problem(p), sm, &families));
         }
-  EXPECT_EQ(families, (std::set<std::string>{"rows", "warp", "block", "streamed"}));
+  // Few rows of 1M columns: streamed by clusters on sm_90.
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (DType x : {DType::F32, DType::BF16}) {
+      NormProblem p;
+      p.kind = kind;
+      p.n = 1048576;
+      p.x_dtype = x;
+      p.weight_dtype = DType::F32;
+      p.has_bias = kind == NormKind::LayerNorm;
+      ASSERT_NO_FATAL_FAILURE(compile_or_fail(nvrtc, codegen::resolve_forward_problem(p), 90, &families, 64));
+    }
+  EXPECT_EQ(families, (std::set<std::string>{"rows", "warp", "block", "streamed", "streamed cluster"}));
 }
 
 TEST(NvrtcForward, MisalignedAndMixedDtypesCompile) {
