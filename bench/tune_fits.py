@@ -3,13 +3,15 @@
 and the best of the candidates whose config contains a word (a family: column_pass, cluster,
 shared_sums, staged, ...).
 
-    bench/tune_fits.py TUNE.txt [--family WORD] [--all]
+    bench/tune_fits.py TUNE.txt[.gz] [--family WORD] [--all]
 
-Reads the "  fit PROBLEM | CONFIG | µs" lines (the heuristic's config is each shape's first).
+Reads the "  fit PROBLEM | CONFIG | µs" lines (the heuristic's config is each shape's first);
+logs under bench/results/ above 300 KB are stored gzipped and read as they are.
 --all also lists every candidate of the family with its time.
 """
 import argparse
 import collections
+import gzip
 
 
 def main():
@@ -19,7 +21,7 @@ def main():
     parser.add_argument("--all", action="store_true", help="list every candidate of the family")
     args = parser.parse_args()
     shapes = collections.OrderedDict()
-    with open(args.log) as f:
+    with (gzip.open(args.log, "rt") if args.log.endswith(".gz") else open(args.log)) as f:
         for line in f:
             if not line.startswith("  fit "):
                 continue

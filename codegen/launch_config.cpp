@@ -526,7 +526,7 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
   if (!fp32_rows || many.cluster != 1 || !(many.staged || many.prefetch || one_block_fp32)) return std::nullopt;
   LaunchConfig c;
   // Up to 8192: 16 elements a thread in 4-wide vectors, prefetching the next row. Timed as graph
-  // replays (61b9de6, bench/results/2026-11-23-h100-61b9de6/tune-fewrows.txt), this was within
+  // replays (61b9de6, bench/results/2026-11-23-h100-61b9de6/tune-fewrows.txt.gz), this was within
   // 7% of the best candidate at every fp32 shape of N = 1024, 4096, 8192 and M <= 8, 64, 256,
   // where 2-wide vectors were up to 13% behind at M <= 256: with more rows than SMs a block
   // gets a second row, and prefetching it pays.
@@ -550,7 +550,7 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
 }
 
 // The column pass at few rows (exhaustive tuning on the H100, graph replays with L2 flushed,
-// bench/results/2026-11-24-h100-088beab-column-pdl/tune.txt and -d347d59/tune.txt; bf16, fp32
+// bench/results/2026-11-24-h100-088beab-column-pdl/tune.txt.gz and -d347d59/tune.txt; bf16, fp32
 // γ): 16-bit rows of 4096-65536, 16-byte aligned (the only ones timed), without fused options,
 // at more than 16 rows (below: 2-16) (LN 8192 at M = 37 / 199: 8.51 / 12.48 us against 10.18 / 15.36 for the
 // rows families; LN 16384 at 37 / 128: 10.56 / 13.18 against 18.46 / 22.02; LN 32768 at 37 /
