@@ -99,7 +99,17 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
       c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
     }
   } else if (slots <= int64_t{kMaxForwardRowThreads} * max_iters) {
-    const int64_t threads = ceil_div(ceil_div(slots, target_iters), 32) * 32;
+    int64_t threads = ceil_div(ceil_div(slots, target_iters), 32) * 32;
+    if (p.kind == NormKind::LayerNorm && dtype_size(p.x_dtype) == 2 && p.weight_dtype == DType::F32 &&
+        c.vec == 8 && threads > 512) {
+      // LayerNorm rows of 16-bit x beyond 512 threads with fp32 γ and β: 4-element slots, the
+      // same bytes of x a thread, so that γ's and β's loads are one 16-byte vector a slot
+      // (two, 32 bytes apart, fill half of every sector a warp touches). bench, graph replays,
+      // bf16: N = 17408 137.6 → 121.8 µs, 24576 124.0 → 109.8, 32768 116.8 → 112.0; fp16
+      // alike (bench/results/2026-11-24-h100-e32be31-forward-vec4/).
+      c.vec = 4;
+      threads = ceil_div(ceil_div(ceil_div(p.n, c.vec), kForwardBytesTarget / (c.vec * 2)), 32) * 32;
+    }
     c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
     // 64 registers a thread, so blocks fill the SM's threads: without a bound ptxas gave some
     // thread counts (160, 224, 448) 30-50% more registers for nothing, and LayerNorm's

@@ -339,6 +339,28 @@ TEST(ForwardConfig, FewLongStreamedRowsAreSharedByClustersOnSm90) {
   }
 }
 
+// LayerNorm rows of 16-bit x with fp32 γ/β that take more than 512 threads at 8-element slots
+// use 4-element slots (γ and β one 16-byte load a slot), 64 bytes of x a thread as before; not
+// RMSNorm, not same-dtype weights, not rows of 512 threads or fewer.
+TEST(ForwardConfig, LongLayerNormRowsWithFp32WeightsTakeFourElementSlots) {
+  for (int64_t n : {16385, 17408, 24576, 32768}) {
+    const NormProblem p = codegen::resolve_forward_problem(problem(NormKind::LayerNorm, n, DType::BF16));
+    ASSERT_EQ(p.weight_dtype, DType::F32);
+    const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90);
+    EXPECT_TRUE(c.row_in_registers && c.cluster == 1) << n << " " << codegen::describe(c);
+    EXPECT_EQ(c.vec, 4) << n;
+    EXPECT_EQ(c.threads, ((n + 31) / 32 + 31) / 32 * 32) << n;  // 8 slots of 4 a thread, whole warps
+    EXPECT_NO_THROW(codegen::check_forward_config(p, c)) << n;
+  }
+  EXPECT_EQ(codegen::choose_forward_config(
+                codegen::resolve_forward_problem(problem(NormKind::LayerNorm, 16384, DType::BF16)), 90).vec, 8);
+  EXPECT_EQ(codegen::choose_forward_config(
+                codegen::resolve_forward_problem(problem(NormKind::RMSNorm, 32768, DType::BF16)), 90).vec, 8);
+  NormProblem same = problem(NormKind::LayerNorm, 32768, DType::BF16);
+  same.weight_dtype = DType::BF16;
+  EXPECT_EQ(codegen::choose_forward_config(codegen::resolve_forward_problem(same), 90).vec, 8);
+}
+
 TEST(ForwardConfig, LongSixteenBitRowsWithAPreNormSumTakeClustersOfEight) {
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     for (int64_t n : {32768, 65536, 131072}) {
