@@ -147,7 +147,8 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     // (LN bf16 262144 at 256 rows: 158 µs alone, 163 / 171 in clusters of 2 / 4).
     if (sm >= 90 && m > 0) {
       const int64_t bucket = next_pow2(m);
-      while (c.cluster < kMaxForwardCluster && bucket * c.cluster * 2 <= sm_count &&
+      const int sms = grid_cluster_blocks(sm_count);  // one block an SM, as a grid cluster takes
+      while (c.cluster < kMaxForwardCluster && bucket * c.cluster * 2 <= sms &&
              slots >= int64_t{c.threads} * c.cluster * 2 * kForwardStreamBatch)
         c.cluster *= 2;
     }

@@ -64,8 +64,6 @@ constexpr int kPreNormSumClusterThreads = 512;
 // template's kStreamBatch).
 constexpr int kForwardStreamThreads = 1024;
 constexpr int kForwardStreamBatch = 4;
-// SMs the heuristic assumes when the caller does not say (an H100's).
-constexpr int kReferenceSms = 132;
 
 // The heuristic config of a resolved forward problem on compute capability `sm` for m rows
 // (< 0: not known). Correct for every problem; not tuned (docs/FORWARD.md):
@@ -76,9 +74,9 @@ constexpr int kReferenceSms = 132;
 //   rows a cluster of up to 8 such blocks holds (sm_90): a cluster per row, the fewest blocks
 //     that hold it at the target bytes a thread;
 //   longer rows: one block of 1024 threads per row, streamed twice; on sm_90, for fewer rows
-//     than sm_count (m's power-of-two bucket), a cluster of such blocks per row.
-LaunchConfig choose_forward_config(const NormProblem& resolved, int sm = 90, int64_t m = -1,
-                                   int sm_count = kReferenceSms);
+//     than the device's SMs (m's power-of-two bucket), a cluster of such blocks per row.
+// sm_count: the device's SMs (0: not known, taken as an H100's, as choose_launch_config does).
+LaunchConfig choose_forward_config(const NormProblem& resolved, int sm = 90, int64_t m = -1, int sm_count = 0);
 
 // Throws std::invalid_argument if config cannot run the forward of `resolved`.
 void check_forward_config(const NormProblem& resolved, const LaunchConfig& config);
