@@ -61,7 +61,7 @@ constexpr int kMaxForwardCluster = 8;
 constexpr int kPreNormSumSlots = 4;
 constexpr int kPreNormSumClusterThreads = 512;
 // Threads of a block streaming one row, and 16-byte loads a thread keeps in flight (the
-// template's kStreamBatch).
+// forward source's kStreamBatch).
 constexpr int kForwardStreamThreads = 1024;
 constexpr int kForwardStreamBatch = 4;
 

@@ -516,7 +516,6 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
 // With kCluster > 1 (sm_90) a cluster's blocks stream one row together and exchange their
 // statistics as the registers family's clusters do: the rows in flight, whose bytes wait in L2
 // for the second pass, are kCluster times fewer (132 rows of 512 KB overflow the H100's 50 MB).
-constexpr int kStreamBatch = 4;
 constexpr i64 kStreamStride = (i64)kThreads * kCluster;  // slots between a thread's
 
 // The k-th slot of a batch that starts at slot s0, or -1 past the row's end.
