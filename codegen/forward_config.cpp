@@ -259,7 +259,7 @@ std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int
   // two slots leave free.
   if (!has_forward_fused_options(p)) {
     const std::vector<LaunchConfig> held = out;
-    limit = std::min(out.size() + kMaxForwardPrefetchCandidates, kMaxForwardCandidates);
+    limit = out.size() + kMaxForwardPrefetchCandidates;  // within kMaxForwardCandidates
     for (LaunchConfig c : held) {
       if (!c.row_in_registers || c.threads_per_row <= 32 ||
           ceil_div(ceil_div(p.n, c.vec), int64_t{c.threads_per_row} * c.cluster) > 2)

@@ -30,8 +30,8 @@
 //     written from the registers. Several rows a block (a warp or less per row) meet through
 //     shuffles only; a row per block meets in shared memory (RowReducer, MomentsReducer).
 //   - Streamed rows (too long for registers): one block a row (on sm_90 a cluster's blocks,
-//     exchanging their statistics as above, where the rows in flight would overflow L2), the
-//     row read twice. Pass 1: each thread keeps the moments of its own slots (count, mean, M2;
+//     exchanging their statistics as above, where rows are fewer than the SMs), the row read
+//     twice. Pass 1: each thread keeps the moments of its own slots (count, mean, M2;
 //     each batch of slots merged in by Chan's formula), then one block reduction of the
 //     moments. Pass 2 reads x again (mostly from L2) and writes y. Both passes keep
 //     kStreamBatch loads a thread in flight.
@@ -514,8 +514,8 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
 // idle between a load and its use).
 //
 // With kCluster > 1 (sm_90) a cluster's blocks stream one row together and exchange their
-// statistics as the registers family's clusters do: the rows in flight, whose bytes wait in L2
-// for the second pass, are kCluster times fewer (132 rows of 512 KB overflow the H100's 50 MB).
+// statistics as the registers family's clusters do: rows fewer than the SMs keep every SM
+// streaming (codegen's heuristic), and kCluster times fewer rows wait in L2 for the second pass.
 constexpr i64 kStreamStride = (i64)kThreads * kCluster;  // slots between a thread's
 
 // The k-th slot of a batch that starts at slot s0, or -1 past the row's end.

@@ -40,9 +40,9 @@ int run_emit(std::vector<std::string> args) {
   const int threads = take_int("--threads"), threads_per_row = take_int("--threads-per-row"),
             vec = take_int("--vec"), min_blocks = take_int("--min-blocks"), cluster = take_int("--cluster"),
             column_pass = take_int("--column-pass");
-  const bool streamed = take_flag(args, "--streamed"), registers = take_flag(args, "--registers"), staged = take_flag(args, "--staged"),
-             unstaged = take_flag(args, "--unstaged"), shared_sums = take_flag(args, "--shared-sums"),
-             prefetch = take_flag(args, "--prefetch");
+  const bool streamed = take_flag(args, "--streamed"), registers = take_flag(args, "--registers"),
+             staged = take_flag(args, "--staged"), unstaged = take_flag(args, "--unstaged"),
+             shared_sums = take_flag(args, "--shared-sums"), prefetch = take_flag(args, "--prefetch");
   const NormProblem problem = parse_problem_flags(args);
   if (!args.empty()) throw std::invalid_argument("unexpected argument '" + args.front() + "'");
   if (forward)
