@@ -200,7 +200,7 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
         if (lanes <= 32) continue;  // a warp holds the row: several rows a block
         int smallest = 1;
         while (smallest < max_cluster && ceil_div(lanes, smallest) > kMaxRowThreads) smallest *= 2;
-        for (int cluster = smallest; cluster <= std::min(4 * smallest, max_cluster); cluster *= 2) {
+        for (int cluster = smallest; cluster <= std::min(2 * smallest, max_cluster); cluster *= 2) {
           if (!widest_vec && cluster > 1) continue;
           LaunchConfig c;
           c.vec = vec;
