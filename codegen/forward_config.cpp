@@ -231,14 +231,19 @@ std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int
         add(c);
       }
     }
-    for (int threads : {1024, 512}) {
+    // Streamed rows: blocks of 1024, 512 (one or two an SM) and 256 threads (four an SM, more
+    // rows in flight), and the fewest threads that stream the row in as many batches a thread
+    // as 1024 do (N = 36864: 576), so that no batch runs with most of the block idle.
+    const int64_t batches = ceil_div(slots, int64_t{kForwardStreamThreads} * kForwardStreamBatch);
+    const int balanced = static_cast<int>(ceil_div(ceil_div(slots, batches * kForwardStreamBatch), 32) * 32);
+    for (int threads : {1024, 512, 256, balanced}) {
       LaunchConfig c;
       c.vec = vec;
-      c.threads = c.threads_per_row = threads;
+      c.threads = c.threads_per_row = std::max(threads, 64);
       c.row_in_registers = false;
-      add(c);
-      if (threads == 512) {  // two an SM, 64 registers a thread
-        c.min_blocks_per_sm = 2;
+      if (threads != 256) add(c);
+      if (threads <= 512) {  // two (four) an SM, 64 registers a thread
+        c.min_blocks_per_sm = kForwardStreamThreads / c.threads;
         add(c);
       }
     }
