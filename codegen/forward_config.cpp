@@ -14,6 +14,14 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return static_cast<int64_t>(llvm::divideCeil(a, b)); }
 int next_pow2(int64_t v) { return static_cast<int>(llvm::PowerOf2Ceil(static_cast<uint64_t>(v))); }
 
+// The fewest threads (a multiple of 32) that stream a row of `slots` in as many batches a
+// thread as kForwardStreamThreads do: none of the row's batches runs with most of the block idle
+// (N = 57344: 896 threads, two batches each, where 1024 leave an eighth of the second idle).
+int balanced_stream_threads(int64_t slots) {
+  const int64_t batches = ceil_div(slots, int64_t{kForwardStreamThreads} * kForwardStreamBatch);
+  return static_cast<int>(std::max<int64_t>(64, ceil_div(ceil_div(slots, batches * kForwardStreamBatch), 32) * 32));
+}
+
 }  // namespace
 
 void validate_forward_problem(const NormProblem& p) {
@@ -145,12 +153,28 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     // H100 idle; clusters of 2, LN bf16 207 → 161 µs, RMS bf16 175 → 154, LN fp32 353 → 297
     // (exhaustive tuning, bench/NOTES.md entry 30). With every SM busy, clusters did not pay
     // (LN bf16 262144 at 256 rows: 158 µs alone, 163 / 171 in clusters of 2 / 4).
+    const int64_t bucket = m > 0 ? next_pow2(m) : 0;
+    const int sms = grid_cluster_blocks(sm_count);  // one block an SM, as a grid cluster takes
     if (sm >= 90 && m > 0) {
-      const int64_t bucket = next_pow2(m);
-      const int sms = grid_cluster_blocks(sm_count);  // one block an SM, as a grid cluster takes
       while (c.cluster < kMaxForwardCluster && bucket * c.cluster * 2 <= sms &&
              slots >= int64_t{c.threads} * c.cluster * 2 * kForwardStreamBatch)
         c.cluster *= 2;
+    }
+    // Two rows or more an SM (or M not known), option-free: blocks as wide as the row's batches. Where a
+    // 1024-thread block would take a second batch a thread for at most half a batch more of the
+    // row (N ≤ 49152 in 16-bit types), two blocks of 512 an SM take three between them, half a
+    // batch's latency a row less; beyond, the fewest threads that take as many batches as 1024
+    // do (balanced_stream_threads). bench --graph, LN bf16, fp32 γ, M·N = 64 Mi
+    // (bench/results/2026-11-25-h100-c4e1df7-streamed-fits/): 33792 166 → 122 us, 36864 156 →
+    // 124, 40960 162 → 125, 45056 151 → 124, 49152 147 → 124 (fp16 alike); 57344 132.5 → 127
+    // (896 threads), 81920 139.8 → 135.9 (864); 65536, 98304, 524288 stay 1024.
+    if ((bucket == 0 || bucket >= 2 * sms) && !has_forward_fused_options(p)) {
+      if (2 * slots <= 3 * int64_t{kForwardStreamThreads} * kForwardStreamBatch) {
+        c.threads = c.threads_per_row = kForwardStreamThreads / 2;
+        c.min_blocks_per_sm = 2;
+      } else {
+        c.threads = c.threads_per_row = balanced_stream_threads(slots);
+      }
     }
   }
   check_forward_config(p, c);
@@ -234,9 +258,7 @@ std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int
     // Streamed rows: blocks of 1024, 512 (one or two an SM) and 256 threads (four an SM, more
     // rows in flight), and the fewest threads that stream the row in as many batches a thread
     // as 1024 do (N = 36864: 576), so that no batch runs with most of the block idle.
-    const int64_t batches = ceil_div(slots, int64_t{kForwardStreamThreads} * kForwardStreamBatch);
-    const int balanced = static_cast<int>(ceil_div(ceil_div(slots, batches * kForwardStreamBatch), 32) * 32);
-    for (int threads : {1024, 512, 256, balanced}) {
+    for (int threads : {1024, 512, 256, balanced_stream_threads(slots)}) {
       LaunchConfig c;
       c.vec = vec;
       c.threads = c.threads_per_row = std::max(threads, 64);

@@ -73,8 +73,11 @@ constexpr int kForwardStreamBatch = 4;
 //     threads as hold kForwardBytesTarget bytes of x each (at least 64);
 //   rows a cluster of up to 8 such blocks holds (sm_90): a cluster per row, the fewest blocks
 //     that hold it at the target bytes a thread;
-//   longer rows: one block of 1024 threads per row, streamed twice; on sm_90, for fewer rows
-//     than the device's SMs (m's power-of-two bucket), a cluster of such blocks per row.
+//   longer rows: one block per row, streamed twice: of 1024 threads, and for fewer rows than
+//     the device's SMs (m's power-of-two bucket) on sm_90 a cluster of such blocks per row; at
+//     twice the SMs or more (or m not known) and without fused options, two blocks of 512 an SM
+//     where 1024 threads would take a second batch for at most half a batch more of the row,
+//     else the fewest threads that take as many batches each as 1024 do.
 // sm_count: the device's SMs (0: not known, taken as an H100's, as choose_launch_config does).
 LaunchConfig choose_forward_config(const NormProblem& resolved, int sm = 90, int64_t m = -1, int sm_count = 0);
 

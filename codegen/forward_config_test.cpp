@@ -339,6 +339,39 @@ TEST(ForwardConfig, FewLongStreamedRowsAreSharedByClustersOnSm90) {
   }
 }
 
+// Streamed rows at twice the SMs or more (or m unknown), option-free: two 512-thread blocks an
+// SM where 1024 threads would take a second batch a thread for at most half a batch more of
+// the row (16-bit: 32768 < N <= 49152), else the fewest threads that take as many batches as
+// 1024 (a multiple of 32); fewer rows, and fused options, keep 1024.
+TEST(ForwardConfig, StreamedBlocksAreAsWideAsTheRowsBatches) {
+  struct Case { int64_t n; int64_t m; int threads; int min_blocks; };
+  const Case cases[] = {{33792, -1, 512, 2},  {36864, 1820, 512, 2}, {49152, 1365, 512, 2},
+                        {57344, 1170, 896, 1}, {65536, 1024, 1024, 1}, {81920, 819, 864, 1},
+                        {98304, 682, 1024, 1}, {262144, 256, 1024, 1}, {36864, 200, 1024, 1},
+                        {36864, 1, 1024, 1}};
+  for (DType x : {DType::BF16, DType::F16})
+    for (const Case& k : cases) {
+      const NormProblem p = codegen::resolve_forward_problem(problem(NormKind::LayerNorm, k.n, x));
+      const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90, k.m, 132);
+      const std::string what = codegen::describe_forward(p) + " m=" + std::to_string(k.m) + ": " + codegen::describe(c);
+      EXPECT_FALSE(c.row_in_registers) << what;
+      EXPECT_EQ(c.cluster, 1) << what;
+      EXPECT_EQ(c.threads, k.threads) << what;
+      EXPECT_EQ(c.min_blocks_per_sm, k.min_blocks) << what;
+      EXPECT_NO_THROW(codegen::check_forward_config(p, c)) << what;
+      // Each is in the tuner's search space.
+      const std::vector<codegen::LaunchConfig> space = codegen::forward_search_space(p, 90, k.m);
+      EXPECT_NE(std::find(space.begin(), space.end(), c), space.end()) << what;
+    }
+  NormProblem fused = problem(NormKind::LayerNorm, 36864, DType::BF16);
+  fused.residual = true;
+  fused = codegen::resolve_forward_problem(fused);
+  // (sm_80: on sm_90 a pre-norm sum this long takes a cluster.)
+  const codegen::LaunchConfig c = codegen::choose_forward_config(fused, 80, -1, 132);
+  EXPECT_FALSE(c.row_in_registers) << codegen::describe(c);
+  EXPECT_EQ(c.threads, 1024) << codegen::describe(c);
+}
+
 // LayerNorm rows of 16-bit x with fp32 γ/β that take more than 512 threads at 8-element slots
 // use 4-element slots (γ and β one 16-byte load a slot), 64 bytes of x a thread as before; not
 // RMSNorm, not same-dtype weights, not rows of 512 threads or fewer.

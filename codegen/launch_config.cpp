@@ -112,9 +112,10 @@ LaunchConfig streamed_launch_config(const NormProblem& p) {
 namespace {
 
 // The heuristic for many rows a block (M well beyond the SMs): staging and prefetch keep the
-// next rows' loads in flight. one_block_shared_sums: shared sums also where one block holds
-// the row (for many rows; few rows want the latency of sums in registers).
-LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bool one_block_shared_sums) {
+// next rows' loads in flight. many_rows: M is not few (few_rows); then shared sums also where
+// one block holds the row, and in fp32 clusters of 16385-32768 (few rows want the latency of
+// sums in registers).
+LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bool many_rows) {
   LaunchConfig c;
   c.vec = vector_width(p);
   const int64_t slots = ceil_div(p.n, c.vec);
@@ -222,15 +223,15 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // RMSNorms 345 against 214. Not LayerNorm recomputing x̂ from y and β: 177 us as before, 183
   // with shared sums (its best, 172, is 32 elements a thread). The option-free rows keep their
   // rule (LayerNorm 157 us against 155). Measured at 4096 only.
-  const bool fused_short_rows = one_block_shared_sums && half_vectors && has_fused_options(p) && p.n <= 4096 &&
+  const bool fused_short_rows = many_rows && half_vectors && has_fused_options(p) && p.n <= 4096 &&
                                 !(p.recompute_from_output && p.has_bias);
   // c, its block shape set, with shared sums: false, leaving c as `before`, where they do not fit
-  // (or one block would hold the row where one_block_shared_sums does not allow it); else as
+  // (or one block would hold the row where many_rows does not allow it); else as
   // many blocks per SM as 64 registers a thread and the SM's shared memory allow.
   auto take_shared_sums = [&](const LaunchConfig& before) {
     c.shared_sums = true;
     const size_t bytes = dynamic_shared_bytes(p, c);
-    if (bytes > max_stage_bytes(sm) || (!one_block_shared_sums && c.cluster == 1)) {
+    if (bytes > max_stage_bytes(sm) || (!many_rows && c.cluster == 1)) {
       c = before;
       return false;
     }
@@ -438,7 +439,21 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     const int iters = std::max(1, 8 / c.vec);
     while (int64_t{c.cluster} * kMaxRowThreads * iters < slots) c.cluster *= 2;
     one_row_per_block(ceil_div(slots, c.cluster), iters);
-    if (c.cluster > kPortableCluster && (p.has_weight || p.has_bias)) shared_sums_rows(2 * iters);
+    if (c.cluster > kPortableCluster && (p.has_weight || p.has_bias)) {
+      shared_sums_rows(2 * iters);
+    } else if (many_rows && c.cluster == 4 && aligned && !has_fused_options(p) && (p.has_weight || p.has_bias) &&
+               shared_sums_rows(iters)) {
+      // Aligned fp32 rows of 16385-32768 (a cluster of four 1024-thread blocks above): blocks of
+      // at most 512 threads at the same 8 elements, a cluster of 8, sums in shared memory, as
+      // many blocks an SM as 1024 threads make (56 registers, no spills): two or three rows in
+      // flight an SM instead of one. Exhaustive tuning, then bench --graph of the tuned configs
+      // against the register cluster, M·N = 64 Mi (bench/results/2026-11-25-h100-c4e1df7-streamed-fits/):
+      // this config was the best at 20480 (LN 372 → 304 us, RMS 369 → 300) and 32768 (LN 324 →
+      // 313, RMS 317 → 304); at 24576 and 28672 blocks of 16 elements in clusters of 4 tuned
+      // 3-7% faster still (LN 24576 466 us against 501 for this, 511 the register cluster).
+      // Without fused options, many rows only (the only ones timed).
+      c.min_blocks_per_sm = kSharedSumsThreadsPerSm / c.threads;
+    }
   } else if (sm >= 90 && (p.has_weight || p.has_bias) &&
              slots <= int64_t{kMaxRowThreads} * std::max(1, 16 / c.vec) * kMaxCluster &&
              shared_sums_rows(std::max(1, 16 / c.vec))) {

@@ -300,13 +300,15 @@ TEST(LaunchConfig, FewRowsOfFp32TakeRegistersInsteadOfStages) {
 
 // 16-byte aligned fp32 rows in a register cluster of 1024-thread blocks (16384-32768) take twice
 // the blocks, of 512 threads, at 1-8 rows; at 9-16 rows, with fused options, less aligned and
-// where the cluster would pass 8 blocks they keep the cluster of many rows.
+// where the cluster would pass 8 blocks they keep the register cluster (which many rows of
+// 16385-32768 trade for shared sums: below).
 TEST(LaunchConfig, OneToFourFp32RowsInAClusterTakeHalfBlocks) {
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     for (int64_t n : {16384, 32768, 65536}) {
       const NormProblem p = with_option(n, DType::F32, kind, no_option);
-      const LaunchConfig many = choose_launch_config(p, 90, 132);
-      ASSERT_TRUE(many.cluster > 1 && many.threads == 1024 && many.row_in_registers && !many.staged)
+      const LaunchConfig many = choose_launch_config(p, 90, 132, 9);
+      ASSERT_TRUE(many.cluster > 1 && many.threads == 1024 && many.row_in_registers && !many.staged &&
+                  !many.shared_sums)
           << codegen::describe(many);
       for (int64_t m : {1, 3, 4, 8}) {
         const LaunchConfig few = choose_launch_config(p, 90, 132, m);
@@ -328,6 +330,33 @@ TEST(LaunchConfig, OneToFourFp32RowsInAClusterTakeHalfBlocks) {
       EXPECT_EQ(choose_launch_config(unaligned, 90, 132, 1), choose_launch_config(unaligned, 90, 132))
           << codegen::describe(unaligned);
     }
+}
+
+// Many aligned fp32 rows of 16385-32768: blocks of at most 512 threads at 8 elements, a cluster
+// of 8, shared sums, as many blocks an SM as make 1024 threads; their neighbours (16384, 65536),
+// few rows, fused options and less aligned rows keep the register cluster.
+TEST(LaunchConfig, ManyFp32RowsOfTwoToFourBlocksShareSumsInSmallerBlocks) {
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+    for (int64_t n : {16385, 20480, 24576, 28672, 32768}) {
+      const NormProblem p = with_option(n, DType::F32, kind, no_option);
+      const LaunchConfig c = choose_launch_config(p, 90, 132);
+      EXPECT_TRUE(c.shared_sums && c.row_in_registers && !c.staged && c.cluster == 8) << codegen::describe(c);
+      EXPECT_LE(c.threads, 512);
+      EXPECT_EQ(c.vec, 4);
+      const int64_t block_slots = ((n + 3) / 4 + 7) / 8;  // 4-wide slots of a block's slice
+      EXPECT_EQ(c.threads, ((block_slots + 1) / 2 + 31) / 32 * 32) << "two slots (8 elements) a thread";
+      EXPECT_EQ(c.min_blocks_per_sm, 1024 / c.threads);
+      EXPECT_FALSE(choose_launch_config(p, 90, 132, 16).shared_sums) << "few rows keep sums in registers";
+      const NormProblem fused = with_option(n, DType::F32, kind, [](NormProblem& q) { q.residual = true; });
+      EXPECT_FALSE(choose_launch_config(fused, 90, 132).shared_sums) << codegen::describe(fused);
+      const NormProblem unaligned = with_option(n, DType::F32, kind, [](NormProblem& q) { q.alignment = 8; });
+      EXPECT_FALSE(choose_launch_config(unaligned, 90, 132).shared_sums) << codegen::describe(unaligned);
+    }
+    for (int64_t n : {16384, 65536}) {
+      const LaunchConfig c = choose_launch_config(with_option(n, DType::F32, kind, no_option), 90, 132);
+      EXPECT_TRUE(c.threads == 1024 && !c.shared_sums && c.cluster > 1) << n << ": " << codegen::describe(c);
+    }
+  }
 }
 
 // A single 16-bit row (16-byte aligned, no fused options): RMSNorm of 2049-4096 takes 32

@@ -35,6 +35,9 @@ std::vector<NormProblem> problems() {
       make_problem(NormKind::RMSNorm, 4096, DType::F16, DType::F16, Affine::WeightOnly),
       make_problem(NormKind::LayerNorm, 32768, DType::BF16, DType::F32, Affine::WeightAndBias),  // clusters
       make_problem(NormKind::LayerNorm, 16384, DType::F32, DType::F32, Affine::BiasOnly),
+      // fp32 clusters of 512-thread blocks or smaller, several an SM (many rows, 16385-32768).
+      make_problem(NormKind::RMSNorm, 20480, DType::F32, DType::F32, Affine::WeightOnly),
+      make_problem(NormKind::LayerNorm, 24576, DType::F32, DType::F32, Affine::WeightAndBias),
       make_problem(NormKind::LayerNorm, 5003, DType::BF16, DType::BF16, Affine::WeightAndBias),  // odd, staged
       make_problem(NormKind::RMSNorm, 1000, DType::F32, DType::F32, Affine::WeightOnly),
       with(make_problem(NormKind::LayerNorm, 8192, DType::BF16, DType::F32, Affine::WeightAndBias),

@@ -294,7 +294,8 @@ TEST_F(Forward, SavedStatisticsDriveTheBackward) {
 }
 
 // The tuner's forward candidates (codegen::forward_search_space: clusters of 2-8 blocks for
-// either kind on sm_90, streamed rows, other block sizes and vector widths), each pinned in an
+// either kind on sm_90, streamed rows in blocks of 256 to 1024 threads, other block sizes and
+// vector widths), each pinned in an
 // engine's tuning database and checked against the reference; then on-miss tuning of a forward.
 class ForwardTuning : public ScratchCacheGpuTest {};
 
@@ -306,7 +307,8 @@ TEST_F(ForwardTuning, EveryCandidateMatchesTheReference) {
   const Shape shapes[] = {{NormKind::LayerNorm, 65536, DType::BF16, 37}, {NormKind::RMSNorm, 262144, DType::F32, 5},
                           {NormKind::LayerNorm, 4096, DType::F16, 199}, {NormKind::RMSNorm, 1000, DType::BF16, 64},
                           {NormKind::LayerNorm, 12288, DType::BF16, 301},   // rows a block, prefetching
-                          {NormKind::LayerNorm, 262144, DType::BF16, 9}};   // rows streamed by clusters
+                          {NormKind::LayerNorm, 262144, DType::BF16, 9},    // rows streamed by clusters
+                          {NormKind::LayerNorm, 36864, DType::BF16, 301}};  // streamed, 256-1024 threads
   int tried = 0;
   for (const Shape& s : shapes) {
     ForwardCase c;
