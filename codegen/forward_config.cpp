@@ -125,7 +125,8 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     // 512-thread bf16 blocks 70, one block an SM (N = 16384: 62% of copy bandwidth).
     c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
   } else if (sm >= 90 && (p.kind == NormKind::RMSNorm || dtype_size(p.x_dtype) == 4) &&
-             slots <= int64_t{kMaxForwardCluster} * kMaxForwardRowThreads * target_iters) {
+             slots <= int64_t{kMaxForwardCluster} *
+                          std::max(int64_t{kMaxForwardRowThreads} * target_iters, int64_t{kWideForwardThreads} * max_iters)) {
     // A cluster a row: the fewest blocks that hold it at the target bytes a thread (more
     // bytes a thread spill in 1024-thread blocks: fp32 N = 262144 spills 128-352 bytes).
     // LayerNorm only for fp32 x, in blocks of at most 512 threads (tuned: fp32 N = 65536,
@@ -133,13 +134,27 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     // bytes (unpacking and its statistics take registers) and ran slower than streaming
     // (bench/NOTES.md, entries 19 and 20).
     const int64_t most_threads = p.kind == NormKind::LayerNorm ? 512 : kMaxForwardRowThreads;
-    int64_t threads = 0;
-    for (c.cluster = 2;; c.cluster *= 2) {
-      threads = ceil_div(ceil_div(slots, int64_t{c.cluster} * target_iters), 32) * 32;
-      if (threads <= most_threads || c.cluster == kMaxForwardCluster) break;
+    auto threads_for = [&](int iters) { return ceil_div(ceil_div(slots, int64_t{c.cluster} * iters), 32) * 32; };
+    auto fewest_blocks = [&](int iters, int64_t at_most) {
+      for (c.cluster = 2; threads_for(iters) > at_most && c.cluster < kMaxForwardCluster;) c.cluster *= 2;
+      return threads_for(iters);
+    };
+    int64_t threads = fewest_blocks(target_iters, most_threads);
+    if (threads > most_threads && max_iters > target_iters) {
+      // fp32 rows a cluster of 8 holds only in wider blocks (LayerNorm beyond 65536, RMSNorm
+      // beyond 131072): max_iters' 128 bytes a thread in the fewest blocks of at most
+      // kWideForwardThreads. Exhaustive tuning, then bench --graph, M·N = 64 Mi
+      // (bench/results/2026-11-25-h100-8b1aebb-cliff-tune/): LN 81920 327 → 234 us (4 x 640;
+      // 48 bytes spilled, still the best), 163840 317 → 249 (8 x 640; streamed before), RMS
+      // 163840 313 → 222; LN 98304 768 threads in 4 blocks tuned within 0.3% of the best.
+      threads = fewest_blocks(max_iters, kWideForwardThreads);
     }
     c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
-    c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
+    // 64 registers a thread, but not for 128 bytes of x a thread (one block an SM; LN fp32
+    // 131072 in 512-thread blocks tuned 6-10% ahead of the 1024-thread ones it had, unbounded).
+    c.min_blocks_per_sm = int64_t{c.threads_per_row} * c.cluster * target_iters >= slots
+                              ? std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32)
+                              : 1;
   } else {
     // One 1024-thread block an SM (64 registers: x is held packed, so a batch fits without
     // spills): as many loads in flight as two of 512, half the rows' bytes waiting in L2 for

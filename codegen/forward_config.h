@@ -56,6 +56,8 @@ constexpr int kRegistersPerSm = 65536;
 constexpr int kForwardRegistersPerThread = 64;
 // Blocks of a cluster holding one row (sm_90; 8 is the portable maximum).
 constexpr int kMaxForwardCluster = 8;
+// Threads a block at most where an fp32 cluster's threads hold 128 bytes of x each (1024 spill).
+constexpr int kWideForwardThreads = 768;
 // The clusters that take long 16-bit rows with a pre-norm sum: 16-byte slots a thread at
 // most, and threads a block at most (LayerNorm; RMSNorm half as many before more slots).
 constexpr int kPreNormSumSlots = 4;

@@ -372,6 +372,31 @@ TEST(ForwardConfig, StreamedBlocksAreAsWideAsTheRowsBatches) {
   EXPECT_EQ(c.threads, 1024) << codegen::describe(c);
 }
 
+// fp32 rows a cluster of 8 holds only in wider blocks at the target bytes (LayerNorm beyond
+// 65536, RMSNorm beyond 131072): 128 bytes a thread in the fewest blocks of at most 768
+// threads, one block an SM; streamed beyond (262144).
+TEST(ForwardConfig, WideFp32RowsTake128BytesAThreadInClusters) {
+  struct Case { NormKind kind; int64_t n; int cluster; int threads; int min_blocks; };
+  const Case cases[] = {{NormKind::LayerNorm, 65536, 8, 512, 2},   {NormKind::LayerNorm, 81920, 4, 640, 1},
+                        {NormKind::LayerNorm, 98304, 4, 768, 1},   {NormKind::LayerNorm, 131072, 8, 512, 1},
+                        {NormKind::LayerNorm, 163840, 8, 640, 1},  {NormKind::LayerNorm, 196608, 8, 768, 1},
+                        {NormKind::RMSNorm, 131072, 8, 1024, 1},   {NormKind::RMSNorm, 163840, 8, 640, 1},
+                        {NormKind::RMSNorm, 196608, 8, 768, 1}};
+  for (const Case& k : cases) {
+    const NormProblem p = codegen::resolve_forward_problem(problem(k.kind, k.n, DType::F32));
+    const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90, 512, 132);
+    const std::string what = codegen::describe_forward(p) + ": " + codegen::describe(c);
+    EXPECT_TRUE(c.row_in_registers) << what;
+    EXPECT_EQ(c.cluster, k.cluster) << what;
+    EXPECT_EQ(c.threads, k.threads) << what;
+    EXPECT_EQ(c.min_blocks_per_sm, k.min_blocks) << what;
+    EXPECT_NO_THROW(codegen::check_forward_config(p, c)) << what;
+  }
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    EXPECT_FALSE(codegen::choose_forward_config(codegen::resolve_forward_problem(problem(kind, 262144, DType::F32)), 90)
+                     .row_in_registers);
+}
+
 // LayerNorm rows of 16-bit x with fp32 γ/β that take more than 512 threads at 8-element slots
 // use 4-element slots (γ and β one 16-byte load a slot), 64 bytes of x a thread as before; not
 // RMSNorm, not same-dtype weights, not rows of 512 threads or fewer.

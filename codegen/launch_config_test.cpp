@@ -332,6 +332,30 @@ TEST(LaunchConfig, OneToFourFp32RowsInAClusterTakeHalfBlocks) {
     }
 }
 
+// Many aligned 16-bit rows of 2049-4095 with γ or β: shared sums at 16 elements a thread, one
+// row a block of N/16 threads, as many blocks an SM as make 1024 threads; 4096, few rows, fused
+// options and less aligned rows keep their rules.
+TEST(LaunchConfig, ManySixteenBitRowsOf2049To4095ShareSumsInOneBlock) {
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (DType x : {DType::BF16, DType::F16})
+      for (int64_t n : {2049, 2560, 3072, 3584, 4095 - 7}) {
+        const NormProblem p = with_option(n, x, kind, no_option);
+        const LaunchConfig c = choose_launch_config(p, 90, 132);
+        EXPECT_TRUE(c.shared_sums && c.row_in_registers && !c.staged && c.cluster == 1) << n << ": " << codegen::describe(c);
+        EXPECT_EQ(c.vec, 8);
+        EXPECT_EQ(c.threads, ((n + 15) / 16 + 31) / 32 * 32) << n;
+        EXPECT_EQ(c.min_blocks_per_sm, 1024 / c.threads) << n;
+        EXPECT_FALSE(choose_launch_config(p, 90, 132, 64).shared_sums) << n;
+        // Fused options keep their rules: staged rows up to 3072 (their own shared sums where
+        // 8-byte vectors would hold the row, 3841-4096).
+        const NormProblem fused = with_option(n, x, kind, [](NormProblem& q) { q.residual = true; });
+        if (n <= 3072) EXPECT_TRUE(choose_launch_config(fused, 90, 132).staged) << n;
+        const NormProblem unaligned = with_option(n, x, kind, [](NormProblem& q) { q.alignment = 8; });
+        EXPECT_FALSE(choose_launch_config(unaligned, 90, 132).shared_sums) << n;
+      }
+  EXPECT_FALSE(choose_launch_config(with_option(4096, DType::BF16, NormKind::LayerNorm, no_option), 90, 132).shared_sums);
+}
+
 // Many aligned fp32 rows of 16385-32768: blocks of at most 512 threads at 8 elements, a cluster
 // of 8, shared sums, as many blocks an SM as make 1024 threads; their neighbours (16384, 65536),
 // few rows, fused options and less aligned rows keep the register cluster.
@@ -600,7 +624,10 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4096TakeTheirOwnRuleForManyRows) {
   residual_3072.n = 3072;
   NormProblem none_3072 = none;
   none_3072.n = 3072;
-  EXPECT_EQ(choose_launch_config(residual_3072, 90, 132, 16384), choose_launch_config(none_3072, 90, 132, 16384));
+  // (At 3072 the fused options keep the staged rows the option-free rule had before its own
+  // shared sums of 2049-4095.)
+  EXPECT_TRUE(choose_launch_config(residual_3072, 90, 132, 16384).staged);
+  EXPECT_TRUE(choose_launch_config(none_3072, 90, 132, 16384).shared_sums);
   EXPECT_EQ(choose_launch_config(residual, 80, 108, 16384), choose_launch_config(none, 80, 108, 16384));
 }
 

@@ -38,6 +38,9 @@ std::vector<NormProblem> problems() {
       // fp32 clusters of 512-thread blocks or smaller, several an SM (many rows, 16385-32768).
       make_problem(NormKind::RMSNorm, 20480, DType::F32, DType::F32, Affine::WeightOnly),
       make_problem(NormKind::LayerNorm, 24576, DType::F32, DType::F32, Affine::WeightAndBias),
+      make_problem(NormKind::LayerNorm, 36864, DType::F32, DType::F32, Affine::WeightAndBias),  // 16 a thread
+      // One 16-bit row a block of N/16 threads, several an SM (many rows, 2049-4095).
+      make_problem(NormKind::LayerNorm, 3584, DType::BF16, DType::F32, Affine::WeightAndBias),
       make_problem(NormKind::LayerNorm, 5003, DType::BF16, DType::BF16, Affine::WeightAndBias),  // odd, staged
       make_problem(NormKind::RMSNorm, 1000, DType::F32, DType::F32, Affine::WeightOnly),
       with(make_problem(NormKind::LayerNorm, 8192, DType::BF16, DType::F32, Affine::WeightAndBias),

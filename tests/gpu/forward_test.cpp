@@ -240,6 +240,27 @@ TEST_F(Forward, LargeMWithShortAndMediumRows) {
   for (const ForwardCase& c : cases) check_case(engine, c, stream());
 }
 
+TEST_F(Forward, LongRowsAtManyRows) {
+  // The heuristic's configs for many long rows (M in a bucket of twice the SMs or more):
+  // streamed 16-bit LayerNorm rows in 512-thread blocks (36864) and in balanced blocks (57344:
+  // 896 threads), fp32 clusters of 128 bytes a thread (LN 81920: 4 x 640, RMS 163840: 8 x 640).
+  Engine& engine = shared_engine();
+  std::vector<ForwardCase> cases;
+  const struct { NormKind kind; int64_t n; DType x; } shapes[] = {{NormKind::LayerNorm, 36864, DType::BF16},
+                                                                  {NormKind::LayerNorm, 57344, DType::F16},
+                                                                  {NormKind::LayerNorm, 81920, DType::F32},
+                                                                  {NormKind::RMSNorm, 163840, DType::F32}};
+  for (const auto& s : shapes) {
+    ForwardCase c;
+    c.problem = make_problem(s.kind, s.n, s.x, DType::F32,
+                             s.kind == NormKind::LayerNorm ? Affine::WeightAndBias : Affine::WeightOnly);
+    c.m = 300;
+    cases.push_back(c);
+  }
+  prepare_in_parallel(engine, cases);
+  for (const ForwardCase& c : cases) check_case(engine, c, stream());
+}
+
 TEST_F(Forward, InPlaceOverwritesXWithY) {
   Engine& engine = shared_engine();
   for (int64_t n : {1000, 262144}) {
