@@ -335,6 +335,14 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     take_shared_sums(registers);
   } else if (fused_short_rows && (p.has_weight || p.has_bias) && shared_sums_rows(2)) {
     // The other options: rows packed, sums in shared memory (one block of N/16 threads).
+  } else if (sm >= 90 && many_rows && sixteen_bit && aligned && !has_fused_options(p) && p.kind == NormKind::RMSNorm &&
+             p.n > 2048 && p.n <= 3072) {
+    // RMSNorm's 16-bit rows of 2049-3072, many of them: 8 elements a thread in registers, one
+    // row a block of N/8 threads, two blocks an SM (RMS bf16 3072: 144 us in bench against 151
+    // staged and 157 with the shared sums below; 2560 within 0.5% of the best in exhaustive
+    // tuning; bench/results/2026-11-25-h100-{8b1aebb-cliff-tune,986d9d5-refits2}/).
+    one_row_per_block(slots, 1);
+    c.min_blocks_per_sm = 2;
   } else if (sm >= 90 && many_rows && sixteen_bit && aligned && !has_fused_options(p) && (p.has_weight || p.has_bias) &&
              p.n > 2048 && p.n < 4096 && shared_sums_rows(2)) {
     // Aligned 16-bit rows of 2049-4095 (staged blocks, or 256 threads of 8-byte vectors with
@@ -342,7 +350,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // N/16 threads, as many blocks an SM as 1024 threads make. Exhaustive tuning (graph
     // replays, L2 flushed; bench/results/2026-11-25-h100-8b1aebb-cliff-tune/): within 2.4% of
     // the best at LN and RMS 2560, 3072, 3584 (bf16, fp32 γ), against 10-35% behind for the
-    // staged and 8-byte-vector configs. 4096 keeps its 8-byte vectors (91-93% of copy).
+    // staged and 8-byte-vector configs. In bench against the rules before (-986d9d5-refits2/,
+    // bf16 and fp16): LN 2304-4000 151-211 → 150-161 us, RMS 3584-4000 204-207 → 153-157; at
+    // 2560 and 3584 other configs were 5-9% faster still in bench (tuned: 320 threads of 8
+    // prefetching; 128 threads of 28). 4096 keeps its 8-byte vectors (91-93% of copy).
   } else if (sixteen_bit_shared_sums && shared_sums_rows(2)) {
     // Parallel norms' four sums (with β) leave room for one block of 16 elements a thread per
     // SM: where one block holds the row, 8 elements a thread, so 1024 threads, do better (LN
@@ -449,11 +460,11 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     one_row_per_block(ceil_div(slots, c.cluster), iters);
     if (c.cluster > kPortableCluster && (p.has_weight || p.has_bias)) {
       shared_sums_rows(2 * iters);
-    } else if (many_rows && (c.cluster == 4 || (c.cluster == kPortableCluster && c.threads < kMaxRowThreads)) &&
+    } else if (many_rows && (c.cluster == 4 || (c.cluster == kPortableCluster && c.threads <= 896)) &&
                aligned && !has_fused_options(p) && (p.has_weight || p.has_bias) &&
                shared_sums_rows(c.cluster == 4 ? iters : 2 * iters)) {
-      // Aligned fp32 rows of 16385-65535 (a cluster of four, or of eight narrower, 1024-thread
-      // blocks above): blocks of at most 512 threads in a cluster of 8, sums in shared memory,
+      // Aligned fp32 rows of 16385-57344 (a cluster of four 1024-thread blocks above, or of eight
+      // of at most 896): blocks of at most 512 threads in a cluster of 8, sums in shared memory,
       // as many blocks an SM as 1024 threads make (56 registers, no spills), so two or three
       // rows are in flight an SM instead of one; 8 elements a thread up to 32768, 16 beyond.
       // Exhaustive tuning, then bench --graph of the tuned configs against the register
@@ -463,8 +474,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       // RMS 418 → 335), 49152 (LN 382 → 339, RMS 377 → 323) and 57344 (LN 367 → 341, RMS 360 →
       // 330), and of RMS at 40960 (397 → 332); LN 40960 tuned 4% faster in a cluster of 16 at 8
       // elements; at 24576 and 28672 blocks of 16 elements in clusters of 4 tuned 3-7% faster
-      // (LN 24576 466 us against 501 for this, 511 the register cluster). Without fused
-      // options, many rows only (the only ones timed).
+      // (LN 24576 466 us against 501 for this, 511 the register cluster). Not at 61440, where
+      // this lost 3-8% to the cluster of 960-thread blocks (LN 354 → 384 us; 240 bytes spilled;
+      // -986d9d5-refits2/). Without fused options, many rows only (the only ones timed).
       c.min_blocks_per_sm = kSharedSumsThreadsPerSm / c.threads;
     }
   } else if (sm >= 90 && (p.has_weight || p.has_bias) &&

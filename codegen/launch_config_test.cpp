@@ -333,18 +333,27 @@ TEST(LaunchConfig, OneToFourFp32RowsInAClusterTakeHalfBlocks) {
 }
 
 // Many aligned 16-bit rows of 2049-4095 with γ or β: shared sums at 16 elements a thread, one
-// row a block of N/16 threads, as many blocks an SM as make 1024 threads; 4096, few rows, fused
-// options and less aligned rows keep their rules.
+// row a block of N/16 threads, as many blocks an SM as make 1024 threads; RMSNorm's up to 3072
+// 8 elements a thread in registers instead, N/8 threads, two blocks an SM; 4096, few rows,
+// fused options and less aligned rows keep their rules.
 TEST(LaunchConfig, ManySixteenBitRowsOf2049To4095ShareSumsInOneBlock) {
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     for (DType x : {DType::BF16, DType::F16})
-      for (int64_t n : {2049, 2560, 3072, 3584, 4095 - 7}) {
+      for (int64_t n : {2049, 2560, 3072, 3080, 3584, 4095 - 7}) {
         const NormProblem p = with_option(n, x, kind, no_option);
         const LaunchConfig c = choose_launch_config(p, 90, 132);
-        EXPECT_TRUE(c.shared_sums && c.row_in_registers && !c.staged && c.cluster == 1) << n << ": " << codegen::describe(c);
-        EXPECT_EQ(c.vec, 8);
-        EXPECT_EQ(c.threads, ((n + 15) / 16 + 31) / 32 * 32) << n;
-        EXPECT_EQ(c.min_blocks_per_sm, 1024 / c.threads) << n;
+        const std::string what = std::to_string(n) + ": " + codegen::describe(c);
+        EXPECT_TRUE(c.row_in_registers && !c.staged && c.cluster == 1 && c.rows_per_block() == 1) << what;
+        EXPECT_EQ(c.vec, 8) << what;
+        if (kind == NormKind::RMSNorm && n <= 3072) {
+          EXPECT_FALSE(c.shared_sums) << what;
+          EXPECT_EQ(c.threads, ((n + 7) / 8 + 31) / 32 * 32) << what;
+          EXPECT_EQ(c.min_blocks_per_sm, 2) << what;
+        } else {
+          EXPECT_TRUE(c.shared_sums) << what;
+          EXPECT_EQ(c.threads, ((n + 15) / 16 + 31) / 32 * 32) << what;
+          EXPECT_EQ(c.min_blocks_per_sm, 1024 / c.threads) << what;
+        }
         EXPECT_FALSE(choose_launch_config(p, 90, 132, 64).shared_sums) << n;
         // Fused options keep their rules: staged rows up to 3072 (their own shared sums where
         // 8-byte vectors would hold the row, 3841-4096).
@@ -356,10 +365,11 @@ TEST(LaunchConfig, ManySixteenBitRowsOf2049To4095ShareSumsInOneBlock) {
   EXPECT_FALSE(choose_launch_config(with_option(4096, DType::BF16, NormKind::LayerNorm, no_option), 90, 132).shared_sums);
 }
 
-// Many aligned fp32 rows of 16385-32768: blocks of at most 512 threads at 8 elements, a cluster
-// of 8, shared sums, as many blocks an SM as make 1024 threads; their neighbours (16384, 65536),
-// few rows, fused options and less aligned rows keep the register cluster.
-TEST(LaunchConfig, ManyFp32RowsOfTwoToFourBlocksShareSumsInSmallerBlocks) {
+// Many aligned fp32 rows of 16385-57344: blocks of at most 512 threads at 8 elements (16 beyond
+// 32768), a cluster of 8, shared sums, as many blocks an SM as make 1024 threads; their
+// neighbours (16384, 61440, 65536), few rows, fused options and less aligned rows keep the
+// register cluster.
+TEST(LaunchConfig, ManyFp32RowsOf16385To57344ShareSumsInSmallerBlocks) {
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
     for (int64_t n : {16385, 20480, 24576, 28672, 32768}) {
       const NormProblem p = with_option(n, DType::F32, kind, no_option);
@@ -376,9 +386,15 @@ TEST(LaunchConfig, ManyFp32RowsOfTwoToFourBlocksShareSumsInSmallerBlocks) {
       const NormProblem unaligned = with_option(n, DType::F32, kind, [](NormProblem& q) { q.alignment = 8; });
       EXPECT_FALSE(choose_launch_config(unaligned, 90, 132).shared_sums) << codegen::describe(unaligned);
     }
-    for (int64_t n : {16384, 65536}) {
+    for (int64_t n : {36864, 45056, 57344}) {  // 16 elements a thread beyond 32768
       const LaunchConfig c = choose_launch_config(with_option(n, DType::F32, kind, no_option), 90, 132);
-      EXPECT_TRUE(c.threads == 1024 && !c.shared_sums && c.cluster > 1) << n << ": " << codegen::describe(c);
+      EXPECT_TRUE(c.shared_sums && c.cluster == 8 && c.threads <= 512) << n << ": " << codegen::describe(c);
+      EXPECT_EQ(c.threads, ((n / 4 + 7) / 8 / 4 + 31) / 32 * 32) << n;
+      EXPECT_EQ(c.min_blocks_per_sm, 1024 / c.threads) << n;
+    }
+    for (int64_t n : {16384, 61440, 65536}) {
+      const LaunchConfig c = choose_launch_config(with_option(n, DType::F32, kind, no_option), 90, 132);
+      EXPECT_TRUE(c.threads >= 960 && !c.shared_sums && c.cluster > 1) << n << ": " << codegen::describe(c);
     }
   }
 }
