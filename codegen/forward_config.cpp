@@ -69,6 +69,7 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
   // Scalar and narrow slots: at most 8 a thread, more threads instead (one a thread for each
   // 64 bytes cost 8-10 points at N = 4095 and 5003, whose rows are 2- or 4-byte aligned).
   const int target_iters = std::clamp(kForwardBytesTarget / slot_bytes, 1, std::min(max_iters, 8));
+  const int wide_threads = p.kind == NormKind::LayerNorm ? kWideForwardThreadsLayerNorm : kWideForwardThreads;
   if (slots <= 32) {
     c.threads_per_row = next_pow2(slots);
     c.threads = 256;
@@ -126,7 +127,7 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
   } else if (sm >= 90 && (p.kind == NormKind::RMSNorm || dtype_size(p.x_dtype) == 4) &&
              slots <= int64_t{kMaxForwardCluster} *
-                          std::max(int64_t{kMaxForwardRowThreads} * target_iters, int64_t{kWideForwardThreads} * max_iters)) {
+                          std::max(int64_t{kMaxForwardRowThreads} * target_iters, int64_t{wide_threads} * max_iters)) {
     // A cluster a row: the fewest blocks that hold it at the target bytes a thread (more
     // bytes a thread spill in 1024-thread blocks: fp32 N = 262144 spills 128-352 bytes).
     // LayerNorm only for fp32 x, in blocks of at most 512 threads (tuned: fp32 N = 65536,
@@ -143,11 +144,12 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     if (threads > most_threads && max_iters > target_iters) {
       // fp32 rows a cluster of 8 holds only in wider blocks (LayerNorm beyond 65536, RMSNorm
       // beyond 131072): max_iters' 128 bytes a thread in the fewest blocks of at most
-      // kWideForwardThreads. Exhaustive tuning, then bench --graph, M·N = 64 Mi
-      // (bench/results/2026-11-25-h100-8b1aebb-cliff-tune/): LN 81920 327 → 234 us (4 x 640;
-      // 48 bytes spilled, still the best), 163840 317 → 249 (8 x 640; streamed before), RMS
-      // 163840 313 → 222; LN 98304 768 threads in 4 blocks tuned within 0.3% of the best.
-      threads = fewest_blocks(max_iters, kWideForwardThreads);
+      // wide_threads. Exhaustive tuning, then bench --graph, M·N = 64 Mi
+      // (bench/results/2026-11-25-h100-{8b1aebb-cliff-tune,986d9d5-refits2}/): LN 81920 327 →
+      // 237 us (4 x 640; 24-48 bytes spilled, still the best), 131072 284 → 264 (8 x 512),
+      // 163840 318 → 256 (8 x 640; streamed before); RMS 163840 313 → 224, 196608 288 → 242
+      // (8 x 768). Streamed beyond (LN 196608, 262144).
+      threads = fewest_blocks(max_iters, wide_threads);
     }
     c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
     // 64 registers a thread, but not for 128 bytes of x a thread (one block an SM; LN fp32

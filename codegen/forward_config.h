@@ -56,8 +56,11 @@ constexpr int kRegistersPerSm = 65536;
 constexpr int kForwardRegistersPerThread = 64;
 // Blocks of a cluster holding one row (sm_90; 8 is the portable maximum).
 constexpr int kMaxForwardCluster = 8;
-// Threads a block at most where an fp32 cluster's threads hold 128 bytes of x each (1024 spill).
+// Threads a block at most where an fp32 cluster's threads hold 128 bytes of x each: RMSNorm
+// 768 (80 registers, no spills), LayerNorm 640 (at 768 it spilled 152-216 bytes and lost 4% at
+// N = 196608 to streaming; bench/results/2026-11-25-h100-986d9d5-refits2/).
 constexpr int kWideForwardThreads = 768;
+constexpr int kWideForwardThreadsLayerNorm = 640;
 // The clusters that take long 16-bit rows with a pre-norm sum: 16-byte slots a thread at
 // most, and threads a block at most (LayerNorm; RMSNorm half as many before more slots).
 constexpr int kPreNormSumSlots = 4;

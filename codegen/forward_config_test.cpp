@@ -373,13 +373,13 @@ TEST(ForwardConfig, StreamedBlocksAreAsWideAsTheRowsBatches) {
 }
 
 // fp32 rows a cluster of 8 holds only in wider blocks at the target bytes (LayerNorm beyond
-// 65536, RMSNorm beyond 131072): 128 bytes a thread in the fewest blocks of at most 768
-// threads, one block an SM; streamed beyond (262144).
+// 65536, RMSNorm beyond 131072): 128 bytes a thread in the fewest blocks of at most 640
+// (LayerNorm) or 768 threads, one block an SM; streamed beyond (LN 196608, 262144).
 TEST(ForwardConfig, WideFp32RowsTake128BytesAThreadInClusters) {
   struct Case { NormKind kind; int64_t n; int cluster; int threads; int min_blocks; };
   const Case cases[] = {{NormKind::LayerNorm, 65536, 8, 512, 2},   {NormKind::LayerNorm, 81920, 4, 640, 1},
-                        {NormKind::LayerNorm, 98304, 4, 768, 1},   {NormKind::LayerNorm, 131072, 8, 512, 1},
-                        {NormKind::LayerNorm, 163840, 8, 640, 1},  {NormKind::LayerNorm, 196608, 8, 768, 1},
+                        {NormKind::LayerNorm, 98304, 8, 384, 1},   {NormKind::LayerNorm, 131072, 8, 512, 1},
+                        {NormKind::LayerNorm, 163840, 8, 640, 1},
                         {NormKind::RMSNorm, 131072, 8, 1024, 1},   {NormKind::RMSNorm, 163840, 8, 640, 1},
                         {NormKind::RMSNorm, 196608, 8, 768, 1}};
   for (const Case& k : cases) {
@@ -395,6 +395,9 @@ TEST(ForwardConfig, WideFp32RowsTake128BytesAThreadInClusters) {
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     EXPECT_FALSE(codegen::choose_forward_config(codegen::resolve_forward_problem(problem(kind, 262144, DType::F32)), 90)
                      .row_in_registers);
+  EXPECT_FALSE(codegen::choose_forward_config(
+                   codegen::resolve_forward_problem(problem(NormKind::LayerNorm, 196608, DType::F32)), 90)
+                   .row_in_registers);
 }
 
 // LayerNorm rows of 16-bit x with fp32 γ/β that take more than 512 threads at 8-element slots
