@@ -74,7 +74,19 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     c.threads_per_row = next_pow2(slots);
     c.threads = 256;
   } else if (slots <= int64_t{32} * max_iters) {
-    c.threads_per_row = 32;
+    // A warp a row, or half of one where that leaves no lane idle in the last pass; in slots
+    // of half the width where that leaves fewer elements idle (N = 320: 16 lanes of 8-byte
+    // slots, 5 each, against 32 lanes of 16-byte slots, the second pass three-quarters empty:
+    // LN bf16 154 → 105 us, RMS 105 → 101 in bench, graph replays; exhaustive tuning's best;
+    // bench/results/2026-11-25-h100-04fe8b6-cliff-tune2/).
+    auto idle = [&](int vec) {
+      const int64_t n_slots = ceil_div(p.n, vec);
+      const int lanes = row_lanes(n_slots, std::max(1, max_forward_register_bytes(p.x_dtype) / (vec * dtype_size(p.x_dtype))));
+      return int64_t{lanes} * ceil_div(n_slots, lanes) * vec - p.n;
+    };
+    if (c.vec >= 2 && idle(c.vec / 2) < idle(c.vec)) c.vec /= 2;
+    const int64_t n_slots = ceil_div(p.n, c.vec);
+    c.threads_per_row = row_lanes(n_slots, std::max(1, max_forward_register_bytes(p.x_dtype) / (c.vec * dtype_size(p.x_dtype))));
     c.threads = 256;
   } else if (sm >= 90 && dtype_size(p.x_dtype) == 2 && slot_bytes == 16 && forms_pre_norm_sum(p) &&
              slots > int64_t{kMaxForwardRowThreads / 2} * target_iters &&

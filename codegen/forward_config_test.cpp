@@ -372,6 +372,20 @@ TEST(ForwardConfig, StreamedBlocksAreAsWideAsTheRowsBatches) {
   EXPECT_EQ(c.threads, 1024) << codegen::describe(c);
 }
 
+// Rows a warp holds: half a warp where that leaves no lane idle in the last pass, in slots of
+// half the width where that leaves fewer elements idle (N = 320: 16 lanes of 8-byte slots).
+TEST(ForwardConfig, ShortRowsTakeTheLanesAndSlotsThatLeaveNoneIdle) {
+  struct Case { int64_t n; int vec; int lanes; };
+  const Case cases[] = {{320, 4, 16}, {448, 4, 16}, {640, 4, 32}, {768, 8, 32}, {1000, 8, 32}, {1024, 8, 32}};
+  for (const Case& k : cases) {
+    const NormProblem p = codegen::resolve_forward_problem(problem(NormKind::LayerNorm, k.n, DType::BF16));
+    const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90);
+    EXPECT_EQ(c.vec, k.vec) << k.n << ": " << codegen::describe(c);
+    EXPECT_EQ(c.threads_per_row, k.lanes) << k.n << ": " << codegen::describe(c);
+    EXPECT_NO_THROW(codegen::check_forward_config(p, c));
+  }
+}
+
 // fp32 rows a cluster of 8 holds only in wider blocks at the target bytes (LayerNorm beyond
 // 65536, RMSNorm beyond 131072): 128 bytes a thread in the fewest blocks of at most 640
 // (LayerNorm) or 768 threads, one block an SM; streamed beyond (LN 196608, 262144).

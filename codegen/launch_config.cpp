@@ -100,6 +100,10 @@ int grid_cluster_blocks(int sm_count) {
   return sm_count > 0 ? std::min(sm_count, kMaxGridCluster) : kDefaultGridCluster;
 }
 
+int row_lanes(int64_t slots, int max_passes) {
+  return slots % 32 != 0 && slots % 16 == 0 && slots / 16 <= max_passes ? 16 : 32;
+}
+
 LaunchConfig streamed_launch_config(const NormProblem& p) {
   LaunchConfig c;
   c.vec = vector_width(p);
@@ -188,6 +192,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   const int64_t half_iters = ceil_div(half_slots, half_threads);
   // Only at the measured block sizes, 256 and 512 threads: 320 and 448 (N = 5120, 7168) ran at
   // 35-45% this way against 75-85% staged.
+  // 16-bit rows of 1025-2047 that the rule for rows up to 2048 holds in a block of 8-byte
+  // vectors, 16 elements a thread (below).
+  const bool eight_byte_block_rows = p.n > 1024 && p.n < 2048 && p.n % 128 == 0;
   const bool half_vectors = sm >= 90 && sixteen_bit && aligned && (half_threads == 256 || half_threads == 512) &&
                             (half_iters == 4 || (half_iters == 8 && !p.has_bias));
   // Shared sums (bench/NOTES.md, entry 21; bench/results/2026-11-23-h100-d338c5b-packed/): 16-bit
@@ -292,6 +299,33 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // Short rows: a power-of-two group of lanes per row, many rows per block.
     c.threads_per_row = next_pow2(slots);
     c.threads = 256;
+  } else if (sm >= 90 && many_rows && sixteen_bit && aligned && !has_fused_options(p) && p.kind == NormKind::RMSNorm &&
+             (eight_byte_block_rows || (p.n > 2048 && p.n <= 3072))) {
+    // RMSNorm's 16-bit rows of 2049-3072 and those of 1025-2047 that 8-byte vectors would hold
+    // (below), many of them: 8 elements a thread in registers, one row a block of N/8 threads,
+    // two blocks an SM. bench --graph (bench/results/2026-11-25-h100-{8b1aebb-cliff-tune,
+    // 986d9d5-refits2,ea6e933-refits3,04fe8b6-cliff-tune2}/): RMS bf16 1280 266 → 142 us, 1536
+    // 238 → 141, 1792 178 → 142 (the exhaustive best), 2304 168 → 142, 2560 169 → 150, 3072 151
+    // (staged) → 144 (shared sums, below, took 157 there); fp16 alike.
+    one_row_per_block(slots, 1);
+    c.min_blocks_per_sm = 2;
+  } else if (sm >= 90 && many_rows && sixteen_bit && aligned && !has_fused_options(p) && (p.has_weight || p.has_bias) &&
+             eight_byte_block_rows && shared_sums_rows(1)) {
+    // LayerNorm's of those rows of 1025-2047: shared sums at 8 elements a thread, one row a
+    // block of N/8 threads, as many blocks an SM as 1024 threads make (the exhaustive best:
+    // LN bf16 1280 308 → 147 us, 1536 277 → 146, 1792 198 → 148 in bench; fp16 and bf16 γ
+    // alike; -04fe8b6-cliff-tune2/). The 8-byte vectors had 96-128 threads of 92-115 registers.
+  } else if (sm >= 90 && many_rows && sixteen_bit && aligned && !has_fused_options(p) && (p.has_weight || p.has_bias) &&
+             p.n > 2048 && p.n < 4096 && shared_sums_rows(2)) {
+    // Aligned 16-bit rows of 2049-4095 (staged blocks, or 256 threads of 8-byte vectors with
+    // the last slots part-idle below): shared sums at 16 elements a thread, one row a block of
+    // N/16 threads, as many blocks an SM as 1024 threads make. Exhaustive tuning (graph
+    // replays, L2 flushed; bench/results/2026-11-25-h100-8b1aebb-cliff-tune/): within 2.4% of
+    // the best at LN and RMS 2560, 3072, 3584 (bf16, fp32 γ), against 10-35% behind for the
+    // staged and 8-byte-vector configs. In bench against the rules before (-986d9d5-refits2/,
+    // bf16 and fp16): LN 2304-4000 151-211 → 150-161 us, RMS 3584-4000 204-207 → 153-157; at
+    // 2560 and 3584 other configs were 5-9% faster still in bench (tuned: 320 threads of 8
+    // prefetching; 128 threads of 28). 4096 keeps its 8-byte vectors (91-93% of copy).
   } else if (sm >= 90 && sixteen_bit && aligned && p.n > 512 && p.n <= 2048 && p.n % 128 != 0 && stage(1, 1)) {
     // 16-bit rows of 512-2048 that leave a warp's last 8-byte vector pass part-empty: one
     // staged row per block, a slot a thread (N = 1000: LN 331 us vs 387 for a warp per row,
@@ -304,7 +338,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     c.vec = 4;
     const int64_t quads = ceil_div(p.n, 4);
     if (quads <= 256) {
-      c.threads_per_row = 32;
+      // Many rows: half a warp a row where a warp's last pass would be half empty (N = 320:
+      // LN bf16 199 → 152 us, RMS 175 → 150 in bench, graph replays; exhaustive tuning, the
+      // best at every dtype and γ dtype timed; bench/results/2026-11-25-h100-04fe8b6-cliff-tune2/).
+      c.threads_per_row = many_rows ? row_lanes(quads, 8) : 32;
       c.threads = 128;
     } else {
       one_row_per_block(quads, 4);
@@ -335,25 +372,6 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     take_shared_sums(registers);
   } else if (fused_short_rows && (p.has_weight || p.has_bias) && shared_sums_rows(2)) {
     // The other options: rows packed, sums in shared memory (one block of N/16 threads).
-  } else if (sm >= 90 && many_rows && sixteen_bit && aligned && !has_fused_options(p) && p.kind == NormKind::RMSNorm &&
-             p.n > 2048 && p.n <= 3072) {
-    // RMSNorm's 16-bit rows of 2049-3072, many of them: 8 elements a thread in registers, one
-    // row a block of N/8 threads, two blocks an SM (RMS bf16 3072: 144 us in bench against 151
-    // staged and 157 with the shared sums below; 2560 within 0.5% of the best in exhaustive
-    // tuning; bench/results/2026-11-25-h100-{8b1aebb-cliff-tune,986d9d5-refits2}/).
-    one_row_per_block(slots, 1);
-    c.min_blocks_per_sm = 2;
-  } else if (sm >= 90 && many_rows && sixteen_bit && aligned && !has_fused_options(p) && (p.has_weight || p.has_bias) &&
-             p.n > 2048 && p.n < 4096 && shared_sums_rows(2)) {
-    // Aligned 16-bit rows of 2049-4095 (staged blocks, or 256 threads of 8-byte vectors with
-    // the last slots part-idle below): shared sums at 16 elements a thread, one row a block of
-    // N/16 threads, as many blocks an SM as 1024 threads make. Exhaustive tuning (graph
-    // replays, L2 flushed; bench/results/2026-11-25-h100-8b1aebb-cliff-tune/): within 2.4% of
-    // the best at LN and RMS 2560, 3072, 3584 (bf16, fp32 γ), against 10-35% behind for the
-    // staged and 8-byte-vector configs. In bench against the rules before (-986d9d5-refits2/,
-    // bf16 and fp16): LN 2304-4000 151-211 → 150-161 us, RMS 3584-4000 204-207 → 153-157; at
-    // 2560 and 3584 other configs were 5-9% faster still in bench (tuned: 320 threads of 8
-    // prefetching; 128 threads of 28). 4096 keeps its 8-byte vectors (91-93% of copy).
   } else if (sixteen_bit_shared_sums && shared_sums_rows(2)) {
     // Parallel norms' four sums (with β) leave room for one block of 16 elements a thread per
     // SM: where one block holds the row, 8 elements a thread, so 1024 threads, do better (LN

@@ -152,6 +152,11 @@ int merge_for_few_rows(const NormProblem& resolved, const LaunchConfig& config, 
 // m; the tuner refines it.
 LaunchConfig choose_launch_config(const NormProblem& resolved, int sm = 90, int sm_count = 0, int64_t m = -1);
 
+// Lanes a row of `slots` vector slots takes where a warp or less holds it: 32, or 16 where that
+// leaves none of the row's slots idle in the last pass and 32 lanes would (N = 320 in 8-byte
+// slots: 16 lanes x 5 against 32 x 3, a sixth of them empty), at most max_passes slots a lane.
+int row_lanes(int64_t slots, int max_passes);
+
 // Rows streamed twice by one block each: runs on any device, whatever N (the fallback when a
 // grid cluster cannot be resident all at once).
 LaunchConfig streamed_launch_config(const NormProblem& resolved);

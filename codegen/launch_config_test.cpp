@@ -332,6 +332,46 @@ TEST(LaunchConfig, OneToFourFp32RowsInAClusterTakeHalfBlocks) {
     }
 }
 
+// Lanes a short row takes: 32, or 16 where that leaves no slot idle in the last pass and 32
+// would, within max_passes.
+TEST(LaunchConfig, RowLanesHalveWhereAWarpsLastPassWouldBeHalfEmpty) {
+  EXPECT_EQ(codegen::row_lanes(80, 8), 16);   // N = 320 in 8-byte slots
+  EXPECT_EQ(codegen::row_lanes(112, 8), 16);  // 448
+  EXPECT_EQ(codegen::row_lanes(160, 8), 32);  // 640: 32 x 5
+  EXPECT_EQ(codegen::row_lanes(144, 8), 32);  // 576: 16 would take 9 passes
+  EXPECT_EQ(codegen::row_lanes(40, 4), 32);   // 320 in 16-byte slots: 16 leave idle slots too
+  EXPECT_EQ(codegen::row_lanes(96, 8), 32);
+  for (int64_t n : {320, 448}) {
+    const LaunchConfig c = choose_launch_config(with_option(n, DType::BF16, NormKind::LayerNorm, no_option), 90, 132);
+    EXPECT_EQ(c.threads_per_row, 16) << n << ": " << codegen::describe(c);
+    EXPECT_EQ(c.vec, 4);
+    EXPECT_EQ(choose_launch_config(with_option(n, DType::BF16, NormKind::LayerNorm, no_option), 90, 132, 1).threads_per_row,
+              32)
+        << "few rows keep a warp a row";
+  }
+}
+
+// Many aligned 16-bit rows of 1025-2047 that 8-byte vectors would hold (N % 128 == 0): RMSNorm's
+// in registers at 8 elements a thread, N/8 threads (to a warp), two blocks an SM; LayerNorm's with shared
+// sums at 8 elements a thread, as many blocks an SM as make 1024 threads; 2048 and rows staged
+// (N % 128 != 0) keep their rules.
+TEST(LaunchConfig, ManySixteenBitRowsOf1025To2047TakeABlockOfEightElementsAThread) {
+  for (DType x : {DType::BF16, DType::F16})
+    for (int64_t n : {1152, 1280, 1536, 1792, 1920}) {
+      const LaunchConfig rms = choose_launch_config(with_option(n, x, NormKind::RMSNorm, no_option), 90, 132);
+      EXPECT_TRUE(!rms.shared_sums && rms.rows_per_block() == 1 && rms.vec == 8 && rms.threads == (n / 8 + 31) / 32 * 32 &&
+                  rms.min_blocks_per_sm == 2)
+          << n << ": " << codegen::describe(rms);
+      const LaunchConfig ln = choose_launch_config(with_option(n, x, NormKind::LayerNorm, no_option), 90, 132);
+      EXPECT_TRUE(ln.shared_sums && ln.rows_per_block() == 1 && ln.vec == 8 && ln.threads == (n / 8 + 31) / 32 * 32 &&
+                  ln.min_blocks_per_sm == 1024 / ln.threads)
+          << n << ": " << codegen::describe(ln);
+      EXPECT_FALSE(choose_launch_config(with_option(n, x, NormKind::LayerNorm, no_option), 90, 132, 64).shared_sums);
+    }
+  EXPECT_TRUE(choose_launch_config(with_option(1600, DType::BF16, NormKind::LayerNorm, no_option), 90, 132).staged);
+  EXPECT_EQ(choose_launch_config(with_option(2048, DType::BF16, NormKind::LayerNorm, no_option), 90, 132).vec, 4);
+}
+
 // Many aligned 16-bit rows of 2049-4095 with γ or β: shared sums at 16 elements a thread, one
 // row a block of N/16 threads, as many blocks an SM as make 1024 threads; RMSNorm's up to 3072
 // 8 elements a thread in registers instead, N/8 threads, two blocks an SM; 4096, few rows,

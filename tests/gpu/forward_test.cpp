@@ -189,7 +189,7 @@ void check_case(Engine& engine, const ForwardCase& c, CUstream stream, NormInput
 // The matrix: every (N, kind, x dtype) once, with M, the weight dtype, the affine form,
 // zero-centred γ and padded rows cycling over the cases, M·N kept to 4M elements.
 std::vector<ForwardCase> matrix() {
-  const int64_t ns[] = {1, 33, 1000, 4096, 8192, 24576, 65536, 262144};
+  const int64_t ns[] = {1, 33, 320, 1000, 4096, 8192, 24576, 65536, 262144};
   const int64_t ms[] = {1, 37, 199, 4096};
   const Affine affines[] = {Affine::WeightAndBias, Affine::WeightOnly, Affine::None, Affine::BiasOnly};
   std::vector<ForwardCase> cases;
