@@ -79,14 +79,12 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     // slots, 5 each, against 32 lanes of 16-byte slots, the second pass three-quarters empty:
     // LN bf16 154 → 105 us, RMS 105 → 101 in bench, graph replays; exhaustive tuning's best;
     // bench/results/2026-11-25-h100-04fe8b6-cliff-tune2/).
-    auto idle = [&](int vec) {
-      const int64_t n_slots = ceil_div(p.n, vec);
-      const int lanes = row_lanes(n_slots, std::max(1, max_forward_register_bytes(p.x_dtype) / (vec * dtype_size(p.x_dtype))));
-      return int64_t{lanes} * ceil_div(n_slots, lanes) * vec - p.n;
+    auto lanes_at = [&](int vec) {
+      return row_lanes(ceil_div(p.n, vec), std::max(1, max_forward_register_bytes(p.x_dtype) / (vec * dtype_size(p.x_dtype))));
     };
+    auto idle = [&](int vec) { return int64_t{lanes_at(vec)} * ceil_div(ceil_div(p.n, vec), lanes_at(vec)) * vec - p.n; };
     if (c.vec >= 2 && idle(c.vec / 2) < idle(c.vec)) c.vec /= 2;
-    const int64_t n_slots = ceil_div(p.n, c.vec);
-    c.threads_per_row = row_lanes(n_slots, std::max(1, max_forward_register_bytes(p.x_dtype) / (c.vec * dtype_size(p.x_dtype))));
+    c.threads_per_row = lanes_at(c.vec);
     c.threads = 256;
   } else if (sm >= 90 && dtype_size(p.x_dtype) == 2 && slot_bytes == 16 && forms_pre_norm_sum(p) &&
              slots > int64_t{kMaxForwardRowThreads / 2} * target_iters &&
@@ -189,14 +187,15 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
              slots >= int64_t{c.threads} * c.cluster * 2 * kForwardStreamBatch)
         c.cluster *= 2;
     }
-    // Two rows or more an SM (or M not known), option-free: blocks as wide as the row's batches. Where a
-    // 1024-thread block would take a second batch a thread for at most half a batch more of the
-    // row (N ≤ 49152 in 16-bit types), two blocks of 512 an SM take three between them, half a
-    // batch's latency a row less; beyond, the fewest threads that take as many batches as 1024
-    // do (balanced_stream_threads). bench --graph, LN bf16, fp32 γ, M·N = 64 Mi
-    // (bench/results/2026-11-25-h100-c4e1df7-streamed-fits/): 33792 166 → 122 us, 36864 156 →
-    // 124, 40960 162 → 125, 45056 151 → 124, 49152 147 → 124 (fp16 alike); 57344 132.5 → 127
-    // (896 threads), 81920 139.8 → 135.9 (864); 65536, 98304, 524288 stay 1024.
+    // Two rows or more an SM (or M not known), option-free: blocks as wide as the row's
+    // batches. Where a 1024-thread block would take a second batch a thread for at most half a
+    // batch more of the row (N ≤ 49152 in 16-bit types), two blocks of 512 an SM take three
+    // between them, half a batch's latency a row less; beyond, the fewest threads that take as
+    // many batches as 1024 do (balanced_stream_threads). bench --graph, LN bf16, fp32 γ, M·N =
+    // 64 Mi, this rule against 1024 threads (bench/results/2026-11-25-h100-e52089d-refits/;
+    // tuned in -c4e1df7-streamed-fits/): 33792 166 → 122 us, 36864 156 → 126, 40960 162 →
+    // 125, 45056 152 → 124, 49152 148 → 124 (fp16 alike); 57344 133 → 127 (896 threads), 81920
+    // 140 → 135 (864); 65536, 98304-524288 stay 1024.
     if ((bucket == 0 || bucket >= 2 * sms) && !has_forward_fused_options(p)) {
       if (2 * slots <= 3 * int64_t{kForwardStreamThreads} * kForwardStreamBatch) {
         c.threads = c.threads_per_row = kForwardStreamThreads / 2;

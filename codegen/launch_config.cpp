@@ -117,8 +117,8 @@ namespace {
 
 // The heuristic for many rows a block (M well beyond the SMs): staging and prefetch keep the
 // next rows' loads in flight. many_rows: M is not few (few_rows); then shared sums also where
-// one block holds the row, and in fp32 clusters of 16385-32768 (few rows want the latency of
-// sums in registers).
+// one block holds the row, and the rules fitted to many rows only (few rows want the latency
+// of sums in registers).
 LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bool many_rows) {
   LaunchConfig c;
   c.vec = vector_width(p);
@@ -190,11 +190,11 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   const int64_t half_slots = ceil_div(p.n, 4);
   const int half_threads = static_cast<int>(std::clamp<int64_t>(ceil_div(p.n / 16, 32) * 32, 256, 512));
   const int64_t half_iters = ceil_div(half_slots, half_threads);
-  // Only at the measured block sizes, 256 and 512 threads: 320 and 448 (N = 5120, 7168) ran at
-  // 35-45% this way against 75-85% staged.
   // 16-bit rows of 1025-2047 that the rule for rows up to 2048 holds in a block of 8-byte
   // vectors, 16 elements a thread (below).
   const bool eight_byte_block_rows = p.n > 1024 && p.n < 2048 && p.n % 128 == 0;
+  // Only at the measured block sizes, 256 and 512 threads: 320 and 448 (N = 5120, 7168) ran at
+  // 35-45% this way against 75-85% staged.
   const bool half_vectors = sm >= 90 && sixteen_bit && aligned && (half_threads == 256 || half_threads == 512) &&
                             (half_iters == 4 || (half_iters == 8 && !p.has_bias));
   // Shared sums (bench/NOTES.md, entry 21; bench/results/2026-11-23-h100-d338c5b-packed/): 16-bit
@@ -483,18 +483,17 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
                shared_sums_rows(c.cluster == 4 ? iters : 2 * iters)) {
       // Aligned fp32 rows of 16385-57344 (a cluster of four 1024-thread blocks above, or of eight
       // of at most 896): blocks of at most 512 threads in a cluster of 8, sums in shared memory,
-      // as many blocks an SM as 1024 threads make (56 registers, no spills), so two or three
-      // rows are in flight an SM instead of one; 8 elements a thread up to 32768, 16 beyond.
-      // Exhaustive tuning, then bench --graph of the tuned configs against the register
-      // cluster, M·N = 64 Mi (bench/results/2026-11-25-h100-{c4e1df7-streamed-fits,
-      // 8b1aebb-cliff-tune}/): this config was the best, or within 0.5% of it, at 20480 (LN 372
-      // → 304 us, RMS 369 → 300), 32768 (LN 324 → 313, RMS 317 → 304), 36864 (LN 425 → 346,
-      // RMS 418 → 335), 49152 (LN 382 → 339, RMS 377 → 323) and 57344 (LN 367 → 341, RMS 360 →
-      // 330), and of RMS at 40960 (397 → 332); LN 40960 tuned 4% faster in a cluster of 16 at 8
-      // elements; at 24576 and 28672 blocks of 16 elements in clusters of 4 tuned 3-7% faster
-      // (LN 24576 466 us against 501 for this, 511 the register cluster). Not at 61440, where
-      // this lost 3-8% to the cluster of 960-thread blocks (LN 354 → 384 us; 240 bytes spilled;
-      // -986d9d5-refits2/). Without fused options, many rows only (the only ones timed).
+      // as many blocks an SM as 1024 threads make, so two or three rows are in flight an SM
+      // instead of one; 8 elements a thread up to 32768 (56 registers, no spills), 16 beyond
+      // (36-240 bytes spilled, and still faster). Found by exhaustive tuning (bench/results/
+      // 2026-11-25-h100-{c4e1df7-streamed-fits,8b1aebb-cliff-tune}/); bench --graph against the
+      // register cluster, M·N = 64 Mi (-e52089d-refits/, -986d9d5-refits2/): LN 16896 405 → 321
+      // us, 20480 372 → 305, 24576 342 → 336, 28672 329 → 321, 32768 323 → 312, 36864 425 → 342,
+      // 40960 405 → 354, 45056 399 → 344, 49152 381 → 339, 57344 368 → 339; RMSNorm alike. At
+      // 24576-28672 blocks of 16 elements in clusters of 4 tuned 3-7% faster still, at LN 40960 a
+      // cluster of 16 at 8 elements 4%. Not at 61440, where this lost 3-8% to the cluster of
+      // 960-thread blocks (LN 354 → 384 us, 240 bytes spilled). Without fused options, many rows
+      // only (the only ones timed).
       c.min_blocks_per_sm = kSharedSumsThreadsPerSm / c.threads;
     }
   } else if (sm >= 90 && (p.has_weight || p.has_bias) &&
