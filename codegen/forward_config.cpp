@@ -151,6 +151,8 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
       return threads_for(iters);
     };
     int64_t threads = fewest_blocks(target_iters, most_threads);
+    const int target_cluster = c.cluster;
+    const int64_t target_threads = threads;
     if (threads > most_threads && max_iters > target_iters) {
       // fp32 rows a cluster of 8 holds only in wider blocks (LayerNorm beyond 65536, RMSNorm
       // beyond 131072): max_iters' 128 bytes a thread in the fewest blocks of at most
@@ -160,6 +162,14 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
       // 163840 318 → 256 (8 x 640; streamed before); RMS 163840 313 → 224, 196608 288 → 242
       // (8 x 768). Streamed beyond (LN 196608, 262144).
       threads = fewest_blocks(max_iters, wide_threads);
+      // Only where that takes fewer blocks, or the target's blocks are wider than
+      // kWideForwardThreads: in the same 8 blocks, 128 bytes a thread in half the threads lost
+      // at LN 86016 (352 against 672 threads: 327 → 345 us), tied at 98304 (384 against 768)
+      // and won from 110592 (448 against 864: 301 → 293; -f29be5c-range-check/).
+      if (c.cluster >= target_cluster && target_threads <= kWideForwardThreads) {
+        c.cluster = target_cluster;
+        threads = target_threads;
+      }
     }
     c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
     // 64 registers a thread, but not for 128 bytes of x a thread (one block an SM; LN fp32

@@ -388,11 +388,14 @@ TEST(ForwardConfig, ShortRowsTakeTheLanesAndSlotsThatLeaveNoneIdle) {
 
 // fp32 rows a cluster of 8 holds only in wider blocks at the target bytes (LayerNorm beyond
 // 65536, RMSNorm beyond 131072): 128 bytes a thread in the fewest blocks of at most 640
-// (LayerNorm) or 768 threads, one block an SM; streamed beyond (LN 196608, 262144).
+// (LayerNorm) or 768 threads, one block an SM, where that takes fewer blocks or the target's
+// are wider than 768 threads (LN 86016 and 98304 keep 8 blocks at 64 bytes); streamed beyond
+// (LN 180224, 262144).
 TEST(ForwardConfig, WideFp32RowsTake128BytesAThreadInClusters) {
   struct Case { NormKind kind; int64_t n; int cluster; int threads; int min_blocks; };
   const Case cases[] = {{NormKind::LayerNorm, 65536, 8, 512, 2},   {NormKind::LayerNorm, 81920, 4, 640, 1},
-                        {NormKind::LayerNorm, 98304, 8, 384, 1},   {NormKind::LayerNorm, 131072, 8, 512, 1},
+                        {NormKind::LayerNorm, 86016, 8, 672, 1},   {NormKind::LayerNorm, 98304, 8, 768, 1},
+                        {NormKind::LayerNorm, 110592, 8, 448, 1},  {NormKind::LayerNorm, 131072, 8, 512, 1},
                         {NormKind::LayerNorm, 163840, 8, 640, 1},
                         {NormKind::RMSNorm, 131072, 8, 1024, 1},   {NormKind::RMSNorm, 163840, 8, 640, 1},
                         {NormKind::RMSNorm, 196608, 8, 768, 1}};
