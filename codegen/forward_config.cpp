@@ -82,7 +82,10 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     auto lanes_at = [&](int vec) {
       return row_lanes(ceil_div(p.n, vec), std::max(1, max_forward_register_bytes(p.x_dtype) / (vec * dtype_size(p.x_dtype))));
     };
-    auto idle = [&](int vec) { return int64_t{lanes_at(vec)} * ceil_div(ceil_div(p.n, vec), lanes_at(vec)) * vec - p.n; };
+    auto idle = [&](int vec) {
+      const int64_t lanes = lanes_at(vec);
+      return lanes * ceil_div(ceil_div(p.n, vec), lanes) * vec - p.n;  // elements of the last pass
+    };
     if (c.vec >= 2 && idle(c.vec / 2) < idle(c.vec)) c.vec /= 2;
     c.threads_per_row = lanes_at(c.vec);
     c.threads = 256;
@@ -145,15 +148,19 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     // bytes (unpacking and its statistics take registers) and ran slower than streaming
     // (bench/NOTES.md, entries 19 and 20).
     const int64_t most_threads = p.kind == NormKind::LayerNorm ? 512 : kMaxForwardRowThreads;
-    auto threads_for = [&](int iters) { return ceil_div(ceil_div(slots, int64_t{c.cluster} * iters), 32) * 32; };
+    // The fewest blocks (a power of two, 2 to 8) whose threads hold the row at `iters` slots
+    // each within `at_most` threads, or 8; and those threads.
+    struct Blocks { int cluster; int64_t threads; };
     auto fewest_blocks = [&](int iters, int64_t at_most) {
-      for (c.cluster = 2; threads_for(iters) > at_most && c.cluster < kMaxForwardCluster;) c.cluster *= 2;
-      return threads_for(iters);
+      Blocks b{2, 0};
+      for (;; b.cluster *= 2) {
+        b.threads = ceil_div(ceil_div(slots, int64_t{b.cluster} * iters), 32) * 32;
+        if (b.threads <= at_most || b.cluster == kMaxForwardCluster) return b;
+      }
     };
-    int64_t threads = fewest_blocks(target_iters, most_threads);
-    const int target_cluster = c.cluster;
-    const int64_t target_threads = threads;
-    if (threads > most_threads && max_iters > target_iters) {
+    Blocks blocks = fewest_blocks(target_iters, most_threads);
+    bool wide = false;  // 128 bytes a thread
+    if (blocks.threads > most_threads && max_iters > target_iters) {
       // fp32 rows a cluster of 8 holds only in wider blocks (LayerNorm beyond 65536, RMSNorm
       // beyond 131072): max_iters' 128 bytes a thread in the fewest blocks of at most
       // wide_threads. Exhaustive tuning, then bench --graph, M·N = 64 Mi
@@ -161,22 +168,19 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
       // 237 us (4 x 640; 24-48 bytes spilled, still the best), 131072 284 → 264 (8 x 512),
       // 163840 318 → 256 (8 x 640; streamed before); RMS 163840 313 → 224, 196608 288 → 242
       // (8 x 768). Streamed beyond (LN 196608, 262144).
-      threads = fewest_blocks(max_iters, wide_threads);
       // Only where that takes fewer blocks, or the target's blocks are wider than
       // kWideForwardThreads: in the same 8 blocks, 128 bytes a thread in half the threads lost
       // at LN 86016 (352 against 672 threads: 327 → 345 us), tied at 98304 (384 against 768)
       // and won from 110592 (448 against 864: 301 → 293; -f29be5c-range-check/).
-      if (c.cluster >= target_cluster && target_threads <= kWideForwardThreads) {
-        c.cluster = target_cluster;
-        threads = target_threads;
-      }
+      const Blocks wider = fewest_blocks(max_iters, wide_threads);
+      wide = wider.cluster < blocks.cluster || blocks.threads > kWideForwardThreads;
+      if (wide) blocks = wider;
     }
-    c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
+    c.cluster = blocks.cluster;
+    c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(blocks.threads, 64, kMaxForwardRowThreads));
     // 64 registers a thread, but not for 128 bytes of x a thread (one block an SM; LN fp32
     // 131072 in 512-thread blocks tuned 6-10% ahead of the 1024-thread ones it had, unbounded).
-    c.min_blocks_per_sm = int64_t{c.threads_per_row} * c.cluster * target_iters >= slots
-                              ? std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32)
-                              : 1;
+    c.min_blocks_per_sm = wide ? 1 : std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
   } else {
     // One 1024-thread block an SM (64 registers: x is held packed, so a batch fits without
     // spills): as many loads in flight as two of 512, half the rows' bytes waiting in L2 for

@@ -235,7 +235,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // c, its block shape set, with shared sums: false, leaving c as `before`, where they do not fit
   // (or one block would hold the row where many_rows does not allow it); else as
   // many blocks per SM as 64 registers a thread and the SM's shared memory allow.
-  auto take_shared_sums = [&](const LaunchConfig& before) {
+  // fp32_blocks_fill_sm: rows held as fp32 too take as many blocks an SM as fit (below).
+  auto take_shared_sums = [&](const LaunchConfig& before, bool fp32_blocks_fill_sm = false) {
     c.shared_sums = true;
     const size_t bytes = dynamic_shared_bytes(p, c);
     if (bytes > max_stage_bytes(sm) || (!many_rows && c.cluster == 1)) {
@@ -244,8 +245,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     }
     // Rows held as fp32 (not packs_rows: fp32 rows) need the registers of one block per SM: at
     // two they spill (RMS bf16 8192 with parallel norms, unpacked: 296 bytes, 376 us against 163
-    // without the option).
-    const bool rows_stay_fp32 = !packs_rows(p, c);
+    // without the option). Not the fp32 clusters of 16385-57344 (fp32_blocks_fill_sm, below),
+    // where two or three blocks an SM won even where they spilled.
+    const bool rows_stay_fp32 = !packs_rows(p, c) && !fp32_blocks_fill_sm;
     // Unmerged, though with 16 elements a thread LayerNorm's partial rows are 8.6% of x, dy and
     // dx at any N: pairs merging their sums (half the partials) measured 1.5-10% slower
     // (LN bf16 16384: 182 us against 166; bench/results/2026-11-23-h100-75909f4/tune-merge.txt).
@@ -258,7 +260,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   };
   // One row a block (or cluster) with shared sums, `iters` slots a thread; false, leaving c as
   // it was, where the sums do not fit in shared memory (parallel norms of the longest rows).
-  auto shared_sums_rows = [&](int iters, bool wide_blocks = false) {
+  auto shared_sums_rows = [&](int iters, bool wide_blocks = false, bool fp32_blocks_fill_sm = false) {
     const LaunchConfig before = c;
     const int64_t lanes = ceil_div(slots, iters);
     // Blocks of 512 threads while a cluster of at most the portable size of them holds the row
@@ -269,7 +271,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
                                     : kMaxRegisterRowThreads;
     c.cluster = static_cast<int>(next_pow2(ceil_div(lanes, block_limit)));
     one_row_per_block(ceil_div(slots, c.cluster), iters);
-    return take_shared_sums(before);
+    return take_shared_sums(before, fp32_blocks_fill_sm);
   };
 
   // Staged clusters of 1024-thread blocks: slots a thread, and blocks at most.
@@ -483,13 +485,14 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       shared_sums_rows(2 * iters);
     } else if (many_rows && (c.cluster == 4 || (c.cluster == kPortableCluster && c.threads <= 896)) &&
                aligned && !has_fused_options(p) && (p.has_weight || p.has_bias) &&
-               shared_sums_rows(c.cluster == 4 ? iters : 2 * iters)) {
+               shared_sums_rows(c.cluster == 4 ? iters : 2 * iters, /*wide_blocks=*/false,
+                                /*fp32_blocks_fill_sm=*/true)) {
       // Aligned fp32 rows of 16385-57344 (a cluster of four 1024-thread blocks above, or of eight
       // of at most 896): blocks of at most 512 threads in a cluster of 8, sums in shared memory,
-      // as many blocks an SM as 1024 threads make, so two or three rows are in flight an SM
-      // instead of one; 8 elements a thread up to 32768 (56 registers, no spills), 16 beyond
-      // (36-240 bytes spilled, and still faster). Found by exhaustive tuning (bench/results/
-      // 2026-11-25-h100-{c4e1df7-streamed-fits,8b1aebb-cliff-tune}/); bench --graph against the
+      // as many blocks an SM as 1024 threads and shared memory allow, so two or three rows are
+      // in flight an SM instead of one; 8 elements a thread up to 32768 (56 registers, no
+      // spills), 16 beyond (36-240 bytes spilled, and still faster). Found by exhaustive tuning
+      // (bench/results/2026-11-25-h100-{c4e1df7-streamed-fits,8b1aebb-cliff-tune}/); bench --graph against the
       // register cluster, M·N = 64 Mi (-e52089d-refits/, -986d9d5-refits2/): LN 16896 405 → 321
       // us, 20480 372 → 305, 24576 342 → 336, 28672 329 → 321, 32768 323 → 312, 36864 425 → 342,
       // 40960 405 → 354, 45056 399 → 344, 49152 381 → 339, 57344 368 → 339; RMSNorm alike. At
@@ -497,7 +500,6 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       // cluster of 16 at 8 elements 4%. Not at 61440, where this lost 3-8% to the cluster of
       // 960-thread blocks (LN 354 → 384 us, 240 bytes spilled). Without fused options, many rows
       // only (the only ones timed).
-      c.min_blocks_per_sm = kSharedSumsThreadsPerSm / c.threads;
     }
   } else if (sm >= 90 && (p.has_weight || p.has_bias) &&
              slots <= int64_t{kMaxRowThreads} * std::max(1, 16 / c.vec) * kMaxCluster &&
