@@ -291,6 +291,12 @@ __device__ __forceinline__ void save_statistics(const ForwardParams& p, i64 row,
 }
 
 // ---- a row shared by a cluster's blocks (sm_90) --------------------------------------------------
+// The block's rank in its cluster (0 without one), and the grid's row groups: a cluster (or a
+// block) each, group g taking rows g, g + groups, ...
+__device__ __forceinline__ unsigned block_rank() { return kCluster > 1 ? cluster_rank() : 0; }
+__device__ __forceinline__ i64 row_group() { return (i64)blockIdx.x / kCluster; }
+__device__ __forceinline__ i64 row_groups() { return (i64)gridDim.x / kCluster; }
+
 // Each block's statistics of its part of the row go to its shared memory; after one cluster
 // barrier every thread reads all kCluster of them (distributed shared memory) and merges them
 // in rank order, so every thread of every block gets the same bits. Double-buffered: a block
@@ -368,9 +374,8 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
   __builtin_assume(threadIdx.x < kThreads);
   // With a cluster a row: the block's rank in it, the thread's lane among the row's threads,
   // and the clusters (row groups) of the grid.
-  const unsigned rank = kCluster > 1 ? cluster_rank() : 0;
-  const int lane = (int)rank * kThreadsPerRow + lane_in_block;
-  const i64 group = (i64)blockIdx.x / kCluster, groups = (i64)gridDim.x / kCluster;
+  const int lane = (int)block_rank() * kThreadsPerRow + lane_in_block;
+  const i64 group = row_group(), groups = row_groups();
   ClusterExchange exchange{0};
   const float eps = (float)p.eps;
   const i64 step = groups * kRowsPerBlock;
@@ -534,9 +539,8 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
   __shared__ Moments moments_buffer[kLayerNorm ? 2 : 1][1][BlockMoments::kWarps];
   BlockMoments moments{moments_buffer, 0};
   const int lane = threadIdx.x;
-  const unsigned rank = kCluster > 1 ? cluster_rank() : 0;
-  const i64 first = (i64)rank * kThreads + lane;  // the thread's first slot of a row
-  const i64 group = (i64)blockIdx.x / kCluster, groups = (i64)gridDim.x / kCluster;
+  const i64 first = (i64)block_rank() * kThreads + lane;  // the thread's first slot of a row
+  const i64 group = row_group(), groups = row_groups();
   ClusterExchange exchange{0};
   const float eps = (float)p.eps;
   for (i64 row = group; row < p.m; row += groups) {
