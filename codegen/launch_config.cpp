@@ -301,7 +301,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // Short rows: a power-of-two group of lanes per row, many rows per block.
     c.threads_per_row = next_pow2(slots);
     c.threads = 256;
-  } else if (sm >= 90 && many_rows && sixteen_bit && aligned && !has_fused_options(p) && p.kind == NormKind::RMSNorm &&
+  } else if (sm >= 90 && many_rows && sixteen_bit && aligned && !fused_short_rows && p.kind == NormKind::RMSNorm &&
              (eight_byte_block_rows || (p.n > 2048 && p.n <= 3072 && p.n % 256 == 0))) {
     // RMSNorm's 16-bit rows of 1025-2047 that 8-byte vectors would hold (below), and of
     // 2049-3072 whose N/8 threads fill whole warps, many of them: 8 elements a thread in
@@ -314,13 +314,13 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // which they keep (below), as do the other RMSNorm rows up to 3072.
     one_row_per_block(slots, 1);
     c.min_blocks_per_sm = 2;
-  } else if (sm >= 90 && many_rows && sixteen_bit && aligned && !has_fused_options(p) && (p.has_weight || p.has_bias) &&
+  } else if (sm >= 90 && many_rows && sixteen_bit && aligned && !fused_short_rows && (p.has_weight || p.has_bias) &&
              eight_byte_block_rows && shared_sums_rows(1)) {
     // LayerNorm's of those rows of 1025-2047: shared sums at 8 elements a thread, one row a
     // block of N/8 threads, as many blocks an SM as 1024 threads make (the exhaustive best:
     // LN bf16 1280 308 → 147 us, 1536 277 → 146, 1792 198 → 148 in bench; fp16 and bf16 γ
     // alike; -04fe8b6-cliff-tune2/). The 8-byte vectors had 96-128 threads of 92-115 registers.
-  } else if (sm >= 90 && many_rows && sixteen_bit && aligned && !has_fused_options(p) && (p.has_weight || p.has_bias) &&
+  } else if (sm >= 90 && many_rows && sixteen_bit && aligned && !fused_short_rows && (p.has_weight || p.has_bias) &&
              p.n > 2048 && p.n < 4096 && !(p.kind == NormKind::RMSNorm && p.n <= 3072) && shared_sums_rows(2)) {
     // Aligned 16-bit rows of 2049-4095 (staged blocks, or 256 threads of 8-byte vectors with
     // the last slots part-idle below): shared sums at 16 elements a thread, one row a block of
