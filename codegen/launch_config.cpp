@@ -312,6 +312,14 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 3072 151 (staged) → 144 (shared sums, below, took 157 there); fp16 alike. Not 2432, 2688,
     // 2944 (N/8 threads to a warp less some lanes): 7-15% slower than their staged blocks,
     // which they keep (below), as do the other RMSNorm rows up to 3072.
+    // This rule and the two after it hold fused problems too, but for 3073-4096 where
+    // fused_short_rows has rules of their own. Fused problems had kept the configs these rules
+    // replaced; against them in bench --graph --fused (bf16 and fp16, fp32 γ, M·N = 64 Mi; bench/results/
+    // 2026-11-25-h100-b63ffe0-fused-cliffs/): LN 1280 residual 446 → 193 us, all four
+    // elementwise options 649 → 264, parallel 559 → 211, recompute 430 → 194; RMS 1280 residual
+    // 384 → 190, gate 601 → 290 (before the norm 601 → 262), parallel 465 → 232; at 2304-3072
+    // residual 218-224 → 189-201, the gate 405-467 → 287-329; nothing slower but LayerNorm's
+    // recompute at 2049-4095 (below).
     one_row_per_block(slots, 1);
     c.min_blocks_per_sm = 2;
   } else if (sm >= 90 && many_rows && sixteen_bit && aligned && !fused_short_rows && (p.has_weight || p.has_bias) &&
@@ -321,7 +329,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // LN bf16 1280 308 → 147 us, 1536 277 → 146, 1792 198 → 148 in bench; fp16 and bf16 γ
     // alike; -04fe8b6-cliff-tune2/). The 8-byte vectors had 96-128 threads of 92-115 registers.
   } else if (sm >= 90 && many_rows && sixteen_bit && aligned && !fused_short_rows && (p.has_weight || p.has_bias) &&
-             p.n > 2048 && p.n < 4096 && !(p.kind == NormKind::RMSNorm && p.n <= 3072) && shared_sums_rows(2)) {
+             p.n > 2048 && p.n < 4096 && !(p.kind == NormKind::RMSNorm && p.n <= 3072) &&
+             !(p.recompute_from_output && p.has_bias) && shared_sums_rows(2)) {
     // Aligned 16-bit rows of 2049-4095 (staged blocks, or 256 threads of 8-byte vectors with
     // the last slots part-idle below): shared sums at 16 elements a thread, one row a block of
     // N/16 threads, as many blocks an SM as 1024 threads make. Exhaustive tuning (graph
@@ -331,6 +340,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // bf16 and fp16): LN 2304-4000 151-211 → 150-161 us, RMS 3584-4000 204-207 → 153-157; at
     // 2560 and 3584 other configs were 5-9% faster still in bench (tuned: 320 threads of 8
     // prefetching; 128 threads of 28). 4096 keeps its 8-byte vectors (91-93% of copy).
+    // Not LayerNorm recomputing x̂ from y and β, whose 16 elements a thread spill 150-200
+    // bytes there (2560: 293 → 337 us, 3072 270 → 352, 3584 256 → 281); it keeps its staged
+    // blocks (2304, which spilled 8 bytes, gained: 284 → 192, not taken).
   } else if (sm >= 90 && sixteen_bit && aligned && p.n > 512 && p.n <= 2048 && p.n % 128 != 0 && stage(1, 1)) {
     // 16-bit rows of 512-2048 that leave a warp's last 8-byte vector pass part-empty: one
     // staged row per block, a slot a thread (N = 1000: LN 331 us vs 387 for a warp per row,

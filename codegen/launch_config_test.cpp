@@ -367,6 +367,20 @@ TEST(LaunchConfig, ManySixteenBitRowsOf1025To2047TakeABlockOfEightElementsAThrea
                   ln.min_blocks_per_sm == 1024 / ln.threads)
           << n << ": " << codegen::describe(ln);
       EXPECT_FALSE(choose_launch_config(with_option(n, x, NormKind::LayerNorm, no_option), 90, 132, 64).shared_sums);
+      // Fused problems take the same configs, recompute, the gate and parallel norms included.
+      for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+        for (auto option : {+[](NormProblem& q) { q.residual = true; },
+                            +[](NormProblem& q) { q.residual = q.zero_centered_weight = q.rowscale = true; },
+                            +[](NormProblem& q) { q.parallel = true; },
+                            +[](NormProblem& q) { q.recompute_from_output = true; }}) {
+          EXPECT_EQ(choose_launch_config(with_option(n, x, kind, option), 90, 132),
+                    choose_launch_config(with_option(n, x, kind, no_option), 90, 132))
+              << n << ": " << codegen::describe(with_option(n, x, kind, option));
+        }
+      EXPECT_EQ(choose_launch_config(with_option(n, x, NormKind::RMSNorm, [](NormProblem& q) { q.gate = Gate::AfterNorm; }),
+                                     90, 132),
+                rms)
+          << n;
     }
   EXPECT_TRUE(choose_launch_config(with_option(1600, DType::BF16, NormKind::LayerNorm, no_option), 90, 132).staged);
   EXPECT_EQ(choose_launch_config(with_option(2048, DType::BF16, NormKind::LayerNorm, no_option), 90, 132).vec, 4);
@@ -398,10 +412,13 @@ TEST(LaunchConfig, ManySixteenBitRowsOf2049To4095ShareSumsInOneBlock) {
           EXPECT_EQ(c.min_blocks_per_sm, 1024 / c.threads) << what;
         }
         EXPECT_FALSE(choose_launch_config(p, 90, 132, 64).shared_sums) << n;
-        // Fused options keep their rules: staged rows up to 3072 (their own shared sums where
-        // 8-byte vectors would hold the row, 3841-4096).
+        // Fused options take the same configs up to 3072 (beyond, fused_short_rows' own rules,
+        // where 8-byte vectors would hold the row); LayerNorm's recompute keeps its staged rows.
         const NormProblem fused = with_option(n, x, kind, [](NormProblem& q) { q.residual = true; });
-        if (n <= 3072) EXPECT_TRUE(choose_launch_config(fused, 90, 132).staged) << n;
+        if (n <= 3072) EXPECT_EQ(choose_launch_config(fused, 90, 132), c) << n;
+        const NormProblem recompute = with_option(n, x, kind, [](NormProblem& q) { q.recompute_from_output = true; });
+        if (kind == NormKind::LayerNorm && n <= 3072) EXPECT_TRUE(choose_launch_config(recompute, 90, 132).staged) << n;
+        if (kind == NormKind::RMSNorm && n <= 3072) EXPECT_EQ(choose_launch_config(recompute, 90, 132), c) << n;
         const NormProblem unaligned = with_option(n, x, kind, [](NormProblem& q) { q.alignment = 8; });
         EXPECT_FALSE(choose_launch_config(unaligned, 90, 132).shared_sums) << n;
       }
@@ -683,10 +700,12 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4096TakeTheirOwnRuleForManyRows) {
   residual_3072.n = 3072;
   NormProblem none_3072 = none;
   none_3072.n = 3072;
-  // (At 3072 the fused options keep the staged rows the option-free rule had before its own
-  // shared sums of 2049-4095.)
-  EXPECT_TRUE(choose_launch_config(residual_3072, 90, 132, 16384).staged);
+  // (At 3072 the fused options take the option-free rules of 2049-4095: LayerNorm's shared
+  // sums, RMSNorm's 8 elements a thread.)
   EXPECT_TRUE(choose_launch_config(none_3072, 90, 132, 16384).shared_sums);
+  NormProblem rms_none_3072 = p4096(NormKind::RMSNorm, no_option);
+  rms_none_3072.n = 3072;
+  EXPECT_EQ(choose_launch_config(residual_3072, 90, 132, 16384), choose_launch_config(rms_none_3072, 90, 132, 16384));
   EXPECT_EQ(choose_launch_config(residual, 80, 108, 16384), choose_launch_config(none, 80, 108, 16384));
 }
 
