@@ -232,6 +232,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // rule (LayerNorm 157 us against 155). Measured at 4096 only.
   const bool fused_short_rows = many_rows && half_vectors && has_fused_options(p) && p.n <= 4096 &&
                                 !(p.recompute_from_output && p.has_bias);
+  // Many aligned 16-bit rows that a block of N/8 threads holds at 8 elements a thread in whole
+  // warps: 1025-2047 where 8-byte vectors held the row, and 2049-3072 where N/8 fills warps
+  // (the rules for them below), on sm_90 (the only machine timed).
+  const bool block_of_eighths = sm >= 90 && many_rows && sixteen_bit && aligned && !fused_short_rows &&
+                                (eight_byte_block_rows || (p.n > 2048 && p.n <= 3072 && p.n % 256 == 0));
+  const bool fp16_gate_before = p.x_dtype == DType::F16 && p.gate == Gate::BeforeNorm;
   // c, its block shape set, with shared sums: false, leaving c as `before`, where they do not fit
   // (or one block would hold the row where many_rows does not allow it); else as
   // many blocks per SM as 64 registers a thread and the SM's shared memory allow.
@@ -301,8 +307,28 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // Short rows: a power-of-two group of lanes per row, many rows per block.
     c.threads_per_row = next_pow2(slots);
     c.threads = 256;
-  } else if (sm >= 90 && many_rows && sixteen_bit && aligned && !fused_short_rows && p.kind == NormKind::RMSNorm &&
-             (eight_byte_block_rows || (p.n > 2048 && p.n <= 3072 && p.n % 256 == 0))) {
+  } else if (block_of_eighths && (p.parallel || (p.gate != Gate::None && !fp16_gate_before)) &&
+             (p.has_weight || p.has_bias) && shared_sums_rows(1)) {
+    // Fused problems take this rule and the three after it (but for 3073-4096, where
+    // fused_short_rows has rules of their own); they had kept the configs these rules
+    // replaced. Against those in bench --graph --fused (bf16 and fp16, fp32 γ, M·N = 64 Mi;
+    // bench/results/2026-11-25-h100-b63ffe0-fused-cliffs/, the last three rules alone): LN 1280
+    // residual 446 → 193 us, all four elementwise options 649 → 264, parallel 559 → 211,
+    // recompute 430 → 194; RMS 1280 residual 384 → 190, gate 601 → 290 (before the norm
+    // 601 → 262), parallel 465 → 232; at 2304-3072 residual 218-224 → 189-201, the gate
+    // 405-467 → 287-329; nothing slower but LayerNorm's recompute at 2049-4095 (below).
+    // The gate and parallel norms on those rows: shared sums at 8 elements a thread, one row a
+    // block of N/8 threads, as many blocks an SM as make 1024 threads; parallel norms prefetch
+    // the next row (not fp16 LayerNorms: 1.27-1.30x their best that way). Exhaustive tuning at
+    // 1280-3072, M·N = 64 Mi (graph replays, L2 flushed; bench/results/
+    // 2026-11-25-h100-17a4667-fused-tune/): within 1.5% of the best but the bf16 gate at 3072
+    // (1.10-1.12: the best prefetches there, not at 2560, where that lost 6%), LN bf16 parallel
+    // 2560 (1.03) and RMSNorm's parallel at 3072 (1.01); the rules before took 1.06-1.33x
+    // (gate), 1.07-1.43x (parallel). fp16 before the norm keeps sums in registers (its best at
+    // 1536 and 2560; shared sums 1.11-1.16x).
+    c.prefetch = p.parallel && !(p.kind == NormKind::LayerNorm && p.x_dtype == DType::F16);
+  } else if (block_of_eighths &&
+             (p.kind == NormKind::RMSNorm || (p.recompute_from_output && p.has_bias && p.n > 2048))) {
     // RMSNorm's 16-bit rows of 1025-2047 that 8-byte vectors would hold (below), and of
     // 2049-3072 whose N/8 threads fill whole warps, many of them: 8 elements a thread in
     // registers, one row a block of N/8 threads, two blocks an SM. bench --graph
@@ -311,19 +337,13 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 1536 238 → 141, 1792 178 → 142 (the exhaustive best), 2304 168 → 142, 2560 169 → 150,
     // 3072 151 (staged) → 144 (shared sums, below, took 157 there); fp16 alike. Not 2432, 2688,
     // 2944 (N/8 threads to a warp less some lanes): 7-15% slower than their staged blocks,
-    // which they keep (below), as do the other RMSNorm rows up to 3072.
-    // This rule and the two after it hold fused problems too, but for 3073-4096 where
-    // fused_short_rows has rules of their own. Fused problems had kept the configs these rules
-    // replaced; against them in bench --graph --fused (bf16 and fp16, fp32 γ, M·N = 64 Mi; bench/results/
-    // 2026-11-25-h100-b63ffe0-fused-cliffs/): LN 1280 residual 446 → 193 us, all four
-    // elementwise options 649 → 264, parallel 559 → 211, recompute 430 → 194; RMS 1280 residual
-    // 384 → 190, gate 601 → 290 (before the norm 601 → 262), parallel 465 → 232; at 2304-3072
-    // residual 218-224 → 189-201, the gate 405-467 → 287-329; nothing slower but LayerNorm's
-    // recompute at 2049-4095 (below).
+    // which they keep (below), as do the other RMSNorm rows up to 3072. LayerNorm's recompute
+    // from y and β at 2049-3072 too (the exhaustive best at 2560 and 3072 in bf16 and fp16,
+    // 1.46-1.53x faster than its staged blocks; 1.05 of the best at 2304, whose best is shared
+    // sums at 16 elements, which spill 150-200 bytes at 2560-3584).
     one_row_per_block(slots, 1);
     c.min_blocks_per_sm = 2;
-  } else if (sm >= 90 && many_rows && sixteen_bit && aligned && !fused_short_rows && (p.has_weight || p.has_bias) &&
-             eight_byte_block_rows && shared_sums_rows(1)) {
+  } else if (block_of_eighths && eight_byte_block_rows && (p.has_weight || p.has_bias) && shared_sums_rows(1)) {
     // LayerNorm's of those rows of 1025-2047: shared sums at 8 elements a thread, one row a
     // block of N/8 threads, as many blocks an SM as 1024 threads make (the exhaustive best:
     // LN bf16 1280 308 → 147 us, 1536 277 → 146, 1792 198 → 148 in bench; fp16 and bf16 γ
@@ -341,8 +361,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 2560 and 3584 other configs were 5-9% faster still in bench (tuned: 320 threads of 8
     // prefetching; 128 threads of 28). 4096 keeps its 8-byte vectors (91-93% of copy).
     // Not LayerNorm recomputing x̂ from y and β, whose 16 elements a thread spill 150-200
-    // bytes there (2560: 293 → 337 us, 3072 270 → 352, 3584 256 → 281); it keeps its staged
-    // blocks (2304, which spilled 8 bytes, gained: 284 → 192, not taken).
+    // bytes there (2560: 293 → 337 us, 3072 270 → 352, 3584 256 → 281): above, or its rules
+    // before.
   } else if (sm >= 90 && sixteen_bit && aligned && p.n > 512 && p.n <= 2048 && p.n % 128 != 0 && stage(1, 1)) {
     // 16-bit rows of 512-2048 that leave a warp's last 8-byte vector pass part-empty: one
     // staged row per block, a slot a thread (N = 1000: LN 331 us vs 387 for a warp per row,

@@ -367,23 +367,56 @@ TEST(LaunchConfig, ManySixteenBitRowsOf1025To2047TakeABlockOfEightElementsAThrea
                   ln.min_blocks_per_sm == 1024 / ln.threads)
           << n << ": " << codegen::describe(ln);
       EXPECT_FALSE(choose_launch_config(with_option(n, x, NormKind::LayerNorm, no_option), 90, 132, 64).shared_sums);
-      // Fused problems take the same configs, recompute, the gate and parallel norms included.
+      // Fused problems take the same configs but for the gate and parallel norms (below).
       for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
         for (auto option : {+[](NormProblem& q) { q.residual = true; },
                             +[](NormProblem& q) { q.residual = q.zero_centered_weight = q.rowscale = true; },
-                            +[](NormProblem& q) { q.parallel = true; },
                             +[](NormProblem& q) { q.recompute_from_output = true; }}) {
           EXPECT_EQ(choose_launch_config(with_option(n, x, kind, option), 90, 132),
                     choose_launch_config(with_option(n, x, kind, no_option), 90, 132))
               << n << ": " << codegen::describe(with_option(n, x, kind, option));
         }
-      EXPECT_EQ(choose_launch_config(with_option(n, x, NormKind::RMSNorm, [](NormProblem& q) { q.gate = Gate::AfterNorm; }),
-                                     90, 132),
-                rms)
-          << n;
     }
   EXPECT_TRUE(choose_launch_config(with_option(1600, DType::BF16, NormKind::LayerNorm, no_option), 90, 132).staged);
   EXPECT_EQ(choose_launch_config(with_option(2048, DType::BF16, NormKind::LayerNorm, no_option), 90, 132).vec, 4);
+}
+
+// The gate and parallel norms on many aligned 16-bit rows that a block of N/8 threads holds in
+// whole warps (1025-2047 where N % 128 == 0, 2049-3072 where N % 256 == 0): shared sums at 8
+// elements a thread, as many blocks an SM as make 1024 threads, parallel norms prefetching but
+// fp16 LayerNorms; fp16 gates before the norm keep RMSNorm's registers. Fitted to exhaustive
+// tuning at 1280-3072 (bench/results/2026-11-25-h100-17a4667-fused-tune/).
+TEST(LaunchConfig, GateAndParallelNormsOnBlocksOfEighthsShareSums) {
+  for (DType x : {DType::BF16, DType::F16})
+    for (int64_t n : {1152, 1280, 1536, 1920, 2304, 2560, 3072}) {
+      const int threads = static_cast<int>((n / 8 + 31) / 32 * 32);
+      for (Gate order : {Gate::AfterNorm, Gate::BeforeNorm}) {
+        const NormProblem p = with_option(n, x, NormKind::RMSNorm, [](NormProblem&) {});
+        NormProblem gated = p;
+        gated.gate = order;
+        const LaunchConfig c = choose_launch_config(codegen::resolve_problem(gated), 90, 132);
+        const std::string what = std::to_string(n) + ": " + codegen::describe(c);
+        if (x == DType::F16 && order == Gate::BeforeNorm) {
+          EXPECT_EQ(c, choose_launch_config(p, 90, 132)) << what;
+        } else {
+          EXPECT_TRUE(c.shared_sums && !c.prefetch && c.vec == 8 && c.threads == threads &&
+                      c.min_blocks_per_sm == 1024 / threads)
+              << what;
+        }
+      }
+      for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+        const LaunchConfig c =
+            choose_launch_config(with_option(n, x, kind, [](NormProblem& q) { q.parallel = true; }), 90, 132);
+        const std::string what = std::to_string(n) + ": " + codegen::describe(c);
+        EXPECT_TRUE(c.shared_sums && c.vec == 8 && c.threads == threads && c.min_blocks_per_sm == 1024 / threads) << what;
+        EXPECT_EQ(c.prefetch, !(kind == NormKind::LayerNorm && x == DType::F16)) << what;
+      }
+    }
+  // Not where N/8 leaves a warp part-empty (2432), nor at 3584 (fused_short_rows).
+  NormProblem gated = with_option(2432, DType::BF16, NormKind::RMSNorm, [](NormProblem& q) { q.gate = Gate::AfterNorm; });
+  EXPECT_TRUE(choose_launch_config(codegen::resolve_problem(gated), 90, 132).staged);
+  gated.n = 3584;
+  EXPECT_EQ(choose_launch_config(codegen::resolve_problem(gated), 90, 132).threads, 448);
 }
 
 // Many aligned 16-bit rows of 2049-4095 with γ or β: shared sums at 16 elements a thread, one
@@ -413,12 +446,17 @@ TEST(LaunchConfig, ManySixteenBitRowsOf2049To4095ShareSumsInOneBlock) {
         }
         EXPECT_FALSE(choose_launch_config(p, 90, 132, 64).shared_sums) << n;
         // Fused options take the same configs up to 3072 (beyond, fused_short_rows' own rules,
-        // where 8-byte vectors would hold the row); LayerNorm's recompute keeps its staged rows.
+        // where 8-byte vectors would hold the row); LayerNorm's recompute RMSNorm's where N/8
+        // fills whole warps, else its staged rows.
         const NormProblem fused = with_option(n, x, kind, [](NormProblem& q) { q.residual = true; });
         if (n <= 3072) EXPECT_EQ(choose_launch_config(fused, 90, 132), c) << n;
         const NormProblem recompute = with_option(n, x, kind, [](NormProblem& q) { q.recompute_from_output = true; });
-        if (kind == NormKind::LayerNorm && n <= 3072) EXPECT_TRUE(choose_launch_config(recompute, 90, 132).staged) << n;
-        if (kind == NormKind::RMSNorm && n <= 3072) EXPECT_EQ(choose_launch_config(recompute, 90, 132), c) << n;
+        const LaunchConfig r = choose_launch_config(recompute, 90, 132);
+        if (kind == NormKind::RMSNorm && n <= 3072) EXPECT_EQ(r, c) << n;
+        if (kind == NormKind::LayerNorm && n <= 3072 && n % 256 == 0)
+          EXPECT_EQ(r, choose_launch_config(with_option(n, x, NormKind::RMSNorm, no_option), 90, 132)) << n;
+        else if (kind == NormKind::LayerNorm && n <= 3072)
+          EXPECT_TRUE(r.staged) << n;
         const NormProblem unaligned = with_option(n, x, kind, [](NormProblem& q) { q.alignment = 8; });
         EXPECT_FALSE(choose_launch_config(unaligned, 90, 132).shared_sums) << n;
       }
