@@ -307,7 +307,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // Short rows: a power-of-two group of lanes per row, many rows per block.
     c.threads_per_row = next_pow2(slots);
     c.threads = 256;
-  } else if (block_of_eighths && (p.parallel || (p.gate != Gate::None && !fp16_gate_before)) &&
+  } else if (block_of_eighths &&
+             ((p.parallel && !(p.kind == NormKind::RMSNorm && p.n > 2560)) || (p.gate != Gate::None && !fp16_gate_before)) &&
              (p.has_weight || p.has_bias) && shared_sums_rows(1)) {
     // Fused problems take this rule and the three after it (but for 3073-4096, where
     // fused_short_rows has rules of their own); they had kept the configs these rules
@@ -325,7 +326,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // (1.10-1.12: the best prefetches there, not at 2560, where that lost 6%), LN bf16 parallel
     // 2560 (1.03) and RMSNorm's parallel at 3072 (1.01); the rules before took 1.06-1.33x
     // (gate), 1.07-1.43x (parallel). fp16 before the norm keeps sums in registers (its best at
-    // 1536 and 2560; shared sums 1.11-1.16x).
+    // 1536 and 2560; shared sums 1.11-1.16x), as do RMSNorm's parallel norms at 3072 (its best;
+    // in bench shared sums lost 1-3%). In bench against the rules before (graph replays,
+    // -bf00285-fused-refit/): the bf16 gate 1280-3072 259-329 → 239-268 us, parallel RMSNorms
+    // 1280-2560 220-258 → 198-215, parallel LayerNorms 2304-3072 259-315 → 214-229.
     c.prefetch = p.parallel && !(p.kind == NormKind::LayerNorm && p.x_dtype == DType::F16);
   } else if (block_of_eighths &&
              (p.kind == NormKind::RMSNorm || (p.recompute_from_output && p.has_bias && p.n > 2048))) {
