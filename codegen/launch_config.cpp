@@ -238,6 +238,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   const bool block_of_eighths = sm >= 90 && many_rows && sixteen_bit && aligned && !fused_short_rows &&
                                 (eight_byte_block_rows || (p.n > 2048 && p.n <= 3072 && p.n % 256 == 0));
   const bool fp16_gate_before = p.x_dtype == DType::F16 && p.gate == Gate::BeforeNorm;
+  const bool eighths_parallel = p.parallel && !(p.kind == NormKind::RMSNorm && p.n > 2560);
   // c, its block shape set, with shared sums: false, leaving c as `before`, where they do not fit
   // (or one block would hold the row where many_rows does not allow it); else as
   // many blocks per SM as 64 registers a thread and the SM's shared memory allow.
@@ -307,8 +308,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // Short rows: a power-of-two group of lanes per row, many rows per block.
     c.threads_per_row = next_pow2(slots);
     c.threads = 256;
-  } else if (block_of_eighths &&
-             ((p.parallel && !(p.kind == NormKind::RMSNorm && p.n > 2560)) || (p.gate != Gate::None && !fp16_gate_before)) &&
+  } else if (block_of_eighths && (eighths_parallel || (p.gate != Gate::None && !fp16_gate_before)) &&
              (p.has_weight || p.has_bias) && shared_sums_rows(1)) {
     // Fused problems take this rule and the three after it (but for 3073-4096, where
     // fused_short_rows has rules of their own); they had kept the configs these rules
