@@ -203,9 +203,14 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // 167; 14336: 279 vs 347; 16384: 166 vs 198), beyond that clusters of 512-thread blocks, two
   // per SM, up to 8 (32768: 183 vs 230 for staged 1024-thread blocks; 65536: 194 vs 264), then
   // of 1024-thread blocks (131072: 216 vs 256). Not where a half-vector row of 32 elements a
-  // thread already fits (RMS 16384: 149 us vs 155).
+  // thread already fits (RMS 16384: 149 us vs 155), but with fused options other than the
+  // recompute: their extra rows spill there (RMS bf16 16384, exhaustive tuning, graph replays,
+  // bench/results/2026-11-25-h100-7713342-fused-tune2/: the residual 1.22x the best, which is
+  // one block of 16 elements a thread with shared sums, all four elementwise options 1.37x,
+  // the gate 1.40x, parallel norms 1.59x with 572 bytes spilled).
+  const bool half_vectors_hold_row = half_vectors && half_iters == 8 && (!has_fused_options(p) || p.recompute_from_output);
   const bool sixteen_bit_shared_sums = sm >= 90 && sixteen_bit && aligned && (p.has_weight || p.has_bias) &&
-                                       p.n > 4096 && !(half_vectors && half_iters == 8) &&
+                                       p.n > 4096 && !half_vectors_hold_row &&
                                        slots <= int64_t{kMaxRowThreads} * 2 * kMaxCluster;
   const bool bf16_rows = p.x_dtype == DType::BF16;
   // The gate (RMSNorm), since packed rows hold z beside x and dy (kHoldsGate): shared sums, at
@@ -279,6 +284,15 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     c.cluster = static_cast<int>(next_pow2(ceil_div(lanes, block_limit)));
     one_row_per_block(ceil_div(slots, c.cluster), iters);
     return take_shared_sums(before, fp32_blocks_fill_sm);
+  };
+
+  // A cluster of two blocks sharing the row, `iters` slots a thread, with shared sums; false,
+  // leaving c as it was, where they do not fit.
+  auto pair_shared_sums = [&](int iters) {
+    const LaunchConfig before = c;
+    c.cluster = 2;
+    one_row_per_block(ceil_div(slots, 2), iters);
+    return take_shared_sums(before);
   };
 
   // Staged clusters of 1024-thread blocks: slots a thread, and blocks at most.
@@ -413,6 +427,20 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     take_shared_sums(registers);
   } else if (fused_short_rows && (p.has_weight || p.has_bias) && shared_sums_rows(2)) {
     // The other options: rows packed, sums in shared memory (one block of N/16 threads).
+  } else if (sixteen_bit_shared_sums && many_rows && (p.gate != Gate::None || p.parallel) &&
+             slots > kMaxRowThreads * 3 / 2 && slots <= kMaxRowThreads * 2 && pair_shared_sums(1)) {
+    // The gate and parallel norms where one block of 16 elements a thread holds the row of
+    // 12289-16384 (or, for parallel LayerNorms at 16384, whose four sums do not fit there,
+    // staged blocks): a pair of blocks of 8 elements a thread, with shared sums. Exhaustive
+    // tuning, bf16, fp32 γ, M·N = 64 Mi, graph replays (-7713342-fused-tune2/): the gate at
+    // 14336 and 16384 1.00-1.08 of the best, where the block took 1.22-1.63x (after the norm at
+    // 14336 the best, a cluster of 4 prefetching, took 500 us against 758); parallel norms 1.00
+    // -1.04 (LN 16384 274 us against 690 staged). Not at 12288, where the block ties with it.
+  } else if (sixteen_bit_shared_sums && many_rows && p.recompute_from_output && p.has_bias &&
+             slots <= kMaxRowThreads * 2 && pair_shared_sums(2)) {
+    // LayerNorm's recompute from y and β where one block holds the row (4097-16384): a pair of
+    // blocks of 16 elements a thread, as many an SM as make 1024 threads (the same tuning:
+    // 1.00-1.09 of the best at 5120, 7168, 12288 and 14336, where the block took 1.23-1.65x).
   } else if (sixteen_bit_shared_sums && shared_sums_rows(2)) {
     // Parallel norms' four sums (with β) leave room for one block of 16 elements a thread per
     // SM: where one block holds the row, 8 elements a thread, so 1024 threads, do better (LN
@@ -439,8 +467,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // In bf16 only, where it wins: RMSNorm's recompute as LayerNorm's (213 against 229; in
     // fp16 271 against 248). Measured at 32768 only.
     // Where one block holds the row, the gate in bf16 at 8 elements a thread (above).
+    // After the norm it prefetches too in blocks of fewer than 1024 threads (5120: 302 us
+    // against 399 without; -7713342-fused-tune2/).
     if (p.gate != Gate::None && bf16_rows && c.cluster == 1 && slots <= kMaxRowThreads && shared_sums_rows(1))
-      c.prefetch = p.gate == Gate::BeforeNorm;
+      c.prefetch = p.gate == Gate::BeforeNorm || c.threads < kMaxRowThreads;
     if (c.cluster > 1 && slots > kMaxRowThreads && p.n <= 32768) {
       if (p.parallel && shared_sums_rows(1, /*wide_blocks=*/true)) {
         // Parallel norms holding dy1: 1024-thread blocks of 8 (LN bf16 301 us against 318 for
@@ -460,7 +490,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     if (p.kind == NormKind::LayerNorm && dtype_size(p.weight_dtype) == 4 && !has_fused_options(p) &&
         c.cluster == 1 && c.threads == kMaxRowThreads && !c.prefetch)
       c.vec = 4;
-  } else if (half_vectors) {
+  } else if (half_vectors && (half_vectors_hold_row || half_iters != 8)) {
     c.vec = 4;
     c.threads = c.threads_per_row = half_threads;
   } else if (sm >= 90 && !sixteen_bit && c.vec == 1 && p.n > 4096 && slots <= int64_t{kMaxRowThreads} * 8) {

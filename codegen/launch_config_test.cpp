@@ -424,6 +424,48 @@ TEST(LaunchConfig, GateAndParallelNormsOnBlocksOfEighthsShareSums) {
   EXPECT_EQ(choose_launch_config(codegen::resolve_problem(gated), 90, 132).threads, 448);
 }
 
+// Fused problems on many aligned 16-bit rows of 4097-16384, fitted to exhaustive tuning
+// (bench/results/2026-11-25-h100-7713342-fused-tune2/): RMSNorm's 16384 with options but the
+// recompute in one block of 16 elements a thread with shared sums (not the half vectors); the
+// gate and parallel norms at 12289-16384 in a pair of blocks of 8; LayerNorm's recompute in a
+// pair of blocks of 16, as many an SM as make 1024 threads; the bf16 gate after the norm
+// prefetching in one block of fewer than 1024 threads.
+TEST(LaunchConfig, FusedOptionsOnRowsOf4097To16384) {
+  const auto residual = [](NormProblem& q) { q.residual = true; };
+  const auto parallel = [](NormProblem& q) { q.parallel = true; };
+  const auto recompute = [](NormProblem& q) { q.recompute_from_output = true; };
+  for (DType x : {DType::BF16, DType::F16}) {
+    EXPECT_EQ(codegen::describe(choose_launch_config(with_option(16384, x, NormKind::RMSNorm, residual), 90, 132)),
+              "threads=1024 threads_per_row=1024 vec=8 registers shared_sums");
+    EXPECT_EQ(choose_launch_config(with_option(16384, x, NormKind::RMSNorm, recompute), 90, 132).vec, 4)
+        << "the recompute keeps the half vectors";
+    for (int64_t n : {12800, 14336, 16384}) {
+      for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+        const LaunchConfig c = choose_launch_config(with_option(n, x, kind, parallel), 90, 132);
+        EXPECT_TRUE(c.cluster == 2 && c.shared_sums && c.threads == n / 16 && c.vec == 8) << n << ": " << codegen::describe(c);
+      }
+      NormProblem gated = with_option(n, x, NormKind::RMSNorm, [](NormProblem&) {});
+      gated.gate = Gate::BeforeNorm;
+      const LaunchConfig g = choose_launch_config(codegen::resolve_problem(gated), 90, 132);
+      EXPECT_TRUE(g.cluster == 2 && g.shared_sums && g.threads == n / 16) << n << ": " << codegen::describe(g);
+    }
+    EXPECT_EQ(choose_launch_config(with_option(12288, x, NormKind::LayerNorm, parallel), 90, 132).cluster, 1);
+    for (int64_t n : {5120, 7168, 12288, 16384}) {
+      const LaunchConfig c = choose_launch_config(with_option(n, x, NormKind::LayerNorm, recompute), 90, 132);
+      EXPECT_TRUE(c.cluster == 2 && c.shared_sums && c.threads == n / 32 && c.min_blocks_per_sm == 1024 / (n / 32))
+          << n << ": " << codegen::describe(c);
+      EXPECT_TRUE(choose_launch_config(with_option(n, x, NormKind::LayerNorm, recompute), 90, 132, 64).staged)
+          << "few rows keep their staged rows: " << n;
+    }
+  }
+  NormProblem gated = with_option(5120, DType::BF16, NormKind::RMSNorm, [](NormProblem&) {});
+  gated.gate = Gate::AfterNorm;
+  const LaunchConfig g = choose_launch_config(codegen::resolve_problem(gated), 90, 132);
+  EXPECT_TRUE(g.prefetch && g.shared_sums && g.threads == 640) << codegen::describe(g);
+  gated.n = 8192;
+  EXPECT_FALSE(choose_launch_config(codegen::resolve_problem(gated), 90, 132).prefetch) << "1024 threads: no prefetch";
+}
+
 // Many aligned 16-bit rows of 2049-4095 with γ or β: shared sums at 16 elements a thread, one
 // row a block of N/16 threads, as many blocks an SM as make 1024 threads; RMSNorm's up to 3072
 // 8 elements a thread in registers instead, N/8 threads, two blocks an SM, where N/8 fills
@@ -651,9 +693,11 @@ TEST(LaunchConfig, SharedSumsAtFewRowsAndUnderFusedOptions) {
   EXPECT_EQ(choose_launch_config(ln(8192, false), 90, 132).min_blocks_per_sm, 2);
   // Unmerged: merged pairs of shared-sums blocks measured slower (the tuner still tries them).
   EXPECT_EQ(choose_launch_config(ln(8192, false), 90, 132).merge, 1);
+  // LayerNorm's recompute from y: a pair of blocks of 16 elements a thread, four an SM (below).
   const LaunchConfig recompute = choose_launch_config(ln(8192, true), 90, 132);
   EXPECT_TRUE(recompute.shared_sums);
-  EXPECT_EQ(recompute.min_blocks_per_sm, 2);
+  EXPECT_EQ(recompute.cluster, 2);
+  EXPECT_EQ(recompute.min_blocks_per_sm, 4);
   NormProblem fp32 = ln(8192, true);
   fp32.x_dtype = fp32.dy_dtype = fp32.dx_dtype = DType::F32;
   EXPECT_EQ(choose_launch_config(codegen::resolve_problem(fp32), 90, 132, 65536).min_blocks_per_sm, 1)

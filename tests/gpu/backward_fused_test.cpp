@@ -1,7 +1,7 @@
 // The fused options (docs/FUSED.md) on the GPU against the float64 reference: each option and
 // a sample of combinations, LayerNorm and RMSNorm, over N in {1, 33, 4096, 8192, 65536} and M
 // in {1, 199, 4096} with the x dtype rotating through fp32, fp16 and bf16; many 16-bit rows of
-// 1025-4095 with every option; then every kernel family with all options on, in-place
+// 1025-16384 with every option; then every kernel family with all options on, in-place
 // accumulation into dresidual, misaligned rows, and a dx dtype other than x's. Outputs (dx, dγ,
 // dβ, dresidual_in) are NaN-poisoned before each run and every case draws fresh inputs (its
 // seed is printed with any failure).
@@ -91,16 +91,17 @@ TEST_F(BackwardFusedFamilies, AllOptionsInEveryFamily) {
   run_fused_cases(shared_engine(), stream(), cases);
 }
 
-// Many rows of 1025-4095 in 16-bit types (M = 600: a bucket of many rows on any GPU up to 256
-// SMs), where fused problems take the option-free rules of those widths (shared sums at 8 or 16
-// elements a thread, RMSNorm's 8 elements in registers): every option set, both gate orders,
-// parallel norms and recompute (with and without x as the fallback), LayerNorm and RMSNorm
-// where the option exists, the x dtype alternating bf16 / fp16.
-TEST_F(BackwardFusedFamilies, EveryOptionOnManyRowsOf1025To4095) {
+// Many rows of 1025-16384 in 16-bit types (M = 600: a bucket of many rows on any GPU up to 256
+// SMs), where fused problems have rules of their own (shared sums at 8 or 16 elements a thread
+// in one block or a pair, RMSNorm's 8 elements in registers): every option set, both gate
+// orders, parallel norms and recompute (with and without x as the fallback), LayerNorm and
+// RMSNorm where the option exists, the x dtype alternating bf16 / fp16.
+TEST_F(BackwardFusedFamilies, EveryOptionOnManyRowsOf1025To16384) {
   const Options& all = kOptions[std::size(kOptions) - 1];
   std::vector<FusedCase> cases;
-  for (int64_t n : {1152, 1280, 1536, 1792, 2304, 2560, 3072, 3584, 4000}) {
-    const DType x = n % 256 == 0 ? DType::BF16 : DType::F16;
+  int index = 0;
+  for (int64_t n : {1152, 1280, 1536, 1792, 2304, 2560, 3072, 3584, 4000, 5120, 7168, 8192, 10240, 14336, 16384}) {
+    const DType x = index++ % 2 == 0 ? DType::BF16 : DType::F16;
     for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
       const NormProblem base = fused_base_problem(kind, n, x);
       cases.push_back({with_options(base, kOptions[0]), 600, FusedSpec{0, true, 0}, {}});
