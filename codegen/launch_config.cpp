@@ -244,6 +244,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
                                 (eight_byte_block_rows || (p.n > 2048 && p.n <= 3072 && p.n % 256 == 0));
   const bool fp16_gate_before = p.x_dtype == DType::F16 && p.gate == Gate::BeforeNorm;
   const bool eighths_parallel = p.parallel && !(p.kind == NormKind::RMSNorm && p.n > 2560);
+  // fp16 gates where one block holds the row without the half vectors (below).
+  const bool fp16_block_gate = p.x_dtype == DType::F16 && !half_vectors;
   // c, its block shape set, with shared sums: false, leaving c as `before`, where they do not fit
   // (or one block would hold the row where many_rows does not allow it); else as
   // many blocks per SM as 64 registers a thread and the SM's shared memory allow.
@@ -427,7 +429,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     take_shared_sums(registers);
   } else if (fused_short_rows && (p.has_weight || p.has_bias) && shared_sums_rows(2)) {
     // The other options: rows packed, sums in shared memory (one block of N/16 threads).
-  } else if (sixteen_bit_shared_sums && many_rows && (p.gate != Gate::None || p.parallel) &&
+  } else if (sixteen_bit_shared_sums && many_rows && (p.parallel || (p.gate != Gate::None && !fp16_block_gate)) &&
              slots > kMaxRowThreads * 3 / 2 && slots <= kMaxRowThreads * 2 && pair_shared_sums(1)) {
     // The gate and parallel norms where one block of 16 elements a thread holds the row of
     // 12289-16384 (or, for parallel LayerNorms at 16384, whose four sums do not fit there,
@@ -436,11 +438,19 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 14336 and 16384 1.00-1.08 of the best, where the block took 1.22-1.63x (after the norm at
     // 14336 the best, a cluster of 4 prefetching, took 500 us against 758); parallel norms 1.00
     // -1.04 (LN 16384 274 us against 690 staged). Not at 12288, where the block ties with it.
+    // In bench against the rules before (-274e130-fused-wide/): the bf16 gate 14336 / 16384
+    // 438 / 422 → 313 / 299 us, parallel LN 325 / 681 → 279 / 268, RMS 274 / 393 → 265 / 243;
+    // fp16 alike but the gate at 14336 (315 → 351: fp16 gates keep the block where no half
+    // vectors would hold the row).
   } else if (sixteen_bit_shared_sums && many_rows && p.recompute_from_output && p.has_bias &&
-             slots <= kMaxRowThreads * 2 && pair_shared_sums(2)) {
+             slots <= kMaxRowThreads * 2 && !is_pow2(ceil_div(slots, 2)) && pair_shared_sums(2)) {
     // LayerNorm's recompute from y and β where one block holds the row (4097-16384): a pair of
     // blocks of 16 elements a thread, as many an SM as make 1024 threads (the same tuning:
     // 1.00-1.09 of the best at 5120, 7168, 12288 and 14336, where the block took 1.23-1.65x).
+    // In bench (-274e130-fused-wide/): bf16 5120 359 → 236 us, 7168 271 → 220, 12288 259 →
+    // 231, 14336 303 → 233, fp16 1.3-1.8x; but where the block has a power-of-two thread count
+    // (8192, 16384) it spills nothing and the pair lost (182 → 228, 200 → 233), so there it
+    // stays. (10240, 640 threads, lost too: 220 → 242; 20 bytes spilled in the block.)
   } else if (sixteen_bit_shared_sums && shared_sums_rows(2)) {
     // Parallel norms' four sums (with β) leave room for one block of 16 elements a thread per
     // SM: where one block holds the row, 8 elements a thread, so 1024 threads, do better (LN

@@ -427,9 +427,10 @@ TEST(LaunchConfig, GateAndParallelNormsOnBlocksOfEighthsShareSums) {
 // Fused problems on many aligned 16-bit rows of 4097-16384, fitted to exhaustive tuning
 // (bench/results/2026-11-25-h100-7713342-fused-tune2/): RMSNorm's 16384 with options but the
 // recompute in one block of 16 elements a thread with shared sums (not the half vectors); the
-// gate and parallel norms at 12289-16384 in a pair of blocks of 8; LayerNorm's recompute in a
-// pair of blocks of 16, as many an SM as make 1024 threads; the bf16 gate after the norm
-// prefetching in one block of fewer than 1024 threads.
+// gate (fp16 only at 16384) and parallel norms at 12289-16384 in a pair of blocks of 8;
+// LayerNorm's recompute in a pair of blocks of 16, as many an SM as make 1024 threads, where
+// one block's thread count is not a power of two; the bf16 gate after the norm prefetching in
+// one block of fewer than 1024 threads.
 TEST(LaunchConfig, FusedOptionsOnRowsOf4097To16384) {
   const auto residual = [](NormProblem& q) { q.residual = true; };
   const auto parallel = [](NormProblem& q) { q.parallel = true; };
@@ -447,10 +448,16 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4097To16384) {
       NormProblem gated = with_option(n, x, NormKind::RMSNorm, [](NormProblem&) {});
       gated.gate = Gate::BeforeNorm;
       const LaunchConfig g = choose_launch_config(codegen::resolve_problem(gated), 90, 132);
-      EXPECT_TRUE(g.cluster == 2 && g.shared_sums && g.threads == n / 16) << n << ": " << codegen::describe(g);
+      if (x == DType::BF16 || n == 16384)  // fp16 keeps the block where no half vectors would hold the row
+        EXPECT_TRUE(g.cluster == 2 && g.shared_sums && g.threads == n / 16) << n << ": " << codegen::describe(g);
+      else
+        EXPECT_TRUE(g.cluster == 1 && g.shared_sums) << n << ": " << codegen::describe(g);
     }
     EXPECT_EQ(choose_launch_config(with_option(12288, x, NormKind::LayerNorm, parallel), 90, 132).cluster, 1);
-    for (int64_t n : {5120, 7168, 12288, 16384}) {
+    // Not where the block has a power-of-two thread count (it spills nothing there).
+    for (int64_t n : {8192, 16384})
+      EXPECT_EQ(choose_launch_config(with_option(n, x, NormKind::LayerNorm, recompute), 90, 132).cluster, 1) << n;
+    for (int64_t n : {5120, 7168, 12288, 14336}) {
       const LaunchConfig c = choose_launch_config(with_option(n, x, NormKind::LayerNorm, recompute), 90, 132);
       EXPECT_TRUE(c.cluster == 2 && c.shared_sums && c.threads == n / 32 && c.min_blocks_per_sm == 1024 / (n / 32))
           << n << ": " << codegen::describe(c);
@@ -693,11 +700,9 @@ TEST(LaunchConfig, SharedSumsAtFewRowsAndUnderFusedOptions) {
   EXPECT_EQ(choose_launch_config(ln(8192, false), 90, 132).min_blocks_per_sm, 2);
   // Unmerged: merged pairs of shared-sums blocks measured slower (the tuner still tries them).
   EXPECT_EQ(choose_launch_config(ln(8192, false), 90, 132).merge, 1);
-  // LayerNorm's recompute from y: a pair of blocks of 16 elements a thread, four an SM (below).
   const LaunchConfig recompute = choose_launch_config(ln(8192, true), 90, 132);
   EXPECT_TRUE(recompute.shared_sums);
-  EXPECT_EQ(recompute.cluster, 2);
-  EXPECT_EQ(recompute.min_blocks_per_sm, 4);
+  EXPECT_EQ(recompute.min_blocks_per_sm, 2);
   NormProblem fp32 = ln(8192, true);
   fp32.x_dtype = fp32.dy_dtype = fp32.dx_dtype = DType::F32;
   EXPECT_EQ(choose_launch_config(codegen::resolve_problem(fp32), 90, 132, 65536).min_blocks_per_sm, 1)
