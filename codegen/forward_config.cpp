@@ -121,7 +121,26 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
       c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
     }
   } else if (slots <= int64_t{kMaxForwardRowThreads} * max_iters) {
-    int64_t threads = ceil_div(ceil_div(slots, target_iters), 32) * 32;
+    int iters = target_iters;
+    if (p.kind == NormKind::LayerNorm && dtype_size(p.x_dtype) == 2 && slot_bytes == 16 &&
+        p.dropout != DropoutMask::None &&
+        !llvm::isPowerOf2_64(static_cast<uint64_t>(ceil_div(ceil_div(slots, target_iters), 32) * 32))) {
+      // LayerNorm drawing a dropout mask, where the target's block has a thread count not a
+      // power of two (those spilled 64 bytes with the draws; the power-of-two ones nothing): the
+      // fewest 16-byte slots a thread that make blocks of 256-512 threads. Exhaustive tuning of
+      // LN bf16 with the residual, row scale, bit mask and zero-centred γ, M·N = 64 Mi, graph
+      // replays (bench/results/2026-11-25-h100-7713342-fused-{scan,tune2}/): 2560 and 3072 at a
+      // slot a thread (the target's 96 threads 1.24-1.32x the best), 5120 and 7168 at two
+      // (1.13-1.21x); 1280 (64 threads), 4096 and 8192 keep theirs (the best, or within 4%).
+      for (int per_thread = 1; per_thread < target_iters; per_thread *= 2) {
+        const int64_t threads = ceil_div(ceil_div(slots, per_thread), 32) * 32;
+        if (threads >= 256 && threads <= 512) {
+          iters = per_thread;
+          break;
+        }
+      }
+    }
+    int64_t threads = ceil_div(ceil_div(slots, iters), 32) * 32;
     if (p.kind == NormKind::LayerNorm && dtype_size(p.x_dtype) == 2 && p.weight_dtype == DType::F32 &&
         c.vec == 8 && threads > 512) {
       // LayerNorm rows of 16-bit x beyond 512 threads with fp32 γ and β: 4-element slots, the

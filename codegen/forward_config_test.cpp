@@ -614,3 +614,46 @@ TEST(ForwardSearchSpace, PrefetchesTheNextRowWhereTwoSlotsOrFewerAreHeld) {
       EXPECT_FALSE(c.prefetch) << n << " " << codegen::describe(c);
   }
 }
+
+namespace normjit::codegen {
+namespace {
+
+// LayerNorm drawing a dropout mask on 16-bit rows whose target block has a thread count not a
+// power of two: the fewest 16-byte slots a thread that make 256-512 threads (exhaustive tuning,
+// bench/results/2026-11-25-h100-7713342-fused-{scan,tune2}/); power-of-two blocks, RMSNorm and
+// LayerNorm without dropout keep the target.
+TEST(ForwardConfig, LayerNormDropoutTakesBlocksOf256To512Threads) {
+  auto ln = [](int64_t n, DropoutMask mask, NormKind kind = NormKind::LayerNorm) {
+    NormProblem p;
+    p.kind = kind;
+    p.n = n;
+    p.x_dtype = p.dy_dtype = DType::BF16;
+    p.weight_dtype = DType::F32;
+    p.has_bias = kind == NormKind::LayerNorm;
+    p.dropout = mask;
+    p.residual = true;
+    return resolve_forward_problem(p);
+  };
+  const std::pair<int64_t, int> expected[] = {{2560, 320}, {3072, 384}, {5120, 320}, {6144, 384}, {7168, 448}};
+  for (const auto& [n, threads] : expected)
+    for (DropoutMask mask : {DropoutMask::Bits, DropoutMask::Bytes}) {
+      const LaunchConfig c = choose_forward_config(ln(n, mask), 90, 65536, 132);
+      EXPECT_EQ(c.threads, threads) << n << ": " << describe(c);
+      EXPECT_EQ(c.min_blocks_per_sm, 65536 / (threads * 64)) << n;
+      EXPECT_TRUE(c.row_in_registers && c.cluster == 1) << n;
+    }
+  for (int64_t n : {2560, 5120, 7168}) {
+    EXPECT_EQ(choose_forward_config(ln(n, DropoutMask::Bits, NormKind::RMSNorm), 90, 65536, 132),
+              choose_forward_config(ln(n, DropoutMask::None, NormKind::RMSNorm), 90, 65536, 132))
+        << "RMSNorm keeps the target: " << n;
+    EXPECT_LT(choose_forward_config(ln(n, DropoutMask::None), 90, 65536, 132).threads, 256)
+        << "so does LayerNorm without dropout: " << n;
+  }
+  for (int64_t n : {1280, 4096, 8192})  // power-of-two blocks at the target
+    EXPECT_EQ(choose_forward_config(ln(n, DropoutMask::Bits), 90, 65536, 132),
+              choose_forward_config(ln(n, DropoutMask::None), 90, 65536, 132))
+        << n;
+}
+
+}  // namespace
+}  // namespace normjit::codegen

@@ -265,6 +265,26 @@ TEST_F(ForwardFused, MatchesTheFloat64ReferenceForEachOptionAndCombination) {
   for (const FusedForwardCase& c : cases()) check_case(engine, c, stream());
 }
 
+// LayerNorm drawing a dropout mask on many 16-bit rows whose blocks take one or two slots a
+// thread (codegen/forward_config.cpp): bits and bytes, alone and with the other options.
+TEST_F(ForwardFused, LayerNormDropoutOnManyRowsOfNarrowBlocks) {
+  Engine& engine = shared_engine();
+  int i = 0;
+  for (int64_t n : {2560, 3072, 5120, 6144, 7168})
+    for (DropoutMask mask : {DropoutMask::Bits, DropoutMask::Bytes}) {
+      FusedForwardCase c;
+      c.options = mask == DropoutMask::Bits ? "dropout bits (all options)" : "dropout bytes";
+      c.problem = make_problem(NormKind::LayerNorm, n, i % 2 == 0 ? DType::BF16 : DType::F16, DType::F32,
+                               Affine::WeightAndBias);
+      c.problem.dropout = mask;
+      c.problem.residual = c.problem.rowscale = c.problem.zero_centered_weight = mask == DropoutMask::Bits;
+      c.write_mask = i % 3 != 2;
+      c.m = 600;
+      check_case(engine, c, stream());
+      ++i;
+    }
+}
+
 // The mask depends on (seed, offset, row, col) only: the same call gives the same bits, another
 // offset other bits, and about 1 − p of the elements are kept.
 TEST_F(ForwardFused, TheDropoutMaskIsReproducibleAndKeepsOneMinusP) {
