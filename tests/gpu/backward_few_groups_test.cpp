@@ -9,8 +9,8 @@
 // an M·N racecheck can afford, and the result must match the float64 reference.
 // The sanitize matrix's problems (tests/gpu/backward_matrix_test.cpp): LayerNorm (γ, β) and
 // RMSNorm (γ), fp32 weights, x in fp32, fp16, bf16, N in {1, 33, 1000, 4096, 8192, 65536,
-// 262144} and 32768, each distinct config of M = 199 and 4096 once; and at those N the fused
-// options. Then every variant the library lists at N = 33, 4096 and 65536.
+// 262144}, 32768 and 1280-16384 (kHiddenSizes), each distinct config of M = 199 and 4096 once;
+// and at those N the fused options. Then every variant the library lists at N = 33, 4096 and 65536.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,8 +37,11 @@
 namespace normjit::test {
 namespace {
 
-// The sanitize matrix's N, and 32768: the fused options' own cluster configs (launch_config.cpp).
-constexpr int64_t kHiddenSizes[] = {1, 33, 1000, 4096, 8192, 32768, 65536, 262144};
+// The sanitize matrix's N, 32768 (the fused options' own cluster configs), and widths where
+// fused problems have rules of their own (launch_config.cpp): 1280 and 2560 (blocks of N/8
+// threads), 5120, 14336 and 16384 (pairs of blocks, prefetching gates, shared sums in place of
+// RMSNorm's half vectors).
+constexpr int64_t kHiddenSizes[] = {1, 33, 1000, 1280, 2560, 4096, 5120, 8192, 14336, 16384, 32768, 65536, 262144};
 constexpr int64_t kManyRows[] = {199, 4096};
 constexpr int64_t kGroups = 2;  // row groups the launch is told are resident
 constexpr int64_t kRounds = 3;  // rows per group slot, the last one short of a full round
@@ -122,9 +125,11 @@ TEST_P(BackwardFewGroups, ManyRowConfigsWithFusedOptionsMatchTheReference) {
       all.dropout = DropoutMask::Bytes;
       cases.push_back({all, FusedSpec{0.5, true, 0}});
     }
-    NormProblem parallel = fused_base_problem(NormKind::LayerNorm, n, x);
-    parallel.parallel = true;
-    cases.push_back({parallel, {}});
+    for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+      NormProblem parallel = fused_base_problem(kind, n, x);
+      parallel.parallel = true;
+      cases.push_back({parallel, {}});
+    }
     NormProblem recompute = fused_base_problem(NormKind::LayerNorm, n, x);
     recompute.recompute_from_output = true;
     cases.push_back({recompute, {}});
@@ -134,7 +139,7 @@ TEST_P(BackwardFewGroups, ManyRowConfigsWithFusedOptionsMatchTheReference) {
       cases.push_back({gated, {}});
     }
   }
-  EXPECT_GE(run_over_two_groups(cases, stream()), 12);  // 6 problems, 2 dtypes: a config each at least
+  EXPECT_GE(run_over_two_groups(cases, stream()), 14);  // 7 problems, 2 dtypes: a config each at least
 }
 
 // Every variant the library lists (γ/β in x's dtype, γ or β alone, neither; the sanitize
