@@ -235,12 +235,16 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // RMSNorms 345 against 214. Not LayerNorm recomputing x̂ from y and β: 177 us as before, 183
   // with shared sums (its best, 172, is 32 elements a thread). The option-free rows keep their
   // rule (LayerNorm 157 us against 155). Measured at 4096 only.
+  // LayerNorm recomputing x̂ from y and β: its own rules below, where it differs.
+  const bool layer_norm_recompute = p.recompute_from_output && p.has_bias;
   const bool fused_short_rows = many_rows && half_vectors && has_fused_options(p) && p.n <= 4096 &&
-                                !(p.recompute_from_output && p.has_bias);
-  // Many aligned 16-bit rows that a block of N/8 threads holds at 8 elements a thread in whole
-  // warps: 1025-2047 where 8-byte vectors held the row, and 2049-3072 where N/8 fills warps
-  // (the rules for them below), on sm_90 (the only machine timed).
-  const bool block_of_eighths = sm >= 90 && many_rows && sixteen_bit && aligned && !fused_short_rows &&
+                                !layer_norm_recompute;
+  // Many aligned 16-bit rows on sm_90 (the only machine timed), but for fused_short_rows: the
+  // rules of one block a row at 1025-4095 below.
+  const bool sixteen_bit_block_rules = sm >= 90 && many_rows && sixteen_bit && aligned && !fused_short_rows;
+  // Of those, rows that a block of N/8 threads holds at 8 elements a thread in whole warps:
+  // 1025-2047 where 8-byte vectors held the row, and 2049-3072 where N/8 fills warps.
+  const bool block_of_eighths = sixteen_bit_block_rules &&
                                 (eight_byte_block_rows || (p.n > 2048 && p.n <= 3072 && p.n % 256 == 0));
   const bool fp16_gate_before = p.x_dtype == DType::F16 && p.gate == Gate::BeforeNorm;
   const bool eighths_parallel = p.parallel && !(p.kind == NormKind::RMSNorm && p.n > 2560);
@@ -348,7 +352,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 1280-2560 220-258 → 198-215, parallel LayerNorms 2304-3072 259-315 → 214-229.
     c.prefetch = p.parallel && !(p.kind == NormKind::LayerNorm && p.x_dtype == DType::F16);
   } else if (block_of_eighths &&
-             (p.kind == NormKind::RMSNorm || (p.recompute_from_output && p.has_bias && p.n > 2048))) {
+             (p.kind == NormKind::RMSNorm || (layer_norm_recompute && p.n > 2048))) {
     // RMSNorm's 16-bit rows of 1025-2047 that 8-byte vectors would hold (below), and of
     // 2049-3072 whose N/8 threads fill whole warps, many of them: 8 elements a thread in
     // registers, one row a block of N/8 threads, two blocks an SM. bench --graph
@@ -368,9 +372,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // block of N/8 threads, as many blocks an SM as 1024 threads make (the exhaustive best:
     // LN bf16 1280 308 → 147 us, 1536 277 → 146, 1792 198 → 148 in bench; fp16 and bf16 γ
     // alike; -04fe8b6-cliff-tune2/). The 8-byte vectors had 96-128 threads of 92-115 registers.
-  } else if (sm >= 90 && many_rows && sixteen_bit && aligned && !fused_short_rows && (p.has_weight || p.has_bias) &&
-             p.n > 2048 && p.n < 4096 && !(p.kind == NormKind::RMSNorm && p.n <= 3072) &&
-             !(p.recompute_from_output && p.has_bias) && shared_sums_rows(2)) {
+  } else if (sixteen_bit_block_rules && (p.has_weight || p.has_bias) && p.n > 2048 && p.n < 4096 &&
+             !(p.kind == NormKind::RMSNorm && p.n <= 3072) && !layer_norm_recompute && shared_sums_rows(2)) {
     // Aligned 16-bit rows of 2049-4095 (staged blocks, or 256 threads of 8-byte vectors with
     // the last slots part-idle below): shared sums at 16 elements a thread, one row a block of
     // N/16 threads, as many blocks an SM as 1024 threads make. Exhaustive tuning (graph
@@ -442,8 +445,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 438 / 422 → 313 / 299 us, parallel LN 325 / 681 → 279 / 268, RMS 274 / 393 → 265 / 243;
     // fp16 alike but the gate at 14336 (315 → 351: fp16 gates keep the block where no half
     // vectors would hold the row).
-  } else if (sixteen_bit_shared_sums && many_rows && p.recompute_from_output && p.has_bias &&
-             slots <= kMaxRowThreads * 2 && !is_pow2(ceil_div(slots, 2)) && pair_shared_sums(2)) {
+  } else if (sixteen_bit_shared_sums && many_rows && layer_norm_recompute && slots <= kMaxRowThreads * 2 &&
+             !is_pow2(ceil_div(slots, 2)) && pair_shared_sums(2)) {
     // LayerNorm's recompute from y and β where one block holds the row (4097-16384): a pair of
     // blocks of 16 elements a thread, as many an SM as make 1024 threads (the same tuning:
     // 1.00-1.09 of the best at 5120, 7168, 12288 and 14336, where the block took 1.23-1.65x).
@@ -461,12 +464,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 266.2; exhaustive tuning, graph replays, bench/results/2026-11-24-h100-2e41f5d-tune-gaps/).
     // Measured at 8192 only.
     if (p.parallel && c.min_blocks_per_sm == 1 && c.cluster == 1 && slots <= kMaxRowThreads && shared_sums_rows(1) &&
-        bf16_rows && p.has_bias && c.threads == kMaxRowThreads) {
-      const LaunchConfig block = c;
-      c.cluster = 2;
-      one_row_per_block(ceil_div(slots, 2), 1);
-      take_shared_sums(block);
-    }
+        bf16_rows && p.has_bias && c.threads == kMaxRowThreads)
+      pair_shared_sums(1);
     // Where a cluster shares the row one block cannot hold, up to 32768 (32768, M = 2048, exhaustive tuning, graph
     // replays; bench/results/2026-11-24-h100-{e12b52f-fused-tune,7707c20-fused-fp16}/): parallel
     // norms at 8 elements a thread (bf16 LN 338 us against 402, RMS 299 against 340, the best
