@@ -13,13 +13,15 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return static_cast<int64_t>(llvm::divideCeil(a, b)); }
 int next_pow2(int64_t v) { return static_cast<int>(llvm::PowerOf2Ceil(static_cast<uint64_t>(v))); }
+// Threads, in whole warps, that hold `slots` at `per_thread` slots each.
+int64_t warp_threads(int64_t slots, int64_t per_thread) { return ceil_div(ceil_div(slots, per_thread), 32) * 32; }
 
 // The fewest threads (a multiple of 32) that stream a row of `slots` in as many batches a
 // thread as kForwardStreamThreads do: none of the row's batches runs with most of the block idle
 // (N = 57344: 896 threads, two batches each, where 1024 leave an eighth of the second idle).
 int balanced_stream_threads(int64_t slots) {
   const int64_t batches = ceil_div(slots, int64_t{kForwardStreamThreads} * kForwardStreamBatch);
-  return static_cast<int>(std::max<int64_t>(64, ceil_div(ceil_div(slots, batches * kForwardStreamBatch), 32) * 32));
+  return static_cast<int>(std::max<int64_t>(64, warp_threads(slots, batches * kForwardStreamBatch)));
 }
 
 }  // namespace
@@ -105,7 +107,7 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     int64_t threads = 0;
     int per_thread = 2;
     for (; per_thread <= kPreNormSumSlots; per_thread *= 2) {
-      threads = ceil_div(ceil_div(slots, int64_t{c.cluster} * per_thread), 32) * 32;
+      threads = warp_threads(slots, int64_t{c.cluster} * per_thread);
       if (threads <= most_threads) break;
     }
     if (layer_norm && per_thread > 2 && p.dropout != DropoutMask::None) {
@@ -121,10 +123,9 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
       c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
     }
   } else if (slots <= int64_t{kMaxForwardRowThreads} * max_iters) {
-    int iters = target_iters;
+    int64_t threads = warp_threads(slots, target_iters);
     if (p.kind == NormKind::LayerNorm && dtype_size(p.x_dtype) == 2 && slot_bytes == 16 &&
-        p.dropout != DropoutMask::None &&
-        !llvm::isPowerOf2_64(static_cast<uint64_t>(ceil_div(ceil_div(slots, target_iters), 32) * 32))) {
+        p.dropout != DropoutMask::None && !llvm::isPowerOf2_64(static_cast<uint64_t>(threads))) {
       // LayerNorm drawing a dropout mask, where the target's block has a thread count not a
       // power of two (those spilled 64 bytes with the draws; the power-of-two ones nothing): the
       // fewest 16-byte slots a thread that make blocks of 256-512 threads. Exhaustive tuning of
@@ -133,14 +134,13 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
       // slot a thread (the target's 96 threads 1.24-1.32x the best), 5120 and 7168 at two
       // (1.13-1.21x); 1280 (64 threads), 4096 and 8192 keep theirs (the best, or within 4%).
       for (int per_thread = 1; per_thread < target_iters; per_thread *= 2) {
-        const int64_t threads = ceil_div(ceil_div(slots, per_thread), 32) * 32;
-        if (threads >= 256 && threads <= 512) {
-          iters = per_thread;
+        const int64_t narrower = warp_threads(slots, per_thread);
+        if (narrower >= 256 && narrower <= 512) {
+          threads = narrower;
           break;
         }
       }
     }
-    int64_t threads = ceil_div(ceil_div(slots, iters), 32) * 32;
     if (p.kind == NormKind::LayerNorm && dtype_size(p.x_dtype) == 2 && p.weight_dtype == DType::F32 &&
         c.vec == 8 && threads > 512) {
       // LayerNorm rows of 16-bit x beyond 512 threads with fp32 γ and β: 4-element slots, the
@@ -150,7 +150,7 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
       // alike (bench/results/2026-11-24-h100-e32be31-forward-vec4/).
       c.vec = 4;
       const int half_slot_bytes = slot_bytes / 2;
-      threads = ceil_div(ceil_div(ceil_div(p.n, c.vec), kForwardBytesTarget / half_slot_bytes), 32) * 32;
+      threads = warp_threads(ceil_div(p.n, c.vec), kForwardBytesTarget / half_slot_bytes);
     }
     c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
     // 64 registers a thread, so blocks fill the SM's threads: without a bound ptxas gave some
@@ -173,7 +173,7 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     auto fewest_blocks = [&](int iters, int64_t at_most) {
       Blocks b{2, 0};
       for (;; b.cluster *= 2) {
-        b.threads = ceil_div(ceil_div(slots, int64_t{b.cluster} * iters), 32) * 32;
+        b.threads = warp_threads(slots, int64_t{b.cluster} * iters);
         if (b.threads <= at_most || b.cluster == kMaxForwardCluster) return b;
       }
     };
