@@ -392,7 +392,7 @@ TEST(LaunchConfig, GateAndParallelNormsOnBlocksOfEighthsShareSums) {
     for (int64_t n : {1152, 1280, 1536, 1920, 2304, 2560, 3072}) {
       const int threads = static_cast<int>((n / 8 + 31) / 32 * 32);
       for (Gate order : {Gate::AfterNorm, Gate::BeforeNorm}) {
-        const NormProblem p = with_option(n, x, NormKind::RMSNorm, [](NormProblem&) {});
+        const NormProblem p = with_option(n, x, NormKind::RMSNorm, no_option);
         NormProblem gated = p;
         gated.gate = order;
         const LaunchConfig c = choose_launch_config(codegen::resolve_problem(gated), 90, 132);
@@ -410,7 +410,7 @@ TEST(LaunchConfig, GateAndParallelNormsOnBlocksOfEighthsShareSums) {
             choose_launch_config(with_option(n, x, kind, [](NormProblem& q) { q.parallel = true; }), 90, 132);
         const std::string what = std::to_string(n) + ": " + codegen::describe(c);
         if (kind == NormKind::RMSNorm && n > 2560) {  // RMSNorm's registers (its best at 3072)
-          EXPECT_EQ(c, choose_launch_config(with_option(n, x, kind, [](NormProblem&) {}), 90, 132)) << what;
+          EXPECT_EQ(c, choose_launch_config(with_option(n, x, kind, no_option), 90, 132)) << what;
           continue;
         }
         EXPECT_TRUE(c.shared_sums && c.vec == 8 && c.threads == threads && c.min_blocks_per_sm == 1024 / threads) << what;
@@ -445,7 +445,7 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4097To16384) {
         const LaunchConfig c = choose_launch_config(with_option(n, x, kind, parallel), 90, 132);
         EXPECT_TRUE(c.cluster == 2 && c.shared_sums && c.threads == n / 16 && c.vec == 8) << n << ": " << codegen::describe(c);
       }
-      NormProblem gated = with_option(n, x, NormKind::RMSNorm, [](NormProblem&) {});
+      NormProblem gated = with_option(n, x, NormKind::RMSNorm, no_option);
       gated.gate = Gate::BeforeNorm;
       const LaunchConfig g = choose_launch_config(codegen::resolve_problem(gated), 90, 132);
       if (x == DType::BF16 || n == 16384)  // fp16 keeps the block where no half vectors would hold the row
@@ -465,7 +465,7 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4097To16384) {
           << "few rows keep their staged rows: " << n;
     }
   }
-  NormProblem gated = with_option(5120, DType::BF16, NormKind::RMSNorm, [](NormProblem&) {});
+  NormProblem gated = with_option(5120, DType::BF16, NormKind::RMSNorm, no_option);
   gated.gate = Gate::AfterNorm;
   const LaunchConfig g = choose_launch_config(codegen::resolve_problem(gated), 90, 132);
   EXPECT_TRUE(g.prefetch && g.shared_sums && g.threads == 640) << codegen::describe(g);
