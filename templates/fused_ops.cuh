@@ -313,14 +313,15 @@ __device__ __forceinline__ unsigned unrecoverable_slot(const P& p, i64 col) {
 // ---- the norm's input gradient to dx ----------------------------------------------------------
 // One slot (kVec columns from col; those past N are ignored): `grad` comes in as the norm's
 // input gradient (x̂ is the slot's normalised input) and leaves as what dx receives (NaN where
-// kRecompute could not recover x̂).
+// kRecompute could not recover x̂). kXhatMarked: x̂ is NaN in such columns already
+// (recover_slot<true>), so grad is too, and γ need not be read again to find them.
 // dresidual is read before dx is written, by this thread, so dx may be dresidual itself
 // (in-place accumulation).
-template <class P, class H = NoHeldGate>
+template <bool kXhatMarked = false, class P, class H = NoHeldGate>
 __device__ __forceinline__ void fused_input_grad(const P& p, i64 row, i64 col, const float (&xhat)[kVec],
                                                  float (&grad)[kVec], const H& held_gate = H()) {
   const FusedParams& f = p.fused;
-  if constexpr (kRecompute && kHasWeight) {
+  if constexpr (kRecompute && kHasWeight && !kXhatMarked) {
     const unsigned unknown = unrecoverable_slot(p, col);
 #pragma unroll
     for (int j = 0; j < kVec; ++j)

@@ -148,12 +148,15 @@ __device__ __forceinline__ BackwardParams second_norm_params(const BackwardParam
 // read where x would be, γ as stored_weight_to_gamma gives it (1 without γ); `valid`: the row
 // exists. The slot's columns: col + j (col: its first, kN for none) or, interleaved staged rows,
 // element_column(i, j, lane, rank). Elements past N, and a row that does not exist, come out 0.
-// Where γ = 0: x̂ of the given x (normalised with the row's mean and rstd), or 0 without x
-// (unrecoverable: that column's dγ and dx are made NaN elsewhere). No division by zero.
+// Where γ = 0: x̂ of the given x (normalised with the row's mean and rstd), or without x
+// (unrecoverable) 0 for the row sums and dγ (made NaN after the last row), or NaN where
+// kForDx asks: a dx pass then gets NaN from the formula itself, without reading γ again to
+// find such columns (fused_input_grad<true>). No division by zero.
 __device__ __forceinline__ i64 recover_column(i64 col, int i, int j, int lane, unsigned rank) {
   if constexpr (kInterleaved) return element_column(i, j, lane, rank);
   else return col + j < kN ? col + j : kN;
 }
+template <bool kForDx = false>
 __device__ __forceinline__ void recover_slot(const BackwardParams& p, bool valid, i64 row, i64 col, int i, int lane,
                                              unsigned rank, const float (&y)[kVec], const float (&gamma)[kVec],
                                              float mean, float rstd, float (&xhat)[kVec]) {
@@ -186,9 +189,11 @@ __device__ __forceinline__ void recover_slot(const BackwardParams& p, bool valid
       for (int j = 0; j < kVec; ++j) {
         const i64 c = recover_column(col, i, j, lane, rank);
         if (gamma[j] == 0.f || c >= kN)
-          xhat[j] = c < kN && p.fused.fallback_x
-                        ? normalized(to_f32(p.fused.fallback_x[row * p.fused.fallback_x_stride + c]), mean, rstd)
-                        : 0.f;
+          xhat[j] = c >= kN                ? 0.f
+                    : p.fused.fallback_x ? normalized(to_f32(p.fused.fallback_x[row * p.fused.fallback_x_stride + c]),
+                                                      mean, rstd)
+                    : kForDx             ? unrecoverable_value()
+                                         : 0.f;
       }
     }
   }
@@ -711,7 +716,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
             if constexpr (kHoldsGate) hold_and_apply_gate(cur.z_packed[i], x_wide, g_wide, held_gate);
             if constexpr (kRecompute) {
               float xhat[kVec];
-              recover_slot(p, true, row, col, i, lane, rank, x_wide, w, mean, rstd, xhat);
+              recover_slot<true>(p, true, row, col, i, lane, rank, x_wide, w, mean, rstd, xhat);
 #pragma unroll
               for (int j = 0; j < kVec; ++j) x_wide[j] = xhat[j];
             } else
@@ -737,7 +742,8 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 #pragma unroll
           for (int j = 0; j < kVec; ++j) out[j] = input_grad(g[j], xh[j], rstd, mean_g, mean_gx);
 // fused:begin
-          fused_input_grad(p, row, col, xh, out, held_gate);
+          // Packed rows recovered x̂ above, NaN where unrecoverable; held rows kept pass 1's 0.
+          fused_input_grad<kPackedRows>(p, row, col, xh, out, held_gate);
 // fused:end
           store_slot<TDX, kVec, kAlign, kN>(p.dx + row * p.dx_stride, col, out);
         }
