@@ -199,6 +199,31 @@ __device__ __forceinline__ void recover_slot(const BackwardParams& p, bool valid
   }
 }
 
+// Packed rows (kPackedRows) keep the recovered x̂ of a slot in place of y for the dx pass,
+// rounded to y's type, with NaN where the column is unrecoverable (so dx is NaN there from the
+// formula): that pass then reads neither β nor γ a second time for it, and divides nothing.
+// The rounding is y's own (x̂ = (y − β)/γ is no more exact than y); fp16 keeps finite values
+// finite (|x̂| ≤ √N for a true x̂: larger ones come from γ ≈ 0 and were imprecise already).
+// `w`: the slot's γ (stored_weight_to_gamma), `col`: its first column (kN for none).
+template <class T>
+__device__ __forceinline__ float finite_stays_finite(float v, T) { return v; }
+__device__ __forceinline__ float finite_stays_finite(float v, f16) {
+  return fabsf(v) > 65504.f && fabsf(v) != __int_as_float(0x7f800000) ? copysignf(65504.f, v) : v;
+}
+template <class Packed>
+__device__ __forceinline__ void hold_recovered_slot(const BackwardParams& p, i64 col, const float (&w)[kVec],
+                                                    const float (&xhat)[kVec], Packed& held) {
+  float v[kVec];
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    v[j] = xhat[j];
+    if constexpr (kHasWeight)
+      if (w[j] == 0.f && col + j < kN && !p.fused.fallback_x) v[j] = unrecoverable_value();
+    v[j] = finite_stays_finite(v[j], TX{});
+  }
+  held.pack(v);
+}
+
 // An unrecoverable column's dγ (or its partial sums): NaN, for the thread's columns.
 __device__ __forceinline__ void poison_unrecoverable_dgamma(const BackwardParams& p, float (&dw)[kIters][kVec],
                                                             int lane, unsigned rank) {
@@ -652,6 +677,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
         // 0 here, its dγ made NaN after the last row).
         float xhat[kVec], dwi[kVec];
         recover_slot(p, valid, row, slot_column(i, lane, rank), i, lane, rank, xh, w, mean, rstd, xhat);
+        if constexpr (kPackedRows) hold_recovered_slot(p, slot_column(i, lane, rank), w, xhat, cur.x_packed[i]);
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
           const float dy = g[j];
@@ -715,10 +741,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 // fused:begin
             if constexpr (kHoldsGate) hold_and_apply_gate(cur.z_packed[i], x_wide, g_wide, held_gate);
             if constexpr (kRecompute) {
-              float xhat[kVec];
-              recover_slot<true>(p, true, row, col, i, lane, rank, x_wide, w, mean, rstd, xhat);
-#pragma unroll
-              for (int j = 0; j < kVec; ++j) x_wide[j] = xhat[j];
+              // x_wide is x̂ as pass 1 held it (hold_recovered_slot).
             } else
 // fused:end
             {
