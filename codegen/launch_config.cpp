@@ -445,15 +445,6 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 438 / 422 → 313 / 299 us, parallel LN 325 / 681 → 279 / 268, RMS 274 / 393 → 265 / 243;
     // fp16 alike but the gate at 14336 (315 → 351: fp16 gates keep the block where no half
     // vectors would hold the row).
-  } else if (sixteen_bit_shared_sums && many_rows && layer_norm_recompute && slots <= kMaxRowThreads * 2 &&
-             !is_pow2(ceil_div(slots, 2)) && pair_shared_sums(2)) {
-    // LayerNorm's recompute from y and β where one block holds the row (4097-16384): a pair of
-    // blocks of 16 elements a thread, as many an SM as make 1024 threads (the same tuning:
-    // 1.00-1.09 of the best at 5120, 7168, 12288 and 14336, where the block took 1.23-1.65x).
-    // In bench (-274e130-fused-wide/): bf16 5120 359 → 236 us, 7168 271 → 220, 12288 259 →
-    // 231, 14336 303 → 233, fp16 1.3-1.8x; but where the block has a power-of-two thread count
-    // (8192, 16384) it spills nothing and the pair lost (182 → 228, 200 → 233), so there it
-    // stays. (10240, 640 threads, lost too: 220 → 242; 20 bytes spilled in the block.)
   } else if (sixteen_bit_shared_sums && shared_sums_rows(2)) {
     // Parallel norms' four sums (with β) leave room for one block of 16 elements a thread per
     // SM: where one block holds the row, 8 elements a thread, so 1024 threads, do better (LN
