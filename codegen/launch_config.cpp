@@ -235,7 +235,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // RMSNorms 345 against 214. Not LayerNorm recomputing x̂ from y and β: 177 us as before, 183
   // with shared sums (its best, 172, is 32 elements a thread). The option-free rows keep their
   // rule (LayerNorm 157 us against 155). Measured at 4096 only.
-  // LayerNorm recomputing x̂ from y and β: its own rules below, where it differs.
+  // LayerNorm recomputing x̂ from y and β keeps the option-free rows' rules (at 4096 as measured
+  // above; at 2304-16384, since its packed rows hold x̂ for the dx pass, they are its exhaustive
+  // best: bench/results/2026-11-25-h100-{1b07551-recompute-held,4a91695-recompute-rules}/).
   const bool layer_norm_recompute = p.recompute_from_output && p.has_bias;
   const bool fused_short_rows = many_rows && half_vectors && has_fused_options(p) && p.n <= 4096 &&
                                 !layer_norm_recompute;
@@ -351,8 +353,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // -bf00285-fused-refit/): the bf16 gate 1280-3072 259-329 → 239-268 us, parallel RMSNorms
     // 1280-2560 220-258 → 198-215, parallel LayerNorms 2304-3072 259-315 → 214-229.
     c.prefetch = p.parallel && !(p.kind == NormKind::LayerNorm && p.x_dtype == DType::F16);
-  } else if (block_of_eighths &&
-             (p.kind == NormKind::RMSNorm || (layer_norm_recompute && p.n > 2048))) {
+  } else if (block_of_eighths && p.kind == NormKind::RMSNorm) {
     // RMSNorm's 16-bit rows of 1025-2047 that 8-byte vectors would hold (below), and of
     // 2049-3072 whose N/8 threads fill whole warps, many of them: 8 elements a thread in
     // registers, one row a block of N/8 threads, two blocks an SM. bench --graph
@@ -361,10 +362,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 1536 238 → 141, 1792 178 → 142 (the exhaustive best), 2304 168 → 142, 2560 169 → 150,
     // 3072 151 (staged) → 144 (shared sums, below, took 157 there); fp16 alike. Not 2432, 2688,
     // 2944 (N/8 threads to a warp less some lanes): 7-15% slower than their staged blocks,
-    // which they keep (below), as do the other RMSNorm rows up to 3072. LayerNorm's recompute
-    // from y and β at 2049-3072 too (the exhaustive best at 2560 and 3072 in bf16 and fp16,
-    // 1.46-1.53x faster than its staged blocks; 1.05 of the best at 2304, whose best is shared
-    // sums at 16 elements, which spill 150-200 bytes at 2560-3584).
+    // which they keep (below), as do the other RMSNorm rows up to 3072.
     one_row_per_block(slots, 1);
     c.min_blocks_per_sm = 2;
   } else if (block_of_eighths && eight_byte_block_rows && (p.has_weight || p.has_bias) && shared_sums_rows(1)) {
@@ -373,7 +371,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // LN bf16 1280 308 → 147 us, 1536 277 → 146, 1792 198 → 148 in bench; fp16 and bf16 γ
     // alike; -04fe8b6-cliff-tune2/). The 8-byte vectors had 96-128 threads of 92-115 registers.
   } else if (sixteen_bit_block_rules && (p.has_weight || p.has_bias) && p.n > 2048 && p.n < 4096 &&
-             !(p.kind == NormKind::RMSNorm && p.n <= 3072) && !layer_norm_recompute && shared_sums_rows(2)) {
+             !(p.kind == NormKind::RMSNorm && p.n <= 3072) && shared_sums_rows(2)) {
     // Aligned 16-bit rows of 2049-4095 (staged blocks, or 256 threads of 8-byte vectors with
     // the last slots part-idle below): shared sums at 16 elements a thread, one row a block of
     // N/16 threads, as many blocks an SM as 1024 threads make. Exhaustive tuning (graph
@@ -383,9 +381,11 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // bf16 and fp16): LN 2304-4000 151-211 → 150-161 us, RMS 3584-4000 204-207 → 153-157; at
     // 2560 and 3584 other configs were 5-9% faster still in bench (tuned: 320 threads of 8
     // prefetching; 128 threads of 28). 4096 keeps its 8-byte vectors (91-93% of copy).
-    // Not LayerNorm recomputing x̂ from y and β, whose 16 elements a thread spill 150-200
-    // bytes there (2560: 293 → 337 us, 3072 270 → 352, 3584 256 → 281): above, or its rules
-    // before.
+    // LayerNorm recomputing x̂ from y and β too, since its packed rows hold x̂ for the dx pass
+    // (1b07551): the exhaustive best at 2304-4000 in bf16 and fp16 but fp16 3584 (1.04x there);
+    // in bench against the 8 elements a thread in registers (2049-3072) and the 8-byte vectors
+    // it took before (bench/results/2026-11-25-h100-4a91695-recompute-rules/): bf16 2304 203 →
+    // 172 us, 2560 191 → 172, 3072 181 → 173, 3584 255 → 158, 4000 255 → 169; fp16 alike.
   } else if (sm >= 90 && sixteen_bit && aligned && p.n > 512 && p.n <= 2048 && p.n % 128 != 0 && stage(1, 1)) {
     // 16-bit rows of 512-2048 that leave a warp's last 8-byte vector pass part-empty: one
     // staged row per block, a slot a thread (N = 1000: LN 331 us vs 387 for a warp per row,
