@@ -36,6 +36,11 @@ bool packs_rows(const NormProblem& p, const LaunchConfig& c) {
   return c.shared_sums && (dtype_size(p.x_dtype) < 4 || dtype_size(p.dy_dtype) < 4);
 }
 
+bool shares_weights(const NormProblem& p, const LaunchConfig& c) {
+  return c.shared_sums && c.row_in_registers && !c.staged && c.column_pass == 0 && c.rows_per_block() == 1 &&
+         p.has_weight && dtype_size(p.weight_dtype) * c.vec > 16 && !p.parallel;
+}
+
 int64_t block_slots(const NormProblem& p, const LaunchConfig& c) {
   return ceil_div(ceil_div(p.n, c.vec), c.cluster);
 }
@@ -59,6 +64,8 @@ size_t dynamic_shared_bytes(const NormProblem& p, const LaunchConfig& c) {
     const int64_t sums = (int64_t{p.has_weight} + int64_t{p.has_bias}) * (p.parallel ? 2 : 1);
     bytes += sums * elements_per_thread(p, c) * c.threads_per_row * int64_t{sizeof(float)};
   }
+  // SlotWeights: γ of every slot a thread may hold, as fp32.
+  if (shares_weights(p, c)) bytes += elements_per_thread(p, c) * c.threads_per_row * int64_t{sizeof(float)};
   return static_cast<size_t>(bytes);
 }
 

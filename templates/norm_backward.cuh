@@ -608,14 +608,57 @@ __device__ __forceinline__ void row_second_norm_slot(const FusedParams& f, const
 }
 // fused:end
 
-// γ of the thread's slot i, as the math uses it (1 without γ). Re-read for every row (from
-// L1/L2): registers are worth more to the row itself.
-__device__ __forceinline__ void slot_gamma(const BackwardParams& p, int i, int lane, unsigned rank, float (&w)[kVec]) {
+// γ of the thread's slot i as stored (1 without γ, or past N), from memory.
+__device__ __forceinline__ void stored_slot_gamma(const BackwardParams& p, int i, int lane, unsigned rank,
+                                                  float (&w)[kVec]) {
 #pragma unroll
   for (int j = 0; j < kVec; ++j) w[j] = 1.f;
   if constexpr (kHasWeight) {
     const i64 col = slot_column(i, lane, rank);
     if (col < kN) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
+  }
+}
+
+// With kSharedWeights the thread's γ sits at the start of the block's dynamic shared memory,
+// laid out as shared sums are (SlotSums::piece: a warp's accesses are neighbours), written by
+// the thread that reads it, once: from L1 a slot's fp32 γ (32 bytes) is two loads half of whose
+// sectors go unused, every row and twice a row (bench/NOTES.md entry 29).
+constexpr i64 kSharedWeightBytes = kSharedWeights ? kSharedSumFloats * (i64)sizeof(float) : 0;
+__device__ __forceinline__ FloatPiece<kSumPiece>* weight_piece(unsigned char* dynamic_shared, int i, int q) {
+  const i64 at = ((i64)(i * kSumPiecesPerSlot + q) * kThreadsPerRow + threadIdx.x % kThreadsPerRow) * kSumPiece;
+  return reinterpret_cast<FloatPiece<kSumPiece>*>(dynamic_shared) + at / kSumPiece;
+}
+__device__ __forceinline__ void hold_weights(const BackwardParams& p, unsigned char* dynamic_shared, int lane,
+                                             unsigned rank) {
+  if constexpr (kSharedWeights) {
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      float w[kVec];
+      stored_slot_gamma(p, i, lane, rank, w);
+#pragma unroll
+      for (int q = 0; q < kSumPiecesPerSlot; ++q) {
+        FloatPiece<kSumPiece> piece;
+#pragma unroll
+        for (int k = 0; k < kSumPiece; ++k) piece.v[k] = w[q * kSumPiece + k];
+        *weight_piece(dynamic_shared, i, q) = piece;
+      }
+    }
+  }
+}
+
+// γ of the thread's slot i, as the math uses it (1 without γ). Re-read for every row (from
+// shared memory with kSharedWeights, else L1/L2): registers are worth more to the row itself.
+__device__ __forceinline__ void slot_gamma(const BackwardParams& p, int i, int lane, unsigned rank, float (&w)[kVec]) {
+  if constexpr (kSharedWeights) {
+    extern __shared__ __align__(16) unsigned char dynamic_shared[];
+#pragma unroll
+    for (int q = 0; q < kSumPiecesPerSlot; ++q) {
+      const FloatPiece<kSumPiece> piece = *weight_piece(dynamic_shared, i, q);
+#pragma unroll
+      for (int k = 0; k < kSumPiece; ++k) w[q * kSumPiece + k] = piece.v[k];
+    }
+  } else {
+    stored_slot_gamma(p, i, lane, rank, w);
   }
 // fused:begin
   stored_weight_to_gamma(w);
@@ -632,9 +675,10 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
   const int lane = threadIdx.x % kThreadsPerRow;
   const unsigned rank = kCluster > 1 ? cluster_rank() : 0;
 
-  extern __shared__ __align__(16) unsigned char dynamic_shared[];  // kSharedSums: the sums
+  extern __shared__ __align__(16) unsigned char dynamic_shared[];  // kSharedWeights: γ; kSharedSums: the sums
+  hold_weights(p, dynamic_shared, lane, rank);
   ColumnSums column_sums;
-  column_sums.start(shared_sums_base(dynamic_shared, 0));
+  column_sums.start(shared_sums_base(dynamic_shared, kSharedWeightBytes));
 
   // With kPrefetch the next row's loads are issued before this row's reductions and barriers,
   // so memory stays busy while the row sums travel; without, each row is loaded when its turn comes.
