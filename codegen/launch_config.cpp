@@ -37,8 +37,15 @@ bool packs_rows(const NormProblem& p, const LaunchConfig& c) {
 }
 
 bool shares_weights(const NormProblem& p, const LaunchConfig& c) {
+  // Measured (bench --graph, A/B against γ from L1; bench/results/2026-11-25-h100-d83fc1c-shared-weights/):
+  // one block an SM or a cluster's blocks gain (LN bf16 10240-14336 3.5-5.5%, clusters of
+  // 32768-262144 6-13%, fp16 65536 13%); several blocks an SM of the same columns lose, as
+  // L1 held one γ for all of them and shared memory needs one each (LN 5120 at 3 blocks 7%,
+  // 8192 at 2 6.5%). Not the gate (RMS 12288 8% slower) nor LayerNorm's recompute (14336 4.5%),
+  // which lost where the option-free rows gained.
   return c.shared_sums && c.row_in_registers && !c.staged && c.column_pass == 0 && c.rows_per_block() == 1 &&
-         p.has_weight && dtype_size(p.weight_dtype) * c.vec > 16 && !p.parallel;
+         p.has_weight && dtype_size(p.weight_dtype) * c.vec > 16 && (c.min_blocks_per_sm == 1 || c.cluster > 1) &&
+         !p.parallel && p.gate == Gate::None && !p.recompute_from_output;
 }
 
 int64_t block_slots(const NormProblem& p, const LaunchConfig& c) {

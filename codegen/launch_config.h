@@ -52,10 +52,11 @@ int vector_width(const NormProblem& resolved);
 // they are loaded (the gate, x̂ recovered from y, the second norm's gradient) is then made
 // again from the packed row for dx.
 bool packs_rows(const NormProblem& resolved, const LaunchConfig& config);
-// Whether the kernel holds γ of the thread's columns in shared memory (rows in registers with
-// shared sums, where a slot's γ spans more than 16 bytes: loaded from L1 it would take two
-// accesses half of whose sectors go unused, twice a row). Not parallel norms, whose four sums
-// leave no room for it where their blocks share an SM.
+// Whether the kernel holds γ of the thread's columns in shared memory: rows in registers with
+// shared sums, where a slot's γ spans more than 16 bytes (loaded from L1 it takes two accesses
+// half of whose sectors go unused, twice a row), one block an SM or a cluster (several blocks
+// of the same columns share one γ in L1), and none of the options measured slower with it
+// (parallel norms, whose four sums leave no room for it, the gate, the recompute).
 bool shares_weights(const NormProblem& resolved, const LaunchConfig& config);
 
 // Vector slots of a row that one block of config holds (its slice, where a cluster shares the

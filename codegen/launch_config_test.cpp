@@ -1051,3 +1051,49 @@ TEST(LaunchConfig, OddRmsRowsStagedInOneBlockShareTheirSums) {
   EXPECT_FALSE(choose_launch_config(norm(NormKind::LayerNorm), 90, 132).shared_sums);
   EXPECT_FALSE(choose_launch_config(norm(NormKind::RMSNorm), 90, 132, 199).shared_sums) << "few rows";
 }
+
+// γ in shared memory (shares_weights): fp32 γ of 16-bit rows with shared sums, one block an SM
+// or a cluster, none of the options measured slower with it; dynamic shared memory counts it.
+TEST(LaunchConfig, SharedWeightsWhereOneBlockOrAClusterHoldsTheColumns) {
+  const auto plain = [](int64_t n, DType weight = DType::F32, DType x = DType::BF16) {
+    NormProblem p = with_option(n, x, NormKind::LayerNorm, no_option);
+    p.weight_dtype = weight;
+    return codegen::resolve_problem(p);
+  };
+  const auto floats = [](const NormProblem& p, const LaunchConfig& c) {
+    return codegen::elements_per_thread(p, c) * c.threads_per_row * int64_t{sizeof(float)};
+  };
+  for (int64_t n : {10240, 12288, 14336, 65536, 262144}) {
+    const NormProblem p = plain(n);
+    const LaunchConfig c = choose_launch_config(p, 90, 132);
+    ASSERT_TRUE(c.shared_sums && (c.min_blocks_per_sm == 1 || c.cluster > 1)) << n << ": " << codegen::describe(c);
+    EXPECT_TRUE(codegen::shares_weights(p, c)) << n;
+    EXPECT_EQ(codegen::dynamic_shared_bytes(p, c), static_cast<size_t>(3 * floats(p, c))) << n << ": dγ, dβ and γ";
+  }
+  // Several blocks an SM of the same columns (L1 holds one γ for them all).
+  for (int64_t n : {5120, 8192}) {
+    const NormProblem p = plain(n);
+    const LaunchConfig c = choose_launch_config(p, 90, 132);
+    ASSERT_TRUE(c.shared_sums && c.min_blocks_per_sm > 1 && c.cluster == 1) << n << ": " << codegen::describe(c);
+    EXPECT_FALSE(codegen::shares_weights(p, c)) << n;
+    EXPECT_EQ(codegen::dynamic_shared_bytes(p, c), static_cast<size_t>(2 * floats(p, c))) << n;
+  }
+  // A slot's γ of 16 bytes (bf16 γ; fp32 rows, 4 a slot) loads whole sectors from L1.
+  const NormProblem same = plain(12288, DType::BF16);
+  EXPECT_FALSE(codegen::shares_weights(same, choose_launch_config(same, 90, 132)));
+  LaunchConfig quads = choose_launch_config(plain(12288), 90, 132);
+  quads.vec = 4;
+  EXPECT_FALSE(codegen::shares_weights(plain(12288), quads));
+  // The options that measured slower with it.
+  for (auto option : {+[](NormProblem& q) { q.parallel = true; }, +[](NormProblem& q) { q.recompute_from_output = true; },
+                      +[](NormProblem& q) { q.gate = Gate::AfterNorm; q.has_bias = false; }}) {
+    NormProblem p = plain(12288);
+    option(p);
+    p = codegen::resolve_problem(p);
+    LaunchConfig c = choose_launch_config(plain(12288), 90, 132);
+    EXPECT_FALSE(codegen::shares_weights(p, c)) << codegen::describe(p);
+  }
+  NormProblem residual = plain(12288);
+  residual.residual = true;
+  EXPECT_TRUE(codegen::shares_weights(residual, choose_launch_config(plain(12288), 90, 132)));
+}
