@@ -44,7 +44,7 @@ bool shares_weights(const NormProblem& p, const LaunchConfig& c) {
   // 8192 at 2 6.5%). Not the gate (RMS 12288 8% slower) nor LayerNorm's recompute (14336 4.5%),
   // which lost where the option-free rows gained.
   return c.shared_sums && c.row_in_registers && !c.staged && c.column_pass == 0 && c.rows_per_block() == 1 &&
-         p.has_weight && dtype_size(p.weight_dtype) * c.vec > 16 && (c.min_blocks_per_sm == 1 || c.cluster > 1) &&
+         p.has_weight && dtype_size(p.weight_dtype) * c.vec >= 16 && (c.min_blocks_per_sm == 1 || c.cluster > 1) &&
          !p.parallel && p.gate == Gate::None && !p.recompute_from_output;
 }
 
