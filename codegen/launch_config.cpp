@@ -29,23 +29,11 @@ bool operator==(const LaunchConfig& a, const LaunchConfig& b) {
          a.row_in_registers == b.row_in_registers && a.cluster == b.cluster && a.merge == b.merge && a.grid == b.grid &&
          a.prefetch == b.prefetch &&
          a.staged == b.staged && a.stages == b.stages && a.min_blocks_per_sm == b.min_blocks_per_sm &&
-         a.shared_sums == b.shared_sums && a.column_pass == b.column_pass;
+         a.shared_sums == b.shared_sums && a.shared_weights == b.shared_weights && a.column_pass == b.column_pass;
 }
 
 bool packs_rows(const NormProblem& p, const LaunchConfig& c) {
   return c.shared_sums && (dtype_size(p.x_dtype) < 4 || dtype_size(p.dy_dtype) < 4);
-}
-
-bool shares_weights(const NormProblem& p, const LaunchConfig& c) {
-  // Measured (bench --graph, A/B against γ from L1; bench/results/2026-11-25-h100-d83fc1c-shared-weights/):
-  // one block an SM or a cluster's blocks gain (LN bf16 10240-14336 3.5-5.5%, clusters of
-  // 32768-262144 6-13%, fp16 65536 13%); several blocks an SM of the same columns lose, as
-  // L1 held one γ for all of them and shared memory needs one each (LN 5120 at 3 blocks 7%,
-  // 8192 at 2 6.5%). Not the gate (RMS 12288 8% slower) nor LayerNorm's recompute (14336 4.5%),
-  // which lost where the option-free rows gained.
-  return c.shared_sums && c.row_in_registers && !c.staged && c.column_pass == 0 && c.rows_per_block() == 1 &&
-         p.has_weight && dtype_size(p.weight_dtype) * c.vec >= 16 && (c.min_blocks_per_sm == 1 || c.cluster > 1) &&
-         !p.parallel && p.gate == Gate::None && !p.recompute_from_output;
 }
 
 int64_t block_slots(const NormProblem& p, const LaunchConfig& c) {
@@ -71,8 +59,8 @@ size_t dynamic_shared_bytes(const NormProblem& p, const LaunchConfig& c) {
     const int64_t sums = (int64_t{p.has_weight} + int64_t{p.has_bias}) * (p.parallel ? 2 : 1);
     bytes += sums * elements_per_thread(p, c) * c.threads_per_row * int64_t{sizeof(float)};
   }
-  // SlotWeights: γ of every slot a thread may hold, as fp32.
-  if (shares_weights(p, c)) bytes += elements_per_thread(p, c) * c.threads_per_row * int64_t{sizeof(float)};
+  // templates/norm_backward.cuh, kSharedWeights: γ of every slot a thread may hold, as fp32.
+  if (c.shared_weights) bytes += elements_per_thread(p, c) * c.threads_per_row * int64_t{sizeof(float)};
   return static_cast<size_t>(bytes);
 }
 
@@ -777,6 +765,31 @@ bool column_pass_fits(const NormProblem& p, int64_t m) {
          m * p.n * (dtype_size(p.x_dtype) + dtype_size(p.dy_dtype)) <= kColumnPassBytes;
 }
 
+LaunchConfig with_shared_weights(const NormProblem& p, LaunchConfig c, int sm) {
+  // Measured (bench --graph, A/B against γ from L1; bench/results/2026-11-25-h100-{d83fc1c-
+  // shared-weights,ffd698a-shared-weights-rule,81e5efc-shared-weights-16}/): one block an SM or
+  // a cluster's blocks gain (fp32 γ of 16-bit rows: LN bf16 9216-14336 3-5.5%, clusters of
+  // 20480-262144 7-13%; bf16 γ 1-2.5% and 8-11%; fp32 rows' clusters 2-24%, LN 131072 414 →
+  // 313 us); several blocks an SM of the same columns lose, as L1 held one γ for all of them
+  // and shared memory needs one each (LN 5120 at 3 blocks 7%, 8192 at 2 6.5%). Not 16-bit rows
+  // in 4-wide slots, chosen where γ's loads fill whole sectors (LN 16384 2.8% slower), nor the
+  // gate (RMS 12288 8%) or LayerNorm's recompute (14336 4.5%), which lost where the
+  // option-free rows gained.
+  const bool sixteen_bit_quads = dtype_size(p.x_dtype) == 2 && c.vec == 4;
+  const bool gains = c.shared_sums && c.row_in_registers && !c.staged && !c.grid && c.column_pass == 0 &&
+                     c.rows_per_block() == 1 && p.has_weight && dtype_size(p.weight_dtype) * c.vec >= 16 &&
+                     !sixteen_bit_quads && (c.min_blocks_per_sm == 1 || c.cluster > 1) && !p.parallel &&
+                     p.gate == Gate::None && !p.recompute_from_output;
+  if (!gains) return c;
+  LaunchConfig shared = c;
+  shared.shared_weights = true;
+  const size_t bytes = dynamic_shared_bytes(p, shared);
+  if (bytes > max_stage_bytes(sm) ||
+      c.min_blocks_per_sm * (bytes + static_merge_bytes(p, c) + kStaticSharedReserve) > max_shared_per_sm(sm))
+    return c;
+  return shared;
+}
+
 LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m) {
   // Shared sums buy throughput (more of the row in flight per SM) at the price of latency (the
   // sums zeroed, read and written back, x̂ and dy·γ recomputed): for few rows only where a
@@ -791,6 +804,7 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, in
     if (const std::optional<LaunchConfig> column = column_pass_for_few_rows(p, m)) c = *column;
     else if (const std::optional<LaunchConfig> few = config_for_few_rows(p, c, m)) c = *few;
   }
+  c = with_shared_weights(p, c, sm);
   check_launch_config(p, c);
   return c;
 }
@@ -835,6 +849,9 @@ void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
   if (c.shared_sums && (!c.row_in_registers || c.rows_per_block() != 1 || c.grid))
     fail("shared sums need one row per block (or cluster sharing it) in registers or staged, not a grid cluster");
   if (c.shared_sums && !p.has_weight && !p.has_bias) fail("shared sums hold dγ/dβ, and the problem has neither");
+  if (c.shared_weights && (!c.shared_sums || c.staged || c.column_pass > 0))
+    fail("shared weights come with shared sums, on rows held in registers");
+  if (c.shared_weights && !p.has_weight) fail("shared weights hold γ, and the problem has none");
   if (c.column_pass > 0) {
     if (!is_pow2(c.column_pass) || c.column_pass > c.threads) fail("column_pass (lanes down the rows) must be a power of two up to threads");
     if (c.row_in_registers || c.cluster != 1 || c.merge != 1 || c.grid || c.prefetch || c.staged || c.shared_sums)
@@ -861,6 +878,7 @@ std::string describe(const LaunchConfig& c) {
   if (c.staged && c.stages != 2) s << " stages=" << c.stages;
   if (c.min_blocks_per_sm > 1) s << " min_blocks=" << c.min_blocks_per_sm;
   if (c.shared_sums) s << " shared_sums";
+  if (c.shared_weights) s << " shared_weights";
   if (c.column_pass > 0) s << " column_pass=" << c.column_pass;
   return s.str();
 }

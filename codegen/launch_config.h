@@ -27,6 +27,8 @@ struct LaunchConfig {
   bool shared_sums = false;   // each thread sums its columns' dγ/dβ in shared memory, not in
                               // registers: one row per block (or cluster), and the registers
                               // hold more of the row instead
+  bool shared_weights = false;  // with shared sums: each thread also holds its columns' γ in
+                                // shared memory, read there every row instead of from L1
   int column_pass = 0;        // > 0: few rows that fit in L2 take two kernels instead of rows and
                               // partial rows: row sums (a row per block of threads_per_row),
                               // then blocks that own columns of every row, this many lanes down
@@ -52,12 +54,14 @@ int vector_width(const NormProblem& resolved);
 // they are loaded (the gate, x̂ recovered from y, the second norm's gradient) is then made
 // again from the packed row for dx.
 bool packs_rows(const NormProblem& resolved, const LaunchConfig& config);
-// Whether the kernel holds γ of the thread's columns in shared memory: rows in registers with
-// shared sums, where a slot's γ spans more than 16 bytes (loaded from L1 it takes two accesses
-// half of whose sectors go unused, twice a row), one block an SM or a cluster (several blocks
-// of the same columns share one γ in L1), and none of the options measured slower with it
-// (parallel norms, whose four sums leave no room for it, the gate, the recompute).
-bool shares_weights(const NormProblem& resolved, const LaunchConfig& config);
+// config with shared_weights set where holding γ in shared memory measured faster than
+// reading it from L1 twice a row, and fits on compute capability sm: rows in registers with
+// shared sums, a slot's γ of 16 bytes or more (not 16-bit rows in 4-wide slots), one block an
+// SM or a cluster (several blocks of the same columns share one γ in L1), none of the options
+// measured slower with it (parallel norms, the gate, the recompute), and the SM's shared memory
+// still holding config.min_blocks_per_sm blocks. The heuristic and every tuning candidate take
+// it so (shared_weights is not tuned on its own); other configs come back unchanged.
+LaunchConfig with_shared_weights(const NormProblem& resolved, LaunchConfig config, int sm);
 
 // Vector slots of a row that one block of config holds (its slice, where a cluster shares the
 // row), and the elements of them one thread works: what it holds in registers or unrolls.
@@ -65,7 +69,8 @@ int64_t block_slots(const NormProblem& resolved, const LaunchConfig& config);
 int64_t elements_per_thread(const NormProblem& resolved, const LaunchConfig& config);
 
 // Dynamic shared memory a launch of config needs: the stages of staged rows, then the shared
-// sums (each thread's columns of dγ, dβ, and the second norm's with parallel norms).
+// weights and sums (each thread's columns of γ; of dγ, dβ, and the second norm's with parallel
+// norms).
 size_t dynamic_shared_bytes(const NormProblem& resolved, const LaunchConfig& config);
 
 // Elements per thread held in registers at most (x and dy, plus γ, dγ, dβ accumulators).

@@ -437,7 +437,7 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4097To16384) {
   const auto recompute = [](NormProblem& q) { q.recompute_from_output = true; };
   for (DType x : {DType::BF16, DType::F16}) {
     EXPECT_EQ(codegen::describe(choose_launch_config(with_option(16384, x, NormKind::RMSNorm, residual), 90, 132)),
-              "threads=1024 threads_per_row=1024 vec=8 registers shared_sums");
+              "threads=1024 threads_per_row=1024 vec=8 registers shared_sums shared_weights");
     EXPECT_EQ(choose_launch_config(with_option(16384, x, NormKind::RMSNorm, recompute), 90, 132).vec, 4)
         << "the recompute keeps the half vectors";
     for (int64_t n : {12800, 14336, 16384}) {
@@ -808,7 +808,8 @@ TEST(LaunchConfig, FusedOptionsInClustersUpTo32768TakeTheirOwnRule) {
     return choose_launch_config(with_option(n, x, kind, option), 90, 132, 2048);
   };
   const LaunchConfig plain = at(32768, NormKind::LayerNorm, no_option);
-  EXPECT_EQ(codegen::describe(plain), "threads=512 threads_per_row=512 vec=8 registers cluster=4 min_blocks=2 shared_sums");
+  EXPECT_EQ(codegen::describe(plain),
+            "threads=512 threads_per_row=512 vec=8 registers cluster=4 min_blocks=2 shared_sums shared_weights");
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     EXPECT_EQ(codegen::describe(at(32768, kind, [](NormProblem& p) { p.parallel = true; })),
               "threads=1024 threads_per_row=1024 vec=8 registers cluster=4 shared_sums");
@@ -1052,8 +1053,10 @@ TEST(LaunchConfig, OddRmsRowsStagedInOneBlockShareTheirSums) {
   EXPECT_FALSE(choose_launch_config(norm(NormKind::RMSNorm), 90, 132, 199).shared_sums) << "few rows";
 }
 
-// γ in shared memory (shares_weights): fp32 γ of 16-bit rows with shared sums, one block an SM
-// or a cluster, none of the options measured slower with it; dynamic shared memory counts it.
+// γ in shared memory (LaunchConfig::shared_weights, with_shared_weights): rows in registers
+// with shared sums, a slot's γ of 16 bytes or more but 16-bit rows in 4-wide slots, one block an
+// SM or a cluster, none of the options measured slower with it, and where it fits; the
+// heuristic sets it, dynamic shared memory counts it, check_launch_config guards it.
 TEST(LaunchConfig, SharedWeightsWhereOneBlockOrAClusterHoldsTheColumns) {
   const auto plain = [](int64_t n, DType weight = DType::F32, DType x = DType::BF16) {
     NormProblem p = with_option(n, x, NormKind::LayerNorm, no_option);
@@ -1067,33 +1070,56 @@ TEST(LaunchConfig, SharedWeightsWhereOneBlockOrAClusterHoldsTheColumns) {
     const NormProblem p = plain(n);
     const LaunchConfig c = choose_launch_config(p, 90, 132);
     ASSERT_TRUE(c.shared_sums && (c.min_blocks_per_sm == 1 || c.cluster > 1)) << n << ": " << codegen::describe(c);
-    EXPECT_TRUE(codegen::shares_weights(p, c)) << n;
+    EXPECT_TRUE(c.shared_weights) << n;
     EXPECT_EQ(codegen::dynamic_shared_bytes(p, c), static_cast<size_t>(3 * floats(p, c))) << n << ": dγ, dβ and γ";
+    LaunchConfig without = c;
+    without.shared_weights = false;
+    EXPECT_EQ(codegen::with_shared_weights(p, without, 90), c) << n;
   }
   // Several blocks an SM of the same columns (L1 holds one γ for them all).
   for (int64_t n : {5120, 8192}) {
     const NormProblem p = plain(n);
     const LaunchConfig c = choose_launch_config(p, 90, 132);
     ASSERT_TRUE(c.shared_sums && c.min_blocks_per_sm > 1 && c.cluster == 1) << n << ": " << codegen::describe(c);
-    EXPECT_FALSE(codegen::shares_weights(p, c)) << n;
+    EXPECT_FALSE(c.shared_weights) << n;
     EXPECT_EQ(codegen::dynamic_shared_bytes(p, c), static_cast<size_t>(2 * floats(p, c))) << n;
   }
-  // A slot's γ of 16 bytes (bf16 γ; fp32 rows, 4 a slot) loads whole sectors from L1.
+  // bf16 γ, and fp32 rows' clusters (4 a slot of fp32 γ), too.
   const NormProblem same = plain(12288, DType::BF16);
-  EXPECT_FALSE(codegen::shares_weights(same, choose_launch_config(same, 90, 132)));
-  LaunchConfig quads = choose_launch_config(plain(12288), 90, 132);
-  quads.vec = 4;
-  EXPECT_FALSE(codegen::shares_weights(plain(12288), quads));
+  EXPECT_TRUE(choose_launch_config(same, 90, 132).shared_weights);
+  const LaunchConfig fp32_cluster = choose_launch_config(plain(131072, DType::F32, DType::F32), 90, 132);
+  EXPECT_TRUE(fp32_cluster.cluster > 1 && fp32_cluster.shared_weights) << codegen::describe(fp32_cluster);
+  // Not 16-bit rows in 4-wide slots (LN 16384: chosen where γ's loads fill whole sectors), nor
+  // γ of 8 bytes a slot.
+  const LaunchConfig quads = choose_launch_config(plain(16384), 90, 132);
+  ASSERT_TRUE(quads.vec == 4 && quads.shared_sums) << codegen::describe(quads);
+  EXPECT_FALSE(quads.shared_weights);
+  LaunchConfig halves = choose_launch_config(same, 90, 132);
+  halves.vec = 4;
+  halves.shared_weights = false;
+  EXPECT_FALSE(codegen::with_shared_weights(same, halves, 90).shared_weights);
   // The options that measured slower with it.
   for (auto option : {+[](NormProblem& q) { q.parallel = true; }, +[](NormProblem& q) { q.recompute_from_output = true; },
-                      +[](NormProblem& q) { q.gate = Gate::AfterNorm; q.has_bias = false; }}) {
-    NormProblem p = plain(12288);
-    option(p);
-    p = codegen::resolve_problem(p);
-    LaunchConfig c = choose_launch_config(plain(12288), 90, 132);
-    EXPECT_FALSE(codegen::shares_weights(p, c)) << codegen::describe(p);
+                      +[](NormProblem& q) { q.gate = Gate::AfterNorm; }}) {
+    NormProblem p = with_option(12288, DType::BF16, NormKind::RMSNorm, option);
+    EXPECT_FALSE(choose_launch_config(p, 90, 132).shared_weights) << codegen::describe(p);
   }
   NormProblem residual = plain(12288);
   residual.residual = true;
-  EXPECT_TRUE(codegen::shares_weights(residual, choose_launch_config(plain(12288), 90, 132)));
+  EXPECT_TRUE(choose_launch_config(residual, 90, 132).shared_weights);
+  // Where the SM's shared memory would not hold it (LN fp32 16384 in one block of sums on
+  // sm_80: 128 KB of sums, 64 KB more of γ against 163 KB), or no γ: not set.
+  LaunchConfig a100 = choose_launch_config(plain(16384, DType::F32, DType::F32), 80, 108);
+  a100.shared_weights = false;
+  if (a100.shared_sums) EXPECT_FALSE(codegen::with_shared_weights(plain(16384, DType::F32, DType::F32), a100, 80).shared_weights);
+  // check_launch_config: only with shared sums and γ.
+  LaunchConfig bad = choose_launch_config(plain(8192), 90, 132);
+  bad.shared_sums = false;
+  bad.shared_weights = true;
+  EXPECT_THROW(codegen::check_launch_config(plain(8192), bad), std::invalid_argument);
+  NormProblem no_weight = plain(12288);
+  no_weight.has_weight = false;
+  LaunchConfig c = choose_launch_config(plain(12288), 90, 132);
+  EXPECT_THROW(codegen::check_launch_config(no_weight, c), std::invalid_argument);
+  EXPECT_NE(codegen::describe(c).find(" shared_weights"), std::string::npos) << codegen::describe(c);
 }

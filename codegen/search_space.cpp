@@ -82,7 +82,9 @@ class Candidates {
     merged.merge = merge_for_few_rows(p_, c, sm_, m_);
     if (merged.merge > 1) add_one(merged);
   }
-  void add_one(const LaunchConfig& c) {
+  void add_one(const LaunchConfig& candidate) {
+    // γ in shared memory wherever the heuristic would hold it there (not a candidate of its own).
+    const LaunchConfig c = with_shared_weights(p_, candidate, sm_);
     if (std::find(list_.begin(), list_.end(), c) != list_.end()) return;
     try {
       check_launch_config(p_, c);

@@ -121,6 +121,17 @@ TEST(TuningEntries, SharedSumsRoundTripAndAreWrittenOnlyWhenSet) {
   EXPECT_FALSE(back.at(kKeyB).config.shared_sums);
 }
 
+// shared_weights likewise: written only when set; files from before it read as false.
+TEST(TuningEntries, SharedWeightsRoundTripAndAreWrittenOnlyWhenSet) {
+  TunedConfig shared = tuned(768, 158.0);
+  shared.config.shared_sums = shared.config.shared_weights = true;
+  const std::string text = runtime::format_tuning_entries({{kKeyA, shared}, {kKeyB, tuned(64, 3.5)}});
+  EXPECT_EQ(text.find("shared_weights"), text.rfind("shared_weights")) << "written once:\n" << text;
+  const TuningEntries back = runtime::parse_tuning_entries(text, "test");
+  EXPECT_EQ(back.at(kKeyA).config, shared.config);
+  EXPECT_FALSE(back.at(kKeyB).config.shared_weights);
+}
+
 // column_pass is written only when on, and files from before it read as 0 (off).
 TEST(TuningEntries, ColumnPassRoundTripsAndIsWrittenOnlyWhenOn) {
   TunedConfig column = tuned(512, 8.5);

@@ -23,7 +23,8 @@ int run_emit(std::vector<std::string> args) {
                 "  --threads T, --threads-per-row R, --vec V, --min-blocks B, --cluster C, --streamed, --registers,\n"
                 "  --staged, --unstaged, --shared-sums, --prefetch, --column-pass L (the column pass, L lanes\n"
                 "  down the rows; with --threads, --vec)\n"
-                "                             override the heuristic's launch config (to compare register reports)\n",
+                "                             override the heuristic's launch config (to compare register reports;\n"
+                "                             shared weights, γ in shared memory, follow the overridden shape)\n",
                 problem_flags_help().c_str());
     return kExitOk;
   }
@@ -66,10 +67,14 @@ int run_emit(std::vector<std::string> args) {
     config = codegen::column_pass_config(p, threads ? threads : 256, column_pass);
     if (vec) config.vec = vec;
   }
-  if (forward)
+  if (forward) {
     codegen::check_forward_config(p, config);
-  else
+  } else {
+    // Shared weights follow the overridden shape, as the heuristic and the tuner set them.
+    config.shared_weights = false;
+    config = codegen::with_shared_weights(p, config, sm);
     codegen::check_launch_config(p, config);
+  }
   const codegen::KernelSource source =
       forward ? codegen::generate_forward_source(p, config) : codegen::generate_backward_source(p, config);
   const std::string described = codegen::describe(p, forward ? codegen::Pass::Forward : codegen::Pass::Backward);
