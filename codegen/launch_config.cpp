@@ -768,17 +768,21 @@ bool column_pass_fits(const NormProblem& p, int64_t m) {
 LaunchConfig with_shared_weights(const NormProblem& p, LaunchConfig c, int sm) {
   // Measured (bench --graph, A/B against γ from L1; bench/results/2026-11-25-h100-{d83fc1c-
   // shared-weights,ffd698a-shared-weights-rule,81e5efc-shared-weights-16}/): one block an SM or
-  // a cluster's blocks gain (fp32 γ of 16-bit rows: LN bf16 9216-14336 3-5.5%, clusters of
-  // 20480-262144 7-13%; bf16 γ 1-2.5% and 8-11%; fp32 rows' clusters 2-24%, LN 131072 414 →
-  // 313 us); several blocks an SM of the same columns lose, as L1 held one γ for all of them
-  // and shared memory needs one each (LN 5120 at 3 blocks 7%, 8192 at 2 6.5%). Not 16-bit rows
-  // in 4-wide slots, chosen where γ's loads fill whole sectors (LN 16384 2.8% slower), nor the
-  // gate (RMS 12288 8%) or LayerNorm's recompute (14336 4.5%), which lost where the
-  // option-free rows gained.
+  // a cluster's blocks gain where a slot's γ spans two loads from L1 (fp32 γ of 16-bit rows:
+  // LN bf16 9216-14336 3-5.5%, clusters of 20480-262144 7-13%); several blocks an SM of the
+  // same columns lose, as L1 held one γ for all of them and shared memory needs one each (LN
+  // 5120 at 3 blocks 7%, 8192 at 2 6.5%). Where a slot's γ is one 16-byte load (whole
+  // sectors), clusters only: bf16 γ 8-11%, fp32 rows 2-24% (LN 131072 414 → 313 us), but one
+  // block an SM 1-2.5% at 10240-14336 and 4.6% slower at LN 16384 (-cb73074-final/), and not
+  // 16-bit rows in 4-wide slots, chosen where γ's loads fill whole sectors (LN 16384 2.8%
+  // slower). Not the gate (RMS 12288 8%) or LayerNorm's recompute (14336 4.5%), which lost
+  // where the option-free rows gained.
+  const int slot_gamma_bytes = dtype_size(p.weight_dtype) * c.vec;
   const bool sixteen_bit_quads = dtype_size(p.x_dtype) == 2 && c.vec == 4;
+  const bool for_its_width = slot_gamma_bytes > 16 ? c.min_blocks_per_sm == 1 || c.cluster > 1
+                                                   : slot_gamma_bytes == 16 && c.cluster > 1 && !sixteen_bit_quads;
   const bool gains = c.shared_sums && c.row_in_registers && !c.staged && !c.grid && c.column_pass == 0 &&
-                     c.rows_per_block() == 1 && p.has_weight && dtype_size(p.weight_dtype) * c.vec >= 16 &&
-                     !sixteen_bit_quads && (c.min_blocks_per_sm == 1 || c.cluster > 1) && !p.parallel &&
+                     c.rows_per_block() == 1 && p.has_weight && for_its_width && !p.parallel &&
                      p.gate == Gate::None && !p.recompute_from_output;
   if (!gains) return c;
   LaunchConfig shared = c;

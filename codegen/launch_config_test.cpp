@@ -1054,8 +1054,9 @@ TEST(LaunchConfig, OddRmsRowsStagedInOneBlockShareTheirSums) {
 }
 
 // γ in shared memory (LaunchConfig::shared_weights, with_shared_weights): rows in registers
-// with shared sums, a slot's γ of 16 bytes or more but 16-bit rows in 4-wide slots, one block an
-// SM or a cluster, none of the options measured slower with it, and where it fits; the
+// with shared sums, a slot's γ of more than 16 bytes with one block an SM or a cluster, or of
+// 16 bytes in a cluster (not 16-bit rows in 4-wide slots), none of the options measured slower
+// with it, and where it fits; the
 // heuristic sets it, dynamic shared memory counts it, check_launch_config guards it.
 TEST(LaunchConfig, SharedWeightsWhereOneBlockOrAClusterHoldsTheColumns) {
   const auto plain = [](int64_t n, DType weight = DType::F32, DType x = DType::BF16) {
@@ -1084,9 +1085,13 @@ TEST(LaunchConfig, SharedWeightsWhereOneBlockOrAClusterHoldsTheColumns) {
     EXPECT_FALSE(c.shared_weights) << n;
     EXPECT_EQ(codegen::dynamic_shared_bytes(p, c), static_cast<size_t>(2 * floats(p, c))) << n;
   }
-  // bf16 γ, and fp32 rows' clusters (4 a slot of fp32 γ), too.
+  // A slot's γ of 16 bytes (bf16 γ; fp32 rows, 4 a slot of fp32 γ): clusters only.
   const NormProblem same = plain(12288, DType::BF16);
-  EXPECT_TRUE(choose_launch_config(same, 90, 132).shared_weights);
+  EXPECT_FALSE(choose_launch_config(same, 90, 132).shared_weights);
+  for (int64_t n : {16384, 65536}) {
+    const LaunchConfig c = choose_launch_config(plain(n, DType::BF16), 90, 132);
+    EXPECT_EQ(c.shared_weights, c.cluster > 1) << n << ": " << codegen::describe(c);
+  }
   const LaunchConfig fp32_cluster = choose_launch_config(plain(131072, DType::F32, DType::F32), 90, 132);
   EXPECT_TRUE(fp32_cluster.cluster > 1 && fp32_cluster.shared_weights) << codegen::describe(fp32_cluster);
   // Not 16-bit rows in 4-wide slots (LN 16384: chosen where γ's loads fill whole sectors), nor
