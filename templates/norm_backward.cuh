@@ -436,6 +436,13 @@ struct alignas(4 * P) FloatPiece {
   float v[P];
 };
 
+// The float where piece q of the thread's slot i starts in a per-thread region of kSharedSumFloats
+// (shared sums, shared weights): a warp's pieces are neighbours, so its accesses have no bank
+// conflicts and 16-byte pieces take 4 wavefronts a warp.
+__device__ __forceinline__ i64 slot_piece_float(int i, int q) {
+  return ((i64)(i * kSumPiecesPerSlot + q) * kThreadsPerRow + threadIdx.x % kThreadsPerRow) * kSumPiece;
+}
+
 struct SlotSums {
   float reg[kIters][kVec];  // without kSharedSums
   float* shared;            // with: this sum's region, kSharedSumFloats floats
@@ -459,10 +466,9 @@ struct SlotSums {
         for (int j = 0; j < kVec; ++j) reg[i][j] = 0.f;
     }
   }
-  // Piece q of the thread's slot i. A warp's pieces are neighbours: no bank conflicts.
+  // Piece q of the thread's slot i.
   __device__ __forceinline__ FloatPiece<kSumPiece>* piece(int i, int q) const {
-    const i64 at = ((i64)(i * kSumPiecesPerSlot + q) * kThreadsPerRow + threadIdx.x % kThreadsPerRow) * kSumPiece;
-    return reinterpret_cast<FloatPiece<kSumPiece>*>(shared + at);
+    return reinterpret_cast<FloatPiece<kSumPiece>*>(shared + slot_piece_float(i, q));
   }
   __device__ __forceinline__ void add(int i, const float (&v)[kVec]) {
     if constexpr (kSharedSums) {
@@ -620,13 +626,13 @@ __device__ __forceinline__ void stored_slot_gamma(const BackwardParams& p, int i
 }
 
 // With kSharedWeights the thread's γ sits at the start of the block's dynamic shared memory,
-// laid out as shared sums are (SlotSums::piece: a warp's accesses are neighbours), written by
-// the thread that reads it, once: from L1 a slot's fp32 γ (32 bytes) is two loads half of whose
-// sectors go unused, every row and twice a row (bench/NOTES.md entry 29).
+// laid out as shared sums are (slot_piece_float), written once by the thread that reads it:
+// from L1 a slot's fp32 γ (32 bytes) is two loads half of whose sectors go unused, twice a
+// row, and several blocks of one SM share one copy there only where they hold the same columns
+// (codegen::with_shared_weights; bench/NOTES.md entries 29 and 33).
 constexpr i64 kSharedWeightBytes = kSharedWeights ? kSharedSumFloats * (i64)sizeof(float) : 0;
 __device__ __forceinline__ FloatPiece<kSumPiece>* weight_piece(unsigned char* dynamic_shared, int i, int q) {
-  const i64 at = ((i64)(i * kSumPiecesPerSlot + q) * kThreadsPerRow + threadIdx.x % kThreadsPerRow) * kSumPiece;
-  return reinterpret_cast<FloatPiece<kSumPiece>*>(dynamic_shared) + at / kSumPiece;
+  return reinterpret_cast<FloatPiece<kSumPiece>*>(reinterpret_cast<float*>(dynamic_shared) + slot_piece_float(i, q));
 }
 __device__ __forceinline__ void hold_weights(const BackwardParams& p, unsigned char* dynamic_shared, int lane,
                                              unsigned rank) {
