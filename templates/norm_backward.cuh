@@ -628,8 +628,8 @@ __device__ __forceinline__ void stored_slot_gamma(const BackwardParams& p, int i
 // With kSharedWeights the thread's γ sits at the start of the block's dynamic shared memory,
 // laid out as shared sums are (slot_piece_float), written once by the thread that reads it:
 // from L1 a slot's fp32 γ (32 bytes) is two loads half of whose sectors go unused, twice a
-// row, and several blocks of one SM share one copy there only where they hold the same columns
-// (codegen::with_shared_weights; bench/NOTES.md entries 29 and 33).
+// row. L1 keeps one copy for all of an SM's blocks of the same columns, shared memory one a
+// block: codegen::with_shared_weights says where it pays (bench/NOTES.md entries 29 and 33).
 constexpr i64 kSharedWeightBytes = kSharedWeights ? kSharedSumFloats * (i64)sizeof(float) : 0;
 __device__ __forceinline__ FloatPiece<kSumPiece>* weight_piece(unsigned char* dynamic_shared, int i, int q) {
   return reinterpret_cast<FloatPiece<kSumPiece>*>(reinterpret_cast<float*>(dynamic_shared) + slot_piece_float(i, q));
