@@ -4,15 +4,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "codegen/integer_math.h"
 #include "codegen/norm_problem.h"
-#include "llvm/Support/MathExtras.h"
 #include "normjit/normjit.hpp"
 
 namespace normjit::codegen {
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return static_cast<int64_t>(llvm::divideCeil(a, b)); }
-int next_pow2(int64_t v) { return static_cast<int>(llvm::PowerOf2Ceil(static_cast<uint64_t>(v))); }
 // Threads, in whole warps, that hold `slots` at `per_thread` slots each.
 int64_t warp_threads(int64_t slots, int64_t per_thread) { return ceil_div(ceil_div(slots, per_thread), 32) * 32; }
 

@@ -5,20 +5,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "codegen/integer_math.h"
 #include "codegen/norm_problem.h"
 
 namespace normjit::codegen {
-namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int next_pow2(int64_t v) {
-  int p = 1;
-  while (p < v) p *= 2;
-  return p;
-}
-bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
-
-}  // namespace
 
 int vector_width(const NormProblem& p) {
   return std::max(1, std::min(16, p.alignment) / dtype_size(p.x_dtype));

@@ -4,18 +4,11 @@
 #include <stdexcept>
 #include <vector>
 
+#include "codegen/integer_math.h"
 #include "codegen/norm_problem.h"
 
 namespace normjit::codegen {
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
-int next_pow2(int64_t v) {
-  int p = 1;
-  while (p < v) p *= 2;
-  return p;
-}
 
 // Block sizes a multi-row block may take; the families' own limits decide the rest.
 constexpr int kRowGroupBlocks[] = {128, 256, 512};
