@@ -772,7 +772,7 @@ LaunchConfig with_shared_weights(const NormProblem& p, LaunchConfig c, int sm) {
   const bool for_its_width = slot_gamma_bytes > 16 ? c.min_blocks_per_sm == 1 || c.cluster > 1
                                                    : slot_gamma_bytes == 16 && c.cluster > 1 && !sixteen_bit_quads;
   const bool gains = c.shared_sums && c.row_in_registers && !c.staged && !c.grid && c.column_pass == 0 &&
-                     c.rows_per_block() == 1 && p.has_weight && for_its_width && !p.parallel &&
+                     c.rows_per_block() == 1 && p.has_weight && for_its_width &&
                      p.gate == Gate::None && !p.recompute_from_output;
   if (!gains) return c;
   LaunchConfig shared = c;
