@@ -766,7 +766,10 @@ LaunchConfig with_shared_weights(const NormProblem& p, LaunchConfig c, int sm) {
   // block an SM 1-2.5% at 10240-14336 and 4.6% slower at LN 16384 (-cb73074-final/), and not
   // 16-bit rows in 4-wide slots, chosen where γ's loads fill whole sectors (LN 16384 2.8%
   // slower). Not the gate (RMS 12288 8%) or LayerNorm's recompute (14336 4.5%), which lost
-  // where the option-free rows gained.
+  // where the option-free rows gained. Parallel norms gain where their sums leave room (γ only;
+  // γ1 still from L1): LN bf16 8192-65536 5-7.5%, RMS 14336 11%, 65536 22%
+  // (-629b00c-parallel-weights/); parallel LayerNorms' four sums fill one block's shared
+  // memory at 12288.
   const int slot_gamma_bytes = dtype_size(p.weight_dtype) * c.vec;
   const bool sixteen_bit_quads = dtype_size(p.x_dtype) == 2 && c.vec == 4;
   const bool for_its_width = slot_gamma_bytes > 16 ? c.min_blocks_per_sm == 1 || c.cluster > 1

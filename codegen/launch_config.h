@@ -58,8 +58,8 @@ bool packs_rows(const NormProblem& resolved, const LaunchConfig& config);
 // reading it from L1 twice a row, and fits on compute capability sm: rows in registers with
 // shared sums; a slot's γ of more than 16 bytes with one block an SM or a cluster (several
 // blocks of the same columns share one γ in L1), or of 16 bytes in a cluster (not 16-bit rows
-// in 4-wide slots); none of the options measured slower with it (parallel norms, the gate, the
-// recompute); and the SM's shared memory still holding config.min_blocks_per_sm blocks. The
+// in 4-wide slots); none of the options measured slower with it (the gate, the recompute); and
+// the SM's shared memory still holding config.min_blocks_per_sm blocks. The
 // heuristic and every tuning candidate take it so (shared_weights is not tuned on its own);
 // other configs come back unchanged.
 LaunchConfig with_shared_weights(const NormProblem& resolved, LaunchConfig config, int sm);

@@ -715,11 +715,12 @@ TEST(LaunchConfig, SharedSumsAtFewRowsAndUnderFusedOptions) {
   EXPECT_EQ(two_norms.vec, 8);
   // bf16 LayerNorms at 8192: a cluster of two 512-thread blocks, two an SM; fp16 one block of
   // 1024 (bench/results/2026-11-24-h100-2e41f5d-tune-gaps/).
-  EXPECT_EQ(codegen::describe(two_norms), "threads=512 threads_per_row=512 vec=8 registers cluster=2 min_blocks=2 shared_sums");
+  EXPECT_EQ(codegen::describe(two_norms),
+            "threads=512 threads_per_row=512 vec=8 registers cluster=2 min_blocks=2 shared_sums shared_weights");
   NormProblem parallel_fp16 = parallel;
   parallel_fp16.x_dtype = parallel_fp16.dy_dtype = parallel_fp16.dx_dtype = DType::F16;
   EXPECT_EQ(codegen::describe(choose_launch_config(codegen::resolve_problem(parallel_fp16), 90, 132)),
-            "threads=1024 threads_per_row=1024 vec=8 registers shared_sums");
+            "threads=1024 threads_per_row=1024 vec=8 registers shared_sums shared_weights");
   NormProblem rms_parallel = parallel;
   rms_parallel.kind = NormKind::RMSNorm;
   rms_parallel.has_bias = false;
@@ -812,7 +813,7 @@ TEST(LaunchConfig, FusedOptionsInClustersUpTo32768TakeTheirOwnRule) {
             "threads=512 threads_per_row=512 vec=8 registers cluster=4 min_blocks=2 shared_sums shared_weights");
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     EXPECT_EQ(codegen::describe(at(32768, kind, [](NormProblem& p) { p.parallel = true; })),
-              "threads=1024 threads_per_row=1024 vec=8 registers cluster=4 shared_sums");
+              "threads=1024 threads_per_row=1024 vec=8 registers cluster=4 shared_sums shared_weights");
   EXPECT_EQ(codegen::describe(at(32768, NormKind::RMSNorm, [](NormProblem& p) { p.gate = Gate::AfterNorm; })),
             "threads=512 threads_per_row=512 vec=8 registers cluster=8 prefetch min_blocks=2 shared_sums");
   const std::string gate_cluster = "threads=512 threads_per_row=512 vec=8 registers cluster=8 min_blocks=2 shared_sums";
@@ -1056,7 +1057,7 @@ TEST(LaunchConfig, OddRmsRowsStagedInOneBlockShareTheirSums) {
 // γ in shared memory (LaunchConfig::shared_weights, with_shared_weights): rows in registers
 // with shared sums, a slot's γ of more than 16 bytes with one block an SM or a cluster, or of
 // 16 bytes in a cluster (not 16-bit rows in 4-wide slots), none of the options measured slower
-// with it, and where it fits; the
+// with it (the gate, the recompute), and where it fits (parallel norms' sums may not); the
 // heuristic sets it, dynamic shared memory counts it, check_launch_config guards it.
 TEST(LaunchConfig, SharedWeightsWhereOneBlockOrAClusterHoldsTheColumns) {
   const auto plain = [](int64_t n, DType weight = DType::F32, DType x = DType::BF16) {
@@ -1104,11 +1105,18 @@ TEST(LaunchConfig, SharedWeightsWhereOneBlockOrAClusterHoldsTheColumns) {
   halves.shared_weights = false;
   EXPECT_FALSE(codegen::with_shared_weights(same, halves, 90).shared_weights);
   // The options that measured slower with it.
-  for (auto option : {+[](NormProblem& q) { q.parallel = true; }, +[](NormProblem& q) { q.recompute_from_output = true; },
-                      +[](NormProblem& q) { q.gate = Gate::AfterNorm; }}) {
+  for (auto option : {+[](NormProblem& q) { q.recompute_from_output = true; }, +[](NormProblem& q) { q.gate = Gate::AfterNorm; }}) {
     NormProblem p = with_option(12288, DType::BF16, NormKind::RMSNorm, option);
     EXPECT_FALSE(choose_launch_config(p, 90, 132).shared_weights) << codegen::describe(p);
   }
+  // Parallel norms where their sums leave room: RMSNorm's two at 12288, not LayerNorm's four
+  // (192 KB of sums in one 768-thread block).
+  const auto parallel = [](NormProblem& q) { q.parallel = true; };
+  EXPECT_TRUE(choose_launch_config(with_option(12288, DType::BF16, NormKind::RMSNorm, parallel), 90, 132).shared_weights);
+  const NormProblem ln_parallel = with_option(12288, DType::BF16, NormKind::LayerNorm, parallel);
+  const LaunchConfig four_sums = choose_launch_config(ln_parallel, 90, 132);
+  EXPECT_FALSE(four_sums.shared_weights) << codegen::describe(four_sums);
+  EXPECT_LE(codegen::dynamic_shared_bytes(ln_parallel, four_sums), codegen::max_stage_bytes(90));
   NormProblem residual = plain(12288);
   residual.residual = true;
   EXPECT_TRUE(choose_launch_config(residual, 90, 132).shared_weights);
