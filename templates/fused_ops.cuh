@@ -314,7 +314,7 @@ __device__ __forceinline__ unsigned unrecoverable_slot(const P& p, i64 col) {
 // One slot (kVec columns from col; those past N are ignored): `grad` comes in as the norm's
 // input gradient (x̂ is the slot's normalised input) and leaves as what dx receives (NaN where
 // kRecompute could not recover x̂). kXhatMarked: x̂ is NaN in such columns already
-// (recover_slot<true>), so grad is too, and γ need not be read again to find them.
+// (hold_recovered_slot), so grad is too, and γ need not be read again to find them.
 // dresidual is read before dx is written, by this thread, so dx may be dresidual itself
 // (in-place accumulation).
 template <bool kXhatMarked = false, class P, class H = NoHeldGate>

@@ -148,15 +148,12 @@ __device__ __forceinline__ BackwardParams second_norm_params(const BackwardParam
 // read where x would be, γ as stored_weight_to_gamma gives it (1 without γ); `valid`: the row
 // exists. The slot's columns: col + j (col: its first, kN for none) or, interleaved staged rows,
 // element_column(i, j, lane, rank). Elements past N, and a row that does not exist, come out 0.
-// Where γ = 0: x̂ of the given x (normalised with the row's mean and rstd), or without x
-// (unrecoverable) 0 for the row sums and dγ (made NaN after the last row), or NaN where
-// kForDx asks: a dx pass then gets NaN from the formula itself, without reading γ again to
-// find such columns (fused_input_grad<true>). No division by zero.
+// Where γ = 0: x̂ of the given x (normalised with the row's mean and rstd), or 0 without x
+// (unrecoverable: that column's dγ and dx are made NaN elsewhere). No division by zero.
 __device__ __forceinline__ i64 recover_column(i64 col, int i, int j, int lane, unsigned rank) {
   if constexpr (kInterleaved) return element_column(i, j, lane, rank);
   else return col + j < kN ? col + j : kN;
 }
-template <bool kForDx = false>
 __device__ __forceinline__ void recover_slot(const BackwardParams& p, bool valid, i64 row, i64 col, int i, int lane,
                                              unsigned rank, const float (&y)[kVec], const float (&gamma)[kVec],
                                              float mean, float rstd, float (&xhat)[kVec]) {
@@ -192,7 +189,6 @@ __device__ __forceinline__ void recover_slot(const BackwardParams& p, bool valid
           xhat[j] = c >= kN                ? 0.f
                     : p.fused.fallback_x ? normalized(to_f32(p.fused.fallback_x[row * p.fused.fallback_x_stride + c]),
                                                       mean, rstd)
-                    : kForDx             ? unrecoverable_value()
                                          : 0.f;
       }
     }
@@ -442,6 +438,24 @@ struct alignas(4 * P) FloatPiece {
 __device__ __forceinline__ i64 slot_piece_float(int i, int q) {
   return ((i64)(i * kSumPiecesPerSlot + q) * kThreadsPerRow + threadIdx.x % kThreadsPerRow) * kSumPiece;
 }
+// Slot i of such a region as kVec floats, read or written a piece at a time.
+__device__ __forceinline__ void load_slot_pieces(const float* region, int i, float (&v)[kVec]) {
+#pragma unroll
+  for (int q = 0; q < kSumPiecesPerSlot; ++q) {
+    const FloatPiece<kSumPiece> s = *reinterpret_cast<const FloatPiece<kSumPiece>*>(region + slot_piece_float(i, q));
+#pragma unroll
+    for (int k = 0; k < kSumPiece; ++k) v[q * kSumPiece + k] = s.v[k];
+  }
+}
+__device__ __forceinline__ void store_slot_pieces(float* region, int i, const float (&v)[kVec]) {
+#pragma unroll
+  for (int q = 0; q < kSumPiecesPerSlot; ++q) {
+    FloatPiece<kSumPiece> s;
+#pragma unroll
+    for (int k = 0; k < kSumPiece; ++k) s.v[k] = v[q * kSumPiece + k];
+    *reinterpret_cast<FloatPiece<kSumPiece>*>(region + slot_piece_float(i, q)) = s;
+  }
+}
 
 struct SlotSums {
   float reg[kIters][kVec];  // without kSharedSums
@@ -631,9 +645,6 @@ __device__ __forceinline__ void stored_slot_gamma(const BackwardParams& p, int i
 // row. L1 keeps one copy for all of an SM's blocks of the same columns, shared memory one a
 // block: codegen::with_shared_weights says where it pays (bench/NOTES.md entries 29 and 33).
 constexpr i64 kSharedWeightBytes = kSharedWeights ? kSharedSumFloats * (i64)sizeof(float) : 0;
-__device__ __forceinline__ FloatPiece<kSumPiece>* weight_piece(unsigned char* dynamic_shared, int i, int q) {
-  return reinterpret_cast<FloatPiece<kSumPiece>*>(reinterpret_cast<float*>(dynamic_shared) + slot_piece_float(i, q));
-}
 __device__ __forceinline__ void hold_weights(const BackwardParams& p, unsigned char* dynamic_shared, int lane,
                                              unsigned rank) {
   if constexpr (kSharedWeights) {
@@ -641,13 +652,7 @@ __device__ __forceinline__ void hold_weights(const BackwardParams& p, unsigned c
     for (int i = 0; i < kIters; ++i) {
       float w[kVec];
       stored_slot_gamma(p, i, lane, rank, w);
-#pragma unroll
-      for (int q = 0; q < kSumPiecesPerSlot; ++q) {
-        FloatPiece<kSumPiece> piece;
-#pragma unroll
-        for (int k = 0; k < kSumPiece; ++k) piece.v[k] = w[q * kSumPiece + k];
-        *weight_piece(dynamic_shared, i, q) = piece;
-      }
+      store_slot_pieces(reinterpret_cast<float*>(dynamic_shared), i, w);
     }
   }
 }
@@ -657,12 +662,7 @@ __device__ __forceinline__ void hold_weights(const BackwardParams& p, unsigned c
 __device__ __forceinline__ void slot_gamma(const BackwardParams& p, int i, int lane, unsigned rank, float (&w)[kVec]) {
   if constexpr (kSharedWeights) {
     extern __shared__ __align__(16) unsigned char dynamic_shared[];
-#pragma unroll
-    for (int q = 0; q < kSumPiecesPerSlot; ++q) {
-      const FloatPiece<kSumPiece> piece = *weight_piece(dynamic_shared, i, q);
-#pragma unroll
-      for (int k = 0; k < kSumPiece; ++k) w[q * kSumPiece + k] = piece.v[k];
-    }
+    load_slot_pieces(reinterpret_cast<const float*>(dynamic_shared), i, w);
   } else {
     stored_slot_gamma(p, i, lane, rank, w);
   }
@@ -815,7 +815,8 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 #pragma unroll
           for (int j = 0; j < kVec; ++j) out[j] = input_grad(g[j], xh[j], rstd, mean_g, mean_gx);
 // fused:begin
-          // Packed rows recovered x̂ above, NaN where unrecoverable; held rows kept pass 1's 0.
+          // Packed rows hold pass 1's x̂, NaN where unrecoverable (hold_recovered_slot); rows
+          // held as fp32 keep its 0 there, so fused_input_grad finds those columns from γ.
           fused_input_grad<kPackedRows>(p, row, col, xh, out, held_gate);
 // fused:end
           store_slot<TDX, kVec, kAlign, kN>(p.dx + row * p.dx_stride, col, out);
