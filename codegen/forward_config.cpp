@@ -11,9 +11,6 @@
 namespace normjit::codegen {
 namespace {
 
-// Threads, in whole warps, that hold `slots` at `per_thread` slots each.
-int64_t warp_threads(int64_t slots, int64_t per_thread) { return ceil_div(ceil_div(slots, per_thread), 32) * 32; }
-
 // The fewest threads (a multiple of 32) that stream a row of `slots` in as many batches a
 // thread as kForwardStreamThreads do: none of the row's batches runs with most of the block idle
 // (N = 57344: 896 threads, two batches each, where 1024 leave an eighth of the second idle).
@@ -123,7 +120,7 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
   } else if (slots <= int64_t{kMaxForwardRowThreads} * max_iters) {
     int64_t threads = warp_threads(slots, target_iters);
     if (p.kind == NormKind::LayerNorm && dtype_size(p.x_dtype) == 2 && slot_bytes == 16 &&
-        p.dropout != DropoutMask::None && !llvm::isPowerOf2_64(static_cast<uint64_t>(threads))) {
+        p.dropout != DropoutMask::None && !is_pow2(threads)) {
       // LayerNorm drawing a dropout mask, where the target's block has a thread count not a
       // power of two (those spilled 64 bytes with the draws; the power-of-two ones nothing): the
       // fewest 16-byte slots a thread that make blocks of 256-512 threads. Exhaustive tuning of
@@ -307,7 +304,7 @@ std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int
           continue;
         }
         if (per_block > kMaxForwardRowThreads || (cluster > 1 && per_block < 128)) continue;
-        c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(64, ceil_div(per_block, 32) * 32));
+        c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(64, round_up(per_block, 32)));
         c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
         add(c);
         c.min_blocks_per_sm = 1;

@@ -14,5 +14,7 @@ inline int next_pow2(int64_t v) {
   return v <= 1 ? 1 : static_cast<int>(llvm::PowerOf2Ceil(static_cast<uint64_t>(v)));
 }
 inline bool is_pow2(int64_t v) { return v > 0 && llvm::isPowerOf2_64(static_cast<uint64_t>(v)); }
+// Threads, in whole warps, that hold `slots` at `per_thread` slots each.
+inline int64_t warp_threads(int64_t slots, int64_t per_thread) { return round_up(ceil_div(slots, per_thread), 32); }
 
 }  // namespace normjit::codegen

@@ -59,6 +59,10 @@ size_t static_merge_bytes(const NormProblem& p, const LaunchConfig& c) {
   return c.merge > 1 && c.rows_per_block() == 1 ? static_cast<size_t>(std::min<int64_t>(p.n, 8192)) * sizeof(float) : 0;
 }
 
+size_t block_shared_bytes(const NormProblem& p, const LaunchConfig& c) {
+  return dynamic_shared_bytes(p, c) + static_merge_bytes(p, c) + kStaticSharedReserve;
+}
+
 size_t max_shared_per_sm(int sm) {
   if (sm == 80 || sm == 87) return 164 * 1024;
   if (sm == 90 || sm == 100 || sm == 103) return 228 * 1024;
@@ -120,7 +124,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   const int prefetch_iters = std::max(1, kMaxPrefetchElementsPerThread / c.vec);
   const int64_t prefetch_block = int64_t{kPrefetchBlockThreads} * prefetch_iters;
   auto one_row_per_block = [&](int64_t per_block_slots, int iters) {
-    const int64_t threads = ceil_div(ceil_div(per_block_slots, iters), 32) * 32;
+    const int64_t threads = warp_threads(per_block_slots, iters);
     c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
   };
   const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
@@ -138,7 +142,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     s.cluster = cluster;
     const int64_t per_block = ceil_div(staged_slots, cluster);
     s.threads = s.threads_per_row =
-        static_cast<int>(std::max<int64_t>(ceil_div(ceil_div(per_block, iters), 32) * 32, 64));
+        static_cast<int>(std::max<int64_t>(warp_threads(per_block, iters), 64));
     // Two blocks of 512 threads leave 64 registers a thread: fp16 and fp32 rows then spill.
     s.min_blocks_per_sm = cluster == 1 && iters == staged_iters && s.threads <= 448 && sixteen_bit ? 2 : 1;
     if (dynamic_shared_bytes(p, s) * s.min_blocks_per_sm > max_stage_bytes(sm)) s.min_blocks_per_sm = 1;
@@ -168,7 +172,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     if (per_block < 256) return false;
     const int64_t iters = std::clamp<int64_t>(ceil_div(per_block, sixteen_bit ? 512 : kMaxRowThreads), 1,
                                               kMaxStagedSlotsPerThread);
-    const int64_t threads = std::max<int64_t>(ceil_div(ceil_div(per_block, iters), 32) * 32, 64);
+    const int64_t threads = std::max<int64_t>(warp_threads(per_block, iters), 64);
     if (threads > kMaxRowThreads) return false;
     s.threads = s.threads_per_row = static_cast<int>(threads);
     for (s.stages = 5; s.stages >= 2; --s.stages)
@@ -180,7 +184,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   };
   // 16-bit rows held in registers as 8-byte vectors, 16 elements a thread (32 without β).
   const int64_t half_slots = ceil_div(p.n, 4);
-  const int half_threads = static_cast<int>(std::clamp<int64_t>(ceil_div(p.n / 16, 32) * 32, 256, 512));
+  const int half_threads = static_cast<int>(std::clamp<int64_t>(round_up(p.n / 16, 32), 256, 512));
   const int64_t half_iters = ceil_div(half_slots, half_threads);
   // 16-bit rows of 1025-2047 that the rule for rows up to 2048 holds in a block of 8-byte
   // vectors, 16 elements a thread (below).
@@ -263,11 +267,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // Unmerged, though with 16 elements a thread LayerNorm's partial rows are 8.6% of x, dy and
     // dx at any N: pairs merging their sums (half the partials) measured 1.5-10% slower
     // (LN bf16 16384: 182 us against 166; bench/results/2026-11-23-h100-75909f4/tune-merge.txt).
-    const size_t block_bytes = bytes + static_merge_bytes(p, c) + kStaticSharedReserve;
     c.min_blocks_per_sm = rows_stay_fp32 ? 1
                                          : static_cast<int>(std::max<int64_t>(
                                                1, std::min<int64_t>(kSharedSumsThreadsPerSm / c.threads,
-                                                                    max_shared_per_sm(sm) / block_bytes)));
+                                                                    max_shared_per_sm(sm) / block_shared_bytes(p, c))));
     return true;
   };
   // One row a block (or cluster) with shared sums, `iters` slots a thread; false, leaving c as
@@ -602,7 +605,7 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
     if (p.kind == NormKind::RMSNorm && p.n > 2048 && p.n <= 4096) {
       LaunchConfig c = many;
       c.vec = 4;
-      c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(ceil_div(ceil_div(p.n, 32), 32) * 32, 64));
+      c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(warp_threads(p.n, 32), 64));
       c.prefetch = false;
       c.min_blocks_per_sm = 1;
       c.shared_sums = false;
@@ -615,7 +618,7 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
     // 9.9 / 10.5 a warp per row; RMS 5.6 / 7.4 / 8.6 against 6.7 / 8.7 / 9.3; plain launches,
     // bench/results/2026-11-23-h100-a81232e/tune-fewrows.txt).
     LaunchConfig c = many;
-    c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(ceil_div(ceil_div(p.n, 4 * 4), 32) * 32, 64));
+    c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(warp_threads(p.n, 4 * 4), 64));
     return c;
   }
   const bool fp32_rows = dtype_size(p.x_dtype) == 4 && dtype_size(p.dy_dtype) == 4;
@@ -652,7 +655,7 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
   // gets a second row, and prefetching it pays.
   // Longer fp32 rows are never staged or prefetched by one block (clusters on sm_90, streamed
   // before), so this covers every row the rule is for.
-  const int64_t threads = ceil_div(ceil_div(p.n, 16), 32) * 32;
+  const int64_t threads = warp_threads(p.n, 16);
   if (threads > kMaxFewRowsPrefetchThreads) return std::nullopt;
   if (single_row) {
     // A single row: no next row to prefetch, and the latency is the block's. Half the threads,
@@ -660,7 +663,7 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
     // LN fp32 4096 5.25 us against 7.01, 8192 6.85 against 10.37, RMS fp32 8192 5.63 against
     // 7.33; bench/results/2026-11-24-h100-0195f46-tune-sweep/).
     c.vec = std::min(vector_width(p), 2);
-    c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(ceil_div(ceil_div(p.n, 32), 32) * 32, 64));
+    c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(warp_threads(p.n, 32), 64));
     return c;
   }
   c.vec = std::min(vector_width(p), 4);
@@ -770,6 +773,7 @@ LaunchConfig with_shared_weights(const NormProblem& p, LaunchConfig c, int sm) {
   // γ1 still from L1): LN bf16 8192-65536 5-7.5%, RMS 14336 11%, 65536 22%
   // (-629b00c-parallel-weights/); parallel LayerNorms' four sums fill one block's shared
   // memory at 12288.
+  c.shared_weights = false;
   const int slot_gamma_bytes = dtype_size(p.weight_dtype) * c.vec;
   const bool sixteen_bit_quads = dtype_size(p.x_dtype) == 2 && c.vec == 4;
   const bool for_its_width = slot_gamma_bytes > 16 ? c.min_blocks_per_sm == 1 || c.cluster > 1
@@ -780,9 +784,8 @@ LaunchConfig with_shared_weights(const NormProblem& p, LaunchConfig c, int sm) {
   if (!gains) return c;
   LaunchConfig shared = c;
   shared.shared_weights = true;
-  const size_t bytes = dynamic_shared_bytes(p, shared);
-  if (bytes > max_stage_bytes(sm) ||
-      c.min_blocks_per_sm * (bytes + static_merge_bytes(p, c) + kStaticSharedReserve) > max_shared_per_sm(sm))
+  if (dynamic_shared_bytes(p, shared) > max_stage_bytes(sm) ||
+      c.min_blocks_per_sm * block_shared_bytes(p, shared) > max_shared_per_sm(sm))
     return c;
   return shared;
 }

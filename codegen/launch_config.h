@@ -60,8 +60,8 @@ bool packs_rows(const NormProblem& resolved, const LaunchConfig& config);
 // blocks of the same columns share one γ in L1), or of 16 bytes in a cluster (not 16-bit rows
 // in 4-wide slots); none of the options measured slower with it (the gate, the recompute); and
 // the SM's shared memory still holding config.min_blocks_per_sm blocks. The
-// heuristic and every tuning candidate take it so (shared_weights is not tuned on its own);
-// other configs come back unchanged.
+// heuristic, every tuning candidate and `normjit emit`'s overridden shapes take it so
+// (shared_weights is not tuned on its own); elsewhere it comes back cleared.
 LaunchConfig with_shared_weights(const NormProblem& resolved, LaunchConfig config, int sm);
 
 // Vector slots of a row that one block of config holds (its slice, where a cluster shares the
@@ -109,6 +109,9 @@ size_t max_shared_per_sm(int sm);
 // and the driver's reservation; merged blocks of one row a block hold static_merge_bytes more.
 constexpr size_t kStaticSharedReserve = 1024;
 size_t static_merge_bytes(const NormProblem& resolved, const LaunchConfig& config);
+// Shared memory one block of config takes from its SM: dynamic, merge buffer and reserve; an SM
+// holds config.min_blocks_per_sm of them where that many times this fits max_shared_per_sm.
+size_t block_shared_bytes(const NormProblem& resolved, const LaunchConfig& config);
 
 // Largest cluster a launch may ask for (16 is beyond the portable 8: the kernel opts in).
 constexpr int kMaxCluster = 16;

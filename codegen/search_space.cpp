@@ -133,7 +133,7 @@ std::string prune_reason(const NormProblem& p, const LaunchConfig& c, int sm) {
     return "stages and shared sums of " + std::to_string(shared) + " bytes exceed the " +
            std::to_string(a.shared_per_block) +
            " a block may use on sm_" + std::to_string(sm);
-  if (c.min_blocks_per_sm * (shared + static_merge_bytes(p, c) + kStaticSharedReserve) > a.shared_per_sm)
+  if (c.min_blocks_per_sm * block_shared_bytes(p, c) > a.shared_per_sm)
     return std::to_string(c.min_blocks_per_sm) + " blocks per SM need more shared memory than an SM has";
   const int registers = estimated_registers(p, c);
   if (registers > a.max_registers_per_thread)
@@ -201,7 +201,7 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
           c.vec = vec;
           c.cluster = cluster;
           c.shared_sums = true;
-          const int64_t threads = std::max<int64_t>(round_up(ceil_div(lanes, cluster), 32), kMinRowBlockThreads);
+          const int64_t threads = std::max<int64_t>(warp_threads(lanes, cluster), kMinRowBlockThreads);
           if (threads > kMaxRowThreads || (cluster > 1 && ceil_div(lanes, cluster) < kMinRowBlockThreads)) continue;
           c.threads = c.threads_per_row = static_cast<int>(threads);
           c.min_blocks_per_sm = shared_sums_blocks_per_sm(c.threads);

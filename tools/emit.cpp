@@ -70,9 +70,7 @@ int run_emit(std::vector<std::string> args) {
   if (forward) {
     codegen::check_forward_config(p, config);
   } else {
-    // Shared weights follow the overridden shape, as the heuristic and the tuner set them.
-    config.shared_weights = false;
-    config = codegen::with_shared_weights(p, config, sm);
+    config = codegen::with_shared_weights(p, config, sm);  // as the heuristic and the tuner set it
     codegen::check_launch_config(p, config);
   }
   const codegen::KernelSource source =
