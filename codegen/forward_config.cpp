@@ -59,7 +59,7 @@ std::string describe(const NormProblem& problem, Pass pass) {
 
 LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int sm_count) {
   LaunchConfig c;
-  c.vec = vector_width(p);
+  c.vec = vector_width(p, Pass::Forward);
   const int64_t slots = ceil_div(p.n, c.vec);
   const int slot_bytes = c.vec * dtype_size(p.x_dtype);
   const int max_iters = std::max(1, max_forward_register_bytes(p.x_dtype) / slot_bytes);
@@ -243,8 +243,7 @@ void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
                                 why);
   };
   if (const std::string why = block_shape_problem(p, c); !why.empty()) fail(why);
-  if (c.vec * dtype_size(p.x_dtype) > std::max(p.alignment, dtype_size(p.x_dtype)))
-    fail("vec is wider than the row alignment allows");
+  if (!rows_take_vector(p, c.vec)) fail("vec is wider than the row alignment allows (8- or 16-byte vectors may be)");
   if (!c.row_in_registers && c.threads < 64) fail("streamed rows need a block of at least 64 threads");
   if (c.row_in_registers) {
     const int64_t iters = ceil_div(ceil_div(p.n, c.vec), int64_t{c.threads_per_row} * c.cluster);
@@ -285,8 +284,7 @@ std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int
     out.push_back(c);
   };
   add(choose_forward_config(p, sm, m));
-  const int widest = vector_width(p);
-  for (int vec = widest; vec >= 1 && vec * 2 >= widest; vec /= 2) {
+  for (int vec : candidate_vector_widths(p, Pass::Forward)) {
     const int slot_bytes = vec * dtype_size(p.x_dtype);
     const int64_t slots = ceil_div(p.n, vec);
     for (int bytes : {64, 32, 128, 16}) {

@@ -112,6 +112,12 @@ std::string forward_fused_constants(const NormProblem& p) {
   return s.str();
 }
 
+// Realigned slots (templates/common.cuh) for the configs whose x slots are wider than the
+// rows' alignment; nothing for the others, whose code is as before.
+std::string realigned_slots_define(const NormProblem& p, const LaunchConfig& c) {
+  return realigned_slots(p, c) ? "#define NJ_REALIGNED_SLOTS 1  // x's slots are wider than the rows' alignment\n" : "";
+}
+
 }  // namespace
 
 KernelSource generate_forward_source(const NormProblem& p, const LaunchConfig& c) {
@@ -122,7 +128,7 @@ KernelSource generate_forward_source(const NormProblem& p, const LaunchConfig& c
   std::ostringstream s;
   s << "// normjit generated kernel: " << describe_forward(p) << "\n"
     << "// launch: " << describe(c) << "\n\n"
-    << template_text("common.cuh") << "\n"
+    << realigned_slots_define(p, c) << template_text("common.cuh") << "\n"
     << forward_constants(p, c) << "\n";
   const bool fused = has_forward_fused_options(p);
   if (fused)
@@ -144,7 +150,7 @@ KernelSource generate_backward_source(const NormProblem& p, const LaunchConfig& 
   std::ostringstream s;
   s << "// normjit generated kernel: " << describe(p) << "\n"
     << "// launch: " << describe(c) << "\n\n"
-    << template_text("common.cuh") << "\n"
+    << realigned_slots_define(p, c) << template_text("common.cuh") << "\n"
     << problem_constants(p, c) << "\n";
   if (fused) s << fused_constants(p) << "\n" << template_text("gate_math.cuh") << "\n" << template_text("fused_ops.cuh") << "\n";
   s << select_fused_blocks(template_text("norm_backward.cuh"), fused) << "\n";

@@ -123,6 +123,32 @@ const char* const kFusedNames[] = {"fused",     "Fused",        "kResidual",    
 
 }  // namespace
 
+// Realigned slots are switched on by the config (x's slots wider than the rows' alignment),
+// in both passes; other kernels' source does not mention them.
+TEST(KernelSource, DefinesRealignedSlotsOnlyForConfigsThatAskForThem) {
+  const std::string kDefine = "#define NJ_REALIGNED_SLOTS 1";
+  NormProblem odd;
+  odd.n = 40001;
+  odd.x_dtype = DType::BF16;
+  odd.alignment = 2;
+  odd = codegen::resolve_problem(odd);
+  const codegen::LaunchConfig realigned = codegen::choose_launch_config(odd, 90, 132);
+  ASSERT_TRUE(codegen::realigned_slots(odd, realigned));
+  EXPECT_NE(codegen::generate_backward_source(odd, realigned).text.find(kDefine), std::string::npos);
+  const NormProblem odd_forward = codegen::resolve_forward_problem(odd);
+  const codegen::LaunchConfig forward = codegen::choose_forward_config(odd_forward, 90);
+  ASSERT_TRUE(codegen::realigned_slots(odd_forward, forward));
+  EXPECT_NE(codegen::generate_forward_source(odd_forward, forward).text.find(kDefine), std::string::npos);
+
+  NormProblem short_odd = odd;
+  short_odd.n = 4001;  // an element a thread a pass
+  const codegen::LaunchConfig scalar = codegen::choose_launch_config(short_odd, 90, 132);
+  EXPECT_EQ(codegen::generate_backward_source(short_odd, scalar).text.find(kDefine), std::string::npos);
+  const NormProblem aligned = problem(NormKind::LayerNorm, 4096, DType::BF16);
+  EXPECT_EQ(codegen::generate_backward_source(aligned, codegen::choose_launch_config(aligned, 90)).text.find(kDefine),
+            std::string::npos);
+}
+
 TEST(KernelSource, WithoutOptionsCarriesNoTraceOfTheFusedSection) {
   for (const NormProblem& p : one_problem_per_family()) {
     const std::string s = source_for(p, 90);

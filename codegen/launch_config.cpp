@@ -10,8 +10,32 @@
 
 namespace normjit::codegen {
 
-int vector_width(const NormProblem& p) {
+int aligned_vector_width(const NormProblem& p) {
   return std::max(1, std::min(16, p.alignment) / dtype_size(p.x_dtype));
+}
+
+int vector_width(const NormProblem& p, Pass pass) {
+  const int64_t from = pass == Pass::Forward ? kRealignedForwardRowsFrom : kRealignedRowsFrom;
+  return dtype_size(p.x_dtype) == 2 && p.n >= from ? 16 / dtype_size(p.x_dtype) : aligned_vector_width(p);
+}
+
+std::vector<int> candidate_vector_widths(const NormProblem& p, Pass pass) {
+  const int widest = vector_width(p, pass);
+  std::vector<int> out{widest};
+  if (widest > 1) out.push_back(widest / 2);
+  const int x_bytes = dtype_size(p.x_dtype);
+  for (int vec : {aligned_vector_width(p), x_bytes == 2 ? 16 / x_bytes : 0, x_bytes == 2 ? 8 / x_bytes : 0})
+    if (vec > 0 && std::find(out.begin(), out.end(), vec) == out.end()) out.push_back(vec);
+  return out;
+}
+
+bool realigned_slots(const NormProblem& p, const LaunchConfig& c) {
+  return !c.staged && c.vec * dtype_size(p.x_dtype) > std::max(p.alignment, dtype_size(p.x_dtype));
+}
+
+bool rows_take_vector(const NormProblem& p, int vec) {
+  const int bytes = vec * dtype_size(p.x_dtype);
+  return bytes <= std::max(p.alignment, dtype_size(p.x_dtype)) || bytes == 8 || bytes == 16;
 }
 
 bool operator==(const LaunchConfig& a, const LaunchConfig& b) {
@@ -102,7 +126,7 @@ int row_lanes(int64_t slots, int max_passes) {
 
 LaunchConfig streamed_launch_config(const NormProblem& p) {
   LaunchConfig c;
-  c.vec = vector_width(p);
+  c.vec = aligned_vector_width(p);  // realigned streamed rows measured slower (LN bf16 262145: 931 → 1878 µs)
   c.threads = c.threads_per_row = 512;
   c.row_in_registers = false;
   check_launch_config(p, c);
@@ -115,9 +139,9 @@ namespace {
 // next rows' loads in flight. many_rows: M is not few (few_rows); then shared sums also where
 // one block holds the row, and the rules fitted to many rows only (few rows want the latency
 // of sums in registers).
-LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bool many_rows) {
+LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bool many_rows, int vec) {
   LaunchConfig c;
-  c.vec = vector_width(p);
+  c.vec = vec;
   const int64_t slots = ceil_div(p.n, c.vec);
   const int max_iters = std::max(1, kMaxRegisterElementsPerThread / c.vec);
   const int64_t block_slots = int64_t{kMaxRegisterRowThreads} * max_iters;  // what one block can hold
@@ -592,7 +616,7 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
   const int64_t bucket = next_pow2(std::max<int64_t>(m, 1));
   const bool single_row = bucket == 1;
   if (sixteen_bit && single_row && !has_fused_options(p) && many.rows_per_block() == 1 && many.cluster == 1 &&
-      !many.staged && many.row_in_registers && vector_width(p) >= 8) {
+      !many.staged && many.row_in_registers && aligned_vector_width(p) >= 8) {
     // A single 16-bit row with 16-byte aligned rows and no fused options, graph replays of the whole sweep tuned on the H100 (bench/results/
     // 2026-11-24-h100-8cf39bc-tune-time/, and 0195f46-tune-sweep/ before it): one row, in
     // registers, `elements` a thread in `vec`-wide vectors; nothing to prefetch, sums in
@@ -746,7 +770,7 @@ int column_lanes(int64_t bucket, int rows_per_lane) {
 
 LaunchConfig column_pass_config(const NormProblem& p, int threads, int lanes) {
   LaunchConfig c;
-  c.vec = vector_width(p);
+  c.vec = aligned_vector_width(p);  // the column pass was timed on aligned rows only
   c.threads = c.threads_per_row = threads;
   c.row_in_registers = false;
   c.column_pass = lanes;
@@ -796,7 +820,11 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, in
   // cluster shares each row (LN bf16 8192 at M = 1 / 199: 13.8 / 16.1 us against 7.6 / 9.9
   // without, graph replays; LN bf16 262144 at M = 256: 278 us against 320 staged).
   const bool few = few_rows(m, sm_count);
-  LaunchConfig c = config_for_many_rows(p, sm, sm_count, !few);
+  LaunchConfig c = config_for_many_rows(p, sm, sm_count, !few, vector_width(p));
+  // Realigned slots only where the row is held in registers: streamed, they measured 2x slower
+  // (LN bf16 262145: 931 → 1878 µs; bench/NOTES.md entry 34).
+  if (realigned_slots(p, c) && !c.row_in_registers)
+    c = config_for_many_rows(p, sm, sm_count, !few, aligned_vector_width(p));
   if (few) {
     // Unmerged (merge = 1) at every M: in graph replays on the H100 merged blocks were slower
     // than their unmerged twin at every shape once partial rows are vector stores (bench/NOTES.md,
@@ -825,8 +853,9 @@ void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
     throw std::invalid_argument("launch config " + describe(c) + " cannot run " + describe(p) + ": " + why);
   };
   if (const std::string why = block_shape_problem(p, c); !why.empty()) fail(why);
-  if (!c.staged && c.vec * dtype_size(p.x_dtype) > std::max(p.alignment, dtype_size(p.x_dtype)))
-    fail("vec is wider than the row alignment allows (only staged rows may be less aligned than their vectors)");
+  if (!c.staged && !rows_take_vector(p, c.vec))
+    fail("vec is wider than the row alignment allows (only staged rows, and 8- or 16-byte vectors, may be less "
+         "aligned than their vectors)");
   if (!c.grid && (!is_pow2(c.cluster) || c.cluster > kMaxCluster)) fail("cluster must be a power of two up to 16");
   if (c.grid && (!c.staged || c.cluster < 2 || c.cluster > kMaxGridCluster))
     fail("a grid cluster stages its rows, over 2 to " + std::to_string(kMaxGridCluster) + " blocks");

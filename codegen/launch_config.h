@@ -3,7 +3,9 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "codegen/pass.h"
 #include "normjit/norm_problem.hpp"
 
 namespace normjit::codegen {
@@ -47,7 +49,26 @@ bool operator==(const LaunchConfig& a, const LaunchConfig& b);
 
 // The widest vector of x (elements) the row alignment allows, at most 16 bytes. Other tensors
 // use the same element count, in pieces no wider than the alignment (templates/common.cuh).
-int vector_width(const NormProblem& resolved);
+int aligned_vector_width(const NormProblem& resolved);
+// The vector the heuristics use: the aligned width, but 16 bytes (realigned: two aligned loads
+// and selects a slot, templates/common.cuh) for 16-bit x aligned to less with rows of at least
+// kRealignedRowsFrom (the backward) or kRealignedForwardRowsFrom (the forward) elements. There
+// they replace staged clusters and streamed scalar rows (LN bf16 32769: backward 433 → 258 µs,
+// forward 344 → 284). Shorter rows keep an element a thread a pass: a warp's 2-byte accesses are
+// contiguous, where a realigned slot loads both chunks (twice the sectors) and is stored as 3-4
+// pieces, each store instruction touching 16 sectors a warp (bench/NOTES.md entry 34).
+constexpr int64_t kRealignedRowsFrom = 16385;
+constexpr int64_t kRealignedForwardRowsFrom = 32769;
+int vector_width(const NormProblem& resolved, Pass pass = Pass::Backward);
+// Whether slots of vec elements of x can be read from p's rows outside shared memory: within
+// the alignment, or 8- and 16-byte slots realigned.
+bool rows_take_vector(const NormProblem& resolved, int vec);
+// Whether config's slots of x are wider than p's rows are aligned (not staged: those read from
+// shared memory): its kernel realigns them (NJ_REALIGNED_SLOTS in the generated source).
+bool realigned_slots(const NormProblem& resolved, const LaunchConfig& config);
+// The vector widths tuning tries for rows in registers: vector_width and half of it, then the
+// aligned width and the realigned 16- and 8-byte ones where those differ.
+std::vector<int> candidate_vector_widths(const NormProblem& resolved, Pass pass = Pass::Backward);
 
 // Whether the backward kernel of config holds its rows packed, as stored (the kernel's
 // kPackedRows): with shared sums and 16-bit x or dy. What a fused option makes of x or dy as

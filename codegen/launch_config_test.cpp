@@ -5,6 +5,7 @@
 #include <tuple>
 #include <utility>
 
+#include "codegen/forward_config.h"
 #include "codegen/kernel_source.h"
 #include "codegen/norm_problem.h"
 
@@ -48,14 +49,70 @@ TEST(LaunchConfig, NarrowerVectorsWhenRowsAreLessAlignedAndNotStaged) {
 }
 
 TEST(LaunchConfig, LessAlignedRowsAreStagedWithFullVectorsBeyond4096In16BitTypes) {
-  for (int64_t n : {5003, 12289, 131071}) {
+  for (int64_t n : {5003, 12289}) {
     const LaunchConfig c = choose_launch_config(problem(n, DType::BF16, 2), 90);
     EXPECT_TRUE(c.staged) << n;
     EXPECT_EQ(c.vec, 8) << n;
+    EXPECT_FALSE(codegen::realigned_slots(problem(n, DType::BF16, 2), c)) << n;  // the stage takes the shift
   }
   // Measured faster in registers (bench/NOTES.md, entry 10).
   EXPECT_FALSE(choose_launch_config(problem(4095, DType::BF16, 2), 90).staged);
   EXPECT_FALSE(choose_launch_config(problem(5003, DType::F32, 4), 90).staged);
+}
+
+// Long 16-bit rows aligned to less than 16 bytes take realigned 16-byte slots in registers
+// (bench/NOTES.md entry 34): from 16385 in the backward, where a block or cluster holds the row,
+// and from 32769 in the forward; shorter rows, streamed backward rows and fp32 keep the aligned
+// width.
+TEST(LaunchConfig, LongSixteenBitRowsAlignedToLessTakeRealignedSlots) {
+  for (int64_t n : {16385, 32769, 131071, 262143})
+    for (int alignment : {2, 4, 8}) {
+      const NormProblem p = problem(n, DType::BF16, alignment);
+      const LaunchConfig c = choose_launch_config(p, 90, 132);
+      EXPECT_EQ(c.vec, 8) << n << " align " << alignment;
+      EXPECT_TRUE(c.row_in_registers && !c.staged) << n << " " << codegen::describe(c);
+      EXPECT_TRUE(codegen::realigned_slots(p, c)) << n;
+      EXPECT_NO_THROW(codegen::check_launch_config(p, c));
+    }
+  for (int64_t n : {1001, 4095, 16383}) {
+    const NormProblem p = problem(n, DType::BF16, 2);
+    EXPECT_FALSE(codegen::realigned_slots(p, choose_launch_config(p, 90, 132))) << n;
+  }
+  // Streamed rows (beyond what a cluster holds) keep an element a thread a pass.
+  const NormProblem longest = problem(262145, DType::BF16, 2);
+  const LaunchConfig streamed = choose_launch_config(longest, 90, 132);
+  EXPECT_FALSE(streamed.row_in_registers);
+  EXPECT_EQ(streamed.vec, 1);
+  EXPECT_EQ(codegen::streamed_launch_config(longest).vec, 1);
+  EXPECT_EQ(choose_launch_config(problem(32769, DType::F32, 4), 90, 132).vec, 1);
+
+  // The forward: 32769 on, not 16385.
+  EXPECT_EQ(codegen::choose_forward_config(codegen::resolve_forward_problem(problem(32769, DType::BF16, 2)), 90).vec, 8);
+  EXPECT_EQ(codegen::choose_forward_config(codegen::resolve_forward_problem(problem(16385, DType::BF16, 2)), 90).vec, 1);
+}
+
+TEST(LaunchConfig, OnlyEightAndSixteenByteSlotsMayBeWiderThanTheRowsAlignment) {
+  const NormProblem p = problem(5003, DType::BF16, 2);
+  EXPECT_TRUE(codegen::rows_take_vector(p, 1));
+  EXPECT_FALSE(codegen::rows_take_vector(p, 2));  // 4 bytes: not realigned
+  EXPECT_TRUE(codegen::rows_take_vector(p, 4));
+  EXPECT_TRUE(codegen::rows_take_vector(p, 8));
+  EXPECT_TRUE(codegen::rows_take_vector(problem(5003, DType::F32, 4), 4));
+  EXPECT_TRUE(codegen::rows_take_vector(problem(5003, DType::F32, 4), 2));  // 8 bytes, realigned
+  LaunchConfig c = choose_launch_config(problem(4095, DType::BF16, 2), 90);
+  ASSERT_EQ(c.vec, 1);
+  c.vec = 2;
+  EXPECT_THROW(codegen::check_launch_config(problem(4095, DType::BF16, 2), c), std::invalid_argument);
+  c.vec = 8;
+  EXPECT_NO_THROW(codegen::check_launch_config(problem(4095, DType::BF16, 2), c));
+  EXPECT_TRUE(codegen::realigned_slots(problem(4095, DType::BF16, 2), c));
+  c.staged = true;
+  EXPECT_FALSE(codegen::realigned_slots(problem(4095, DType::BF16, 2), c));
+  // The search space offers the aligned width first, then both realigned ones.
+  EXPECT_EQ(codegen::candidate_vector_widths(problem(4095, DType::BF16, 2)), (std::vector<int>{1, 8, 4}));
+  EXPECT_EQ(codegen::candidate_vector_widths(problem(32769, DType::BF16, 2)), (std::vector<int>{8, 4, 1}));
+  EXPECT_EQ(codegen::candidate_vector_widths(problem(4096, DType::BF16)), (std::vector<int>{8, 4}));
+  EXPECT_EQ(codegen::candidate_vector_widths(problem(4096, DType::F32)), (std::vector<int>{4, 2}));
 }
 
 TEST(LaunchConfig, FittedShapesOnHopper) {

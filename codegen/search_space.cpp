@@ -244,9 +244,8 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
         }
   }
 
-  // Rows in registers, at the widest vector the alignment allows, then at half of it.
-  for (int vec : {widest, widest / 2}) {
-    if (vec < 1) continue;
+  // Rows in registers, at the widest vector, at half of it and at the aligned width.
+  for (int vec : candidate_vector_widths(p)) {
     const int64_t slots = ceil_div(p.n, vec);
     for (int elements : kElementsPerThread) {
       if (elements < vec) continue;

@@ -103,6 +103,13 @@ TEST(Nvrtc, VariantsCompile) {
         p.alignment = alignment;
         problems.push_back(codegen::resolve_problem(p));
       }
+  // Long odd rows: realigned slots in a register cluster (sm_90), with dy and dx of other widths.
+  for (int alignment : {2, 4, 8}) {
+    NormProblem p = problems.back();
+    p.n = 40001;
+    p.alignment = alignment;
+    problems.push_back(codegen::resolve_problem(p));
+  }
   for (int sm : {75, 90})
     for (const NormProblem& p : problems) {
       const auto src = codegen::generate_backward_source(p, codegen::choose_launch_config(p, sm));

@@ -37,8 +37,12 @@ void compile_or_fail(const runtime::Nvrtc& nvrtc, const NormProblem& p, int sm, 
       << codegen::describe_forward(p) << " sm_" << sm << " " << codegen::describe(c);
   EXPECT_GT(out.cubin.size(), 1000u);
   // No spills, but LayerNorm's fp32 cluster blocks at 64 registers: 16 bytes, and still the
-  // fastest config tuning found at N = 65536 (bench/NOTES.md, entry 20).
-  const int allowed = p.kind == NormKind::LayerNorm && c.cluster > 1 ? 16 : 0;
+  // fastest config tuning found at N = 65536 (bench/NOTES.md, entry 20); and streamed rows of
+  // realigned slots (two chunks a slot of a batch): up to 272 bytes, still 1.3-2.5x faster than
+  // an element a thread a pass at 32769-1048577 (entry 34).
+  const int allowed = codegen::realigned_slots(p, c) && !c.row_in_registers ? 288
+                      : p.kind == NormKind::LayerNorm && c.cluster > 1 ? 16
+                                                                        : 0;
   for (const auto& r : runtime::parse_ptxas_report(out.log))
     EXPECT_LE(r.spill_stores, allowed) << codegen::describe_forward(p) << " " << codegen::describe(c) << " sm_" << sm
                                        << " spills";
@@ -93,7 +97,7 @@ TEST(NvrtcForward, MisalignedAndMixedDtypesCompile) {
   const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
   std::set<std::string> families;
   for (int alignment : {2, 4, 8})
-    for (int64_t n : {1001, 8192}) {
+    for (int64_t n : {1001, 8192, 65537}) {  // 65537: realigned slots, streamed
       NormProblem p;
       p.kind = NormKind::LayerNorm;
       p.n = n;

@@ -79,12 +79,131 @@ struct VecAccess {
   }
 };
 
+// ---- slots less aligned than their vectors ---------------------------------------------------
+// Rows of odd length in a 16-bit type start 2 bytes off a 16-byte boundary, differently row by
+// row. An 8- or 16-byte slot at such an address is read as the two aligned chunks around it, its
+// bytes picked out with selects (two vector loads instead of one access per element), and
+// written as the largest aligned pieces that cover exactly its bytes (never a neighbour's).
+// Only in kernels whose launch config asks for it (x's slots wider than the rows' alignment: the
+// generated source defines NJ_REALIGNED_SLOTS); elsewhere less aligned slots (a weight wider
+// than x) load in pieces.
+#ifndef NJ_REALIGNED_SLOTS
+#define NJ_REALIGNED_SLOTS 0
+#endif
+template <class T, int VEC, int ALIGN>
+constexpr bool kRealigns = NJ_REALIGNED_SLOTS && ALIGN < VEC * (int)sizeof(T) &&
+                           (VEC * (int)sizeof(T) == 8 || VEC * (int)sizeof(T) == 16);
+
+template <class T, int VEC>
+struct Realigned {
+  static constexpr int kBytes = VEC * (int)sizeof(T);
+  static constexpr int kWords = kBytes / 4;
+  typedef typename RawVec<kBytes>::type Raw;
+  union Words { Raw raw; unsigned w[kWords]; };
+
+  // The two aligned chunks around the slot at p, and its offset into the first. The chunk after
+  // must lie within the same tensor. Loads only: the select comes later (select), so that a
+  // row's loads all go out before any of them is waited for.
+  static __device__ __forceinline__ void load_chunks(const T* p, Raw& lo, Raw& hi, unsigned& shift) {
+    shift = (unsigned)(unsigned long long)p & (kBytes - 1);  // the same for every slot of a row
+    const Raw* chunk = reinterpret_cast<const Raw*>(reinterpret_cast<const unsigned char*>(p) - shift);
+    lo = chunk[0];
+    hi = chunk[1];
+  }
+  // The slot's bytes, [shift, shift + kBytes) of lo:hi.
+  static __device__ __forceinline__ Raw select(Raw lo, Raw hi, unsigned shift) {
+    Words l, h;
+    l.raw = lo;
+    h.raw = hi;
+    unsigned w[2 * kWords];
+#pragma unroll
+    for (int i = 0; i < kWords; ++i) {
+      w[i] = l.w[i];
+      w[kWords + i] = h.w[i];
+    }
+    // Whole words first (by halving steps), then the half word of a 2-byte shift.
+    const unsigned q = shift / 4;
+#pragma unroll
+    for (int step = kWords / 2; step >= 1; step /= 2)
+#pragma unroll
+      for (int j = 0; j + step < 2 * kWords; ++j) w[j] = (q & step) ? w[j + step] : w[j];
+    Words out;
+    const unsigned halves = (shift & 2) ? 0x5432u : 0x3210u;
+#pragma unroll
+    for (int i = 0; i < kWords; ++i) out.w[i] = sizeof(T) == 2 ? __byte_perm(w[i], w[i + 1], halves) : w[i];
+    return out.raw;
+  }
+  static __device__ __forceinline__ Raw load(const T* p) {
+    Raw lo, hi;
+    unsigned shift;
+    load_chunks(p, lo, hi, shift);
+    return select(lo, hi, shift);
+  }
+
+  static __device__ __forceinline__ void store(T* p, Raw v) {
+    const unsigned shift = (unsigned)(unsigned long long)p & (kBytes - 1);
+    Words in;
+    in.raw = v;
+    store_at<0>(reinterpret_cast<unsigned char*>(p) - shift, shift, in.w);
+  }
+
+ private:
+  // The widest aligned piece at byte b that ends by `end`.
+  static __device__ constexpr int piece_bytes(int b, int end) {
+    int size = kBytes;
+    while (size > 2 && (b % size != 0 || b + size > end)) size /= 2;
+    return size;
+  }
+  // Four bytes of the value from its byte O on (O even; past its end: don't care).
+  template <int O>
+  static __device__ __forceinline__ unsigned word(const unsigned (&w)[kWords]) {
+    if constexpr (O % 4 == 0) return w[O / 4];
+    else if constexpr (O / 4 + 1 < kWords) return __byte_perm(w[O / 4], w[O / 4 + 1], 0x5432);
+    else return w[O / 4] >> 16;
+  }
+  template <int S>
+  static __device__ __forceinline__ void store_at(unsigned char* chunk, unsigned shift, const unsigned (&w)[kWords]) {
+    if constexpr (S < kBytes) {
+      if (shift == S) store_pieces<S, S>(chunk, w);
+      else store_at<S + (int)sizeof(T)>(chunk, shift, w);
+    }
+  }
+  // The value's bytes land at bytes [S, S + kBytes) from chunk; [B, S + kBytes) are left.
+  template <int S, int B>
+  static __device__ __forceinline__ void store_pieces(unsigned char* chunk, const unsigned (&w)[kWords]) {
+    if constexpr (B < S + kBytes) {
+      constexpr int size = piece_bytes(B, S + kBytes);
+      constexpr int o = B - S;
+      if constexpr (size == 2) *reinterpret_cast<unsigned short*>(chunk + B) = (unsigned short)word<o>(w);
+      else if constexpr (size == 4) *reinterpret_cast<unsigned*>(chunk + B) = word<o>(w);
+      else if constexpr (size == 8) *reinterpret_cast<uint2*>(chunk + B) = uint2{word<o>(w), word<o + 4>(w)};
+      else *reinterpret_cast<uint4*>(chunk + B) = uint4{word<o>(w), word<o + 4>(w), word<o + 8>(w), word<o + 12>(w)};
+      store_pieces<S, B + size>(chunk, w);
+    }
+  }
+};
+
+// The access a slot is stored in registers as: whole when it is realigned, else as loaded.
+template <class T, int VEC, int ALIGN>
+using SlotAccess = VecAccess<T, VEC, kRealigns<T, VEC, ALIGN> ? 16 : ALIGN>;
+
 // A slot is VEC consecutive elements of a row starting at col; the row's last slot may be
-// partial (N not a multiple of VEC): elements past N read as 0 and are never written.
+// partial (N not a multiple of VEC): elements past N read as 0 and are never written. A
+// realigned load also reads the aligned chunk after the slot, so the row's last whole slot
+// that would reach past the row is read element by element too.
+template <class T, int VEC, int ALIGN>
+constexpr int kVectorReach = kRealigns<T, VEC, ALIGN> ? 2 * VEC : VEC;  // elements a vector load reads
 template <class T, int VEC, int ALIGN, i64 N>
 __device__ __forceinline__ void load_slot(const T* row, i64 col, float (&out)[VEC]) {
-  if (col + VEC <= N) {
-    VecAccess<T, VEC, ALIGN>::load(row + col, out);
+  if (col + kVectorReach<T, VEC, ALIGN> <= N) {
+    if constexpr (kRealigns<T, VEC, ALIGN>) {
+      typename SlotAccess<T, VEC, ALIGN>::Piece u;
+      u.raw = Realigned<T, VEC>::load(row + col);
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) out[j] = to_f32(u.e[j]);
+    } else {
+      VecAccess<T, VEC, ALIGN>::load(row + col, out);
+    }
   } else {
 #pragma unroll
     for (int j = 0; j < VEC; ++j) out[j] = col + j < N ? to_f32(row[col + j]) : 0.f;
@@ -93,7 +212,14 @@ __device__ __forceinline__ void load_slot(const T* row, i64 col, float (&out)[VE
 template <class T, int VEC, int ALIGN, i64 N>
 __device__ __forceinline__ void store_slot(T* row, i64 col, const float (&in)[VEC]) {
   if (col + VEC <= N) {
-    VecAccess<T, VEC, ALIGN>::store(row + col, in);
+    if constexpr (kRealigns<T, VEC, ALIGN>) {
+      typename SlotAccess<T, VEC, ALIGN>::Piece u;
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) u.e[j] = from_f32<T>(in[j]);
+      Realigned<T, VEC>::store(row + col, u.raw);
+    } else {
+      VecAccess<T, VEC, ALIGN>::store(row + col, in);
+    }
   } else {
 #pragma unroll
     for (int j = 0; j < VEC; ++j)
@@ -104,7 +230,7 @@ __device__ __forceinline__ void store_slot(T* row, i64 col, const float (&in)[VE
 // A slot as it is stored: VEC elements of T, not yet converted to fp32, so a 16-bit slot takes
 // half the registers. For loads kept in flight well before they are used. Elements past N
 // are zero bits (0 in every dtype).
-template <class T, int VEC, int ALIGN, i64 N>
+template <class T, int VEC, int ALIGN, i64 N, bool REALIGNED = kRealigns<T, VEC, ALIGN>>
 struct PackedSlot {
   typedef VecAccess<T, VEC, ALIGN> Access;
   typename Access::Piece piece[VEC / Access::kPer];
@@ -135,6 +261,45 @@ struct PackedSlot {
     for (int k = 0; k < VEC / Access::kPer; ++k)
 #pragma unroll
       for (int j = 0; j < Access::kPer; ++j) piece[k].e[j] = from_f32<T>(in[k * Access::kPer + j]);
+  }
+};
+
+// Realigned: the two aligned chunks as loaded and the slot's offset into them, picked out when
+// unpacked (a select right after the load would wait for it there).
+template <class T, int VEC, int ALIGN, i64 N>
+struct PackedSlot<T, VEC, ALIGN, N, true> {
+  typedef Realigned<T, VEC> Chunks;
+  typedef typename SlotAccess<T, VEC, ALIGN>::Piece Piece;
+  typename Chunks::Raw lo, hi;
+  unsigned shift;
+
+  __device__ __forceinline__ void load(const T* row, i64 col) {
+    if (col + kVectorReach<T, VEC, ALIGN> <= N) {
+      Chunks::load_chunks(row + col, lo, hi, shift);
+    } else {
+      Piece u;
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+        T v = {};
+        if (col + j < N) v = row[col + j];
+        u.e[j] = v;
+      }
+      lo = hi = u.raw;
+      shift = 0;
+    }
+  }
+  __device__ __forceinline__ void unpack(float (&out)[VEC]) const {
+    Piece u;
+    u.raw = Chunks::select(lo, hi, shift);
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) out[j] = to_f32(u.e[j]);
+  }
+  __device__ __forceinline__ void pack(const float (&in)[VEC]) {
+    Piece u;
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) u.e[j] = from_f32<T>(in[j]);
+    lo = hi = u.raw;
+    shift = 0;
   }
 };
 

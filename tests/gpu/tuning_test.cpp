@@ -115,18 +115,25 @@ TEST_F(Tuning, OddRowsAreTunedAtTheAlignmentTheProblemAssumes) {
                                          stream()));
 }
 
-TEST_F(Tuning, EveryCandidateOfASmallProblemMatchesTheReference) {
+// N = 1001 in bf16: contiguous rows start at every even byte offset of 16 in turn, so its
+// candidates (16- and 8-byte vectors realigned, 2-byte ones, staged rows) meet every shift.
+TEST_F(Tuning, EveryCandidateOfSmallProblemsMatchesTheReference) {
   NJ_REQUIRE_GPU();
-  const NormProblem problem = make_problem(NormKind::LayerNorm, 768, DType::F16, DType::F16, Affine::WeightAndBias);
-  const NormProblem resolved = codegen::resolve_problem(problem);
   const CUcontext ctx = GpuContext::get()->context();
   const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
-  for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm)) {
-    // One engine per candidate, each told by its database to use that candidate for M <= 64.
-    Engine engine(config(TuneMode::Cached));
-    engine.impl().pin_config(limits, resolved, 64, c);
-    EXPECT_TRUE(backward_matches_reference(engine, make_inputs(problem, 61, fresh_seed()), stream()))
-        << codegen::describe(c);
+  for (const NormProblem& problem :
+       {make_problem(NormKind::LayerNorm, 768, DType::F16, DType::F16, Affine::WeightAndBias),
+        make_problem(NormKind::LayerNorm, 1001, DType::BF16, DType::F32, Affine::WeightAndBias)}) {
+    NormProblem at_rows = problem;
+    at_rows.alignment = problem.n % 2 ? 2 : 16;
+    const NormProblem resolved = codegen::resolve_problem(at_rows);
+    for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm)) {
+      // One engine per candidate, each told by its database to use that candidate for M <= 64.
+      Engine engine(config(TuneMode::Cached));
+      engine.impl().pin_config(limits, resolved, 64, c);
+      EXPECT_TRUE(backward_matches_reference(engine, make_inputs(problem, 61, fresh_seed()), stream()))
+          << codegen::describe(resolved) << " with " << codegen::describe(c);
+    }
   }
 }
 
