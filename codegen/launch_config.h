@@ -54,9 +54,11 @@ int aligned_vector_width(const NormProblem& resolved);
 // and selects a slot, templates/common.cuh) for 16-bit x aligned to less with rows of at least
 // kRealignedRowsFrom (the backward) or kRealignedForwardRowsFrom (the forward) elements. There
 // they replace staged clusters and streamed scalar rows (LN bf16 32769: backward 433 → 258 µs,
-// forward 344 → 284). Shorter rows keep an element a thread a pass: a warp's 2-byte accesses are
-// contiguous, where a realigned slot loads both chunks (twice the sectors) and is stored as 3-4
-// pieces, each store instruction touching 16 sectors a warp (bench/NOTES.md entry 34).
+// forward 344 → 284). Shorter rows keep an element a thread a pass, measured faster there (LN
+// bf16 5003: backward 177 against 274 µs): a warp's 2-byte accesses are contiguous, where a
+// realigned slot loads both chunks (twice the sectors) and is stored as 3-4 pieces whose every
+// store instruction touches 16 sectors a warp; likely the cost, not profiled (bench/NOTES.md
+// entry 34).
 constexpr int64_t kRealignedRowsFrom = 16385;
 constexpr int64_t kRealignedForwardRowsFrom = 32769;
 int vector_width(const NormProblem& resolved, Pass pass = Pass::Backward);
