@@ -147,6 +147,21 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
       const int half_slot_bytes = slot_bytes / 2;
       threads = warp_threads(ceil_div(p.n, c.vec), kForwardBytesTarget / half_slot_bytes);
     }
+    if (slot_bytes == 2) {
+      // 2-byte slots (16-bit x aligned to less, below kRealignedForwardRowsFrom): the fewest of
+      // 8, 16 or 32 elements a thread that keep the block within kMaxScalarForwardRowThreads,
+      // else 8 as above. Exhaustive tuning, align 2, bf16, fp32 γ, M·N = 64 Mi, L2 flushed
+      // (bench/results/2026-11-25-h100-15a9ef7-realign-forward-tune/), µs against the 8 a thread
+      // before: LN 5003 at 320 threads 150 against 196 at 640, 8191 at 512 235 against 430 at
+      // 1024, 12289 at 416 229 against 278, 16385 at 544 180 against 193; RMS 143 / 223 / 205 /
+      // 159 against 156 / 244 / 226 / 163. The best at each of these and at 4095 (512) and 24577
+      // (1024), which keep theirs.
+      for (int per_thread = target_iters; per_thread <= max_iters; per_thread *= 2)
+        if (warp_threads(slots, per_thread) <= kMaxScalarForwardRowThreads) {
+          threads = warp_threads(slots, per_thread);
+          break;
+        }
+    }
     c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
     // 64 registers a thread, so blocks fill the SM's threads: without a bound ptxas gave some
     // thread counts (160, 224, 448) 30-50% more registers for nothing, and LayerNorm's

@@ -46,6 +46,9 @@ std::string describe(const NormProblem& problem, Pass pass);
 int max_forward_register_bytes(DType x);
 // Threads of a block holding one row in registers, at most.
 constexpr int kMaxForwardRowThreads = 1024;
+// Rows of 2-byte slots (16-bit x aligned to less): blocks of at most this many threads where 8,
+// 16 or 32 elements a thread allow it (choose_forward_config).
+constexpr int kMaxScalarForwardRowThreads = 576;
 // Bytes of x a thread holds, where the row is long enough: the forward is bound by the loads
 // an SM keeps in flight, and registers cap that at (resident threads × elements a thread),
 // which more elements a thread raise (its fixed registers are shared by more data).

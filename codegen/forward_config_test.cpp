@@ -283,6 +283,29 @@ TEST(ForwardConfig, PicksEachFamilyByRowLength) {
       }
 }
 
+// 16-bit rows aligned to 2 bytes below the realigned rule (kRealignedForwardRowsFrom): the
+// fewest of 8, 16 or 32 elements a thread that keep the block within 576 threads, else 8 (the
+// exhaustive tuning's best at each of these, bench/NOTES.md entry 34).
+TEST(ForwardConfig, RowsOfTwoByteSlotsTakeBlocksOfAtMost576ThreadsWhereTheyCan) {
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (DType x : {DType::BF16, DType::F16}) {
+      auto threads = [&](int64_t n) {
+        NormProblem p = problem(kind, n, x);
+        p.alignment = 2;
+        const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90);
+        EXPECT_EQ(c.vec, 1) << n;
+        EXPECT_TRUE(c.row_in_registers) << n;
+        return c.threads;
+      };
+      EXPECT_EQ(threads(4095), 512);   // 8 a thread
+      EXPECT_EQ(threads(5003), 320);   // 16
+      EXPECT_EQ(threads(8191), 512);   // 16
+      EXPECT_EQ(threads(12289), 416);  // 32
+      EXPECT_EQ(threads(16385), 544);  // 32
+      EXPECT_EQ(threads(24577), 1024);  // 32 would take 800 threads: 8 a thread, capped
+    }
+}
+
 TEST(ForwardConfig, ClustersHoldLongRmsRowsOnSm90Only) {
   const NormProblem rms = problem(NormKind::RMSNorm, 65536, DType::BF16);
   const codegen::LaunchConfig c90 = codegen::choose_forward_config(rms, 90);

@@ -119,6 +119,9 @@ constexpr int kMaxStagedThreadsAtTwoSlotsNoBias = 896;  // without β's accumula
 constexpr int64_t kStagedClusterBlockSlots = 2048;
 // Threads per block at most.
 constexpr int kMaxRowThreads = 1024;
+// bf16 rows aligned to less, held an element a thread a pass: 8 elements a thread from 257 up to
+// this many threads, 16 otherwise (config_for_many_rows).
+constexpr int kMaxScalarRowThreadsAtEight = 384;
 // Few fp32 rows prefetching 16 elements a thread: at most this many threads (a row of 8192;
 // twice the row in registers leaves no room for 1024 threads of a block).
 constexpr int kMaxFewRowsPrefetchThreads = 512;
