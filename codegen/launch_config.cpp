@@ -29,13 +29,19 @@ std::vector<int> candidate_vector_widths(const NormProblem& p, Pass pass) {
   return out;
 }
 
-bool realigned_slots(const NormProblem& p, const LaunchConfig& c) {
-  return !c.staged && c.vec * dtype_size(p.x_dtype) > std::max(p.alignment, dtype_size(p.x_dtype));
+namespace {
+// Whether slots of vec elements of x are no wider than p's rows are aligned (every pointer is
+// aligned to one element).
+bool within_alignment(const NormProblem& p, int vec) {
+  return vec * dtype_size(p.x_dtype) <= std::max(p.alignment, dtype_size(p.x_dtype));
 }
+}  // namespace
+
+bool realigned_slots(const NormProblem& p, const LaunchConfig& c) { return !c.staged && !within_alignment(p, c.vec); }
 
 bool rows_take_vector(const NormProblem& p, int vec) {
   const int bytes = vec * dtype_size(p.x_dtype);
-  return bytes <= std::max(p.alignment, dtype_size(p.x_dtype)) || bytes == 8 || bytes == 16;
+  return within_alignment(p, vec) || (dtype_size(p.x_dtype) == 2 && (bytes == 8 || bytes == 16));
 }
 
 bool operator==(const LaunchConfig& a, const LaunchConfig& b) {

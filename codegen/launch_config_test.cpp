@@ -119,8 +119,9 @@ TEST(LaunchConfig, OnlyEightAndSixteenByteSlotsMayBeWiderThanTheRowsAlignment) {
   EXPECT_FALSE(codegen::rows_take_vector(p, 2));  // 4 bytes: not realigned
   EXPECT_TRUE(codegen::rows_take_vector(p, 4));
   EXPECT_TRUE(codegen::rows_take_vector(p, 8));
-  EXPECT_TRUE(codegen::rows_take_vector(problem(5003, DType::F32, 4), 4));
-  EXPECT_TRUE(codegen::rows_take_vector(problem(5003, DType::F32, 4), 2));  // 8 bytes, realigned
+  EXPECT_TRUE(codegen::rows_take_vector(problem(5003, DType::F32, 4), 1));
+  EXPECT_FALSE(codegen::rows_take_vector(problem(5003, DType::F32, 4), 2));  // fp32 is never realigned
+  EXPECT_FALSE(codegen::rows_take_vector(problem(5003, DType::F32, 4), 4));
   LaunchConfig c = choose_launch_config(problem(4095, DType::BF16, 2), 90);
   ASSERT_EQ(c.vec, 1);
   c.vec = 2;
