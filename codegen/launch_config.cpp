@@ -530,8 +530,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 8 elements a thread (257-384 threads) instead of 16 (bench, graph replays, fp32 γ, M·N =
     // 64 Mi, bench/results/2026-11-25-h100-15a9ef7-scalar-rows/: LN 2049 452 → 204 µs, 2561 718
     // → 286, 3001 705 → 268; RMS 448 → 168, 504 → 184, 701 → 174). Not fp16, whose blocks of 16
-    // a thread ran 2.8x faster than bf16's at 2049-2561 with the same PTX and registers (LN 162
-    // and 189 µs, 8 a thread 202 and 286; not understood), nor 1001 (LN 2% slower).
+    // a thread ran 2.8x faster than bf16's at 2049-2561 with the same registers (LN 162 and 189
+    // µs, 8 a thread 202 and 286), nor 1001 (LN 2% slower). The slow kernels are the ones whose
+    // PTX rebuilds row addresses with 64-bit multiplies (LN 2049 at 160 threads: bf16 40
+    // mul.lo.s64, fp16 16; fp16 3001 at 192 threads 46, and as slow: 705 µs); a lead, not tested.
     const int64_t threads_at_eight = warp_threads(slots, 8);
     const bool eight_a_thread = sm >= 90 && many_rows && p.x_dtype == DType::BF16 && p.dy_dtype == DType::BF16 &&
                                 c.vec == 1 && threads_at_eight > 256 && threads_at_eight <= kMaxScalarRowThreadsAtEight;
