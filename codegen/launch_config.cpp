@@ -132,7 +132,9 @@ int row_lanes(int64_t slots, int max_passes) {
 
 LaunchConfig streamed_launch_config(const NormProblem& p) {
   LaunchConfig c;
-  c.vec = aligned_vector_width(p);  // realigned streamed rows measured slower (LN bf16 262145: 931 → 1878 µs)
+  // Never realigned slots: streamed, they measured 2x slower (LN bf16 262145: 931 → 1878 µs;
+  // bench/NOTES.md entry 34), so rows beyond the register clusters keep the aligned width.
+  c.vec = aligned_vector_width(p);
   c.threads = c.threads_per_row = 512;
   c.row_in_registers = false;
   check_launch_config(p, c);
@@ -145,9 +147,9 @@ namespace {
 // next rows' loads in flight. many_rows: M is not few (few_rows); then shared sums also where
 // one block holds the row, and the rules fitted to many rows only (few rows want the latency
 // of sums in registers).
-LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bool many_rows, int vec) {
+LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bool many_rows) {
   LaunchConfig c;
-  c.vec = vec;
+  c.vec = vector_width(p);
   const int64_t slots = ceil_div(p.n, c.vec);
   const int max_iters = std::max(1, kMaxRegisterElementsPerThread / c.vec);
   const int64_t block_slots = int64_t{kMaxRegisterRowThreads} * max_iters;  // what one block can hold
@@ -837,11 +839,7 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, in
   // cluster shares each row (LN bf16 8192 at M = 1 / 199: 13.8 / 16.1 us against 7.6 / 9.9
   // without, graph replays; LN bf16 262144 at M = 256: 278 us against 320 staged).
   const bool few = few_rows(m, sm_count);
-  LaunchConfig c = config_for_many_rows(p, sm, sm_count, !few, vector_width(p));
-  // Realigned slots only where the row is held in registers: streamed, they measured 2x slower
-  // (LN bf16 262145: 931 → 1878 µs; bench/NOTES.md entry 34).
-  if (realigned_slots(p, c) && !c.row_in_registers)
-    c = config_for_many_rows(p, sm, sm_count, !few, aligned_vector_width(p));
+  LaunchConfig c = config_for_many_rows(p, sm, sm_count, !few);
   if (few) {
     // Unmerged (merge = 1) at every M: in graph replays on the H100 merged blocks were slower
     // than their unmerged twin at every shape once partial rows are vector stores (bench/NOTES.md,

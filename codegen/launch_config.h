@@ -52,7 +52,8 @@ bool operator==(const LaunchConfig& a, const LaunchConfig& b);
 int aligned_vector_width(const NormProblem& resolved);
 // The vector the heuristics use: the aligned width, but 16 bytes (realigned: two aligned loads
 // and selects a slot, templates/common.cuh) for 16-bit x aligned to less with rows of at least
-// kRealignedRowsFrom (the backward) or kRealignedForwardRowsFrom (the forward) elements. There
+// kRealignedRowsFrom (the backward, where a block or cluster then holds the row in registers:
+// streamed_launch_config keeps the aligned width) or kRealignedForwardRowsFrom (the forward) elements. There
 // they replace staged clusters and streamed scalar rows (LN bf16 32769: backward 433 → 258 µs,
 // forward 344 → 284). Shorter rows keep an element a thread a pass, measured faster there (LN
 // bf16 5003: backward 177 against 274 µs): a warp's 2-byte accesses are contiguous, where a
