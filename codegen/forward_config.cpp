@@ -157,8 +157,8 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
       // 159 against 156 / 244 / 226 / 163. The best at each of these and at 4095 (512) and 24577
       // (1024), which keep theirs.
       for (int per_thread = target_iters; per_thread <= max_iters; per_thread *= 2)
-        if (warp_threads(slots, per_thread) <= kMaxScalarForwardRowThreads) {
-          threads = warp_threads(slots, per_thread);
+        if (const int64_t fewer = warp_threads(slots, per_thread); fewer <= kMaxScalarForwardRowThreads) {
+          threads = fewer;
           break;
         }
     }
