@@ -594,20 +594,26 @@ __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row,
     r.rstd = p.rstd[row];
     if constexpr (kLayerNorm) r.mean = p.mean[row];
   }
+  // The row's addresses once: written inside each slot's bounds branch, NVVM computes them again
+  // in every branch (a 64-bit multiply a slot, 16 a row at an element a slot). Not for fp32 rows
+  // of wider slots: there the held pointers cost LN fp32 12288 (168 registers) a spill.
+  const TX* x_row = p.x + row * p.x_stride;
+  const TDY* dy_row = p.dy + row * p.dy_stride;
+  constexpr bool kRowPointersHeld = kPackedRows || kVec == 1;
 #pragma unroll
   for (int i = 0; i < kIters; ++i) {
     const i64 col = slot_column(i, lane, rank);
     if constexpr (kPackedRows) {
       // Out of range: zero bits, which every dtype reads as 0.
-      r.x_packed[i].load(p.x + row * p.x_stride, valid ? col : kN);
-      r.dy_packed[i].load(p.dy + row * p.dy_stride, valid ? col : kN);
+      r.x_packed[i].load(x_row, valid ? col : kN);
+      r.dy_packed[i].load(dy_row, valid ? col : kN);
 // fused:begin
       if constexpr (kHoldsGate) r.z_packed[i].load(p.fused.z + row * p.fused.z_stride, valid ? col : kN);
       if constexpr (kHoldsSecondDy) r.dy1_packed[i].load(p.fused.dy1 + row * p.fused.dy1_stride, valid ? col : kN);
 // fused:end
     } else if (valid && col < kN) {
-      load_slot<TX, kVec, kAlign, kN>(p.x + row * p.x_stride, col, r.x[i]);
-      load_slot<TDY, kVec, kAlign, kN>(p.dy + row * p.dy_stride, col, r.dy[i]);
+      load_slot<TX, kVec, kAlign, kN>(kRowPointersHeld ? x_row : p.x + row * p.x_stride, col, r.x[i]);
+      load_slot<TDY, kVec, kAlign, kN>(kRowPointersHeld ? dy_row : p.dy + row * p.dy_stride, col, r.dy[i]);
 // fused:begin
       gate_inputs(p.fused, row, col, r.x[i], r.dy[i]);
 // fused:end
@@ -774,6 +780,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
     sums = cluster.sum(reducer.sum(sums, row_in_block, lane));
     const float mean_g = sums.x * kInvN, mean_gx = sums.y * kInvN;
     if (valid) {
+      TDX* const dx_row = p.dx + row * p.dx_stride;  // once a row, as in load_row_slice
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
         const i64 col = slot_column(i, lane, rank);
@@ -819,7 +826,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
           // held as fp32 keep its 0 there, so fused_input_grad finds those columns from γ.
           fused_input_grad<kPackedRows>(p, row, col, xh, out, held_gate);
 // fused:end
-          store_slot<TDX, kVec, kAlign, kN>(p.dx + row * p.dx_stride, col, out);
+          store_slot<TDX, kVec, kAlign, kN>(dx_row, col, out);
         }
       }
     }

@@ -266,9 +266,10 @@ __device__ __forceinline__ void write_pre_norm_outputs(const ForwardParams& p, i
 }
 // fused:end
 
-// y of one slot from x, the row's statistics, γ and β.
-__device__ __forceinline__ void output_slot(const ForwardParams& p, i64 row, i64 col, const float (&x)[kVec],
-                                            float mean, float rstd) {
+// y of one slot from x, the row's statistics, γ and β. y_row is the row's start, computed once
+// a row by the caller: inside each slot's bounds branch NVVM would multiply row · stride again.
+__device__ __forceinline__ void output_slot(const ForwardParams& p, i64 row, TY* y_row, i64 col,
+                                            const float (&x)[kVec], float mean, float rstd) {
   float w[kVec], b[kVec], xhat[kVec], y[kVec];
   affine_slot(p.weight, p.bias, col, w, b);
 #pragma unroll
@@ -280,7 +281,7 @@ __device__ __forceinline__ void output_slot(const ForwardParams& p, i64 row, i64
   if constexpr (kGate == kGateAfterNorm) gate_after_norm(p, row, col, y);
   if constexpr (kParallel) second_output_slot(p, row, col, xhat);
 // fused:end
-  store_slot<TY, kVec, kAlign, kN>(p.y + row * p.y_stride, col, y);
+  store_slot<TY, kVec, kAlign, kN>(y_row, col, y);
 }
 
 __device__ __forceinline__ void save_statistics(const ForwardParams& p, i64 row, float mean, float rstd) {
@@ -341,11 +342,12 @@ struct ClusterExchange {
 // ---- rows held in registers ------------------------------------------------------------------
 // A thread's slots of x of one row (zeros past N, and for rows past M).
 __device__ __forceinline__ void load_forward_row(const ForwardParams& p, i64 row, int lane, Packed (&packed)[kIters]) {
+  const TX* x_row = p.x + row * p.x_stride;  // once a row (output_slot says why)
 #pragma unroll
   for (int i = 0; i < kIters; ++i) {
     const i64 col = forward_slot_column(i, lane);
     if (row < p.m && col < kN)
-      packed[i].load(p.x + row * p.x_stride, col);
+      packed[i].load(x_row, col);
     else
       packed[i] = Packed{};
   }
@@ -493,6 +495,7 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
     const float rstd = rsqrtf(var + eps);
     if (valid) {
       if (lane == 0) save_statistics(p, row, mean, rstd);
+      TY* const y_row = p.y + row * p.y_stride;
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
         const i64 col = forward_slot_column(i, lane);
@@ -503,7 +506,7 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
           write_pre_norm_outputs(p, row, col, x, keep[kDropoutMask != 0 ? i : 0]);
           if constexpr (kHoldsGate) gate_held_slot(gate_z[i], x);
 // fused:end
-          output_slot(p, row, col, x, mean, rstd);
+          output_slot(p, row, y_row, col, x, mean, rstd);
         }
       }
     }
@@ -624,6 +627,7 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
     const float rstd = rsqrtf(var + eps);
     if (first == 0) save_statistics(p, row, mean, rstd);
     // Pass 2: x again (mostly from L2), y out.
+    TY* const y_row = p.y + row * p.y_stride;
     for (i64 s0 = first; s0 < kSlots; s0 += kStreamStride * kStreamBatch) {
       Packed packed[kStreamBatch];
 // fused:begin
@@ -653,7 +657,7 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
         write_pre_norm_outputs(p, row, s * kVec, x, keep[k]);
         if constexpr (kHoldsGate) gate_held_slot(gate_z[k], x);
 // fused:end
-        output_slot(p, row, s * kVec, x, mean, rstd);
+        output_slot(p, row, y_row, s * kVec, x, mean, rstd);
       }
     }
   }
