@@ -118,6 +118,13 @@ std::string realigned_slots_define(const NormProblem& p, const LaunchConfig& c) 
   return realigned_slots(p, c) ? "#define NJ_REALIGNED_SLOTS 1  // x's slots are wider than the rows' alignment\n" : "";
 }
 
+// Slots of an element loaded without a branch each (templates/norm_backward.cuh,
+// load_row_slice) where ptxas serializes the guarded ones; nothing for the others.
+std::string unguarded_loads_define(const NormProblem& p, const LaunchConfig& c) {
+  return unguarded_element_loads(p, c) ? "#define NJ_UNGUARDED_ELEMENT_LOADS 1  // slots of an element loaded without a branch\n"
+                                       : "";
+}
+
 }  // namespace
 
 KernelSource generate_forward_source(const NormProblem& p, const LaunchConfig& c) {
@@ -150,7 +157,7 @@ KernelSource generate_backward_source(const NormProblem& p, const LaunchConfig& 
   std::ostringstream s;
   s << "// normjit generated kernel: " << describe(p) << "\n"
     << "// launch: " << describe(c) << "\n\n"
-    << realigned_slots_define(p, c) << template_text("common.cuh") << "\n"
+    << realigned_slots_define(p, c) << unguarded_loads_define(p, c) << template_text("common.cuh") << "\n"
     << problem_constants(p, c) << "\n";
   if (fused) s << fused_constants(p) << "\n" << template_text("gate_math.cuh") << "\n" << template_text("fused_ops.cuh") << "\n";
   s << select_fused_blocks(template_text("norm_backward.cuh"), fused) << "\n";

@@ -39,6 +39,12 @@ bool within_alignment(const NormProblem& p, int vec) {
 
 bool realigned_slots(const NormProblem& p, const LaunchConfig& c) { return !c.staged && !within_alignment(p, c.vec); }
 
+bool unguarded_element_loads(const NormProblem& p, const LaunchConfig& c) {
+  return c.vec == 1 && !c.staged && c.cluster == 1 && c.column_pass == 0 && !packs_rows(p, c) &&
+         dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2 && c.threads_per_row > kGuardedElementRowsUpTo &&
+         c.threads_per_row < kGuardedElementRowsFrom;
+}
+
 bool rows_take_vector(const NormProblem& p, int vec) {
   const int bytes = vec * dtype_size(p.x_dtype);
   return within_alignment(p, vec) || (dtype_size(p.x_dtype) == 2 && (bytes == 8 || bytes == 16));
@@ -528,18 +534,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     c.prefetch = true;
     one_row_per_block(slots, 8);
   } else if (row_in_one_block) {
-    // bf16 rows aligned to less (an element a thread a pass) of 2049-3072 at many rows on sm_90:
-    // 8 elements a thread (257-384 threads) instead of 16 (bench, graph replays, fp32 γ, M·N =
-    // 64 Mi, bench/results/2026-11-25-h100-15a9ef7-scalar-rows/: LN 2049 452 → 204 µs, 2561 718
-    // → 286, 3001 705 → 268; RMS 448 → 168, 504 → 184, 701 → 174). Not fp16, whose blocks of 16
-    // a thread ran 2.8x faster than bf16's at 2049-2561 with the same registers (LN 162 and 189
-    // µs, 8 a thread 202 and 286), nor 1001 (LN 2% slower). The slow kernels are the ones whose
-    // PTX rebuilds row addresses with 64-bit multiplies (LN 2049 at 160 threads: bf16 40
-    // mul.lo.s64, fp16 16; fp16 3001 at 192 threads 46, and as slow: 705 µs); a lead, not tested.
-    const int64_t threads_at_eight = warp_threads(slots, 8);
-    const bool eight_a_thread = sm >= 90 && many_rows && p.x_dtype == DType::BF16 && p.dy_dtype == DType::BF16 &&
-                                c.vec == 1 && threads_at_eight > 256 && threads_at_eight <= kMaxScalarRowThreadsAtEight;
-    one_row_per_block(slots, eight_a_thread ? 8 : max_iters);
+    // Rows an element a thread a pass hold 16 (odd 16-bit N 1001-4096); the bf16 rule of 8 for
+    // 2049-3072 is gone since 16-bit rows load without per-slot branches where ptxas serialized
+    // them (unguarded_element_loads; bench/NOTES.md entry 35).
+    one_row_per_block(slots, max_iters);
   } else if (sm >= 80 && staged_slots <= int64_t{kMaxRegisterRowThreads} * staged_iters &&
              stage(1, staged_iters)) {
     // One row per block, staged (up to N = 8192). 16-bit RMSNorm rows aligned to less than 16

@@ -62,23 +62,26 @@ TEST(LaunchConfig, LessAlignedRowsAreStagedWithFullVectorsBeyond4096In16BitTypes
 
 // bf16 rows aligned to 2 bytes of 2049-3072 hold 8 elements a thread (257-384 threads), other
 // lengths and fp16 16 (bench/NOTES.md entry 34).
-TEST(LaunchConfig, ScalarBf16RowsOf2049To3072TakeEightElementsAThread) {
+// 16-bit rows aligned to less than 4 bytes, an element a thread a pass, hold 16 elements a
+// thread in either dtype (bench/NOTES.md entry 35).
+TEST(LaunchConfig, ScalarSixteenBitRowsHoldSixteenElementsAThread) {
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
-    auto threads = [&](int64_t n, DType x) {
-      NormProblem p = problem(n, x, 2);
-      p.kind = kind;
-      p.has_bias = kind == NormKind::LayerNorm;
-      p.weight_dtype = DType::F32;
-      const LaunchConfig c = choose_launch_config(codegen::resolve_problem(p), 90, 132);
-      EXPECT_EQ(c.vec, 1) << n;
-      return c.threads;
-    };
-    EXPECT_EQ(threads(2049, DType::BF16), 288);
-    EXPECT_EQ(threads(2561, DType::BF16), 352);
-    EXPECT_EQ(threads(3001, DType::BF16), 384);
-    EXPECT_EQ(threads(1001, DType::BF16), 64);  // 16 a thread
-    EXPECT_EQ(threads(4095, DType::BF16), 256);
-    EXPECT_EQ(threads(2049, DType::F16), 160);
+    for (DType x : {DType::BF16, DType::F16}) {
+      auto threads = [&](int64_t n) {
+        NormProblem p = problem(n, x, 2);
+        p.kind = kind;
+        p.has_bias = kind == NormKind::LayerNorm;
+        p.weight_dtype = DType::F32;
+        const LaunchConfig c = choose_launch_config(codegen::resolve_problem(p), 90, 132);
+        EXPECT_EQ(c.vec, 1) << n;
+        return c.threads;
+      };
+      EXPECT_EQ(threads(1001), 64);
+      EXPECT_EQ(threads(2049), 160);
+      EXPECT_EQ(threads(2561), 192);
+      EXPECT_EQ(threads(3001), 192);
+      EXPECT_EQ(threads(4095), 256);
+    }
   }
 }
 

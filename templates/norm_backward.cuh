@@ -597,15 +597,14 @@ __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row,
   // The row's addresses once: written inside each slot's bounds branch, NVVM computes them again
   // in every branch (a 64-bit multiply a slot). Not for rows held as read in slots of several
   // elements: there the held pointers cost LN fp32 12288 (168 registers) a spill.
-  // Slots of an element (fp32 ones held as read) load whatever their column, column 0 past the
-  // row's end, zeroed after: their loads carry no branch and go out together. With a branch
-  // around each, ptxas issued them one at a time, each waiting for the last (Nsight Compute: LN
-  // bf16 2561 at 192 threads 766 us, 15% of DRAM; bench/results/2026-11-25-h100-0c616ff-scalar-ncu/).
-  // So a row past M reads row 0.
-  const i64 at = kVec == 1 && !valid ? 0 : row;
+  // Unguarded slots of an element (NJ_UNGUARDED_ELEMENT_LOADS, codegen's unguarded_element_loads
+  // says where) load whatever their column, column 0 past the row's end, zeroed after: their
+  // loads carry no branch and go out together. So a row past M reads row 0.
+  constexpr bool kUnguardedLoads = NJ_UNGUARDED_ELEMENT_LOADS && kVec == 1 && !kPackedRows;
+  const i64 at = kUnguardedLoads && !valid ? 0 : row;
   const TX* x_row = p.x + at * p.x_stride;
   const TDY* dy_row = p.dy + at * p.dy_stride;
-  constexpr bool kRowPointersHeld = kPackedRows;
+  constexpr bool kRowPointersHeld = kPackedRows || kVec == 1;
 #pragma unroll
   for (int i = 0; i < kIters; ++i) {
     const i64 col = slot_column(i, lane, rank);
@@ -617,7 +616,7 @@ __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row,
       if constexpr (kHoldsGate) r.z_packed[i].load(p.fused.z + row * p.fused.z_stride, valid ? col : kN);
       if constexpr (kHoldsSecondDy) r.dy1_packed[i].load(p.fused.dy1 + row * p.fused.dy1_stride, valid ? col : kN);
 // fused:end
-    } else if constexpr (kVec == 1) {
+    } else if constexpr (kUnguardedLoads) {
       const bool inside = valid && col < kN;
       const float x = to_f32(x_row[inside ? col : 0]), dy = to_f32(dy_row[inside ? col : 0]);
       r.x[i][0] = inside ? x : 0.f;
