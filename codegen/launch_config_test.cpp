@@ -60,8 +60,6 @@ TEST(LaunchConfig, LessAlignedRowsAreStagedWithFullVectorsBeyond4096In16BitTypes
   EXPECT_FALSE(choose_launch_config(problem(5003, DType::F32, 4), 90).staged);
 }
 
-// bf16 rows aligned to 2 bytes of 2049-3072 hold 8 elements a thread (257-384 threads), other
-// lengths and fp16 16 (bench/NOTES.md entry 34).
 // 16-bit rows aligned to less than 4 bytes, an element a thread a pass, hold 16 elements a
 // thread in either dtype (bench/NOTES.md entry 35).
 TEST(LaunchConfig, ScalarSixteenBitRowsHoldSixteenElementsAThread) {
