@@ -112,17 +112,17 @@ std::string forward_fused_constants(const NormProblem& p) {
   return s.str();
 }
 
-// Realigned slots (templates/common.cuh) for the configs whose x slots are wider than the
-// rows' alignment; nothing for the others, whose code is as before.
-std::string realigned_slots_define(const NormProblem& p, const LaunchConfig& c) {
-  return realigned_slots(p, c) ? "#define NJ_REALIGNED_SLOTS 1  // x's slots are wider than the rows' alignment\n" : "";
-}
-
-// Slots of an element loaded without a branch each (templates/norm_backward.cuh,
-// load_row_slice) where ptxas serializes the guarded ones; nothing for the others.
-std::string unguarded_loads_define(const NormProblem& p, const LaunchConfig& c) {
-  return unguarded_element_loads(p, c) ? "#define NJ_UNGUARDED_ELEMENT_LOADS 1  // slots of an element loaded without a branch\n"
-                                       : "";
+// The switches a config turns on in the templates, as #defines ahead of them; none for the
+// configs that need none, whose source is as it was before the switch existed. Realigned slots
+// (templates/common.cuh) where x's slots are wider than the rows' alignment; in the backward,
+// slots of an element loaded without a branch each (templates/norm_backward.cuh,
+// load_row_slice) where ptxas serializes the guarded ones.
+std::string template_switches(const NormProblem& p, const LaunchConfig& c, Pass pass) {
+  std::string s;
+  if (realigned_slots(p, c)) s += "#define NJ_REALIGNED_SLOTS 1  // x's slots are wider than the rows' alignment\n";
+  if (pass == Pass::Backward && unguarded_element_loads(p, c))
+    s += "#define NJ_UNGUARDED_ELEMENT_LOADS 1  // slots of an element loaded without a branch\n";
+  return s;
 }
 
 }  // namespace
@@ -135,7 +135,7 @@ KernelSource generate_forward_source(const NormProblem& p, const LaunchConfig& c
   std::ostringstream s;
   s << "// normjit generated kernel: " << describe_forward(p) << "\n"
     << "// launch: " << describe(c) << "\n\n"
-    << realigned_slots_define(p, c) << template_text("common.cuh") << "\n"
+    << template_switches(p, c, Pass::Forward) << template_text("common.cuh") << "\n"
     << forward_constants(p, c) << "\n";
   const bool fused = has_forward_fused_options(p);
   if (fused)
@@ -157,7 +157,7 @@ KernelSource generate_backward_source(const NormProblem& p, const LaunchConfig& 
   std::ostringstream s;
   s << "// normjit generated kernel: " << describe(p) << "\n"
     << "// launch: " << describe(c) << "\n\n"
-    << realigned_slots_define(p, c) << unguarded_loads_define(p, c) << template_text("common.cuh") << "\n"
+    << template_switches(p, c, Pass::Backward) << template_text("common.cuh") << "\n"
     << problem_constants(p, c) << "\n";
   if (fused) s << fused_constants(p) << "\n" << template_text("gate_math.cuh") << "\n" << template_text("fused_ops.cuh") << "\n";
   s << select_fused_blocks(template_text("norm_backward.cuh"), fused) << "\n";
