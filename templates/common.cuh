@@ -79,12 +79,6 @@ struct VecAccess {
   }
 };
 
-// Backward slots of an element loaded without a branch each (the generated source defines
-// NJ_UNGUARDED_ELEMENT_LOADS where codegen's unguarded_element_loads says).
-#ifndef NJ_UNGUARDED_ELEMENT_LOADS
-#define NJ_UNGUARDED_ELEMENT_LOADS 0
-#endif
-
 // ---- slots less aligned than their vectors ---------------------------------------------------
 // Rows of odd length in a 16-bit type start 2 bytes off a 16-byte boundary, differently row by
 // row. An 8- or 16-byte slot at such an address is read as the two aligned chunks around it, its

@@ -47,6 +47,11 @@ constexpr int kIters = (int)((kSlotsPerBlock + kThreadsPerRow - 1) / kThreadsPer
 static_assert(kCluster == 1 || kRowsPerBlock == 1, "a cluster shares one row at a time");
 constexpr bool kAccumulate = kHasWeight || kHasBias;
 constexpr float kInvN = 1.0f / (float)kN;
+// Slots of an element loaded without a branch each (load_row_slice); the generated source
+// defines it where codegen's unguarded_element_loads says.
+#ifndef NJ_UNGUARDED_ELEMENT_LOADS
+#define NJ_UNGUARDED_ELEMENT_LOADS 0
+#endif
 
 typedef RowReducer<kThreadsPerRow, kRowsPerBlock> Reducer;
 
@@ -600,7 +605,8 @@ __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row,
   // Unguarded slots of an element (NJ_UNGUARDED_ELEMENT_LOADS, codegen's unguarded_element_loads
   // says where) load whatever their column, column 0 past the row's end, zeroed after: their
   // loads carry no branch and go out together. So a row past M reads row 0.
-  constexpr bool kUnguardedLoads = NJ_UNGUARDED_ELEMENT_LOADS && kVec == 1 && !kPackedRows;
+  constexpr bool kUnguardedLoads = NJ_UNGUARDED_ELEMENT_LOADS;
+  static_assert(!kUnguardedLoads || (kVec == 1 && !kPackedRows), "unguarded loads are for slots of an element held as read");
   const i64 at = kUnguardedLoads && !valid ? 0 : row;
   const TX* x_row = p.x + at * p.x_stride;
   const TDY* dy_row = p.dy + at * p.dy_stride;
