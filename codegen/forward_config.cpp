@@ -19,6 +19,18 @@ int balanced_stream_threads(int64_t slots) {
   return static_cast<int>(std::max<int64_t>(64, warp_threads(slots, batches * kForwardStreamBatch)));
 }
 
+// Blocks of `threads` an SM holds at kForwardRegistersPerThread registers a thread: the bound
+// that gives ptxas those registers.
+int registers_bound_blocks(int threads) {
+  return std::clamp(kRegistersPerSm / (threads * kForwardRegistersPerThread), 1, 32);
+}
+
+// A row held by one block at an element a thread a pass, at most kFewElementSlots a thread.
+bool holds_few_elements(const NormProblem& p, const LaunchConfig& c) {
+  return c.row_in_registers && c.cluster == 1 && c.vec == 1 && c.threads == c.threads_per_row &&
+         ceil_div(p.n, int64_t{c.threads}) <= kFewElementSlots;
+}
+
 }  // namespace
 
 void validate_forward_problem(const NormProblem& p) {
@@ -115,7 +127,7 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
       c.min_blocks_per_sm = 2;
     } else {
       c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
-      c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
+      c.min_blocks_per_sm = registers_bound_blocks(c.threads);
     }
   } else if (slots <= int64_t{kMaxForwardRowThreads} * max_iters) {
     int64_t threads = warp_threads(slots, target_iters);
@@ -166,7 +178,19 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     // 64 registers a thread, so blocks fill the SM's threads: without a bound ptxas gave some
     // thread counts (160, 224, 448) 30-50% more registers for nothing, and LayerNorm's
     // 512-thread bf16 blocks 70, one block an SM (N = 16384: 62% of copy bandwidth).
-    c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
+    c.min_blocks_per_sm = registers_bound_blocks(c.threads);
+    if (!has_forward_fused_options(p) && holds_few_elements(p, c)) {
+      // Rows of at most kFewElementSlots elements a thread a pass: 16-32 bytes of x a thread,
+      // so what an SM has in flight is its threads' count. 16-bit rows: every thread of the SM
+      // (32 registers); fp32: two blocks at least (blocks of 768-1024 threads ran one an SM).
+      // bench --graph, fp32 γ, M·N = 64 Mi, against 64 registers a thread
+      // (bench/results/2026-11-25-h100-5ed1f96-fill-sm/): LN bf16 3001 136 → 117 us, 3585 164
+      // → 127, 4095 129 → 124; RMS bf16 2049 113 → 108, 2561 115 → 108, 3585 119 → 110; LN
+      // fp32 6001 284 → 199, 8191 271 → 208. Filling the SM with fp32 rows of at most 512
+      // threads (two to three blocks already) lost 2-7% (-full-occupancy/). Where ptxas spills
+      // (LN bf16 1025-2561), the engine takes unfilled_forward_config.
+      c.min_blocks_per_sm = dtype_size(p.x_dtype) == 2 ? kThreadsPerSm / c.threads : std::max(c.min_blocks_per_sm, 2);
+    }
   } else if (sm >= 90 && (p.kind == NormKind::RMSNorm || dtype_size(p.x_dtype) == 4) &&
              slots <= int64_t{kMaxForwardCluster} *
                           std::max(int64_t{kMaxForwardRowThreads} * target_iters, int64_t{wide_threads} * max_iters)) {
@@ -209,7 +233,7 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(blocks.threads, 64, kMaxForwardRowThreads));
     // 64 registers a thread, but not for 128 bytes of x a thread (one block an SM; LN fp32
     // 131072 in 512-thread blocks tuned 6-10% ahead of the 1024-thread ones it had, unbounded).
-    c.min_blocks_per_sm = wide ? 1 : std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
+    c.min_blocks_per_sm = wide ? 1 : registers_bound_blocks(c.threads);
   } else {
     // One 1024-thread block an SM (64 registers: x is held packed, so a batch fits without
     // spills): as many loads in flight as two of 512, half the rows' bytes waiting in L2 for
@@ -250,6 +274,13 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
   }
   check_forward_config(p, c);
   return c;
+}
+
+std::optional<LaunchConfig> unfilled_forward_config(const NormProblem& p, const LaunchConfig& c) {
+  if (!holds_few_elements(p, c) || c.min_blocks_per_sm <= registers_bound_blocks(c.threads)) return std::nullopt;
+  LaunchConfig unfilled = c;
+  unfilled.min_blocks_per_sm = registers_bound_blocks(c.threads);
+  return unfilled;
 }
 
 void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
@@ -318,7 +349,7 @@ std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int
         }
         if (per_block > kMaxForwardRowThreads || (cluster > 1 && per_block < 128)) continue;
         c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(64, round_up(per_block, 32)));
-        c.min_blocks_per_sm = std::clamp(kRegistersPerSm / (c.threads * kForwardRegistersPerThread), 1, 32);
+        c.min_blocks_per_sm = registers_bound_blocks(c.threads);
         add(c);
         c.min_blocks_per_sm = 1;
         add(c);

@@ -7,6 +7,7 @@
 // row_in_registers, cluster and min_blocks_per_sm (merge 1, no grid, no staging, no prefetch).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,11 @@ constexpr int kForwardBytesTarget = 64;
 // row-in-registers block use.
 constexpr int kRegistersPerSm = 65536;
 constexpr int kForwardRegistersPerThread = 64;
+// Threads an SM runs at once (every arch normjit targets).
+constexpr int kThreadsPerSm = 2048;
+// Rows of an element a thread a pass, at most this many a thread: blocks bounded to fill the
+// SM's threads (16-bit x) or to two an SM at least (fp32) instead of to 64 registers a thread.
+constexpr int kFewElementSlots = 8;
 // Blocks of a cluster holding one row (sm_90; 8 is the portable maximum).
 constexpr int kMaxForwardCluster = 8;
 // Threads a block at most where an fp32 cluster's threads hold 128 bytes of x each: RMSNorm
@@ -88,6 +94,14 @@ constexpr int kForwardStreamBatch = 4;
 //     else the fewest threads that take as many batches each as 1024 do.
 // sm_count: the device's SMs (0: not known, taken as an H100's, as choose_launch_config does).
 LaunchConfig choose_forward_config(const NormProblem& resolved, int sm = 90, int64_t m = -1, int sm_count = 0);
+
+// Rows of an element a thread a pass, at most kFewElementSlots a thread, held in one block:
+// choose_forward_config bounds their blocks to fill the SM (16-bit x: 32 registers a thread)
+// or to two an SM at least (fp32), which ptxas holds without spilling at some N only (LN bf16
+// 3001, 4095; not 1025-1985). For such a config this is the same block bounded to 64 registers
+// a thread, as every other row in registers: the engine compiles the filled one and takes
+// this one where that spills. nullopt for any other config.
+std::optional<LaunchConfig> unfilled_forward_config(const NormProblem& resolved, const LaunchConfig& config);
 
 // Throws std::invalid_argument if config cannot run the forward of `resolved`.
 void check_forward_config(const NormProblem& resolved, const LaunchConfig& config);

@@ -4,10 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 
 #include "codegen/cache_key.h"
+#include "codegen/integer_math.h"
 #include "codegen/kernel_source.h"
 #include "codegen/norm_problem.h"
 #include "normjit/normjit.hpp"
@@ -304,6 +308,56 @@ TEST(ForwardConfig, RowsOfTwoByteSlotsTakeBlocksOfAtMost576ThreadsWhereTheyCan) 
       EXPECT_EQ(threads(16385), 544);  // 32
       EXPECT_EQ(threads(24577), 1024);  // 32 would take 800 threads: 8 a thread, capped
     }
+}
+
+// Rows of at most kFewElementSlots elements a thread a pass: blocks bounded to fill the SM's
+// threads (16-bit x) or to two an SM at least (fp32), and unfilled_forward_config the same block
+// at 64 registers a thread, which the engine takes where the filled one spills.
+TEST(ForwardConfig, RowsOfFewElementsAThreadFillTheSmWithAnUnfilledFallback) {
+  auto config = [](NormKind kind, int64_t n, DType x, int alignment) {
+    NormProblem p = problem(kind, n, x);
+    p.alignment = alignment;
+    return std::make_pair(p, codegen::choose_forward_config(p, 90));
+  };
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+    for (int64_t n : {1025, 2049, 3001, 4095}) {
+      const auto [p, c] = config(kind, n, DType::BF16, 2);
+      ASSERT_EQ(c.vec, 1) << n;
+      EXPECT_LE(codegen::ceil_div(n, int64_t{c.threads}), codegen::kFewElementSlots) << n;
+      EXPECT_EQ(c.min_blocks_per_sm, codegen::kThreadsPerSm / c.threads) << n;
+      const std::optional<codegen::LaunchConfig> unfilled = codegen::unfilled_forward_config(p, c);
+      ASSERT_TRUE(unfilled.has_value()) << n;
+      EXPECT_EQ(unfilled->min_blocks_per_sm,
+                codegen::kRegistersPerSm / (c.threads * codegen::kForwardRegistersPerThread)) << n;
+      codegen::LaunchConfig rest = *unfilled;
+      rest.min_blocks_per_sm = c.min_blocks_per_sm;
+      EXPECT_EQ(codegen::describe(rest), codegen::describe(c)) << "only the bound differs, N = " << n;
+    }
+    // fp32 rows of 768 and 1024 threads: two blocks an SM (one at 64 registers a thread).
+    for (int64_t n : {6001, 8191}) {
+      const auto [p, c] = config(kind, n, DType::F32, 4);
+      ASSERT_GT(c.threads, 512) << n;
+      EXPECT_EQ(c.min_blocks_per_sm, 2) << n;
+      ASSERT_TRUE(codegen::unfilled_forward_config(p, c).has_value()) << n;
+      EXPECT_EQ(codegen::unfilled_forward_config(p, c)->min_blocks_per_sm, 1) << n;
+    }
+    // fp32 rows of at most 512 threads keep their bound: nothing to fall back to.
+    const auto [p4095, c4095] = config(kind, 4095, DType::F32, 4);
+    EXPECT_EQ(c4095.min_blocks_per_sm, 2);
+    EXPECT_FALSE(codegen::unfilled_forward_config(p4095, c4095).has_value());
+    // More elements a thread (5003 at 320 threads: 16), vector slots, fused options: as before.
+    for (const auto& [n, x, alignment] : {std::tuple{int64_t{5003}, DType::BF16, 2}, std::tuple{int64_t{4096}, DType::BF16, 16},
+                                          std::tuple{int64_t{12289}, DType::BF16, 2}}) {
+      const auto [p, c] = config(kind, n, x, alignment);
+      EXPECT_FALSE(codegen::unfilled_forward_config(p, c).has_value()) << n;
+    }
+    NormProblem fused = problem(kind, 3001, DType::BF16);
+    fused.alignment = 2;
+    fused.residual = true;
+    const codegen::LaunchConfig cf = codegen::choose_forward_config(fused, 90);
+    EXPECT_EQ(cf.min_blocks_per_sm, codegen::kRegistersPerSm / (cf.threads * codegen::kForwardRegistersPerThread));
+    EXPECT_FALSE(codegen::unfilled_forward_config(fused, cf).has_value());
+  }
 }
 
 TEST(ForwardConfig, ClustersHoldLongRmsRowsOnSm90Only) {

@@ -351,6 +351,7 @@ const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p
     runtime::warn_once("grid:" + codegen::describe(p), std::string(e.what()) + " Streaming the rows instead.");
     k = load(ctx, p, codegen::streamed_launch_config(p), limits);
   }
+  if (forward && !tuned) k = unless_spilling(std::move(k), ctx, p, limits);
   k->tuned = tuned;
   std::unique_lock<std::shared_mutex> lock(mu_);
   auto inserted = modules_.try_emplace(module_key, std::move(k));  // another thread may have loaded it meanwhile
@@ -358,6 +359,31 @@ const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p
   if (!inserted.second) driver().cuModuleUnload(k->module);  // lost a race: keep the other thread's
   if (settled) loaded_.try_emplace(key, kernel);
   return *kernel;
+}
+
+namespace {
+// Bytes of local memory a thread of `f` takes: spills and stack frame.
+int local_memory_bytes(CUfunction f, const NormProblem& p) {
+  int bytes = 0;
+  NJ_CU(driver().cuFuncGetAttribute(&bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f),
+        "reading the local memory of the " + codegen::describe_forward(p) + " kernel");
+  return bytes;
+}
+}  // namespace
+
+// The heuristic's forward blocks bounded to fill the SM are what ptxas holds without spilling
+// at some N only (codegen::unfilled_forward_config): where this one takes local memory (spills),
+// the same block bounded to 64 registers a thread.
+std::unique_ptr<LoadedKernel> Engine::Impl::unless_spilling(std::unique_ptr<LoadedKernel> k, CUcontext ctx,
+                                                            const NormProblem& p, const runtime::DeviceLimits& limits) {
+  const std::optional<codegen::LaunchConfig> unfilled = codegen::unfilled_forward_config(p, k->config);
+  if (!unfilled) return k;
+  // Asked of the loaded function, not read from ptxas's report: NVRTC's log sometimes comes
+  // without it (the same source, run to run).
+  if (local_memory_bytes(k->forward, p) == 0) return k;
+  std::unique_ptr<LoadedKernel> lighter = load(ctx, p, *unfilled, limits, codegen::Pass::Forward);
+  driver().cuModuleUnload(k->module);
+  return lighter;
 }
 
 std::unique_ptr<LoadedKernel> Engine::Impl::load(CUcontext ctx, const NormProblem& p,

@@ -86,6 +86,10 @@ struct Engine::Impl {
   std::unique_ptr<LoadedKernel> load(CUcontext ctx, const NormProblem& resolved, const codegen::LaunchConfig& config,
                                      const runtime::DeviceLimits& limits,
                                      codegen::Pass pass = codegen::Pass::Backward);
+  // k, or where it is a forward block bounded to fill the SM that takes local memory (spills),
+  // the same block at 64 registers a thread (codegen::unfilled_forward_config), loaded instead.
+  std::unique_ptr<LoadedKernel> unless_spilling(std::unique_ptr<LoadedKernel> k, CUcontext ctx,
+                                                const NormProblem& resolved, const runtime::DeviceLimits& limits);
   // Launches k over a checked call (runtime::check_backward_call's problem and args) on stream.
   static void launch(const LoadedKernel& k, const NormProblem& checked, const BackwardArgs& args, CUstream stream);
 

@@ -3,7 +3,10 @@
 // LayerNorm and RMSNorm, both weight dtypes and every affine form: NVRTC runs on the CPU.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <optional>
 #include <set>
+#include <vector>
 
 #include "codegen/cache_key.h"
 #include "codegen/forward_config.h"
@@ -108,6 +111,60 @@ TEST(NvrtcForward, MisalignedAndMixedDtypesCompile) {
       p.alignment = alignment;
       ASSERT_NO_FATAL_FAILURE(compile_or_fail(nvrtc, codegen::resolve_forward_problem(p), 90, &families));
     }
+}
+
+// Blocks bounded to fill the SM (rows of a few elements a thread: codegen::unfilled_forward_config)
+// spill at some N; the engine then takes the unfilled block, which must not. Over the whole range
+// of such rows (16-bit x aligned to 2 bytes up to 8 elements a thread, fp32 rows of 768-1024
+// threads), both kinds, with γ and β: where the filled block spills, its fallback holds the row
+// without spilling. Also that filling is more than a formality: some N keep the filled block.
+TEST(NvrtcForward, RowsThatFillTheSmSpillNothingOrFallBackToBlocksThatDoNot) {
+  std::string why;
+  if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
+  auto spills = [&](const NormProblem& p, const codegen::LaunchConfig& c) {
+    const codegen::KernelSource src = codegen::generate_forward_source(p, c);
+    const runtime::CompileOutput out =
+        nvrtc.compile(src.text, src.name, codegen::compile_options({90, nvrtc.version()}), codegen::describe_forward(p));
+    int bytes = 0;
+    for (const auto& r : runtime::parse_ptxas_report(out.log)) bytes += r.spill_stores;
+    return bytes;
+  };
+  int filled_kept = 0, fell_back = 0;
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (DType x : {DType::BF16, DType::F32}) {
+      std::vector<int64_t> ns;
+      if (x == DType::BF16)
+        for (int64_t n = 129; n <= 4608; n += 224) ns.push_back(n);
+      else
+        ns = {6001, 6401, 7169, 8191};
+      for (int64_t n : ns) {
+        NormProblem p;
+        p.kind = kind;
+        p.n = n;
+        p.x_dtype = x;
+        p.weight_dtype = DType::F32;
+        p.has_bias = kind == NormKind::LayerNorm;
+        p.alignment = x == DType::BF16 ? 2 : 4;
+        p = codegen::resolve_forward_problem(p);
+        const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90);
+        const std::optional<codegen::LaunchConfig> unfilled = codegen::unfilled_forward_config(p, c);
+        if (!unfilled) continue;
+        int filled_spills = 0;
+        ASSERT_NO_THROW(filled_spills = spills(p, c)) << codegen::describe_forward(p) << " " << codegen::describe(c);
+        if (filled_spills == 0) {
+          ++filled_kept;
+          continue;
+        }
+        ++fell_back;
+        int unfilled_spills = -1;
+        ASSERT_NO_THROW(unfilled_spills = spills(p, *unfilled)) << codegen::describe_forward(p);
+        EXPECT_EQ(unfilled_spills, 0) << codegen::describe_forward(p) << " " << codegen::describe(*unfilled)
+                                      << " (the filled block spilled " << filled_spills << " bytes)";
+      }
+    }
+  EXPECT_GT(filled_kept, 0) << "no filled block held its row in 32 registers";
+  std::printf("filled blocks kept: %d, fallen back: %d\n", filled_kept, fell_back);
 }
 
 // ---- fused options (docs/FORWARD.md) -----------------------------------------------------------

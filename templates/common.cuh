@@ -307,6 +307,12 @@ struct PackedSlot<T, VEC, ALIGN, N, true> {
 // Butterfly sum over aligned groups of WIDTH lanes. Every lane ends with the same bits (each
 // step adds the same two values on both partners), which keeps the kernels deterministic.
 template <int WIDTH>
+__device__ __forceinline__ float group_sum(float v) {
+#pragma unroll
+  for (int offset = WIDTH / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+template <int WIDTH>
 __device__ __forceinline__ float2 group_sum(float2 v) {
 #pragma unroll
   for (int offset = WIDTH / 2; offset > 0; offset /= 2) {

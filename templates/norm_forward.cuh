@@ -153,6 +153,73 @@ __device__ __forceinline__ i64 forward_slot_column(int i, int lane) {
   return s < kSlots ? s * kVec : kN;
 }
 
+// ---- LayerNorm statistics of rows of many warps, in one meeting ------------------------------
+// Chan's merges (above) cost an IEEE reciprocal a step, log2(threads) of them one after another:
+// rows of more than 8 warps ran twice as long with them as with two meetings (entry 19). Here
+// the warps need no merges: each warp sums its elements, S_w (shuffles), takes its own mean
+// K_w = S_w / n_w as a shift and sums Q_w = Σ(x − K_w)² (shuffles again), then the row meets
+// once. With mean = ΣS_w / N, exactly for any shift K_w:
+//   M2 = Σ_w  Q_w + (K_w − mean)·(2·D_w + n_w·(K_w − mean)),   D_w = S_w − n_w·K_w
+// (D_w is the rounding of K_w; Q_w is about a mean of 32·slots elements, so nothing large
+// cancels). n_w, the row's elements in warp w's slots, follows from N. After the meeting lane
+// l of every warp takes warp l's pair and two butterflies give every thread the same bits.
+
+// Elements of the row in warp w's slots: in each pass its 32 lanes' slots are contiguous.
+__device__ __forceinline__ float warp_element_count(int w) {
+  int n = 0;
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    const int left = (int)kN - (i * kRowThreads + 32 * w) * kVec;
+    n += left <= 0 ? 0 : left < 32 * kVec ? left : 32 * kVec;
+  }
+  return (float)n;
+}
+__device__ __forceinline__ float warp_shift(float sum, float n) { return n > 0.f ? __fdividef(sum, n) : 0.f; }
+
+// {mean, M2} of the row (rows of THREADS_PER_ROW > 32 threads, one block a row); meets in the
+// RowReducer's double buffer.
+template <class Reducer_>
+__device__ __forceinline__ float2 warp_shifted_moments(Reducer_& r, const Packed (&packed)[kIters], int row_in_block,
+                                                      int lane_in_row) {
+  constexpr int kWarps = Reducer_::kWarps;
+  constexpr int kWarpsPow2 = kWarps <= 2 ? 2 : kWarps <= 4 ? 4 : kWarps <= 8 ? 8 : kWarps <= 16 ? 16 : 32;
+  const int lane = lane_in_row & 31, warp = lane_in_row >> 5;
+  float sum = 0.f;
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    float x[kVec];
+    packed[i].unpack(x);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) sum += x[j];  // 0 past N
+  }
+  sum = group_sum<32>(sum);
+  const float shift = warp_shift(sum, warp_element_count(warp));
+  float squares = 0.f;
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    const i64 col = forward_slot_column(i, lane_in_row);
+    float x[kVec];
+    packed[i].unpack(x);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      const float d = col + j < kN ? x[j] - shift : 0.f;
+      squares += d * d;
+    }
+  }
+  squares = group_sum<32>(squares);
+  if (lane == 0) r.buffer[r.parity][row_in_block][warp] = make_float2(sum, squares);
+  __syncthreads();
+  const int w = lane & (kWarpsPow2 - 1);
+  const float2 mine = w < kWarps ? r.buffer[r.parity][row_in_block][w] : make_float2(0.f, 0.f);
+  r.parity ^= 1;
+  const float n = w < kWarps ? warp_element_count(w) : 0.f;
+  const float mean = group_sum<kWarpsPow2>(mine.x) * kInvN;
+  const float k = warp_shift(mine.x, n), d = k - mean;
+  const float deviation = fmaf(-n, k, mine.x);
+  const float m2 = group_sum<kWarpsPow2>(mine.y + d * (2.f * deviation + n * d));
+  return make_float2(mean, m2);
+}
+
 // γ and β of a slot (1 and 0 without them), γ + 1 when stored zero-centred.
 __device__ __forceinline__ void affine_slot(const TW* weight, const TW* bias, i64 col, float (&w)[kVec],
                                             float (&b)[kVec]) {
@@ -368,6 +435,13 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
   // bf16 N = 8192, 6% faster at bf16 N = 65536 but still behind streaming: NOTES entry 30).
   constexpr bool kOneReduction =
       kLayerNorm && kCluster == 1 && (kThreadsPerRow > 32 ? kThreadsPerRow <= 256 : kIters > 1);
+  // Rows of more than 512 threads (blocks one or two an SM) meet once too, by warp-shifted
+  // moments (warp_shifted_moments: shuffles, then one meeting, no merges): bench --graph, fp32
+  // γ, M·N = 64 Mi, against two meetings (bench/NOTES.md, entry 36): LN fp32 12289 225 → 207
+  // us, 16385 266 → 238, 24577 268 → 245, 12288 196 → 189, bf16 24577 168 → 156; 16384 fp32
+  // 194 → 198. In blocks of 288-512 threads they won or lost by N (bf16 4095 4% faster, 6001
+  // 19% slower).
+  constexpr bool kWarpMoments = kLayerNorm && kCluster == 1 && kThreadsPerRow > 512;
   typedef MomentsReducer<(kThreadsPerRow > 32 ? kThreadsPerRow : 64), kRowsPerBlock> Moments_;
   __shared__ Moments moments_buffer[kOneReduction ? 2 : 1][kRowsPerBlock][Moments_::kWarps];
   Moments_ moments{moments_buffer, 0};
@@ -418,7 +492,11 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
     // Elements past N read as 0: they add nothing to Σx or Σx², but must be left out of the
     // thread's count and of its Σ(x − mean)².
     float mean = 0.f, var;
-    if constexpr (kOneReduction) {
+    if constexpr (kWarpMoments) {
+      const float2 mm = warp_shifted_moments(reducer, packed, row_in_block, lane_in_block);
+      mean = mm.x;
+      var = mm.y * kInvN;
+    } else if constexpr (kOneReduction) {
       float count = 0.f, sum = 0.f;
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {

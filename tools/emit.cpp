@@ -94,9 +94,17 @@ int run_emit(std::vector<std::string> args) {
               codegen::cache_key(source.text, target).c_str(), out.cubin.size(), out.milliseconds);
   std::printf("%-22s %9s %12s %12s %12s %12s\n", "function", "registers", "shared (B)", "stack (B)",
               "spill st (B)", "spill ld (B)");
-  for (const runtime::KernelResources& r : runtime::parse_ptxas_report(out.log))
+  bool local_memory = false;
+  for (const runtime::KernelResources& r : runtime::parse_ptxas_report(out.log)) {
     std::printf("%-22s %9d %12d %12d %12d %12d\n", r.function.c_str(), r.registers, r.shared_bytes, r.stack_bytes,
                 r.spill_stores, r.spill_loads);
+    local_memory |= r.stack_bytes > 0 || r.spill_stores > 0;
+  }
+  // The engine does not run a heuristic block bounded to fill the SM that takes local memory.
+  if (forward && local_memory && config == codegen::choose_forward_config(p, sm))
+    if (const auto unfilled = codegen::unfilled_forward_config(p, config))
+      std::printf("note: this block takes local memory; the engine runs %s instead\n",
+                  codegen::describe(*unfilled).c_str());
   return kExitOk;
 }
 

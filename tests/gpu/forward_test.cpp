@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,6 +39,7 @@ struct ForwardCase {
   NormProblem problem;  // LayerNorm or RMSNorm, weight dtype, affine form, zero-centred γ
   int64_t m = 0;
   int64_t x_stride = 0, y_stride = 0;  // 0: N
+  double offset_in_spreads = 0;         // each row of x moved by this many of its standard deviations
 };
 
 std::string describe(const ForwardCase& c, uint64_t seed) {
@@ -147,6 +149,20 @@ ForwardOutputs run_forward(Engine& engine, const ForwardCase& c, const NormInput
   return ::testing::AssertionSuccess();
 }
 
+// Adds `spreads` of each row's standard deviation to every element of the row (rounded to x's
+// dtype): rows whose mean is far from zero against their spread, where Σx² − (Σx)²/N loses
+// everything to cancellation and only a two-pass or shifted sum keeps the variance.
+void move_rows_off_zero(HostTensor& x, double spreads) {
+  for (int64_t r = 0; r < x.rows(); ++r) {
+    double sum = 0, squares = 0;
+    for (int64_t c = 0; c < x.cols(); ++c) sum += x.get(r, c);
+    const double mean = sum / static_cast<double>(x.cols());
+    for (int64_t c = 0; c < x.cols(); ++c) squares += (x.get(r, c) - mean) * (x.get(r, c) - mean);
+    const double offset = spreads * std::sqrt(squares / static_cast<double>(x.cols()));
+    for (int64_t c = 0; c < x.cols(); ++c) x.set(r, c, x.get(r, c) + offset);
+  }
+}
+
 // Checks one case: y against the reference (dx's tolerances: fp32 1e-5, 16-bit 1e-2), mean and
 // rstd per row within 1e-5 (mean relative to the row's RMS, where it cancels to ≈ 0).
 // Returns the inputs with the statistics the GPU saved, for the round trip.
@@ -155,6 +171,7 @@ void check_case(Engine& engine, const ForwardCase& c, CUstream stream, NormInput
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(describe(c, seed));
   NormInputs in = make_inputs(p, c.m, seed, RowStrides{c.x_stride, 0, 0});
+  if (c.offset_in_spreads != 0) move_rows_off_zero(in.x, c.offset_in_spreads);
   HostTensor bias;
   if (p.has_bias) {
     bias = HostTensor(with_concrete_dtypes(p).weight_dtype, 1, p.n);
@@ -168,7 +185,9 @@ void check_case(Engine& engine, const ForwardCase& c, CUstream stream, NormInput
   const std::vector<double> beta = p.has_bias ? widened(bias) : std::vector<double>();
   const ForwardReference ref = reference_forward(p.kind, c.m, p.n, x.data(), p.has_weight ? weight.data() : nullptr,
                                                  p.has_bias ? beta.data() : nullptr, p.zero_centered_weight, kNormEps);
-  const TensorCheck y = check_tensor("y", out.y, ref.y, ref.y_term_norm, dx_tolerance(p.x_dtype));
+  // A row far from zero: y's error follows the rounding of its mean, ~|mean|/σ ulps of x̂.
+  const double y_tolerance = std::max(dx_tolerance(p.x_dtype), 1e-6 * c.offset_in_spreads);
+  const TensorCheck y = check_tensor("y", out.y, ref.y, ref.y_term_norm, y_tolerance);
   EXPECT_TRUE(y.ok()) << y;
   EXPECT_TRUE(gaps_untouched(out.y));
   std::vector<double> rms(static_cast<size_t>(c.m)), rstd_floor(static_cast<size_t>(c.m), 0.0);
@@ -255,6 +274,72 @@ TEST_F(Forward, LongRowsAtManyRows) {
     c.problem = make_problem(s.kind, s.n, s.x, DType::F32,
                              s.kind == NormKind::LayerNorm ? Affine::WeightAndBias : Affine::WeightOnly);
     c.m = 300;
+    cases.push_back(c);
+  }
+  prepare_in_parallel(engine, cases);
+  for (const ForwardCase& c : cases) check_case(engine, c, stream());
+}
+
+TEST_F(Forward, RowsOfFewElementsAThreadFillTheSmOrFallBackWithoutSpilling) {
+  // Rows of at most 8 elements a thread a pass (codegen::unfilled_forward_config): 16-bit rows
+  // aligned to 2 bytes (an odd x stride) in blocks bounded to fill the SM, which ptxas holds
+  // in 32 registers at some N (LN 3001, 4095) and not at others (LN 1025: the engine loads the
+  // block at 64 registers a thread instead); fp32 rows of 768 and 1024 threads, two blocks an
+  // SM. Each against the reference, and the loaded kernel takes no local memory.
+  Engine& engine = shared_engine();
+  const struct { NormKind kind; int64_t n; DType x; } shapes[] = {
+      {NormKind::LayerNorm, 1025, DType::BF16}, {NormKind::LayerNorm, 3001, DType::BF16},
+      {NormKind::LayerNorm, 4095, DType::F16},  {NormKind::RMSNorm, 2049, DType::BF16},
+      {NormKind::LayerNorm, 6001, DType::F32},  {NormKind::RMSNorm, 8191, DType::F32}};
+  std::vector<ForwardCase> cases;
+  for (const auto& s : shapes) {
+    ForwardCase c;
+    c.problem = make_problem(s.kind, s.n, s.x, DType::F32,
+                             s.kind == NormKind::LayerNorm ? Affine::WeightAndBias : Affine::WeightOnly);
+    c.m = 199;
+    if (s.x != DType::F32) c.x_stride = s.n + 1;  // rows aligned to 2 bytes
+    cases.push_back(c);
+  }
+  prepare_in_parallel(engine, cases);
+  int filled = 0, unfilled = 0;
+  for (const ForwardCase& c : cases) {
+    check_case(engine, c, stream());
+    const NormProblem p = checked_problem(c);
+    const LoadedKernel& k = engine.impl().forward_kernel_for(GpuContext::get()->context(), p, c.m);
+    const codegen::LaunchConfig heuristic = codegen::choose_forward_config(p, 90, c.m);
+    const std::optional<codegen::LaunchConfig> fallback = codegen::unfilled_forward_config(p, heuristic);
+    ASSERT_TRUE(fallback.has_value()) << codegen::describe_forward(p) << " " << codegen::describe(heuristic);
+    if (k.config == heuristic)
+      ++filled;
+    else if (k.config == *fallback)
+      ++unfilled;
+    else
+      ADD_FAILURE() << codegen::describe_forward(p) << " loaded " << codegen::describe(k.config);
+    int local_bytes = -1;  // spills and stack (NVRTC's log does not always carry ptxas's report)
+    NJ_CU(runtime::driver().cuFuncGetAttribute(&local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, k.forward),
+          std::string("reading the kernel's local memory"));
+    EXPECT_EQ(local_bytes, 0) << codegen::describe_forward(p) << " " << codegen::describe(k.config);
+  }
+  EXPECT_GT(filled, 0);
+  EXPECT_GT(unfilled, 0);
+}
+
+TEST_F(Forward, LayerNormStatisticsHoldForRowsFarFromZero) {
+  // Rows moved 64 standard deviations off zero: rstd within 1e-5 of the float64 reference in
+  // every way the LayerNorm forward meets (a naive Σx² − (Σx)²/N would be ~1e-4 off in fp32): Chan's
+  // merges in warp rows (1000) and in blocks of up to 256 threads (fp32 4096), the mean then
+  // Σ(x − mean)² in blocks of 288-512 (bf16 4095, 16384), warp-shifted moments beyond 512
+  // (fp32 8191, 12289; bf16 24577), streamed rows (bf16 36864).
+  Engine& engine = shared_engine();
+  const struct { int64_t n; DType x; } shapes[] = {{1000, DType::BF16},  {4096, DType::F32},   {4095, DType::BF16},
+                                                   {16384, DType::BF16}, {8191, DType::F32},   {12289, DType::F32},
+                                                   {24577, DType::BF16}, {36864, DType::BF16}};
+  std::vector<ForwardCase> cases;
+  for (const auto& s : shapes) {
+    ForwardCase c;
+    c.problem = make_problem(NormKind::LayerNorm, s.n, s.x, DType::F32, Affine::WeightAndBias);
+    c.m = 64;
+    c.offset_in_spreads = 64;
     cases.push_back(c);
   }
   prepare_in_parallel(engine, cases);
