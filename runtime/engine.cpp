@@ -361,15 +361,11 @@ const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p
   return *kernel;
 }
 
-namespace {
-// Bytes of local memory a thread of `f` takes: spills and stack frame.
-int local_memory_bytes(CUfunction f, const NormProblem& p) {
+int Engine::Impl::local_memory_bytes(CUfunction f, const std::string& what) {
   int bytes = 0;
-  NJ_CU(driver().cuFuncGetAttribute(&bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f),
-        "reading the local memory of the " + codegen::describe_forward(p) + " kernel");
+  NJ_CU(driver().cuFuncGetAttribute(&bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f), "reading the local memory of " + what);
   return bytes;
 }
-}  // namespace
 
 // The heuristic's forward blocks bounded to fill the SM are what ptxas holds without spilling
 // at some N only (codegen::unfilled_forward_config): where this one takes local memory (spills),
@@ -378,12 +374,9 @@ std::unique_ptr<LoadedKernel> Engine::Impl::unless_spilling(std::unique_ptr<Load
                                                             const NormProblem& p, const runtime::DeviceLimits& limits) {
   const std::optional<codegen::LaunchConfig> unfilled = codegen::unfilled_forward_config(p, k->config);
   if (!unfilled) return k;
-  // Asked of the loaded function, not read from ptxas's report: NVRTC's log sometimes comes
-  // without it (the same source, run to run).
-  if (local_memory_bytes(k->forward, p) == 0) return k;
-  std::unique_ptr<LoadedKernel> lighter = load(ctx, p, *unfilled, limits, codegen::Pass::Forward);
-  driver().cuModuleUnload(k->module);
-  return lighter;
+  if (local_memory_bytes(k->forward, "the " + codegen::describe_forward(p) + " kernel") == 0) return k;
+  driver().cuModuleUnload(k->module);  // first: nothing is left loaded should the next load throw
+  return load(ctx, p, *unfilled, limits, codegen::Pass::Forward);
 }
 
 std::unique_ptr<LoadedKernel> Engine::Impl::load(CUcontext ctx, const NormProblem& p,

@@ -555,11 +555,9 @@ int run_bench(std::vector<std::string> args) {
             res.spills = r.spill_stores + r.spill_loads;
           }
         if (res.registers == 0) {  // no ptxas report in the log: ask the loaded kernel
-          int local_bytes = 0;
           const CUfunction f = forward ? k.forward : k.backward;
           d.cuFuncGetAttribute(&res.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, f);
-          d.cuFuncGetAttribute(&local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f);
-          res.spills = local_bytes;
+          res.spills = Engine::Impl::local_memory_bytes(f, res.config);
         }
         std::printf("%-9s %-5s %-6s %8lld %8lld %10.2f %10s %9.0f %6.1f%%  %-50s %5d %6d %6lld %5.1f%%",
                     short_kind(s.kind), codegen::dtype_name(s.dtype), codegen::dtype_name(s.weight),

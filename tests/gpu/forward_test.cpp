@@ -315,10 +315,8 @@ TEST_F(Forward, RowsOfFewElementsAThreadFillTheSmOrFallBackWithoutSpilling) {
       ++unfilled;
     else
       ADD_FAILURE() << codegen::describe_forward(p) << " loaded " << codegen::describe(k.config);
-    int local_bytes = -1;  // spills and stack (NVRTC's log does not always carry ptxas's report)
-    NJ_CU(runtime::driver().cuFuncGetAttribute(&local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, k.forward),
-          std::string("reading the kernel's local memory"));
-    EXPECT_EQ(local_bytes, 0) << codegen::describe_forward(p) << " " << codegen::describe(k.config);
+    EXPECT_EQ(Engine::Impl::local_memory_bytes(k.forward, "the loaded kernel"), 0)
+        << codegen::describe_forward(p) << " " << codegen::describe(k.config);
   }
   EXPECT_GT(filled, 0);
   EXPECT_GT(unfilled, 0);
