@@ -127,11 +127,16 @@ __device__ __forceinline__ Moments group_moments(Moments v, int lane) {
 // warp lane w takes warp w's moments and a butterfly over the warps (log2 of them deep: merged
 // one after another, 32 warps' merges made 1024-thread rows 20% slower) gives every thread
 // the same bits.
+// The lanes a butterfly over `warps` values takes: the next power of two, 2 to 32.
+__host__ __device__ constexpr int butterfly_lanes(int warps) {
+  return warps <= 2 ? 2 : warps <= 4 ? 4 : warps <= 8 ? 8 : warps <= 16 ? 16 : 32;
+}
+
 template <int THREADS_PER_ROW, int ROWS, bool APPROX = false>
 struct MomentsReducer {
   static_assert(THREADS_PER_ROW > 32 && THREADS_PER_ROW % 32 == 0, "rows of a warp or less meet by shuffles");
   static constexpr int kWarps = THREADS_PER_ROW / 32;
-  static constexpr int kWarpsPow2 = kWarps <= 2 ? 2 : kWarps <= 4 ? 4 : kWarps <= 8 ? 8 : kWarps <= 16 ? 16 : 32;
+  static constexpr int kWarpsPow2 = butterfly_lanes(kWarps);
   Moments (*buffer)[ROWS][kWarps];
   int parity;
 
@@ -182,7 +187,7 @@ template <class Reducer_>
 __device__ __forceinline__ float2 warp_shifted_moments(Reducer_& r, const Packed (&packed)[kIters], int row_in_block,
                                                       int lane_in_row) {
   constexpr int kWarps = Reducer_::kWarps;
-  constexpr int kWarpsPow2 = kWarps <= 2 ? 2 : kWarps <= 4 ? 4 : kWarps <= 8 ? 8 : kWarps <= 16 ? 16 : 32;
+  constexpr int kWarpsPow2 = butterfly_lanes(kWarps);
   const int lane = lane_in_row & 31, warp = lane_in_row >> 5;
   float sum = 0.f;
 #pragma unroll
