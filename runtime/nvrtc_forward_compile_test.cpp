@@ -14,6 +14,7 @@
 #include "codegen/norm_problem.h"
 #include "normjit/normjit.hpp"
 #include "runtime/nvrtc.h"
+#include "support/problem_variants.h"
 
 using namespace normjit;
 
@@ -139,12 +140,8 @@ TEST(NvrtcForward, RowsThatFillTheSmSpillNothingOrFallBackToBlocksThatDoNot) {
       else
         ns = {6001, 6401, 7169, 8191};
       for (int64_t n : ns) {
-        NormProblem p;
-        p.kind = kind;
-        p.n = n;
-        p.x_dtype = x;
-        p.weight_dtype = DType::F32;
-        p.has_bias = kind == NormKind::LayerNorm;
+        NormProblem p = test::make_problem(kind, n, x, DType::F32,
+                                           kind == NormKind::LayerNorm ? test::Affine::WeightAndBias : test::Affine::WeightOnly);
         p.alignment = x == DType::BF16 ? 2 : 4;
         p = codegen::resolve_forward_problem(p);
         const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90);
