@@ -4,6 +4,7 @@
 #include <cuda.h>
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <charconv>
@@ -163,12 +164,25 @@ std::vector<int> Nvrtc::supported_archs() const {
   return archs;
 }
 
+std::vector<std::string> Nvrtc::with_report_unless_cached(const std::vector<std::string>& options) const {
+  // NVRTC 12.9 and later answer a source they compiled before from their own cache, and that
+  // answer's log has no ptxas report (NVIDIA/Fuser#4694; seen on the GPU machine: spills then
+  // went unreported). Where the report is asked for, compile afresh: normjit keeps its own
+  // cubin cache, so NVRTC's only repeated a compile normjit had already decided to run.
+  const bool wants_report =
+      std::find(options.begin(), options.end(), std::string("--ptxas-options=--verbose")) != options.end();
+  if (!wants_report || major_ < 12 || (major_ == 12 && minor_ < 9)) return options;
+  std::vector<std::string> out = options;
+  out.push_back("--no-cache");
+  return out;
+}
+
 CompileOutput Nvrtc::compile(const std::string& source, const std::string& name,
                              const std::vector<std::string>& options, const std::string& what) const {
   const auto start = std::chrono::steady_clock::now();
   Program prog(*table_, source, name);
   CompileOutput out;
-  out.log = compile_program(*table_, prog, options, what);
+  out.log = compile_program(*table_, prog, with_report_unless_cached(options), what);
   size_t size = 0;
   if (table_->nvrtcGetCUBINSize(prog.get(), &size) != NVRTC_SUCCESS || size == 0)
     throw Error(Status::Compile, "normjit: NVRTC produced no cubin for " + what +

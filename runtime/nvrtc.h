@@ -45,6 +45,7 @@ class Nvrtc {
 
  private:
   Nvrtc() = default;
+  std::vector<std::string> with_report_unless_cached(const std::vector<std::string>& options) const;
   const Table* table_ = nullptr;
   std::string path_;
   int major_ = 0, minor_ = 0;

@@ -14,6 +14,7 @@
 #include "codegen/norm_problem.h"
 #include "normjit/normjit.hpp"
 #include "runtime/nvrtc.h"
+#include "support/ptxas_report.h"
 #include "support/problem_variants.h"
 
 using namespace normjit;
@@ -47,7 +48,7 @@ void compile_or_fail(const runtime::Nvrtc& nvrtc, const NormProblem& p, int sm, 
   const int allowed = codegen::realigned_slots(p, c) && !c.row_in_registers ? 288
                       : p.kind == NormKind::LayerNorm && c.cluster > 1 ? 16
                                                                         : 0;
-  for (const auto& r : runtime::parse_ptxas_report(out.log))
+  for (const auto& r : test::ptxas_report(out))
     EXPECT_LE(r.spill_stores, allowed) << codegen::describe_forward(p) << " " << codegen::describe(c) << " sm_" << sm
                                        << " spills";
 }
@@ -128,7 +129,7 @@ TEST(NvrtcForward, RowsThatFillTheSmSpillNothingOrFallBackToBlocksThatDoNot) {
     const runtime::CompileOutput out =
         nvrtc.compile(src.text, src.name, codegen::compile_options({90, nvrtc.version()}), codegen::describe_forward(p));
     int bytes = 0;
-    for (const auto& r : runtime::parse_ptxas_report(out.log)) bytes += r.spill_stores;
+    for (const auto& r : test::ptxas_report(out)) bytes += r.spill_stores;
     return bytes;
   };
   int filled_kept = 0, fell_back = 0;
