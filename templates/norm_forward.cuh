@@ -158,6 +158,36 @@ __device__ __forceinline__ i64 forward_slot_column(int i, int lane) {
   return s < kSlots ? s * kVec : kN;
 }
 
+// A thread's Σx over its slots (elements past N read as 0), and its Σ(x − c)² over the
+// elements it holds of the row (those past N left out): the two passes of every way LayerNorm's
+// statistics are formed below.
+__device__ __forceinline__ float slots_sum(const Packed (&packed)[kIters]) {
+  float sum = 0.f;
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    float x[kVec];
+    packed[i].unpack(x);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) sum += x[j];
+  }
+  return sum;
+}
+__device__ __forceinline__ float slots_squares_about(const Packed (&packed)[kIters], int lane, float c) {
+  float squares = 0.f;
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    const i64 col = forward_slot_column(i, lane);
+    float x[kVec];
+    packed[i].unpack(x);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      const float d = col + j < kN ? x[j] - c : 0.f;
+      squares += d * d;
+    }
+  }
+  return squares;
+}
+
 // ---- LayerNorm statistics of rows of many warps, in one meeting ------------------------------
 // Chan's merges (above) cost an IEEE reciprocal a step, log2(threads) of them one after another:
 // rows of more than 8 warps ran twice as long with them as with two meetings (entry 19). Here
@@ -189,29 +219,9 @@ __device__ __forceinline__ float2 warp_shifted_moments(Reducer_& r, const Packed
   constexpr int kWarps = Reducer_::kWarps;
   constexpr int kWarpsPow2 = butterfly_lanes(kWarps);
   const int lane = lane_in_row & 31, warp = lane_in_row >> 5;
-  float sum = 0.f;
-#pragma unroll
-  for (int i = 0; i < kIters; ++i) {
-    float x[kVec];
-    packed[i].unpack(x);
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) sum += x[j];  // 0 past N
-  }
-  sum = group_sum<32>(sum);
+  const float sum = group_sum<32>(slots_sum(packed));
   const float shift = warp_shift(sum, warp_element_count(warp));
-  float squares = 0.f;
-#pragma unroll
-  for (int i = 0; i < kIters; ++i) {
-    const i64 col = forward_slot_column(i, lane_in_row);
-    float x[kVec];
-    packed[i].unpack(x);
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) {
-      const float d = col + j < kN ? x[j] - shift : 0.f;
-      squares += d * d;
-    }
-  }
-  squares = group_sum<32>(squares);
+  const float squares = group_sum<32>(slots_squares_about(packed, lane_in_row, shift));
   if (lane == 0) r.buffer[r.parity][row_in_block][warp] = make_float2(sum, squares);
   __syncthreads();
   const int w = lane & (kWarpsPow2 - 1);
@@ -502,28 +512,15 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
       mean = mm.x;
       var = mm.y * kInvN;
     } else if constexpr (kOneReduction) {
-      float count = 0.f, sum = 0.f;
+      float count = 0.f;
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
         const i64 col = forward_slot_column(i, lane);
         count += (float)(kN - col < kVec ? kN - col : kVec);
-        float x[kVec];
-        packed[i].unpack(x);
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) sum += x[j];
       }
+      const float sum = slots_sum(packed);
       Moments own{count, count > 0.f ? sum / count : 0.f, 0.f};
-#pragma unroll
-      for (int i = 0; i < kIters; ++i) {
-        const i64 col = forward_slot_column(i, lane);
-        float x[kVec];
-        packed[i].unpack(x);
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) {
-          const float d = col + j < kN ? x[j] - own.mean : 0.f;
-          own.m2 += d * d;
-        }
-      }
+      own.m2 = slots_squares_about(packed, lane, own.mean);
       Moments row_moments;
       if constexpr (kThreadsPerRow > 32)
         row_moments = moments.reduce(own, row_in_block, lane_in_block);
@@ -533,29 +530,10 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
       mean = row_moments.mean;
       var = row_moments.m2 * kInvN;
     } else if constexpr (kLayerNorm) {  // the mean, then Σ(x − mean)² from the registers
-      float2 sums = make_float2(0.f, 0.f);
-#pragma unroll
-      for (int i = 0; i < kIters; ++i) {
-        float x[kVec];
-        packed[i].unpack(x);
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) sums.x += x[j];
-      }
-      float sum = reducer.sum(sums, row_in_block, lane_in_block).x;
+      float sum = reducer.sum(make_float2(slots_sum(packed), 0.f), row_in_block, lane_in_block).x;
       if constexpr (kCluster > 1) sum = exchange.sum(sum);
       mean = sum * kInvN;
-      float2 squares = make_float2(0.f, 0.f);
-#pragma unroll
-      for (int i = 0; i < kIters; ++i) {
-        const i64 col = forward_slot_column(i, lane);
-        float x[kVec];
-        packed[i].unpack(x);
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) {
-          const float d = col + j < kN ? x[j] - mean : 0.f;
-          squares.x += d * d;
-        }
-      }
+      const float2 squares = make_float2(slots_squares_about(packed, lane, mean), 0.f);
       float deviations = reducer.sum(squares, row_in_block, lane_in_block).x;
       if constexpr (kCluster > 1) deviations = exchange.sum(deviations);
       var = deviations * kInvN;
