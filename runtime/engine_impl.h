@@ -54,7 +54,8 @@ struct Engine::Impl {
   // The limits of ctx's device (made current for the query when it is not).
   static runtime::DeviceLimits query_limits(CUcontext ctx);
   // Bytes of local memory (spills and stack frame) a thread of the loaded function f takes, asked
-  // of the driver: NVRTC's log does not always carry ptxas's report. `what` names f in an error.
+  // of the driver, which knows it of any loaded cubin, whatever log came with it (NVRTC's own
+  // cache used to answer without ptxas's report, fixed in Nvrtc::compile). `what` names f in an error.
   static int local_memory_bytes(CUfunction f, const std::string& what);
   codegen::CompileTarget target_for(int sm) const;
   // What a tuning key says of the device of ctx (current): name, arch, SM count, NVRTC.
