@@ -813,8 +813,18 @@ LaunchConfig with_shared_weights(const NormProblem& p, LaunchConfig c, int sm) {
   // where the option-free rows gained. Parallel norms gain where their sums leave room (γ only;
   // γ1 still from L1): LN bf16 8192-65536 5-7.5%, RMS 14336 11%, 65536 22%
   // (-629b00c-parallel-weights/); parallel LayerNorms' four sums fill one block's shared
-  // memory at 12288.
+  // memory at 12288. Grid clusters gain everywhere measured, where γ fits beside the stages
+  // the config already has (option-free rows aligned to 16 bytes, whose staged slots are contiguous): N = 1M,
+  // graph replays, LN bf16 292 → 274 us, RMS 271 → 253, γ in x's dtype 7.5-9%, fp16 alike, fp32
+  // LN 529 → 458, RMS 513 → 472 (bench/results/2026-11-25-h100-7d65ddb-grid-weights/; Nsight
+  // Compute had γ's loads, twice a row, as the grid kernel's top long-scoreboard stalls).
   c.shared_weights = false;
+  if (c.grid) {
+    if (!p.has_weight || p.alignment < 16 || has_fused_options(p)) return c;  // the fused options' grids: not timed
+    LaunchConfig held = c;
+    held.shared_weights = true;
+    return dynamic_shared_bytes(p, held) <= max_stage_bytes(sm) ? held : c;
+  }
   const int slot_gamma_bytes = dtype_size(p.weight_dtype) * c.vec;
   const bool sixteen_bit_quads = dtype_size(p.x_dtype) == 2 && c.vec == 4;
   const bool for_its_width = slot_gamma_bytes > 16 ? c.min_blocks_per_sm == 1 || c.cluster > 1
@@ -891,8 +901,10 @@ void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
   if (c.shared_sums && (!c.row_in_registers || c.rows_per_block() != 1 || c.grid))
     fail("shared sums need one row per block (or cluster sharing it) in registers or staged, not a grid cluster");
   if (c.shared_sums && !p.has_weight && !p.has_bias) fail("shared sums hold dγ/dβ, and the problem has neither");
-  if (c.shared_weights && (!c.shared_sums || c.staged || c.column_pass > 0))
-    fail("shared weights come with shared sums, on rows held in registers");
+  const bool held_row_weights = c.shared_sums && !c.staged && c.column_pass == 0;
+  const bool grid_weights = c.grid && p.alignment >= 16;  // contiguous staged slots (not interleaved)
+  if (c.shared_weights && !held_row_weights && !grid_weights)
+    fail("shared weights come with shared sums on rows held in registers, or with a grid cluster's rows aligned to 16 bytes");
   if (c.shared_weights && !p.has_weight) fail("shared weights hold γ, and the problem has none");
   if (c.column_pass > 0) {
     if (!is_pow2(c.column_pass) || c.column_pass > c.threads) fail("column_pass (lanes down the rows) must be a power of two up to threads");

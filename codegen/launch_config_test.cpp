@@ -1217,3 +1217,47 @@ TEST(LaunchConfig, SharedWeightsWhereOneBlockOrAClusterHoldsTheColumns) {
   EXPECT_THROW(codegen::check_launch_config(no_weight, c), std::invalid_argument);
   EXPECT_NE(codegen::describe(c).find(" shared_weights"), std::string::npos) << codegen::describe(c);
 }
+
+// Grid clusters (rows no cluster holds) hold their slice's γ beside the stages the config has,
+// where it fits: option-free rows aligned to 16 bytes (contiguous staged slots), with γ. Not odd
+// 16-bit rows (interleaved slots read γ element by element), not A100's smaller shared memory
+// at 5 stages, not the fused options (not timed there); check_launch_config guards it.
+TEST(LaunchConfig, GridClustersHoldTheirSliceOfGammaBesideTheStages) {
+  for (const DType x : {DType::BF16, DType::F16, DType::F32})
+    for (const NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+      const NormProblem p = with_option(1048576, x, kind, no_option);
+      const LaunchConfig c = choose_launch_config(p, 90, 132);
+      ASSERT_TRUE(c.grid) << codegen::describe(p) << ": " << codegen::describe(c);
+      EXPECT_TRUE(c.shared_weights) << codegen::describe(p) << ": " << codegen::describe(c);
+      LaunchConfig without = c;
+      without.shared_weights = false;
+      EXPECT_EQ(without.stages, c.stages) << "γ takes room beside the stages, not from them";
+      EXPECT_EQ(codegen::dynamic_shared_bytes(p, c),
+                codegen::dynamic_shared_bytes(p, without) +
+                    static_cast<size_t>(codegen::elements_per_thread(p, c) * c.threads_per_row * int64_t{sizeof(float)}));
+      EXPECT_LE(codegen::dynamic_shared_bytes(p, c), codegen::max_stage_bytes(90));
+      EXPECT_NO_THROW(codegen::check_launch_config(p, c));
+    }
+  NormProblem odd = with_option(1048577, DType::BF16, NormKind::LayerNorm, no_option);
+  odd.alignment = 2;
+  odd = codegen::resolve_problem(odd);
+  const LaunchConfig interleaved = choose_launch_config(odd, 90, 132);
+  ASSERT_TRUE(interleaved.grid) << codegen::describe(interleaved);
+  EXPECT_FALSE(interleaved.shared_weights);
+  LaunchConfig forced = interleaved;
+  forced.shared_weights = true;
+  EXPECT_THROW(codegen::check_launch_config(odd, forced), std::invalid_argument);
+  const NormProblem plain = with_option(1048576, DType::BF16, NormKind::LayerNorm, no_option);
+  const LaunchConfig a100 = choose_launch_config(plain, 80, 108);
+  ASSERT_TRUE(a100.grid) << codegen::describe(a100);
+  LaunchConfig a100_held = a100;
+  a100_held.shared_weights = true;
+  EXPECT_GT(codegen::dynamic_shared_bytes(plain, a100_held), codegen::max_stage_bytes(80)) << "its stages fill A100's 163 KB";
+  EXPECT_FALSE(a100.shared_weights);
+  const NormProblem residual = with_option(1048576, DType::BF16, NormKind::LayerNorm, [](NormProblem& q) { q.residual = true; });
+  EXPECT_FALSE(choose_launch_config(residual, 90, 132).shared_weights);
+  NormProblem no_weight = with_option(1048576, DType::BF16, NormKind::RMSNorm, no_option);
+  no_weight.has_weight = false;
+  no_weight = codegen::resolve_problem(no_weight);
+  EXPECT_FALSE(choose_launch_config(no_weight, 90, 132).shared_weights);
+}

@@ -429,7 +429,7 @@ struct GridSums {
 constexpr int kSumPiece = kVec < 4 ? kVec : 4;  // floats per shared-memory access
 constexpr int kSumPiecesPerSlot = kVec / kSumPiece;
 // Floats of one sum's region: every slot a thread of the block may hold.
-constexpr i64 kSharedSumFloats = kSharedSums ? (i64)kIters * kVec * kThreadsPerRow : 0;
+constexpr i64 kSharedSumFloats = kSharedSums || kSharedWeights ? (i64)kIters * kVec * kThreadsPerRow : 0;
 static_assert(!kSharedSums || kRowsPerBlock == 1, "shared sums: one row per block, so each column has one owner");
 
 template <int P>
@@ -664,12 +664,29 @@ __device__ __forceinline__ void stored_slot_gamma(const BackwardParams& p, int i
   }
 }
 
-// With kSharedWeights the thread's γ sits at the start of the block's dynamic shared memory,
-// laid out as shared sums are (slot_piece_float), written once by the thread that reads it:
+// A staged row's slice of x and dy in shared memory (the stages, below): each tensor's
+// slice as 16-byte pieces, the thread that reads slot k copying its pieces.
+template <class T>
+struct StagePlan {
+  static constexpr int kPiecesPerSlot = kVec * (int)sizeof(T) > 16 ? kVec * (int)sizeof(T) / 16 : 1;
+  static constexpr i64 kBytes = (kSliceCols * (i64)sizeof(T) + (kShifted ? 16 : 0) + 15) / 16 * 16;
+  static constexpr i64 kPieces = kBytes / 16;
+  static constexpr i64 kPiecesPerPass = (i64)kThreadsPerRow * kPiecesPerSlot;
+  static constexpr int kPasses = (int)((kPieces + kPiecesPerPass - 1) / kPiecesPerPass);
+};
+// Matches dynamic_shared_bytes in codegen/launch_config.cpp.
+constexpr i64 kStageXBytes = StagePlan<TX>::kBytes;
+constexpr i64 kStageBytes = kStageXBytes + StagePlan<TDY>::kBytes;
+
+// With kSharedWeights the thread's γ sits in the block's dynamic shared memory (at its start,
+// or after the stages of staged rows), laid out as shared sums are (slot_piece_float),
+// written once by the thread that reads it:
 // from L1 a slot's fp32 γ (32 bytes) is two loads half of whose sectors go unused, twice a
 // row. L1 keeps one copy for all of an SM's blocks of the same columns, shared memory one a
 // block: codegen::with_shared_weights says where it pays (bench/NOTES.md entries 29 and 33).
 constexpr i64 kSharedWeightBytes = kSharedWeights ? kSharedSumFloats * (i64)sizeof(float) : 0;
+constexpr i64 kSharedWeightOffset = kStaged ? kStages * kStageBytes : 0;
+static_assert(!kSharedWeights || !kInterleaved, "interleaved staged slots read γ element by element");
 __device__ __forceinline__ void hold_weights(const BackwardParams& p, unsigned char* dynamic_shared, int lane,
                                              unsigned rank) {
   if constexpr (kSharedWeights) {
@@ -677,7 +694,7 @@ __device__ __forceinline__ void hold_weights(const BackwardParams& p, unsigned c
     for (int i = 0; i < kIters; ++i) {
       float w[kVec];
       stored_slot_gamma(p, i, lane, rank, w);
-      store_slot_pieces(reinterpret_cast<float*>(dynamic_shared), i, w);
+      store_slot_pieces(reinterpret_cast<float*>(dynamic_shared + kSharedWeightOffset), i, w);
     }
   }
 }
@@ -687,7 +704,7 @@ __device__ __forceinline__ void hold_weights(const BackwardParams& p, unsigned c
 __device__ __forceinline__ void slot_gamma(const BackwardParams& p, int i, int lane, unsigned rank, float (&w)[kVec]) {
   if constexpr (kSharedWeights) {
     extern __shared__ __align__(16) unsigned char dynamic_shared[];
-    load_slot_pieces(reinterpret_cast<const float*>(dynamic_shared), i, w);
+    load_slot_pieces(reinterpret_cast<const float*>(dynamic_shared + kSharedWeightOffset), i, w);
   } else {
     stored_slot_gamma(p, i, lane, rank, w);
   }
@@ -921,17 +938,6 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 // otherwise one per row. kStages rows are in flight: kStages − 1 copying while one is worked.
 constexpr bool kStageBarrier = kShifted || kVec * sizeof(TX) % 16 != 0 || kVec * sizeof(TDY) % 16 != 0;
 
-template <class T>
-struct StagePlan {
-  static constexpr int kPiecesPerSlot = kVec * (int)sizeof(T) > 16 ? kVec * (int)sizeof(T) / 16 : 1;
-  static constexpr i64 kBytes = (kSliceCols * (i64)sizeof(T) + (kShifted ? 16 : 0) + 15) / 16 * 16;
-  static constexpr i64 kPieces = kBytes / 16;
-  static constexpr i64 kPiecesPerPass = (i64)kThreadsPerRow * kPiecesPerSlot;
-  static constexpr int kPasses = (int)((kPieces + kPiecesPerPass - 1) / kPiecesPerPass);
-};
-// Matches dynamic_shared_bytes in codegen/launch_config.cpp.
-constexpr i64 kStageXBytes = StagePlan<TX>::kBytes;
-constexpr i64 kStageBytes = kStageXBytes + StagePlan<TDY>::kBytes;
 
 __device__ __forceinline__ int stage_shift(const void* slice) {
   return kShifted ? (int)((unsigned long long)slice & 15) : 0;
@@ -1001,8 +1007,9 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
     stage_slice(p.dy + row * p.dy_stride + col0, slice_cols, stage + kStageXBytes, lane, start, end);
   };
 
+  hold_weights(p, stages, lane, rank);
   ColumnSums column_sums;
-  column_sums.start(shared_sums_base(stages, kStages * kStageBytes));
+  column_sums.start(shared_sums_base(stages, kStages * kStageBytes + kSharedWeightBytes));
 
   // A staged row as its two passes read it.
   struct StagedRow {
@@ -1058,7 +1065,8 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
       const i64 local = (i64)i * kThreadsPerRow + lane;
       read_staged<TX>(r.here, r.x_shift, local, col, x);
       read_staged<TDY>(r.here + kStageXBytes, r.dy_shift, local, col, dy);
-      if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
+      if constexpr (kSharedWeights) load_slot_pieces(reinterpret_cast<const float*>(stages + kSharedWeightOffset), i, w);
+      else if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
 // fused:begin
       gate_inputs(p.fused, r.row, col, x, dy);
 // fused:end
