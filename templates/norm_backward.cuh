@@ -522,12 +522,6 @@ struct SlotSums {
   }
 };
 
-// Where shared sums begin in the block's dynamic shared memory: after the stages of staged
-// rows (codegen/launch_config.cpp, dynamic_shared_bytes, lays it out the same).
-__device__ __forceinline__ float* shared_sums_base(unsigned char* dynamic_shared, i64 stage_bytes) {
-  return reinterpret_cast<float*>(dynamic_shared + stage_bytes);
-}
-
 // A thread's column sums, dγ and dβ (with parallel norms also the second norm's), those the
 // problem has, each from zero, with shared sums in consecutive regions from `region` on.
 struct ColumnSums {
@@ -687,6 +681,11 @@ constexpr i64 kStageBytes = kStageXBytes + StagePlan<TDY>::kBytes;
 constexpr i64 kSharedWeightBytes = kSharedWeights ? kSharedSumFloats * (i64)sizeof(float) : 0;
 constexpr i64 kSharedWeightOffset = kStaged ? kStages * kStageBytes : 0;
 static_assert(!kSharedWeights || !kInterleaved, "interleaved staged slots read γ element by element");
+// The block's dynamic shared memory, in order: the stages of staged rows, γ held there, the
+// shared sums (codegen/launch_config.cpp, dynamic_shared_bytes, counts the same).
+__device__ __forceinline__ float* shared_sums_base(unsigned char* dynamic_shared) {
+  return reinterpret_cast<float*>(dynamic_shared + kSharedWeightOffset + kSharedWeightBytes);
+}
 __device__ __forceinline__ void hold_weights(const BackwardParams& p, unsigned char* dynamic_shared, int lane,
                                              unsigned rank) {
   if constexpr (kSharedWeights) {
@@ -699,15 +698,17 @@ __device__ __forceinline__ void hold_weights(const BackwardParams& p, unsigned c
   }
 }
 
+// γ of the thread's slot i as hold_weights put it in shared memory.
+__device__ __forceinline__ void held_slot_gamma(int i, float (&w)[kVec]) {
+  extern __shared__ __align__(16) unsigned char dynamic_shared[];
+  load_slot_pieces(reinterpret_cast<const float*>(dynamic_shared + kSharedWeightOffset), i, w);
+}
+
 // γ of the thread's slot i, as the math uses it (1 without γ). Re-read for every row (from
 // shared memory with kSharedWeights, else L1/L2): registers are worth more to the row itself.
 __device__ __forceinline__ void slot_gamma(const BackwardParams& p, int i, int lane, unsigned rank, float (&w)[kVec]) {
-  if constexpr (kSharedWeights) {
-    extern __shared__ __align__(16) unsigned char dynamic_shared[];
-    load_slot_pieces(reinterpret_cast<const float*>(dynamic_shared + kSharedWeightOffset), i, w);
-  } else {
-    stored_slot_gamma(p, i, lane, rank, w);
-  }
+  if constexpr (kSharedWeights) held_slot_gamma(i, w);
+  else stored_slot_gamma(p, i, lane, rank, w);
 // fused:begin
   stored_weight_to_gamma(w);
 // fused:end
@@ -726,7 +727,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
   extern __shared__ __align__(16) unsigned char dynamic_shared[];  // kSharedWeights: γ; kSharedSums: the sums
   hold_weights(p, dynamic_shared, lane, rank);
   ColumnSums column_sums;
-  column_sums.start(shared_sums_base(dynamic_shared, kSharedWeightBytes));
+  column_sums.start(shared_sums_base(dynamic_shared));
 
   // With kPrefetch the next row's loads are issued before this row's reductions and barriers,
   // so memory stays busy while the row sums travel; without, each row is loaded when its turn comes.
@@ -987,7 +988,8 @@ template <int kUnused = 0>
 __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   static_assert(kRowsPerBlock == 1, "staged rows take a whole block (or cluster) each");
   static_assert(kStages >= 2, "one stage worked while the next is copied");
-  extern __shared__ __align__(16) unsigned char stages[];  // [kStages][kStageBytes]
+  extern __shared__ __align__(16) unsigned char dynamic_shared[];  // the stages, then γ held, then shared sums
+  unsigned char* const stages = dynamic_shared;                   // [kStages][kStageBytes]
   __shared__ float2 reduce_buffer[2][1][Reducer::kWarps];
   __shared__ float2 cluster_slots[2];
   Reducer reducer{reduce_buffer, 0};
@@ -1009,7 +1011,7 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
 
   hold_weights(p, stages, lane, rank);
   ColumnSums column_sums;
-  column_sums.start(shared_sums_base(stages, kStages * kStageBytes + kSharedWeightBytes));
+  column_sums.start(shared_sums_base(stages));
 
   // A staged row as its two passes read it.
   struct StagedRow {
@@ -1065,7 +1067,7 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
       const i64 local = (i64)i * kThreadsPerRow + lane;
       read_staged<TX>(r.here, r.x_shift, local, col, x);
       read_staged<TDY>(r.here + kStageXBytes, r.dy_shift, local, col, dy);
-      if constexpr (kSharedWeights) load_slot_pieces(reinterpret_cast<const float*>(stages + kSharedWeightOffset), i, w);
+      if constexpr (kSharedWeights) held_slot_gamma(i, w);
       else if constexpr (kHasWeight) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
 // fused:begin
       gate_inputs(p.fused, r.row, col, x, dy);
