@@ -9,8 +9,7 @@ const char* normjit_version() { return NORMJIT_VERSION; }
 
 std::vector<std::string> compile_options(const CompileTarget& target) {
   return {"--gpu-architecture=" + target.arch(), "-std=c++17",
-          // ptxas's resource report (registers, spills, stack) lands in the log we keep.
-          "--ptxas-options=--verbose"};
+          kPtxasReportOption};
 }
 
 std::string cache_key(const std::string& source, const CompileTarget& target) {

@@ -13,6 +13,10 @@ struct CompileTarget {
   std::string arch() const { return "sm_" + std::to_string(sm); }
 };
 
+// The option among them that puts ptxas's resource report (registers, spills, stack) in
+// NVRTC's log, which runtime::parse_ptxas_report reads.
+inline constexpr const char kPtxasReportOption[] = "--ptxas-options=--verbose";
+
 // The NVRTC options for target (the key hashes exactly these).
 std::vector<std::string> compile_options(const CompileTarget& target);
 

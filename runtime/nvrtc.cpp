@@ -11,6 +11,7 @@
 #include <string_view>
 #include <sstream>
 
+#include "codegen/cache_key.h"
 #include "normjit/normjit.hpp"
 
 namespace normjit::runtime {
@@ -170,7 +171,7 @@ std::vector<std::string> Nvrtc::with_report_unless_cached(const std::vector<std:
   // went unreported). Where the report is asked for, compile afresh: normjit keeps its own
   // cubin cache, so NVRTC's only repeated a compile normjit had already decided to run.
   const bool wants_report =
-      std::find(options.begin(), options.end(), std::string("--ptxas-options=--verbose")) != options.end();
+      std::find(options.begin(), options.end(), codegen::kPtxasReportOption) != options.end();
   if (!wants_report || major_ < 12 || (major_ == 12 && minor_ < 9)) return options;
   std::vector<std::string> out = options;
   out.push_back("--no-cache");
