@@ -722,7 +722,17 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
   ClusterSums<> cluster{cluster_slots, 0};
   const int row_in_block = threadIdx.x / kThreadsPerRow;
   const int lane = threadIdx.x % kThreadsPerRow;
-  const unsigned rank = kCluster > 1 ? cluster_rank() : 0;
+  // The rank bounded for ptxas (cluster_rank_below) where that measured faster: blocks without
+  // shared sums (fp32 65536: LN 354 → 322 us, RMS 349 → 314; 16384: 302 → 288; with a
+  // residual or x̂ recomputed 4-9%). With shared sums fp32 LN 131072 and 262144 ran 9-11%
+  // slower bounded, and LayerNorm's parallel norms 7% (fp32 65536); the rest alike
+  // (bench/NOTES.md entry 38).
+  constexpr bool kRankBounded = !kSharedSums
+// fused:begin
+                                && !kParallel
+// fused:end
+      ;
+  const unsigned rank = kCluster == 1 ? 0 : kRankBounded ? cluster_rank_below<kCluster>() : cluster_rank();
 
   extern __shared__ __align__(16) unsigned char dynamic_shared[];  // kSharedWeights: γ; kSharedSums: the sums
   hold_weights(p, dynamic_shared, lane, rank);

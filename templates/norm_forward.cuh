@@ -376,7 +376,7 @@ __device__ __forceinline__ void save_statistics(const ForwardParams& p, i64 row,
 // ---- a row shared by a cluster's blocks (sm_90) --------------------------------------------------
 // The block's rank in its cluster (0 without one), and the grid's row groups: a cluster (or a
 // block) each, group g taking rows g, g + groups, ...
-__device__ __forceinline__ unsigned block_rank() { return kCluster > 1 ? cluster_rank() : 0; }
+__device__ __forceinline__ unsigned block_rank() { return kCluster > 1 ? cluster_rank_below<kCluster>() : 0; }
 __device__ __forceinline__ i64 row_group() { return (i64)blockIdx.x / kCluster; }
 __device__ __forceinline__ i64 row_groups() { return (i64)gridDim.x / kCluster; }
 
