@@ -1,6 +1,7 @@
 #include "codegen/forward_config.h"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -29,6 +30,63 @@ int registers_bound_blocks(int threads) {
 bool holds_few_elements(const NormProblem& p, const LaunchConfig& c) {
   return c.row_in_registers && c.cluster == 1 && c.vec == 1 && c.threads == c.threads_per_row &&
          ceil_div(p.n, int64_t{c.threads}) <= kFewElementSlots;
+}
+
+// A cluster a row (sm_90): how many blocks, of how many threads, and whether at 128 bytes of
+// x a thread (`wide`, one block an SM).
+struct ClusterBlocks {
+  int cluster;
+  int64_t threads;
+  bool wide;
+};
+
+// The fewest blocks that hold the row at the target bytes a thread (more bytes a thread spill
+// in 1024-thread blocks: fp32 N = 262144 spills 128-352 bytes), or none where rows of this
+// problem are not held by register clusters.
+std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int sm, int64_t slots, int target_iters,
+                                                     int max_iters, int wide_threads) {
+  if (sm < 90 || slots > int64_t{kMaxForwardCluster} * std::max(int64_t{kMaxForwardRowThreads} * target_iters,
+                                                                  int64_t{wide_threads} * max_iters))
+    return std::nullopt;
+  const bool layer_norm = p.kind == NormKind::LayerNorm, wide_x = dtype_size(p.x_dtype) == 4;
+  // fp32 LayerNorm in blocks of at most 512 threads (tuned: fp32 N = 65536, 8 blocks of 512,
+  // 1.17x faster than streaming; bench/NOTES.md, entries 19 and 20).
+  const int64_t most_threads = layer_norm && wide_x ? 512 : kMaxForwardRowThreads;
+  // The fewest blocks (a power of two, 2 to 8) whose threads hold the row at `iters` slots
+  // each within `at_most` threads, or 8; and those threads.
+  auto fewest_blocks = [&](int iters, int64_t at_most) {
+    ClusterBlocks b{2, 0, false};
+    for (;; b.cluster *= 2) {
+      b.threads = warp_threads(slots, int64_t{b.cluster} * iters);
+      if (b.threads <= at_most || b.cluster == kMaxForwardCluster) return b;
+    }
+  };
+  ClusterBlocks blocks = fewest_blocks(target_iters, most_threads);
+  if (blocks.threads > most_threads && max_iters > target_iters) {
+    // fp32 rows a cluster of 8 holds only in wider blocks (LayerNorm beyond 65536, RMSNorm
+    // beyond 131072): max_iters' 128 bytes a thread in the fewest blocks of at most
+    // wide_threads. Exhaustive tuning, then bench --graph, M·N = 64 Mi
+    // (bench/results/2026-11-25-h100-{8b1aebb-cliff-tune,986d9d5-refits2}/): LN 81920 327 →
+    // 237 us (4 x 640; 24-48 bytes spilled, still the best), 131072 284 → 264 (8 x 512),
+    // 163840 318 → 256 (8 x 640; streamed before); RMS 163840 313 → 224, 196608 288 → 242
+    // (8 x 768). Streamed beyond (LN 196608, 262144).
+    // Only where that takes fewer blocks, or the target's blocks are wider than
+    // kWideForwardThreads: in the same 8 blocks, 128 bytes a thread in half the threads lost
+    // at LN 86016 (352 against 672 threads: 327 → 345 us), tied at 98304 (384 against 768)
+    // and won from 110592 (448 against 864: 301 → 293; -f29be5c-range-check/).
+    ClusterBlocks wider = fewest_blocks(max_iters, wide_threads);
+    wider.wide = true;
+    if (wider.cluster < blocks.cluster || blocks.threads > kWideForwardThreads) blocks = wider;
+  }
+  // 16-bit LayerNorm only in 1024-thread blocks (the whole SM at 64 registers), and not for
+  // parallel norms. Its clusters meet once (warp- then block-shifted moments) and, with the
+  // rank bounded for ptxas, do not spill; against rows streamed twice (bench --graph, M·N =
+  // 64 Mi, bench/NOTES.md entry 38), fp32 γ: 65536 127 → 123 us, 131072 148 → 134, 262144 151
+  // → 138; γ in x's dtype: 119 → 106, 144 → 116, 148 → 128. In blocks of 576-896 threads (one
+  // an SM) 3-19% slower (36864-57344, 81920, 98304, 163840); parallel norms 7-12% slower
+  // (65536, 131072).
+  if (layer_norm && !wide_x && (blocks.threads != kMaxForwardRowThreads || p.parallel)) return std::nullopt;
+  return blocks;
 }
 
 }  // namespace
@@ -191,49 +249,13 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
       // (LN bf16 1025-2561), the engine takes unfilled_forward_config.
       c.min_blocks_per_sm = dtype_size(p.x_dtype) == 2 ? kThreadsPerSm / c.threads : std::max(c.min_blocks_per_sm, 2);
     }
-  } else if (sm >= 90 && (p.kind == NormKind::RMSNorm || dtype_size(p.x_dtype) == 4) &&
-             slots <= int64_t{kMaxForwardCluster} *
-                          std::max(int64_t{kMaxForwardRowThreads} * target_iters, int64_t{wide_threads} * max_iters)) {
-    // A cluster a row: the fewest blocks that hold it at the target bytes a thread (more
-    // bytes a thread spill in 1024-thread blocks: fp32 N = 262144 spills 128-352 bytes).
-    // LayerNorm only for fp32 x, in blocks of at most 512 threads (tuned: fp32 N = 65536,
-    // 8 blocks of 512, 1.17x faster than streaming); its 16-bit cluster blocks spill 56-184
-    // bytes (unpacking and its statistics take registers) and ran slower than streaming
-    // (bench/NOTES.md, entries 19 and 20).
-    const int64_t most_threads = p.kind == NormKind::LayerNorm ? 512 : kMaxForwardRowThreads;
-    // The fewest blocks (a power of two, 2 to 8) whose threads hold the row at `iters` slots
-    // each within `at_most` threads, or 8; and those threads.
-    struct Blocks { int cluster; int64_t threads; };
-    auto fewest_blocks = [&](int iters, int64_t at_most) {
-      Blocks b{2, 0};
-      for (;; b.cluster *= 2) {
-        b.threads = warp_threads(slots, int64_t{b.cluster} * iters);
-        if (b.threads <= at_most || b.cluster == kMaxForwardCluster) return b;
-      }
-    };
-    Blocks blocks = fewest_blocks(target_iters, most_threads);
-    bool wide = false;  // 128 bytes a thread
-    if (blocks.threads > most_threads && max_iters > target_iters) {
-      // fp32 rows a cluster of 8 holds only in wider blocks (LayerNorm beyond 65536, RMSNorm
-      // beyond 131072): max_iters' 128 bytes a thread in the fewest blocks of at most
-      // wide_threads. Exhaustive tuning, then bench --graph, M·N = 64 Mi
-      // (bench/results/2026-11-25-h100-{8b1aebb-cliff-tune,986d9d5-refits2}/): LN 81920 327 →
-      // 237 us (4 x 640; 24-48 bytes spilled, still the best), 131072 284 → 264 (8 x 512),
-      // 163840 318 → 256 (8 x 640; streamed before); RMS 163840 313 → 224, 196608 288 → 242
-      // (8 x 768). Streamed beyond (LN 196608, 262144).
-      // Only where that takes fewer blocks, or the target's blocks are wider than
-      // kWideForwardThreads: in the same 8 blocks, 128 bytes a thread in half the threads lost
-      // at LN 86016 (352 against 672 threads: 327 → 345 us), tied at 98304 (384 against 768)
-      // and won from 110592 (448 against 864: 301 → 293; -f29be5c-range-check/).
-      const Blocks wider = fewest_blocks(max_iters, wide_threads);
-      wide = wider.cluster < blocks.cluster || blocks.threads > kWideForwardThreads;
-      if (wide) blocks = wider;
-    }
-    c.cluster = blocks.cluster;
-    c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(blocks.threads, 64, kMaxForwardRowThreads));
+  } else if (const std::optional<ClusterBlocks> blocks =
+                 register_cluster_blocks(p, sm, slots, target_iters, max_iters, wide_threads)) {
+    c.cluster = blocks->cluster;
+    c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(blocks->threads, 64, kMaxForwardRowThreads));
     // 64 registers a thread, but not for 128 bytes of x a thread (one block an SM; LN fp32
     // 131072 in 512-thread blocks tuned 6-10% ahead of the 1024-thread ones it had, unbounded).
-    c.min_blocks_per_sm = wide ? 1 : registers_bound_blocks(c.threads);
+    c.min_blocks_per_sm = blocks->wide ? 1 : registers_bound_blocks(c.threads);
   } else {
     // One 1024-thread block an SM (64 registers: x is held packed, so a batch fits without
     // spills): as many loads in flight as two of 512, half the rows' bytes waiting in L2 for

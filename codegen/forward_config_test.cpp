@@ -272,9 +272,9 @@ TEST(ForwardConfig, PicksEachFamilyByRowLength) {
   const codegen::LaunchConfig c4096 = config(4096);
   EXPECT_TRUE(c4096.row_in_registers);
   EXPECT_EQ(c4096.threads_per_row, c4096.threads);
-  const codegen::LaunchConfig c262144 = config(262144);
-  EXPECT_FALSE(c262144.row_in_registers);
-  EXPECT_EQ(c262144.threads, codegen::kForwardStreamThreads);
+  const codegen::LaunchConfig c163840 = config(163840);  // a cluster of 8 would take blocks of 640
+  EXPECT_FALSE(c163840.row_in_registers);
+  EXPECT_EQ(c163840.threads, codegen::kForwardStreamThreads);
   // Misaligned odd rows: a scalar a slot.
   EXPECT_EQ(config(5003, DType::BF16, 2).vec, 1);
   for (int64_t n : {1, 2, 3, 31, 32, 33, 127, 1000, 1024, 4095, 4096, 5003, 8192, 16384, 32768, 65536, 262144})
@@ -360,7 +360,7 @@ TEST(ForwardConfig, RowsOfFewElementsAThreadFillTheSmWithAnUnfilledFallback) {
   }
 }
 
-TEST(ForwardConfig, ClustersHoldLongRmsRowsOnSm90Only) {
+TEST(ForwardConfig, ClustersHoldLongRowsOnSm90Only) {
   const NormProblem rms = problem(NormKind::RMSNorm, 65536, DType::BF16);
   const codegen::LaunchConfig c90 = codegen::choose_forward_config(rms, 90);
   EXPECT_TRUE(c90.row_in_registers);
@@ -369,11 +369,25 @@ TEST(ForwardConfig, ClustersHoldLongRmsRowsOnSm90Only) {
   const codegen::LaunchConfig c80 = codegen::choose_forward_config(rms, 80);
   EXPECT_EQ(c80.cluster, 1);
   EXPECT_FALSE(c80.row_in_registers);
-  // LayerNorm's 16-bit cluster blocks spilled and ran slower than streaming: streamed on sm_90
-  // too; fp32 rows take clusters of 512-thread blocks (tuned).
-  const codegen::LaunchConfig ln = codegen::choose_forward_config(problem(NormKind::LayerNorm, 65536, DType::BF16), 90);
-  EXPECT_EQ(ln.cluster, 1);
-  EXPECT_FALSE(ln.row_in_registers);
+  // LayerNorm's 16-bit rows take clusters of 1024-thread blocks only (65536: 2, 131072: 4,
+  // 262144: 8); rows that would take narrower blocks (98304: 4 x 768) and parallel norms are
+  // streamed. fp32 rows take clusters of 512-thread blocks (tuned).
+  for (const auto& [n, cluster] : {std::pair{int64_t{65536}, 2}, std::pair{int64_t{131072}, 4}, std::pair{int64_t{262144}, 8}}) {
+    const NormProblem ln = problem(NormKind::LayerNorm, n, DType::BF16);
+    const codegen::LaunchConfig c = codegen::choose_forward_config(ln, 90);
+    EXPECT_TRUE(c.row_in_registers) << n;
+    EXPECT_EQ(c.cluster, cluster) << n;
+    EXPECT_EQ(c.threads, 1024) << n;
+    EXPECT_NO_THROW(codegen::check_forward_config(ln, c)) << n;
+    EXPECT_FALSE(codegen::choose_forward_config(ln, 80).row_in_registers) << n;
+  }
+  NormProblem parallel = problem(NormKind::LayerNorm, 65536, DType::BF16);
+  parallel.parallel = true;
+  for (const NormProblem& ln : {problem(NormKind::LayerNorm, 98304, DType::BF16), parallel}) {
+    const codegen::LaunchConfig c = codegen::choose_forward_config(ln, 90);
+    EXPECT_FALSE(c.row_in_registers) << codegen::describe_forward(ln);
+    EXPECT_EQ(c.cluster, 1) << codegen::describe_forward(ln);
+  }
   const codegen::LaunchConfig ln32 = codegen::choose_forward_config(problem(NormKind::LayerNorm, 65536, DType::F32), 90);
   EXPECT_EQ(ln32.cluster, 8);
   EXPECT_EQ(ln32.threads, 512);
@@ -391,10 +405,10 @@ TEST(ForwardConfig, FewLongStreamedRowsAreSharedByClustersOnSm90) {
                         {NormKind::LayerNorm, 1048576, DType::BF16, 1, 132, 8},
                         {NormKind::LayerNorm, 1048576, DType::BF16, 64, 114, 1},
                         {NormKind::LayerNorm, 1048576, DType::BF16, 65, 132, 1},
-                        {NormKind::LayerNorm, 262144, DType::BF16, 256, 132, 1},
+                        {NormKind::LayerNorm, 163840, DType::BF16, 409, 132, 1},
                         {NormKind::LayerNorm, 262144, DType::F32, 16, 132, 8},
                         {NormKind::RMSNorm, 1048576, DType::F32, 64, 132, 2},
-                        {NormKind::LayerNorm, 65536, DType::BF16, 1, 132, 2},  // 8192 slots: two batches a thread
+                        {NormKind::LayerNorm, 98304, DType::BF16, 1, 132, 2},  // 12288 slots: two batches a thread
                         {NormKind::LayerNorm, 1048576, DType::BF16, -1, 132, 1}};
   for (const Case& k : cases) {
     const NormProblem p = codegen::resolve_forward_problem(problem(k.kind, k.n, k.x));
@@ -423,8 +437,8 @@ TEST(ForwardConfig, FewLongStreamedRowsAreSharedByClustersOnSm90) {
 TEST(ForwardConfig, StreamedBlocksAreAsWideAsTheRowsBatches) {
   struct Case { int64_t n; int64_t m; int threads; int min_blocks; };
   const Case cases[] = {{33792, -1, 512, 2},  {36864, 1820, 512, 2}, {49152, 1365, 512, 2},
-                        {57344, 1170, 896, 1}, {65536, 1024, 1024, 1}, {81920, 819, 864, 1},
-                        {98304, 682, 1024, 1}, {262144, 256, 1024, 1}, {36864, 200, 1024, 1},
+                        {57344, 1170, 896, 1}, {163840, 409, 1024, 1}, {81920, 819, 864, 1},
+                        {98304, 682, 1024, 1}, {196608, 341, 1024, 1}, {36864, 200, 1024, 1},
                         {36864, 1, 1024, 1}};
   for (DType x : {DType::BF16, DType::F16})
     for (const Case& k : cases) {

@@ -84,6 +84,12 @@ typedef RowReducer<kThreadsPerRow, kRowsPerBlock> Reducer;
 // registers a thread needs for its bytes of x are the same in every dtype.
 typedef PackedSlot<TX, kVec, kAlign, kN> Packed;
 
+// The block's rank in its cluster (0 without one), and the grid's row groups: a cluster (or a
+// block) each, group g taking rows g, g + groups, ...
+__device__ __forceinline__ unsigned block_rank() { return kCluster > 1 ? cluster_rank_below<kCluster>() : 0; }
+__device__ __forceinline__ i64 row_group() { return (i64)blockIdx.x / kCluster; }
+__device__ __forceinline__ i64 row_groups() { return (i64)gridDim.x / kCluster; }
+
 // ---- LayerNorm statistics in one reduction -----------------------------------------------------
 // Moments of some of a row's elements: count, mean, and M2 = Σ(x − mean)². Chan et al. merge
 // two disjoint sets exactly:
@@ -211,28 +217,56 @@ __device__ __forceinline__ float warp_element_count(int w) {
 }
 __device__ __forceinline__ float warp_shift(float sum, float n) { return n > 0.f ? __fdividef(sum, n) : 0.f; }
 
-// {mean, M2} of the row (rows of THREADS_PER_ROW > 32 threads, one block a row); meets in the
-// RowReducer's double buffer.
-template <class Reducer_>
-__device__ __forceinline__ float2 warp_shifted_moments(Reducer_& r, const Packed (&packed)[kIters], int row_in_block,
-                                                      int lane_in_row) {
+// Elements of the row in the slots of the cluster's block `rank` (the whole row without a
+// cluster): in each pass its kThreadsPerRow slots are contiguous.
+__device__ __forceinline__ float block_element_count(unsigned rank) {
+  int n = 0;
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    const int left = (int)kN - (i * kRowThreads + (int)rank * kThreadsPerRow) * kVec;
+    n += left <= 0 ? 0 : left < kThreadsPerRow * kVec ? left : kThreadsPerRow * kVec;
+  }
+  return (float)n;
+}
+
+// Σ(x − c)² over a set of n elements from its Q = Σ(x − k)² about its shift k and its sum s:
+// Q + (k − c)·(2·D + n·(k − c)), D = s − n·k (exact for any c; above).
+__device__ __forceinline__ float squares_about(float c, float s, float q, float n, float k) {
+  const float d = k - c;
+  return q + d * fmaf(fmaf(-n, k, s), 2.f, n * d);
+}
+
+// {mean, M2} of the row (one block a row of THREADS_PER_ROW > 32 threads, or a cluster's
+// blocks a row); the warps meet in the RowReducer's double buffer. In a cluster each block
+// then takes its own mean as a shift in the same way, and the blocks meet once, in the
+// exchange (ClusterExchange::shifted_moments).
+template <class Reducer_, class Exchange_>
+__device__ __forceinline__ float2 warp_shifted_moments(Reducer_& r, Exchange_& exchange, const Packed (&packed)[kIters],
+                                                      int row_in_block, int lane_in_block) {
   constexpr int kWarps = Reducer_::kWarps;
   constexpr int kWarpsPow2 = butterfly_lanes(kWarps);
-  const int lane = lane_in_row & 31, warp = lane_in_row >> 5;
+  const unsigned rank = block_rank();
+  const int lane = lane_in_block & 31, warp = lane_in_block >> 5;
+  const int first_warp = (int)rank * kWarps;  // the row's warps in the blocks of lower rank
   const float sum = group_sum<32>(slots_sum(packed));
-  const float shift = warp_shift(sum, warp_element_count(warp));
-  const float squares = group_sum<32>(slots_squares_about(packed, lane_in_row, shift));
+  const float shift = warp_shift(sum, warp_element_count(first_warp + warp));
+  const float squares =
+      group_sum<32>(slots_squares_about(packed, (int)rank * kThreadsPerRow + lane_in_block, shift));
   if (lane == 0) r.buffer[r.parity][row_in_block][warp] = make_float2(sum, squares);
   __syncthreads();
   const int w = lane & (kWarpsPow2 - 1);
   const float2 mine = w < kWarps ? r.buffer[r.parity][row_in_block][w] : make_float2(0.f, 0.f);
   r.parity ^= 1;
-  const float n = w < kWarps ? warp_element_count(w) : 0.f;
-  const float mean = group_sum<kWarpsPow2>(mine.x) * kInvN;
-  const float k = warp_shift(mine.x, n), d = k - mean;
-  const float deviation = fmaf(-n, k, mine.x);
-  const float m2 = group_sum<kWarpsPow2>(mine.y + d * (2.f * deviation + n * d));
-  return make_float2(mean, m2);
+  const float n = w < kWarps ? warp_element_count(first_warp + w) : 0.f;
+  if constexpr (kCluster == 1) {
+    const float mean = group_sum<kWarpsPow2>(mine.x) * kInvN;
+    return make_float2(mean, group_sum<kWarpsPow2>(squares_about(mean, mine.x, mine.y, n, warp_shift(mine.x, n))));
+  } else {
+    const float block_sum = group_sum<kWarpsPow2>(mine.x);
+    const float block_shift = warp_shift(block_sum, block_element_count(rank));
+    const float squares_about_block = squares_about(block_shift, mine.x, mine.y, n, warp_shift(mine.x, n));
+    return exchange.shifted_moments(block_sum, group_sum<kWarpsPow2>(squares_about_block));
+  }
 }
 
 // γ and β of a slot (1 and 0 without them), γ + 1 when stored zero-centred.
@@ -374,12 +408,6 @@ __device__ __forceinline__ void save_statistics(const ForwardParams& p, i64 row,
 }
 
 // ---- a row shared by a cluster's blocks (sm_90) --------------------------------------------------
-// The block's rank in its cluster (0 without one), and the grid's row groups: a cluster (or a
-// block) each, group g taking rows g, g + groups, ...
-__device__ __forceinline__ unsigned block_rank() { return kCluster > 1 ? cluster_rank_below<kCluster>() : 0; }
-__device__ __forceinline__ i64 row_group() { return (i64)blockIdx.x / kCluster; }
-__device__ __forceinline__ i64 row_groups() { return (i64)gridDim.x / kCluster; }
-
 // Each block's statistics of its part of the row go to its shared memory; after one cluster
 // barrier every thread reads all kCluster of them (distributed shared memory) and merges them
 // in rank order, so every thread of every block gets the same bits. Double-buffered: a block
@@ -410,6 +438,28 @@ struct ClusterExchange {
       total = merge_moments(total, Moments{v.x, v.y, v.z});
     }
     return total;
+  }
+  // The row's {mean, M2} from each block's Σx and its Σ(x − K_b)² about its own mean K_b
+  // (warp_shifted_moments): one meeting, no merges.
+  __device__ __forceinline__ float2 shifted_moments(float block_sum, float block_squares) {
+    float4* mine = slot();
+    share(make_float4(block_sum, block_squares, 0.f, 0.f));
+    float2 v[kCluster];
+    float total = 0.f;
+#pragma unroll
+    for (unsigned r = 0; r < (unsigned)kCluster; ++r) {
+      const float4 b = load_from_block(mine, r);
+      v[r] = make_float2(b.x, b.y);
+      total += b.x;
+    }
+    const float mean = total * kInvN;
+    float m2 = 0.f;
+#pragma unroll
+    for (unsigned r = 0; r < (unsigned)kCluster; ++r) {
+      const float n = block_element_count(r);
+      m2 += squares_about(mean, v[r].x, v[r].y, n, warp_shift(v[r].x, n));
+    }
+    return make_float2(mean, m2);
   }
   __device__ __forceinline__ float sum(float block) {
     float4* mine = slot();
@@ -455,8 +505,9 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
   // γ, M·N = 64 Mi, against two meetings (bench/NOTES.md, entry 36): LN fp32 12289 225 → 207
   // us, 16385 266 → 238, 24577 268 → 245, 12288 196 → 189, bf16 24577 168 → 156; 16384 fp32
   // 194 → 198. In blocks of 288-512 threads they won or lost by N (bf16 4095 4% faster, 6001
-  // 19% slower).
-  constexpr bool kWarpMoments = kLayerNorm && kCluster == 1 && kThreadsPerRow > 512;
+  // 19% slower). Clusters meet once the same way, each block shifting by its own mean (one
+  // cluster barrier a row instead of two): fp32 LN 40960-163840 8-19% faster (entry 38).
+  constexpr bool kWarpMoments = kLayerNorm && (kCluster > 1 || kThreadsPerRow > 512);
   typedef MomentsReducer<(kThreadsPerRow > 32 ? kThreadsPerRow : 64), kRowsPerBlock> Moments_;
   __shared__ Moments moments_buffer[kOneReduction ? 2 : 1][kRowsPerBlock][Moments_::kWarps];
   Moments_ moments{moments_buffer, 0};
@@ -508,7 +559,7 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
     // thread's count and of its Σ(x − mean)².
     float mean = 0.f, var;
     if constexpr (kWarpMoments) {
-      const float2 mm = warp_shifted_moments(reducer, packed, row_in_block, lane_in_block);
+      const float2 mm = warp_shifted_moments(reducer, exchange, packed, row_in_block, lane_in_block);
       mean = mm.x;
       var = mm.y * kInvN;
     } else if constexpr (kOneReduction) {

@@ -327,11 +327,15 @@ TEST_F(Forward, LayerNormStatisticsHoldForRowsFarFromZero) {
   // every way the LayerNorm forward meets (a naive Σx² − (Σx)²/N would be ~1e-4 off in fp32): Chan's
   // merges in warp rows (1000) and in blocks of up to 256 threads (fp32 4096), the mean then
   // Σ(x − mean)² in blocks of 288-512 (bf16 4095, 16384), warp-shifted moments beyond 512
-  // (fp32 8191, 12289; bf16 24577), streamed rows (bf16 36864).
+  // (fp32 8191, 12289; bf16 24577), streamed rows (bf16 36864, 50000; fp32 200000; at 64 rows
+  // by clusters of 2), and warp- then block-shifted moments in register clusters
+  // on sm_90 (bf16 65536: 2 x 1024; 65000: the second block's last pass part empty; 65001:
+  // rows aligned to 2 bytes; fp32 98304: 8 x 768; fp32 40000: 8 x 320).
   Engine& engine = shared_engine();
-  const struct { int64_t n; DType x; } shapes[] = {{1000, DType::BF16},  {4096, DType::F32},   {4095, DType::BF16},
-                                                   {16384, DType::BF16}, {8191, DType::F32},   {12289, DType::F32},
-                                                   {24577, DType::BF16}, {36864, DType::BF16}};
+  const struct { int64_t n; DType x; } shapes[] = {
+      {1000, DType::BF16},  {4096, DType::F32},   {4095, DType::BF16},  {16384, DType::BF16}, {8191, DType::F32},
+      {12289, DType::F32},  {24577, DType::BF16}, {36864, DType::BF16}, {50000, DType::BF16}, {200000, DType::F32},
+      {65536, DType::BF16}, {65000, DType::BF16}, {65001, DType::BF16}, {98304, DType::F32},  {40000, DType::F32}};
   std::vector<ForwardCase> cases;
   for (const auto& s : shapes) {
     ForwardCase c;
