@@ -96,6 +96,33 @@ TEST(NvrtcForward, EveryFamilyCompilesForSm80AndSm90) {
   EXPECT_EQ(families, (std::set<std::string>{"rows", "warp", "block", "streamed", "streamed cluster"}));
 }
 
+// The forward's 16-bit LayerNorm cluster blocks of 1024 threads (γ and β fp32, the heuristic's
+// configs): no spills. They spilled 64-76 bytes while ptxas did not know the cluster rank's
+// bound (cluster_rank_below), and ran slower than rows streamed twice (bench/NOTES.md entry 38).
+TEST(NvrtcForward, LayerNormClusterBlocksOf1024ThreadsDoNotSpill) {
+  std::string why;
+  if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
+  for (DType x : {DType::BF16, DType::F16})
+    for (int64_t n : {65536, 131072, 262144}) {
+      NormProblem p;
+      p.kind = NormKind::LayerNorm;
+      p.n = n;
+      p.x_dtype = x;
+      p.weight_dtype = DType::F32;
+      p = codegen::resolve_forward_problem(p);
+      const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90);
+      ASSERT_TRUE(c.row_in_registers && c.cluster > 1 && c.threads == 1024)
+          << codegen::describe_forward(p) << ": " << codegen::describe(c);
+      const codegen::KernelSource src = codegen::generate_forward_source(p, c);
+      runtime::CompileOutput out;
+      ASSERT_NO_THROW(out = nvrtc.compile(src.text, src.name, codegen::compile_options({90, nvrtc.version()}),
+                                          codegen::describe_forward(p)));
+      for (const auto& r : test::ptxas_report(out))
+        EXPECT_EQ(r.spill_stores, 0) << codegen::describe_forward(p) << " " << codegen::describe(c);
+    }
+}
+
 TEST(NvrtcForward, MisalignedAndMixedDtypesCompile) {
   std::string why;
   if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
