@@ -577,17 +577,12 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
         row_moments = moments.reduce(own, row_in_block, lane_in_block);
       else
         row_moments = group_moments<kThreadsPerRow>(own, lane_in_block);
-      if constexpr (kCluster > 1) row_moments = exchange.moments(row_moments);
       mean = row_moments.mean;
       var = row_moments.m2 * kInvN;
-    } else if constexpr (kLayerNorm) {  // the mean, then Σ(x − mean)² from the registers
-      float sum = reducer.sum(make_float2(slots_sum(packed), 0.f), row_in_block, lane_in_block).x;
-      if constexpr (kCluster > 1) sum = exchange.sum(sum);
-      mean = sum * kInvN;
+    } else if constexpr (kLayerNorm) {  // one block (clusters: kWarpMoments): the mean, then Σ(x − mean)²
+      mean = reducer.sum(make_float2(slots_sum(packed), 0.f), row_in_block, lane_in_block).x * kInvN;
       const float2 squares = make_float2(slots_squares_about(packed, lane, mean), 0.f);
-      float deviations = reducer.sum(squares, row_in_block, lane_in_block).x;
-      if constexpr (kCluster > 1) deviations = exchange.sum(deviations);
-      var = deviations * kInvN;
+      var = reducer.sum(squares, row_in_block, lane_in_block).x * kInvN;
     } else {
       float2 sums = make_float2(0.f, 0.f);
 #pragma unroll
