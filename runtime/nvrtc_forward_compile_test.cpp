@@ -28,6 +28,16 @@ const int64_t kForwardNs[] = {1, 33, 1000, 4096, 5003, 14336, 32768, 65536, 2621
 struct Affine { bool weight, bias, zero_centered; };
 const Affine kAffine[] = {{true, true, false}, {false, false, false}, {true, false, true}, {false, true, false}};
 
+// Bytes ptxas spills (stores) compiling the forward of p in config c for sm_90.
+int sm90_spill_bytes(const runtime::Nvrtc& nvrtc, const NormProblem& p, const codegen::LaunchConfig& c) {
+  const codegen::KernelSource src = codegen::generate_forward_source(p, c);
+  const runtime::CompileOutput out =
+      nvrtc.compile(src.text, src.name, codegen::compile_options({90, nvrtc.version()}), codegen::describe_forward(p));
+  int bytes = 0;
+  for (const auto& r : test::ptxas_report(out)) bytes += r.spill_stores;
+  return bytes;
+}
+
 void compile_or_fail(const runtime::Nvrtc& nvrtc, const NormProblem& p, int sm, std::set<std::string>* families,
                      int64_t m = -1) {
   const codegen::LaunchConfig c = codegen::choose_forward_config(p, sm, m);
@@ -114,12 +124,9 @@ TEST(NvrtcForward, LayerNormClusterBlocksOf1024ThreadsDoNotSpill) {
       const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90);
       ASSERT_TRUE(c.row_in_registers && c.cluster > 1 && c.threads == 1024)
           << codegen::describe_forward(p) << ": " << codegen::describe(c);
-      const codegen::KernelSource src = codegen::generate_forward_source(p, c);
-      runtime::CompileOutput out;
-      ASSERT_NO_THROW(out = nvrtc.compile(src.text, src.name, codegen::compile_options({90, nvrtc.version()}),
-                                          codegen::describe_forward(p)));
-      for (const auto& r : test::ptxas_report(out))
-        EXPECT_EQ(r.spill_stores, 0) << codegen::describe_forward(p) << " " << codegen::describe(c);
+      int spilled = -1;
+      ASSERT_NO_THROW(spilled = sm90_spill_bytes(nvrtc, p, c)) << codegen::describe_forward(p);
+      EXPECT_EQ(spilled, 0) << codegen::describe_forward(p) << " " << codegen::describe(c);
     }
 }
 
@@ -151,14 +158,6 @@ TEST(NvrtcForward, RowsThatFillTheSmSpillNothingOrFallBackToBlocksThatDoNot) {
   std::string why;
   if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
   const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
-  auto spills = [&](const NormProblem& p, const codegen::LaunchConfig& c) {
-    const codegen::KernelSource src = codegen::generate_forward_source(p, c);
-    const runtime::CompileOutput out =
-        nvrtc.compile(src.text, src.name, codegen::compile_options({90, nvrtc.version()}), codegen::describe_forward(p));
-    int bytes = 0;
-    for (const auto& r : test::ptxas_report(out)) bytes += r.spill_stores;
-    return bytes;
-  };
   int filled_kept = 0, fell_back = 0;
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     for (DType x : {DType::BF16, DType::F32}) {
@@ -176,14 +175,14 @@ TEST(NvrtcForward, RowsThatFillTheSmSpillNothingOrFallBackToBlocksThatDoNot) {
         const std::optional<codegen::LaunchConfig> unfilled = codegen::unfilled_forward_config(p, c);
         if (!unfilled) continue;
         int filled_spills = 0;
-        ASSERT_NO_THROW(filled_spills = spills(p, c)) << codegen::describe_forward(p) << " " << codegen::describe(c);
+        ASSERT_NO_THROW(filled_spills = sm90_spill_bytes(nvrtc, p, c)) << codegen::describe_forward(p) << " " << codegen::describe(c);
         if (filled_spills == 0) {
           ++filled_kept;
           continue;
         }
         ++fell_back;
         int unfilled_spills = -1;
-        ASSERT_NO_THROW(unfilled_spills = spills(p, *unfilled)) << codegen::describe_forward(p);
+        ASSERT_NO_THROW(unfilled_spills = sm90_spill_bytes(nvrtc, p, *unfilled)) << codegen::describe_forward(p);
         EXPECT_EQ(unfilled_spills, 0) << codegen::describe_forward(p) << " " << codegen::describe(*unfilled)
                                       << " (the filled block spilled " << filled_spills << " bytes)";
       }
