@@ -423,4 +423,78 @@ __device__ __forceinline__ float load_from_block(const float* local, unsigned ra
   return v;
 }
 
+
+// ---- a value from every block of a cluster, pushed (sm_90) -----------------------------------
+// Each block stores its value into every block's shared memory (st.async, which counts the
+// bytes against the receiver's mbarrier), and each block waits on its own mbarrier until all
+// kBlocks values have landed: one one-way hop between blocks, where a cluster barrier then
+// reads of the other blocks' memory take a barrier across every thread of the cluster and a
+// round trip. Two mailboxes in turn: a block posts into mailbox b again two meetings later,
+// which it reaches only after every block posted the meeting between, i.e. after every block
+// finished reading b (each reads its values before it posts again).
+template <class T, int kBlocks>
+struct ClusterMailboxes {
+  T value[2][kBlocks];              // [mailbox][sender's rank]
+  unsigned long long landed[2];     // mbarriers: one arrival (the receiver's) plus the bytes
+};
+
+template <class T, int kBlocks>
+struct ClusterPost {
+  unsigned meetings;  // so far: the mailbox is its low bit, the mbarrier's phase the next
+
+  // One per kernel, at a fixed address (no register holds it).
+  static __device__ __forceinline__ ClusterMailboxes<T, kBlocks>* mailboxes() {
+    __shared__ ClusterMailboxes<T, kBlocks> boxes;
+    return &boxes;
+  }
+
+  // Every thread of every block calls it once, before the first post: no block may store into
+  // another's mailbox before that block's mbarriers exist.
+  __device__ __forceinline__ void start() {
+    if (threadIdx.x == 0) {
+      for (int b = 0; b < 2; ++b)
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(&mailboxes()->landed[b])) : "memory");
+      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+  }
+  // v: this block's value, the same in threads 0 .. kBlocks − 1 (they post it, one receiver
+  // each). Returns, in every thread, the values of blocks 0 .. kBlocks − 1 in rank order, in
+  // this block's shared memory until the next-but-one exchange.
+  __device__ __forceinline__ const T* exchange(const T& v, unsigned rank);
+};
+
+__device__ __forceinline__ void store_to_block_async(unsigned remote, float2 v, unsigned remote_landed) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];"
+               ::"r"(remote), "f"(v.x), "f"(v.y), "r"(remote_landed) : "memory");
+}
+__device__ __forceinline__ void store_to_block_async(unsigned remote, float4 v, unsigned remote_landed) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];"
+               ::"r"(remote), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(remote_landed) : "memory");
+}
+
+template <class T, int kBlocks>
+__device__ __forceinline__ const T* ClusterPost<T, kBlocks>::exchange(const T& v, unsigned rank) {
+  const unsigned box = meetings & 1, phase = (meetings >> 1) & 1;
+  ++meetings;
+  ClusterMailboxes<T, kBlocks>* const boxes = mailboxes();
+  unsigned long long* const landed = &boxes->landed[box];
+  if (threadIdx.x < (unsigned)kBlocks) {
+    if (threadIdx.x == 0)
+      asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cta.b64 _, [%0], %1;"
+                   ::"r"(shared_address(landed)), "n"(kBlocks * (int)sizeof(T)) : "memory");
+    const unsigned to = threadIdx.x;
+    store_to_block_async(cluster_address(&boxes->value[box][rank], to), v, cluster_address(landed, to));
+  }
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
+        "selp.u32 %0, 1, 0, p;\n\t}"
+        : "=r"(done) : "r"(shared_address(landed)), "r"(phase) : "memory");
+  } while (!done);
+  return boxes->value[box];
+}
+
 }  // namespace nj

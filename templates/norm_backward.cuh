@@ -321,28 +321,27 @@ __device__ __forceinline__ void write_group_sums(const BackwardParams& p, const 
     }
 }
 
-// Row sums of the whole row: within a cluster, each block's sums meet in shared memory and
-// every block adds them in rank order, so all blocks hold the same bits.
-template <int kBuffers = 2>
+// Row sums of the whole row: within a cluster, each block posts its sums to every block
+// (ClusterPost) and every block adds them in rank order, so all blocks hold the same bits.
+// A grid cluster meets in global memory instead (GridSums).
+constexpr int kMailboxBlocks = kGridCluster ? 1 : kCluster;
 struct ClusterSums {
-  float2* slots;  // [kBuffers]
-  int parity;
-  __device__ __forceinline__ float2 sum(float2 block_sum) {
-    if constexpr (kCluster == 1) {
+  ClusterPost<float2, kMailboxBlocks> post;
+  // Every thread calls it before the first row (a cluster barrier).
+  __device__ __forceinline__ void start() {
+    if constexpr (kMailboxBlocks > 1) post.start();
+  }
+  __device__ __forceinline__ float2 sum(float2 block_sum, unsigned rank) {
+    if constexpr (kMailboxBlocks == 1) {
       return block_sum;
     } else {
-      // Double-buffered, so one cluster barrier per row: a block cannot write buffer b again
-      // before every block has passed the next barrier, i.e. finished reading b.
-      if (threadIdx.x == 0) slots[parity] = block_sum;
-      cluster_barrier_publish(threadIdx.x == 0);
-      float2 total = load_from_block(&slots[parity], 0);
+      const float2* all = post.exchange(block_sum, rank);
+      float2 total = all[0];
 #pragma unroll
-      for (unsigned r = 1; r < kCluster; ++r) {
-        const float2 v = load_from_block(&slots[parity], r);
-        total.x += v.x;
-        total.y += v.y;
+      for (int r = 1; r < kMailboxBlocks; ++r) {
+        total.x += all[r].x;
+        total.y += all[r].y;
       }
-      parity ^= 1;
       return total;
     }
   }
@@ -717,9 +716,8 @@ __device__ __forceinline__ void slot_gamma(const BackwardParams& p, int i, int l
 template <int kUnused = 0>
 __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams& p) {
   __shared__ float2 reduce_buffer[2][kRowsPerBlock][Reducer::kWarps];
-  __shared__ float2 cluster_slots[2];
   Reducer reducer{reduce_buffer, 0};
-  ClusterSums<> cluster{cluster_slots, 0};
+  ClusterSums cluster{{0}};
   const int row_in_block = threadIdx.x / kThreadsPerRow;
   const int lane = threadIdx.x % kThreadsPerRow;
   // The rank bounded for ptxas (cluster_rank_below) where that measured faster: blocks without
@@ -736,6 +734,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 
   extern __shared__ __align__(16) unsigned char dynamic_shared[];  // kSharedWeights: γ; kSharedSums: the sums
   hold_weights(p, dynamic_shared, lane, rank);
+  cluster.start();
   ColumnSums column_sums;
   column_sums.start(shared_sums_base(dynamic_shared));
 
@@ -824,7 +823,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
       if constexpr (kParallel) column_sums.add_second(i, dwi, dy1);
 // fused:end
     }
-    sums = cluster.sum(reducer.sum(sums, row_in_block, lane));
+    sums = cluster.sum(reducer.sum(sums, row_in_block, lane), rank);
     const float mean_g = sums.x * kInvN, mean_gx = sums.y * kInvN;
     if (valid) {
       TDX* const dx_row = p.dx + row * p.dx_stride;  // once a row, as in load_row_slice
@@ -1001,9 +1000,8 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   extern __shared__ __align__(16) unsigned char dynamic_shared[];  // the stages, then γ held, then shared sums
   unsigned char* const stages = dynamic_shared;                   // [kStages][kStageBytes]
   __shared__ float2 reduce_buffer[2][1][Reducer::kWarps];
-  __shared__ float2 cluster_slots[2];
   Reducer reducer{reduce_buffer, 0};
-  ClusterSums<> cluster{cluster_slots, 0};
+  ClusterSums cluster{{0}};
   const int lane = threadIdx.x;
   const unsigned rank = kGridCluster ? blockIdx.x : kCluster > 1 ? cluster_rank() : 0;
   __shared__ float2 grid_totals[kGridBatch];
@@ -1020,6 +1018,7 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   };
 
   hold_weights(p, stages, lane, rank);
+  cluster.start();
   ColumnSums column_sums;
   column_sums.start(shared_sums_base(stages));
 
@@ -1213,7 +1212,7 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
       if constexpr (kGridCluster) {
         grid.post((row - first) / step, block_sums);
       } else {
-        write_dx(r, cluster.sum(block_sums));
+        write_dx(r, cluster.sum(block_sums, rank));
       }
       mean = next_mean;
       rstd = next_rstd;
