@@ -408,49 +408,65 @@ __device__ __forceinline__ void save_statistics(const ForwardParams& p, i64 row,
 }
 
 // ---- a row shared by a cluster's blocks (sm_90) --------------------------------------------------
-// Each block posts the statistics of its part of the row to every block (ClusterPost); every
-// thread merges the kCluster of them in rank order, so every thread of every block gets the
-// same bits.
+// Each block's statistics of its part of the row go to its shared memory; after one cluster
+// barrier every thread reads all kCluster of them (distributed shared memory) and merges them
+// in rank order, so every thread of every block gets the same bits. Double-buffered: a block
+// can write row k + 1's before a slower one has read row k's, never row k + 2's (it cannot
+// pass the barrier of row k + 1 before the slower one reaches it, after its reads of row k).
 struct ClusterExchange {
-  ClusterPost<float4, kCluster> post;
+  int parity;
 
-  // Every thread calls it before the first row (a cluster barrier).
-  __device__ __forceinline__ void start() {
-    if constexpr (kCluster > 1) post.start();
+  __device__ __forceinline__ float4* slot() {
+    __shared__ float4 buffer[2];
+    return &buffer[parity];
   }
-  __device__ __forceinline__ const float4* gather(float4 v) { return post.exchange(v, block_rank()); }
+  __device__ __forceinline__ float4 share(float4 v) {
+    float4* mine = slot();
+    if (threadIdx.x == 0) *mine = v;
+    cluster_barrier_publish(threadIdx.x == 0);
+    parity ^= 1;
+    return v;
+  }
   __device__ __forceinline__ Moments moments(const Moments& block) {
-    const float4* all = gather(make_float4(block.n, block.mean, block.m2, 0.f));
-    Moments total{all[0].x, all[0].y, all[0].z};
+    float4* mine = slot();
+    share(make_float4(block.n, block.mean, block.m2, 0.f));
+    float4 v = load_from_block(mine, 0);
+    Moments total{v.x, v.y, v.z};
 #pragma unroll
-    for (int r = 1; r < kCluster; ++r) total = merge_moments(total, Moments{all[r].x, all[r].y, all[r].z});
+    for (unsigned r = 1; r < (unsigned)kCluster; ++r) {
+      v = load_from_block(mine, r);
+      total = merge_moments(total, Moments{v.x, v.y, v.z});
+    }
     return total;
   }
   // The row's {mean, M2} from each block's Σx and its Σ(x − K_b)² about its own mean K_b
   // (warp_shifted_moments): one meeting, no merges.
   __device__ __forceinline__ float2 shifted_moments(float block_sum, float block_squares) {
-    const float4* all = gather(make_float4(block_sum, block_squares, 0.f, 0.f));
+    float4* mine = slot();
+    share(make_float4(block_sum, block_squares, 0.f, 0.f));
+    float2 v[kCluster];
     float total = 0.f;
 #pragma unroll
-    for (int r = 0; r < kCluster; ++r) total += all[r].x;
+    for (unsigned r = 0; r < (unsigned)kCluster; ++r) {
+      const float4 b = load_from_block(mine, r);
+      v[r] = make_float2(b.x, b.y);
+      total += b.x;
+    }
     const float mean = total * kInvN;
     float m2 = 0.f;
 #pragma unroll
-    for (int r = 0; r < kCluster; ++r) {
-      // Read again from shared memory rather than kept from the first pass: 16-bit rows of
-      // 262144 in clusters of 8 spilled holding them.
-      const volatile float* posted = &all[r].x;
-      const float sum = posted[0], squares = posted[1];
+    for (unsigned r = 0; r < (unsigned)kCluster; ++r) {
       const float n = block_element_count(r);
-      m2 += squares_about(mean, sum, squares, n, warp_shift(sum, n));
+      m2 += squares_about(mean, v[r].x, v[r].y, n, warp_shift(v[r].x, n));
     }
     return make_float2(mean, m2);
   }
   __device__ __forceinline__ float sum(float block) {
-    const float4* all = gather(make_float4(block, 0.f, 0.f, 0.f));
-    float total = all[0].x;
+    float4* mine = slot();
+    share(make_float4(block, 0.f, 0.f, 0.f));
+    float total = load_from_block(mine, 0).x;
 #pragma unroll
-    for (int r = 1; r < kCluster; ++r) total += all[r].x;
+    for (unsigned r = 1; r < (unsigned)kCluster; ++r) total += load_from_block(mine, r).x;
     return total;
   }
 };
@@ -502,8 +518,7 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
   // and the clusters (row groups) of the grid.
   const int lane = (int)block_rank() * kThreadsPerRow + lane_in_block;
   const i64 group = row_group(), groups = row_groups();
-  ClusterExchange exchange{{0}};
-  exchange.start();
+  ClusterExchange exchange{0};
   const float eps = (float)p.eps;
   const i64 step = groups * kRowsPerBlock;
   // With kPrefetch (option-free rows only) the next row's x is loaded before this row's
@@ -636,8 +651,7 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
   const int lane = threadIdx.x;
   const i64 first = (i64)block_rank() * kThreads + lane;  // the thread's first slot of a row
   const i64 group = row_group(), groups = row_groups();
-  ClusterExchange exchange{{0}};
-  exchange.start();
+  ClusterExchange exchange{0};
   const float eps = (float)p.eps;
   for (i64 row = group; row < p.m; row += groups) {
     const TX* x_row = p.x + row * p.x_stride;
