@@ -323,24 +323,45 @@ __device__ __forceinline__ void write_group_sums(const BackwardParams& p, const 
 
 // Row sums of the whole row: within a cluster, each block posts its sums to every block
 // (ClusterPost) and every block adds them in rank order, so all blocks hold the same bits.
+// Posting against a cluster barrier then reads of the other blocks' shared memory (bench
+// --graph, M·N = 64 Mi, bench/NOTES.md entry 39): LN bf16 65536 176 → 164 µs, 262144 256 →
+// 215; RMS bf16 262144 241 → 183; LN fp32 65536 320 → 291. kPosted = false keeps the barrier
+// and reads: parallel norms' register clusters, which spill already and spilled more posting
+// (RMS bf16 262144 with parallel norms 423 → 460 µs).
 // A grid cluster meets in global memory instead (GridSums).
 constexpr int kMailboxBlocks = kGridCluster ? 1 : kCluster;
+template <bool kPosted = true>
 struct ClusterSums {
   ClusterPost<float2, kMailboxBlocks> post;
   // Every thread calls it before the first row (a cluster barrier).
   __device__ __forceinline__ void start() {
-    if constexpr (kMailboxBlocks > 1) post.start();
+    if constexpr (kPosted && kMailboxBlocks > 1) post.start();
   }
   __device__ __forceinline__ float2 sum(float2 block_sum, unsigned rank) {
     if constexpr (kMailboxBlocks == 1) {
       return block_sum;
-    } else {
+    } else if constexpr (kPosted) {
       const float2* all = post.exchange(block_sum, rank);
       float2 total = all[0];
 #pragma unroll
       for (int r = 1; r < kMailboxBlocks; ++r) {
         total.x += all[r].x;
         total.y += all[r].y;
+      }
+      return total;
+    } else {
+      // Two slots in turn, so one cluster barrier a row: a block cannot write slot b again
+      // before every block has passed the next barrier, i.e. finished reading b.
+      __shared__ float2 slots[2];
+      const int b = post.meetings++ & 1;
+      if (threadIdx.x == 0) slots[b] = block_sum;
+      cluster_barrier_publish(threadIdx.x == 0);
+      float2 total = load_from_block(&slots[b], 0);
+#pragma unroll
+      for (unsigned r = 1; r < kMailboxBlocks; ++r) {
+        const float2 v = load_from_block(&slots[b], r);
+        total.x += v.x;
+        total.y += v.y;
       }
       return total;
     }
@@ -717,7 +738,12 @@ template <int kUnused = 0>
 __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams& p) {
   __shared__ float2 reduce_buffer[2][kRowsPerBlock][Reducer::kWarps];
   Reducer reducer{reduce_buffer, 0};
-  ClusterSums cluster{{0}};
+  ClusterSums<
+// fused:begin
+      !kParallel
+// fused:end
+      >
+      cluster{{0}};
   const int row_in_block = threadIdx.x / kThreadsPerRow;
   const int lane = threadIdx.x % kThreadsPerRow;
   // The rank bounded for ptxas (cluster_rank_below) where that measured faster: blocks without
@@ -1001,7 +1027,7 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   unsigned char* const stages = dynamic_shared;                   // [kStages][kStageBytes]
   __shared__ float2 reduce_buffer[2][1][Reducer::kWarps];
   Reducer reducer{reduce_buffer, 0};
-  ClusterSums cluster{{0}};
+  ClusterSums<> cluster{{0}};
   const int lane = threadIdx.x;
   const unsigned rank = kGridCluster ? blockIdx.x : kCluster > 1 ? cluster_rank() : 0;
   __shared__ float2 grid_totals[kGridBatch];
