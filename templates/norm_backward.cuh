@@ -328,9 +328,8 @@ __device__ __forceinline__ void write_group_sums(const BackwardParams& p, const 
 // 215; RMS bf16 262144 241 → 183; LN fp32 65536 320 → 291. kPosted = false keeps the barrier
 // and reads: parallel norms' register clusters, which spill already and spilled more posting
 // (RMS bf16 262144 with parallel norms 423 → 460 µs).
-// A grid cluster meets in global memory instead (GridSums).
-constexpr int kMailboxBlocks = kGridCluster ? 1 : kCluster;
-template <bool kPosted = true>
+// kMailboxBlocks: a grid cluster meets in global memory instead (GridSums).
+template <bool kPosted = true, int kMailboxBlocks = kGridCluster ? 1 : kCluster>
 struct ClusterSums {
   ClusterPost<float2, kMailboxBlocks> post;
   // Every thread calls it before the first row (a cluster barrier).
