@@ -504,6 +504,21 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // against 399 without; -7713342-fused-tune2/).
     if (p.gate != Gate::None && bf16_rows && c.cluster == 1 && slots <= kMaxRowThreads && shared_sums_rows(1))
       c.prefetch = p.gate == Gate::BeforeNorm || c.threads < kMaxRowThreads;
+    // Option-free rows a cluster shares (N > 16384), many rows: since clusters meet by posting
+    // (bench/NOTES.md entry 39) their meetings cost less than the rows they keep waiting, and
+    // wider clusters of narrower slices win: up to 65536, 8 elements a thread in a cluster of
+    // 8, prefetching the next row; beyond, 16 elements a thread in a cluster of 16. Exhaustive
+    // tuning, then bench --graph against the rule before (LN bf16, fp32 γ, M·N = 64 Mi,
+    // bench/results/2026-11-25-h100-96adb72-cluster-tune/): 32768 158.0 → 150.8 µs, 65536 164.3
+    // → 159.1, 131072 185.6 → 174.4 (RMSNorm 152.9 → 144.8, 149.6 → 148.6, 160.7 → 156.9).
+    if (c.cluster > 1 && slots > kMaxRowThreads && many_rows && !has_fused_options(p)) {
+      const LaunchConfig before = c;
+      const bool eight_wide = slots <= int64_t{kMaxRowThreads} * kPortableCluster;
+      c.cluster = eight_wide ? kPortableCluster : kMaxCluster;
+      one_row_per_block(ceil_div(slots, c.cluster), eight_wide ? 1 : 2);
+      c.prefetch = eight_wide;
+      take_shared_sums(before);
+    }
     if (c.cluster > 1 && slots > kMaxRowThreads && p.n <= 32768) {
       if (p.parallel && shared_sums_rows(1, /*wide_blocks=*/true)) {
         // Parallel norms holding dy1: 1024-thread blocks of 8 (LN bf16 301 us against 318 for
@@ -583,7 +598,25 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     const int iters = std::max(1, 8 / c.vec);
     while (int64_t{c.cluster} * kMaxRowThreads * iters < slots) c.cluster *= 2;
     one_row_per_block(ceil_div(slots, c.cluster), iters);
-    if (c.cluster > kPortableCluster && (p.has_weight || p.has_bias)) {
+    // Aligned option-free fp32 rows of 57345-131072 with many rows (a cluster of eight
+    // 1024-thread blocks above, or more): a cluster of 16 blocks of at most 512 threads, sums
+    // in shared memory, as many blocks an SM as fit; 8 elements a thread up to 65536, 16
+    // beyond. Since clusters meet by posting (entry 39), exhaustive tuning then bench --graph
+    // against the rule before (-96adb72-cluster-tune/): LN 65536 291.1 → 285.3 µs, 131072 302.6
+    // → 295.7; RMS 65536 284.0 → 279.5. RMS 131072 tuned best at 8 elements in 1024-thread
+    // blocks prefetching (282 µs); this takes it 298 → 298, as LayerNorm's.
+    const bool wide_cluster = many_rows && aligned && !has_fused_options(p) && (p.has_weight || p.has_bias) &&
+                              (c.cluster > kPortableCluster || (c.cluster == kPortableCluster && c.threads > 896)) &&
+                              slots <= int64_t{kMaxRegisterRowThreads} * 4 * kMaxCluster;
+    if (wide_cluster) {
+      const LaunchConfig before = c;
+      c.cluster = kMaxCluster;
+      const int wide_iters = c.cluster * kMaxRegisterRowThreads * iters < slots ? 2 * iters : iters;
+      one_row_per_block(ceil_div(slots, c.cluster), wide_iters);
+      if (!take_shared_sums(before, /*fp32_blocks_fill_sm=*/true) && c.cluster > kPortableCluster &&
+          (p.has_weight || p.has_bias))
+        shared_sums_rows(2 * iters);
+    } else if (c.cluster > kPortableCluster && (p.has_weight || p.has_bias)) {
       shared_sums_rows(2 * iters);
     } else if (many_rows && (c.cluster == 4 || (c.cluster == kPortableCluster && c.threads <= 896)) &&
                aligned && !has_fused_options(p) && (p.has_weight || p.has_bias) &&
