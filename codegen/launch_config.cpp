@@ -505,19 +505,26 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     if (p.gate != Gate::None && bf16_rows && c.cluster == 1 && slots <= kMaxRowThreads && shared_sums_rows(1))
       c.prefetch = p.gate == Gate::BeforeNorm || c.threads < kMaxRowThreads;
     // Option-free rows a cluster shares (N > 16384), many rows: since clusters meet by posting
-    // (bench/NOTES.md entry 39) their meetings cost less than the rows they keep waiting, and
-    // wider clusters of narrower slices win: up to 65536, 8 elements a thread in a cluster of
-    // 8, prefetching the next row; beyond, 16 elements a thread in a cluster of 16. Exhaustive
-    // tuning, then bench --graph against the rule before (LN bf16, fp32 γ, M·N = 64 Mi,
-    // bench/results/2026-11-25-h100-96adb72-cluster-tune/): 32768 158.0 → 150.8 µs, 65536 164.3
-    // → 159.1, 131072 185.6 → 174.4 (RMSNorm 152.9 → 144.8, 149.6 → 148.6, 160.7 → 156.9).
+    // (bench/NOTES.md entry 39), wider clusters of narrower slices win where their blocks fill
+    // the SM: up to 65536, 8 elements a thread in a cluster of 8, prefetching the next row,
+    // where that makes blocks of at most 512 threads (two or more an SM) or of 1024; 16 in a
+    // cluster of 16 where that makes blocks of 512, two an SM. Exhaustive tuning at 32768-131072
+    // (bench/results/2026-11-25-h100-96adb72-cluster-tune/), then bench --graph against the
+    // rule before across the range (bf16, fp32 γ, M·N = 64 Mi, -2b43bd7-cluster-rules/), LN /
+    // RMS µs: 16392 205 / 150 → 164 / 156, 20480 152 / 150 → 147 / 143, 24576 160 / 150 → 157 /
+    // 152, 32768 158 / 153 → 151 / 145, 65536 164 / 150 → 160 / 149, 131072 185 / 160 → 175 /
+    // 157. Not where the blocks came out 640-768 threads, one an SM (LN / RMS 40960 158 / 147 →
+    // 167 / 163, 49152 167 / 154 → 163 / 157), or 384 in a cluster of 16 (98304 177 / 163 →
+    // 187 / 166): there the rule before stays. At 163840-262144 the two tie.
     if (c.cluster > 1 && slots > kMaxRowThreads && many_rows && !has_fused_options(p)) {
       const LaunchConfig before = c;
       const bool eight_wide = slots <= int64_t{kMaxRowThreads} * kPortableCluster;
       c.cluster = eight_wide ? kPortableCluster : kMaxCluster;
       one_row_per_block(ceil_div(slots, c.cluster), eight_wide ? 1 : 2);
       c.prefetch = eight_wide;
-      take_shared_sums(before);
+      const bool fills_sm = eight_wide ? c.threads <= kMaxRegisterRowThreads || c.threads == kMaxRowThreads
+                                       : c.threads == kMaxRegisterRowThreads;
+      if (!fills_sm || !take_shared_sums(before)) c = before;
     }
     if (c.cluster > 1 && slots > kMaxRowThreads && p.n <= 32768) {
       if (p.parallel && shared_sums_rows(1, /*wide_blocks=*/true)) {
