@@ -608,10 +608,11 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // Aligned option-free fp32 rows of 57345-131072 with many rows (a cluster of eight
     // 1024-thread blocks above, or more): a cluster of 16 blocks of at most 512 threads, sums
     // in shared memory, as many blocks an SM as fit; 8 elements a thread up to 65536, 16
-    // beyond. Since clusters meet by posting (entry 39), exhaustive tuning then bench --graph
-    // against the rule before (-96adb72-cluster-tune/): LN 65536 291.1 → 285.3 µs, 131072 302.6
-    // → 295.7; RMS 65536 284.0 → 279.5. RMS 131072 tuned best at 8 elements in 1024-thread
-    // blocks prefetching (282 µs); this takes it 298 → 298, as LayerNorm's.
+    // beyond. Since clusters meet by posting (entry 39), from exhaustive tuning
+    // (-96adb72-cluster-tune/); bench --graph against the rule before across the range
+    // (-2b43bd7-cluster-rules/), LN / RMS µs: 61440 327 / 321 → 288 / 282, 65536 292 / 285 →
+    // 285 / 279, 98304 295 / 289 → 293 / 286, 131072 303 / 293 → 296 / 288 (RMSNorm's tuned
+    // best there, 8 elements in 1024-thread blocks prefetching, 282 in the tuner, not taken).
     const bool wide_cluster = many_rows && aligned && !has_fused_options(p) && (p.has_weight || p.has_bias) &&
                               (c.cluster > kPortableCluster || (c.cluster == kPortableCluster && c.threads > 896)) &&
                               slots <= int64_t{kMaxRegisterRowThreads} * 4 * kMaxCluster;
