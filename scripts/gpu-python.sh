@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine, from the repository root, with the build folder copied there (nothing is
 # compiled here) and PyTorch installed system-wide: the Python package's GPU tests, the
-# transformer example and the host-overhead bench. Everything goes into ONE file,
-# $OUT/python.txt; the exit status is non-zero when any of the three fails.
+# transformer example, the host-overhead bench and the modules' host-time breakdown.
+# Everything goes into ONE file, $OUT/python.txt; the exit status is non-zero when any fails.
 #   BUILD_DIR=build-py scripts/gpu-python.sh        (default build folder: build)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +41,9 @@ step() {  # step NAME COMMAND...: runs it with a header and its time, output int
     step overhead "$python" bench/python_overhead.py
     # A training-sized call too, where the workspace (one per stream, reused) is not zero.
     step overhead-m4096 "$python" bench/python_overhead.py --m 4096 --n 256
+    # Where a module's forward + backward spends its host time, against torch's and a bare
+    # Python autograd node (LayerNorm's step read 2.4-2.8x torch's in python_overhead's rows).
+    step host-breakdown "$python" bench/host_breakdown.py
   fi
   echo "gpu-python.sh: exit $status"
 } > "$log" 2>&1
