@@ -748,3 +748,33 @@ TEST(ForwardConfig, LayerNormDropoutTakesBlocksOf256To512Threads) {
 
 }  // namespace
 }  // namespace normjit::codegen
+
+// As the backward's LaunchConfig.EveryNAndMTakesAConfigItsCheckAccepts: every N up to 20480 and
+// then every few, at the M the tests and the bench use, both kinds, each weight dtype and fused
+// option the forward takes, sm_80 and sm_90: the heuristic's config passes its own check.
+TEST(ForwardConfig, EveryNAndMTakesAConfigItsCheckAccepts) {
+  int64_t checked = 0;
+  for (int64_t n = 1; n <= 1100000; n = n < 20480 ? n + 1 : n + 1 + n / 97)
+    for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+      for (DType x : {DType::BF16, DType::F16, DType::F32})
+        for (DType weight : {DType::F32, x})
+          for (int option = -1; option < static_cast<int>(std::size(kForwardOptions)); ++option) {
+            // Fused options at every 7th N below 20480 (their rules are coarser than N's).
+            if (option >= 0 && n < 20480 && n % 7 != 0) continue;
+            NormProblem p = problem(kind, n, x, weight);
+            if (option >= 0) kForwardOptions[option].set(p);
+            try {
+              codegen::validate_forward_problem(p);
+            } catch (const std::exception&) {
+              continue;  // an option the forward does not take
+            }
+            p = codegen::resolve_forward_problem(p);
+            for (int64_t m : {int64_t{1}, int64_t{37}, int64_t{199}, 67108864 / n + 1})
+              for (int sm : {80, 90}) {
+                ++checked;
+                EXPECT_NO_THROW(codegen::choose_forward_config(p, sm, m, sm == 90 ? 132 : 108))
+                    << codegen::describe(p) << " M=" << m << " sm_" << sm;
+              }
+          }
+  EXPECT_GT(checked, 1000000);
+}

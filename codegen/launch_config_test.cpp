@@ -1279,3 +1279,43 @@ TEST(LaunchConfig, GridClustersHoldTheirSliceOfGammaBesideTheStages) {
   no_weight = codegen::resolve_problem(no_weight);
   EXPECT_FALSE(choose_launch_config(no_weight, 90, 132).shared_weights);
 }
+
+// The heuristic's rules switch at many N (block shapes, clusters, shared sums, prefetch, the
+// column pass at few rows): every N up to 20480 and then every few, at the M the GPU tests and
+// the bench use, for both kinds and each weight and fused-option form, on sm_80 and sm_90,
+// gives a config its own check accepts (a rule whose shape another rule's bounds reject shows
+// here, on any machine, instead of as a launch error on the GPU).
+TEST(LaunchConfig, EveryNAndMTakesAConfigItsCheckAccepts) {
+  const std::vector<void (*)(NormProblem&)> options = {
+      no_option,
+      [](NormProblem& p) { p.residual = true; },
+      [](NormProblem& p) { p.gate = Gate::AfterNorm; },
+      [](NormProblem& p) { p.parallel = true; },
+      [](NormProblem& p) { p.recompute_from_output = true; },
+      [](NormProblem& p) {
+        p.residual = p.zero_centered_weight = p.rowscale = true;
+        p.dropout = DropoutMask::Bits;
+      },
+  };
+  int64_t checked = 0;
+  for (int64_t n = 1; n <= 1100000; n = n < 20480 ? n + 1 : n + 1 + n / 97) {
+    for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+      for (DType x : {DType::BF16, DType::F16, DType::F32})
+        for (DType weight : {DType::F32, x})
+          for (auto option : options) {
+            NormProblem p = with_option(n, x, kind, option);
+            p.weight_dtype = weight;
+            if (p.gate != Gate::None && kind != NormKind::RMSNorm) continue;
+            // Fused options at every 7th N below 20480 (their rules are coarser than N's).
+            if (option != options[0] && n < 20480 && n % 7 != 0) continue;
+            p = codegen::resolve_problem(p);
+            for (int64_t m : {int64_t{1}, int64_t{37}, int64_t{199}, 67108864 / n + 1})
+              for (int sm : {80, 90}) {
+                ++checked;
+                EXPECT_NO_THROW(choose_launch_config(p, sm, sm == 90 ? 132 : 108, m))
+                    << codegen::describe(p) << " M=" << m << " sm_" << sm;
+              }
+          }
+  }
+  EXPECT_GT(checked, 1000000);
+}
