@@ -4,6 +4,10 @@ python_overhead.py times whole calls; this splits a module's forward + autograd 
 pieces, so a gap between normjit and torch can be traced to one of them:
 - step: y = module(x); torch.autograd.grad(y, (x, weight[, bias]), dy), host µs per step;
 - fwd: module(x) alone (graph built), and grad: the grad call alone (step − fwd);
+- node: the module's autograd node called directly on this thread (y.grad_fn(dy), or for a
+  Python Function's node its apply, which runs the Function's backward; one graph built once),
+  where grad runs it on autograd's worker thread for the device: grad − node is the engine's
+  own cost (the worker's wake-up, its stream and context handling, the gradients' checks);
 - floor: the same step through a Python autograd.Function that only clones (autograd's
   cost of a Python node, no norm at all);
 - torch.profiler's per-op self CPU time over the steps (every thread, the autograd engine's
@@ -11,6 +15,8 @@ pieces, so a gap between normjit and torch can be traced to one of them:
 Modules in x's dtype (as torch.nn's are used) and with fp32 parameters.
 
     python3 bench/host_breakdown.py [--m 4] [--n 256] [--dtype bf16] [--steps 300]
+    (--device cpu runs the script's mechanics without a GPU; normjit's modules then fall back to
+    torch's own norms, so its numbers say nothing of normjit)
 """
 import argparse
 import os
@@ -38,36 +44,41 @@ class _CloneFunction(torch.autograd.Function):
 
 
 class _CloneModule(torch.nn.Module):
-    def __init__(self, n, dtype):
+    def __init__(self, n, device, dtype):
         super().__init__()
-        self.weight = torch.nn.Parameter(torch.ones(n, device="cuda", dtype=dtype))
-        self.bias = torch.nn.Parameter(torch.zeros(n, device="cuda", dtype=dtype))
+        self.weight = torch.nn.Parameter(torch.ones(n, device=device, dtype=dtype))
+        self.bias = torch.nn.Parameter(torch.zeros(n, device=device, dtype=dtype))
 
     def forward(self, x):
         return _CloneFunction.apply(x, self.weight, self.bias)
 
 
+def synchronize():
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
 def per_call_us(fn, calls, repeats=7):
     fn()
-    torch.cuda.synchronize()
+    synchronize()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         for _ in range(calls):
             fn()
         times.append((time.perf_counter() - start) / calls * 1e6)
-        torch.cuda.synchronize()
+        synchronize()
     return statistics.median(times)
 
 
 def profile_table(step, steps, rows):
     from torch.profiler import ProfilerActivity, profile
     step()
-    torch.cuda.synchronize()
+    synchronize()
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         for _ in range(steps):
             step()
-        torch.cuda.synchronize()
+        synchronize()
     return prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows, max_name_column_width=60)
 
 
@@ -78,26 +89,30 @@ def main():
     ap.add_argument("--dtype", choices=("fp32", "fp16", "bf16"), default="bf16")
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--profile-rows", type=int, default=22)
+    ap.add_argument("--device", default="cuda")
     opt = ap.parse_args()
     dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[opt.dtype]
     m, n = opt.m, opt.n
-    x = torch.randn(m, n, device="cuda", dtype=dtype, requires_grad=True)
-    dy = torch.randn(m, n, device="cuda", dtype=dtype)
+    dev = opt.device
+    x = torch.randn(m, n, device=dev, dtype=dtype, requires_grad=True)
+    dy = torch.randn(m, n, device=dev, dtype=dtype)
+    where = torch.cuda.get_device_name() if dev.startswith("cuda") else dev
     print("torch %s, %s; M=%d N=%d %s; host us per call, median of 7 x %d"
-          % (torch.__version__, torch.cuda.get_device_name(), m, n, opt.dtype, opt.steps))
-    print("%-44s %9s %9s %9s" % ("module", "step", "fwd", "grad"))
+          % (torch.__version__, where, m, n, opt.dtype, opt.steps))
+    print("%-44s %9s %9s %9s %9s" % ("module", "step", "fwd", "grad", "node"))
     steps = {}
     for pdtype in (dtype, torch.float32):
-        modules = [("normjit LayerNorm", njt.LayerNorm(n, device="cuda", dtype=pdtype)),
-                   ("torch LayerNorm", torch.nn.LayerNorm(n, device="cuda", dtype=pdtype)),
-                   ("normjit RMSNorm", njt.RMSNorm(n, device="cuda", dtype=pdtype)),
-                   ("torch RMSNorm", torch.nn.RMSNorm(n, device="cuda", dtype=pdtype)),
-                   ("floor: Python autograd.Function (clone)", _CloneModule(n, pdtype))]
+        modules = [("normjit LayerNorm", njt.LayerNorm(n, device=dev, dtype=pdtype)),
+                   ("torch LayerNorm", torch.nn.LayerNorm(n, device=dev, dtype=pdtype)),
+                   ("normjit RMSNorm", njt.RMSNorm(n, device=dev, dtype=pdtype)),
+                   ("torch RMSNorm", torch.nn.RMSNorm(n, device=dev, dtype=pdtype)),
+                   ("floor: Python autograd.Function (clone)", _CloneModule(n, dev, pdtype))]
         for name, module in modules:
             inputs = (x,) + tuple(module.parameters())
 
             def step(module=module, inputs=inputs):
-                torch.autograd.grad(module(x), inputs, dy)
+                # allow_unused: the floor's node gives the parameters no gradient
+                torch.autograd.grad(module(x), inputs, dy, allow_unused=True)
 
             def fwd(module=module):
                 return module(x)
@@ -108,8 +123,15 @@ def main():
             except RuntimeError as e:  # torch's CUDA LayerNorm refuses some mixes of dtypes
                 print("%-44s %s" % (label, str(e).splitlines()[0][:60]))
                 continue
+            node = module(x).grad_fn
+            # A Python Function's node is not callable: its apply runs the Function's backward.
+            call = node.apply if hasattr(node, "_forward_cls") else node
+            try:
+                d = per_call_us(lambda: call(dy), opt.steps)
+            except Exception:  # a node that cannot be called again, or not directly
+                d = float("nan")
             steps[label] = step
-            print("%-44s %9.2f %9.2f %9.2f" % (label, s, f, s - f))
+            print("%-44s %9.2f %9.2f %9.2f %9.2f" % (label, s, f, s - f, d))
     for label in ("normjit LayerNorm, %s params" % opt.dtype, "torch LayerNorm, %s params" % opt.dtype,
                   "normjit RMSNorm, %s params" % opt.dtype):
         if label in steps:
