@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 
+#include "codegen/forward_config.h"
 #include "codegen/kernel_source.h"
 #include "codegen/launch_config.h"
 #include "codegen/norm_problem.h"
@@ -679,7 +680,8 @@ TEST(BackwardCall, EveryFusedOptionTogetherPassesAndResolvesItsStrides) {
 }
 
 // Every combination of the fused options, with and without γ and dresidual_in, for both
-// kinds: accepted (and given a kernel source) or rejected naming the conflict, nothing else.
+// kinds: accepted (and given backward and forward source) or rejected naming the conflict,
+// nothing else.
 TEST(BackwardCall, EveryFusedCombinationWorksOrNamesItsConflict) {
   int accepted = 0;
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
@@ -738,6 +740,10 @@ TEST(BackwardCall, EveryFusedCombinationWorksOrNamesItsConflict) {
         const runtime::CheckedCall c = runtime::check_backward_call(p, a);
         EXPECT_EQ(conflict, nullptr) << what << " was accepted";
         EXPECT_FALSE(codegen::generate_backward_source(c.problem, codegen::choose_launch_config(c.problem)).text.empty());
+        // The forward of the same problem (it leaves out the recompute, the backward's choice).
+        EXPECT_NO_THROW(codegen::validate_forward_problem(p)) << what;
+        const NormProblem f = codegen::resolve_forward_problem(p);
+        EXPECT_FALSE(codegen::generate_forward_source(f, codegen::choose_forward_config(f)).text.empty()) << what;
         ++accepted;
       } catch (const Error& e) {
         ASSERT_NE(conflict, nullptr) << what << " was rejected: " << e.what();
