@@ -749,9 +749,10 @@ TEST(ForwardConfig, LayerNormDropoutTakesBlocksOf256To512Threads) {
 }  // namespace
 }  // namespace normjit::codegen
 
-// As the backward's LaunchConfig.EveryNAndMTakesAConfigItsCheckAccepts: every N up to 20480 and
-// then every few, at the M the tests and the bench use, both kinds, each weight dtype and fused
-// option the forward takes, sm_80 and sm_90: the heuristic's config passes its own check.
+// As the backward's LaunchConfig.TheHeuristicsConfigRunsEveryOptionAndAffineForm: every N up to
+// 20480 and every ~1% beyond to 1.1M (the fused options every 7th N below 20480), at the M the
+// tests and the bench use, both kinds, both weight dtypes, each fused option the forward takes,
+// sm_80 and sm_90: the heuristic's config passes its own check.
 TEST(ForwardConfig, EveryNAndMTakesAConfigItsCheckAccepts) {
   int64_t checked = 0;
   for (int64_t n = 1; n <= 1100000; n = n < 20480 ? n + 1 : n + 1 + n / 97)

@@ -965,9 +965,13 @@ TEST(LaunchConfig, Fp32RowsOf4097To8192SitInRegistersForManyRows) {
 }
 
 // The heuristic's config runs every problem it is asked for: each fused option alone and all
-// those that go together, each affine form (shared sums need dγ or dβ to hold), 16-bit and fp32
-// rows, many rows and few, sm_80 and sm_90. (The gate's shared-sums rule of ba92ca2 gave a
-// problem without γ shared sums; the GPU tests caught it, this catches it on any machine.)
+// those that go together, each affine form (shared sums need dγ or dβ to hold), both weight
+// dtypes, 16-bit and fp32 rows, few rows and many, sm_80 and sm_90. (The gate's shared-sums
+// rule of ba92ca2 gave a problem without γ shared sums; the GPU tests caught it, this catches
+// it on any machine.) Its rules switch at many N (block shapes, clusters, shared sums,
+// prefetch, the column pass at few rows), so the option-free LayerNorm and RMSNorm take every N
+// up to 20480 and every ~1% beyond to 1.1M; the other options and affine forms every 7th N
+// below 20480. A rule whose shape another rule's bounds reject shows here.
 TEST(LaunchConfig, TheHeuristicsConfigRunsEveryOptionAndAffineForm) {
   const std::vector<void (*)(NormProblem&)> options = {
       no_option,
@@ -981,31 +985,39 @@ TEST(LaunchConfig, TheHeuristicsConfigRunsEveryOptionAndAffineForm) {
         p.dropout = DropoutMask::Bits;
       },
   };
-  int checked = 0;
-  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
-    for (DType x : {DType::BF16, DType::F16, DType::F32})
-      for (int64_t n : {1, 33, 1000, 4096, 5003, 8192, 16384, 32768, 65536, 262144})
-        for (int affine = 0; affine < 4; ++affine)
-          for (auto option : options) {
-            NormProblem p = with_option(n, x, kind, option);
-            p.has_weight = affine & 1;
-            p.has_bias = kind == NormKind::LayerNorm && (affine & 2);
-            if (p.gate != Gate::None && kind != NormKind::RMSNorm) continue;
-            if (p.zero_centered_weight && !p.has_weight) continue;
-            try {
-              codegen::validate_problem(p);
-            } catch (const std::invalid_argument&) {
-              continue;  // a combination the library rejects
-            }
-            for (int sm : {80, 90})
-              for (int64_t m : {int64_t{1}, int64_t{199}, int64_t{16384}, int64_t{-1}}) {
-                const LaunchConfig c = choose_launch_config(p, sm, 132, m);
-                EXPECT_NO_THROW(codegen::check_launch_config(p, c))
-                    << codegen::describe(p) << " sm_" << sm << " M=" << m << ": " << codegen::describe(c);
-                ++checked;
+  int64_t checked = 0;
+  for (int64_t n = 1; n <= 1100000; n = n < 20480 ? n + 1 : n + 1 + n / 97)
+    for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+      for (DType x : {DType::BF16, DType::F16, DType::F32})
+        for (DType weight : {DType::F32, x})
+          for (int affine = 3; affine >= 0; --affine)
+            for (auto option : options) {
+              const bool plain = option == options[0] && affine == 3;
+              if (!plain && n < 20480 && n % 7 != 0) continue;
+              if (weight == x && x == DType::F32 && !plain) continue;  // the same problems again
+              NormProblem p = with_option(n, x, kind, option);
+              p.weight_dtype = weight;
+              p.has_weight = affine & 1;
+              p.has_bias = kind == NormKind::LayerNorm && (affine & 2);
+              if (p.gate != Gate::None && kind != NormKind::RMSNorm) continue;
+              if (p.zero_centered_weight && !p.has_weight) continue;
+              try {
+                codegen::validate_problem(p);
+              } catch (const std::invalid_argument&) {
+                continue;  // a combination the library rejects
               }
-          }
-  EXPECT_GT(checked, 3000);
+              p = codegen::resolve_problem(p);
+              for (int sm : {80, 90})
+                for (int64_t m : {int64_t{1}, int64_t{37}, int64_t{199}, 67108864 / n + 1, int64_t{-1}}) {
+                  LaunchConfig c;
+                  EXPECT_NO_THROW(c = choose_launch_config(p, sm, sm == 90 ? 132 : 108, m))
+                      << codegen::describe(p) << " sm_" << sm << " M=" << m;
+                  EXPECT_NO_THROW(codegen::check_launch_config(p, c))
+                      << codegen::describe(p) << " sm_" << sm << " M=" << m << ": " << codegen::describe(c);
+                  ++checked;
+                }
+            }
+  EXPECT_GT(checked, 3000000);
 }
 
 // The kernel holds rows packed (kPackedRows, emitted from codegen::packs_rows) only with shared
@@ -1280,42 +1292,3 @@ TEST(LaunchConfig, GridClustersHoldTheirSliceOfGammaBesideTheStages) {
   EXPECT_FALSE(choose_launch_config(no_weight, 90, 132).shared_weights);
 }
 
-// The heuristic's rules switch at many N (block shapes, clusters, shared sums, prefetch, the
-// column pass at few rows): every N up to 20480 and then every few, at the M the GPU tests and
-// the bench use, for both kinds and each weight and fused-option form, on sm_80 and sm_90,
-// gives a config its own check accepts (a rule whose shape another rule's bounds reject shows
-// here, on any machine, instead of as a launch error on the GPU).
-TEST(LaunchConfig, EveryNAndMTakesAConfigItsCheckAccepts) {
-  const std::vector<void (*)(NormProblem&)> options = {
-      no_option,
-      [](NormProblem& p) { p.residual = true; },
-      [](NormProblem& p) { p.gate = Gate::AfterNorm; },
-      [](NormProblem& p) { p.parallel = true; },
-      [](NormProblem& p) { p.recompute_from_output = true; },
-      [](NormProblem& p) {
-        p.residual = p.zero_centered_weight = p.rowscale = true;
-        p.dropout = DropoutMask::Bits;
-      },
-  };
-  int64_t checked = 0;
-  for (int64_t n = 1; n <= 1100000; n = n < 20480 ? n + 1 : n + 1 + n / 97) {
-    for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
-      for (DType x : {DType::BF16, DType::F16, DType::F32})
-        for (DType weight : {DType::F32, x})
-          for (auto option : options) {
-            NormProblem p = with_option(n, x, kind, option);
-            p.weight_dtype = weight;
-            if (p.gate != Gate::None && kind != NormKind::RMSNorm) continue;
-            // Fused options at every 7th N below 20480 (their rules are coarser than N's).
-            if (option != options[0] && n < 20480 && n % 7 != 0) continue;
-            p = codegen::resolve_problem(p);
-            for (int64_t m : {int64_t{1}, int64_t{37}, int64_t{199}, 67108864 / n + 1})
-              for (int sm : {80, 90}) {
-                ++checked;
-                EXPECT_NO_THROW(choose_launch_config(p, sm, sm == 90 ? 132 : 108, m))
-                    << codegen::describe(p) << " M=" << m << " sm_" << sm;
-              }
-          }
-  }
-  EXPECT_GT(checked, 1000000);
-}
