@@ -20,15 +20,14 @@ Modules in x's dtype (as torch.nn's are used) and with fp32 parameters.
 """
 import argparse
 import os
-import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
 import torch  # noqa: E402
 
 import normjit.torch as njt  # noqa: E402
+from python_overhead import host_us, synchronize  # noqa: E402  (bench/, this script's folder)
 
 
 class _CloneFunction(torch.autograd.Function):
@@ -51,24 +50,6 @@ class _CloneModule(torch.nn.Module):
 
     def forward(self, x):
         return _CloneFunction.apply(x, self.weight, self.bias)
-
-
-def synchronize():
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-
-
-def per_call_us(fn, calls, repeats=7):
-    fn()
-    synchronize()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        times.append((time.perf_counter() - start) / calls * 1e6)
-        synchronize()
-    return statistics.median(times)
 
 
 def profile_table(step, steps, rows):
@@ -97,7 +78,7 @@ def main():
     x = torch.randn(m, n, device=dev, dtype=dtype, requires_grad=True)
     dy = torch.randn(m, n, device=dev, dtype=dtype)
     where = torch.cuda.get_device_name() if dev.startswith("cuda") else dev
-    print("torch %s, %s; M=%d N=%d %s; host us per call, median of 7 x %d"
+    print("torch %s, %s; M=%d N=%d %s; host us per call, median of 15 x %d"
           % (torch.__version__, where, m, n, opt.dtype, opt.steps))
     print("%-44s %9s %9s %9s %9s" % ("module", "step", "fwd", "grad", "node"))
     steps = {}
@@ -118,8 +99,8 @@ def main():
                 return module(x)
             label = "%s, %s params" % (name, "fp32" if pdtype == torch.float32 else opt.dtype)
             try:
-                s = per_call_us(step, opt.steps)
-                f = per_call_us(fwd, opt.steps)
+                s = host_us(step, opt.steps)
+                f = host_us(fwd, opt.steps)
             except RuntimeError as e:  # torch's CUDA LayerNorm refuses some mixes of dtypes
                 print("%-44s %s" % (label, str(e).splitlines()[0][:60]))
                 continue
@@ -127,7 +108,7 @@ def main():
             # A Python Function's node is not callable: its apply runs the Function's backward.
             call = node.apply if hasattr(node, "_forward_cls") else node
             try:
-                d = per_call_us(lambda: call(dy), opt.steps)
+                d = host_us(lambda: call(dy), opt.steps)
             except Exception:  # a node that cannot be called again, or not directly
                 d = float("nan")
             steps[label] = step

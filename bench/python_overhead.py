@@ -45,16 +45,23 @@ BATCH = 500  # fewer than the launch queue holds, so host time is not throttled 
 REPEATS = 15
 
 
+def synchronize():
+    if torch.cuda.is_available():  # host_breakdown.py --device cpu times without a GPU
+        torch.cuda.synchronize()
+
+
 def host_us(fn, batch=BATCH):
+    """Host µs per call of fn: the median of REPEATS batches of `batch` calls, synchronized
+    outside the timed region."""
     fn()
-    torch.cuda.synchronize()
+    synchronize()
     times = []
     for _ in range(REPEATS):
         start = time.perf_counter()
         for _ in range(batch):
             fn()
         times.append((time.perf_counter() - start) / batch * 1e6)
-        torch.cuda.synchronize()
+        synchronize()
     return statistics.median(times)
 
 
