@@ -747,7 +747,6 @@ TEST(ForwardConfig, LayerNormDropoutTakesBlocksOf256To512Threads) {
 }
 
 }  // namespace
-}  // namespace normjit::codegen
 
 // As the backward's LaunchConfig.TheHeuristicsConfigRunsEveryOptionAndAffineForm: every N up to
 // 20480 and every ~1% beyond to 1.1M (the fused options every 7th N below 20480), at the M the
@@ -779,3 +778,5 @@ TEST(ForwardConfig, EveryNAndMTakesAConfigItsCheckAccepts) {
           }
   EXPECT_GT(checked, 1000000);
 }
+
+}  // namespace normjit::codegen

@@ -1291,4 +1291,3 @@ TEST(LaunchConfig, GridClustersHoldTheirSliceOfGammaBesideTheStages) {
   no_weight = codegen::resolve_problem(no_weight);
   EXPECT_FALSE(choose_launch_config(no_weight, 90, 132).shared_weights);
 }
-
