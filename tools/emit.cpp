@@ -1,4 +1,4 @@
-// normjit emit: the generated source of one problem, and optionally its PTX or resource report.
+// normjit emit: the generated source of one problem, and optionally its PTX, resource report or SASS.
 #include <cstdio>
 
 #include "codegen/cache_key.h"
@@ -7,6 +7,7 @@
 #include "codegen/norm_problem.h"
 #include "runtime/engine_impl.h"
 #include "runtime/nvrtc.h"
+#include "tools/disassembler.h"
 #include "tools/problem_flags.h"
 #include "tools/target_archs.h"
 #include "tools/subcommands.h"
@@ -15,11 +16,13 @@ namespace normjit::tools {
 
 int run_emit(std::vector<std::string> args) {
   if (take_flag(args, "--help")) {
-    std::printf("usage: normjit emit PROBLEM [--forward] [--arch sm_XY] [--ptx | --resources]\n%s"
+    std::printf("usage: normjit emit PROBLEM [--forward] [--arch sm_XY] [--ptx | --resources | --sass]\n%s"
                 "  --forward                  the forward kernel (y, mean, rstd) instead of the backward\n"
-                "  --arch sm_XY               target for --ptx/--resources (default sm_90)\n"
+                "  --arch sm_XY               target for --ptx/--resources/--sass (default sm_90)\n"
                 "  --ptx                      print PTX instead of CUDA source\n"
                 "  --resources                compile and print registers, shared memory, stack and spills\n"
+                "  --sass                     compile and print the cubin's machine code (nvdisasm: $NORMJIT_NVDISASM,\n"
+                "                             PATH or /usr/local/cuda/bin; `pip install nvidia-cuda-nvdisasm` has one)\n"
                 "  --threads T, --threads-per-row R, --vec V, --min-blocks B, --cluster C, --streamed, --registers,\n"
                 "  --staged, --unstaged, --shared-sums, --prefetch, --column-pass L (the column pass, L lanes\n"
                 "  down the rows; with --threads, --vec)\n"
@@ -31,6 +34,9 @@ int run_emit(std::vector<std::string> args) {
   const bool forward = take_flag(args, "--forward");
   const bool ptx = take_flag(args, "--ptx");
   const bool resources = take_flag(args, "--resources");
+  const bool sass = take_flag(args, "--sass");
+  if (int{ptx} + int{resources} + int{sass} > 1)
+    throw std::invalid_argument("--ptx, --resources and --sass each print something else: give one of them");
   std::string arch = take_option(args, "--arch");
   if (arch.empty()) arch = "sm_90";
   // Launch-config overrides, each replacing one field of the heuristic's choice.
@@ -76,7 +82,7 @@ int run_emit(std::vector<std::string> args) {
   const codegen::KernelSource source =
       forward ? codegen::generate_forward_source(p, config) : codegen::generate_backward_source(p, config);
   const std::string described = codegen::describe(p, forward ? codegen::Pass::Forward : codegen::Pass::Backward);
-  if (!ptx && !resources) {
+  if (!ptx && !resources && !sass) {
     std::fputs(source.text.c_str(), stdout);
     return kExitOk;
   }
@@ -89,6 +95,13 @@ int run_emit(std::vector<std::string> args) {
   }
   const runtime::CompileOutput out =
       nvrtc.compile(source.text, source.name, codegen::compile_options(target), described);
+  if (sass) {
+    find_disassembler();  // before the header, so a missing tool prints only its error
+    std::printf("// %s\n// %s, %s, NVRTC %s\n", described.c_str(), codegen::describe(config).c_str(), arch.c_str(),
+                nvrtc.version().c_str());
+    print_sass(out.cubin);
+    return kExitOk;
+  }
   std::printf("problem: %s\nlaunch:  %s\ntarget:  %s, NVRTC %s, key %s\ncubin:   %zu bytes, compiled in %.0f ms\n",
               described.c_str(), codegen::describe(config).c_str(), arch.c_str(), nvrtc.version().c_str(),
               codegen::cache_key(source.text, target).c_str(), out.cubin.size(), out.milliseconds);

@@ -214,6 +214,46 @@ TEST_F(Cli, EmitTakesRecomputeFromOutputAndRejectsItWithAGate) {
   EXPECT_TRUE(contains(gated.output, "recompute_from_output and gate after-norm are both set")) << gated.output;
 }
 
+// `emit --sass` hands the compiled cubin to nvdisasm (NORMJIT_NVDISASM, else PATH, else the
+// toolkit's) and passes its output on; here a stand-in prints what it was given, so the
+// plumbing is tested where no nvdisasm is installed.
+TEST_F(Cli, EmitSassRunsTheDisassemblerOnTheCubinAndSaysWhenThereIsNone) {
+  skip_without_nvrtc();
+  const std::string fake = path("nvdisasm");
+  {
+    std::ofstream script(fake);
+    script << "#!/bin/sh\necho \"stand-in $1\"; head -c 4 \"$2\" | od -An -c | tr -d ' '\n";
+  }
+  fs::permissions(fake, fs::perms::owner_all);
+  const CliRun run = normjit_cli(std::string("emit ") + kSmallProblem + " --sass", "NORMJIT_NVDISASM=" + fake);
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "// rmsnorm N=256 x=fp32")) << run.output;
+  EXPECT_TRUE(contains(run.output, "stand-in -c")) << run.output;
+  EXPECT_TRUE(contains(run.output, "177ELF")) << "the file it was given is the cubin (an ELF): " << run.output;
+
+  {
+    std::ofstream script(fake);
+    script << "#!/bin/sh\nexit 3\n";
+  }
+  const CliRun failed = normjit_cli(std::string("emit ") + kSmallProblem + " --sass", "NORMJIT_NVDISASM=" + fake);
+  EXPECT_EQ(failed.code, 1) << failed.output;
+  EXPECT_TRUE(contains(failed.output, "failed on the cubin (exit status 3)")) << failed.output;
+
+  const CliRun missing = normjit_cli(std::string("emit ") + kSmallProblem + " --sass",
+                                     "NORMJIT_NVDISASM=" + path("no-such-tool"));
+  EXPECT_EQ(missing.code, 1) << missing.output;
+  EXPECT_TRUE(contains(missing.output, "NORMJIT_NVDISASM names '" + path("no-such-tool") + "'")) << missing.output;
+
+  if (!fs::exists("/usr/local/cuda/bin/nvdisasm")) {
+    const CliRun none = normjit_cli(std::string("emit ") + kSmallProblem + " --sass", "-u NORMJIT_NVDISASM PATH=");
+    EXPECT_EQ(none.code, 1) << none.output;
+    EXPECT_TRUE(contains(none.output, "no nvdisasm found")) << none.output;
+    EXPECT_TRUE(contains(none.output, "pip install nvidia-cuda-nvdisasm")) << none.output;
+  }
+  const CliRun both = normjit_cli(std::string("emit ") + kSmallProblem + " --sass --ptx");
+  EXPECT_EQ(both.code, 2) << both.output;
+}
+
 TEST_F(Cli, AnUnknownSubcommandExitsTwo) {
   const CliRun run = normjit_cli("frobnicate");
   EXPECT_EQ(run.code, 2) << run.output;
