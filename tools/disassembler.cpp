@@ -8,8 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
+
+#include "runtime/file_io.h"
 
 extern char** environ;
 
@@ -45,22 +46,14 @@ std::string find_disassembler() {
       "cu13/bin; then set NORMJIT_NVDISASM to it.");
 }
 
-void print_sass(const std::vector<char>& cubin) {
-  const std::string tool = find_disassembler();
-  char name[] = "/tmp/normjit-sass-XXXXXX";
-  const int fd = ::mkstemp(name);
-  if (fd < 0) throw std::runtime_error("cannot create a temporary file for the cubin in /tmp");
-  const std::string file = name;
-  ::close(fd);
-  struct Remove {
+void print_sass(const std::string& tool, const std::vector<char>& cubin) {
+  const std::string file = (fs::temp_directory_path() / ("normjit-sass-" + runtime::unique_suffix() + ".cubin")).string();
+  struct Remove {  // whatever happens below, a partly written file included
     std::string file;
     ~Remove() { std::remove(file.c_str()); }
   } remove{file};
-  {
-    std::ofstream out(file, std::ios::binary);
-    out.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
-    if (!out) throw std::runtime_error("cannot write the cubin to " + file);
-  }
+  std::string why;
+  if (!runtime::write_new_file(file, cubin, why)) throw std::runtime_error("cannot write the cubin to " + file + ": " + why);
   std::fflush(stdout);  // what was printed before comes before nvdisasm's output
   std::string flag = "-c";  // code sections only
   char* argv[] = {const_cast<char*>(tool.c_str()), flag.data(), const_cast<char*>(file.c_str()), nullptr};

@@ -11,8 +11,9 @@ namespace normjit::tools {
 // to get one when none is there.
 std::string find_disassembler();
 
-// Writes cubin to a temporary file and runs `nvdisasm -c` on it, its output going to this
-// process's stdout. Throws std::runtime_error when nvdisasm cannot be run or exits non-zero.
-void print_sass(const std::vector<char>& cubin);
+// Writes cubin to a temporary file and runs `tool -c` (find_disassembler's nvdisasm) on it, its
+// output going to this process's stdout. Throws std::runtime_error when it cannot be run or
+// exits non-zero.
+void print_sass(const std::string& tool, const std::vector<char>& cubin);
 
 }  // namespace normjit::tools

@@ -93,13 +93,14 @@ int run_emit(std::vector<std::string> args) {
                stdout);
     return kExitOk;
   }
+  // Looked for before compiling, so a missing tool costs no compile and prints only its error.
+  const std::string disassembler = sass ? find_disassembler() : std::string();
   const runtime::CompileOutput out =
       nvrtc.compile(source.text, source.name, codegen::compile_options(target), described);
   if (sass) {
-    find_disassembler();  // before the header, so a missing tool prints only its error
     std::printf("// %s\n// %s, %s, NVRTC %s\n", described.c_str(), codegen::describe(config).c_str(), arch.c_str(),
                 nvrtc.version().c_str());
-    print_sass(out.cubin);
+    print_sass(disassembler, out.cubin);
     return kExitOk;
   }
   std::printf("problem: %s\nlaunch:  %s\ntarget:  %s, NVRTC %s, key %s\ncubin:   %zu bytes, compiled in %.0f ms\n",
