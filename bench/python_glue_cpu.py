@@ -2,21 +2,20 @@
 
 What python_overhead.py times on the GPU machine is the glue plus the C call's kernel launches
 plus the output allocations; this times the glue alone, here: CPU tensors stand in for CUDA
-ones, a plan is made by hand as the general path would leave it, the CUDA stream and context
-lookups return at once, and the C entry point is a C function that returns OK (built with the
-system's cc into a temporary folder). Each row is a piece of one call, so a change to the glue
-can be judged before it goes to a GPU. Needs torch (any build) and cc.
+ones, the plan is the one the general path would leave (made by _launch's own _problem and
+_new_plan), the CUDA stream and context lookups return at once, and the plan's C entry point
+is a C function that returns OK (built with the system's cc into a temporary folder). Each row
+is a piece of one call, so a change to the glue can be judged before it goes to a GPU. Needs
+torch (any build), cc and libnormjit (NORMJIT_LIBRARY, or the build folder), no GPU.
 
     python3 bench/python_glue_cpu.py [--m 4] [--n 256] [--calls 20000]
 """
 import argparse
 import ctypes
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
@@ -25,6 +24,7 @@ import torch  # noqa: E402
 import normjit.torch as njt  # noqa: E402
 from normjit import _capi  # noqa: E402
 from normjit.torch import _launch, _ops  # noqa: E402
+from python_overhead import host_us  # noqa: E402  (bench/, this script's folder)
 
 
 def ok_entry_point(folder):
@@ -39,17 +39,6 @@ def ok_entry_point(folder):
     fn.restype = ctypes.c_int
     fn.argtypes = [ctypes.c_void_p] * 4
     return fn
-
-
-def per_call_us(fn, calls):
-    fn()
-    times = []
-    for _ in range(9):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        times.append((time.perf_counter() - start) / calls * 1e6)
-    return statistics.median(times)
 
 
 def main():
@@ -67,15 +56,13 @@ def main():
         dy = torch.randn(m, n, dtype=torch.bfloat16)
         w, b = torch.randn(n), torch.randn(n)
         mean, rstd = torch.randn(m, 1), torch.rand(m, 1)
-        # The plan the general path would leave for this key (_launch._new_plan), by hand.
-        plan = _launch._Plan()
-        plan.problem, plan.problem_address, plan.engine = None, 0, 0
-        plan.forward = plan.backward = ok
-        plan.layer_norm, plan.m, plan.n, plan.device, plan.dtype, plan.shape = True, m, n, -1, x.dtype, x.shape
-        plan.normalized_shape, plan.stat_shape, plan.packed_shape = (n,), (m, 1), (2, m, 1)
-        plan.weight_shape, plan.bias_shape = w.shape, b.shape
-        plan.workspace_bytes, plan.workspace_key = 0, None
-        _launch._plans[_launch._plan_key(_capi.LAYERNORM, dy, x, w, b, mean, rstd, 1)] = plan
+        # The plan a completed general call leaves under its key (as _launch._backward makes it:
+        # no workspace at this size), its C entry point then swapped for the one that returns OK.
+        problem_key = (_capi.LAYERNORM, n, x.dtype, dy.dtype, w.dtype, True, True)
+        p = _launch._problem(problem_key, _capi.LAYERNORM, n, x, dy, w, True, True)
+        plan = _launch._new_plan(_launch._plan_key(_capi.LAYERNORM, dy, x, w, b, mean, rstd, 1), _capi.LAYERNORM, p,
+                                 m, n, -1, x, 1, w, b, 0, (problem_key, m, -1))
+        plan.backward = ok
         a, _ = _capi.thread_args()
         rows = [
             ("normjit.torch.layer_norm_backward, the whole call", lambda: njt.layer_norm_backward(dy, x, w, b, mean, rstd)),
@@ -96,10 +83,10 @@ def main():
         ]
         out = njt.layer_norm_backward(dy, x, w, b, mean, rstd)
         assert out[0].shape == x.shape and out[1].shape == w.shape and out[2].shape == b.shape
-        print("torch %s, host CPU; LayerNorm backward M=%d N=%d bf16, fp32 weights; us per call, median of 9 x %d"
+        print("torch %s, host CPU; LayerNorm backward M=%d N=%d bf16, fp32 weights; us per call, median of 15 x %d"
               % (torch.__version__, m, n, opt.calls))
         for name, fn in rows:
-            print("%-60s %7.2f" % (name, per_call_us(fn, opt.calls)))
+            print("%-60s %7.2f" % (name, host_us(fn, opt.calls)))
 
 
 if __name__ == "__main__":

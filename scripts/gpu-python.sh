@@ -42,7 +42,7 @@ step() {  # step NAME COMMAND...: runs it with a header and its time, output int
     # A training-sized call too, where the workspace (one per stream, reused) is not zero.
     step overhead-m4096 "$python" bench/python_overhead.py --m 4096 --n 256
     # Where a module's forward + backward spends its host time, against torch's and a bare
-    # Python autograd node (LayerNorm's step read 2.4-2.8x torch's in python_overhead's rows).
+    # Python autograd node (LayerNorm's step read 1.8-2.9x torch's in python_overhead's tables).
     step host-breakdown "$python" bench/host_breakdown.py
   fi
   echo "gpu-python.sh: exit $status"
