@@ -901,15 +901,14 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4096TakeTheirOwnRuleForManyRows) {
 // shares the row, parallel norms and the gate take 8 elements a thread (parallel norms in
 // 1024-thread blocks since packed rows hold dy1, -9f89c00-parallel/; the gate prefetching in
 // bf16 after the norm), recompute blocks of 1024 threads (in fp16 not RMSNorm's recompute);
-// other options, and longer rows, the option-free rule.
+// longer rows, and the elementwise options at any length, the option-free row's config
+// (-8d898cb-fused-cluster-rule/).
 TEST(LaunchConfig, FusedOptionsInClustersUpTo32768TakeTheirOwnRule) {
   auto at = [](int64_t n, NormKind kind, void (*option)(NormProblem&), DType x = DType::BF16) {
     return choose_launch_config(with_option(n, x, kind, option), 90, 132, 2048);
   };
   EXPECT_EQ(codegen::describe(at(32768, NormKind::LayerNorm, no_option)),
             "threads=512 threads_per_row=512 vec=8 registers cluster=8 prefetch min_blocks=2 shared_sums shared_weights");
-  // The rule before clusters met by posting: what the other options keep (they were not retimed).
-  const std::string before = "threads=512 threads_per_row=512 vec=8 registers cluster=4 min_blocks=2 shared_sums shared_weights";
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     EXPECT_EQ(codegen::describe(at(32768, kind, [](NormProblem& p) { p.parallel = true; })),
               "threads=1024 threads_per_row=1024 vec=8 registers cluster=4 shared_sums shared_weights");
@@ -923,7 +922,21 @@ TEST(LaunchConfig, FusedOptionsInClustersUpTo32768TakeTheirOwnRule) {
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     EXPECT_EQ(codegen::describe(at(32768, kind, [](NormProblem& p) { p.recompute_from_output = true; })),
               "threads=1024 threads_per_row=1024 vec=8 registers cluster=2 shared_sums");
-  EXPECT_EQ(codegen::describe(at(32768, NormKind::LayerNorm, [](NormProblem& p) { p.residual = true; })), before);
+  // The elementwise options take the option-free row's config wherever a cluster shares the row.
+  for (DType x : {DType::BF16, DType::F16})
+    for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+      for (int64_t n : {20480, 32768, 65536, 131072, 262144})
+        for (auto option : {+[](NormProblem& p) { p.residual = true; },
+                            +[](NormProblem& p) {
+                              p.residual = p.zero_centered_weight = p.rowscale = true;
+                              p.dropout = DropoutMask::Bits;
+                            }}) {
+          auto with = [&](void (*o)(NormProblem&)) {
+            return choose_launch_config(with_option(n, x, kind, o), 90, 132, 65536 * 1024 / n);
+          };
+          EXPECT_EQ(codegen::describe(with(option)), codegen::describe(with(no_option))) << n;
+          EXPECT_GT(with(option).cluster, 1) << n;
+        }
   // In fp16 RMSNorm's recompute keeps the rule before (the recompute rule measured slower).
   EXPECT_EQ(codegen::describe(at(32768, NormKind::RMSNorm, [](NormProblem& p) { p.recompute_from_output = true; },
                                  DType::F16)),

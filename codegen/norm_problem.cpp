@@ -146,6 +146,10 @@ bool has_fused_options(const NormProblem& p) {
          p.parallel || p.recompute_from_output;
 }
 
+bool has_option_free_row_shape(const NormProblem& p) {
+  return p.gate == Gate::None && !p.parallel && !p.recompute_from_output;
+}
+
 int64_t dropout_mask_row_bytes(DropoutMask mask, int64_t n) {
   return mask == DropoutMask::Bits ? (n + 7) / 8 : mask == DropoutMask::Bytes ? n : 0;
 }

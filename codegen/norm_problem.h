@@ -30,6 +30,11 @@ std::string describe_options(const NormProblem& problem);
 
 // Whether any fused option (docs/FUSED.md) is on: only then does the kernel carry fused code.
 bool has_fused_options(const NormProblem& problem);
+// Whether the row's work has the option-free shape: no fused option changes what a thread keeps
+// across the row's reductions (the gate's z, parallel norms' second dy and sums, recompute's y).
+// The elementwise options (residual, zero-centred γ, row scale, dropout) only add loads or
+// stores an element, so launch rules timed without options fit them too.
+bool has_option_free_row_shape(const NormProblem& problem);
 const char* dropout_mask_name(DropoutMask mask);  // "none", "bytes", "bits"
 // Bytes of one row of a keep-mask of n elements: n as bytes, ceil(n/8) as bits (0 without dropout).
 int64_t dropout_mask_row_bytes(DropoutMask mask, int64_t n);
