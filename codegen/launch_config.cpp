@@ -153,7 +153,7 @@ namespace {
 // next rows' loads in flight. many_rows: M is not few (few_rows); then shared sums also where
 // one block holds the row, and the rules fitted to many rows only (few rows want the latency
 // of sums in registers).
-LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bool many_rows) {
+LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bool many_rows, bool memory_rich) {
   LaunchConfig c;
   c.vec = vector_width(p);
   const int64_t slots = ceil_div(p.n, c.vec);
@@ -519,9 +519,13 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // fused options take it too (residual, zero-centred γ, row scale, dropout: the row's work
     // keeps its shape); bench --graph against the rule before, bf16 fp32 γ 32768-131072
     // (-8d898cb-fused-cluster-rule/): the residual 1.0-4.6% faster, all four 0.99-1.02.
-    if (c.cluster > 1 && slots > kMaxRowThreads && many_rows && has_option_free_row_shape(p)) {
+    // On a memory-rich device (an H200) the rule before wins where it would take clusters of
+    // eight: exhaustive tuning, bf16, fp32 γ (bench/results/2026-11-28-h200-0299eca-tune/): LN
+    // 32768 144.0 → 135.2 us, 65536 157.8 → 142.4, RMS 65536 129.1 → 122.1.
+    const bool eight_wide = slots <= int64_t{kMaxRowThreads} * kPortableCluster;
+    if (c.cluster > 1 && slots > kMaxRowThreads && many_rows && has_option_free_row_shape(p) &&
+        !(memory_rich && eight_wide)) {
       const LaunchConfig before = c;
-      const bool eight_wide = slots <= int64_t{kMaxRowThreads} * kPortableCluster;
       c.cluster = eight_wide ? kPortableCluster : kMaxCluster;
       one_row_per_block(ceil_div(slots, c.cluster), eight_wide ? 1 : 2);
       c.prefetch = eight_wide;
@@ -662,6 +666,40 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // bench/results/2026-11-23-h100-6b817c0-grid/).
   } else {
     c = streamed_launch_config(p);
+  }
+  if (memory_rich && many_rows && sm >= 90 && sixteen_bit && aligned && !has_fused_options(p) &&
+      (p.has_weight || p.has_bias)) {
+    // A memory-rich device (an H200) wants more of each SM's rows in flight than the rules
+    // above, fitted to the H100, give 16-bit rows. Exhaustive tuning on the H200, bf16, fp32 γ,
+    // M·N = 64 Mi, then bench --graph heuristic against tuned (bench/results/
+    // 2026-11-28-h200-0299eca-tune/), µs:
+    // - 1025-4096 in whole 512-column steps: a cluster of two blocks of N/16 threads, 8 elements
+    //   a thread, prefetching, sums shared, 1024 threads an SM (LN 2048 118.5 → 106.6, 4096
+    //   123.3 → 110.1; RMS 4096 119.8 → 103.3);
+    // - rows of 8192 columns: 16 elements a thread in 8-byte vectors, sums shared, two blocks an
+    //   SM (LN 127.0 → 118.4);
+    // - one block of 16 elements a thread of 576-960 threads (9216-15360): prefetching (12288:
+    //   LN 135.4 → 113.0, RMS 120.7 → 110.7);
+    // - 15361-16384: a cluster of two blocks of 16 elements a thread, two an SM (LN 16384
+    //   134.9 → 123.1).
+    const LaunchConfig chosen = c;
+    auto shared_rows = [&](int vec, int cluster, int iters, bool prefetch) {
+      c = LaunchConfig{};
+      c.vec = vec;
+      c.cluster = cluster;
+      one_row_per_block(ceil_div(ceil_div(p.n, vec), cluster), iters);
+      c.prefetch = prefetch;
+      take_shared_sums(chosen);
+    };
+    if (p.n > 1024 && p.n <= 4096 && p.n % 512 == 0)
+      shared_rows(staged_vec, 2, 1, true);
+    else if (p.n == 8192)
+      shared_rows(4, 1, 4, false);
+    else if (c.shared_sums && c.cluster == 1 && !c.staged && c.rows_per_block() == 1 && c.vec == staged_vec &&
+             int64_t{c.threads} * 2 >= slots && c.threads >= 576 && c.threads <= 960)
+      c.prefetch = true;
+    else if (p.n > 15360 && p.n <= 16384)
+      shared_rows(staged_vec, 2, 2, false);
   }
   return c;
 }
@@ -885,13 +923,20 @@ LaunchConfig with_shared_weights(const NormProblem& p, LaunchConfig c, int sm) {
   return shared;
 }
 
-LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m) {
+double memory_bytes_per_sm_cycle(double peak_bytes_per_second, int sm_count, double sm_clock_hz) {
+  if (!(peak_bytes_per_second > 0) || sm_count <= 0 || !(sm_clock_hz > 0)) return 0;
+  return peak_bytes_per_second / (sm_count * sm_clock_hz);
+}
+
+LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m,
+                                  double memory_bytes_per_sm_cycle) {
   // Shared sums buy throughput (more of the row in flight per SM) at the price of latency (the
   // sums zeroed, read and written back, x̂ and dy·γ recomputed): for few rows only where a
   // cluster shares each row (LN bf16 8192 at M = 1 / 199: 13.8 / 16.1 us against 7.6 / 9.9
   // without, graph replays; LN bf16 262144 at M = 256: 278 us against 320 staged).
   const bool few = few_rows(m, sm_count);
-  LaunchConfig c = config_for_many_rows(p, sm, sm_count, !few);
+  const bool memory_rich = memory_bytes_per_sm_cycle >= kMemoryRichBytesPerSmCycle;
+  LaunchConfig c = config_for_many_rows(p, sm, sm_count, !few, memory_rich);
   if (few) {
     // Unmerged (merge = 1) at every M: in graph replays on the H100 merged blocks were slower
     // than their unmerged twin at every shape once partial rows are vector stores (bench/NOTES.md,

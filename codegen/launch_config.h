@@ -196,11 +196,22 @@ bool may_be_few_rows(int64_t m);
 // γ or β). The heuristic never merges (bench/NOTES.md, entry 17); the tuner tries it.
 int merge_for_few_rows(const NormProblem& resolved, const LaunchConfig& config, int sm, int64_t m);
 
+// The device's memory bandwidth per multiprocessor clock, in bytes: peak DRAM bandwidth over SMs
+// times SM clock (an H100 SXM: 3.35 TB/s over 132 SMs at 1.98 GHz, 12.8; an H200: 4.9 TB/s,
+// 18.8). From kMemoryRichBytesPerSmCycle up, a memory-bound kernel needs about half as many
+// bytes again in flight on each SM, and the rules fitted to H100 timings lose to other configs
+// for 16-bit rows (bench/NOTES.md entry 41): memory_rich picks the rules fitted to an H200.
+constexpr double kMemoryRichBytesPerSmCycle = 16.0;
+// peak_bytes_per_second / (sm_count x sm_clock_hz); 0 where any of them is not known.
+double memory_bytes_per_sm_cycle(double peak_bytes_per_second, int sm_count, double sm_clock_hz);
+
 // The heuristic config for a resolved, validated problem on compute capability `sm` with
 // `sm_count` multiprocessors (0: not known; grid clusters then take kDefaultGridCluster blocks)
-// for m rows (< 0: not known, the config for many rows). Correct for every problem and every
-// m; the tuner refines it.
-LaunchConfig choose_launch_config(const NormProblem& resolved, int sm = 90, int sm_count = 0, int64_t m = -1);
+// for m rows (< 0: not known, the config for many rows), on a device moving
+// `memory_bytes_per_sm_cycle` (0: not known, taken as an H100's). Correct for every problem and
+// every m; the tuner refines it.
+LaunchConfig choose_launch_config(const NormProblem& resolved, int sm = 90, int sm_count = 0, int64_t m = -1,
+                                  double memory_bytes_per_sm_cycle = 0);
 
 // Lanes a row of `slots` vector slots takes where a warp or less holds it: 32, or 16 where that
 // leaves none of the row's slots idle in the last pass and 32 lanes would (N = 320 in 8-byte

@@ -144,12 +144,18 @@ std::string prune_reason(const NormProblem& p, const LaunchConfig& c, int sm) {
   return "";
 }
 
-std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_count, int64_t m) {
+std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_count, int64_t m,
+                                       double memory_bytes_per_sm_cycle) {
   Candidates out(p, sm, sm_count, m);
   // The heuristic for these m rows first: tuning can only match or beat what an untuned
   // engine runs. Then its config for many rows, where m is few.
-  out.add_heuristic(choose_launch_config(p, sm, sm_count, m));
-  out.add_heuristic(choose_launch_config(p, sm, sm_count));
+  out.add_heuristic(choose_launch_config(p, sm, sm_count, m, memory_bytes_per_sm_cycle));
+  out.add_heuristic(choose_launch_config(p, sm, sm_count, -1, memory_bytes_per_sm_cycle));
+  // On a memory-rich device, the configs of the rules fitted to the H100 too.
+  if (memory_bytes_per_sm_cycle >= kMemoryRichBytesPerSmCycle) {
+    out.add_heuristic(choose_launch_config(p, sm, sm_count, m));
+    out.add_heuristic(choose_launch_config(p, sm, sm_count));
+  }
 
   const int x_bytes = dtype_size(p.x_dtype);
   const int widest = vector_width(p);

@@ -42,11 +42,13 @@ int64_t compile_cost(const NormProblem& resolved, const LaunchConfig& config);
 std::string prune_reason(const NormProblem& resolved, const LaunchConfig& config, int sm);
 
 // The candidates of a resolved, validated problem on compute capability sm for m rows (< 0:
-// not known, many): the heuristic's config for m (choose_launch_config) first, then the others
+// not known, many) on a device moving memory_bytes_per_sm_cycle (choose_launch_config): the
+// heuristic's config for m first (on a memory-rich device, the H100 rules' too), then the others
 // in a fixed enumeration order, without duplicates, each accepted by check_launch_config and
 // prune_reason. At most kMaxCandidates,
 // so that one shape compiles and times in about a second on a 16-core host.
 constexpr size_t kMaxCandidates = 40;
-std::vector<LaunchConfig> search_space(const NormProblem& resolved, int sm, int sm_count = 0, int64_t m = -1);
+std::vector<LaunchConfig> search_space(const NormProblem& resolved, int sm, int sm_count = 0, int64_t m = -1,
+                                       double memory_bytes_per_sm_cycle = 0);
 
 }  // namespace normjit::codegen

@@ -89,7 +89,7 @@ size_t workspace_bound(const NormProblem& resolved, const DeviceLimits& limits, 
   for (int alignment = resolved.alignment; alignment >= 1; alignment /= 2) {
     NormProblem p = resolved;
     p.alignment = alignment;
-    cover(p, codegen::choose_launch_config(p, limits.sm, limits.sm_count, m));
+    cover(p, codegen::choose_launch_config(p, limits.sm, limits.sm_count, m, limits.memory_bytes_per_sm_cycle));
     if (tuned)
       if (const std::optional<codegen::LaunchConfig> c = tuned(p)) cover(p, *c);
   }

@@ -18,6 +18,9 @@ struct DeviceLimits {
   int max_threads_per_sm = 0;
   int max_blocks_per_sm = 0;
   bool memory_pools = false;   // cuMemAllocAsync works
+  // Peak DRAM bandwidth over SMs x SM clock (codegen::memory_bytes_per_sm_cycle; 0: not known):
+  // the heuristic's rules for memory-rich devices (an H200) take over from kMemoryRichBytesPerSmCycle.
+  double memory_bytes_per_sm_cycle = 0;
 };
 
 // Upper bound on the row groups (blocks, or clusters of config.blocks_per_group() blocks) of a launch over

@@ -284,7 +284,7 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
   const std::vector<codegen::LaunchConfig> space =
       !options.only.empty() ? options.only
       : forward             ? codegen::forward_search_space(p, limits.sm, result.m_timed)
-                            : codegen::search_space(p, limits.sm, limits.sm_count, result.m_timed);
+                            : codegen::search_space(p, limits.sm, limits.sm_count, result.m_timed, limits.memory_bytes_per_sm_cycle);
   for (const codegen::LaunchConfig& c : space) {
     CandidateTiming timing;
     timing.config = c;

@@ -61,9 +61,10 @@ NormProblem resolve_for(const NormProblem& p, codegen::Pass pass) {
   return pass == codegen::Pass::Forward ? codegen::resolve_forward_problem(p) : codegen::resolve_problem(p);
 }
 
-std::vector<codegen::LaunchConfig> candidates(const Shape& s, int sm, int sm_count, int64_t m) {
-  return s.pass == codegen::Pass::Forward ? codegen::forward_search_space(s.problem, sm, m)
-                                          : codegen::search_space(s.problem, sm, sm_count, m);
+std::vector<codegen::LaunchConfig> candidates(const Shape& s, const runtime::DeviceLimits& limits, int64_t m) {
+  return s.pass == codegen::Pass::Forward
+             ? codegen::forward_search_space(s.problem, limits.sm, m)
+             : codegen::search_space(s.problem, limits.sm, limits.sm_count, m, limits.memory_bytes_per_sm_cycle);
 }
 
 std::vector<Shape> sweep_shapes(codegen::Pass pass) {
@@ -149,7 +150,9 @@ int run_tune(std::vector<std::string> args) {
       if (!list) continue;
       for (int sm : {80, 90}) {
         // The SM count is not known without a GPU: few rows are judged for an H100 (132).
-        const auto space = candidates(s, sm, 0, s.m);
+        runtime::DeviceLimits limits;
+        limits.sm = sm;
+        const auto space = candidates(s, limits, s.m);
         std::printf("  sm_%d: %zu candidates\n", sm, space.size());
         for (const auto& c : space) std::printf("    %s\n", codegen::describe(c).c_str());
       }
@@ -174,8 +177,9 @@ int run_tune(std::vector<std::string> args) {
   Engine::Impl& impl = engine.impl();
   const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
   const runtime::TuningDevice device = impl.tuning_device(limits);
-  std::printf("normjit %s tune on %s (sm_%d, %d SMs, NVRTC %s): %zu shape%s into %s\n", version_string(),
-              device.name.c_str(), device.sm, device.sm_count, device.nvrtc.c_str(), shapes.size(),
+  std::printf("normjit %s tune on %s (sm_%d, %d SMs, %.1f memory bytes an SM cycle, NVRTC %s): %zu shape%s into %s\n",
+              version_string(), device.name.c_str(), device.sm, device.sm_count, limits.memory_bytes_per_sm_cycle,
+              device.nvrtc.c_str(), shapes.size(),
               shapes.size() == 1 ? "" : "s", impl.tuning.path().empty() ? "(no file)" : impl.tuning.path().c_str());
   // The wall time of the (non-exhaustive) tuning, then its parts: compiling every candidate on
   // host threads, and loading and timing them on the GPU.
@@ -191,7 +195,7 @@ int run_tune(std::vector<std::string> args) {
     options.exhaustive = false;
     // Steps: compile and time each candidate, then the finalists (and the heuristic); with
     // --exhaustive each candidate again (compile, screen, final) and the two picks side by side.
-    const size_t count = candidates(s, limits.sm, limits.sm_count, runtime::timed_rows(s.problem, s.m, options)).size();
+    const size_t count = candidates(s, limits, runtime::timed_rows(s.problem, s.m, options)).size();
     ProgressLine progress(2 * count + static_cast<size_t>(options.max_finalists) + 1 +
                           (exhaustive ? 3 * count + 6 * kSideBySideSessions : 0));
     options.progress = [&](const std::string& step, const std::string& outcome) { progress.report(label + " " + step, outcome); };

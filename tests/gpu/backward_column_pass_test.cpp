@@ -40,7 +40,7 @@ constexpr int64_t kRows[] = {1, 37, 199};
 std::vector<codegen::LaunchConfig> column_configs(const NormProblem& resolved, const runtime::DeviceLimits& limits,
                                                   int64_t m) {
   std::vector<codegen::LaunchConfig> out;
-  for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm, limits.sm_count, m))
+  for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm, limits.sm_count, m, limits.memory_bytes_per_sm_cycle))
     if (c.column_pass > 0) out.push_back(c);
   for (const auto& [threads, lanes] : {std::pair{128, 1}, std::pair{256, 128}})
     out.push_back(codegen::column_pass_config(resolved, threads, lanes));

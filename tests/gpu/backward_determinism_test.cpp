@@ -73,10 +73,10 @@ TEST_F(BackwardDeterminism, RepeatedRunsAndAFreshEngineGiveIdenticalBits) {
 // column pass).
 std::vector<codegen::LaunchConfig> one_of_each_kind(const NormProblem& resolved, const runtime::DeviceLimits& limits,
                                                    int64_t m) {
-  std::vector<codegen::LaunchConfig> out = {codegen::choose_launch_config(resolved, limits.sm, limits.sm_count, m),
+  std::vector<codegen::LaunchConfig> out = {codegen::choose_launch_config(resolved, limits.sm, limits.sm_count, m, limits.memory_bytes_per_sm_cycle),
                                             codegen::streamed_launch_config(resolved)};
   std::set<std::tuple<bool, bool, bool, bool, bool, bool, bool>> kinds;
-  for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm, limits.sm_count, m))
+  for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm, limits.sm_count, m, limits.memory_bytes_per_sm_cycle))
     if (!c.grid && kinds.insert({c.staged, c.shared_sums, c.merge > 1, c.cluster > 1, c.rows_per_block() > 1,
                                  c.prefetch, c.column_pass > 0}).second)
       out.push_back(c);

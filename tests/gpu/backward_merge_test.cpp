@@ -57,7 +57,7 @@ TEST_F(BackwardMerge, EveryMergedCandidateMatchesTheReference) {
       // The search tries merged blocks only up to 8 rows (they never won beyond, bench/NOTES.md
       // entry 25), but a pinned or older database's merge must still run: each candidate's merged
       // twin for m, as merge_for_few_rows makes it.
-      for (codegen::LaunchConfig c : codegen::search_space(resolved, limits.sm, limits.sm_count, m)) {
+      for (codegen::LaunchConfig c : codegen::search_space(resolved, limits.sm, limits.sm_count, m, limits.memory_bytes_per_sm_cycle)) {
         if (c.merge == 1) c.merge = codegen::merge_for_few_rows(resolved, c, limits.sm, m);
         if (c.merge == 1 || taken == kCandidatesPerShape) continue;
         try {

@@ -84,7 +84,7 @@ TEST_F(BackwardSharedSums, EverySharedSumsCandidateMatchesTheReference) {
       NormInputs inputs = make_inputs(problem, m, fresh_seed());
       const NormProblem resolved = resolved_problem(inputs);
       int taken = 0;
-      for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm, limits.sm_count, m)) {
+      for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm, limits.sm_count, m, limits.memory_bytes_per_sm_cycle)) {
         if (!c.shared_sums) continue;
         ++taken;
         ++tried;
@@ -113,7 +113,7 @@ TEST_F(BackwardSharedSums, TheSameBitsTwice) {
   const NormInputs inputs = make_inputs(problem, m, fresh_seed());
   const NormProblem resolved = resolved_problem(inputs);
   int compared = 0;
-  for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm, limits.sm_count, m)) {
+  for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm, limits.sm_count, m, limits.memory_bytes_per_sm_cycle)) {
     if (!c.shared_sums) continue;
     Engine engine(config(TuneMode::Cached));
     engine.impl().pin_config(limits, resolved, m, c);

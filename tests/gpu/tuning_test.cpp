@@ -70,7 +70,9 @@ TEST_F(Tuning, TheTunerTimesEveryCandidateAndTheWinnerIsCorrect) {
     EXPECT_TRUE(c.ok) << codegen::describe(c.config) << ": " << c.error;
     if (c.ok) EXPECT_GT(c.us(), 0.0) << codegen::describe(c.config);
   }
-  EXPECT_EQ(result.heuristic().config, codegen::choose_launch_config(resolved, Engine::Impl::query_limits(GpuContext::get()->context()).sm));
+  const runtime::DeviceLimits limits = Engine::Impl::query_limits(GpuContext::get()->context());
+  EXPECT_EQ(result.heuristic().config, codegen::choose_launch_config(resolved, limits.sm, limits.sm_count, 2048,
+                                                                     limits.memory_bytes_per_sm_cycle));
   for (const runtime::CandidateTiming& c : result.candidates)
     if (c.ok) EXPECT_LE(result.winner().us(), c.us());
   std::printf("tuned %s at M=2048 over %zu candidates: %.2f us (heuristic %.2f us), %.0f ms wall, %.0f ms compiling\n",
