@@ -521,7 +521,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // (-8d898cb-fused-cluster-rule/): the residual 1.0-4.6% faster, all four 0.99-1.02.
     // On a memory-rich device (an H200) the rule before wins where it would take clusters of
     // eight: exhaustive tuning, bf16, fp32 γ (bench/results/2026-11-28-h200-0299eca-tune/): LN
-    // 32768 144.0 → 135.2 us, 65536 157.8 → 142.4, RMS 65536 129.1 → 122.1.
+    // 32768 144.0 → 135.2 us, 65536 157.8 → 142.4, RMS 65536 129.1 → 122.1; in bench
+    // (-5cbc10c-memory-rich/) 20480 and 32768 3-9% faster too, 24576 0.97-1.01 (kept simple:
+    // one range).
     const bool eight_wide = slots <= int64_t{kMaxRowThreads} * kPortableCluster;
     if (c.cluster > 1 && slots > kMaxRowThreads && many_rows && has_option_free_row_shape(p) &&
         !(memory_rich && eight_wide)) {
@@ -678,10 +680,15 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     //   123.3 → 110.1; RMS 4096 119.8 → 103.3);
     // - rows of 8192 columns: 16 elements a thread in 8-byte vectors, sums shared, two blocks an
     //   SM (LN 127.0 → 118.4);
-    // - one block of 16 elements a thread of 576-960 threads (9216-15360): prefetching (12288:
-    //   LN 135.4 → 113.0, RMS 120.7 → 110.7);
+    // - one block of 16 elements a thread of 576-768 threads (9216-12288): prefetching (12288:
+    //   LN 135.4 → 113.0, RMS 120.7 → 110.7). Not blocks of 896-960 (14336-15360): in bench
+    //   against the rules before, LN bf16 fp32 γ 14336 135.1 → 151.2 us, 15360 137.7 → 174.2;
     // - 15361-16384: a cluster of two blocks of 16 elements a thread, two an SM (LN 16384
     //   134.9 → 123.1).
+    // In bench --graph against the rules before, bf16 (fp32 and bf16 γ) and fp16 (fp32 γ) at
+    // 1536-65536 (bench/results/2026-11-28-h200-5cbc10c-memory-rich/), new / old % of copy:
+    // LN 1.05-1.26 but 24576 (0.99-1.01), RMS 1.01-1.25 but 1536 (0.99-1.01), 8192 with bf16 γ
+    // (0.99), 16384 in fp16 (0.98) and 24576 (0.97-0.99).
     const LaunchConfig chosen = c;
     auto shared_rows = [&](int vec, int cluster, int iters, bool prefetch) {
       c = LaunchConfig{};
@@ -696,7 +703,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     else if (p.n == 8192)
       shared_rows(4, 1, 4, false);
     else if (c.shared_sums && c.cluster == 1 && !c.staged && c.rows_per_block() == 1 && c.vec == staged_vec &&
-             int64_t{c.threads} * 2 >= slots && c.threads >= 576 && c.threads <= 960)
+             int64_t{c.threads} * 2 >= slots && c.threads >= 576 && c.threads <= 768)
       c.prefetch = true;
     else if (p.n > 15360 && p.n <= 16384)
       shared_rows(staged_vec, 2, 2, false);

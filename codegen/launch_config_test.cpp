@@ -1020,17 +1020,19 @@ TEST(LaunchConfig, TheHeuristicsConfigRunsEveryOptionAndAffineForm) {
                 continue;  // a combination the library rejects
               }
               p = codegen::resolve_problem(p);
-              for (int sm : {80, 90})
+              // An A100, an H100, an H200 (memory-rich: its own rules).
+              for (auto [sm, rate] : {std::pair{80, 0.0}, std::pair{90, 12.8}, std::pair{90, 18.8}})
                 for (int64_t m : {int64_t{1}, int64_t{37}, int64_t{199}, 67108864 / n + 1, int64_t{-1}}) {
                   LaunchConfig c;
-                  EXPECT_NO_THROW(c = choose_launch_config(p, sm, sm == 90 ? 132 : 108, m))
-                      << codegen::describe(p) << " sm_" << sm << " M=" << m;
+                  EXPECT_NO_THROW(c = choose_launch_config(p, sm, sm == 90 ? 132 : 108, m, rate))
+                      << codegen::describe(p) << " sm_" << sm << " M=" << m << " rate " << rate;
                   EXPECT_NO_THROW(codegen::check_launch_config(p, c))
-                      << codegen::describe(p) << " sm_" << sm << " M=" << m << ": " << codegen::describe(c);
+                      << codegen::describe(p) << " sm_" << sm << " M=" << m << " rate " << rate << ": "
+                      << codegen::describe(c);
                   ++checked;
                 }
             }
-  EXPECT_GT(checked, 3000000);
+  EXPECT_GT(checked, 4500000);
 }
 
 // The kernel holds rows packed (kPackedRows, emitted from codegen::packs_rows) only with shared
@@ -1304,3 +1306,55 @@ TEST(LaunchConfig, GridClustersHoldTheirSliceOfGammaBesideTheStages) {
   no_weight = codegen::resolve_problem(no_weight);
   EXPECT_FALSE(choose_launch_config(no_weight, 90, 132).shared_weights);
 }
+
+
+// Peak bandwidth over SMs x SM clock: an H100 SXM (HBM3 at 2619 MHz on 5120 bits, 132 SMs at
+// 1.98 GHz) and an H200 (HBM3e at 3201 MHz on 6144 bits) fall either side of the line.
+TEST(LaunchConfig, MemoryBytesPerSmCycleTellsAnH200FromAnH100) {
+  const double h100 = codegen::memory_bytes_per_sm_cycle(2 * 2619e6 * 640, 132, 1.98e9);
+  const double h200 = codegen::memory_bytes_per_sm_cycle(2 * 3201e6 * 768, 132, 1.98e9);
+  EXPECT_NEAR(h100, 12.8, 0.1);
+  EXPECT_NEAR(h200, 18.8, 0.1);
+  EXPECT_LT(h100, codegen::kMemoryRichBytesPerSmCycle);
+  EXPECT_GE(h200, codegen::kMemoryRichBytesPerSmCycle);
+  EXPECT_EQ(codegen::memory_bytes_per_sm_cycle(0, 132, 1.98e9), 0);  // a driver that reports no memory clock
+  EXPECT_EQ(codegen::memory_bytes_per_sm_cycle(4.9e12, 0, 1.98e9), 0);
+  EXPECT_EQ(codegen::memory_bytes_per_sm_cycle(4.9e12, 132, 0), 0);
+}
+
+// The memory-rich rules: exhaustive tuning on the H200 (bench/results/2026-11-28-h200-0299eca-tune/),
+// narrowed by bench against the H100's rules (-5cbc10c-memory-rich/).
+TEST(LaunchConfig, MemoryRichDevicesTakeTheRulesTunedOnAnH200) {
+  auto at = [](int64_t n, NormKind kind, double rate, DType x = DType::BF16, void (*option)(NormProblem&) = no_option) {
+    return choose_launch_config(with_option(n, x, kind, option), 90, 132, 67108864 / n, rate);
+  };
+  const std::vector<std::pair<int64_t, std::string>> tuned = {
+      {2048, "threads=128 threads_per_row=128 vec=8 registers cluster=2 prefetch min_blocks=8 shared_sums shared_weights"},
+      {4096, "threads=256 threads_per_row=256 vec=8 registers cluster=2 prefetch min_blocks=4 shared_sums shared_weights"},
+      {8192, "threads=512 threads_per_row=512 vec=4 registers min_blocks=2 shared_sums"},
+      {12288, "threads=768 threads_per_row=768 vec=8 registers prefetch shared_sums shared_weights"},
+      {16384, "threads=512 threads_per_row=512 vec=8 registers cluster=2 min_blocks=2 shared_sums shared_weights"},
+      {32768, "threads=512 threads_per_row=512 vec=8 registers cluster=4 min_blocks=2 shared_sums shared_weights"},
+      {65536, "threads=512 threads_per_row=512 vec=8 registers cluster=8 min_blocks=2 shared_sums shared_weights"},
+  };
+  for (DType x : {DType::BF16, DType::F16})
+    for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+      for (const auto& [n, config] : tuned) {
+        EXPECT_EQ(codegen::describe(at(n, kind, 18.8, x)), config) << n;
+        EXPECT_FALSE(at(n, kind, 18.8, x) == at(n, kind, 12.8, x)) << n;
+        EXPECT_EQ(at(n, kind, 12.8, x), at(n, kind, 0, x)) << n << ": an H100, or a device that reports no rate";
+      }
+  // Where the tuned rules lost in bench, the H100's stand; fp32 rows and 1024 keep them too.
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+    for (int64_t n : {1024, 14336, 15360, 131072, 262144})
+      EXPECT_EQ(at(n, kind, 18.8), at(n, kind, 0)) << n;
+    for (int64_t n : {2048, 4096, 8192, 12288, 16384, 32768, 65536})
+      EXPECT_EQ(at(n, kind, 18.8, DType::F32), at(n, kind, 0, DType::F32)) << n;
+  }
+  // Fused options keep the H100's rules but for the clusters of eight (the elementwise options
+  // take the option-free row's config there, as on an H100).
+  auto residual = [](NormProblem& p) { p.residual = true; };
+  EXPECT_EQ(at(4096, NormKind::LayerNorm, 18.8, DType::BF16, residual), at(4096, NormKind::LayerNorm, 0, DType::BF16, residual));
+  EXPECT_EQ(at(32768, NormKind::LayerNorm, 18.8, DType::BF16, residual), at(32768, NormKind::LayerNorm, 18.8));
+}
+
