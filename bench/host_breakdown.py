@@ -107,12 +107,14 @@ def main():
             node = module(x).grad_fn
             # A Python Function's node is not callable: its apply runs the Function's backward.
             call = node.apply if hasattr(node, "_forward_cls") else node
+            why = ""
             try:
                 d = host_us(lambda: call(dy), opt.steps)
-            except Exception:  # a node that cannot be called again, or not directly
+            except Exception as e:  # a node that cannot be called again, or not directly
                 d = float("nan")
+                why = "  (node: %s: %s)" % (type(e).__name__, (str(e).splitlines() or [""])[0][:80])
             steps[label] = step
-            print("%-44s %9.2f %9.2f %9.2f %9.2f" % (label, s, f, s - f, d))
+            print("%-44s %9.2f %9.2f %9.2f %9.2f%s" % (label, s, f, s - f, d, why))
     for label in ("normjit LayerNorm, %s params" % opt.dtype, "torch LayerNorm, %s params" % opt.dtype,
                   "normjit RMSNorm, %s params" % opt.dtype):
         if label in steps:
