@@ -43,6 +43,8 @@ std::vector<NormProblem> problems() {
       make_problem(NormKind::LayerNorm, 3584, DType::BF16, DType::F32, Affine::WeightAndBias),
       make_problem(NormKind::LayerNorm, 5003, DType::BF16, DType::BF16, Affine::WeightAndBias),  // odd, staged
       make_problem(NormKind::RMSNorm, 1000, DType::F32, DType::F32, Affine::WeightOnly),
+      // One block of 768 threads prefetching with shared sums: memory-rich devices' rule (an H200).
+      make_problem(NormKind::LayerNorm, 12288, DType::BF16, DType::F32, Affine::WeightAndBias),
       with(make_problem(NormKind::LayerNorm, 8192, DType::BF16, DType::F32, Affine::WeightAndBias),
            [](NormProblem& p) { p.parallel = true; }),
       // Packed rows holding dy1 (kHoldsSecondDy): LayerNorms above, and rows clusters share.
