@@ -523,7 +523,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // eight: exhaustive tuning, bf16, fp32 γ (bench/results/2026-11-28-h200-0299eca-tune/): LN
     // 32768 144.0 → 135.2 us, 65536 157.8 → 142.4, RMS 65536 129.1 → 122.1; in bench
     // (-5cbc10c-memory-rich/) 20480 and 32768 3-9% faster too, 24576 0.97-1.01 (kept simple:
-    // one range).
+    // one range). So for the elementwise options: with the rule on the H200 the residual ran
+    // 4-6% and all four 4-7% slower at 32768-65536 (-0299eca-python/ab.txt).
     const bool eight_wide = slots <= int64_t{kMaxRowThreads} * kPortableCluster;
     if (c.cluster > 1 && slots > kMaxRowThreads && many_rows && has_option_free_row_shape(p) &&
         !(memory_rich && eight_wide)) {
@@ -675,7 +676,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // above, fitted to the H100, give 16-bit rows. Exhaustive tuning on the H200, bf16, fp32 γ,
     // M·N = 64 Mi, then bench --graph heuristic against tuned (bench/results/
     // 2026-11-28-h200-0299eca-tune/), µs:
-    // - 1025-4096 in whole 512-column steps: a cluster of two blocks of N/16 threads, 8 elements
+    // - 1536-4096 in whole 512-column steps: a cluster of two blocks of N/16 threads, 8 elements
     //   a thread, prefetching, sums shared, 1024 threads an SM (LN 2048 118.5 → 106.6, 4096
     //   123.3 → 110.1; RMS 4096 119.8 → 103.3);
     // - rows of 8192 columns: 16 elements a thread in 8-byte vectors, sums shared, two blocks an
