@@ -1,5 +1,6 @@
 // normjit emit: the generated source of one problem, and optionally its PTX, resource report or SASS.
 #include <cstdio>
+#include <cstdlib>
 
 #include "codegen/cache_key.h"
 #include "codegen/forward_config.h"
@@ -19,6 +20,8 @@ int run_emit(std::vector<std::string> args) {
     std::printf("usage: normjit emit PROBLEM [--forward] [--arch sm_XY] [--ptx | --resources | --sass]\n%s"
                 "  --forward                  the forward kernel (y, mean, rstd) instead of the backward\n"
                 "  --arch sm_XY               target for --ptx/--resources/--sass (default sm_90)\n"
+                "  --memory-rate B            the device's peak memory bytes an SM cycle the heuristic assumes\n"
+                "                             (default 0: the H100's rules; an H200 reads 18.4: its rules from 16)\n"
                 "  --ptx                      print PTX instead of CUDA source\n"
                 "  --resources                compile and print registers, shared memory, stack and spills\n"
                 "  --sass                     compile and print the cubin's machine code (nvdisasm: $NORMJIT_NVDISASM,\n"
@@ -39,6 +42,16 @@ int run_emit(std::vector<std::string> args) {
     throw std::invalid_argument("--ptx, --resources and --sass each print something else: give one of them");
   std::string arch = take_option(args, "--arch");
   if (arch.empty()) arch = "sm_90";
+  // The heuristic's rules depend on the device's memory rate (codegen::kMemoryRichBytesPerSmCycle),
+  // which only a GPU reports: without one, name it to see the config a given device gets.
+  double memory_rate = 0;
+  if (const std::string v = take_option(args, "--memory-rate"); !v.empty()) {
+    char* end = nullptr;
+    memory_rate = std::strtod(v.c_str(), &end);
+    if (end == v.c_str() || *end != '\0' || !(memory_rate >= 0))
+      throw std::invalid_argument("--memory-rate takes the device's peak memory bytes an SM cycle, a number >= 0 "
+                                  "(an H100 SXM reads 12.8, an H200 18.4; `normjit bench` prints it), not '" + v + "'");
+  }
   // Launch-config overrides, each replacing one field of the heuristic's choice.
   auto take_int = [&](const char* name) {
     const std::string v = take_option(args, name);
@@ -58,7 +71,8 @@ int run_emit(std::vector<std::string> args) {
     codegen::validate_problem(problem);
   const NormProblem p = forward ? codegen::resolve_forward_problem(problem) : codegen::resolve_problem(problem);
   const int sm = parse_arch_list({arch}).front();
-  codegen::LaunchConfig config = forward ? codegen::choose_forward_config(p, sm) : codegen::choose_launch_config(p, sm);
+  codegen::LaunchConfig config = forward ? codegen::choose_forward_config(p, sm)
+                                         : codegen::choose_launch_config(p, sm, 0, -1, memory_rate);
   if (threads) config.threads = threads;
   if (threads_per_row) config.threads_per_row = threads_per_row;
   if (vec) config.vec = vec;

@@ -197,6 +197,24 @@ TEST_F(Cli, EmitTakesTheGateAndRejectsItOnLayerNorm) {
   EXPECT_TRUE(contains(layer_norm.output, "is set on a LayerNorm")) << layer_norm.output;
 }
 
+// Without a GPU the device's memory rate is not known: --memory-rate names it, so the config a
+// memory-rich device (an H200) gets can be emitted and compiled anywhere.
+TEST_F(Cli, EmitTakesTheDevicesMemoryRate) {
+  const std::string problem = "emit --kind layernorm --n 4096 --dtype bf16 --weight-dtype fp32";
+  const CliRun h100 = normjit_cli(problem);
+  ASSERT_EQ(h100.code, 0) << h100.output.substr(0, 300);
+  EXPECT_TRUE(contains(h100.output, "// launch: threads=256 threads_per_row=256 vec=4 registers\n"))
+      << h100.output.substr(0, 300);
+  const CliRun h200 = normjit_cli(problem + " --memory-rate 18.4");
+  ASSERT_EQ(h200.code, 0) << h200.output.substr(0, 300);
+  EXPECT_TRUE(contains(h200.output, "// launch: threads=256 threads_per_row=256 vec=8 registers cluster=2 prefetch "
+                                    "min_blocks=4 shared_sums shared_weights\n"))
+      << h200.output.substr(0, 300);
+  const CliRun bad = normjit_cli(problem + " --memory-rate fast");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_TRUE(contains(bad.output, "--memory-rate takes the device's peak memory bytes an SM cycle")) << bad.output;
+}
+
 TEST_F(Cli, EmitTakesParallelNorms) {
   const CliRun parallel = normjit_cli("emit --kind layernorm --n 256 --parallel");
   EXPECT_EQ(parallel.code, 0) << parallel.output;
