@@ -198,9 +198,10 @@ int merge_for_few_rows(const NormProblem& resolved, const LaunchConfig& config, 
 
 // The device's memory bandwidth per multiprocessor clock, in bytes: peak DRAM bandwidth over SMs
 // times SM clock (an H100 SXM: 3.35 TB/s over 132 SMs at 1.98 GHz, 12.8; an H200: 4.9 TB/s,
-// 18.8). From kMemoryRichBytesPerSmCycle up, a memory-bound kernel needs about half as many
-// bytes again in flight on each SM, and the rules fitted to H100 timings lose to other configs
-// for 16-bit rows (bench/NOTES.md entry 41): memory_rich picks the rules fitted to an H200.
+// 18.8 by the datasheets, 18.4 from the lent H200's driver). From kMemoryRichBytesPerSmCycle
+// up, a memory-bound kernel needs about half as many bytes again in flight on each SM, and the
+// rules fitted to H100 timings lose to other configs for 16-bit rows (bench/NOTES.md entry
+// 41): memory_rich picks the rules fitted to an H200.
 constexpr double kMemoryRichBytesPerSmCycle = 16.0;
 // peak_bytes_per_second / (sm_count x sm_clock_hz); 0 where any of them is not known.
 double memory_bytes_per_sm_cycle(double peak_bytes_per_second, int sm_count, double sm_clock_hz);
