@@ -943,8 +943,7 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, in
   // cluster shares each row (LN bf16 8192 at M = 1 / 199: 13.8 / 16.1 us against 7.6 / 9.9
   // without, graph replays; LN bf16 262144 at M = 256: 278 us against 320 staged).
   const bool few = few_rows(m, sm_count);
-  const bool memory_rich = memory_bytes_per_sm_cycle >= kMemoryRichBytesPerSmCycle;
-  LaunchConfig c = config_for_many_rows(p, sm, sm_count, !few, memory_rich);
+  LaunchConfig c = config_for_many_rows(p, sm, sm_count, !few, memory_rich(memory_bytes_per_sm_cycle));
   if (few) {
     // Unmerged (merge = 1) at every M: in graph replays on the H100 merged blocks were slower
     // than their unmerged twin at every shape once partial rows are vector stores (bench/NOTES.md,

@@ -203,6 +203,10 @@ int merge_for_few_rows(const NormProblem& resolved, const LaunchConfig& config, 
 // rules fitted to H100 timings lose to other configs for 16-bit rows (bench/NOTES.md entry
 // 41): memory_rich picks the rules fitted to an H200.
 constexpr double kMemoryRichBytesPerSmCycle = 16.0;
+// Whether a device moving memory_bytes_per_sm_cycle takes the rules fitted to an H200.
+inline bool memory_rich(double memory_bytes_per_sm_cycle) {
+  return memory_bytes_per_sm_cycle >= kMemoryRichBytesPerSmCycle;
+}
 // peak_bytes_per_second / (sm_count x sm_clock_hz); 0 where any of them is not known.
 double memory_bytes_per_sm_cycle(double peak_bytes_per_second, int sm_count, double sm_clock_hz);
 

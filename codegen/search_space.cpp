@@ -152,7 +152,7 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   out.add_heuristic(choose_launch_config(p, sm, sm_count, m, memory_bytes_per_sm_cycle));
   out.add_heuristic(choose_launch_config(p, sm, sm_count, -1, memory_bytes_per_sm_cycle));
   // On a memory-rich device, the configs of the rules fitted to the H100 too.
-  if (memory_bytes_per_sm_cycle >= kMemoryRichBytesPerSmCycle) {
+  if (memory_rich(memory_bytes_per_sm_cycle)) {
     out.add_heuristic(choose_launch_config(p, sm, sm_count, m));
     out.add_heuristic(choose_launch_config(p, sm, sm_count));
   }

@@ -351,12 +351,12 @@ int run_bench(std::vector<std::string> args) {
   std::printf("normjit %s bench (%s) on %s: device copy %.0f GB/s (read+write, %zu MB, median of %d)\n",
               version_string(), forward ? "forward" : "backward", name, copy_gbs, copy_bytes >> 20, reps);
   {
-    // Which of the heuristic's rule sets this device takes (codegen::kMemoryRichBytesPerSmCycle).
+    // Which of the heuristic's rule sets this device takes (codegen::memory_rich).
     const double rate = Engine::Impl::query_limits(ctx).memory_bytes_per_sm_cycle;
     std::printf("heuristic: %.1f bytes of peak memory bandwidth an SM cycle: %s\n", rate,
-                rate >= codegen::kMemoryRichBytesPerSmCycle ? "memory-rich rules"
-                : rate > 0                                   ? "the H100's rules"
-                                                             : "not reported, the H100's rules");
+                codegen::memory_rich(rate) ? "memory-rich rules"
+                : rate > 0                 ? "the H100's rules"
+                                           : "not reported, the H100's rules");
   }
 
   {  // statistics and weights: plausible values, not zeros
