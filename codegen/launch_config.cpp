@@ -931,9 +931,10 @@ LaunchConfig with_shared_weights(const NormProblem& p, LaunchConfig c, int sm) {
   return shared;
 }
 
-double memory_bytes_per_sm_cycle(double peak_bytes_per_second, int sm_count, double sm_clock_hz) {
-  if (!(peak_bytes_per_second > 0) || sm_count <= 0 || !(sm_clock_hz > 0)) return 0;
-  return peak_bytes_per_second / (sm_count * sm_clock_hz);
+double memory_bytes_per_sm_cycle(int memory_clock_khz, int bus_width_bits, int sm_count, int sm_clock_khz) {
+  if (memory_clock_khz <= 0 || bus_width_bits <= 0 || sm_count <= 0 || sm_clock_khz <= 0) return 0;
+  const double peak_bytes_per_second = 2 * 1e3 * memory_clock_khz * (bus_width_bits / 8.0);
+  return peak_bytes_per_second / (sm_count * 1e3 * sm_clock_khz);
 }
 
 LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m,

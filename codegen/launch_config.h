@@ -207,8 +207,9 @@ constexpr double kMemoryRichBytesPerSmCycle = 16.0;
 inline bool memory_rich(double memory_bytes_per_sm_cycle) {
   return memory_bytes_per_sm_cycle >= kMemoryRichBytesPerSmCycle;
 }
-// peak_bytes_per_second / (sm_count x sm_clock_hz); 0 where any of them is not known.
-double memory_bytes_per_sm_cycle(double peak_bytes_per_second, int sm_count, double sm_clock_hz);
+// From the driver's attributes: peak bandwidth, two transfers a memory clock (kHz) across the
+// bus (bits), over sm_count x the SM clock (kHz); 0 where any of them is not known (reported 0).
+double memory_bytes_per_sm_cycle(int memory_clock_khz, int bus_width_bits, int sm_count, int sm_clock_khz);
 
 // The heuristic config for a resolved, validated problem on compute capability `sm` with
 // `sm_count` multiprocessors (0: not known; grid clusters then take kDefaultGridCluster blocks)

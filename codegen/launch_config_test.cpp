@@ -1311,15 +1311,15 @@ TEST(LaunchConfig, GridClustersHoldTheirSliceOfGammaBesideTheStages) {
 // Peak bandwidth over SMs x SM clock: an H100 SXM (HBM3 at 2619 MHz on 5120 bits, 132 SMs at
 // 1.98 GHz) and an H200 (HBM3e at 3201 MHz on 6144 bits) fall either side of the line.
 TEST(LaunchConfig, MemoryBytesPerSmCycleTellsAnH200FromAnH100) {
-  const double h100 = codegen::memory_bytes_per_sm_cycle(2 * 2619e6 * 640, 132, 1.98e9);
-  const double h200 = codegen::memory_bytes_per_sm_cycle(2 * 3201e6 * 768, 132, 1.98e9);
+  const double h100 = codegen::memory_bytes_per_sm_cycle(2619000, 5120, 132, 1980000);
+  const double h200 = codegen::memory_bytes_per_sm_cycle(3201000, 6144, 132, 1980000);
   EXPECT_NEAR(h100, 12.8, 0.1);
   EXPECT_NEAR(h200, 18.8, 0.1);
   EXPECT_LT(h100, codegen::kMemoryRichBytesPerSmCycle);
   EXPECT_GE(h200, codegen::kMemoryRichBytesPerSmCycle);
-  EXPECT_EQ(codegen::memory_bytes_per_sm_cycle(0, 132, 1.98e9), 0);  // a driver that reports no memory clock
-  EXPECT_EQ(codegen::memory_bytes_per_sm_cycle(4.9e12, 0, 1.98e9), 0);
-  EXPECT_EQ(codegen::memory_bytes_per_sm_cycle(4.9e12, 132, 0), 0);
+  EXPECT_EQ(codegen::memory_bytes_per_sm_cycle(0, 6144, 132, 1980000), 0);  // a driver that reports no memory clock
+  EXPECT_EQ(codegen::memory_bytes_per_sm_cycle(3201000, 6144, 0, 1980000), 0);
+  EXPECT_EQ(codegen::memory_bytes_per_sm_cycle(3201000, 6144, 132, 0), 0);
 }
 
 // The memory-rich rules: exhaustive tuning on the H200 (bench/results/2026-11-28-h200-0299eca-tune/),

@@ -182,17 +182,15 @@ runtime::DeviceLimits Engine::Impl::query_limits(CUcontext ctx) {
   l.max_threads_per_sm = attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
   l.max_blocks_per_sm = attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
   l.memory_pools = attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) != 0;
-  // Double data rate: two transfers a memory clock (kHz) across the bus (bits). A driver that
-  // does not report these (CUDA 13 dropped the clocks from cudaDeviceProp) leaves it 0, and the
-  // heuristic takes the device as an H100.
+  // A driver that does not report the clocks (CUDA 13 dropped them from cudaDeviceProp) leaves
+  // the rate 0, and the heuristic takes the device as an H100.
   auto reported = [&](CUdevice_attribute a) {
     int v = 0;
-    return d.cuDeviceGetAttribute(&v, a, dev) == CUDA_SUCCESS ? static_cast<double>(v) : 0.0;
+    return d.cuDeviceGetAttribute(&v, a, dev) == CUDA_SUCCESS ? v : 0;
   };
-  const double memory_clock_hz = 1e3 * reported(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
-  const double bus_bytes = reported(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH) / 8.0;
   l.memory_bytes_per_sm_cycle = codegen::memory_bytes_per_sm_cycle(
-      2 * memory_clock_hz * bus_bytes, l.sm_count, 1e3 * reported(CU_DEVICE_ATTRIBUTE_CLOCK_RATE));
+      reported(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE), reported(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH),
+      l.sm_count, reported(CU_DEVICE_ATTRIBUTE_CLOCK_RATE));
   if (l.sm < 70)
     throw Error(Status::Unsupported, "normjit: the device is sm_" + std::to_string(l.sm) +
                                          "; normjit needs compute capability 7.0 or newer.");
