@@ -670,7 +670,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   } else {
     c = streamed_launch_config(p);
   }
-  if (memory_rich && many_rows && sm >= 90 && sixteen_bit && aligned && !has_fused_options(p) &&
+  const bool fp32_rows = p.x_dtype == DType::F32 && p.dy_dtype == DType::F32;
+  if (memory_rich && many_rows && sm >= 90 && (sixteen_bit || fp32_rows) && aligned && !has_fused_options(p) &&
       (p.has_weight || p.has_bias)) {
     // A memory-rich device (an H200) wants more of each SM's rows in flight than the rules
     // above, fitted to the H100, give 16-bit rows. Exhaustive tuning on the H200, bf16, fp32 γ,
@@ -692,6 +693,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 1536-65536 (bench/results/2026-11-28-h200-5cbc10c-memory-rich/), new / old % of copy:
     // LN 1.05-1.26 but 24576 (0.99-1.01), RMS 1.01-1.25 but 1536 (0.99-1.01), 8192 with bf16 γ
     // (0.99), 16384 in fp16 (0.98) and 24576 (0.97-0.99).
+    // fp32 rows mostly keep up there (84-102% of copy) but for two ranges, where exhaustive
+    // tuning (-41c3636-final/) found clusters of two blocks of 8 elements a thread: LN fp32 5120
+    // 232.2 → 197.4 us (320 threads, three blocks an SM), 14336 260.0 → 212.7 (896 threads,
+    // prefetching). NOT YET A/B-TESTED ACROSS 4097-6144 AND 13313-15360.
     const LaunchConfig chosen = c;
     auto shared_rows = [&](int vec, int cluster, int iters, bool prefetch) {
       c = LaunchConfig{};
@@ -699,9 +704,14 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       c.cluster = cluster;
       one_row_per_block(ceil_div(ceil_div(p.n, vec), cluster), iters);
       c.prefetch = prefetch;
-      take_shared_sums(chosen);
+      take_shared_sums(chosen, /*fp32_blocks_fill_sm=*/fp32_rows);
     };
-    if (p.n > 1024 && p.n <= 7168 && p.n % 512 == 0)
+    if (fp32_rows) {
+      if (p.n > 4096 && p.n <= 6144 && p.n % 512 == 0)
+        shared_rows(4, 2, 2, false);
+      else if (p.n > 13312 && p.n <= 15360 && p.n % 512 == 0)
+        shared_rows(4, 2, 2, true);
+    } else if (p.n > 1024 && p.n <= 7168 && p.n % 512 == 0)
       shared_rows(staged_vec, 2, 1, true);
     else if (p.n == 8192)
       shared_rows(4, 1, 4, false);

@@ -1351,8 +1351,13 @@ TEST(LaunchConfig, MemoryRichDevicesTakeTheRulesTunedOnAnH200) {
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
     for (int64_t n : {1024, 131072, 262144})
       EXPECT_EQ(at(n, kind, 18.8), at(n, kind, 0)) << n;
-    for (int64_t n : {2048, 4096, 8192, 12288, 16384, 32768, 65536})
+    for (int64_t n : {2048, 4096, 7168, 8192, 12288, 16384, 32768, 65536})
       EXPECT_EQ(at(n, kind, 18.8, DType::F32), at(n, kind, 0, DType::F32)) << n;
+    // fp32 rows but at two ranges, where clusters of two blocks tuned faster (-41c3636-final/).
+    EXPECT_EQ(codegen::describe(at(5120, kind, 18.8, DType::F32)),
+              "threads=320 threads_per_row=320 vec=4 registers cluster=2 min_blocks=3 shared_sums shared_weights");
+    EXPECT_EQ(codegen::describe(at(14336, kind, 18.8, DType::F32)),
+              "threads=896 threads_per_row=896 vec=4 registers cluster=2 prefetch shared_sums shared_weights");
   }
   // Fused options keep the H100's rules but for the clusters of eight (the elementwise options
   // take the option-free row's config there, as on an H100).
