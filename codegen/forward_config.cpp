@@ -127,7 +127,8 @@ std::string describe(const NormProblem& problem, Pass pass) {
   return pass == Pass::Forward ? describe_forward(problem) : describe(problem);
 }
 
-LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int sm_count) {
+LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int sm_count,
+                                   double memory_bytes_per_sm_cycle) {
   LaunchConfig c;
   c.vec = vector_width(p, Pass::Forward);
   const int64_t slots = ceil_div(p.n, c.vec);
@@ -249,6 +250,21 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
       // (LN bf16 1025-2561), the engine takes unfilled_forward_config.
       c.min_blocks_per_sm = dtype_size(p.x_dtype) == 2 ? kThreadsPerSm / c.threads : std::max(c.min_blocks_per_sm, 2);
     }
+    if (memory_rich(memory_bytes_per_sm_cycle) && sm >= 90 && !few_rows(m, sm_count) && !has_forward_fused_options(p) &&
+        dtype_size(p.x_dtype) == 2 && slot_bytes == 16) {
+      // A memory-rich device (an H200): 16-bit rows of 16-byte slots at two slots a thread, the
+      // next row prefetched, instead of four (more of the SM's rows in flight, and their loads
+      // across this row's barriers). Exhaustive tuning on the H200, bf16, fp32 γ, M·N = 64 Mi,
+      // bench --graph (bench/results/2026-11-28-h200-50783ff-memory-rich-2/): LN 5120 102.4 →
+      // 79.5 us (320 threads), 7168 102.4 → 84.9 (448), 12288 86.7 → 84.2 (768).
+      // NOT YET A/B-TESTED across N.
+      if (const int64_t wider = warp_threads(slots, 2); wider <= kMaxForwardRowThreads && wider > c.threads) {
+        c.vec = vector_width(p, Pass::Forward);
+        c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(wider, 64));
+        c.min_blocks_per_sm = registers_bound_blocks(c.threads);
+        c.prefetch = true;
+      }
+    }
   } else if (const std::optional<ClusterBlocks> blocks =
                  register_cluster_blocks(p, sm, slots, target_iters, max_iters, wide_threads)) {
     c.cluster = blocks->cluster;
@@ -335,7 +351,8 @@ void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
   if (c.min_blocks_per_sm < 1 || c.min_blocks_per_sm > 32) fail("min_blocks_per_sm must be in [1, 32]");
 }
 
-std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int64_t m) {
+std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int64_t m, int sm_count,
+                                               double memory_bytes_per_sm_cycle) {
   std::vector<LaunchConfig> out;
   // The prefetching variants come last, with places of their own.
   size_t limit = kMaxForwardCandidates - kMaxForwardPrefetchCandidates;
@@ -351,7 +368,9 @@ std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int
       if (o == c) return;
     out.push_back(c);
   };
-  add(choose_forward_config(p, sm, m));
+  add(choose_forward_config(p, sm, m, sm_count, memory_bytes_per_sm_cycle));
+  // On a memory-rich device, the H100's rules' config too (its rules are fitted to an H200).
+  add(choose_forward_config(p, sm, m, sm_count));
   for (int vec : candidate_vector_widths(p, Pass::Forward)) {
     const int slot_bytes = vec * dtype_size(p.x_dtype);
     const int64_t slots = ceil_div(p.n, vec);

@@ -4,7 +4,7 @@
 //
 // The forward's launch is described by the backward's LaunchConfig, so the tuner and the
 // tuning database can take it up later; it uses only threads, threads_per_row, vec,
-// row_in_registers, cluster and min_blocks_per_sm (merge 1, no grid, no staging, no prefetch).
+// row_in_registers, cluster, min_blocks_per_sm and prefetch (merge 1, no grid, no staging).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -93,7 +93,11 @@ constexpr int kForwardStreamBatch = 4;
 //     where 1024 threads would take a second batch for at most half a batch more of the row,
 //     else the fewest threads that take as many batches each as 1024 do.
 // sm_count: the device's SMs (0: not known, taken as an H100's, as choose_launch_config does).
-LaunchConfig choose_forward_config(const NormProblem& resolved, int sm = 90, int64_t m = -1, int sm_count = 0);
+// memory_bytes_per_sm_cycle: the device's, as choose_launch_config takes it (0: the H100's
+// rules); a memory-rich device's many 16-bit rows held by a block take two slots a thread and
+// prefetch the next row.
+LaunchConfig choose_forward_config(const NormProblem& resolved, int sm = 90, int64_t m = -1, int sm_count = 0,
+                                   double memory_bytes_per_sm_cycle = 0);
 
 // Rows of an element a thread a pass, at most kFewElementSlots a thread, held in one block:
 // choose_forward_config bounds their blocks to fill the SM (16-bit x: 32 registers a thread)
@@ -115,6 +119,7 @@ void check_forward_config(const NormProblem& resolved, const LaunchConfig& confi
 // thread) the next row prefetched. At most kMaxForwardCandidates.
 constexpr size_t kMaxForwardCandidates = 40;
 constexpr size_t kMaxForwardPrefetchCandidates = 8;
-std::vector<LaunchConfig> forward_search_space(const NormProblem& resolved, int sm, int64_t m = -1);
+std::vector<LaunchConfig> forward_search_space(const NormProblem& resolved, int sm, int64_t m = -1, int sm_count = 0,
+                                               double memory_bytes_per_sm_cycle = 0);
 
 }  // namespace normjit::codegen

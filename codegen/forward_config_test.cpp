@@ -780,3 +780,45 @@ TEST(ForwardConfig, EveryNAndMTakesAConfigItsCheckAccepts) {
 }
 
 }  // namespace normjit::codegen
+
+// A memory-rich device (an H200, 18.4 bytes an SM cycle): many option-free 16-bit rows of
+// 16-byte slots that a block holds take two slots a thread and prefetch the next row (tuned on
+// the H200: bench/results/2026-11-28-h200-50783ff-memory-rich-2/); an H100, few rows, fused
+// options, fp32 and scalar slots keep the H100's rules.
+TEST(ForwardConfig, MemoryRichDevicesPrefetchTwoSlotsAThread) {
+  using codegen::choose_forward_config;
+  const std::pair<int64_t, std::string> tuned[] = {
+      {5120, "threads=320 threads_per_row=320 vec=8 registers prefetch min_blocks=3"},
+      {7168, "threads=448 threads_per_row=448 vec=8 registers prefetch min_blocks=2"},
+      {12288, "threads=768 threads_per_row=768 vec=8 registers prefetch"},
+  };
+  for (const auto& [n, config] : tuned) {
+    const NormProblem p = problem(NormKind::LayerNorm, n, DType::BF16);
+    EXPECT_EQ(codegen::describe(choose_forward_config(p, 90, 67108864 / n, 132, 18.4)), config) << n;
+    EXPECT_EQ(choose_forward_config(p, 90, 67108864 / n, 132, 12.8), choose_forward_config(p, 90, 67108864 / n, 132))
+        << n << ": an H100";
+    EXPECT_EQ(choose_forward_config(p, 90, 199, 132, 18.4), choose_forward_config(p, 90, 199, 132)) << n << ": few rows";
+    EXPECT_EQ(choose_forward_config(p, 80, 67108864 / n, 108, 18.4), choose_forward_config(p, 80, 67108864 / n, 108))
+        << n << ": sm_80";
+    NormProblem residual = p;
+    residual.residual = true;
+    residual = codegen::resolve_forward_problem(residual);
+    EXPECT_FALSE(choose_forward_config(residual, 90, 67108864 / n, 132, 18.4).prefetch) << n;
+    const NormProblem fp32 = problem(NormKind::LayerNorm, n, DType::F32);
+    EXPECT_EQ(choose_forward_config(fp32, 90, 67108864 / n, 132, 18.4), choose_forward_config(fp32, 90, 67108864 / n, 132));
+    for (int rate : {0, 18}) {
+      const codegen::LaunchConfig c = choose_forward_config(p, 90, 67108864 / n, 132, rate);
+      EXPECT_NO_THROW(codegen::check_forward_config(p, c)) << n;
+      const auto space = codegen::forward_search_space(p, 90, 67108864 / n, 132, rate);
+      ASSERT_FALSE(space.empty());
+      EXPECT_EQ(space.front(), c) << n << ": the heuristic first";
+      EXPECT_NE(std::find(space.begin(), space.end(), choose_forward_config(p, 90, 67108864 / n, 132)), space.end())
+          << n << ": the H100 rules' config too";
+    }
+  }
+  // Rows aligned to 2 bytes (2-byte slots) keep theirs.
+  NormProblem odd = problem(NormKind::LayerNorm, 5003, DType::BF16);
+  odd.alignment = 2;
+  odd = codegen::resolve_forward_problem(odd);
+  EXPECT_EQ(choose_forward_config(odd, 90, 13413, 132, 18.4), choose_forward_config(odd, 90, 13413, 132));
+}

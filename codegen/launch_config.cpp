@@ -680,15 +680,17 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // - 1536-7168 in whole 512-column steps: a cluster of two blocks of N/16 threads, 8 elements
     //   a thread, prefetching, sums shared, 1024 threads an SM (LN 2048 118.5 → 106.6, 4096
     //   123.3 → 110.1; RMS 4096 119.8 → 103.3; -41c3636-final/: LN 5120 122.2 → 112.7, 7168
-    //   126.8 → 115.0, tuned against the heuristic; NOT YET A/B-TESTED ACROSS 4097-7168);
+    //   126.8 → 115.0);
     // - rows of 8192 columns: 16 elements a thread in 8-byte vectors, sums shared, two blocks an
     //   SM (LN 127.0 → 118.4);
     // - one block of 16 elements a thread of 576-768 threads (9216-12288): prefetching (12288:
     //   LN 135.4 → 113.0, RMS 120.7 → 110.7). Not blocks of 896-960 (14336-15360): in bench
     //   against the rules before, LN bf16 fp32 γ 14336 135.1 → 151.2 us, 15360 137.7 → 174.2;
     // - 13313-16384: a cluster of two blocks of 16 elements a thread, two an SM (LN 16384
-    //   134.9 → 123.1; -41c3636-final/: 14336 LN 136.5 → 124.6, RMS 118.8 → 110.9, tuned
-    //   against the heuristic; NOT YET A/B-TESTED ACROSS 13313-15360).
+    //   134.9 → 123.1; -41c3636-final/: 14336 LN 136.5 → 124.6, RMS 118.8 → 110.9). Below
+    //   15361 whole warps only (N a multiple of 1024): at 13824 the last warp's ragged slots
+    //   spill LN bf16 (20 bytes) and lose 15% (132.8 → 152.5 us), though fp16 and RMSNorm
+    //   gained 4-6% there.
     // In bench --graph against the rules before, bf16 (fp32 and bf16 γ) and fp16 (fp32 γ) at
     // 1536-65536 (bench/results/2026-11-28-h200-5cbc10c-memory-rich/), new / old % of copy:
     // LN 1.05-1.26 but 24576 (0.99-1.01), RMS 1.01-1.25 but 1536 (0.99-1.01), 8192 with bf16 γ
@@ -696,7 +698,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // fp32 rows mostly keep up there (84-102% of copy) but for two ranges, where exhaustive
     // tuning (-41c3636-final/) found clusters of two blocks of 8 elements a thread: LN fp32 5120
     // 232.2 → 197.4 us (320 threads, three blocks an SM), 14336 260.0 → 212.7 (896 threads,
-    // prefetching). NOT YET A/B-TESTED ACROSS 4097-6144 AND 13313-15360.
+    // prefetching).
+    // In bench --graph against the rules before (-50783ff-memory-rich-2/ab.txt), two runs each:
+    // 16-bit (bf16 and fp16, fp32 γ) at 4608-7168 and 13824-15360: 1.02-1.42x the speed but LN
+    // bf16 13824 (0.87, above); fp32 at 4608-6144 and 13824-15360: LN 1.02-1.24x, RMS 1.03-1.27x.
     const LaunchConfig chosen = c;
     auto shared_rows = [&](int vec, int cluster, int iters, bool prefetch) {
       c = LaunchConfig{};
@@ -718,7 +723,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     else if (c.shared_sums && c.cluster == 1 && !c.staged && c.rows_per_block() == 1 && c.vec == staged_vec &&
              int64_t{c.threads} * 2 >= slots && c.threads >= 576 && c.threads <= 768)
       c.prefetch = true;
-    else if (p.n > 13312 && p.n <= 16384)
+    else if (p.n > 13312 && p.n <= 16384 && (p.n > 15360 || p.n % 1024 == 0))
       shared_rows(staged_vec, 2, 2, false);
   }
   return c;

@@ -288,7 +288,8 @@ codegen::LaunchConfig Engine::Impl::config_for(CUcontext ctx, const NormProblem&
   tuned = false;
   settled = true;
   const codegen::LaunchConfig heuristic = pass == codegen::Pass::Forward
-                                              ? codegen::choose_forward_config(p, limits.sm, m, limits.sm_count)
+                                              ? codegen::choose_forward_config(p, limits.sm, m, limits.sm_count,
+                                                                                   limits.memory_bytes_per_sm_cycle)
                                               : codegen::choose_launch_config(p, limits.sm, limits.sm_count, m,
                                                                                   limits.memory_bytes_per_sm_cycle);
   if (m < 0 || config.tune_mode == TuneMode::Off) return heuristic;

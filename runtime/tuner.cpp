@@ -283,7 +283,7 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
   result.m_timed = timed_rows(p, m, options);
   const std::vector<codegen::LaunchConfig> space =
       !options.only.empty() ? options.only
-      : forward             ? codegen::forward_search_space(p, limits.sm, result.m_timed)
+      : forward             ? codegen::forward_search_space(p, limits.sm, result.m_timed, limits.sm_count, limits.memory_bytes_per_sm_cycle)
                             : codegen::search_space(p, limits.sm, limits.sm_count, result.m_timed, limits.memory_bytes_per_sm_cycle);
   for (const codegen::LaunchConfig& c : space) {
     CandidateTiming timing;

@@ -71,7 +71,7 @@ int run_emit(std::vector<std::string> args) {
     codegen::validate_problem(problem);
   const NormProblem p = forward ? codegen::resolve_forward_problem(problem) : codegen::resolve_problem(problem);
   const int sm = parse_arch_list({arch}).front();
-  codegen::LaunchConfig config = forward ? codegen::choose_forward_config(p, sm)
+  codegen::LaunchConfig config = forward ? codegen::choose_forward_config(p, sm, -1, 0, memory_rate)
                                          : codegen::choose_launch_config(p, sm, 0, -1, memory_rate);
   if (threads) config.threads = threads;
   if (threads_per_row) config.threads_per_row = threads_per_row;
@@ -129,7 +129,7 @@ int run_emit(std::vector<std::string> args) {
     local_memory |= r.stack_bytes > 0 || r.spill_stores > 0;
   }
   // The engine does not run a heuristic block bounded to fill the SM that takes local memory.
-  if (forward && local_memory && config == codegen::choose_forward_config(p, sm))
+  if (forward && local_memory && config == codegen::choose_forward_config(p, sm, -1, 0, memory_rate))
     if (const auto unfilled = codegen::unfilled_forward_config(p, config))
       std::printf("note: this block takes local memory; the engine runs %s instead\n",
                   codegen::describe(*unfilled).c_str());

@@ -63,7 +63,7 @@ NormProblem resolve_for(const NormProblem& p, codegen::Pass pass) {
 
 std::vector<codegen::LaunchConfig> candidates(const Shape& s, const runtime::DeviceLimits& limits, int64_t m) {
   return s.pass == codegen::Pass::Forward
-             ? codegen::forward_search_space(s.problem, limits.sm, m)
+             ? codegen::forward_search_space(s.problem, limits.sm, m, limits.sm_count, limits.memory_bytes_per_sm_cycle)
              : codegen::search_space(s.problem, limits.sm, limits.sm_count, m, limits.memory_bytes_per_sm_cycle);
 }
 

@@ -437,6 +437,36 @@ TEST_F(ForwardTuning, EveryCandidateMatchesTheReference) {
   std::printf("%d forward candidates checked\n", tried);
 }
 
+// The memory-rich rules' forward configs (codegen::choose_forward_config at an H200's 18.4
+// bytes an SM cycle: two 16-byte slots a thread, the next row prefetched), pinned so that any
+// GPU runs them, at many rows (a bucket past two rows an SM) against the reference.
+TEST_F(ForwardTuning, MemoryRichPrefetchingRowsMatchTheReference) {
+  NJ_REQUIRE_GPU();
+  const CUcontext ctx = GpuContext::get()->context();
+  const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
+  if (limits.sm < 90) GTEST_SKIP() << "the memory-rich rules are for sm_90; this device is sm_" << limits.sm;
+  constexpr int64_t m = 301;  // bucket 512: many rows on a device of up to 256 SMs
+  int tried = 0;
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (DType x : {DType::BF16, DType::F16})
+      for (int64_t n : {2048, 5120, 7168, 12288, 16384}) {
+        ForwardCase c;
+        c.problem = make_problem(kind, n, x, n % 3 ? DType::F32 : x,
+                                 kind == NormKind::LayerNorm ? Affine::WeightAndBias : Affine::WeightOnly);
+        c.m = m;
+        const NormProblem resolved = checked_problem(c);
+        const codegen::LaunchConfig config = codegen::choose_forward_config(resolved, limits.sm, m, 132, 18.4);
+        SCOPED_TRACE(codegen::describe_forward(resolved) + " " + codegen::describe(config));
+        ASSERT_TRUE(config.prefetch);
+        Engine engine(this->config(TuneMode::Cached));
+        engine.impl().pin_config(limits, resolved, m, config, codegen::Pass::Forward);
+        EXPECT_EQ(engine.impl().forward_kernel_for(ctx, resolved, m).config, config);
+        check_case(engine, c, stream());
+        ++tried;
+      }
+  EXPECT_EQ(tried, 20);
+}
+
 TEST_F(ForwardTuning, OnMissTunesOnceAndTheTunedKernelIsCorrect) {
   NJ_REQUIRE_GPU();
   const CUcontext ctx = GpuContext::get()->context();
