@@ -253,12 +253,19 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     if (memory_rich(memory_bytes_per_sm_cycle) && sm >= 90 && !few_rows(m, sm_count) && !has_forward_fused_options(p) &&
         dtype_size(p.x_dtype) == 2 && slot_bytes == 16) {
       // A memory-rich device (an H200): 16-bit rows of 16-byte slots at two slots a thread, the
-      // next row prefetched, instead of four (more of the SM's rows in flight, and their loads
-      // across this row's barriers). Exhaustive tuning on the H200, bf16, fp32 γ, M·N = 64 Mi,
-      // bench --graph (bench/results/2026-11-28-h200-50783ff-memory-rich-2/): LN 5120 102.4 →
-      // 79.5 us (320 threads), 7168 102.4 → 84.9 (448), 12288 86.7 → 84.2 (768).
-      // NOT YET A/B-TESTED across N.
-      if (const int64_t wider = warp_threads(slots, 2); wider <= kMaxForwardRowThreads && wider > c.threads) {
+      // next row prefetched, instead of four (their loads in flight across this row's
+      // barriers). Exhaustive tuning on the H200, bf16, fp32 γ, M·N = 64 Mi, bench --graph
+      // (bench/results/2026-11-28-h200-50783ff-memory-rich-2/): LN 5120 102.4 → 79.5 us (320
+      // threads), 7168 102.4 → 84.9 (448), 12288 86.7 → 84.2 (768). In bench --graph against
+      // four slots a thread, bf16 and fp16, fp32 and bf16 γ, at 2048-16384
+      // (-59d6124-forward-rich/ab.txt, two runs): it won where the blocks are of 320 threads or
+      // more and keep 768 or more an SM: LN 5120-7168 1.18-1.49x, 8192 1.11 (bf16 γ; 0.99 with
+      // fp32 γ), 12288-16384 1.01-1.09x; RMS 5120-8192 1.02-1.09x, 16384 1.01-1.03, 14336 1.00,
+      // 12288 0.98. It lost where they are smaller (LN 2048-4096 at 128-256 threads: 0.67-0.82x)
+      // or fewer an SM (10240: 640 threads, one an SM: LN 0.95-0.96x).
+      const int64_t wider = warp_threads(slots, 2);
+      if (wider >= 320 && wider <= kMaxForwardRowThreads && wider > c.threads &&
+          wider * registers_bound_blocks(static_cast<int>(wider)) >= 768) {
         c.vec = vector_width(p, Pass::Forward);
         c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(wider, 64));
         c.min_blocks_per_sm = registers_bound_blocks(c.threads);

@@ -816,6 +816,14 @@ TEST(ForwardConfig, MemoryRichDevicesPrefetchTwoSlotsAThread) {
           << n << ": the H100 rules' config too";
     }
   }
+  // Not where blocks would be of fewer than 320 threads (4096) or fewer than 768 threads an SM
+  // (10240: one block of 640), which lost in bench.
+  for (int64_t n : {2048, 4096, 9216, 10240, 11264}) {
+    const NormProblem p = problem(NormKind::LayerNorm, n, DType::BF16);
+    EXPECT_EQ(choose_forward_config(p, 90, 67108864 / n, 132, 18.4), choose_forward_config(p, 90, 67108864 / n, 132)) << n;
+  }
+  for (int64_t n : {6144, 8192, 13312, 14336, 15360, 16384})
+    EXPECT_TRUE(choose_forward_config(problem(NormKind::RMSNorm, n, DType::F16), 90, 67108864 / n, 132, 18.4).prefetch) << n;
   // Rows aligned to 2 bytes (2-byte slots) keep theirs.
   NormProblem odd = problem(NormKind::LayerNorm, 5003, DType::BF16);
   odd.alignment = 2;
