@@ -279,6 +279,22 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     // 64 registers a thread, but not for 128 bytes of x a thread (one block an SM; LN fp32
     // 131072 in 512-thread blocks tuned 6-10% ahead of the 1024-thread ones it had, unbounded).
     c.min_blocks_per_sm = blocks->wide ? 1 : registers_bound_blocks(c.threads);
+    if (memory_rich(memory_bytes_per_sm_cycle) && !few_rows(m, sm_count) && !has_forward_fused_options(p) &&
+        dtype_size(p.x_dtype) == 4) {
+      // A memory-rich device (an H200): fp32 rows at 128 bytes of x a thread in the fewest
+      // blocks of at most 512 threads, 64 registers a thread. Exhaustive tuning on the H200,
+      // M·N = 64 Mi, graph µs (bench/results/2026-11-28-h200-{50783ff-memory-rich-2,
+      // 836255d-peers}/): LN 65536 183.7 → 149.0 (4 x 512 against 8 x 512 at 64 bytes), RMS
+      // 131072 200.6 → 171.2 (8 x 512 against 8 x 1024). NOT YET A/B-TESTED ACROSS N.
+      for (c.cluster = 2;; c.cluster *= 2) {
+        const int64_t threads = warp_threads(slots, int64_t{c.cluster} * max_iters);
+        if (threads <= kMaxForwardRowThreads / 2 || c.cluster == kMaxForwardCluster) {
+          c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
+          break;
+        }
+      }
+      c.min_blocks_per_sm = registers_bound_blocks(c.threads);
+    }
   } else {
     // One 1024-thread block an SM (64 registers: x is held packed, so a batch fits without
     // spills): as many loads in flight as two of 512, half the rows' bytes waiting in L2 for

@@ -438,33 +438,36 @@ TEST_F(ForwardTuning, EveryCandidateMatchesTheReference) {
 }
 
 // The memory-rich rules' forward configs (codegen::choose_forward_config at an H200's 18.4
-// bytes an SM cycle: two 16-byte slots a thread, the next row prefetched), pinned so that any
-// GPU runs them, at many rows (a bucket past two rows an SM) against the reference.
+// bytes an SM cycle: 16-bit rows at two 16-byte slots a thread, the next row prefetched; fp32
+// clusters at 128 bytes a thread), pinned so that any GPU runs them, at many rows (a bucket past
+// two rows an SM) against the reference.
 TEST_F(ForwardTuning, MemoryRichPrefetchingRowsMatchTheReference) {
   NJ_REQUIRE_GPU();
   const CUcontext ctx = GpuContext::get()->context();
   const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
   if (limits.sm < 90) GTEST_SKIP() << "the memory-rich rules are for sm_90; this device is sm_" << limits.sm;
   constexpr int64_t m = 301;  // bucket 512: many rows on a device of up to 256 SMs
+  const std::pair<DType, int64_t> shapes[] = {{DType::BF16, 5120}, {DType::F16, 6144}, {DType::BF16, 8192},
+                                              {DType::F16, 12288}, {DType::BF16, 16384}, {DType::F32, 40960},
+                                              {DType::F32, 65536}, {DType::F32, 131072}};
   int tried = 0;
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
-    for (DType x : {DType::BF16, DType::F16})
-      for (int64_t n : {5120, 6144, 8192, 12288, 16384}) {
-        ForwardCase c;
-        c.problem = make_problem(kind, n, x, n % 3 ? DType::F32 : x,
-                                 kind == NormKind::LayerNorm ? Affine::WeightAndBias : Affine::WeightOnly);
-        c.m = m;
-        const NormProblem resolved = checked_problem(c);
-        const codegen::LaunchConfig config = codegen::choose_forward_config(resolved, limits.sm, m, 132, 18.4);
-        SCOPED_TRACE(codegen::describe_forward(resolved) + " " + codegen::describe(config));
-        ASSERT_TRUE(config.prefetch);
-        Engine engine(this->config(TuneMode::Cached));
-        engine.impl().pin_config(limits, resolved, m, config, codegen::Pass::Forward);
-        EXPECT_EQ(engine.impl().forward_kernel_for(ctx, resolved, m).config, config);
-        check_case(engine, c, stream());
-        ++tried;
-      }
-  EXPECT_EQ(tried, 20);
+    for (const auto& [x, n] : shapes) {
+      ForwardCase c;
+      c.problem = make_problem(kind, n, x, n % 3 ? DType::F32 : x,
+                               kind == NormKind::LayerNorm ? Affine::WeightAndBias : Affine::WeightOnly);
+      c.m = m;
+      const NormProblem resolved = checked_problem(c);
+      const codegen::LaunchConfig config = codegen::choose_forward_config(resolved, limits.sm, m, 132, 18.4);
+      SCOPED_TRACE(codegen::describe_forward(resolved) + " " + codegen::describe(config));
+      ASSERT_FALSE(config == codegen::choose_forward_config(resolved, limits.sm, m, 132)) << "not a memory-rich config";
+      Engine engine(this->config(TuneMode::Cached));
+      engine.impl().pin_config(limits, resolved, m, config, codegen::Pass::Forward);
+      EXPECT_EQ(engine.impl().forward_kernel_for(ctx, resolved, m).config, config);
+      check_case(engine, c, stream());
+      ++tried;
+    }
+  EXPECT_EQ(tried, 16);
 }
 
 TEST_F(ForwardTuning, OnMissTunesOnceAndTheTunedKernelIsCorrect) {
