@@ -285,15 +285,21 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
       // blocks of at most 512 threads, 64 registers a thread. Exhaustive tuning on the H200,
       // M·N = 64 Mi, graph µs (bench/results/2026-11-28-h200-{50783ff-memory-rich-2,
       // 836255d-peers}/): LN 65536 183.7 → 149.0 (4 x 512 against 8 x 512 at 64 bytes), RMS
-      // 131072 200.6 → 171.2 (8 x 512 against 8 x 1024). NOT YET A/B-TESTED ACROSS N.
-      for (c.cluster = 2;; c.cluster *= 2) {
-        const int64_t threads = warp_threads(slots, int64_t{c.cluster} * max_iters);
-        if (threads <= kMaxForwardRowThreads / 2 || c.cluster == kMaxForwardCluster) {
-          c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
+      // 131072 200.6 → 171.2 (8 x 512 against 8 x 1024). In bench --graph against the rules
+      // before, two runs (-f7b43cf-fp32-clusters/ab.txt): LN 49152-131072 1.17-1.27x (though
+      // ptxas spills 4-60 bytes at 49152, 98304 and 131072), RMS 40960-131072 1.23-1.46x;
+      // LayerNorm's 320-thread blocks at 40960 (three an SM, 128 bytes spilled) lost 2.5%, so
+      // LayerNorm takes blocks of 384 threads or more only. 163840 keeps its blocks of 640.
+      LaunchConfig rich = c;
+      for (rich.cluster = 2;; rich.cluster *= 2) {
+        const int64_t threads = warp_threads(slots, int64_t{rich.cluster} * max_iters);
+        if (threads <= kMaxForwardRowThreads / 2 || rich.cluster == kMaxForwardCluster) {
+          rich.threads = rich.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
           break;
         }
       }
-      c.min_blocks_per_sm = registers_bound_blocks(c.threads);
+      rich.min_blocks_per_sm = registers_bound_blocks(rich.threads);
+      if (p.kind != NormKind::LayerNorm || rich.threads >= 384) c = rich;
     }
   } else {
     // One 1024-thread block an SM (64 registers: x is held packed, so a batch fits without

@@ -824,6 +824,20 @@ TEST(ForwardConfig, MemoryRichDevicesPrefetchTwoSlotsAThread) {
   }
   for (int64_t n : {6144, 8192, 13312, 14336, 15360, 16384})
     EXPECT_TRUE(choose_forward_config(problem(NormKind::RMSNorm, n, DType::F16), 90, 67108864 / n, 132, 18.4).prefetch) << n;
+  // fp32 rows of register clusters: 128 bytes a thread in blocks of at most 512 threads, but
+  // LayerNorm's blocks of fewer than 384 (40960), which lost in bench.
+  const std::pair<int64_t, std::string> clusters[] = {
+      {49152, "threads=384 threads_per_row=384 vec=4 registers cluster=4 min_blocks=2"},
+      {65536, "threads=512 threads_per_row=512 vec=4 registers cluster=4 min_blocks=2"},
+      {131072, "threads=512 threads_per_row=512 vec=4 registers cluster=8 min_blocks=2"}};
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (const auto& [n, config] : clusters)
+      EXPECT_EQ(codegen::describe(choose_forward_config(problem(kind, n, DType::F32), 90, 67108864 / n, 132, 18.4)), config)
+          << n;
+  EXPECT_EQ(codegen::describe(choose_forward_config(problem(NormKind::RMSNorm, 40960, DType::F32), 90, 1638, 132, 18.4)),
+            "threads=320 threads_per_row=320 vec=4 registers cluster=4 min_blocks=3");
+  const NormProblem ln40960 = problem(NormKind::LayerNorm, 40960, DType::F32);
+  EXPECT_EQ(choose_forward_config(ln40960, 90, 1638, 132, 18.4), choose_forward_config(ln40960, 90, 1638, 132));
   // Rows aligned to 2 bytes (2-byte slots) keep theirs.
   NormProblem odd = problem(NormKind::LayerNorm, 5003, DType::BF16);
   odd.alignment = 2;

@@ -448,7 +448,7 @@ TEST_F(ForwardTuning, MemoryRichPrefetchingRowsMatchTheReference) {
   if (limits.sm < 90) GTEST_SKIP() << "the memory-rich rules are for sm_90; this device is sm_" << limits.sm;
   constexpr int64_t m = 301;  // bucket 512: many rows on a device of up to 256 SMs
   const std::pair<DType, int64_t> shapes[] = {{DType::BF16, 5120}, {DType::F16, 6144}, {DType::BF16, 8192},
-                                              {DType::F16, 12288}, {DType::BF16, 16384}, {DType::F32, 40960},
+                                              {DType::F16, 12288}, {DType::BF16, 16384}, {DType::F32, 49152},
                                               {DType::F32, 65536}, {DType::F32, 131072}};
   int tried = 0;
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
