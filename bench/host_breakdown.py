@@ -5,7 +5,8 @@ pieces, so a gap between normjit and torch can be traced to one of them:
 - step: y = module(x); torch.autograd.grad(y, (x, weight[, bias]), dy), host µs per step;
 - fwd: module(x) alone (graph built), and grad: the grad call alone (step − fwd);
 - node: the module's autograd node called directly on this thread (y.grad_fn(dy), or for a
-  Python Function's node its apply, which runs the Function's backward; one graph built once),
+  Python Function's node its apply, which runs the Function's backward; a graph built for each
+  call, as a node runs once, and the forward's time taken off),
   where grad runs it on autograd's worker thread for the device: grad − node is the engine's
   own cost (the worker's wake-up, its stream and context handling, the gradients' checks);
 - floor: the same step through a Python autograd.Function that only clones (autograd's
@@ -104,13 +105,17 @@ def main():
             except RuntimeError as e:  # torch's CUDA LayerNorm refuses some mixes of dtypes
                 print("%-44s %s" % (label, str(e).splitlines()[0][:60]))
                 continue
-            node = module(x).grad_fn
-            # A Python Function's node is not callable: its apply runs the Function's backward.
-            call = node.apply if hasattr(node, "_forward_cls") else node
+            def fwd_and_node(module=module):
+                # A node runs once: its saved tensors are freed after it (normjit's Functions
+                # save x, γ and the statistics), so each call builds its own graph and the
+                # forward's time is taken off. A Python Function's node is not callable: its
+                # apply runs the Function's backward.
+                node = module(x).grad_fn
+                (node.apply if hasattr(node, "_forward_cls") else node)(dy)
             why = ""
             try:
-                d = host_us(lambda: call(dy), opt.steps)
-            except Exception as e:  # a node that cannot be called again, or not directly
+                d = host_us(fwd_and_node, opt.steps) - f
+            except Exception as e:  # a node that cannot be called directly
                 d = float("nan")
                 why = "  (node: %s: %s)" % (type(e).__name__, (str(e).splitlines() or [""])[0][:80])
             steps[label] = step
