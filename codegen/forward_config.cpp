@@ -33,7 +33,7 @@ bool holds_few_elements(const NormProblem& p, const LaunchConfig& c) {
 }
 
 // A cluster a row (sm_90): how many blocks, of how many threads, and whether at 128 bytes of
-// x a thread (`wide`, one block an SM).
+// x a thread with registers unbounded (`wide`, one block an SM).
 struct ClusterBlocks {
   int cluster;
   int64_t threads;
@@ -42,9 +42,10 @@ struct ClusterBlocks {
 
 // The fewest blocks that hold the row at the target bytes a thread (more bytes a thread spill
 // in 1024-thread blocks: fp32 N = 262144 spills 128-352 bytes), or none where rows of this
-// problem are not held by register clusters.
+// problem are not held by register clusters. rich_rows: many option-free rows on a
+// memory-rich device (an H200), whose fp32 rows take 128 bytes a thread.
 std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int sm, int64_t slots, int target_iters,
-                                                     int max_iters, int wide_threads) {
+                                                     int max_iters, int wide_threads, bool rich_rows) {
   if (sm < 90 || slots > int64_t{kMaxForwardCluster} * std::max(int64_t{kMaxForwardRowThreads} * target_iters,
                                                                   int64_t{wide_threads} * max_iters))
     return std::nullopt;
@@ -77,6 +78,19 @@ std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int s
     ClusterBlocks wider = fewest_blocks(max_iters, wide_threads);
     wider.wide = true;
     if (wider.cluster < blocks.cluster || blocks.threads > kWideForwardThreads) blocks = wider;
+  }
+  if (rich_rows && wide_x) {
+    // A memory-rich device (an H200): fp32 rows at 128 bytes of x a thread in the fewest
+    // blocks of at most 512 threads, 64 registers a thread. Exhaustive tuning on the H200,
+    // M·N = 64 Mi, graph µs (bench/results/2026-11-28-h200-{50783ff-memory-rich-2,
+    // 836255d-peers}/): LN 65536 183.7 → 149.0 (4 x 512 against 8 x 512 at 64 bytes), RMS
+    // 131072 200.6 → 171.2 (8 x 512 against 8 x 1024). In bench --graph against the rules
+    // before, two runs (-f7b43cf-fp32-clusters/ab.txt): LN 49152-131072 1.17-1.27x (though
+    // ptxas spills 4-60 bytes at 49152, 98304 and 131072), RMS 40960-131072 1.23-1.46x;
+    // LayerNorm's 320-thread blocks at 40960 (three an SM, 128 bytes spilled) lost 2.5%, so
+    // LayerNorm takes blocks of 384 threads or more only. 163840 keeps its blocks of 640.
+    const ClusterBlocks rich = fewest_blocks(max_iters, kMaxForwardRowThreads / 2);
+    if (!layer_norm || rich.threads >= 384) blocks = rich;
   }
   // 16-bit LayerNorm only in 1024-thread blocks (the whole SM at 64 registers), and not for
   // parallel norms. Its clusters meet once (warp- then block-shifted moments) and, with the
@@ -267,40 +281,19 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
       if (wider >= 320 && wider <= kMaxForwardRowThreads && wider > c.threads &&
           wider * registers_bound_blocks(static_cast<int>(wider)) >= 768) {
         c.vec = vector_width(p, Pass::Forward);
-        c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(wider, 64));
+        c.threads = c.threads_per_row = static_cast<int>(wider);
         c.min_blocks_per_sm = registers_bound_blocks(c.threads);
         c.prefetch = true;
       }
     }
-  } else if (const std::optional<ClusterBlocks> blocks =
-                 register_cluster_blocks(p, sm, slots, target_iters, max_iters, wide_threads)) {
+  } else if (const std::optional<ClusterBlocks> blocks = register_cluster_blocks(
+                 p, sm, slots, target_iters, max_iters, wide_threads,
+                 memory_rich(memory_bytes_per_sm_cycle) && !few_rows(m, sm_count) && !has_forward_fused_options(p))) {
     c.cluster = blocks->cluster;
     c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(blocks->threads, 64, kMaxForwardRowThreads));
     // 64 registers a thread, but not for 128 bytes of x a thread (one block an SM; LN fp32
     // 131072 in 512-thread blocks tuned 6-10% ahead of the 1024-thread ones it had, unbounded).
     c.min_blocks_per_sm = blocks->wide ? 1 : registers_bound_blocks(c.threads);
-    if (memory_rich(memory_bytes_per_sm_cycle) && !few_rows(m, sm_count) && !has_forward_fused_options(p) &&
-        dtype_size(p.x_dtype) == 4) {
-      // A memory-rich device (an H200): fp32 rows at 128 bytes of x a thread in the fewest
-      // blocks of at most 512 threads, 64 registers a thread. Exhaustive tuning on the H200,
-      // M·N = 64 Mi, graph µs (bench/results/2026-11-28-h200-{50783ff-memory-rich-2,
-      // 836255d-peers}/): LN 65536 183.7 → 149.0 (4 x 512 against 8 x 512 at 64 bytes), RMS
-      // 131072 200.6 → 171.2 (8 x 512 against 8 x 1024). In bench --graph against the rules
-      // before, two runs (-f7b43cf-fp32-clusters/ab.txt): LN 49152-131072 1.17-1.27x (though
-      // ptxas spills 4-60 bytes at 49152, 98304 and 131072), RMS 40960-131072 1.23-1.46x;
-      // LayerNorm's 320-thread blocks at 40960 (three an SM, 128 bytes spilled) lost 2.5%, so
-      // LayerNorm takes blocks of 384 threads or more only. 163840 keeps its blocks of 640.
-      LaunchConfig rich = c;
-      for (rich.cluster = 2;; rich.cluster *= 2) {
-        const int64_t threads = warp_threads(slots, int64_t{rich.cluster} * max_iters);
-        if (threads <= kMaxForwardRowThreads / 2 || rich.cluster == kMaxForwardCluster) {
-          rich.threads = rich.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
-          break;
-        }
-      }
-      rich.min_blocks_per_sm = registers_bound_blocks(rich.threads);
-      if (p.kind != NormKind::LayerNorm || rich.threads >= 384) c = rich;
-    }
   } else {
     // One 1024-thread block an SM (64 registers: x is held packed, so a batch fits without
     // spills): as many loads in flight as two of 512, half the rows' bytes waiting in L2 for

@@ -94,8 +94,9 @@ constexpr int kForwardStreamBatch = 4;
 //     else the fewest threads that take as many batches each as 1024 do.
 // sm_count: the device's SMs (0: not known, taken as an H100's, as choose_launch_config does).
 // memory_bytes_per_sm_cycle: the device's, as choose_launch_config takes it (0: the H100's
-// rules); a memory-rich device's many 16-bit rows held by a block take two slots a thread and
-// prefetch the next row.
+// rules). On a memory-rich device many option-free rows take rules tuned on the H200: 16-bit
+// rows a block holds two 16-byte slots a thread and prefetch the next row; fp32 rows of register
+// clusters 128 bytes a thread in blocks of at most 512 threads.
 LaunchConfig choose_forward_config(const NormProblem& resolved, int sm = 90, int64_t m = -1, int sm_count = 0,
                                    double memory_bytes_per_sm_cycle = 0);
 
