@@ -8,7 +8,8 @@
 #   e.g. scripts/bench-ab.sh build-device/v/old build-device/normjit $w \
 #          bwd "--graph --weights fp32 --dtypes bf16 --n 1280,1536" fwd "--forward --graph --n 320"
 #
-# Writes OUT_DIR/NAME-{old,new}{1,2}.{json,txt}.
+# Writes OUT_DIR/NAME-{old,new}{1,2}.{json,txt}. `OLD_REV=<commit> scripts/device-bundle.sh` puts
+# that commit's normjit at build-device/v/old.
 set -uo pipefail
 if [ $# -lt 5 ] || [ $(( ($# - 3) % 2 )) -ne 0 ]; then
   sed -n '2,10p' "$0" >&2

@@ -4,6 +4,9 @@
 # built), without objects, static libraries or precompiled headers (the build folder is 170 MB
 # with them; the device tool carries 64 MiB at most). Then carry build-device and run the GPU
 # scripts with BUILD_DIR=build-device.
+#   OLD_REV=<commit> scripts/device-bundle.sh   also builds that commit's normjit command (a git
+#   worktree under ${TMPDIR:-/tmp}, Release) into $bundle/v/old: the OLD binary of
+#   scripts/bench-ab.sh's A/B (the command links libnormjit statically, so it runs alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${BUILD_DIR:-build}"
@@ -14,3 +17,12 @@ rm -rf "$bundle"
 mkdir -p "$bundle"
 tar -C "$build" --exclude=CMakeFiles --exclude='*.gch' --exclude='*.o' --exclude='*.a' -cf - . | tar -C "$bundle" -xf -
 echo "device-bundle: $bundle ($(du -sh "$bundle" | cut -f1)) from $build at $(cat "$build/COMMIT")"
+if [ -n "${OLD_REV:-}" ]; then
+  old_tree="${TMPDIR:-/tmp}/normjit-old-$(git rev-parse --short "$OLD_REV")"
+  [ -d "$old_tree" ] || git worktree add --detach -f "$old_tree" "$OLD_REV" >/dev/null
+  (cd "$old_tree" && cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+     cmake --build build -j "${JOBS:-$(nproc)}" --target normjit_cli >/dev/null)
+  mkdir -p "$bundle/v"
+  cp "$old_tree/build/normjit" "$bundle/v/old"
+  echo "device-bundle: $bundle/v/old is normjit at $(git rev-parse --short "$OLD_REV") (worktree $old_tree; git worktree remove it when done)"
+fi
