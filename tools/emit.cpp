@@ -44,14 +44,7 @@ int run_emit(std::vector<std::string> args) {
   if (arch.empty()) arch = "sm_90";
   // The heuristic's rules depend on the device's memory rate (codegen::kMemoryRichBytesPerSmCycle),
   // which only a GPU reports: without one, name it to see the config a given device gets.
-  double memory_rate = 0;
-  if (const std::string v = take_option(args, "--memory-rate"); !v.empty()) {
-    char* end = nullptr;
-    memory_rate = std::strtod(v.c_str(), &end);
-    if (end == v.c_str() || *end != '\0' || !(memory_rate >= 0))
-      throw std::invalid_argument("--memory-rate takes the device's peak memory bytes an SM cycle, a number >= 0 "
-                                  "(an H100 SXM reads 12.8, an H200 18.4; `normjit bench` prints it), not '" + v + "'");
-  }
+  const double memory_rate = take_memory_rate(args);
   // Launch-config overrides, each replacing one field of the heuristic's choice.
   auto take_int = [&](const char* name) {
     const std::string v = take_option(args, name);

@@ -1,6 +1,7 @@
 #include "tools/problem_flags.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 #include <stdexcept>
 
@@ -21,6 +22,17 @@ std::string take_option(std::vector<std::string>& args, const std::string& name)
     }
   }
   return "";
+}
+
+double take_memory_rate(std::vector<std::string>& args) {
+  const std::string v = take_option(args, "--memory-rate");
+  if (v.empty()) return 0;
+  char* end = nullptr;
+  const double rate = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() || *end != '\0' || !(rate >= 0))
+    throw std::invalid_argument("--memory-rate takes the device's peak memory bytes an SM cycle, a number >= 0 "
+                                "(an H100 SXM reads 12.8, an H200 18.4; `normjit bench` prints it), not '" + v + "'");
+  return rate;
 }
 
 bool take_flag(std::vector<std::string>& args, const std::string& name) {

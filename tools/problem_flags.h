@@ -21,5 +21,8 @@ std::string problem_flags_help();
 std::string take_option(std::vector<std::string>& args, const std::string& name);
 // Removes "--name" from args and returns whether it was there.
 bool take_flag(std::vector<std::string>& args, const std::string& name);
+// Removes "--memory-rate B" from args and returns B, the device's peak memory bytes an SM cycle
+// the heuristic is to assume (a number >= 0), or 0 (the H100's rules) when absent.
+double take_memory_rate(std::vector<std::string>& args);
 
 }  // namespace normjit::tools

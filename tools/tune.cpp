@@ -42,6 +42,8 @@ void print_help() {
       "  --exhaustive    time every candidate with the full repetitions too, and print heuristic,\n"
       "                  tuned and exhaustive-best per shape: the data a fitted heuristic needs\n"
       "  --list          print each shape's candidates and exit (no GPU needed)\n"
+      "  --memory-rate B with --list: the device's peak memory bytes an SM cycle to list them for\n"
+      "                  (default 0: the H100's rules; an H200 reads 18.4; a tuning run reads the GPU's)\n"
       "  --dry-run       list the shapes and exit\n"
       "%s"
       "PROBLEM:\n%s"
@@ -99,6 +101,9 @@ int run_tune(std::vector<std::string> args) {
   }
   const bool exhaustive = take_flag(args, "--exhaustive");
   const bool list = take_flag(args, "--list");
+  const double memory_rate = take_memory_rate(args);
+  if (memory_rate > 0 && !list)
+    throw std::invalid_argument("--memory-rate is for --list: a tuning run reads the GPU's own rate from the driver");
   const bool dry_run = take_flag(args, "--dry-run");
   const bool sweep = take_flag(args, "--sweep");
   const codegen::Pass pass = take_flag(args, "--forward") ? codegen::Pass::Forward : codegen::Pass::Backward;
@@ -152,6 +157,7 @@ int run_tune(std::vector<std::string> args) {
         // The SM count is not known without a GPU: few rows are judged for an H100 (132).
         runtime::DeviceLimits limits;
         limits.sm = sm;
+        limits.memory_bytes_per_sm_cycle = memory_rate;
         const auto space = candidates(s, limits, s.m);
         std::printf("  sm_%d: %zu candidates\n", sm, space.size());
         for (const auto& c : space) std::printf("    %s\n", codegen::describe(c).c_str());

@@ -215,6 +215,28 @@ TEST_F(Cli, EmitTakesTheDevicesMemoryRate) {
   EXPECT_TRUE(contains(bad.output, "--memory-rate takes the device's peak memory bytes an SM cycle")) << bad.output;
 }
 
+// tune --list lists a memory-rich device's candidates too, the heuristic's first (at LN bf16
+// 5120 on an H200, a cluster of two prefetching blocks); a tuning run reads the GPU's own rate.
+TEST_F(Cli, TuneListTakesTheDevicesMemoryRate) {
+  const std::string problem = "tune --list --kind layernorm --n 5120 --dtype bf16 --weight-dtype fp32 --m 13107";
+  const std::string rich = "threads=320 threads_per_row=320 vec=8 registers cluster=2 prefetch min_blocks=3 "
+                           "shared_sums shared_weights";
+  // The first candidate listed for sm_90.
+  auto first_sm90 = [](const std::string& out) {
+    const size_t at = out.find('\n', out.find("sm_90:"));
+    return at == std::string::npos ? std::string() : out.substr(at + 5, out.find('\n', at + 1) - at - 5);
+  };
+  const CliRun h200 = normjit_cli(problem + " --memory-rate 18.4");
+  ASSERT_EQ(h200.code, 0) << h200.output.substr(0, 300);
+  EXPECT_EQ(first_sm90(h200.output), rich) << h200.output;
+  const CliRun h100 = normjit_cli(problem);
+  ASSERT_EQ(h100.code, 0) << h100.output.substr(0, 300);
+  EXPECT_NE(first_sm90(h100.output), rich) << h100.output;
+  const CliRun tuning = normjit_cli("tune --kind layernorm --n 5120 --memory-rate 18.4");
+  EXPECT_EQ(tuning.code, 2) << tuning.output;
+  EXPECT_TRUE(contains(tuning.output, "--memory-rate is for --list")) << tuning.output;
+}
+
 TEST_F(Cli, EmitTakesParallelNorms) {
   const CliRun parallel = normjit_cli("emit --kind layernorm --n 256 --parallel");
   EXPECT_EQ(parallel.code, 0) << parallel.output;
