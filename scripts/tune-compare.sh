@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# On the GPU machine: exhaustive tuning of some shapes, then bench --graph with the tuning
+# database (tuned) against a fresh cache (the heuristic) on the shapes' N, and
+# bench/compare_bench.py's table of the two: the data a heuristic rule is fitted to (nothing is
+# adopted from it unmeasured: a rule needs its own A/B, scripts/bench-ab.sh).
+#
+#   scripts/tune-compare.sh OUT_DIR [--forward] [--until S] SHAPE... [-- EXTRA BENCH ARGS]
+#   SHAPE: kind:dtype:n, e.g. layernorm:bf16:5120 (16-bit x with fp32 γ; fp32 rows with fp32 γ),
+#   tuned at M = 64 Mi / n. --until S: no new shape once the script has run S seconds (default 300).
+#   e.g. scripts/tune-compare.sh $OUT/tune --forward layernorm:bf16:5120 rmsnorm:fp32:65536
+#
+# Writes OUT_DIR/tune.txt (tune's table and its fit lines), tune.err, heuristic.{json,txt},
+# tuned.{json,txt}, compare.txt. BUILD_DIR (default build) holds the normjit command.
+set -uo pipefail
+if [ $# -lt 2 ]; then
+  sed -n '2,13p' "$0" >&2
+  exit 2
+fi
+here=$(cd "$(dirname "$0")/.." && pwd)
+bin="${BUILD_DIR:-build}/normjit"
+out=$1
+shift
+forward=() until=300 shapes=() extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --forward) forward=(--forward) ;;
+    --until) until=$2; shift ;;
+    --) shift; extra=("$@"); break ;;
+    *:*:*) shapes+=("$1") ;;
+    *) echo "tune-compare.sh: '$1' is not a SHAPE (kind:dtype:n)" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ ${#shapes[@]} -gt 0 ] || { echo "tune-compare.sh: no SHAPE given" >&2; exit 2; }
+mkdir -p "$out"
+db=$(mktemp -d)
+kinds="" dtypes="" ns=""
+for s in "${shapes[@]}"; do
+  IFS=: read -r kind dtype n <<<"$s"
+  kinds="$kinds,$kind" dtypes="$dtypes,$dtype" ns="$ns,$n"
+  if [ $SECONDS -ge "$until" ]; then echo "tune-compare.sh: out of time before $s" | tee -a "$out/tune.err"; continue; fi
+  weight=(); [ "$dtype" != fp32 ] && weight=(--weight-dtype fp32)
+  NORMJIT_CACHE_DIR=$db timeout 60 "$bin" tune "${forward[@]}" --kind "$kind" --dtype "$dtype" "${weight[@]}" --n "$n" \
+    --m $((67108864 / n)) --exhaustive >>"$out/tune.txt" 2>>"$out/tune.err" ||
+    echo "tune-compare.sh: tuning $s exited $?" | tee -a "$out/tune.err"
+done
+uniq_list() { tr , '\n' <<<"${1#,}" | awk 'NF && !seen[$0]++' | paste -sd, -; }
+args=("${forward[@]}" --graph --kinds "$(uniq_list "$kinds")" --dtypes "$(uniq_list "$dtypes")" --weights fp32
+      --n "$(uniq_list "$ns")" "${extra[@]}")
+NORMJIT_CACHE_DIR=$(mktemp -d) timeout 120 "$bin" bench "${args[@]}" --json "$out/heuristic.json" >"$out/heuristic.txt" 2>&1
+NORMJIT_CACHE_DIR=$db timeout 120 "$bin" bench "${args[@]}" --json "$out/tuned.json" >"$out/tuned.txt" 2>&1
+if [ ! -s "$out/heuristic.json" ] || [ ! -s "$out/tuned.json" ]; then
+  echo "tune-compare.sh: bench wrote no JSON to compare (see $out/heuristic.txt, $out/tuned.txt)" >&2
+  exit 1
+fi
+python3 "$here/bench/compare_bench.py" "$out/heuristic.json" "$out/tuned.json" >"$out/compare.txt" 2>&1
+status=$?
+cut -c1-200 "$out/compare.txt"
+exit $status
