@@ -266,6 +266,13 @@ int64_t timed_rows(const NormProblem& p, int64_t m, const TuneOptions& options) 
   return std::max<int64_t>(1, std::min(m_bucket(m), std::max<int64_t>(1, options.max_elements / p.n)));
 }
 
+std::vector<codegen::LaunchConfig> candidate_configs(const NormProblem& p, const DeviceLimits& limits, int64_t m,
+                                                     codegen::Pass pass) {
+  return pass == codegen::Pass::Forward
+             ? codegen::forward_search_space(p, limits.sm, m, limits.sm_count, limits.memory_bytes_per_sm_cycle)
+             : codegen::search_space(p, limits.sm, limits.sm_count, m, limits.memory_bytes_per_sm_cycle);
+}
+
 TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64_t m, const TuneOptions& options,
                 codegen::Pass pass) {
   const auto start = Clock::now();
@@ -282,9 +289,7 @@ TuneResult tune(Engine::Impl& engine, CUcontext ctx, const NormProblem& p, int64
   result.problem = p;
   result.m_timed = timed_rows(p, m, options);
   const std::vector<codegen::LaunchConfig> space =
-      !options.only.empty() ? options.only
-      : forward             ? codegen::forward_search_space(p, limits.sm, result.m_timed, limits.sm_count, limits.memory_bytes_per_sm_cycle)
-                            : codegen::search_space(p, limits.sm, limits.sm_count, result.m_timed, limits.memory_bytes_per_sm_cycle);
+      !options.only.empty() ? options.only : candidate_configs(p, limits, result.m_timed, pass);
   for (const codegen::LaunchConfig& c : space) {
     CandidateTiming timing;
     timing.config = c;

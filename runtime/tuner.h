@@ -23,6 +23,7 @@
 #include "codegen/launch_config.h"
 #include "codegen/pass.h"
 #include "normjit/normjit.hpp"
+#include "runtime/launch_plan.h"  // DeviceLimits
 #include "runtime/tuning_db.h"
 
 namespace normjit::runtime {
@@ -80,6 +81,12 @@ struct TuneResult {
 
 // The rows tune() times for m: m's bucket, capped by options.max_elements.
 int64_t timed_rows(const NormProblem& resolved, int64_t m, const TuneOptions& options);
+
+// The candidates tune() times for m rows of a resolved problem on a device with these limits:
+// codegen::search_space, or with Pass::Forward codegen::forward_search_space, for the device's
+// compute capability, SMs and memory rate.
+std::vector<codegen::LaunchConfig> candidate_configs(const NormProblem& resolved, const DeviceLimits& limits,
+                                                     int64_t m, codegen::Pass pass);
 
 // Tunes a resolved problem for m's bucket in ctx, which is made current for the call: its
 // backward, or with Pass::Forward its forward (resolve_forward_problem's problem; the

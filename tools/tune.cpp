@@ -7,7 +7,6 @@
 
 #include "codegen/norm_problem.h"
 #include "codegen/forward_config.h"
-#include "codegen/search_space.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/engine_impl.h"
 #include "runtime/shape_file.h"
@@ -61,12 +60,6 @@ struct Shape {
 
 NormProblem resolve_for(const NormProblem& p, codegen::Pass pass) {
   return pass == codegen::Pass::Forward ? codegen::resolve_forward_problem(p) : codegen::resolve_problem(p);
-}
-
-std::vector<codegen::LaunchConfig> candidates(const Shape& s, const runtime::DeviceLimits& limits, int64_t m) {
-  return s.pass == codegen::Pass::Forward
-             ? codegen::forward_search_space(s.problem, limits.sm, m, limits.sm_count, limits.memory_bytes_per_sm_cycle)
-             : codegen::search_space(s.problem, limits.sm, limits.sm_count, m, limits.memory_bytes_per_sm_cycle);
 }
 
 std::vector<Shape> sweep_shapes(codegen::Pass pass) {
@@ -158,7 +151,7 @@ int run_tune(std::vector<std::string> args) {
         runtime::DeviceLimits limits;
         limits.sm = sm;
         limits.memory_bytes_per_sm_cycle = memory_rate;
-        const auto space = candidates(s, limits, s.m);
+        const auto space = runtime::candidate_configs(s.problem, limits, s.m, s.pass);
         std::printf("  sm_%d: %zu candidates\n", sm, space.size());
         for (const auto& c : space) std::printf("    %s\n", codegen::describe(c).c_str());
       }
@@ -201,7 +194,7 @@ int run_tune(std::vector<std::string> args) {
     options.exhaustive = false;
     // Steps: compile and time each candidate, then the finalists (and the heuristic); with
     // --exhaustive each candidate again (compile, screen, final) and the two picks side by side.
-    const size_t count = candidates(s, limits, runtime::timed_rows(s.problem, s.m, options)).size();
+    const size_t count = runtime::candidate_configs(s.problem, limits, runtime::timed_rows(s.problem, s.m, options), s.pass).size();
     ProgressLine progress(2 * count + static_cast<size_t>(options.max_finalists) + 1 +
                           (exhaustive ? 3 * count + 6 * kSideBySideSessions : 0));
     options.progress = [&](const std::string& step, const std::string& outcome) { progress.report(label + " " + step, outcome); };
