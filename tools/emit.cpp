@@ -1,6 +1,5 @@
 // normjit emit: the generated source of one problem, and optionally its PTX, resource report or SASS.
 #include <cstdio>
-#include <cstdlib>
 
 #include "codegen/cache_key.h"
 #include "codegen/forward_config.h"
@@ -64,8 +63,9 @@ int run_emit(std::vector<std::string> args) {
     codegen::validate_problem(problem);
   const NormProblem p = forward ? codegen::resolve_forward_problem(problem) : codegen::resolve_problem(problem);
   const int sm = parse_arch_list({arch}).front();
-  codegen::LaunchConfig config = forward ? codegen::choose_forward_config(p, sm, -1, 0, memory_rate)
-                                         : codegen::choose_launch_config(p, sm, 0, -1, memory_rate);
+  const codegen::LaunchConfig heuristic = forward ? codegen::choose_forward_config(p, sm, -1, 0, memory_rate)
+                                                  : codegen::choose_launch_config(p, sm, 0, -1, memory_rate);
+  codegen::LaunchConfig config = heuristic;
   if (threads) config.threads = threads;
   if (threads_per_row) config.threads_per_row = threads_per_row;
   if (vec) config.vec = vec;
@@ -122,7 +122,7 @@ int run_emit(std::vector<std::string> args) {
     local_memory |= r.stack_bytes > 0 || r.spill_stores > 0;
   }
   // The engine does not run a heuristic block bounded to fill the SM that takes local memory.
-  if (forward && local_memory && config == codegen::choose_forward_config(p, sm, -1, 0, memory_rate))
+  if (forward && local_memory && config == heuristic)
     if (const auto unfilled = codegen::unfilled_forward_config(p, config))
       std::printf("note: this block takes local memory; the engine runs %s instead\n",
                   codegen::describe(*unfilled).c_str());
