@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "codegen/launch_config.h"
-#include "codegen/search_space.h"
 #include "runtime/backward_call.h"
 #include "runtime/engine_impl.h"
 #include "runtime/launch_plan.h"
+#include "runtime/tuner.h"
 #include "support/device_run.h"
 #include "support/gpu.h"
 #include "support/norm_inputs.h"
@@ -40,7 +40,7 @@ constexpr int64_t kRows[] = {1, 37, 199};
 std::vector<codegen::LaunchConfig> column_configs(const NormProblem& resolved, const runtime::DeviceLimits& limits,
                                                   int64_t m) {
   std::vector<codegen::LaunchConfig> out;
-  for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm, limits.sm_count, m, limits.memory_bytes_per_sm_cycle))
+  for (const codegen::LaunchConfig& c : runtime::candidate_configs(resolved, limits, m, codegen::Pass::Backward))
     if (c.column_pass > 0) out.push_back(c);
   for (const auto& [threads, lanes] : {std::pair{128, 1}, std::pair{256, 128}})
     out.push_back(codegen::column_pass_config(resolved, threads, lanes));

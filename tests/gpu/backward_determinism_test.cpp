@@ -8,9 +8,9 @@
 #include <tuple>
 
 #include "codegen/launch_config.h"
-#include "codegen/search_space.h"
 #include "runtime/engine_impl.h"
 #include "runtime/launch_plan.h"
+#include "runtime/tuner.h"
 #include "support/device_run.h"
 #include "support/problem_variants.h"
 #include "support/random.h"
@@ -76,7 +76,7 @@ std::vector<codegen::LaunchConfig> one_of_each_kind(const NormProblem& resolved,
   std::vector<codegen::LaunchConfig> out = {codegen::choose_launch_config(resolved, limits.sm, limits.sm_count, m, limits.memory_bytes_per_sm_cycle),
                                             codegen::streamed_launch_config(resolved)};
   std::set<std::tuple<bool, bool, bool, bool, bool, bool, bool>> kinds;
-  for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm, limits.sm_count, m, limits.memory_bytes_per_sm_cycle))
+  for (const codegen::LaunchConfig& c : runtime::candidate_configs(resolved, limits, m, codegen::Pass::Backward))
     if (!c.grid && kinds.insert({c.staged, c.shared_sums, c.merge > 1, c.cluster > 1, c.rows_per_block() > 1,
                                  c.prefetch, c.column_pass > 0}).second)
       out.push_back(c);

@@ -14,6 +14,7 @@
 #include "runtime/cuda_driver.h"
 #include "runtime/engine_impl.h"
 #include "runtime/launch_plan.h"
+#include "runtime/tuner.h"
 #include "support/device_run.h"
 #include "support/gpu.h"
 #include "support/norm_inputs.h"
@@ -57,7 +58,7 @@ TEST_F(BackwardMerge, EveryMergedCandidateMatchesTheReference) {
       // The search tries merged blocks only up to 8 rows (they never won beyond, bench/NOTES.md
       // entry 25), but a pinned or older database's merge must still run: each candidate's merged
       // twin for m, as merge_for_few_rows makes it.
-      for (codegen::LaunchConfig c : codegen::search_space(resolved, limits.sm, limits.sm_count, m, limits.memory_bytes_per_sm_cycle)) {
+      for (codegen::LaunchConfig c : runtime::candidate_configs(resolved, limits, m, codegen::Pass::Backward)) {
         if (c.merge == 1) c.merge = codegen::merge_for_few_rows(resolved, c, limits.sm, m);
         if (c.merge == 1 || taken == kCandidatesPerShape) continue;
         try {

@@ -11,8 +11,8 @@
 
 #include "codegen/launch_config.h"
 #include "codegen/norm_problem.h"
-#include "codegen/search_space.h"
 #include "runtime/engine_impl.h"
+#include "runtime/tuner.h"
 #include "support/device_run.h"
 #include "support/gpu.h"
 #include "support/norm_inputs.h"
@@ -86,7 +86,7 @@ TEST_F(BackwardSharedSums, EverySharedSumsCandidateMatchesTheReference) {
       NormInputs inputs = make_inputs(problem, m, fresh_seed());
       const NormProblem resolved = resolved_problem(inputs);
       int taken = 0;
-      for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm, limits.sm_count, m, limits.memory_bytes_per_sm_cycle)) {
+      for (const codegen::LaunchConfig& c : runtime::candidate_configs(resolved, limits, m, codegen::Pass::Backward)) {
         if (!c.shared_sums) continue;
         ++taken;
         ++tried;
@@ -115,7 +115,7 @@ TEST_F(BackwardSharedSums, TheSameBitsTwice) {
   const NormInputs inputs = make_inputs(problem, m, fresh_seed());
   const NormProblem resolved = resolved_problem(inputs);
   int compared = 0;
-  for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm, limits.sm_count, m, limits.memory_bytes_per_sm_cycle)) {
+  for (const codegen::LaunchConfig& c : runtime::candidate_configs(resolved, limits, m, codegen::Pass::Backward)) {
     if (!c.shared_sums) continue;
     Engine engine(config(TuneMode::Cached));
     engine.impl().pin_config(limits, resolved, m, c);
