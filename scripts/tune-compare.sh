@@ -5,15 +5,18 @@
 # adopted from it unmeasured: a rule needs its own A/B, scripts/bench-ab.sh).
 #
 #   scripts/tune-compare.sh OUT_DIR [--forward] [--until S] SHAPE... [-- EXTRA BENCH ARGS]
-#   SHAPE: kind:dtype:n, e.g. layernorm:bf16:5120 (16-bit x with fp32 γ; fp32 rows with fp32 γ),
-#   tuned at M = 64 Mi / n. --until S: no new shape once the script has run S seconds (default 300).
+#   SHAPE: kind:dtype:n[:FUSED], e.g. layernorm:bf16:5120 (16-bit x with fp32 γ; fp32 rows with
+#   fp32 γ), tuned at M = 64 Mi / n. FUSED: one of bench --fused's option sets (residual, gate,
+#   parallel, recompute, all, residual+rowscale, ...); bench then times --fused none,FUSED...
+#   --until S: no new shape once the script has run S seconds (default 300).
 #   e.g. scripts/tune-compare.sh $OUT/tune --forward layernorm:bf16:5120 rmsnorm:fp32:65536
+#        scripts/tune-compare.sh $OUT/fused layernorm:bf16:8192:residual rmsnorm:bf16:8192:gate
 #
 # Writes OUT_DIR/tune.txt (tune's table and its fit lines), tune.err, heuristic.{json,txt},
 # tuned.{json,txt}, compare.txt. BUILD_DIR (default build) holds the normjit command.
 set -uo pipefail
 if [ $# -lt 2 ]; then
-  sed -n '2,13p' "$0" >&2
+  sed -n '2,16p' "$0" >&2
   exit 2
 fi
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,32 +24,60 @@ bin="${BUILD_DIR:-build}/normjit"
 out=$1
 shift
 forward=() until=300 shapes=() extra=()
+# bench --fused's option names as normjit tune's problem flags (tools/bench.cpp parse_fused_list).
+fused_flags() {
+  local set=$1 o flags=()
+  [ "$set" = all ] && set=residual+zero-centered+rowscale+dropout-bits
+  IFS=+ read -ra opts <<<"$set"
+  for o in "${opts[@]}"; do
+    case "$o" in
+      residual) flags+=(--residual) ;;
+      zero-centered) flags+=(--zero-centered-weight) ;;
+      rowscale) flags+=(--rowscale) ;;
+      dropout-bytes) flags+=(--dropout bytes) ;;
+      dropout-bits) flags+=(--dropout bits) ;;
+      gate) flags+=(--gate after-norm) ;;
+      gate-before) flags+=(--gate before-norm) ;;
+      parallel) flags+=(--parallel) ;;
+      recompute) flags+=(--recompute-from-output) ;;
+      *) echo "tune-compare.sh: '$o' is not a fused option (bench --help lists them)" >&2; return 2 ;;
+    esac
+  done
+  echo "${flags[@]}"
+}
 while [ $# -gt 0 ]; do
   case "$1" in
     --forward) forward=(--forward) ;;
     --until) until=$2; shift ;;
     --) shift; extra=("$@"); break ;;
     *:*:*) shapes+=("$1") ;;
-    *) echo "tune-compare.sh: '$1' is not a SHAPE (kind:dtype:n)" >&2; exit 2 ;;
+    *) echo "tune-compare.sh: '$1' is not a SHAPE (kind:dtype:n[:fused])" >&2; exit 2 ;;
   esac
   shift
 done
 [ ${#shapes[@]} -gt 0 ] || { echo "tune-compare.sh: no SHAPE given" >&2; exit 2; }
 mkdir -p "$out"
 db=$(mktemp -d)
-kinds="" dtypes="" ns=""
+kinds="" dtypes="" ns="" fused=""
 for s in "${shapes[@]}"; do
-  IFS=: read -r kind dtype n <<<"$s"
+  IFS=: read -r kind dtype n set <<<"$s"
+  options=()
+  if [ -n "$set" ]; then
+    flags=$(fused_flags "$set") || exit 2
+    read -ra options <<<"$flags"
+    fused="$fused,$set"
+  fi
   kinds="$kinds,$kind" dtypes="$dtypes,$dtype" ns="$ns,$n"
   if [ $SECONDS -ge "$until" ]; then echo "tune-compare.sh: out of time before $s" | tee -a "$out/tune.err"; continue; fi
   weight=(); [ "$dtype" != fp32 ] && weight=(--weight-dtype fp32)
-  NORMJIT_CACHE_DIR=$db timeout 60 "$bin" tune "${forward[@]}" --kind "$kind" --dtype "$dtype" "${weight[@]}" --n "$n" \
+  NORMJIT_CACHE_DIR=$db timeout 60 "$bin" tune "${forward[@]}" --kind "$kind" --dtype "$dtype" "${weight[@]}" "${options[@]}" --n "$n" \
     --m $((67108864 / n)) --exhaustive >>"$out/tune.txt" 2>>"$out/tune.err" ||
     echo "tune-compare.sh: tuning $s exited $?" | tee -a "$out/tune.err"
 done
 uniq_list() { tr , '\n' <<<"${1#,}" | awk 'NF && !seen[$0]++' | paste -sd, -; }
 args=("${forward[@]}" --graph --kinds "$(uniq_list "$kinds")" --dtypes "$(uniq_list "$dtypes")" --weights fp32
       --n "$(uniq_list "$ns")" "${extra[@]}")
+[ -n "$fused" ] && args+=(--fused "none,$(uniq_list "$fused")")
 NORMJIT_CACHE_DIR=$(mktemp -d) timeout 120 "$bin" bench "${args[@]}" --json "$out/heuristic.json" >"$out/heuristic.txt" 2>&1
 NORMJIT_CACHE_DIR=$db timeout 120 "$bin" bench "${args[@]}" --json "$out/tuned.json" >"$out/tuned.txt" 2>&1
 if [ ! -s "$out/heuristic.json" ] || [ ! -s "$out/tuned.json" ]; then
