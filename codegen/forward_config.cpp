@@ -360,6 +360,15 @@ void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
   }
   if (c.merge != 1 || c.grid || c.staged || c.shared_sums)
     fail("the forward has no merged blocks, grid clusters, staged rows or shared sums");
+  if (c.shared_weights) {
+    if (!c.row_in_registers || c.rows_per_block() != 1)
+      fail("γ and β are held in shared memory for rows in registers, one row a block");
+    if (has_forward_fused_options(p)) fail("held weights are for option-free rows");
+    if (!p.has_weight && !p.has_bias) fail("held weights hold γ and β, and the problem has neither");
+    if (forward_dynamic_shared_bytes(p, c) > max_stage_bytes(90))
+      fail("γ and β would take " + std::to_string(forward_dynamic_shared_bytes(p, c)) +
+           " bytes of shared memory a block (at most " + std::to_string(max_stage_bytes(90)) + ")");
+  }
   if (c.prefetch && !c.row_in_registers) fail("prefetch loads the next row into registers: rows held there only");
   if (c.prefetch && has_forward_fused_options(p))
     fail("prefetch is for option-free rows (fused options have more to hold per row)");
@@ -373,11 +382,22 @@ void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
   if (c.min_blocks_per_sm < 1 || c.min_blocks_per_sm > 32) fail("min_blocks_per_sm must be in [1, 32]");
 }
 
+size_t forward_dynamic_shared_bytes(const NormProblem& p, const LaunchConfig& c) {
+  if (!c.shared_weights) return 0;
+  const int64_t iters = ceil_div(ceil_div(p.n, c.vec), int64_t{c.threads_per_row} * c.cluster);
+  const int arrays = (p.has_weight ? 1 : 0) + (p.has_bias ? 1 : 0);
+  return static_cast<size_t>(arrays * iters * c.vec * c.threads_per_row) * sizeof(float);
+}
+
+bool slot_weights_span_loads(const NormProblem& p, const LaunchConfig& c) {
+  return (p.has_weight || p.has_bias) && dtype_size(p.weight_dtype) * c.vec > 16;
+}
+
 std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int64_t m, int sm_count,
                                                double memory_bytes_per_sm_cycle) {
   std::vector<LaunchConfig> out;
-  // The prefetching variants come last, with places of their own.
-  size_t limit = kMaxForwardCandidates - kMaxForwardPrefetchCandidates;
+  // The prefetching and held-weight variants come last, with places of their own.
+  size_t limit = kMaxForwardCandidates - kMaxForwardPrefetchCandidates - kMaxForwardHeldWeightCandidates;
   auto add = [&](const LaunchConfig& c) {
     if (out.size() >= limit) return;
     try {
@@ -455,6 +475,20 @@ std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int
           ceil_div(ceil_div(p.n, c.vec), int64_t{c.threads_per_row} * c.cluster) > 2)
         continue;
       c.prefetch = true;
+      add(c);
+    }
+  }
+  // Rows a block holds, again with γ and β held in shared memory where a slot's γ spans two
+  // loads from L1 (templates/norm_forward.cuh says why); the prefetching ones first.
+  if (!has_forward_fused_options(p)) {
+    const std::vector<LaunchConfig> held = out;
+    limit = out.size() + kMaxForwardHeldWeightCandidates;  // within kMaxForwardCandidates
+    for (auto it = held.rbegin(); it != held.rend(); ++it) {
+      LaunchConfig c = *it;
+      if (!c.row_in_registers || c.rows_per_block() != 1 || !slot_weights_span_loads(p, c)) continue;
+      c.shared_weights = true;
+      const size_t bytes = forward_dynamic_shared_bytes(p, c);
+      if (bytes > max_stage_bytes(sm) || bytes * c.min_blocks_per_sm > max_shared_per_sm(sm)) continue;
       add(c);
     }
   }

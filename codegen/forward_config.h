@@ -111,15 +111,25 @@ std::optional<LaunchConfig> unfilled_forward_config(const NormProblem& resolved,
 // Throws std::invalid_argument if config cannot run the forward of `resolved`.
 void check_forward_config(const NormProblem& resolved, const LaunchConfig& config);
 
+// Dynamic shared memory of the forward's kernel: γ and β held with shared_weights (every slot
+// a thread of the block may hold, in fp32), else none. templates/norm_forward.cuh lays it out.
+size_t forward_dynamic_shared_bytes(const NormProblem& resolved, const LaunchConfig& config);
+// Whether a slot's γ spans more than one 16-byte load (fp32 γ of 8-element slots), the loads a
+// warp makes from L1 then half-filling each sector: where shared_weights may pay.
+bool slot_weights_span_loads(const NormProblem& resolved, const LaunchConfig& config);
+
 // The tuner's candidates for the forward of a resolved, validated problem on compute capability
 // sm: the heuristic's config first, then, without duplicates and each accepted by
 // check_forward_config, rows in registers at 16 to 128 bytes of x a thread (fewer or more
 // threads a row; several rows a block for short rows), 64 registers a thread or no bound,
 // clusters of 2-8 blocks on sm_90 (either kind), streamed rows in 512- and 1024-thread blocks,
 // half-width vectors, and (option-free rows of a block or a cluster at one or two slots a
-// thread) the next row prefetched. At most kMaxForwardCandidates.
-constexpr size_t kMaxForwardCandidates = 40;
+// thread) the next row prefetched; then, where a slot's γ spans two loads, up to
+// kMaxForwardHeldWeightCandidates of the rows a block holds again with γ and β held in shared
+// memory. At most kMaxForwardCandidates.
+constexpr size_t kMaxForwardCandidates = 48;
 constexpr size_t kMaxForwardPrefetchCandidates = 8;
+constexpr size_t kMaxForwardHeldWeightCandidates = 8;
 std::vector<LaunchConfig> forward_search_space(const NormProblem& resolved, int sm, int64_t m = -1, int sm_count = 0,
                                                double memory_bytes_per_sm_cycle = 0);
 

@@ -688,7 +688,7 @@ TEST(ForwardSearchSpace, PrefetchesTheNextRowWhereTwoSlotsOrFewerAreHeld) {
     const std::vector<codegen::LaunchConfig> space = codegen::forward_search_space(p, 90);
     int prefetching = 0;
     for (const codegen::LaunchConfig& c : space) {
-      if (!c.prefetch) continue;
+      if (!c.prefetch || c.shared_weights) continue;  // held weights: HoldsWeightsInSharedMemory...
       ++prefetching;
       EXPECT_TRUE(c.row_in_registers && c.threads_per_row > 32) << codegen::describe(c);
       const int64_t slots = (n / c.vec + c.threads_per_row * c.cluster - 1) / (c.threads_per_row * c.cluster);
@@ -843,4 +843,52 @@ TEST(ForwardConfig, MemoryRichDevicesPrefetchTwoSlotsAThread) {
   odd.alignment = 2;
   odd = codegen::resolve_forward_problem(odd);
   EXPECT_EQ(choose_forward_config(odd, 90, 13413, 132, 18.4), choose_forward_config(odd, 90, 13413, 132));
+}
+
+// γ and β held in shared memory (shared_weights): tuner candidates only, where a slot's γ spans
+// two 16-byte loads (fp32 γ of 8-element slots); the check says where they cannot run.
+TEST(ForwardSearchSpace, HoldsWeightsInSharedMemoryWhereASlotsGammaSpansTwoLoads) {
+  const NormProblem ln = problem(NormKind::LayerNorm, 7168, DType::BF16);  // fp32 γ and β
+  const auto space = codegen::forward_search_space(ln, 90, 9362, 132, 18.4);
+  EXPECT_LE(space.size(), codegen::kMaxForwardCandidates);
+  int held = 0;
+  for (const codegen::LaunchConfig& c : space) {
+    if (!c.shared_weights) continue;
+    ++held;
+    EXPECT_TRUE(c.row_in_registers && c.rows_per_block() == 1) << codegen::describe(c);
+    const int64_t iters = codegen::ceil_div(codegen::ceil_div(ln.n, c.vec), int64_t{c.threads_per_row} * c.cluster);
+    EXPECT_EQ(codegen::forward_dynamic_shared_bytes(ln, c), size_t(2 * iters * c.vec * c.threads_per_row * 4));
+    codegen::LaunchConfig from_l1 = c;
+    from_l1.shared_weights = false;
+    EXPECT_NE(std::find(space.begin(), space.end(), from_l1), space.end()) << "the same block without them first";
+  }
+  EXPECT_GE(held, 4);
+  EXPECT_LE(held, static_cast<int>(codegen::kMaxForwardHeldWeightCandidates));
+  EXPECT_FALSE(codegen::choose_forward_config(ln, 90, 9362, 132, 18.4).shared_weights) << "not the heuristic's";
+  // Not where a slot's γ is one load: γ in x's dtype, fp32 rows.
+  for (const NormProblem& p : {problem(NormKind::LayerNorm, 7168, DType::BF16, DType::BF16), problem(NormKind::LayerNorm, 7168, DType::F32)})
+    for (const codegen::LaunchConfig& c : codegen::forward_search_space(p, 90, 9362, 132, 18.4))
+      EXPECT_FALSE(c.shared_weights) << codegen::describe_forward(p) << " " << codegen::describe(c);
+  // The check: rows in registers, one a block, option-free, with γ or β.
+  codegen::LaunchConfig c = codegen::choose_forward_config(ln, 90, 9362, 132, 18.4);
+  c.shared_weights = true;
+  EXPECT_NO_THROW(codegen::check_forward_config(ln, c));
+  EXPECT_EQ(codegen::forward_dynamic_shared_bytes(ln, c), size_t(7168 * 8));
+  NormProblem residual = ln;
+  residual.residual = true;
+  residual = codegen::resolve_forward_problem(residual);
+  EXPECT_THROW(codegen::check_forward_config(residual, c), std::invalid_argument);
+  NormProblem plain = ln;
+  plain.has_weight = plain.has_bias = false;
+  plain = codegen::resolve_forward_problem(plain);
+  EXPECT_THROW(codegen::check_forward_config(plain, c), std::invalid_argument);
+  codegen::LaunchConfig streamed = codegen::choose_forward_config(problem(NormKind::LayerNorm, 1048576, DType::BF16), 90);
+  ASSERT_FALSE(streamed.row_in_registers);
+  streamed.shared_weights = true;
+  EXPECT_THROW(codegen::check_forward_config(problem(NormKind::LayerNorm, 1048576, DType::BF16), streamed),
+               std::invalid_argument);
+  codegen::LaunchConfig rows = codegen::choose_forward_config(problem(NormKind::LayerNorm, 256, DType::BF16), 90);
+  ASSERT_GT(rows.rows_per_block(), 1);
+  rows.shared_weights = true;
+  EXPECT_THROW(codegen::check_forward_config(problem(NormKind::LayerNorm, 256, DType::BF16), rows), std::invalid_argument);
 }

@@ -412,9 +412,14 @@ std::unique_ptr<LoadedKernel> Engine::Impl::load(CUcontext ctx, const NormProble
       if (k) driver().cuModuleUnload(k->module);
     }
   } guard{k.get()};
-  if (pass == codegen::Pass::Forward) {  // one entry point, no dynamic shared memory
+  if (pass == codegen::Pass::Forward) {  // one entry point; dynamic shared memory for held γ and β
     NJ_CU(d.cuModuleGetFunction(&k->forward, k->module, codegen::KernelSource::kForwardEntry), what);
-    k->resident_groups = resident_groups(k->forward, config, 0, limits, what);
+    k->shared_bytes = static_cast<unsigned>(codegen::forward_dynamic_shared_bytes(p, k->config));
+    if (k->shared_bytes > 0)
+      NJ_CU(d.cuFuncSetAttribute(k->forward, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                 static_cast<int>(k->shared_bytes)),
+            what);
+    k->resident_groups = resident_groups(k->forward, config, k->shared_bytes, limits, what);
     guard.k = nullptr;
     return k;
   }
@@ -598,7 +603,8 @@ void Engine::Impl::launch_forward_kernel(const LoadedKernel& k, const NormProble
   const int64_t groups = runtime::row_groups(k.config, k.limits, a.m, k.resident_groups);
   runtime::ForwardParams params = runtime::forward_params(a);
   void* kernel_args[] = {&params};
-  launch_groups(k.forward, k.config, runtime::groups_per_launch(k.config, k.limits, groups, k.sm_margin), 0, stream,
+  launch_groups(k.forward, k.config, runtime::groups_per_launch(k.config, k.limits, groups, k.sm_margin), k.shared_bytes,
+                stream,
                 kernel_args,
                 [&] { return "the " + codegen::describe_forward(p) + ": launching"; });
 }

@@ -35,7 +35,7 @@ struct LoadedKernel {
   runtime::DeviceLimits limits;
   int64_t resident_groups = 1;   // row groups (blocks or clusters) resident at once on the device
   int sm_margin = 0;             // Config::sm_margin: SMs its launches leave to other work
-  unsigned shared_bytes = 0;     // dynamic shared memory per block (staged rows)
+  unsigned shared_bytes = 0;     // dynamic shared memory per block (staged rows, shared sums, held weights)
   CUcontext context = nullptr;
   uint64_t context_id = 0;       // the driver's unique id of `context` (cuCtxGetId)
   CUmodule module = nullptr;

@@ -130,6 +130,36 @@ TEST(NvrtcForward, LayerNormClusterBlocksOf1024ThreadsDoNotSpill) {
     }
 }
 
+// γ and β held in shared memory (shared_weights): every held-weight candidate the tuner has for
+// 16-bit rows with fp32 γ compiles for sm_90, γ and β together or either alone, zero-centred γ
+// too; the register report of the prefetching ones (two slots a thread) shows no spills.
+TEST(NvrtcForward, HeldWeightCandidatesCompileWithoutSpills) {
+  std::string why;
+  if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
+  int compiled = 0;
+  for (const int64_t n : {5120, 7168, 12288, 14336}) {
+    NormProblem raw = test::make_problem(n % 2048 ? NormKind::LayerNorm : NormKind::RMSNorm, n, DType::BF16, DType::F32,
+                                         n == 5120 ? test::Affine::WeightAndBias : test::Affine::WeightOnly);
+    raw.zero_centered_weight = n == 14336;
+    const NormProblem p = codegen::resolve_forward_problem(raw);
+    for (const codegen::LaunchConfig& c : codegen::forward_search_space(p, 90, 4096, 132, 18.4)) {
+      if (!c.shared_weights) continue;
+      const codegen::KernelSource src = codegen::generate_forward_source(p, c);
+      EXPECT_NE(src.text.find("constexpr bool kSharedWeights = true"), std::string::npos);
+      runtime::CompileOutput out;
+      ASSERT_NO_THROW(out = nvrtc.compile(src.text, src.name, codegen::compile_options({90, nvrtc.version()}),
+                                          codegen::describe_forward(p)))
+          << codegen::describe_forward(p) << " " << codegen::describe(c);
+      if (c.prefetch)
+        for (const auto& r : test::ptxas_report(out))
+          EXPECT_EQ(r.spill_stores, 0) << codegen::describe_forward(p) << " " << codegen::describe(c);
+      ++compiled;
+    }
+  }
+  EXPECT_GE(compiled, 8);
+}
+
 TEST(NvrtcForward, MisalignedAndMixedDtypesCompile) {
   std::string why;
   if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;

@@ -303,6 +303,15 @@ struct PackedSlot<T, VEC, ALIGN, N, true> {
   }
 };
 
+// A run of P floats read or written as one access (16 bytes at P = 4): the piece in which
+// per-thread regions of shared memory are laid out, a warp's pieces neighbours, so that its
+// accesses have no bank conflicts (the backward's shared sums and weights, the forward's
+// held γ and β).
+template <int P>
+struct alignas(4 * P) FloatPiece {
+  float v[P];
+};
+
 // ---- reductions ------------------------------------------------------------------------------
 // Butterfly sum over aligned groups of WIDTH lanes. Every lane ends with the same bits (each
 // step adds the same two values on both partners), which keeps the kernels deterministic.

@@ -451,11 +451,6 @@ constexpr int kSumPiecesPerSlot = kVec / kSumPiece;
 constexpr i64 kSharedSumFloats = kSharedSums || kSharedWeights ? (i64)kIters * kVec * kThreadsPerRow : 0;
 static_assert(!kSharedSums || kRowsPerBlock == 1, "shared sums: one row per block, so each column has one owner");
 
-template <int P>
-struct alignas(4 * P) FloatPiece {
-  float v[P];
-};
-
 // The float where piece q of the thread's slot i starts in a per-thread region of kSharedSumFloats
 // (shared sums, shared weights): a warp's pieces are neighbours, so its accesses have no bank
 // conflicts and 16-byte pieces take 4 wavefronts a warp.

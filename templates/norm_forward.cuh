@@ -382,12 +382,78 @@ __device__ __forceinline__ void write_pre_norm_outputs(const ForwardParams& p, i
 }
 // fused:end
 
-// y of one slot from x, the row's statistics, γ and β. y_row is the row's start, computed once
+// ---- γ and β held in shared memory (kSharedWeights) ---------------------------------------------
+// From L1 an 8-element slot's fp32 γ is two 16-byte loads 32 bytes apart: a warp's load spans
+// 1 KB, 8 L1 wavefronts where a contiguous one takes 4, and β the same, every row, after the
+// row's meetings. With kSharedWeights a persistent block writes its threads' γ and β once
+// into its dynamic shared memory, [γ, β][slot][piece][thread], 16-byte pieces a warp's
+// neighbours, and reads them there every row (4 wavefronts a piece). No barrier: each thread
+// reads back only what it wrote. codegen::forward_dynamic_shared_bytes counts the same.
+constexpr int kWeightPiece = kVec < 4 ? kVec : 4;  // floats per shared-memory access
+constexpr int kWeightPiecesPerSlot = kVec / kWeightPiece;
+constexpr int kHeldWeightArrays = (kHasWeight ? 1 : 0) + (kHasBias ? 1 : 0);
+static_assert(!kSharedWeights || kRowsPerBlock == 1, "held weights: one row per block, one owner a column");
+
+__device__ __forceinline__ float* held_weight_piece(int array, int i, int q) {
+  extern __shared__ __align__(16) unsigned char dynamic_shared[];
+  const i64 piece = ((i64)(array * kIters + i) * kWeightPiecesPerSlot + q) * kThreadsPerRow + threadIdx.x;
+  return reinterpret_cast<float*>(dynamic_shared) + piece * kWeightPiece;
+}
+__device__ __forceinline__ void store_held_slot(int array, int i, const float (&v)[kVec]) {
+#pragma unroll
+  for (int q = 0; q < kWeightPiecesPerSlot; ++q) {
+    FloatPiece<kWeightPiece> s;
+#pragma unroll
+    for (int k = 0; k < kWeightPiece; ++k) s.v[k] = v[q * kWeightPiece + k];
+    *reinterpret_cast<FloatPiece<kWeightPiece>*>(held_weight_piece(array, i, q)) = s;
+  }
+}
+__device__ __forceinline__ void load_held_slot(int array, int i, float (&v)[kVec]) {
+#pragma unroll
+  for (int q = 0; q < kWeightPiecesPerSlot; ++q) {
+    const FloatPiece<kWeightPiece> s = *reinterpret_cast<const FloatPiece<kWeightPiece>*>(held_weight_piece(array, i, q));
+#pragma unroll
+    for (int k = 0; k < kWeightPiece; ++k) v[q * kWeightPiece + k] = s.v[k];
+  }
+}
+
+// γ and β of the thread's slots, as affine_slot gives them, into shared memory (once a block).
+__device__ __forceinline__ void hold_weights(const ForwardParams& p, int lane) {
+  if constexpr (kSharedWeights) {
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      const i64 col = forward_slot_column(i, lane);
+      if (col < kN) {
+        float w[kVec], b[kVec];
+        affine_slot(p.weight, p.bias, col, w, b);
+        if constexpr (kHasWeight) store_held_slot(0, i, w);
+        if constexpr (kHasBias) store_held_slot(kHasWeight ? 1 : 0, i, b);
+      }
+    }
+  }
+}
+
+// γ and β of the thread's slot i as hold_weights put them (1 and 0 without them).
+__device__ __forceinline__ void held_affine(int i, float (&w)[kVec], float (&b)[kVec]) {
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    w[j] = 1.f;
+    b[j] = 0.f;
+  }
+  if constexpr (kHasWeight) load_held_slot(0, i, w);
+  if constexpr (kHasBias) load_held_slot(kHasWeight ? 1 : 0, i, b);
+}
+
+// y of the thread's slot i (rows in registers; 0 for streamed rows, which hold no weights) at
+// column col from x, the row's statistics, γ and β. y_row is the row's start, computed once
 // a row by the caller: inside each slot's bounds branch NVVM would multiply row · stride again.
-__device__ __forceinline__ void output_slot(const ForwardParams& p, i64 row, TY* y_row, i64 col,
+__device__ __forceinline__ void output_slot(const ForwardParams& p, i64 row, TY* y_row, int i, i64 col,
                                             const float (&x)[kVec], float mean, float rstd) {
   float w[kVec], b[kVec], xhat[kVec], y[kVec];
-  affine_slot(p.weight, p.bias, col, w, b);
+  if constexpr (kSharedWeights)
+    held_affine(i, w, b);
+  else
+    affine_slot(p.weight, p.bias, col, w, b);
 #pragma unroll
   for (int j = 0; j < kVec; ++j) {
     xhat[j] = kLayerNorm ? (x[j] - mean) * rstd : x[j] * rstd;
@@ -525,6 +591,7 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
   // reductions and barriers, so its loads are in flight while the threads wait there.
   Packed next[kIters];  // unused (and not allocated) without kPrefetch
   if constexpr (kPrefetch) load_forward_row(p, group * kRowsPerBlock + row_in_block, lane, next);
+  hold_weights(p, lane);
   for (i64 base = group * kRowsPerBlock; base < p.m; base += step) {
     const i64 row = base + row_in_block;
     const bool valid = row < p.m;  // every thread takes part in the reductions' barriers
@@ -613,7 +680,7 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
           write_pre_norm_outputs(p, row, col, x, keep[kDropoutMask != 0 ? i : 0]);
           if constexpr (kHoldsGate) gate_held_slot(gate_z[i], x);
 // fused:end
-          output_slot(p, row, y_row, col, x, mean, rstd);
+          output_slot(p, row, y_row, i, col, x, mean, rstd);
         }
       }
     }
@@ -642,6 +709,7 @@ __device__ __forceinline__ i64 batch_slot(i64 s0, int k) {
 template <int kRows = kRowsPerBlock>
 __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
   static_assert(kRows == 1, "streamed rows take a whole block each");
+  static_assert(!kSharedWeights, "held weights are for rows in registers");
   typedef RowReducer<kThreads, 1> BlockReducer;
   __shared__ float2 reduce_buffer[2][1][BlockReducer::kWarps];
   BlockReducer reducer{reduce_buffer, 0};
@@ -764,7 +832,7 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
         write_pre_norm_outputs(p, row, s * kVec, x, keep[k]);
         if constexpr (kHoldsGate) gate_held_slot(gate_z[k], x);
 // fused:end
-        output_slot(p, row, y_row, s * kVec, x, mean, rstd);
+        output_slot(p, row, y_row, 0, s * kVec, x, mean, rstd);
       }
     }
   }

@@ -29,7 +29,8 @@ int run_emit(std::vector<std::string> args) {
                 "  --staged, --unstaged, --shared-sums, --prefetch, --column-pass L (the column pass, L lanes\n"
                 "  down the rows; with --threads, --vec)\n"
                 "                             override the heuristic's launch config (to compare register reports;\n"
-                "                             shared weights, γ in shared memory, follow the overridden shape)\n",
+                "                             shared weights, γ in shared memory, follow the overridden shape;\n"
+                "                             --shared-weights holds the forward's γ and β in shared memory)\n",
                 problem_flags_help().c_str());
     return kExitOk;
   }
@@ -54,7 +55,8 @@ int run_emit(std::vector<std::string> args) {
             column_pass = take_int("--column-pass");
   const bool streamed = take_flag(args, "--streamed"), registers = take_flag(args, "--registers"),
              staged = take_flag(args, "--staged"), unstaged = take_flag(args, "--unstaged"),
-             shared_sums = take_flag(args, "--shared-sums"), prefetch = take_flag(args, "--prefetch");
+             shared_sums = take_flag(args, "--shared-sums"), prefetch = take_flag(args, "--prefetch"),
+             shared_weights = take_flag(args, "--shared-weights");
   const NormProblem problem = parse_problem_flags(args);
   if (!args.empty()) throw std::invalid_argument("unexpected argument '" + args.front() + "'");
   if (forward)
@@ -81,8 +83,10 @@ int run_emit(std::vector<std::string> args) {
     if (vec) config.vec = vec;
   }
   if (forward) {
+    if (shared_weights) config.shared_weights = true;
     codegen::check_forward_config(p, config);
   } else {
+    if (shared_weights) throw std::invalid_argument("--shared-weights is the forward's (the backward's follow its shape)");
     config = codegen::with_shared_weights(p, config, sm);  // as the heuristic and the tuner set it
     codegen::check_launch_config(p, config);
   }
