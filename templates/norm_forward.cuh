@@ -391,7 +391,6 @@ __device__ __forceinline__ void write_pre_norm_outputs(const ForwardParams& p, i
 // reads back only what it wrote. codegen::forward_dynamic_shared_bytes counts the same.
 constexpr int kWeightPiece = kVec < 4 ? kVec : 4;  // floats per shared-memory access
 constexpr int kWeightPiecesPerSlot = kVec / kWeightPiece;
-constexpr int kHeldWeightArrays = (kHasWeight ? 1 : 0) + (kHasBias ? 1 : 0);
 static_assert(!kSharedWeights || kRowsPerBlock == 1, "held weights: one row per block, one owner a column");
 
 __device__ __forceinline__ float* held_weight_piece(int array, int i, int q) {
@@ -709,7 +708,7 @@ __device__ __forceinline__ i64 batch_slot(i64 s0, int k) {
 template <int kRows = kRowsPerBlock>
 __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
   static_assert(kRows == 1, "streamed rows take a whole block each");
-  static_assert(!kSharedWeights, "held weights are for rows in registers");
+  static_assert(!(kSharedWeights && kRows > 0), "held weights are for rows in registers");  // kRows: dependent
   typedef RowReducer<kThreads, 1> BlockReducer;
   __shared__ float2 reduce_buffer[2][1][BlockReducer::kWarps];
   BlockReducer reducer{reduce_buffer, 0};
