@@ -470,6 +470,35 @@ TEST_F(ForwardTuning, MemoryRichPrefetchingRowsMatchTheReference) {
   EXPECT_EQ(tried, 16);
 }
 
+// γ and β held in shared memory (shared_weights, a tuner candidate): the memory-rich heuristic's
+// blocks with them, pinned, against the reference: γ and β, zero-centred γ, γ or β alone.
+TEST_F(ForwardTuning, HeldWeightsMatchTheReference) {
+  NJ_REQUIRE_GPU();
+  const CUcontext ctx = GpuContext::get()->context();
+  const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
+  constexpr int64_t m = 301;
+  struct Shape { NormKind kind; int64_t n; DType x; Affine affine; bool zero_centered; };
+  const Shape shapes[] = {{NormKind::LayerNorm, 7168, DType::BF16, Affine::WeightAndBias, true},
+                          {NormKind::RMSNorm, 5120, DType::F16, Affine::WeightOnly, false},
+                          {NormKind::LayerNorm, 12288, DType::BF16, Affine::BiasOnly, false},
+                          {NormKind::LayerNorm, 16384, DType::F16, Affine::WeightOnly, false}};
+  for (const Shape& s : shapes) {
+    ForwardCase c;
+    c.problem = make_problem(s.kind, s.n, s.x, DType::F32, s.affine);
+    c.problem.zero_centered_weight = s.zero_centered;
+    c.m = m;
+    const NormProblem resolved = checked_problem(c);
+    codegen::LaunchConfig config = codegen::choose_forward_config(resolved, limits.sm, m, 132, 18.4);
+    config.shared_weights = true;
+    SCOPED_TRACE(codegen::describe_forward(resolved) + " " + codegen::describe(config));
+    ASSERT_NO_THROW(codegen::check_forward_config(resolved, config));
+    Engine engine(this->config(TuneMode::Cached));
+    engine.impl().pin_config(limits, resolved, m, config, codegen::Pass::Forward);
+    EXPECT_EQ(engine.impl().forward_kernel_for(ctx, resolved, m).config, config);
+    check_case(engine, c, stream());
+  }
+}
+
 TEST_F(ForwardTuning, OnMissTunesOnceAndTheTunedKernelIsCorrect) {
   NJ_REQUIRE_GPU();
   const CUcontext ctx = GpuContext::get()->context();
