@@ -4,31 +4,44 @@ python_overhead.py times whole calls; this splits a module's forward + autograd 
 pieces, so a gap between normjit and torch can be traced to one of them:
 - step: y = module(x); torch.autograd.grad(y, (x, weight[, bias]), dy), host µs per step;
 - fwd: module(x) alone (graph built), and grad: the grad call alone (step − fwd);
-- node: the module's autograd node called directly on this thread (y.grad_fn(dy), or for a
-  Python Function's node its apply, which runs the Function's backward; a graph built for each
-  call, as a node runs once, and the forward's time taken off),
-  where grad runs it on autograd's worker thread for the device: grad − node is the engine's
-  own cost (the worker's wake-up, its stream and context handling, the gradients' checks);
-- floor: the same step through a Python autograd.Function that only clones (autograd's
-  cost of a Python node, no norm at all);
+- bwd: the backward alone, torch.autograd.grad over one graph built once (retain_graph=True):
+  the autograd engine's hand-over to the device's worker thread, the node, the gradients'
+  checks and captures; grad − bwd is what freeing the graph and its saved tensors costs;
+- node: the module's autograd node run directly on this thread, over that same graph (for a
+  Python Function, its backward with the node as ctx; for torch's nodes, the node called), so
+  bwd − node is the engine's own cost around the node;
+- floor: the same step through a Python autograd.Function that only clones (autograd's cost of
+  a Python node, no norm at all), and "floor, 3 gradients": one that also returns a new empty
+  dweight and dbias, as a norm's node does;
+- on CUDA, the pieces of normjit's nodes (each timed alone, on this thread unless a row says
+  otherwise): the backward body, _launch.backward_packed, _launch._run, the output
+  allocations, the C entry point alone with its args packed once (and its GPU time), the same
+  on a fresh thread (no CUDA context current: pushed and popped per call, as on autograd's
+  worker thread), the forward's _run and C call; and whether each step took the fast paths;
 - torch.profiler's per-op self CPU time over the steps (every thread, the autograd engine's
   worker too), the top rows, for normjit's module and for torch's.
 Modules in x's dtype (as torch.nn's are used) and with fp32 parameters.
 
     python3 bench/host_breakdown.py [--m 4] [--n 256] [--dtype bf16] [--steps 300]
     (--device cpu runs the script's mechanics without a GPU; normjit's modules then fall back to
-    torch's own norms, so its numbers say nothing of normjit)
+    torch's own norms, so its numbers say nothing of normjit: bench/python_glue_cpu.py times
+    normjit's Python glue on the CPU with the C entry points stubbed)
 """
 import argparse
+import ctypes
 import os
 import sys
+import threading
+from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
 import torch  # noqa: E402
 
 import normjit.torch as njt  # noqa: E402
-from python_overhead import host_us, synchronize  # noqa: E402  (bench/, this script's folder)
+from normjit import _capi  # noqa: E402
+from normjit.torch import _context, _launch, _launch_forward  # noqa: E402
+from python_overhead import gpu_us, host_us, synchronize  # noqa: E402  (bench/, this script's folder)
 
 
 class _CloneFunction(torch.autograd.Function):
@@ -43,21 +56,162 @@ class _CloneFunction(torch.autograd.Function):
         return dy.clone(), None, None
 
 
+class _Clone3Function(torch.autograd.Function):
+    """The floor of a node with a norm's gradients: dx a clone of dy, dweight and dbias new
+    empty tensors (allocations alone), the parameters saved for their shapes."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        ctx.save_for_backward(weight, bias)
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, dy):
+        weight, bias = ctx.saved_tensors
+        return dy.clone(), torch.empty_like(weight), torch.empty_like(bias)
+
+
 class _CloneModule(torch.nn.Module):
-    def __init__(self, n, device, dtype):
+    def __init__(self, n, device, dtype, function=_CloneFunction):
         super().__init__()
         self.weight = torch.nn.Parameter(torch.ones(n, device=device, dtype=dtype))
         self.bias = torch.nn.Parameter(torch.zeros(n, device=device, dtype=dtype))
+        self.function = function
 
     def forward(self, x):
-        return _CloneFunction.apply(x, self.weight, self.bias)
+        return self.function.apply(x, self.weight, self.bias)
 
 
-def profile_table(step, steps, rows):
+def node_call(y, dy):
+    """A function that runs y's autograd node on this thread, over y's graph (kept alive by y)."""
+    node = y.grad_fn
+    function = getattr(type(node), "_forward_cls", None)
+    if function is not None:  # a Python Function's node is its backward's ctx
+        return lambda: function.backward(node, dy)
+    return lambda: node(dy)
+
+
+def on_fresh_thread(fn, calls):
+    """host_us of fn on a new thread: no CUDA context current there, as on autograd's worker."""
+    out = []
+    t = threading.Thread(target=lambda: out.append(host_us(fn, calls)))
+    t.start()
+    t.join()
+    return out[0] if out else float("nan")
+
+
+def general_path_calls(step, steps=20):
+    """(forward, backward) general-path calls over `steps` steps after one warm-up: 0, 0 when
+    every call took a plan's fast path."""
+    step()
+    synchronize()
+    counts = [0, 0]
+
+    def counting(module, name, i):
+        real = getattr(module, name)
+
+        def wrapper(*args, **kwargs):
+            counts[i] += 1
+            return real(*args, **kwargs)
+        return mock.patch.object(module, name, wrapper)
+    with counting(_launch_forward, "_forward", 0), counting(_launch, "_backward", 1):
+        for _ in range(steps):
+            step()
+        synchronize()
+    return counts
+
+
+def pieces(label, module, x, dy, steps):
+    """The rows of normjit's node, timed one by one (CUDA only), printed under label."""
+    y = module(x)
+    node = y.grad_fn
+    function = type(node)._forward_cls
+    saved = node.saved_tensors
+    layer_norm = len(saved) == 4
+    if layer_norm:
+        xs, w, b, stats = saved
+    else:
+        (xs, w, stats), b = saved, None
+    plan = node.plan
+    if plan is None or plan.workspace_bytes is None:
+        print("%s: no plan with a known workspace (plan %r); no pieces" % (label, plan))
+        return
+    m, n = plan.m, plan.n
+    device = plan.device
+    stream = _launch._raw_stream(device)
+    p = stats.data_ptr()
+    mean_ptr, rstd_ptr = (p, p + 4 * m) if layer_norm else (0, p)
+    kind = _capi.LAYERNORM if layer_norm else _capi.RMSNORM
+    # The C backward call alone: outputs made once, the args packed once (a struct of its own).
+    dx, dw = torch.empty_like(x), torch.empty_like(w)
+    db = None if b is None else torch.empty_like(b)
+    ws, ws_ptr, nbytes = (None, 0, 0)
+    if plan.workspace_bytes:
+        ws, ws_ptr, nbytes = _launch._workspace(device, stream, plan.workspace_bytes, x)
+    bargs = _capi.BackwardArgs()
+    _capi.ARGS_HEAD.pack_into(bargs, 0, m, xs.data_ptr(), n, dy.data_ptr(), n, mean_ptr, rstd_ptr, w.data_ptr(),
+                              dx.data_ptr(), n, dw.data_ptr(), 0 if db is None else db.data_ptr(), ws_ptr, nbytes)
+    baddress = ctypes.addressof(bargs)
+    yo = torch.empty_like(x)
+    fstats = torch.empty(plan.packed_shape, device=x.device)
+    fp = fstats.data_ptr()
+    fargs = _capi.ForwardArgs()
+    _capi.FORWARD_ARGS.pack_into(fargs, 0, m, xs.data_ptr(), n, w.data_ptr(), 0 if b is None else b.data_ptr(),
+                                 yo.data_ptr(), n, fp if layer_norm else 0, fp + 4 * m if layer_norm else fp, 1e-5)
+    faddress = ctypes.addressof(fargs)
+
+    def c_backward():
+        pushed = stream <= _launch._LAST_SPECIAL_STREAM and _context.push_context(device)
+        status = plan.backward(plan.engine, plan.problem_address, baddress, stream)
+        if pushed:
+            _context.pop_context()
+        return status
+
+    def c_forward():
+        pushed = stream <= _launch._LAST_SPECIAL_STREAM and _context.push_context(device)
+        status = plan.forward(plan.engine, plan.problem_address, faddress, stream)
+        if pushed:
+            _context.pop_context()
+        return status
+
+    assert c_backward() == _capi.OK and c_forward() == _capi.OK
+
+    def push_pop():
+        if _context.push_context(device):
+            _context.pop_context()
+
+    rows = [
+        ("node body: Function.backward (this thread)", node_call(y, dy), False),
+        ("node body on a fresh thread", node_call(y, dy), True),
+        ("  _launch.backward_packed", lambda: _launch.backward_packed(plan, kind, dy, xs, w, b, stats, 1), False),
+        ("  _launch._run (allocations, C call)", lambda: _launch._run(plan, dy, xs, w, b, mean_ptr, rstd_ptr), False),
+        ("  the outputs alone (empty_like, new_empty)",
+         (lambda: (torch.empty_like(xs), w.new_empty(size=plan.weight_shape), b.new_empty(size=plan.bias_shape)))
+         if b is not None else (lambda: (torch.empty_like(xs), w.new_empty(size=plan.weight_shape))), False),
+        ("  the C backward call alone (args packed once)", c_backward, False),
+        ("  the C backward call alone on a fresh thread", c_backward, True),
+        ("  push_context + pop_context on a fresh thread", push_pop, True),
+        ("  _raw_stream", lambda: _launch._raw_stream(device), False),
+        ("forward: _launch_forward._run packed (allocations, C call)",
+         lambda: _launch_forward._run(plan, xs, w, b, 1e-5, True), False),
+        ("  the C forward call alone (args packed once)", c_forward, False),
+    ]
+    print("\n== the pieces of %s (host us per call; GPU us for the C calls)" % label)
+    for name, fn, thread in rows:
+        us = on_fresh_thread(fn, steps) if thread else host_us(fn, steps)
+        gpu = ""
+        if fn is c_backward or fn is c_forward:
+            gpu = "   GPU %7.2f" % gpu_us(fn)
+        print("%-60s %9.2f%s" % (name, us, gpu))
+    del ws
+
+
+def profile_table(step, steps, rows, cuda):
     from torch.profiler import ProfilerActivity, profile
     step()
     synchronize()
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=activities, acc_events=True) as prof:
         for _ in range(steps):
             step()
         synchronize()
@@ -72,23 +226,27 @@ def main():
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--profile-rows", type=int, default=22)
     ap.add_argument("--device", default="cuda")
+    ap.add_argument("--no-pieces", action="store_true", help="skip the pieces of normjit's nodes")
     opt = ap.parse_args()
     dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[opt.dtype]
     m, n = opt.m, opt.n
     dev = opt.device
+    cuda = dev.startswith("cuda")
     x = torch.randn(m, n, device=dev, dtype=dtype, requires_grad=True)
     dy = torch.randn(m, n, device=dev, dtype=dtype)
-    where = torch.cuda.get_device_name() if dev.startswith("cuda") else dev
+    where = torch.cuda.get_device_name() if cuda else dev
     print("torch %s, %s; M=%d N=%d %s; host us per call, median of 15 x %d"
           % (torch.__version__, where, m, n, opt.dtype, opt.steps))
-    print("%-44s %9s %9s %9s %9s" % ("module", "step", "fwd", "grad", "node"))
+    print("%-44s %9s %9s %9s %9s %9s %9s" % ("module", "step", "fwd", "grad", "bwd", "node", "bwd-node"))
     steps = {}
+    normjit_modules = []
     for pdtype in (dtype, torch.float32):
         modules = [("normjit LayerNorm", njt.LayerNorm(n, device=dev, dtype=pdtype)),
                    ("torch LayerNorm", torch.nn.LayerNorm(n, device=dev, dtype=pdtype)),
                    ("normjit RMSNorm", njt.RMSNorm(n, device=dev, dtype=pdtype)),
                    ("torch RMSNorm", torch.nn.RMSNorm(n, device=dev, dtype=pdtype)),
-                   ("floor: Python autograd.Function (clone)", _CloneModule(n, dev, pdtype))]
+                   ("floor: Python autograd.Function (clone)", _CloneModule(n, dev, pdtype)),
+                   ("floor, 3 gradients", _CloneModule(n, dev, pdtype, _Clone3Function))]
         for name, module in modules:
             inputs = (x,) + tuple(module.parameters())
 
@@ -105,26 +263,31 @@ def main():
             except RuntimeError as e:  # torch's CUDA LayerNorm refuses some mixes of dtypes
                 print("%-44s %s" % (label, str(e).splitlines()[0][:60]))
                 continue
-            def fwd_and_node(module=module):
-                # A node runs once: its saved tensors are freed after it (normjit's Functions
-                # save x, γ and the statistics), so each call builds its own graph and the
-                # forward's time is taken off. A Python Function's node is not callable: its
-                # apply runs the Function's backward.
-                node = module(x).grad_fn
-                (node.apply if hasattr(node, "_forward_cls") else node)(dy)
+            y = module(x)  # one graph, kept for bwd and node
+            bwd = host_us(lambda y=y, inputs=inputs: torch.autograd.grad(y, inputs, dy, retain_graph=True,
+                                                                         allow_unused=True), opt.steps)
             why = ""
             try:
-                d = host_us(fwd_and_node, opt.steps) - f
+                d = host_us(node_call(y, dy), opt.steps)
             except Exception as e:  # a node that cannot be called directly
                 d = float("nan")
                 why = "  (node: %s: %s)" % (type(e).__name__, (str(e).splitlines() or [""])[0][:80])
             steps[label] = step
-            print("%-44s %9.2f %9.2f %9.2f %9.2f%s" % (label, s, f, s - f, d, why))
+            if name.startswith("normjit"):
+                normjit_modules.append((label, module, step))
+            print("%-44s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f%s" % (label, s, f, s - f, bwd, d, bwd - d, why))
+    if cuda:
+        print()
+        for label, module, step in normjit_modules:
+            print("%s: general-path calls in 20 steps (forward, backward): %s" % (label, general_path_calls(step)))
+        if not opt.no_pieces:
+            for label, module, step in normjit_modules:
+                pieces(label, module, x, dy, opt.steps)
     for label in ("normjit LayerNorm, %s params" % opt.dtype, "torch LayerNorm, %s params" % opt.dtype,
-                  "normjit RMSNorm, %s params" % opt.dtype):
+                  "normjit RMSNorm, %s params" % opt.dtype, "normjit LayerNorm, fp32 params"):
         if label in steps:
             print("\n== torch.profiler, %d steps of %s (self CPU time, every thread)" % (50, label))
-            print(profile_table(steps[label], 50, opt.profile_rows))
+            print(profile_table(steps[label], 50, opt.profile_rows, cuda))
 
 
 if __name__ == "__main__":

@@ -783,13 +783,14 @@ TEST(ForwardConfig, EveryNAndMTakesAConfigItsCheckAccepts) {
 
 // A memory-rich device (an H200, 18.4 bytes an SM cycle): many option-free 16-bit rows of
 // 16-byte slots that a block holds take two slots a thread and prefetch the next row (tuned on
-// the H200: bench/results/2026-11-28-h200-50783ff-memory-rich-2/); an H100, few rows, fused
-// options, fp32 and scalar slots keep the H100's rules.
+// the H200: bench/results/2026-11-28-h200-50783ff-memory-rich-2/), LayerNorm's fp32 γ and β
+// held in shared memory in blocks of fewer than 512 threads (-9756722-held-weights-fused/); an
+// H100, few rows, fused options, fp32 and scalar slots keep the H100's rules.
 TEST(ForwardConfig, MemoryRichDevicesPrefetchTwoSlotsAThread) {
   using codegen::choose_forward_config;
   const std::pair<int64_t, std::string> tuned[] = {
-      {5120, "threads=320 threads_per_row=320 vec=8 registers prefetch min_blocks=3"},
-      {7168, "threads=448 threads_per_row=448 vec=8 registers prefetch min_blocks=2"},
+      {5120, "threads=320 threads_per_row=320 vec=8 registers prefetch shared_weights"},
+      {7168, "threads=448 threads_per_row=448 vec=8 registers prefetch shared_weights"},
       {12288, "threads=768 threads_per_row=768 vec=8 registers prefetch"},
   };
   for (const auto& [n, config] : tuned) {
@@ -824,6 +825,18 @@ TEST(ForwardConfig, MemoryRichDevicesPrefetchTwoSlotsAThread) {
   }
   for (int64_t n : {6144, 8192, 13312, 14336, 15360, 16384})
     EXPECT_TRUE(choose_forward_config(problem(NormKind::RMSNorm, n, DType::F16), 90, 67108864 / n, 132, 18.4).prefetch) << n;
+  // Held weights: LayerNorm with fp32 γ and β only, below 512 threads (8192 tuned without).
+  for (int64_t n : {5120, 6144, 7168, 8192, 12288}) {
+    const bool held = n < 8192;
+    EXPECT_EQ(choose_forward_config(problem(NormKind::LayerNorm, n, DType::F16), 90, 67108864 / n, 132, 18.4).shared_weights,
+              held)
+        << n;
+    EXPECT_FALSE(choose_forward_config(problem(NormKind::RMSNorm, n, DType::BF16), 90, 67108864 / n, 132, 18.4).shared_weights)
+        << n;
+    const NormProblem same = problem(NormKind::LayerNorm, n, DType::BF16, DType::BF16);
+    const codegen::LaunchConfig c = choose_forward_config(same, 90, 67108864 / n, 132, 18.4);
+    EXPECT_TRUE(c.prefetch && !c.shared_weights) << n << ": γ in x's dtype, one load a slot";
+  }
   // fp32 rows of register clusters: 128 bytes a thread in blocks of at most 512 threads, but
   // LayerNorm's blocks of fewer than 384 (40960), which lost in bench.
   const std::pair<int64_t, std::string> clusters[] = {
@@ -863,14 +876,15 @@ TEST(ForwardSearchSpace, HoldsWeightsInSharedMemoryWhereASlotsGammaSpansTwoLoads
     EXPECT_NE(std::find(space.begin(), space.end(), from_l1), space.end()) << "the same block without them first";
   }
   EXPECT_GE(held, 4);
-  EXPECT_LE(held, static_cast<int>(codegen::kMaxForwardHeldWeightCandidates));
-  EXPECT_FALSE(codegen::choose_forward_config(ln, 90, 9362, 132, 18.4).shared_weights) << "not the heuristic's";
+  EXPECT_TRUE(space.front().shared_weights) << "the heuristic's on an H200, beside the candidates' own";
+  EXPECT_LE(held, 1 + static_cast<int>(codegen::kMaxForwardHeldWeightCandidates));
+  EXPECT_FALSE(codegen::choose_forward_config(ln, 90, 9362, 132).shared_weights) << "not the H100 rules'";
   // Not where a slot's γ is one load: γ in x's dtype, fp32 rows.
   for (const NormProblem& p : {problem(NormKind::LayerNorm, 7168, DType::BF16, DType::BF16), problem(NormKind::LayerNorm, 7168, DType::F32)})
     for (const codegen::LaunchConfig& c : codegen::forward_search_space(p, 90, 9362, 132, 18.4))
       EXPECT_FALSE(c.shared_weights) << codegen::describe_forward(p) << " " << codegen::describe(c);
   // The check: rows in registers, one a block, option-free, with γ or β.
-  codegen::LaunchConfig c = codegen::choose_forward_config(ln, 90, 9362, 132, 18.4);
+  codegen::LaunchConfig c = codegen::choose_forward_config(ln, 90, 9362, 132);
   c.shared_weights = true;
   EXPECT_NO_THROW(codegen::check_forward_config(ln, c));
   EXPECT_EQ(codegen::forward_dynamic_shared_bytes(ln, c), size_t(7168 * 8));
