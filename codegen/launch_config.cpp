@@ -671,8 +671,18 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     c = streamed_launch_config(p);
   }
   const bool fp32_rows = p.x_dtype == DType::F32 && p.dy_dtype == DType::F32;
-  if (memory_rich && many_rows && sm >= 90 && (sixteen_bit || fp32_rows) && aligned && !has_fused_options(p) &&
-      (p.has_weight || p.has_bias)) {
+  // The residual alone (dresidual added to dx: one more row read an element, nothing more
+  // held) takes the prefetching rules below on 16-bit rows. Exhaustive tuning of the fused
+  // problems on the H200, LN bf16, fp32 γ, M·N = 64 Mi (bench/results/
+  // 2026-11-28-h200-9756722-held-weights-fused/tune-summary.txt), µs at M's bucket: 4096 a
+  // cluster of two prefetching blocks 150.8 against 155.3 for the H100 rules', 12288 768 threads
+  // prefetching 234.6 against 258.9. Not the non-prefetching ones (8192's 4-wide slots: 173.0
+  // against 159.0), nor the four elementwise options together (4096 and 12288 slower so).
+  NormProblem option_free = p;
+  option_free.residual = false;
+  const bool residual_alone = p.residual && !has_fused_options(option_free);
+  if (memory_rich && many_rows && sm >= 90 && (sixteen_bit || fp32_rows) && aligned &&
+      (!has_fused_options(p) || (residual_alone && sixteen_bit)) && (p.has_weight || p.has_bias)) {
     // A memory-rich device (an H200) wants more of each SM's rows in flight than the rules
     // above, fitted to the H100, give 16-bit rows. Exhaustive tuning on the H200, bf16, fp32 γ,
     // M·N = 64 Mi, then bench --graph heuristic against tuned (bench/results/
@@ -718,12 +728,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
         shared_rows(4, 2, 2, true);
     } else if (p.n > 1024 && p.n <= 7168 && p.n % 512 == 0)
       shared_rows(staged_vec, 2, 1, true);
-    else if (p.n == 8192)
+    else if (p.n == 8192 && !residual_alone)
       shared_rows(4, 1, 4, false);
     else if (c.shared_sums && c.cluster == 1 && !c.staged && c.rows_per_block() == 1 && c.vec == staged_vec &&
              int64_t{c.threads} * 2 >= slots && c.threads >= 576 && c.threads <= 768)
       c.prefetch = true;
-    else if (p.n > 13312 && p.n <= 16384 && (p.n > 15360 || p.n % 1024 == 0))
+    else if (p.n > 13312 && p.n <= 16384 && (p.n > 15360 || p.n % 1024 == 0) && !residual_alone)
       shared_rows(staged_vec, 2, 2, false);
   }
   return c;

@@ -1360,9 +1360,18 @@ TEST(LaunchConfig, MemoryRichDevicesTakeTheRulesTunedOnAnH200) {
               "threads=896 threads_per_row=896 vec=4 registers cluster=2 prefetch shared_sums shared_weights");
   }
   // Fused options keep the H100's rules but for the clusters of eight (the elementwise options
-  // take the option-free row's config there, as on an H100).
+  // take the option-free row's config there, as on an H100), and the residual alone on 16-bit
+  // rows, which takes the prefetching rules (-9756722-held-weights-fused/tune-summary.txt).
   auto residual = [](NormProblem& p) { p.residual = true; };
-  EXPECT_EQ(at(4096, NormKind::LayerNorm, 18.8, DType::BF16, residual), at(4096, NormKind::LayerNorm, 0, DType::BF16, residual));
+  auto residual_rowscale = [](NormProblem& p) { p.residual = p.rowscale = true; };
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+    for (int64_t n : {2048, 4096, 7168, 12288})
+      EXPECT_EQ(at(n, kind, 18.8, DType::BF16, residual), at(n, kind, 18.8)) << n << ": prefetching, as option-free";
+    for (int64_t n : {8192, 14336, 16384})
+      EXPECT_EQ(at(n, kind, 18.8, DType::BF16, residual), at(n, kind, 0, DType::BF16, residual)) << n << ": not prefetching";
+    EXPECT_EQ(at(4096, kind, 18.8, DType::BF16, residual_rowscale), at(4096, kind, 0, DType::BF16, residual_rowscale));
+    EXPECT_EQ(at(5120, kind, 18.8, DType::F32, residual), at(5120, kind, 0, DType::F32, residual)) << "fp32 rows";
+  }
   EXPECT_EQ(at(32768, NormKind::LayerNorm, 18.8, DType::BF16, residual), at(32768, NormKind::LayerNorm, 18.8));
 }
 

@@ -114,7 +114,7 @@ TEST_P(BackwardFewGroups, ManyRowConfigsMatchTheReference) {
 }
 
 // The same with the fused options on: residual, zero-centred γ, row scale and a dropout mask of
-// bytes together; parallel norms; recompute from the output; RMSNorm gated both ways.
+// bytes together; the residual alone; parallel norms; recompute from the output; RMSNorm gated both ways.
 TEST_P(BackwardFewGroups, ManyRowConfigsWithFusedOptionsMatchTheReference) {
   NJ_REQUIRE_GPU();
   const int64_t n = GetParam();
@@ -125,6 +125,10 @@ TEST_P(BackwardFewGroups, ManyRowConfigsWithFusedOptionsMatchTheReference) {
       all.residual = all.zero_centered_weight = all.rowscale = true;
       all.dropout = DropoutMask::Bytes;
       cases.push_back({all, FusedSpec{0.5, true, 0}});
+      // The residual alone: memory-rich devices give it the option-free rows' prefetching rules.
+      NormProblem residual = fused_base_problem(kind, n, x);
+      residual.residual = true;
+      cases.push_back({residual, {}});
     }
     for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
       NormProblem parallel = fused_base_problem(kind, n, x);
@@ -140,7 +144,7 @@ TEST_P(BackwardFewGroups, ManyRowConfigsWithFusedOptionsMatchTheReference) {
       cases.push_back({gated, {}});
     }
   }
-  EXPECT_GE(run_over_two_groups(cases, stream()), 14);  // 7 problems, 2 dtypes: a config each at least
+  EXPECT_GE(run_over_two_groups(cases, stream()), 18);  // 9 problems, 2 dtypes: a config each at least
 }
 
 // Every variant the library lists (γ/β in x's dtype, γ or β alone, neither; the sanitize
