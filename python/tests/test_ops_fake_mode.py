@@ -335,5 +335,77 @@ class EagerDispatchTest(unittest.TestCase):
                     self.assertEqual(calls, [("forward", kind, True, 1e-5)])
 
 
+@unittest.skipIf(SKIP, SKIP)
+class ModuleParametersTest(unittest.TestCase):
+    """The modules' forward reads weight and bias from _parameters directly (no
+    nn.Module.__getattr__) only where that is what attribute lookup would give: the parameters
+    torch.nn.utils.parametrize, weight_norm or a subclass's property put in their place are
+    what the norm gets. On the CPU the modules run torch's own norm, so each case is checked
+    against torch's module (or function) with the same parameters."""
+
+    def check(self, ours, theirs, x):
+        torch.testing.assert_close(ours(x), theirs(x), rtol=0, atol=0)
+
+    def pair(self, kind, **kw):
+        torch.manual_seed(0)
+        theirs = (torch.nn.LayerNorm if kind == "ln" else torch.nn.RMSNorm)(8, **kw)
+        with torch.no_grad():
+            for p in theirs.parameters():
+                p.copy_(torch.randn_like(p))
+        ours = (njt.LayerNorm if kind == "ln" else njt.RMSNorm)(8, **kw)
+        ours.load_state_dict(theirs.state_dict())
+        return ours, theirs
+
+    def test_plain_and_absent_parameters(self):
+        x = torch.randn(3, 8)
+        for kind, kw in (("ln", {}), ("ln", {"bias": False}), ("ln", {"elementwise_affine": False}),
+                         ("rms", {}), ("rms", {"elementwise_affine": False})):
+            with self.subTest(kind=kind, **kw):
+                self.check(*self.pair(kind, **kw), x)
+
+    def test_parametrized_weight(self):
+        from torch.nn.utils import parametrize
+
+        class Double(torch.nn.Module):
+            def forward(self, w):
+                return 2 * w
+        x = torch.randn(3, 8)
+        for kind in ("ln", "rms"):
+            with self.subTest(kind=kind):
+                ours, theirs = self.pair(kind)
+                for m in (ours, theirs):
+                    parametrize.register_parametrization(m, "weight", Double())
+                self.check(ours, theirs, x)
+                self.assertNotIn("weight", ours._parameters)
+
+    def test_weight_norm(self):
+        x = torch.randn(3, 8)
+        for kind in ("ln", "rms"):
+            with self.subTest(kind=kind):
+                ours, theirs = self.pair(kind)
+                with torch.no_grad():  # weight_norm splits weight into g * v / |v|: v = weight, g = 2
+                    for m in (ours, theirs):
+                        torch.nn.utils.weight_norm(m, "weight", dim=None)
+                        m.weight_g.fill_(2)
+                self.check(ours, theirs, x)
+
+    def test_a_subclass_s_weight_property(self):
+        class Scaled(njt.LayerNorm):
+            @property
+            def weight(self):  # AttributeError until registered: nn.Module.register_parameter asks hasattr
+                w = self._parameters.get("weight")
+                if w is None:
+                    raise AttributeError("weight")
+                return w * 3
+
+        m = Scaled(8)
+        with torch.no_grad():
+            m._parameters["weight"].copy_(torch.randn(8))
+            m.bias.copy_(torch.randn(8))
+        x = torch.randn(3, 8)
+        want = torch.nn.functional.layer_norm(x, (8,), m._parameters["weight"] * 3, m.bias, m.eps)
+        torch.testing.assert_close(m(x), want, rtol=0, atol=0)
+
+
 if __name__ == "__main__":
     unittest.main()
