@@ -18,11 +18,24 @@ pieces, so a gap between normjit and torch can be traced to one of them:
   allocations, the C entry point alone with its args packed once (and its GPU time), the same
   on a fresh thread (no CUDA context current: pushed and popped per call, as on autograd's
   worker thread), the forward's _run and C call; and whether each step took the fast paths;
+- the timeline (--timeline-steps, 0 for none): the same steps measured inside autograd's own
+  run, every case's steps in turn: fwd, then the grad call split into "to node" (until the
+  Function's backward starts on autograd's worker thread), "node" (of which normjit's _run, the
+  C entry point and the context check), "after" (until grad returns). On the H200 (2026-11-28,
+  LayerNorm M=4 N=256 bf16) normjit's backward took 2-3x as long there as the same code called
+  in a loop of its own on this thread (the pieces above): node 61 against 20-30 us, _run 46
+  against 16-19, the C call 14 against 7-8, the context check 4.7 against 0.6. In a loop the
+  code's caches stay warm; inside a step they are shared with the forward, the engine and the
+  allocator (and on CUDA the backward runs on autograd's worker thread), so each Python call
+  and ctypes call costs more (bench/python_glue_cpu.py --timeline shows the same ratio on the
+  CPU, the backward on the calling thread). The wrappers' own cost (a Python call each) is in
+  the normjit rows;
 - torch.profiler's per-op self CPU time over the steps (every thread, the autograd engine's
   worker too), the top rows, for normjit's module and for torch's.
 Modules in x's dtype (as torch.nn's are used) and with fp32 parameters.
 
-    python3 bench/host_breakdown.py [--m 4] [--n 256] [--dtype bf16] [--steps 300]
+    python3 bench/host_breakdown.py [--m 4] [--n 256] [--dtype bf16] [--steps 300] [--no-pieces]
+                                    [--timeline-steps 2000]
     (--device cpu runs the script's mechanics without a GPU; normjit's modules then fall back to
     torch's own norms, so its numbers say nothing of normjit: bench/python_glue_cpu.py times
     normjit's Python glue on the CPU with the C entry points stubbed)
@@ -40,7 +53,7 @@ import torch  # noqa: E402
 
 import normjit.torch as njt  # noqa: E402
 from normjit import _capi  # noqa: E402
-from normjit.torch import _context, _launch, _launch_forward  # noqa: E402
+from normjit.torch import _context, _functional, _launch, _launch_forward  # noqa: E402
 from python_overhead import gpu_us, host_us, synchronize  # noqa: E402  (bench/, this script's folder)
 
 
@@ -125,7 +138,6 @@ def pieces(label, module, x, dy, steps):
     """The rows of normjit's node, timed one by one (CUDA only), printed under label."""
     y = module(x)
     node = y.grad_fn
-    function = type(node)._forward_cls
     saved = node.saved_tensors
     layer_norm = len(saved) == 4
     if layer_norm:
@@ -206,6 +218,90 @@ def pieces(label, module, x, dy, steps):
     del ws
 
 
+def timeline(cases, x, dy, steps):
+    """Where one step's time goes, measured inside autograd's own run: per step of each case (the
+    cases in turn, so drift hits them alike), perf_counter marks around module(x), the grad call,
+    and, through wrappers, the Function's backward (on autograd's worker thread), and inside
+    normjit's backward _launch._run, the C entry point and the context push. Medians (µs) of:
+    fwd; to node (grad called → the backward entered: autograd.grad's Python, the engine's
+    set-up, the hand-over to the worker thread); node (the backward, of which _run, of which the C
+    call and push_context); after (the backward returned → grad returns: the gradients' checks
+    and captures, freeing the graph, the hand-back to this thread). cases: (label, module,
+    Function class or None)."""
+    import statistics
+    import time
+    pc = time.perf_counter
+    marks = {}
+
+    def timed(real, tag):
+        def wrapper(*args, **kwargs):
+            t = pc()
+            out = real(*args, **kwargs)
+            marks[tag] = (t, pc())
+            return out
+        return wrapper
+    patches = [mock.patch.object(_launch, "_run", timed(_launch._run, "run")),
+               mock.patch.object(_launch, "push_context", timed(_launch.push_context, "push"))]
+    functions = set()
+    for _, _, function in cases:
+        if function is not None and function not in functions:
+            functions.add(function)
+            patches.append(mock.patch.object(function, "backward", staticmethod(timed(function.backward, "node"))))
+    plans = []
+    rows = {label: [] for label, _, _ in cases}
+    for p in patches:
+        p.start()
+    try:
+        for i in range(steps + 100):
+            for label, module, function in cases:
+                inputs = (x,) + tuple(module.parameters())
+                marks.clear()
+                t0 = pc()
+                y = module(x)
+                t1 = pc()
+                plan = getattr(y.grad_fn, "plan", None)
+                if plan is not None and not isinstance(plan.backward, _TimedEntry):
+                    plan.backward = _TimedEntry(plan.backward, marks)
+                    plans.append(plan)
+                torch.autograd.grad(y, inputs, dy, allow_unused=True)
+                t2 = pc()
+                del y
+                if i < 100:
+                    continue
+                node = marks.get("node")
+                span = lambda tag: (marks[tag][1] - marks[tag][0]) if tag in marks else float("nan")  # noqa: E731
+                rows[label].append((t1 - t0, t2 - t1, (node[0] - t1) if node else float("nan"), span("node"),
+                                    span("run"), span("c"), span("push"), (t2 - node[1]) if node else float("nan")))
+            if i % 200 == 0:
+                synchronize()
+    finally:
+        for p in reversed(patches):
+            p.stop()
+        for plan in plans:
+            plan.backward = plan.backward.real
+    print("\n== inside autograd's run: medians of %d steps, host us (each case's steps in turn)" % steps)
+    print("%-44s %8s %8s %8s %8s %8s %8s %8s %8s" % ("module", "fwd", "grad", "to node", "node", "_run", "C call",
+                                                     "push", "after"))
+    for label, _, _ in cases:
+        cols = [statistics.median(r[j] for r in rows[label]) * 1e6 for j in range(8)]
+        print("%-44s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f" % ((label,) + tuple(cols)))
+
+
+class _TimedEntry:
+    """A plan's C entry point, timed into marks["c"]."""
+
+    def __init__(self, real, marks):
+        self.real = real
+        self.marks = marks
+
+    def __call__(self, *args):
+        import time
+        t = time.perf_counter()
+        status = self.real(*args)
+        self.marks["c"] = (t, time.perf_counter())
+        return status
+
+
 def profile_table(step, steps, rows, cuda):
     from torch.profiler import ProfilerActivity, profile
     step()
@@ -227,6 +323,7 @@ def main():
     ap.add_argument("--profile-rows", type=int, default=22)
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--no-pieces", action="store_true", help="skip the pieces of normjit's nodes")
+    ap.add_argument("--timeline-steps", type=int, default=2000, help="steps of the timeline (0: none)")
     opt = ap.parse_args()
     dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[opt.dtype]
     m, n = opt.m, opt.n
@@ -240,6 +337,7 @@ def main():
     print("%-44s %9s %9s %9s %9s %9s %9s" % ("module", "step", "fwd", "grad", "bwd", "node", "bwd-node"))
     steps = {}
     normjit_modules = []
+    timeline_cases = []
     for pdtype in (dtype, torch.float32):
         modules = [("normjit LayerNorm", njt.LayerNorm(n, device=dev, dtype=pdtype)),
                    ("torch LayerNorm", torch.nn.LayerNorm(n, device=dev, dtype=pdtype)),
@@ -275,6 +373,12 @@ def main():
             steps[label] = step
             if name.startswith("normjit"):
                 normjit_modules.append((label, module, step))
+            if pdtype == dtype and name != "torch RMSNorm":  # one of each, parameters in x's dtype
+                function = {"normjit LayerNorm": _functional._LayerNormFunction,
+                            "normjit RMSNorm": _functional._RMSNormFunction,
+                            "floor: Python autograd.Function (clone)": _CloneFunction,
+                            "floor, 3 gradients": _Clone3Function}.get(name)
+                timeline_cases.append((label, module, function))
             print("%-44s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f%s" % (label, s, f, s - f, bwd, d, bwd - d, why))
     if cuda:
         print()
@@ -283,6 +387,9 @@ def main():
         if not opt.no_pieces:
             for label, module, step in normjit_modules:
                 pieces(label, module, x, dy, opt.steps)
+
+    if opt.timeline_steps:
+        timeline(timeline_cases, x, dy, opt.timeline_steps)
     for label in ("normjit LayerNorm, %s params" % opt.dtype, "torch LayerNorm, %s params" % opt.dtype,
                   "normjit RMSNorm, %s params" % opt.dtype, "normjit LayerNorm, fp32 params"):
         if label in steps:
