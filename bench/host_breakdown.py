@@ -55,37 +55,11 @@ import normjit.torch as njt  # noqa: E402
 from normjit import _capi  # noqa: E402
 from normjit.torch import _context, _functional, _launch, _launch_forward  # noqa: E402
 from python_overhead import gpu_us, host_us, synchronize  # noqa: E402  (bench/, this script's folder)
-
-
-class _CloneFunction(torch.autograd.Function):
-    """The floor: a Python autograd node that does no norm (one clone each way)."""
-
-    @staticmethod
-    def forward(ctx, x, weight, bias):
-        return x.clone()
-
-    @staticmethod
-    def backward(ctx, dy):
-        return dy.clone(), None, None
-
-
-class _Clone3Function(torch.autograd.Function):
-    """The floor of a node with a norm's gradients: dx a clone of dy, dweight and dbias new
-    empty tensors (allocations alone), the parameters saved for their shapes."""
-
-    @staticmethod
-    def forward(ctx, x, weight, bias):
-        ctx.save_for_backward(weight, bias)
-        return x.clone()
-
-    @staticmethod
-    def backward(ctx, dy):
-        weight, bias = ctx.saved_tensors
-        return dy.clone(), torch.empty_like(weight), torch.empty_like(bias)
+from autograd_floor import CloneFunction, Clone3Function  # noqa: E402  (bench/)
 
 
 class _CloneModule(torch.nn.Module):
-    def __init__(self, n, device, dtype, function=_CloneFunction):
+    def __init__(self, n, device, dtype, function=CloneFunction):
         super().__init__()
         self.weight = torch.nn.Parameter(torch.ones(n, device=device, dtype=dtype))
         self.bias = torch.nn.Parameter(torch.zeros(n, device=device, dtype=dtype))
@@ -172,19 +146,17 @@ def pieces(label, module, x, dy, steps):
                                  yo.data_ptr(), n, fp if layer_norm else 0, fp + 4 * m if layer_norm else fp, 1e-5)
     faddress = ctypes.addressof(fargs)
 
-    def c_backward():
-        pushed = stream <= _launch._LAST_SPECIAL_STREAM and _context.push_context(device)
-        status = plan.backward(plan.engine, plan.problem_address, baddress, stream)
-        if pushed:
-            _context.pop_context()
-        return status
+    def c_call(entry, address):  # one C entry point on its packed args, as _launch calls it
+        def call():
+            pushed = stream <= _launch._LAST_SPECIAL_STREAM and _context.push_context(device)
+            status = entry(plan.engine, plan.problem_address, address, stream)
+            if pushed:
+                _context.pop_context()
+            return status
+        return call
 
-    def c_forward():
-        pushed = stream <= _launch._LAST_SPECIAL_STREAM and _context.push_context(device)
-        status = plan.forward(plan.engine, plan.problem_address, faddress, stream)
-        if pushed:
-            _context.pop_context()
-        return status
+    c_backward = c_call(plan.backward, baddress)
+    c_forward = c_call(plan.forward, faddress)
 
     assert c_backward() == _capi.OK and c_forward() == _capi.OK
 
@@ -344,7 +316,7 @@ def main():
                    ("normjit RMSNorm", njt.RMSNorm(n, device=dev, dtype=pdtype)),
                    ("torch RMSNorm", torch.nn.RMSNorm(n, device=dev, dtype=pdtype)),
                    ("floor: Python autograd.Function (clone)", _CloneModule(n, dev, pdtype)),
-                   ("floor, 3 gradients", _CloneModule(n, dev, pdtype, _Clone3Function))]
+                   ("floor, 3 gradients", _CloneModule(n, dev, pdtype, Clone3Function))]
         for name, module in modules:
             inputs = (x,) + tuple(module.parameters())
 
@@ -376,8 +348,8 @@ def main():
             if pdtype == dtype and name != "torch RMSNorm":  # one of each, parameters in x's dtype
                 function = {"normjit LayerNorm": _functional._LayerNormFunction,
                             "normjit RMSNorm": _functional._RMSNormFunction,
-                            "floor: Python autograd.Function (clone)": _CloneFunction,
-                            "floor, 3 gradients": _Clone3Function}.get(name)
+                            "floor: Python autograd.Function (clone)": CloneFunction,
+                            "floor, 3 gradients": Clone3Function}.get(name)
                 timeline_cases.append((label, module, function))
             print("%-44s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f%s" % (label, s, f, s - f, bwd, d, bwd - d, why))
     if cuda:

@@ -58,6 +58,7 @@ import normjit.torch as njt  # noqa: E402
 from normjit import _capi  # noqa: E402
 from normjit.torch import _functional, _launch, _launch_forward, _ops  # noqa: E402
 from python_overhead import host_us  # noqa: E402  (bench/, this script's folder)
+from autograd_floor import CloneFunction, Clone3Function  # noqa: E402  (bench/)
 
 
 def ok_entry_point(folder):
@@ -79,32 +80,6 @@ class _StandInCtx:
 
     def save_for_backward(self, *tensors):
         self.saved_tensors = tensors
-
-
-class _CloneFunction(torch.autograd.Function):
-    """The floor: a Python autograd node that does no norm (one clone each way)."""
-
-    @staticmethod
-    def forward(ctx, x, weight, bias):
-        return x.clone()
-
-    @staticmethod
-    def backward(ctx, dy):
-        return dy.clone(), None, None
-
-
-class _Clone3Function(torch.autograd.Function):
-    """The floor with a norm's three gradients (dweight and dbias new empty tensors)."""
-
-    @staticmethod
-    def forward(ctx, x, weight, bias):
-        ctx.save_for_backward(weight, bias)
-        return x.clone()
-
-    @staticmethod
-    def backward(ctx, dy):
-        weight, bias = ctx.saved_tensors
-        return dy.clone(), torch.empty_like(weight), torch.empty_like(bias)
 
 
 def module_plan(kind, x, weight, bias, ok):
@@ -178,8 +153,8 @@ def main():
             modules.append((cls.__name__, kind, module, weight, bias))
         print("\n== the modules' training step and its pieces (batches of %d)" % opt.steps)
         print("%-66s %7s" % ("", "us"))
-        floors = [("floor: Python autograd.Function (clone)", _CloneFunction),
-                  ("floor, 3 gradients", _Clone3Function)]
+        floors = [("floor: Python autograd.Function (clone)", CloneFunction),
+                  ("floor, 3 gradients", Clone3Function)]
         for label, function in floors:
             wf = torch.nn.Parameter(torch.ones(n, dtype=x.dtype))
             bf = torch.nn.Parameter(torch.zeros(n, dtype=x.dtype))
