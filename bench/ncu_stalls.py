@@ -1,38 +1,36 @@
 #!/usr/bin/env python3
-"""Nsight Compute's warp-stall samples by SASS line, the top lines of each profile.
+"""Where a kernel's warps wait, from Nsight Compute's per-instruction stall sampling.
 
-    bench/ncu_stalls.py DIR [--top 30]
-
-Reads every DIR/*-sass.csv (`ncu --import X.ncu-rep --page source --csv --print-source sass`, as
-scripts/ncu-profile.sh writes them) and prints, per profile, the share of all samples at each of
-its most-sampled instructions: the line a warp waited at (a stall on a load shows at the first
-instruction that uses its result).
-"""
+Reads the CSV of `ncu --import REPORT.ncu-rep --page source --csv --print-source sass` (a report
+taken with `--set full`, which samples warp stalls) and prints the stall reasons' shares over the
+whole kernel, then the instructions with the most samples, each with its two main reasons and
+the four SASS lines before it (what it waits on is usually there: a load, a barrier)."""
 import argparse
 import csv
-import glob
-import os
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("dir")
-    parser.add_argument("--top", type=int, default=30)
-    args = parser.parse_args()
-    for path in sorted(glob.glob(os.path.join(args.dir, "*-sass.csv"))):
-        rows = list(csv.reader(open(path)))
-        header = next((i for i, r in enumerate(rows) if "Source" in r and any("Stall" in c for c in r)), None)
-        if header is None:
-            print("==", os.path.basename(path), "has no stall columns:", rows[:2])
-            continue
-        names, data = rows[header], rows[header + 1:]
-        column = names.index(next(c for c in names if c.startswith("Warp Stall Sampling (All")))
-        source = names.index("Source")
-        data = [r for r in data if len(r) > column]
-        total = sum(float(r[column] or 0) for r in data) or 1.0
-        print("==", os.path.basename(path), "samples", total, "instructions", len(data))
-        for r in sorted(data, key=lambda r: -float(r[column] or 0))[:args.top]:
-            print(f"{100 * float(r[column] or 0) / total:5.1f}%  {r[source][:100]}")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("csv", help="ncu --page source --csv --print-source sass output")
+    ap.add_argument("--top", type=int, default=12, help="instructions to show (default 12)")
+    args = ap.parse_args()
+    rows = list(csv.reader(open(args.csv)))
+    header_at = next(i for i, r in enumerate(rows) if "Source" in r and "Warp Stall Sampling (All Samples)" in r)
+    h = rows[header_at]
+    data = [r for r in rows[header_at + 1:] if len(r) == len(h)]
+    samples, source = h.index("Warp Stall Sampling (All Samples)"), h.index("Source")
+    reasons = [i for i, c in enumerate(h) if c.startswith("stall_")]
+    value = lambda r, i: float(r[i] or 0)
+    total = sum(value(r, samples) for r in data) or 1.0
+    by_reason = sorted(((sum(value(r, i) for r in data), h[i][6:]) for i in reasons), reverse=True)
+    print("by reason:", ", ".join(f"{name} {100 * v / total:.1f}%" for v, name in by_reason if v / total > 0.01))
+    for at in sorted(range(len(data)), key=lambda i: -value(data[i], samples))[: args.top]:
+        r = data[at]
+        why = sorted(((value(r, i), h[i][6:]) for i in reasons), reverse=True)[:2]
+        print(f"--- {100 * value(r, samples) / total:5.1f}% at SASS line {at}: {r[source].strip()}  "
+              f"[{', '.join(f'{name} {int(v)}' for v, name in why)}]")
+        for k in range(max(0, at - 4), at):
+            print("        ", data[k][source].strip()[:80])
 
 
 if __name__ == "__main__":

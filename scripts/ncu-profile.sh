@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine: Nsight Compute (--set full, stall sampling by SASS line) of the first
 # launch of a kernel in a normjit command, its details page, its SASS with stall samples, and
-# bench/ncu_stalls.py's summary of the profiles in OUT_DIR.
+# bench/ncu_stalls.py's summary of them (stall reasons, the most-sampled instructions).
 #
 #   scripts/ncu-profile.sh OUT_DIR NAME [--kernel K] -- COMMAND...
 #   K: the kernel's name (default nj_norm_backward; the forward's is nj_norm_forward).
@@ -10,8 +10,8 @@
 #   (`normjit tune` launches the heuristic's candidate first; `bench --fused X` launches the
 #   option-free row first, so `-c 1` would catch that one.)
 #
-# Writes OUT_DIR/NAME-{run.txt,details.txt,sass.csv} (the .ncu-rep is left out: large) and
-# OUT_DIR/stalls.txt, and prints the details' headline metrics.
+# Writes OUT_DIR/NAME-{run.txt,details.txt,sass.csv,stalls.txt} (the .ncu-rep is left out:
+# large), and prints the details' headline metrics.
 set -uo pipefail
 if [ $# -lt 4 ]; then
   sed -n '2,13p' "$0" >&2
@@ -30,6 +30,6 @@ NORMJIT_CACHE_DIR=$(mktemp -d) timeout 120 "$ncu" --set full --import-source no 
   > "$out/$name-run.txt" 2>&1 || echo "ncu-profile.sh: ncu exited $? (see $out/$name-run.txt)" >&2
 "$ncu" --import "$report.ncu-rep" --page details > "$out/$name-details.txt" 2>&1
 "$ncu" --import "$report.ncu-rep" --page source --csv --print-source sass > "$out/$name-sass.csv" 2>&1
-python3 "$here/bench/ncu_stalls.py" "$out" > "$out/stalls.txt" 2>&1
+python3 "$here/bench/ncu_stalls.py" "$out/$name-sass.csv" --top 20 > "$out/$name-stalls.txt" 2>&1
 grep -E "Block Size|Duration|DRAM Throughput|L1/TEX Cache Throughput|Achieved Occupancy|No Eligible|Issued Warp|Registers Per" \
   "$out/$name-details.txt" | cut -c1-120
