@@ -14,7 +14,7 @@
 # large), and prints the details' headline metrics.
 set -uo pipefail
 if [ $# -lt 4 ]; then
-  sed -n '2,13p' "$0" >&2
+  sed -n '2,14p' "$0" >&2
   exit 2
 fi
 out=$1 name=$2 kernel=nj_norm_backward
