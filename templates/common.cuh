@@ -312,6 +312,41 @@ struct alignas(4 * P) FloatPiece {
   float v[P];
 };
 
+// A region of shared memory in which each of THREADS threads keeps its slots of VEC floats,
+// laid out [slot][piece][thread] in pieces of up to 4 floats: a warp's pieces are neighbours,
+// so its accesses have no bank conflicts and 16-byte pieces take 4 wavefronts a warp. A thread
+// reads back only what it wrote, so no barrier is needed. A region of K slots a thread takes
+// K · VEC · THREADS floats.
+template <int VEC, int THREADS>
+struct SlotPieces {
+  // kFloats: floats per shared-memory access (an enum: no data symbol in the module).
+  enum : int { kFloats = VEC < 4 ? VEC : 4, kPerSlot = VEC / kFloats };
+  typedef FloatPiece<kFloats> Piece;
+
+  // The float where piece q of slot i of thread t starts.
+  __device__ static __forceinline__ i64 at(int i, int q, int t) {
+    return ((i64)(i * kPerSlot + q) * THREADS + t) * kFloats;
+  }
+  // Slot i of thread t, read or written a piece at a time.
+  __device__ static __forceinline__ void load(const float* region, int i, int t, float (&v)[VEC]) {
+#pragma unroll
+    for (int q = 0; q < kPerSlot; ++q) {
+      const Piece s = *reinterpret_cast<const Piece*>(region + at(i, q, t));
+#pragma unroll
+      for (int k = 0; k < kFloats; ++k) v[q * kFloats + k] = s.v[k];
+    }
+  }
+  __device__ static __forceinline__ void store(float* region, int i, int t, const float (&v)[VEC]) {
+#pragma unroll
+    for (int q = 0; q < kPerSlot; ++q) {
+      Piece s;
+#pragma unroll
+      for (int k = 0; k < kFloats; ++k) s.v[k] = v[q * kFloats + k];
+      *reinterpret_cast<Piece*>(region + at(i, q, t)) = s;
+    }
+  }
+};
+
 // ---- reductions ------------------------------------------------------------------------------
 // Butterfly sum over aligned groups of WIDTH lanes. Every lane ends with the same bits (each
 // step adds the same two values on both partners), which keeps the kernels deterministic.

@@ -445,36 +445,16 @@ struct GridSums {
 // registers per sum, which the row itself then uses: more of it held per thread, more bytes in
 // flight per SM. The additions are the same and in the same order, so the bits are the same;
 // no barrier is needed, as each thread reads back only what it wrote.
-constexpr int kSumPiece = kVec < 4 ? kVec : 4;  // floats per shared-memory access
-constexpr int kSumPiecesPerSlot = kVec / kSumPiece;
+typedef SlotPieces<kVec, kThreadsPerRow> SumPieces;  // templates/common.cuh
+constexpr int kSumPiece = SumPieces::kFloats;  // floats per shared-memory access
+constexpr int kSumPiecesPerSlot = SumPieces::kPerSlot;
 // Floats of one sum's region: every slot a thread of the block may hold.
 constexpr i64 kSharedSumFloats = kSharedSums || kSharedWeights ? (i64)kIters * kVec * kThreadsPerRow : 0;
 static_assert(!kSharedSums || kRowsPerBlock == 1, "shared sums: one row per block, so each column has one owner");
 
-// The float where piece q of the thread's slot i starts in a per-thread region of kSharedSumFloats
-// (shared sums, shared weights): a warp's pieces are neighbours, so its accesses have no bank
-// conflicts and 16-byte pieces take 4 wavefronts a warp.
-__device__ __forceinline__ i64 slot_piece_float(int i, int q) {
-  return ((i64)(i * kSumPiecesPerSlot + q) * kThreadsPerRow + threadIdx.x % kThreadsPerRow) * kSumPiece;
-}
-// Slot i of such a region as kVec floats, read or written a piece at a time.
-__device__ __forceinline__ void load_slot_pieces(const float* region, int i, float (&v)[kVec]) {
-#pragma unroll
-  for (int q = 0; q < kSumPiecesPerSlot; ++q) {
-    const FloatPiece<kSumPiece> s = *reinterpret_cast<const FloatPiece<kSumPiece>*>(region + slot_piece_float(i, q));
-#pragma unroll
-    for (int k = 0; k < kSumPiece; ++k) v[q * kSumPiece + k] = s.v[k];
-  }
-}
-__device__ __forceinline__ void store_slot_pieces(float* region, int i, const float (&v)[kVec]) {
-#pragma unroll
-  for (int q = 0; q < kSumPiecesPerSlot; ++q) {
-    FloatPiece<kSumPiece> s;
-#pragma unroll
-    for (int k = 0; k < kSumPiece; ++k) s.v[k] = v[q * kSumPiece + k];
-    *reinterpret_cast<FloatPiece<kSumPiece>*>(region + slot_piece_float(i, q)) = s;
-  }
-}
+// The float where piece q of the thread's slot i starts in a per-thread region of
+// kSharedSumFloats (shared sums, shared weights; SlotPieces' layout).
+__device__ __forceinline__ i64 slot_piece_float(int i, int q) { return SumPieces::at(i, q, threadIdx.x % kThreadsPerRow); }
 
 struct SlotSums {
   float reg[kIters][kVec];  // without kSharedSums
@@ -707,7 +687,7 @@ __device__ __forceinline__ void hold_weights(const BackwardParams& p, unsigned c
     for (int i = 0; i < kIters; ++i) {
       float w[kVec];
       stored_slot_gamma(p, i, lane, rank, w);
-      store_slot_pieces(reinterpret_cast<float*>(dynamic_shared + kSharedWeightOffset), i, w);
+      SumPieces::store(reinterpret_cast<float*>(dynamic_shared + kSharedWeightOffset), i, threadIdx.x % kThreadsPerRow, w);
     }
   }
 }
@@ -715,7 +695,7 @@ __device__ __forceinline__ void hold_weights(const BackwardParams& p, unsigned c
 // γ of the thread's slot i as hold_weights put it in shared memory.
 __device__ __forceinline__ void held_slot_gamma(int i, float (&w)[kVec]) {
   extern __shared__ __align__(16) unsigned char dynamic_shared[];
-  load_slot_pieces(reinterpret_cast<const float*>(dynamic_shared + kSharedWeightOffset), i, w);
+  SumPieces::load(reinterpret_cast<const float*>(dynamic_shared + kSharedWeightOffset), i, threadIdx.x % kThreadsPerRow, w);
 }
 
 // γ of the thread's slot i, as the math uses it (1 without γ). Re-read for every row (from

@@ -389,31 +389,13 @@ __device__ __forceinline__ void write_pre_norm_outputs(const ForwardParams& p, i
 // into its dynamic shared memory, [γ, β][slot][piece][thread], 16-byte pieces a warp's
 // neighbours, and reads them there every row (4 wavefronts a piece). No barrier: each thread
 // reads back only what it wrote. codegen::forward_dynamic_shared_bytes counts the same.
-constexpr int kWeightPiece = kVec < 4 ? kVec : 4;  // floats per shared-memory access
-constexpr int kWeightPiecesPerSlot = kVec / kWeightPiece;
 static_assert(!kSharedWeights || kRowsPerBlock == 1, "held weights: one row per block, one owner a column");
+typedef SlotPieces<kVec, kThreadsPerRow> WeightPieces;  // templates/common.cuh
 
-__device__ __forceinline__ float* held_weight_piece(int array, int i, int q) {
+// The region of held array `array` (γ, then β): kIters slots a thread.
+__device__ __forceinline__ float* held_weights_region(int array) {
   extern __shared__ __align__(16) unsigned char dynamic_shared[];
-  const i64 piece = ((i64)(array * kIters + i) * kWeightPiecesPerSlot + q) * kThreadsPerRow + threadIdx.x;
-  return reinterpret_cast<float*>(dynamic_shared) + piece * kWeightPiece;
-}
-__device__ __forceinline__ void store_held_slot(int array, int i, const float (&v)[kVec]) {
-#pragma unroll
-  for (int q = 0; q < kWeightPiecesPerSlot; ++q) {
-    FloatPiece<kWeightPiece> s;
-#pragma unroll
-    for (int k = 0; k < kWeightPiece; ++k) s.v[k] = v[q * kWeightPiece + k];
-    *reinterpret_cast<FloatPiece<kWeightPiece>*>(held_weight_piece(array, i, q)) = s;
-  }
-}
-__device__ __forceinline__ void load_held_slot(int array, int i, float (&v)[kVec]) {
-#pragma unroll
-  for (int q = 0; q < kWeightPiecesPerSlot; ++q) {
-    const FloatPiece<kWeightPiece> s = *reinterpret_cast<const FloatPiece<kWeightPiece>*>(held_weight_piece(array, i, q));
-#pragma unroll
-    for (int k = 0; k < kWeightPiece; ++k) v[q * kWeightPiece + k] = s.v[k];
-  }
+  return reinterpret_cast<float*>(dynamic_shared) + (i64)array * kIters * kVec * kThreadsPerRow;
 }
 
 // γ and β of the thread's slots, as affine_slot gives them, into shared memory (once a block).
@@ -425,8 +407,8 @@ __device__ __forceinline__ void hold_weights(const ForwardParams& p, int lane) {
       if (col < kN) {
         float w[kVec], b[kVec];
         affine_slot(p.weight, p.bias, col, w, b);
-        if constexpr (kHasWeight) store_held_slot(0, i, w);
-        if constexpr (kHasBias) store_held_slot(kHasWeight ? 1 : 0, i, b);
+        if constexpr (kHasWeight) WeightPieces::store(held_weights_region(0), i, threadIdx.x, w);
+        if constexpr (kHasBias) WeightPieces::store(held_weights_region(kHasWeight ? 1 : 0), i, threadIdx.x, b);
       }
     }
   }
@@ -439,8 +421,8 @@ __device__ __forceinline__ void held_affine(int i, float (&w)[kVec], float (&b)[
     w[j] = 1.f;
     b[j] = 0.f;
   }
-  if constexpr (kHasWeight) load_held_slot(0, i, w);
-  if constexpr (kHasBias) load_held_slot(kHasWeight ? 1 : 0, i, b);
+  if constexpr (kHasWeight) WeightPieces::load(held_weights_region(0), i, threadIdx.x, w);
+  if constexpr (kHasBias) WeightPieces::load(held_weights_region(kHasWeight ? 1 : 0), i, threadIdx.x, b);
 }
 
 // y of the thread's slot i (rows in registers; 0 for streamed rows, which hold no weights) at
