@@ -395,9 +395,12 @@ void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
 
 size_t forward_dynamic_shared_bytes(const NormProblem& p, const LaunchConfig& c) {
   if (!c.shared_weights) return 0;
-  const int64_t iters = ceil_div(ceil_div(p.n, c.vec), int64_t{c.threads_per_row} * c.cluster);
   const int arrays = (p.has_weight ? 1 : 0) + (p.has_bias ? 1 : 0);
-  return static_cast<size_t>(arrays * iters * c.vec * c.threads_per_row) * sizeof(float);
+  return static_cast<size_t>(arrays * elements_per_thread(p, c) * c.threads_per_row) * sizeof(float);
+}
+
+size_t dynamic_shared_bytes(const NormProblem& p, const LaunchConfig& c, Pass pass) {
+  return pass == Pass::Forward ? forward_dynamic_shared_bytes(p, c) : dynamic_shared_bytes(p, c);
 }
 
 bool slot_weights_span_loads(const NormProblem& p, const LaunchConfig& c) {

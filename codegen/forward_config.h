@@ -114,6 +114,9 @@ void check_forward_config(const NormProblem& resolved, const LaunchConfig& confi
 // Dynamic shared memory of the forward's kernel: γ and β held with shared_weights (every slot
 // a thread of the block may hold, in fp32), else none. templates/norm_forward.cuh lays it out.
 size_t forward_dynamic_shared_bytes(const NormProblem& resolved, const LaunchConfig& config);
+// forward_dynamic_shared_bytes for the forward, dynamic_shared_bytes (the backward's) otherwise:
+// what the engine opts a loaded kernel in to and launches it with.
+size_t dynamic_shared_bytes(const NormProblem& resolved, const LaunchConfig& config, Pass pass);
 // Whether a slot's γ spans more than one 16-byte load (fp32 γ of 8-element slots), the loads a
 // warp makes from L1 then half-filling each sector: where shared_weights may pay.
 bool slot_weights_span_loads(const NormProblem& resolved, const LaunchConfig& config);
