@@ -412,28 +412,27 @@ std::unique_ptr<LoadedKernel> Engine::Impl::load(CUcontext ctx, const NormProble
       if (k) driver().cuModuleUnload(k->module);
     }
   } guard{k.get()};
-  if (pass == codegen::Pass::Forward) {  // one entry point; dynamic shared memory for held γ and β
-    NJ_CU(d.cuModuleGetFunction(&k->forward, k->module, codegen::KernelSource::kForwardEntry), what);
-    k->shared_bytes = static_cast<unsigned>(codegen::forward_dynamic_shared_bytes(p, k->config));
-    if (k->shared_bytes > 0)
-      NJ_CU(d.cuFuncSetAttribute(k->forward, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                 static_cast<int>(k->shared_bytes)),
-            what);
+  // The pass's main entry point (the forward has only that one).
+  const bool forward = pass == codegen::Pass::Forward;
+  CUfunction& entry = forward ? k->forward : k->backward;
+  NJ_CU(d.cuModuleGetFunction(&entry, k->module,
+                              forward ? codegen::KernelSource::kForwardEntry : codegen::KernelSource::kBackwardEntry),
+        what);
+  // Dynamic shared memory (staged rows, shared sums, held weights). Beyond 48 KB in all (dynamic
+  // plus the kernel's static reduction buffers) a kernel must opt in; opting in whenever it has
+  // any keeps that sum out of the host's arithmetic.
+  k->shared_bytes = static_cast<unsigned>(codegen::dynamic_shared_bytes(p, k->config, pass));
+  if (k->shared_bytes > 0)
+    NJ_CU(d.cuFuncSetAttribute(entry, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(k->shared_bytes)),
+          what);
+  if (forward) {
     k->resident_groups = resident_groups(k->forward, config, k->shared_bytes, limits, what);
     guard.k = nullptr;
     return k;
   }
-  NJ_CU(d.cuModuleGetFunction(&k->backward, k->module, codegen::KernelSource::kBackwardEntry), what);
   NJ_CU(d.cuModuleGetFunction(&k->reduce, k->module, codegen::KernelSource::kReduceEntry), what);
   if (k->config.column_pass > 0)
     NJ_CU(d.cuModuleGetFunction(&k->row_sums, k->module, codegen::KernelSource::kRowSumsEntry), what);
-  k->shared_bytes = static_cast<unsigned>(codegen::dynamic_shared_bytes(p, k->config));
-  // Beyond 48 KB in all (dynamic plus the kernel's static reduction buffers) a kernel must opt
-  // in; opting in whenever it stages rows keeps that sum out of the host's arithmetic.
-  if (k->shared_bytes > 0)
-    NJ_CU(d.cuFuncSetAttribute(k->backward, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                               static_cast<int>(k->shared_bytes)),
-          what);
   if (k->config.grid) {
     codegen::LaunchConfig block = k->config;
     block.grid = false;
