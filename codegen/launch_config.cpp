@@ -728,13 +728,14 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
         shared_rows(4, 2, 2, true);
     } else if (p.n > 1024 && p.n <= 7168 && p.n % 512 == 0)
       shared_rows(staged_vec, 2, 1, true);
-    else if (p.n == 8192 && !residual_alone)
+    else if (p.n == 8192)
       shared_rows(4, 1, 4, false);
     else if (c.shared_sums && c.cluster == 1 && !c.staged && c.rows_per_block() == 1 && c.vec == staged_vec &&
              int64_t{c.threads} * 2 >= slots && c.threads >= 576 && c.threads <= 768)
       c.prefetch = true;
-    else if (p.n > 13312 && p.n <= 16384 && (p.n > 15360 || p.n % 1024 == 0) && !residual_alone)
+    else if (p.n > 13312 && p.n <= 16384 && (p.n > 15360 || p.n % 1024 == 0))
       shared_rows(staged_vec, 2, 2, false);
+    if (residual_alone && !c.prefetch) c = chosen;  // the residual: the prefetching rules only
   }
   return c;
 }
