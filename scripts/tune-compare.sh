@@ -7,7 +7,8 @@
 #   scripts/tune-compare.sh OUT_DIR [--forward] [--until S] SHAPE... [-- EXTRA BENCH ARGS]
 #   SHAPE: kind:dtype:n[:FUSED], e.g. layernorm:bf16:5120 (16-bit x with fp32 γ; fp32 rows with
 #   fp32 γ), tuned at M = 64 Mi / n. FUSED: one of bench --fused's option sets (residual, gate,
-#   parallel, recompute, all, residual+rowscale, ...); bench then times --fused none,FUSED...
+#   parallel, recompute, all, residual+rowscale, ...), which tune takes as --fused FUSED;
+#   bench then times --fused none,FUSED...
 #   --until S: no new shape once the script has run S seconds (default 300).
 #   e.g. scripts/tune-compare.sh $OUT/tune --forward layernorm:bf16:5120 rmsnorm:fp32:65536
 #        scripts/tune-compare.sh $OUT/fused layernorm:bf16:8192:residual rmsnorm:bf16:8192:gate
@@ -16,7 +17,7 @@
 # tuned.{json,txt}, compare.txt. BUILD_DIR (default build) holds the normjit command.
 set -uo pipefail
 if [ $# -lt 2 ]; then
-  sed -n '2,16p' "$0" >&2
+  sed -n '2,17p' "$0" >&2
   exit 2
 fi
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,27 +25,6 @@ bin="${BUILD_DIR:-build}/normjit"
 out=$1
 shift
 forward=() until=300 shapes=() extra=()
-# bench --fused's option names as normjit tune's problem flags (tools/bench.cpp parse_fused_list).
-fused_flags() {
-  local set=$1 o flags=()
-  [ "$set" = all ] && set=residual+zero-centered+rowscale+dropout-bits
-  IFS=+ read -ra opts <<<"$set"
-  for o in "${opts[@]}"; do
-    case "$o" in
-      residual) flags+=(--residual) ;;
-      zero-centered) flags+=(--zero-centered-weight) ;;
-      rowscale) flags+=(--rowscale) ;;
-      dropout-bytes) flags+=(--dropout bytes) ;;
-      dropout-bits) flags+=(--dropout bits) ;;
-      gate) flags+=(--gate after-norm) ;;
-      gate-before) flags+=(--gate before-norm) ;;
-      parallel) flags+=(--parallel) ;;
-      recompute) flags+=(--recompute-from-output) ;;
-      *) echo "tune-compare.sh: '$o' is not a fused option (bench --help lists them)" >&2; return 2 ;;
-    esac
-  done
-  echo "${flags[@]}"
-}
 while [ $# -gt 0 ]; do
   case "$1" in
     --forward) forward=(--forward) ;;
@@ -63,8 +43,7 @@ for s in "${shapes[@]}"; do
   IFS=: read -r kind dtype n set <<<"$s"
   options=()
   if [ -n "$set" ]; then
-    flags=$(fused_flags "$set") || exit 2
-    read -ra options <<<"$flags"
+    options=(--fused "$set")  # bench --fused's names, which tune's problem flags take too
     fused="$fused,$set"
   fi
   kinds="$kinds,$kind" dtypes="$dtypes,$dtype" ns="$ns,$n"

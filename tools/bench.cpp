@@ -75,43 +75,16 @@ std::vector<FusedSet> parse_fused_list(const std::string& text) {
   for (std::string item; std::getline(list, item, ',');) {
     FusedSet f;
     f.name = item;
-    std::stringstream parts(item);
-    for (std::string o; std::getline(parts, o, '+');) {
-      if (o == "none") continue;
-      if (o == "residual") f.residual = true;
-      else if (o == "zero-centered" || o == "zero-centered-weight") f.zero_centered = true;
-      else if (o == "rowscale") f.rowscale = true;
-      else if (o == "all") f.residual = f.zero_centered = f.rowscale = true, f.dropout = DropoutMask::Bits;
-      else if (o == "dropout-bytes" || o == "dropout-bits") {
-        const DropoutMask form = o == "dropout-bytes" ? DropoutMask::Bytes : DropoutMask::Bits;
-        if (f.dropout != DropoutMask::None && f.dropout != form)
-          throw std::invalid_argument("--fused '" + item + "': one dropout mask form per set (bytes or bits)");
-        f.dropout = form;
-      } else if (o == "gate" || o == "gate-before" || o == "gate_before") {
-        const Gate gate = o == "gate" ? Gate::AfterNorm : Gate::BeforeNorm;
-        if (f.gate != Gate::None && f.gate != gate)
-          throw std::invalid_argument("--fused '" + item + "': one gate per set (gate or gate-before)");
-        f.gate = gate;
-      } else if (o == "parallel") {
-        f.parallel = true;
-      } else if (o == "recompute") {
-        f.recompute = true;
-      } else {
-        throw std::invalid_argument("--fused '" + item + "': '" + o +
-                                    "' is not an option (use none, residual, zero-centered, rowscale, "
-                                    "dropout-bytes, dropout-bits, all, gate, gate-before, parallel or recompute; + combines "
-                                    "them)");
-      }
-    }
-    // Said here, before a GPU is looked for, rather than by validate_problem at the first shape.
-    if (f.parallel && f.gate != Gate::None)
-      throw std::invalid_argument("--fused '" + item +
-                                  "': a gate and parallel norms cannot be combined (the library rejects them: "
-                                  "which of the two norms the gate would belong to is not defined)");
-    if (f.recompute && (f.parallel || f.gate != Gate::None))
-      throw std::invalid_argument("--fused '" + item + "': recompute cannot be combined with a gate or parallel norms "
-                                  "(the library rejects them)");
     if (item.empty()) throw std::invalid_argument("--fused: an empty item in '" + text + "'");
+    NormProblem options;  // the set's flags, parsed as tools' --fused parses them
+    apply_fused_set(item, options);
+    f.residual = options.residual;
+    f.zero_centered = options.zero_centered_weight;
+    f.rowscale = options.rowscale;
+    f.dropout = options.dropout;
+    f.gate = options.gate;
+    f.parallel = options.parallel;
+    f.recompute = options.recompute_from_output;
     sets.push_back(f);
   }
   // The option-free set runs first for each shape: every ratio needs it.

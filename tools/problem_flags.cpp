@@ -79,6 +79,46 @@ DType parse_dtype(const std::string& t) {
   throw std::invalid_argument("unknown dtype '" + t + "' (use fp32, fp16, bf16 or same)");
 }
 
+void apply_fused_set(const std::string& item, NormProblem& p) {
+  if (item.empty()) throw std::invalid_argument("--fused: an empty set");
+  std::stringstream parts(item);
+  for (std::string o; std::getline(parts, o, '+');) {
+    if (o == "none") continue;
+    if (o == "residual") p.residual = true;
+    else if (o == "zero-centered" || o == "zero-centered-weight") p.zero_centered_weight = true;
+    else if (o == "rowscale") p.rowscale = true;
+    else if (o == "all") p.residual = p.zero_centered_weight = p.rowscale = true, p.dropout = DropoutMask::Bits;
+    else if (o == "dropout-bytes" || o == "dropout-bits") {
+      const DropoutMask form = o == "dropout-bytes" ? DropoutMask::Bytes : DropoutMask::Bits;
+      if (p.dropout != DropoutMask::None && p.dropout != form)
+        throw std::invalid_argument("--fused '" + item + "': one dropout mask form per set (bytes or bits)");
+      p.dropout = form;
+    } else if (o == "gate" || o == "gate-before" || o == "gate_before") {
+      const Gate gate = o == "gate" ? Gate::AfterNorm : Gate::BeforeNorm;
+      if (p.gate != Gate::None && p.gate != gate)
+        throw std::invalid_argument("--fused '" + item + "': one gate per set (gate or gate-before)");
+      p.gate = gate;
+    } else if (o == "parallel") {
+      p.parallel = true;
+    } else if (o == "recompute") {
+      p.recompute_from_output = true;
+    } else {
+      throw std::invalid_argument("--fused '" + item + "': '" + o +
+                                  "' is not an option (use none, residual, zero-centered, rowscale, "
+                                  "dropout-bytes, dropout-bits, all, gate, gate-before, parallel or recompute; + combines "
+                                  "them)");
+    }
+  }
+  // Said here, before a GPU is looked for, rather than by validate_problem at the first shape.
+  if (p.parallel && p.gate != Gate::None)
+    throw std::invalid_argument("--fused '" + item +
+                                "': a gate and parallel norms cannot be combined (the library rejects them: "
+                                "which of the two norms the gate would belong to is not defined)");
+  if (p.recompute_from_output && (p.parallel || p.gate != Gate::None))
+    throw std::invalid_argument("--fused '" + item + "': recompute cannot be combined with a gate or parallel norms "
+                                "(the library rejects them)");
+}
+
 NormProblem parse_problem_flags(std::vector<std::string>& args) {
   NormProblem p;
   const std::string kind = take_option(args, "--kind");
@@ -122,6 +162,7 @@ NormProblem parse_problem_flags(std::vector<std::string>& args) {
     else if (g == "before-norm") p.gate = Gate::BeforeNorm;
     else if (g != "none") throw std::invalid_argument("--gate '" + g + "' is not a gate (use after-norm, before-norm or none)");
   }
+  if (std::string f = take_option(args, "--fused"); !f.empty()) apply_fused_set(f, p);
   return p;
 }
 
@@ -139,7 +180,9 @@ std::string problem_flags_help() {
          "  --dropout bytes|bits       fused: dx_in = dh * keep / (1 - p), keep-mask in this form\n"
          "  --gate after-norm|before-norm  fused, rmsnorm: y = norm(x)*gamma*silu(z) or norm(x*silu(z))*gamma\n"
          "  --parallel                 fused: a second norm of the same x (dy1, gamma1 in; dgamma1, dbeta1 out)\n"
-         "  --recompute-from-output    fused: x-hat = (y - beta)/gamma from the forward's output y; x optional\n";
+         "  --recompute-from-output    fused: x-hat = (y - beta)/gamma from the forward's output y; x optional\n"
+         "  --fused SET                the options above as `normjit bench --fused` names a set (residual,\n"
+         "                             gate-before, all, residual+rowscale, ...)\n";
 }
 
 }  // namespace normjit::tools

@@ -21,6 +21,11 @@ std::string problem_flags_help();
 std::string take_option(std::vector<std::string>& args, const std::string& name);
 // Removes "--name" from args and returns whether it was there.
 bool take_flag(std::vector<std::string>& args, const std::string& name);
+// Turns on in p the fused options of one set as `normjit bench --fused` names it: none,
+// residual, zero-centered, rowscale, dropout-bytes, dropout-bits, all (residual + zero-centered +
+// rowscale + dropout-bits), gate, gate-before, parallel, recompute, joined with '+'. Throws
+// std::invalid_argument, naming the set, for an unknown option or two that cannot be combined.
+void apply_fused_set(const std::string& set, NormProblem& p);
 // Removes "--memory-rate B" from args and returns B, the device's peak memory bytes an SM cycle
 // the heuristic is to assume (a number >= 0), or 0 (the H100's rules) when absent.
 double take_memory_rate(std::vector<std::string>& args);

@@ -153,6 +153,23 @@ TEST_F(Cli, EmitTakesTheFusedOptionsAndRejectsAnUnknownMaskForm) {
   EXPECT_TRUE(contains(conflict.output, "zero_centered_weight")) << conflict.output;
 }
 
+// --fused SET names the options as bench --fused does (scripts/tune-compare.sh passes them to
+// tune so): the same problem as the flags one by one, and bench's errors.
+TEST_F(Cli, EmitTakesAFusedSetAsBenchNamesIt) {
+  const CliRun set = normjit_cli(std::string("emit ") + kSmallProblem + " --fused all");
+  const CliRun flags = normjit_cli(std::string("emit ") + kSmallProblem +
+                                   " --residual --zero-centered-weight --rowscale --dropout bits");
+  EXPECT_EQ(set.code, 0) << set.output;
+  EXPECT_EQ(set.output, flags.output);
+  const CliRun gated = normjit_cli("emit --kind rmsnorm --n 256 --dtype bf16 --fused gate-before+residual");
+  EXPECT_EQ(gated.code, 0) << gated.output;
+  EXPECT_TRUE(contains(gated.output, "+residual")) << gated.output.substr(0, 200);
+  EXPECT_TRUE(contains(gated.output, "+gate=before-norm")) << gated.output.substr(0, 200);
+  const CliRun bad = normjit_cli(std::string("emit ") + kSmallProblem + " --fused residual+gated");
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_TRUE(contains(bad.output, "--fused 'residual+gated': 'gated' is not an option")) << bad.output;
+}
+
 TEST_F(Cli, EmitForwardPrintsTheForwardSourceWithAndWithoutFusedOptions) {
   const CliRun fwd = normjit_cli(std::string("emit ") + kSmallProblem + " --forward");
   EXPECT_EQ(fwd.code, 0) << fwd.output;
