@@ -493,11 +493,13 @@ std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int
     }
   }
   // Rows a block holds, again with γ and β held in shared memory where a slot's γ spans two
-  // loads from L1 (templates/norm_forward.cuh says why); the prefetching ones first.
+  // loads from L1 (templates/norm_forward.cuh says why): the heuristic's own config first (the
+  // limit cut it at 12288-16384, session 30), then the prefetching ones.
   if (!has_forward_fused_options(p)) {
-    const std::vector<LaunchConfig> held = out;
+    std::vector<LaunchConfig> held(out.rbegin(), out.rend());
+    std::rotate(held.rbegin(), held.rbegin() + 1, held.rend());  // the heuristic's (out's first) to the front
     limit = out.size() + kMaxForwardHeldWeightCandidates;  // within kMaxForwardCandidates
-    for (auto it = held.rbegin(); it != held.rend(); ++it) {
+    for (auto it = held.begin(); it != held.end(); ++it) {
       LaunchConfig c = *it;
       if (!c.row_in_registers || c.rows_per_block() != 1 || !slot_weights_span_loads(p, c)) continue;
       c.shared_weights = true;

@@ -877,6 +877,15 @@ TEST(ForwardSearchSpace, HoldsWeightsInSharedMemoryWhereASlotsGammaSpansTwoLoads
   }
   EXPECT_GE(held, 4);
   EXPECT_TRUE(space.front().shared_weights) << "the heuristic's on an H200, beside the candidates' own";
+  // Where the heuristic does not hold them, its own config held is a candidate (first of them).
+  for (int64_t n : {8192, 12288, 14336, 16384}) {
+    const NormProblem wide = problem(NormKind::LayerNorm, n, DType::BF16);
+    const auto wide_space = codegen::forward_search_space(wide, 90, 67108864 / n, 132, 18.4);
+    codegen::LaunchConfig heuristic_held = wide_space.front();
+    ASSERT_FALSE(heuristic_held.shared_weights) << n;
+    heuristic_held.shared_weights = true;
+    EXPECT_NE(std::find(wide_space.begin(), wide_space.end(), heuristic_held), wide_space.end()) << n;
+  }
   EXPECT_LE(held, 1 + static_cast<int>(codegen::kMaxForwardHeldWeightCandidates));
   EXPECT_FALSE(codegen::choose_forward_config(ln, 90, 9362, 132).shared_weights) << "not the H100 rules'";
   // Not where a slot's γ is one load: γ in x's dtype, fp32 rows.
