@@ -284,16 +284,18 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
         c.threads = c.threads_per_row = static_cast<int>(wider);
         c.min_blocks_per_sm = registers_bound_blocks(c.threads);
         c.prefetch = true;
-        if (p.kind == NormKind::LayerNorm && c.threads < 512 && slot_weights_span_loads(p, c)) {
+        if (p.kind == NormKind::LayerNorm && slot_weights_span_loads(p, c)) {
           // LayerNorm's fp32 γ and β, 32 bytes a slot each, held in shared memory
-          // (templates/norm_forward.cuh says why), unbounded registers as tuned. Exhaustive
-          // forward tuning on the H200, bf16 and fp16, fp32 γ, M·N = 64 Mi, bench --graph
-          // (bench/results/2026-11-28-h200-9756722-held-weights-fused/fwd/): LN bf16 5120 79.3 →
-          // 69.5 us (320 threads), 6144 83.0 → 72.9, 7168 85.0 → 71.6, fp16 5120 80.8 → 69.7;
-          // not at 512 threads (8192: 84 → 87 us tuned) nor RMSNorm (its γ alone: 8192 and 14336
-          // tuned to the heuristic's).
+          // (templates/norm_forward.cuh says why). Exhaustive forward tuning on the H200, bf16
+          // and fp16, fp32 γ, M·N = 64 Mi, bench --graph: blocks of fewer than 512 threads
+          // with registers unbounded (-9756722-held-weights-fused/fwd/: LN bf16 5120 79.3 →
+          // 69.5 us at 320 threads, 6144 83.0 → 72.9, 7168 85.0 → 71.6, fp16 5120 80.8 → 69.7);
+          // larger ones with the bound they have (-6e696a5-review-fused-ncu/fwd/: 8192 81.5 →
+          // 70.3 at 512 threads, two blocks an SM; 12288 84.1 → 75.6 at 768, 14336 82.7 → 72.6
+          // at 896; unbounded at 512 it had lost, 84 → 87). Not RMSNorm: its γ alone tuned to
+          // the heuristic's at 8192 and 14336.
           c.shared_weights = true;
-          c.min_blocks_per_sm = 1;
+          if (c.threads < 512) c.min_blocks_per_sm = 1;
         }
       }
     }

@@ -784,14 +784,16 @@ TEST(ForwardConfig, EveryNAndMTakesAConfigItsCheckAccepts) {
 // A memory-rich device (an H200, 18.4 bytes an SM cycle): many option-free 16-bit rows of
 // 16-byte slots that a block holds take two slots a thread and prefetch the next row (tuned on
 // the H200: bench/results/2026-11-28-h200-50783ff-memory-rich-2/), LayerNorm's fp32 γ and β
-// held in shared memory in blocks of fewer than 512 threads (-9756722-held-weights-fused/); an
-// H100, few rows, fused options, fp32 and scalar slots keep the H100's rules.
+// held in shared memory (-9756722-held-weights-fused/, -6e696a5-review-fused-ncu/); an H100,
+// few rows, fused options, fp32 and scalar slots keep the H100's rules.
 TEST(ForwardConfig, MemoryRichDevicesPrefetchTwoSlotsAThread) {
   using codegen::choose_forward_config;
   const std::pair<int64_t, std::string> tuned[] = {
       {5120, "threads=320 threads_per_row=320 vec=8 registers prefetch shared_weights"},
       {7168, "threads=448 threads_per_row=448 vec=8 registers prefetch shared_weights"},
-      {12288, "threads=768 threads_per_row=768 vec=8 registers prefetch"},
+      {8192, "threads=512 threads_per_row=512 vec=8 registers prefetch min_blocks=2 shared_weights"},
+      {12288, "threads=768 threads_per_row=768 vec=8 registers prefetch shared_weights"},
+      {14336, "threads=896 threads_per_row=896 vec=8 registers prefetch shared_weights"},
   };
   for (const auto& [n, config] : tuned) {
     const NormProblem p = problem(NormKind::LayerNorm, n, DType::BF16);
@@ -825,11 +827,9 @@ TEST(ForwardConfig, MemoryRichDevicesPrefetchTwoSlotsAThread) {
   }
   for (int64_t n : {6144, 8192, 13312, 14336, 15360, 16384})
     EXPECT_TRUE(choose_forward_config(problem(NormKind::RMSNorm, n, DType::F16), 90, 67108864 / n, 132, 18.4).prefetch) << n;
-  // Held weights: LayerNorm with fp32 γ and β only, below 512 threads (8192 tuned without).
+  // Held weights: LayerNorm with fp32 γ and β only.
   for (int64_t n : {5120, 6144, 7168, 8192, 12288}) {
-    const bool held = n < 8192;
-    EXPECT_EQ(choose_forward_config(problem(NormKind::LayerNorm, n, DType::F16), 90, 67108864 / n, 132, 18.4).shared_weights,
-              held)
+    EXPECT_TRUE(choose_forward_config(problem(NormKind::LayerNorm, n, DType::F16), 90, 67108864 / n, 132, 18.4).shared_weights)
         << n;
     EXPECT_FALSE(choose_forward_config(problem(NormKind::RMSNorm, n, DType::BF16), 90, 67108864 / n, 132, 18.4).shared_weights)
         << n;
@@ -877,15 +877,19 @@ TEST(ForwardSearchSpace, HoldsWeightsInSharedMemoryWhereASlotsGammaSpansTwoLoads
   }
   EXPECT_GE(held, 4);
   EXPECT_TRUE(space.front().shared_weights) << "the heuristic's on an H200, beside the candidates' own";
-  // Where the heuristic does not hold them, its own config held is a candidate (first of them).
-  for (int64_t n : {8192, 12288, 14336, 16384}) {
-    const NormProblem wide = problem(NormKind::LayerNorm, n, DType::BF16);
-    const auto wide_space = codegen::forward_search_space(wide, 90, 67108864 / n, 132, 18.4);
-    codegen::LaunchConfig heuristic_held = wide_space.front();
-    ASSERT_FALSE(heuristic_held.shared_weights) << n;
-    heuristic_held.shared_weights = true;
-    EXPECT_NE(std::find(wide_space.begin(), wide_space.end(), heuristic_held), wide_space.end()) << n;
-  }
+  // The heuristic's own config is a candidate both ways: from L1 where the H200's rule holds
+  // them, and held where the H100's does not (first of the held ones: the limit had cut it at
+  // 12288-14336; at 8192 and 16384 its blocks an SM would not fit theirs).
+  for (const auto& [rate, sizes] : {std::pair{18.4, std::vector<int64_t>{8192, 12288, 14336, 16384}},
+                                    std::pair{0.0, std::vector<int64_t>{12288, 14336}}})
+    for (int64_t n : sizes) {
+      const NormProblem wide = problem(NormKind::LayerNorm, n, DType::BF16);
+      const auto wide_space = codegen::forward_search_space(wide, 90, 67108864 / n, 132, rate);
+      codegen::LaunchConfig other = wide_space.front();
+      EXPECT_EQ(other.shared_weights, rate > 0) << n << ": the H200's rule holds them";
+      other.shared_weights = !other.shared_weights;
+      EXPECT_NE(std::find(wide_space.begin(), wide_space.end(), other), wide_space.end()) << n << " " << rate;
+    }
   EXPECT_LE(held, 1 + static_cast<int>(codegen::kMaxForwardHeldWeightCandidates));
   EXPECT_FALSE(codegen::choose_forward_config(ln, 90, 9362, 132).shared_weights) << "not the H100 rules'";
   // Not where a slot's γ is one load: γ in x's dtype, fp32 rows.
