@@ -366,12 +366,22 @@ __device__ __forceinline__ float2 group_sum(float2 v) {
   return v;
 }
 
+// The lanes a butterfly over `warps` values takes: the next power of two, 2 to 32.
+__host__ __device__ constexpr int butterfly_lanes(int warps) {
+  return warps <= 2 ? 2 : warps <= 4 ? 4 : warps <= 8 ? 8 : warps <= 16 ? 16 : 32;
+}
+
 // Sum of v over the THREADS_PER_ROW threads that share a row, for ROWS rows per block.
 // Rows wider than a warp meet in shared memory; the buffer is double so one barrier per row
-// suffices (a warp cannot reach buffer b again before every warp has left it).
+// suffices (a warp cannot reach buffer b again before every warp has left it). There, in every
+// warp, lane w takes warp w's sum and a butterfly over the warps gives every thread the same
+// bits: one shared load and log2(warps) shuffles a thread where reading every warp's sum had
+// taken kWarps loads and adds (32 a row in 1024-thread blocks: 4 instructions an element of
+// the gated RMSNorm at 8192, bench/NOTES.md entry 44).
 template <int THREADS_PER_ROW, int ROWS>
 struct RowReducer {
   static constexpr int kWarps = THREADS_PER_ROW > 32 ? THREADS_PER_ROW / 32 : 1;
+  static constexpr int kWarpsPow2 = butterfly_lanes(kWarps);
   float2 (*buffer)[ROWS][kWarps];
   int parity;
 
@@ -382,14 +392,10 @@ struct RowReducer {
       v = group_sum<32>(v);
       if ((lane_in_row & 31) == 0) buffer[parity][row_in_block][lane_in_row >> 5] = v;
       __syncthreads();
-      float2 total = buffer[parity][row_in_block][0];
-#pragma unroll
-      for (int w = 1; w < kWarps; ++w) {
-        total.x += buffer[parity][row_in_block][w].x;
-        total.y += buffer[parity][row_in_block][w].y;
-      }
+      const int w = lane_in_row & (kWarpsPow2 - 1);  // each group of kWarpsPow2 lanes adds all the warps alike
+      const float2 total = w < kWarps ? buffer[parity][row_in_block][w] : make_float2(0.f, 0.f);
       parity ^= 1;
-      return total;
+      return group_sum<kWarpsPow2>(total);
     }
   }
 };

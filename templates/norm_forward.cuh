@@ -132,11 +132,7 @@ __device__ __forceinline__ Moments group_moments(Moments v, int lane) {
 // in each warp, one meeting in shared memory (double-buffered as RowReducer), then in every
 // warp lane w takes warp w's moments and a butterfly over the warps (log2 of them deep: merged
 // one after another, 32 warps' merges made 1024-thread rows 20% slower) gives every thread
-// the same bits.
-// The lanes a butterfly over `warps` values takes: the next power of two, 2 to 32.
-__host__ __device__ constexpr int butterfly_lanes(int warps) {
-  return warps <= 2 ? 2 : warps <= 4 ? 4 : warps <= 8 ? 8 : warps <= 16 ? 16 : 32;
-}
+// the same bits (butterfly_lanes: templates/common.cuh).
 
 template <int THREADS_PER_ROW, int ROWS, bool APPROX = false>
 struct MomentsReducer {
