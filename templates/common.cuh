@@ -373,15 +373,17 @@ __host__ __device__ constexpr int butterfly_lanes(int warps) {
 
 // Sum of v over the THREADS_PER_ROW threads that share a row, for ROWS rows per block.
 // Rows wider than a warp meet in shared memory; the buffer is double so one barrier per row
-// suffices (a warp cannot reach buffer b again before every warp has left it). There, in every
-// warp, lane w takes warp w's sum and a butterfly over the warps gives every thread the same
-// bits: one shared load and log2(warps) shuffles a thread where reading every warp's sum had
-// taken kWarps loads and adds (32 a row in 1024-thread blocks: 4 instructions an element of
-// the gated RMSNorm at 8192, bench/NOTES.md entry 44).
+// suffices (a warp cannot reach buffer b again before every warp has left it). There every
+// thread reads every warp's sum, two to a 16-byte load (the buffer is declared __align__(16);
+// ptxas splits the load where .x goes unused, as in RMSNorm, and keeping it whole in asm
+// spilled), and adds them as a tree, log2(warps) additions deep where one after another had
+// been `warps` deep. Every thread adds the same values in the same order, so all hold the same
+// bits. (A butterfly over the warps' sums, lane w taking warp w's, had fewer instructions but
+// a longer path: 0.95-0.98x in clusters, and 72 registers where the forward's 320-thread
+// LayerNorm blocks had 64; bench/NOTES.md entry 44.)
 template <int THREADS_PER_ROW, int ROWS>
 struct RowReducer {
   static constexpr int kWarps = THREADS_PER_ROW > 32 ? THREADS_PER_ROW / 32 : 1;
-  static constexpr int kWarpsPow2 = butterfly_lanes(kWarps);
   float2 (*buffer)[ROWS][kWarps];
   int parity;
 
@@ -392,10 +394,28 @@ struct RowReducer {
       v = group_sum<32>(v);
       if ((lane_in_row & 31) == 0) buffer[parity][row_in_block][lane_in_row >> 5] = v;
       __syncthreads();
-      const int w = lane_in_row & (kWarpsPow2 - 1);  // each group of kWarpsPow2 lanes adds all the warps alike
-      const float2 total = w < kWarps ? buffer[parity][row_in_block][w] : make_float2(0.f, 0.f);
+      const float2* sums = buffer[parity][row_in_block];
+      float2 w[kWarps];
+      if constexpr (kWarps % 2 == 0) {  // each row's sums start 16-byte aligned
+#pragma unroll
+        for (int i = 0; i < kWarps; i += 2) {
+          const float4 pair = *reinterpret_cast<const float4*>(sums + i);
+          w[i] = make_float2(pair.x, pair.y);
+          w[i + 1] = make_float2(pair.z, pair.w);
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < kWarps; ++i) w[i] = sums[i];
+      }
+#pragma unroll
+      for (int stride = 1; stride < kWarps; stride *= 2)
+#pragma unroll
+        for (int i = 0; i + stride < kWarps; i += 2 * stride) {
+          w[i].x += w[i + stride].x;
+          w[i].y += w[i + stride].y;
+        }
       parity ^= 1;
-      return group_sum<kWarpsPow2>(total);
+      return w[0];
     }
   }
 };
