@@ -373,17 +373,22 @@ __host__ __device__ constexpr int butterfly_lanes(int warps) {
 
 // Sum of v over the THREADS_PER_ROW threads that share a row, for ROWS rows per block.
 // Rows wider than a warp meet in shared memory; the buffer is double so one barrier per row
-// suffices (a warp cannot reach buffer b again before every warp has left it). There every
-// thread reads every warp's sum, two to a 16-byte load (the buffer is declared __align__(16);
-// ptxas splits the load where .x goes unused, as in RMSNorm, and keeping it whole in asm
-// spilled), and adds them as a tree, log2(warps) additions deep where one after another had
-// been `warps` deep. Every thread adds the same values in the same order, so all hold the same
-// bits. (A butterfly over the warps' sums, lane w taking warp w's, had fewer instructions but
-// a longer path: 0.95-0.98x in clusters, and 72 registers where the forward's 320-thread
-// LayerNorm blocks had 64; bench/NOTES.md entry 44.)
-template <int THREADS_PER_ROW, int ROWS>
+// suffices (a warp cannot reach buffer b again before every warp has left it). Every thread
+// adds the same values in the same order, so all hold the same bits. Two ways to add the
+// warps' sums there (bench/NOTES.md entry 44, A/B on the H200 against one after another):
+// - BUTTERFLY: in every warp lane w takes warp w's sum, then log2(warps) shuffles: one shared
+//   load a thread, the fewest instructions. Faster in blocks that are the whole row (backward
+//   LN bf16 8192 1.03x, 12288 1.03-1.04x, RMS 8192 1.02x; forward RMSNorm 5120 1.07x), slower
+//   where a cluster's blocks meet next (0.95-0.98x: the longer path comes before the cluster's
+//   barrier), and it took the forward's 320-thread LayerNorm blocks from 64 registers to 72
+//   (0.90x).
+// - else every thread reads every warp's sum, two to a 16-byte load (the buffers are declared
+//   __align__(16); ptxas splits the load where .x goes unused), and adds them as a tree,
+//   log2(warps) additions deep: as fast as one after another (0.98-1.02x).
+template <int THREADS_PER_ROW, int ROWS, bool BUTTERFLY = false>
 struct RowReducer {
   static constexpr int kWarps = THREADS_PER_ROW > 32 ? THREADS_PER_ROW / 32 : 1;
+  static constexpr int kWarpsPow2 = butterfly_lanes(kWarps);
   float2 (*buffer)[ROWS][kWarps];
   int parity;
 
@@ -395,27 +400,34 @@ struct RowReducer {
       if ((lane_in_row & 31) == 0) buffer[parity][row_in_block][lane_in_row >> 5] = v;
       __syncthreads();
       const float2* sums = buffer[parity][row_in_block];
-      float2 w[kWarps];
-      if constexpr (kWarps % 2 == 0) {  // each row's sums start 16-byte aligned
-#pragma unroll
-        for (int i = 0; i < kWarps; i += 2) {
-          const float4 pair = *reinterpret_cast<const float4*>(sums + i);
-          w[i] = make_float2(pair.x, pair.y);
-          w[i + 1] = make_float2(pair.z, pair.w);
-        }
+      if constexpr (BUTTERFLY) {
+        const int w = lane_in_row & (kWarpsPow2 - 1);  // each group of kWarpsPow2 lanes adds all the warps alike
+        const float2 total = w < kWarps ? sums[w] : make_float2(0.f, 0.f);
+        parity ^= 1;
+        return group_sum<kWarpsPow2>(total);
       } else {
+        float2 w[kWarps];
+        if constexpr (kWarps % 2 == 0) {  // each row's sums start 16-byte aligned
 #pragma unroll
-        for (int i = 0; i < kWarps; ++i) w[i] = sums[i];
-      }
+          for (int i = 0; i < kWarps; i += 2) {
+            const float4 pair = *reinterpret_cast<const float4*>(sums + i);
+            w[i] = make_float2(pair.x, pair.y);
+            w[i + 1] = make_float2(pair.z, pair.w);
+          }
+        } else {
 #pragma unroll
-      for (int stride = 1; stride < kWarps; stride *= 2)
-#pragma unroll
-        for (int i = 0; i + stride < kWarps; i += 2 * stride) {
-          w[i].x += w[i + stride].x;
-          w[i].y += w[i + stride].y;
+          for (int i = 0; i < kWarps; ++i) w[i] = sums[i];
         }
-      parity ^= 1;
-      return w[0];
+#pragma unroll
+        for (int stride = 1; stride < kWarps; stride *= 2)
+#pragma unroll
+          for (int i = 0; i + stride < kWarps; i += 2 * stride) {
+            w[i].x += w[i + stride].x;
+            w[i].y += w[i + stride].y;
+          }
+        parity ^= 1;
+        return w[0];
+      }
     }
   }
 };

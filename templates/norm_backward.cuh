@@ -53,7 +53,8 @@ constexpr float kInvN = 1.0f / (float)kN;
 #define NJ_UNGUARDED_ELEMENT_LOADS 0
 #endif
 
-typedef RowReducer<kThreadsPerRow, kRowsPerBlock> Reducer;
+// The butterfly where the block is the whole row (templates/common.cuh says why).
+typedef RowReducer<kThreadsPerRow, kRowsPerBlock, kCluster == 1> Reducer;
 
 __device__ __forceinline__ float normalized(float x, float mean, float rstd) {
   if constexpr (kLayerNorm) return (x - mean) * rstd;

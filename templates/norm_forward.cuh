@@ -79,7 +79,9 @@ constexpr int kRowThreads = kThreadsPerRow * kCluster;
 constexpr int kIters = (int)((kSlots + kRowThreads - 1) / kRowThreads);
 constexpr float kInvN = 1.0f / (float)kN;
 
-typedef RowReducer<kThreadsPerRow, kRowsPerBlock> Reducer;
+// The butterfly where the block is the whole row, but not for LayerNorm's two sums a row
+// (templates/common.cuh says why).
+typedef RowReducer<kThreadsPerRow, kRowsPerBlock, kCluster == 1 && !kLayerNorm> Reducer;
 // x is held as loaded (16-bit elements two a register) and converted where it is used: the
 // registers a thread needs for its bytes of x are the same in every dtype.
 typedef PackedSlot<TX, kVec, kAlign, kN> Packed;
