@@ -127,7 +127,7 @@ extern "C" __global__ void __launch_bounds__(nj::cfg::kThreads)
 nj_row_sums(const nj::BackwardParams p) {
   using namespace nj;
   let_dependent_grid_start();
-  __shared__ __align__(16) float2 reduce_buffer[2][kRowsPerBlock][Reducer::kWarps];
+  __shared__ float2 reduce_buffer[2][kRowsPerBlock][Reducer::kWarps];
   Reducer reducer{reduce_buffer, 0};
   const int row_in_block = threadIdx.x / kThreadsPerRow, lane = threadIdx.x % kThreadsPerRow;
   const i64 row = (i64)blockIdx.x * kRowsPerBlock + row_in_block;

@@ -375,16 +375,16 @@ __host__ __device__ constexpr int butterfly_lanes(int warps) {
 // Rows wider than a warp meet in shared memory; the buffer is double so one barrier per row
 // suffices (a warp cannot reach buffer b again before every warp has left it). Every thread
 // adds the same values in the same order, so all hold the same bits. Two ways to add the
-// warps' sums there (bench/NOTES.md entry 44, A/B on the H200 against one after another):
+// warps' sums there (bench/NOTES.md entry 44, on the H200):
 // - BUTTERFLY: in every warp lane w takes warp w's sum, then log2(warps) shuffles: one shared
-//   load a thread, the fewest instructions. Faster in blocks that are the whole row (backward
-//   LN bf16 8192 1.03x, 12288 1.03-1.04x, RMS 8192 1.02x; forward RMSNorm 5120 1.07x), slower
-//   where a cluster's blocks meet next (0.95-0.98x: the longer path comes before the cluster's
-//   barrier), and it took the forward's 320-thread LayerNorm blocks from 64 registers to 72
-//   (0.90x).
-// - else every thread reads every warp's sum, two to a 16-byte load (the buffers are declared
-//   __align__(16); ptxas splits the load where .x goes unused), and adds them as a tree,
-//   log2(warps) additions deep: as fast as one after another (0.98-1.02x).
+//   load a thread instead of one a warp, the fewest instructions. Against one after another:
+//   faster where a block of 16-bit rows is the whole row (backward LN bf16 8192 1.03-1.04x,
+//   12288 1.03-1.05x; the forward's RMSNorm 5120 1.07-1.10x, its blocks 1.00-1.02x in median);
+//   slower where a cluster's blocks meet next (0.95-0.98x: a longer path before the cluster's
+//   barrier), in the backward's fp32 LayerNorm blocks (2048, 5003: 0.95x) and the forward's
+//   320-thread LayerNorm blocks (64 → 72 registers, 0.90x).
+// - else every thread reads the warps' sums one after another. (Reading them two to a 16-byte
+//   load and adding them as a tree was no faster, and spilled in 1024-thread fp32 clusters.)
 template <int THREADS_PER_ROW, int ROWS, bool BUTTERFLY = false>
 struct RowReducer {
   static constexpr int kWarps = THREADS_PER_ROW > 32 ? THREADS_PER_ROW / 32 : 1;
@@ -399,34 +399,20 @@ struct RowReducer {
       v = group_sum<32>(v);
       if ((lane_in_row & 31) == 0) buffer[parity][row_in_block][lane_in_row >> 5] = v;
       __syncthreads();
-      const float2* sums = buffer[parity][row_in_block];
       if constexpr (BUTTERFLY) {
         const int w = lane_in_row & (kWarpsPow2 - 1);  // each group of kWarpsPow2 lanes adds all the warps alike
-        const float2 total = w < kWarps ? sums[w] : make_float2(0.f, 0.f);
+        const float2 total = w < kWarps ? buffer[parity][row_in_block][w] : make_float2(0.f, 0.f);
         parity ^= 1;
         return group_sum<kWarpsPow2>(total);
       } else {
-        float2 w[kWarps];
-        if constexpr (kWarps % 2 == 0) {  // each row's sums start 16-byte aligned
+        float2 total = buffer[parity][row_in_block][0];
 #pragma unroll
-          for (int i = 0; i < kWarps; i += 2) {
-            const float4 pair = *reinterpret_cast<const float4*>(sums + i);
-            w[i] = make_float2(pair.x, pair.y);
-            w[i + 1] = make_float2(pair.z, pair.w);
-          }
-        } else {
-#pragma unroll
-          for (int i = 0; i < kWarps; ++i) w[i] = sums[i];
+        for (int w = 1; w < kWarps; ++w) {
+          total.x += buffer[parity][row_in_block][w].x;
+          total.y += buffer[parity][row_in_block][w].y;
         }
-#pragma unroll
-        for (int stride = 1; stride < kWarps; stride *= 2)
-#pragma unroll
-          for (int i = 0; i + stride < kWarps; i += 2 * stride) {
-            w[i].x += w[i + stride].x;
-            w[i].y += w[i + stride].y;
-          }
         parity ^= 1;
-        return w[0];
+        return total;
       }
     }
   }

@@ -53,8 +53,8 @@ constexpr float kInvN = 1.0f / (float)kN;
 #define NJ_UNGUARDED_ELEMENT_LOADS 0
 #endif
 
-// The butterfly where the block is the whole row (templates/common.cuh says why).
-typedef RowReducer<kThreadsPerRow, kRowsPerBlock, kCluster == 1> Reducer;
+// The butterfly where a block of 16-bit rows is the whole row (templates/common.cuh says why).
+typedef RowReducer<kThreadsPerRow, kRowsPerBlock, kCluster == 1 && sizeof(TX) == 2> Reducer;
 
 __device__ __forceinline__ float normalized(float x, float mean, float rstd) {
   if constexpr (kLayerNorm) return (x - mean) * rstd;
@@ -711,7 +711,7 @@ __device__ __forceinline__ void slot_gamma(const BackwardParams& p, int i, int l
 
 template <int kUnused = 0>
 __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams& p) {
-  __shared__ __align__(16) float2 reduce_buffer[2][kRowsPerBlock][Reducer::kWarps];
+  __shared__ float2 reduce_buffer[2][kRowsPerBlock][Reducer::kWarps];
   Reducer reducer{reduce_buffer, 0};
   ClusterSums<
 // fused:begin
@@ -1000,7 +1000,7 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   static_assert(kStages >= 2, "one stage worked while the next is copied");
   extern __shared__ __align__(16) unsigned char dynamic_shared[];  // the stages, then γ held, then shared sums
   unsigned char* const stages = dynamic_shared;                   // [kStages][kStageBytes]
-  __shared__ __align__(16) float2 reduce_buffer[2][1][Reducer::kWarps];
+  __shared__ float2 reduce_buffer[2][1][Reducer::kWarps];
   Reducer reducer{reduce_buffer, 0};
   ClusterSums<> cluster{{0}};
   const int lane = threadIdx.x;
@@ -1259,7 +1259,7 @@ template <int kRows = kRowsPerBlock>
 __device__ __forceinline__ void backward_rows_streamed(const BackwardParams& p) {
   static_assert(kRows == 1 && kCluster == 1, "streamed rows take a whole block each");
   typedef RowReducer<kThreads, kRows> BlockReducer;
-  __shared__ __align__(16) float2 reduce_buffer[2][kRows][BlockReducer::kWarps];
+  __shared__ float2 reduce_buffer[2][kRows][BlockReducer::kWarps];
   BlockReducer reducer{reduce_buffer, 0};
   const int lane = threadIdx.x;
   const i64 group = row_group(p);

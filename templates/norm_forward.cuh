@@ -532,7 +532,7 @@ __device__ __forceinline__ void load_forward_row(const ForwardParams& p, i64 row
 
 template <int kUnused = 0>
 __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p) {
-  __shared__ __align__(16) float2 reduce_buffer[2][kRowsPerBlock][Reducer::kWarps];
+  __shared__ float2 reduce_buffer[2][kRowsPerBlock][Reducer::kWarps];
   Reducer reducer{reduce_buffer, 0};
   // LayerNorm's moments in one reduction (see Moments) where that measured faster than the
   // mean and then Σ(x − mean)² (bench/NOTES.md, entry 19): rows of 2 to 8 warps meet once
@@ -690,7 +690,7 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
   static_assert(kRows == 1, "streamed rows take a whole block each");
   static_assert(!(kSharedWeights && kRows > 0), "held weights are for rows in registers");  // kRows: dependent
   typedef RowReducer<kThreads, 1> BlockReducer;
-  __shared__ __align__(16) float2 reduce_buffer[2][1][BlockReducer::kWarps];
+  __shared__ float2 reduce_buffer[2][1][BlockReducer::kWarps];
   BlockReducer reducer{reduce_buffer, 0};
   typedef MomentsReducer<kThreads, 1, true> BlockMoments;
   __shared__ Moments moments_buffer[kLayerNorm ? 2 : 1][1][BlockMoments::kWarps];
