@@ -48,19 +48,12 @@ struct Shape {
 // A set of fused options: which flags of NormProblem it turns on. "none" is the option-free
 // kernel, the baseline of each shape's ratio.
 struct FusedSet {
-  std::string name;  // as given: "residual", "rowscale+dropout-bits", "all"
-  bool residual = false, zero_centered = false, rowscale = false;
-  DropoutMask dropout = DropoutMask::None;
-  Gate gate = Gate::None;
-  bool parallel = false;
-  bool recompute = false;  // x̂ from the forward's output y (and β): y read instead of x, no mean
-  bool any() const {
-    return residual || zero_centered || rowscale || dropout != DropoutMask::None || gate != Gate::None || parallel ||
-           recompute;
-  }
-  bool dh_out() const { return rowscale || dropout != DropoutMask::None; }  // dresidual_in requested
+  std::string name;     // as given: "residual", "rowscale+dropout-bits", "all"
+  NormProblem options;  // its fused flags (apply_fused_set); each shape fills in the rest
+  bool any() const { return codegen::has_fused_options(options); }
+  bool dh_out() const { return options.rowscale || options.dropout != DropoutMask::None; }  // dresidual_in requested
   // The library rejects a gated LayerNorm; the sweep's LayerNorm shapes skip such a set.
-  bool applies_to(NormKind kind) const { return gate == Gate::None || kind == NormKind::RMSNorm; }
+  bool applies_to(NormKind kind) const { return options.gate == Gate::None || kind == NormKind::RMSNorm; }
 };
 
 constexpr double kDropoutP = 0.1;
@@ -76,15 +69,7 @@ std::vector<FusedSet> parse_fused_list(const std::string& text) {
     FusedSet f;
     f.name = item;
     if (item.empty()) throw std::invalid_argument("--fused: an empty item in '" + text + "'");
-    NormProblem options;  // the set's flags, parsed as tools' --fused parses them
-    apply_fused_set(item, options);
-    f.residual = options.residual;
-    f.zero_centered = options.zero_centered_weight;
-    f.rowscale = options.rowscale;
-    f.dropout = options.dropout;
-    f.gate = options.gate;
-    f.parallel = options.parallel;
-    f.recompute = options.recompute_from_output;
+    apply_fused_set(item, f.options);  // as the problem flags' --fused parses it
     sets.push_back(f);
   }
   // The option-free set runs first for each shape: every ratio needs it.
@@ -127,15 +112,16 @@ double min_bytes(const Shape& s, bool forward) {
 double fused_bytes(const Shape& s, const FusedSet& f) {
   const double dxb = codegen::dtype_size(s.dtype), mn = double(s.m) * double(s.n);
   const double w = codegen::dtype_size(s.weight);
+  const NormProblem& o = f.options;
   double bytes = 0;
-  if (f.residual) bytes += mn * dxb;                                       // dresidual read
-  if (f.rowscale) bytes += 4.0 * s.m;                                      // rowscale read
-  bytes += double(s.m) * double(codegen::dropout_mask_row_bytes(f.dropout, s.n));  // the mask read
+  if (o.residual) bytes += mn * dxb;                                       // dresidual read
+  if (o.rowscale) bytes += 4.0 * s.m;                                      // rowscale read
+  bytes += double(s.m) * double(codegen::dropout_mask_row_bytes(o.dropout, s.n));  // the mask read
   if (f.dh_out()) bytes += mn * dxb;                                       // dresidual_in written
-  if (f.gate != Gate::None) bytes += 2 * mn * dxb;                         // z read, dz written
-  if (f.parallel)  // dy1 read; γ1 read, dγ1 (and dβ1) written
+  if (o.gate != Gate::None) bytes += 2 * mn * dxb;                         // z read, dz written
+  if (o.parallel)  // dy1 read; γ1 read, dγ1 (and dβ1) written
     bytes += mn * dxb + (s.kind == NormKind::LayerNorm ? 3.0 : 2.0) * s.n * w;
-  if (f.recompute && s.kind == NormKind::LayerNorm)  // y replaces x; β read, the mean not
+  if (o.recompute_from_output && s.kind == NormKind::LayerNorm)  // y replaces x; β read, the mean not
     bytes += s.n * w - 4.0 * s.m;
   return bytes;
 }
@@ -144,13 +130,14 @@ double fused_bytes(const Shape& s, const FusedSet& f) {
 double forward_fused_bytes(const Shape& s, const FusedSet& f) {
   const double b = codegen::dtype_size(s.dtype), mn = double(s.m) * double(s.n);
   const double w = codegen::dtype_size(s.weight);
+  const NormProblem& o = f.options;
   double bytes = 0;
-  if (f.residual) bytes += mn * b;                                         // residual read
-  if (f.residual || f.dh_out()) bytes += mn * b;                           // h written
-  if (f.rowscale) bytes += 4.0 * s.m;                                      // rowscale read
-  bytes += double(s.m) * double(codegen::dropout_mask_row_bytes(f.dropout, s.n));  // the mask written
-  if (f.gate != Gate::None) bytes += mn * b;                               // z read
-  if (f.parallel) bytes += mn * b + (s.kind == NormKind::LayerNorm ? 2.0 : 1.0) * s.n * w;  // y1; γ1, β1
+  if (o.residual) bytes += mn * b;                                         // residual read
+  if (o.residual || f.dh_out()) bytes += mn * b;                           // h written
+  if (o.rowscale) bytes += 4.0 * s.m;                                      // rowscale read
+  bytes += double(s.m) * double(codegen::dropout_mask_row_bytes(o.dropout, s.n));  // the mask written
+  if (o.gate != Gate::None) bytes += mn * b;                               // z read
+  if (o.parallel) bytes += mn * b + (s.kind == NormKind::LayerNorm ? 2.0 : 1.0) * s.n * w;  // y1; γ1, β1
   return bytes;
 }
 
@@ -236,7 +223,8 @@ int run_bench(std::vector<std::string> args) {
   if (forward && !merges.empty()) throw std::invalid_argument("--forward takes no --merge (the forward merges nothing)");
   const std::vector<FusedSet> fused_sets =
       fused_mode ? parse_fused_list(fused_text) : std::vector<FusedSet>{FusedSet{}};
-  if (forward && std::any_of(fused_sets.begin(), fused_sets.end(), [](const FusedSet& f) { return f.recompute; }))
+  if (forward && std::any_of(fused_sets.begin(), fused_sets.end(),
+                             [](const FusedSet& f) { return f.options.recompute_from_output; }))
     throw std::invalid_argument("--forward --fused: recompute is the backward's choice (the forward writes y either way)");
   if (quick) {
     if (dtypes.empty()) dtypes = "bf16";
@@ -348,9 +336,9 @@ int run_bench(std::vector<std::string> args) {
   // [M, N] one is as large as x.
   DeviceBuffer dresidual, dresidual_in, rowscale, mask_bytes, mask_bits, z, dz, dy1, weight1, dweight1, dbias1;
   const bool any_gate = std::any_of(fused_sets.begin(), fused_sets.end(),
-                                    [](const FusedSet& f) { return f.gate != Gate::None; });
+                                    [](const FusedSet& f) { return f.options.gate != Gate::None; });
   const bool any_parallel =
-      std::any_of(fused_sets.begin(), fused_sets.end(), [](const FusedSet& f) { return f.parallel; });
+      std::any_of(fused_sets.begin(), fused_sets.end(), [](const FusedSet& f) { return f.options.parallel; });
   if (any_gate) {
     z = DeviceBuffer(max_elements * 4, what);
     dz = DeviceBuffer(max_elements * 4, what);
@@ -414,19 +402,12 @@ int run_bench(std::vector<std::string> args) {
     double none_pct = 0;  // the option-free row's %copy for this shape
     for (const FusedSet& fs : fused_sets) {
       if (!fs.applies_to(s.kind)) continue;
-      NormProblem problem;
+      NormProblem problem = fs.options;
       problem.kind = s.kind;
       problem.n = s.n;
       problem.x_dtype = s.dtype;
       problem.weight_dtype = s.weight;
       problem.has_bias = s.kind == NormKind::LayerNorm;
-      problem.residual = fs.residual;
-      problem.zero_centered_weight = fs.zero_centered;
-      problem.rowscale = fs.rowscale;
-      problem.dropout = fs.dropout;
-      problem.gate = fs.gate;
-      problem.parallel = fs.parallel;
-      problem.recompute_from_output = fs.recompute;
       BackwardArgs a;
       a.m = s.m;
       a.x = x.get();
@@ -437,21 +418,21 @@ int run_bench(std::vector<std::string> args) {
       a.dx = dx.get();
       a.dweight = dweight.get();
       a.dbias = problem.has_bias ? dbias.get() : nullptr;
-      if (fs.residual) a.dresidual = dresidual.get();
-      if (fs.rowscale) a.rowscale = reinterpret_cast<const float*>(rowscale.get());
-      if (fs.dropout != DropoutMask::None) {
-        a.dropout_mask = fs.dropout == DropoutMask::Bytes ? mask_bytes.get() : mask_bits.get();
+      if (fs.options.residual) a.dresidual = dresidual.get();
+      if (fs.options.rowscale) a.rowscale = reinterpret_cast<const float*>(rowscale.get());
+      if (fs.options.dropout != DropoutMask::None) {
+        a.dropout_mask = fs.options.dropout == DropoutMask::Bytes ? mask_bytes.get() : mask_bits.get();
         a.dropout_p = kDropoutP;
       }
       if (fs.dh_out()) a.dresidual_in = dresidual_in.get();
-      if (fs.gate != Gate::None) a.z = z.get(), a.dz = dz.get();
-      if (fs.parallel) {
+      if (fs.options.gate != Gate::None) a.z = z.get(), a.dz = dz.get();
+      if (fs.options.parallel) {
         a.dy1 = dy1.get();
         a.weight1 = weight1.get();
         a.dweight1 = dweight1.get();
         a.dbias1 = problem.has_bias ? dbias1.get() : nullptr;
       }
-      if (fs.recompute) {  // x's random values stand for y, γ's for β: the bytes are what counts
+      if (fs.options.recompute_from_output) {  // x's random values stand for y, γ's for β: the bytes are what counts
         a.y = a.x;
         a.x = nullptr;
         a.mean = nullptr;
@@ -466,16 +447,16 @@ int run_bench(std::vector<std::string> args) {
       fa.y = dx.get();
       fa.mean = s.kind == NormKind::LayerNorm ? reinterpret_cast<float*>(mean.get()) : nullptr;
       fa.rstd = reinterpret_cast<float*>(rstd.get());
-      if (fs.residual) fa.residual = dresidual.get();
-      if (fs.residual || fs.dh_out()) fa.residual_out = dresidual_in.get();
-      if (fs.rowscale) fa.rowscale = reinterpret_cast<const float*>(rowscale.get());
-      if (fs.dropout != DropoutMask::None) {
-        fa.dropout_mask = fs.dropout == DropoutMask::Bytes ? mask_bytes.get() : mask_bits.get();
+      if (fs.options.residual) fa.residual = dresidual.get();
+      if (fs.options.residual || fs.dh_out()) fa.residual_out = dresidual_in.get();
+      if (fs.options.rowscale) fa.rowscale = reinterpret_cast<const float*>(rowscale.get());
+      if (fs.options.dropout != DropoutMask::None) {
+        fa.dropout_mask = fs.options.dropout == DropoutMask::Bytes ? mask_bytes.get() : mask_bits.get();
         fa.dropout_p = kDropoutP;
         fa.dropout_seed = 1;
       }
-      if (fs.gate != Gate::None) fa.z = z.get();
-      if (fs.parallel) {
+      if (fs.options.gate != Gate::None) fa.z = z.get();
+      if (fs.options.parallel) {
         fa.weight1 = weight1.get();
         fa.bias1 = problem.has_bias ? weight1.get() : nullptr;
         fa.y1 = dy1.get();
