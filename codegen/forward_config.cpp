@@ -497,12 +497,11 @@ std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int
   // Rows a block holds, again with γ and β held in shared memory where a slot's γ spans two
   // loads from L1 (templates/norm_forward.cuh says why): the heuristic's own config first (the
   // limit cut it at 12288-16384, session 30), then the prefetching ones.
-  if (!has_forward_fused_options(p)) {
-    std::vector<LaunchConfig> held(out.rbegin(), out.rend());
-    std::rotate(held.rbegin(), held.rbegin() + 1, held.rend());  // the heuristic's (out's first) to the front
+  if (!has_forward_fused_options(p) && !out.empty()) {
+    std::vector<LaunchConfig> held{out.front()};  // the heuristic's, then the rest from the last added
+    held.insert(held.end(), out.rbegin(), out.rend() - 1);
     limit = out.size() + kMaxForwardHeldWeightCandidates;  // within kMaxForwardCandidates
-    for (auto it = held.begin(); it != held.end(); ++it) {
-      LaunchConfig c = *it;
+    for (LaunchConfig c : held) {
       if (!c.row_in_registers || c.rows_per_block() != 1 || !slot_weights_span_loads(p, c)) continue;
       c.shared_weights = true;
       const size_t bytes = forward_dynamic_shared_bytes(p, c);
