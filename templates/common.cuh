@@ -345,6 +345,17 @@ struct SlotPieces {
       *reinterpret_cast<Piece*>(region + at(i, q, t)) = s;
     }
   }
+  // Slot i of thread t += v, a piece at a time (each piece read, added to and written back).
+  __device__ static __forceinline__ void add(float* region, int i, int t, const float (&v)[VEC]) {
+#pragma unroll
+    for (int q = 0; q < kPerSlot; ++q) {
+      Piece& piece = *reinterpret_cast<Piece*>(region + at(i, q, t));
+      Piece s = piece;
+#pragma unroll
+      for (int k = 0; k < kFloats; ++k) s.v[k] += v[q * kFloats + k];
+      piece = s;
+    }
+  }
 };
 
 // ---- reductions ------------------------------------------------------------------------------

@@ -446,16 +446,10 @@ struct GridSums {
 // registers per sum, which the row itself then uses: more of it held per thread, more bytes in
 // flight per SM. The additions are the same and in the same order, so the bits are the same;
 // no barrier is needed, as each thread reads back only what it wrote.
-typedef SlotPieces<kVec, kThreadsPerRow> SumPieces;  // templates/common.cuh
-constexpr int kSumPiece = SumPieces::kFloats;  // floats per shared-memory access
-constexpr int kSumPiecesPerSlot = SumPieces::kPerSlot;
+typedef SlotPieces<kVec, kThreadsPerRow> SumPieces;  // templates/common.cuh: the layout of the regions
 // Floats of one sum's region: every slot a thread of the block may hold.
 constexpr i64 kSharedSumFloats = kSharedSums || kSharedWeights ? (i64)kIters * kVec * kThreadsPerRow : 0;
 static_assert(!kSharedSums || kRowsPerBlock == 1, "shared sums: one row per block, so each column has one owner");
-
-// The float where piece q of the thread's slot i starts in a per-thread region of
-// kSharedSumFloats (shared sums, shared weights; SlotPieces' layout).
-__device__ __forceinline__ i64 slot_piece_float(int i, int q) { return SumPieces::at(i, q, threadIdx.x % kThreadsPerRow); }
 
 struct SlotSums {
   float reg[kIters][kVec];  // without kSharedSums
@@ -466,13 +460,11 @@ struct SlotSums {
     if constexpr (kSharedSums) {
       shared = next;
       next += kSharedSumFloats;
-      FloatPiece<kSumPiece> zero;
+      float zero[kVec];
 #pragma unroll
-      for (int k = 0; k < kSumPiece; ++k) zero.v[k] = 0.f;
+      for (int j = 0; j < kVec; ++j) zero[j] = 0.f;
 #pragma unroll
-      for (int i = 0; i < kIters; ++i)
-#pragma unroll
-        for (int q = 0; q < kSumPiecesPerSlot; ++q) *piece(i, q) = zero;
+      for (int i = 0; i < kIters; ++i) SumPieces::store(shared, i, threadIdx.x % kThreadsPerRow, zero);
     } else {
 #pragma unroll
       for (int i = 0; i < kIters; ++i)
@@ -480,19 +472,9 @@ struct SlotSums {
         for (int j = 0; j < kVec; ++j) reg[i][j] = 0.f;
     }
   }
-  // Piece q of the thread's slot i.
-  __device__ __forceinline__ FloatPiece<kSumPiece>* piece(int i, int q) const {
-    return reinterpret_cast<FloatPiece<kSumPiece>*>(shared + slot_piece_float(i, q));
-  }
   __device__ __forceinline__ void add(int i, const float (&v)[kVec]) {
     if constexpr (kSharedSums) {
-#pragma unroll
-      for (int q = 0; q < kSumPiecesPerSlot; ++q) {
-        FloatPiece<kSumPiece> s = *piece(i, q);
-#pragma unroll
-        for (int k = 0; k < kSumPiece; ++k) s.v[k] += v[q * kSumPiece + k];
-        *piece(i, q) = s;
-      }
+      SumPieces::add(shared, i, threadIdx.x % kThreadsPerRow, v);
     } else {
 #pragma unroll
       for (int j = 0; j < kVec; ++j) reg[i][j] += v[j];
@@ -503,12 +485,7 @@ struct SlotSums {
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
       if constexpr (kSharedSums) {
-#pragma unroll
-        for (int q = 0; q < kSumPiecesPerSlot; ++q) {
-          const FloatPiece<kSumPiece> s = *piece(i, q);
-#pragma unroll
-          for (int k = 0; k < kSumPiece; ++k) out[i][q * kSumPiece + k] = s.v[k];
-        }
+        SumPieces::load(shared, i, threadIdx.x % kThreadsPerRow, out[i]);
       } else {
 #pragma unroll
         for (int j = 0; j < kVec; ++j) out[i][j] = reg[i][j];
@@ -668,7 +645,7 @@ constexpr i64 kStageXBytes = StagePlan<TX>::kBytes;
 constexpr i64 kStageBytes = kStageXBytes + StagePlan<TDY>::kBytes;
 
 // With kSharedWeights the thread's γ sits in the block's dynamic shared memory (at its start,
-// or after the stages of staged rows), laid out as shared sums are (slot_piece_float),
+// or after the stages of staged rows), laid out as shared sums are (SumPieces),
 // written once by the thread that reads it:
 // from L1 a slot's fp32 γ (32 bytes) is two loads half of whose sectors go unused, twice a
 // row. L1 keeps one copy for all of an SM's blocks of the same columns, shared memory one a
