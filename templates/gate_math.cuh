@@ -3,7 +3,17 @@
 // value the forward normalised. σ is the logistic function, silu(z) = z·σ(z).
 namespace nj {
 
-__device__ __forceinline__ float sigmoid(float z) { return 1.f / (1.f + expf(-z)); }
+// With the SFU's approximate 2^x and reciprocal (ex2.approx, rcp.approx): 4 instructions where
+// expf and an IEEE division took about 20 an element, the gated RMSNorm at 8192 being
+// issue-bound at 68 an element (bench/NOTES.md entry 44). Relative error about 2^-22 for |z| of
+// a few, growing as |z|·2^-24 with __expf's rounding of z·log2(e); the limits stay exact:
+// e^-z overflows to ∞ below z ≈ −88, whose reciprocal is +0, and underflows to 0 above 88,
+// giving 1.
+__device__ __forceinline__ float sigmoid(float z) {
+  float s;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(s) : "f"(1.f + __expf(-z)));
+  return s;
+}
 __device__ __forceinline__ float silu(float z) { return z * sigmoid(z); }
 // d silu/dz. For z below about −88, σ(z) is 0 and so is this (never 0·∞: 1 + z·1 is finite).
 __device__ __forceinline__ float silu_grad(float z) {
