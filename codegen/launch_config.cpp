@@ -258,6 +258,18 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // - 32768 (M = 2048): clusters of 8 x 512 threads of 8 (fp16 382 / 386 against 447 / 435 for
   //   the option-free rule's 4 x 512 of 16), prefetching in bf16 after the norm only (331, and
   //   before the norm 332 without against 380 with).
+  // Since σ(z) is the SFU's approximations (templates/gate_math.cuh: 4 instructions where expf
+  // and a division took about 20), ptxas holds more in flight and those shapes spill where they
+  // held 16 elements a thread or prefetched: on the H200 (bench/results/2026-11-29-h200-539569c-
+  // sigmoid-2/) fp16 4096-12288 spilled 232-680 bytes (0.42-0.68x of the division's speed), bf16
+  // before the norm at 6144-12288 144-480 (0.68-0.87x), bf16 clusters prefetching after the norm
+  // 0.89-0.93x. Exhaustive tuning there, graph replays: RMS bf16 8192 before the norm 1024
+  // threads of 8 without prefetching 208-218 µs against 303 with; 12288 a pair of 768-thread
+  // blocks of 8, 371 / 395 after / before against 594 / 453 for one block of 16; 32768 after
+  // the norm, clusters of 8 without prefetching 258 against 289; fp16 8192 1024 threads of 8
+  // (199-205 µs) against 512 of 16 (477-610), fp16 4096 512 threads of 8 with shared sums 187
+  // against 468. So fp16 takes bf16's shapes, before the norm nothing prefetches, the gate's
+  // clusters do not prefetch, and a pair of blocks of 8 holds 8193-16384.
   // Fused options on 16-bit rows up to 4096 that the option-free rule holds in 8-byte vectors,
   // 16 elements a thread, sums in registers (half_vectors: 3073-4096), with many rows: that
   // leaves the options' extra loads and registers no room. bf16 4096, fp32 γ, M = 16384,
@@ -284,8 +296,6 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
                                 (eight_byte_block_rows || (p.n > 2048 && p.n <= 3072 && p.n % 256 == 0));
   const bool fp16_gate_before = p.x_dtype == DType::F16 && p.gate == Gate::BeforeNorm;
   const bool eighths_parallel = p.parallel && !(p.kind == NormKind::RMSNorm && p.n > 2560);
-  // fp16 gates where one block holds the row without the half vectors (below).
-  const bool fp16_block_gate = p.x_dtype == DType::F16 && !half_vectors;
   // c, its block shape set, with shared sums: false, leaving c as `before`, where they do not fit
   // (or one block would hold the row where many_rows does not allow it); else as
   // many blocks per SM as 64 registers a thread and the SM's shared memory allow.
@@ -446,12 +456,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     c.prefetch = true;
     one_row_per_block(slots, prefetch_iters);
   } else if (fused_short_rows && p.gate != Gate::None) {
-    // fp16 after the norm: 16 elements a thread with shared sums, four blocks an SM (4096:
-    // 270.8 us against 288.8 for a slot of 8, sums in registers; before the norm that keeps
-    // its 281.7, the best 282.9; -2e41f5d-tune-gaps/). Measured at 4096 only.
-    const bool fp16_after = !bf16_rows && p.gate == Gate::AfterNorm;
-    if (!(bf16_rows && (p.has_weight || p.has_bias) && shared_sums_rows(1)) &&
-        !(fp16_after && (p.has_weight || p.has_bias) && shared_sums_rows(2))) {
+    // A slot of 8 a thread with shared sums, fp16 as bf16 (fp16 after the norm had taken 16
+    // elements a thread, which spill with the approximate σ(z): above).
+    if (!((p.has_weight || p.has_bias) && shared_sums_rows(1))) {
       one_row_per_block(slots, 1);
       c.min_blocks_per_sm = 2;
     }
@@ -465,8 +472,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     take_shared_sums(registers);
   } else if (fused_short_rows && (p.has_weight || p.has_bias) && shared_sums_rows(2)) {
     // The other options: rows packed, sums in shared memory (one block of N/16 threads).
-  } else if (sixteen_bit_shared_sums && many_rows && (p.parallel || (p.gate != Gate::None && !fp16_block_gate)) &&
-             slots > kMaxRowThreads * 3 / 2 && slots <= kMaxRowThreads * 2 && pair_shared_sums(1)) {
+  } else if (sixteen_bit_shared_sums && many_rows && (p.parallel || p.gate != Gate::None) &&
+             slots > (p.gate != Gate::None ? kMaxRowThreads : kMaxRowThreads * 3 / 2) &&
+             slots <= kMaxRowThreads * 2 && pair_shared_sums(1)) {
     // The gate and parallel norms where one block of 16 elements a thread holds the row of
     // 12289-16384 (or, for parallel LayerNorms at 16384, whose four sums do not fit there,
     // staged blocks): a pair of blocks of 8 elements a thread, with shared sums. Exhaustive
@@ -477,7 +485,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // In bench against the rules before (-274e130-fused-wide/): the bf16 gate 14336 / 16384
     // 438 / 422 → 313 / 299 us, parallel LN 325 / 681 → 279 / 268, RMS 274 / 393 → 265 / 243;
     // fp16 alike but the gate at 14336 (315 → 351: fp16 gates keep the block where no half
-    // vectors would hold the row).
+    // vectors would hold the row). The gate from 8193 since σ(z) is approximate (above): one
+    // block of 16 spills there.
   } else if (sixteen_bit_shared_sums && shared_sums_rows(2)) {
     // Parallel norms' four sums (with β) leave room for one block of 16 elements a thread per
     // SM: where one block holds the row, 8 elements a thread, so 1024 threads, do better (LN
@@ -499,11 +508,11 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // against 311 in fp16, the best); the gate at 8 elements a thread (above, with the numbers).
     // In bf16 only, where it wins: RMSNorm's recompute as LayerNorm's (213 against 229; in
     // fp16 271 against 248). Measured at 32768 only.
-    // Where one block holds the row, the gate in bf16 at 8 elements a thread (above).
-    // After the norm it prefetches too in blocks of fewer than 1024 threads (5120: 302 us
-    // against 399 without; -7713342-fused-tune2/).
-    if (p.gate != Gate::None && bf16_rows && c.cluster == 1 && slots <= kMaxRowThreads && shared_sums_rows(1))
-      c.prefetch = p.gate == Gate::BeforeNorm || c.threads < kMaxRowThreads;
+    // Where one block holds the row, the gate at 8 elements a thread (above). After the norm
+    // it prefetches too in blocks of fewer than 1024 threads (5120: 302 us against 399 without;
+    // -7713342-fused-tune2/); before the norm not (above).
+    if (p.gate != Gate::None && c.cluster == 1 && slots <= kMaxRowThreads && shared_sums_rows(1))
+      c.prefetch = p.gate == Gate::AfterNorm && c.threads < kMaxRowThreads;
     // Option-free rows a cluster shares (N > 16384), many rows: since clusters meet by posting
     // (bench/NOTES.md entry 39), wider clusters of narrower slices win where their blocks fill
     // the SM: up to 65536, 8 elements a thread in a cluster of 8, prefetching the next row,
@@ -541,7 +550,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
         // Parallel norms holding dy1: 1024-thread blocks of 8 (LN bf16 301 us against 318 for
         // 512, fp16 323 against 332; RMS 273 against 282, 279 against 291; -9f89c00-parallel/).
       } else if (p.gate != Gate::None && shared_sums_rows(1)) {
-        c.prefetch = p.gate == Gate::AfterNorm && bf16_rows;
+        c.prefetch = false;
       } else if (p.recompute_from_output && (p.has_bias || bf16_rows)) {
         shared_sums_rows(2, /*wide_blocks=*/true);
       }
