@@ -35,6 +35,18 @@ namespace {
 bool within_alignment(const NormProblem& p, int vec) {
   return vec * dtype_size(p.x_dtype) <= std::max(p.alignment, dtype_size(p.x_dtype));
 }
+
+// The fewest slots of 8 at which the gate and parallel norms take a pair of blocks of 8 elements
+// a thread instead of one block of 16 (the rule in choose_launch_config). Since σ(z) is
+// approximate the gate's block of 16 spills: before the norm from 8193 (bf16 / fp16 12288: 401 /
+// 412 µs against 251 / 250 for the pair); after it at 12288 in bf16 (306 against 270; fp16's
+// single block 252 against 276), while below it the block wins (10240 bf16: 207 against 290;
+// bench/results/2026-11-29-h200-{539569c-sigmoid-2,afca9b6-final}/).
+int64_t pair_from(const NormProblem& p) {
+  if (p.gate == Gate::BeforeNorm) return kMaxRowThreads + 1;
+  if (p.gate == Gate::AfterNorm) return kMaxRowThreads * 3 / 2;
+  return kMaxRowThreads * 3 / 2 + 1;
+}
 }  // namespace
 
 bool realigned_slots(const NormProblem& p, const LaunchConfig& c) { return !c.staged && !within_alignment(p, c.vec); }
@@ -269,7 +281,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // the norm, clusters of 8 without prefetching 258 against 289; fp16 8192 1024 threads of 8
   // (199-205 µs) against 512 of 16 (477-610), fp16 4096 512 threads of 8 with shared sums 187
   // against 468. So fp16 takes bf16's shapes, before the norm nothing prefetches, the gate's
-  // clusters do not prefetch, and a pair of blocks of 8 holds 8193-16384.
+  // clusters do not prefetch, and a pair of blocks of 8 holds the row from pair_from(p).
   // Fused options on 16-bit rows up to 4096 that the option-free rule holds in 8-byte vectors,
   // 16 elements a thread, sums in registers (half_vectors: 3073-4096), with many rows: that
   // leaves the options' extra loads and registers no room. bf16 4096, fp32 γ, M = 16384,
@@ -473,8 +485,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   } else if (fused_short_rows && (p.has_weight || p.has_bias) && shared_sums_rows(2)) {
     // The other options: rows packed, sums in shared memory (one block of N/16 threads).
   } else if (sixteen_bit_shared_sums && many_rows && (p.parallel || p.gate != Gate::None) &&
-             slots > (p.gate != Gate::None ? kMaxRowThreads : kMaxRowThreads * 3 / 2) &&
-             slots <= kMaxRowThreads * 2 && pair_shared_sums(1)) {
+             pair_from(p) <= slots && slots <= kMaxRowThreads * 2 && pair_shared_sums(1)) {
     // The gate and parallel norms where one block of 16 elements a thread holds the row of
     // 12289-16384 (or, for parallel LayerNorms at 16384, whose four sums do not fit there,
     // staged blocks): a pair of blocks of 8 elements a thread, with shared sums. Exhaustive
@@ -485,8 +496,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // In bench against the rules before (-274e130-fused-wide/): the bf16 gate 14336 / 16384
     // 438 / 422 → 313 / 299 us, parallel LN 325 / 681 → 279 / 268, RMS 274 / 393 → 265 / 243;
     // fp16 alike but the gate at 14336 (315 → 351: fp16 gates keep the block where no half
-    // vectors would hold the row). The gate from 8193 since σ(z) is approximate (above): one
-    // block of 16 spills there.
+    // vectors would hold the row). Since σ(z) is approximate (above), the gate takes the pair
+    // from 12288 after the norm and from 8193 before it (pair_from).
   } else if (sixteen_bit_shared_sums && shared_sums_rows(2)) {
     // Parallel norms' four sums (with β) leave room for one block of 16 elements a thread per
     // SM: where one block holds the row, 8 elements a thread, so 1024 threads, do better (LN

@@ -520,8 +520,9 @@ TEST(LaunchConfig, GateAndParallelNormsOnBlocksOfEighthsShareSums) {
 // Fused problems on many aligned 16-bit rows of 4097-16384, fitted to exhaustive tuning
 // (bench/results/2026-11-25-h100-7713342-fused-tune2/): RMSNorm's 16384 with options but the
 // recompute in one block of 16 elements a thread with shared sums (not the half vectors); the
-// parallel norms at 12289-16384 and the gate at 8193-16384 (since σ(z) is approximate, one block
-// of 16 spills: bench/results/2026-11-29-h200-539569c-sigmoid-2/) in a pair of blocks of 8;
+// parallel norms at 12289-16384 and the gate before the norm at 8193-16384, after it at
+// 12288-16384 (since σ(z) is approximate, one block of 16 spills there:
+// bench/results/2026-11-29-h200-{539569c-sigmoid-2,afca9b6-final}/) in a pair of blocks of 8;
 // LayerNorm's recompute in the option-free row's config (since its dx pass holds x̂: the pair
 // of blocks it took before is gone, bench/results/2026-11-25-h100-1b07551-recompute-held/);
 // the bf16 gate after the norm prefetching in one block of fewer than 1024 threads.
@@ -539,6 +540,11 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4097To16384) {
       gated.gate = Gate::BeforeNorm;
       const LaunchConfig g = choose_launch_config(codegen::resolve_problem(gated), 90, 132);
       EXPECT_TRUE(g.cluster == 2 && g.shared_sums && g.threads == n / 16 && !g.prefetch) << n << ": " << codegen::describe(g);
+      // After the norm the pair from 12288 only: below it one block of 16 wins.
+      gated.gate = Gate::AfterNorm;
+      const LaunchConfig a = choose_launch_config(codegen::resolve_problem(gated), 90, 132);
+      EXPECT_EQ(a.cluster, n >= 12288 ? 2 : 1) << n << ": " << codegen::describe(a);
+      EXPECT_TRUE(a.shared_sums && !a.prefetch) << n << ": " << codegen::describe(a);
     }
     for (int64_t n : {12800, 14336, 16384}) {
       for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
