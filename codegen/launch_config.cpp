@@ -260,7 +260,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
                                        slots <= int64_t{kMaxRowThreads} * 2 * kMaxCluster;
   const bool bf16_rows = p.x_dtype == DType::BF16;
   // The gate (RMSNorm), since packed rows hold z beside x and dy (kHoldsGate): shared sums, at
-  // 8 elements a thread in bf16. Exhaustive tuning, RMS, fp32 γ, graph replays
+  // 8 elements a thread (in bf16 only until σ(z) was approximate; below). Exhaustive tuning, RMS,
+  // fp32 γ, graph replays
   // (bench/results/2026-11-24-h100-3e82f92-gate/tune-new.txt), after / before the norm:
   // - 4096 (M = 16384): bf16 512 threads with shared sums 255 / 260 µs against 294 / 288 with
   //   sums in registers; fp16 keeps registers (288 / 283 against 290 / 300 with shared sums).
@@ -495,9 +496,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // -1.04 (LN 16384 274 us against 690 staged). Not at 12288, where the block ties with it.
     // In bench against the rules before (-274e130-fused-wide/): the bf16 gate 14336 / 16384
     // 438 / 422 → 313 / 299 us, parallel LN 325 / 681 → 279 / 268, RMS 274 / 393 → 265 / 243;
-    // fp16 alike but the gate at 14336 (315 → 351: fp16 gates keep the block where no half
-    // vectors would hold the row). Since σ(z) is approximate (above), the gate takes the pair
-    // from 12288 after the norm and from 8193 before it (pair_from).
+    // fp16 alike but the gate at 14336 (315 → 351 with the exact σ(z), when fp16 gates kept the
+    // block where no half vectors would hold the row). Since σ(z) is approximate (above), the
+    // gate in both 16-bit types takes the pair from 12288 after the norm and from 8193 before it
+    // (pair_from).
   } else if (sixteen_bit_shared_sums && shared_sums_rows(2)) {
     // Parallel norms' four sums (with β) leave room for one block of 16 elements a thread per
     // SM: where one block holds the row, 8 elements a thread, so 1024 threads, do better (LN

@@ -525,7 +525,7 @@ TEST(LaunchConfig, GateAndParallelNormsOnBlocksOfEighthsShareSums) {
 // bench/results/2026-11-29-h200-{539569c-sigmoid-2,afca9b6-final}/) in a pair of blocks of 8;
 // LayerNorm's recompute in the option-free row's config (since its dx pass holds x̂: the pair
 // of blocks it took before is gone, bench/results/2026-11-25-h100-1b07551-recompute-held/);
-// the bf16 gate after the norm prefetching in one block of fewer than 1024 threads.
+// the gate after the norm prefetching in one block of fewer than 1024 threads.
 TEST(LaunchConfig, FusedOptionsOnRowsOf4097To16384) {
   const auto residual = [](NormProblem& q) { q.residual = true; };
   const auto parallel = [](NormProblem& q) { q.parallel = true; };
