@@ -41,6 +41,32 @@ template <> __device__ __forceinline__ bf16 from_f32<bf16>(float v) {
   return r;
 }
 
+// A piece of a row as loaded (a 16-, 8-, 4- or 2-byte word) widened to fp32, element by element.
+// bf16 is widened a 32-bit word at a time: the pair's high element is the word with its low
+// half cleared (one LOP3) and the low one the word shifted up (one shift). Widened one 16-bit
+// element at a time, ptxas pulled the high half down (PRMT) to shift it back up, often with a
+// move between: 2-3 instructions where 1 does (SASS, LN bf16 32768, both passes of the row).
+template <class Raw, class T, int kPer>
+__device__ __forceinline__ void widen_piece(const Raw&, const T (&e)[kPer], float* out) {
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) out[j] = to_f32(e[j]);
+}
+__device__ __forceinline__ void widen_bf16_pair(unsigned w, float* out) {
+  out[0] = __uint_as_float(w << 16);
+  out[1] = __uint_as_float(w & 0xffff0000u);
+}
+__device__ __forceinline__ void widen_piece(const uint4& w, const bf16 (&)[8], float* out) {
+  widen_bf16_pair(w.x, out);
+  widen_bf16_pair(w.y, out + 2);
+  widen_bf16_pair(w.z, out + 4);
+  widen_bf16_pair(w.w, out + 6);
+}
+__device__ __forceinline__ void widen_piece(const uint2& w, const bf16 (&)[4], float* out) {
+  widen_bf16_pair(w.x, out);
+  widen_bf16_pair(w.y, out + 2);
+}
+__device__ __forceinline__ void widen_piece(const unsigned& w, const bf16 (&)[2], float* out) { widen_bf16_pair(w, out); }
+
 // ---- vector memory access --------------------------------------------------------------------
 template <int BYTES> struct RawVec;
 template <> struct RawVec<16> { typedef uint4 type; };
@@ -64,8 +90,7 @@ struct VecAccess {
     for (int k = 0; k < VEC / kPer; ++k) {
       Piece u;
       u.raw = *reinterpret_cast<const Raw*>(p + k * kPer);
-#pragma unroll
-      for (int j = 0; j < kPer; ++j) out[k * kPer + j] = to_f32(u.e[j]);
+      widen_piece(u.raw, u.e, out + k * kPer);
     }
   }
   static __device__ __forceinline__ void store(T* p, const float (&in)[VEC]) {
@@ -199,8 +224,7 @@ __device__ __forceinline__ void load_slot(const T* row, i64 col, float (&out)[VE
     if constexpr (kRealigns<T, VEC, ALIGN>) {
       typename SlotAccess<T, VEC, ALIGN>::Piece u;
       u.raw = Realigned<T, VEC>::load(row + col);
-#pragma unroll
-      for (int j = 0; j < VEC; ++j) out[j] = to_f32(u.e[j]);
+      widen_piece(u.raw, u.e, out);
     } else {
       VecAccess<T, VEC, ALIGN>::load(row + col, out);
     }
@@ -251,9 +275,7 @@ struct PackedSlot {
   }
   __device__ __forceinline__ void unpack(float (&out)[VEC]) const {
 #pragma unroll
-    for (int k = 0; k < VEC / Access::kPer; ++k)
-#pragma unroll
-      for (int j = 0; j < Access::kPer; ++j) out[k * Access::kPer + j] = to_f32(piece[k].e[j]);
+    for (int k = 0; k < VEC / Access::kPer; ++k) widen_piece(piece[k].raw, piece[k].e, out + k * Access::kPer);
   }
   // The inverse: values rounded to T, as a store would write them.
   __device__ __forceinline__ void pack(const float (&in)[VEC]) {
@@ -291,8 +313,7 @@ struct PackedSlot<T, VEC, ALIGN, N, true> {
   __device__ __forceinline__ void unpack(float (&out)[VEC]) const {
     Piece u;
     u.raw = Chunks::select(lo, hi, shift);
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) out[j] = to_f32(u.e[j]);
+    widen_piece(u.raw, u.e, out);
   }
   __device__ __forceinline__ void pack(const float (&in)[VEC]) {
     Piece u;
