@@ -41,10 +41,12 @@ bool within_alignment(const NormProblem& p, int vec) {
 // approximate the gate's block of 16 spills: before the norm from 8193 (bf16 / fp16 12288: 401 /
 // 412 µs against 251 / 250 for the pair); after it at 12288 in bf16 (306 against 270; fp16's
 // single block 252 against 276), while below it the block wins (10240 bf16: 207 against 290;
-// bench/results/2026-11-29-h200-{539569c-sigmoid-2,afca9b6-final}/).
+// bench/results/2026-11-29-h200-{539569c-sigmoid-2,afca9b6-final}/). fp16 after the norm keeps
+// the block at 12288 too: exhaustive tuning with the approximate σ(z) (tune µs, -dfa438f-widen/)
+// 375 for it (232 bytes spilled) against 410 for the pair, which bf16 keeps.
 int64_t pair_from(const NormProblem& p) {
   if (p.gate == Gate::BeforeNorm) return kMaxRowThreads + 1;
-  if (p.gate == Gate::AfterNorm) return kMaxRowThreads * 3 / 2;
+  if (p.gate == Gate::AfterNorm && p.x_dtype != DType::F16) return kMaxRowThreads * 3 / 2;
   return kMaxRowThreads * 3 / 2 + 1;
 }
 }  // namespace
@@ -283,6 +285,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // (199-205 µs) against 512 of 16 (477-610), fp16 4096 512 threads of 8 with shared sums 187
   // against 468. So fp16 takes bf16's shapes, before the norm nothing prefetches, the gate's
   // clusters do not prefetch, and a pair of blocks of 8 holds the row from pair_from(p).
+  // Exhaustive tuning with it at 1536-24576 (-dfa438f-widen/) then moved four bounds: the
+  // block of eighths at 2048 and prefetching after the norm at 3072, prefetching before the norm
+  // in blocks of up to 640 threads, a pair of blocks of 16 after the norm at 16385-24576, and
+  // fp16's pair after the norm from beyond 12288 (each where it is made, with its numbers).
   // Fused options on 16-bit rows up to 4096 that the option-free rule holds in 8-byte vectors,
   // 16 elements a thread, sums in registers (half_vectors: 3073-4096), with many rows: that
   // leaves the options' extra loads and registers no room. bf16 4096, fp32 γ, M = 16384,
@@ -305,9 +311,14 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   const bool sixteen_bit_block_rules = sm >= 90 && many_rows && sixteen_bit && aligned && !fused_short_rows;
   // Of those, rows that a block of N/8 threads holds at 8 elements a thread in whole warps:
   // 1025-2047 where 8-byte vectors held the row, and 2049-3072 where N/8 fills warps.
+  // The gate takes them at 2048 too (below).
   const bool block_of_eighths = sixteen_bit_block_rules &&
-                                (eight_byte_block_rows || (p.n > 2048 && p.n <= 3072 && p.n % 256 == 0));
-  const bool fp16_gate_before = p.x_dtype == DType::F16 && p.gate == Gate::BeforeNorm;
+                                (eight_byte_block_rows || (p.n > 2048 && p.n <= 3072 && p.n % 256 == 0) ||
+                                 (p.n == 2048 && p.gate != Gate::None));
+  // The gate before the norm keeps its sums in registers there up to 2560, and in fp16 to 3072
+  // (below).
+  const bool gate_before_in_registers =
+      p.gate == Gate::BeforeNorm && (p.x_dtype == DType::F16 || p.n <= 2560);
   const bool eighths_parallel = p.parallel && !(p.kind == NormKind::RMSNorm && p.n > 2560);
   // c, its block shape set, with shared sums: false, leaving c as `before`, where they do not fit
   // (or one block would hold the row where many_rows does not allow it); else as
@@ -386,7 +397,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // Short rows: a power-of-two group of lanes per row, many rows per block.
     c.threads_per_row = next_pow2(slots);
     c.threads = 256;
-  } else if (block_of_eighths && (eighths_parallel || (p.gate != Gate::None && !fp16_gate_before)) &&
+  } else if (block_of_eighths && (eighths_parallel || (p.gate != Gate::None && !gate_before_in_registers)) &&
              (p.has_weight || p.has_bias) && shared_sums_rows(1)) {
     // Fused problems take this rule and the three after it (but for 3073-4096, where
     // fused_short_rows has rules of their own); they had kept the configs these rules
@@ -408,7 +419,14 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // in bench shared sums lost 1-3%). In bench against the rules before (graph replays,
     // -bf00285-fused-refit/): the bf16 gate 1280-3072 259-329 → 239-268 us, parallel RMSNorms
     // 1280-2560 220-258 → 198-215, parallel LayerNorms 2304-3072 259-315 → 214-229.
-    c.prefetch = p.parallel && !(p.kind == NormKind::LayerNorm && p.x_dtype == DType::F16);
+    // Since σ(z) is approximate (below), exhaustive tuning on the H200 (bf16 and fp16, fp32 γ,
+    // graph replays; bench/results/2026-11-29-h200-dfa438f-widen/, bench µs): the gate at 2048
+    // takes these blocks too (after the norm 236 → 174, fp16 alike; before it, in registers, the
+    // best's 189 tune µs against 190); after the norm at 3072 it prefetches (197 → 171; 2560
+    // lost 6% prefetching on the H100); before the norm up to 2560 its sums stay in registers
+    // (1536: 232 → 187; with shared sums ptxas spills 80 bytes at 1536 and 2560), as fp16's do.
+    c.prefetch = (p.parallel && !(p.kind == NormKind::LayerNorm && p.x_dtype == DType::F16)) ||
+                 (p.gate == Gate::AfterNorm && p.n > 2560);
   } else if (block_of_eighths && p.kind == NormKind::RMSNorm) {
     // RMSNorm's 16-bit rows of 1025-2047 that 8-byte vectors would hold (below), and of
     // 2049-3072 whose N/8 threads fill whole warps, many of them: 8 elements a thread in
@@ -523,9 +541,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // fp16 271 against 248). Measured at 32768 only.
     // Where one block holds the row, the gate at 8 elements a thread (above). After the norm
     // it prefetches too in blocks of fewer than 1024 threads (5120: 302 us against 399 without;
-    // -7713342-fused-tune2/); before the norm not (above).
+    // -7713342-fused-tune2/); before the norm in blocks of up to 640 threads (5120, bf16: 234 →
+    // 178 µs; 6144 ties, 7168 loses; -dfa438f-widen/), not beyond (above).
     if (p.gate != Gate::None && c.cluster == 1 && slots <= kMaxRowThreads && shared_sums_rows(1))
-      c.prefetch = p.gate == Gate::AfterNorm && c.threads < kMaxRowThreads;
+      c.prefetch = c.threads < kMaxRowThreads && (p.gate == Gate::AfterNorm || c.threads <= 640);
     // Option-free rows a cluster shares (N > 16384), many rows: since clusters meet by posting
     // (bench/NOTES.md entry 39), wider clusters of narrower slices win where their blocks fill
     // the SM: up to 65536, 8 elements a thread in a cluster of 8, prefetching the next row,
@@ -562,6 +581,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       if (p.parallel && shared_sums_rows(1, /*wide_blocks=*/true)) {
         // Parallel norms holding dy1: 1024-thread blocks of 8 (LN bf16 301 us against 318 for
         // 512, fp16 323 against 332; RMS 273 against 282, 279 against 291; -9f89c00-parallel/).
+      } else if (p.gate == Gate::AfterNorm && slots <= int64_t{kMaxRowThreads} * 3 && pair_shared_sums(2)) {
+        // After the norm, up to 24576: a pair of blocks of 16 elements a thread (exhaustive
+        // tuning, bf16, fp32 γ, -dfa438f-widen/: 20480 256 → 221 µs, 24576 292 → 277 against
+        // the clusters of 8 below; beyond, blocks of more than 768 threads of 16 were not timed).
       } else if (p.gate != Gate::None && shared_sums_rows(1)) {
         c.prefetch = false;
       } else if (p.recompute_from_output && (p.has_bias || bf16_rows)) {
