@@ -315,10 +315,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   const bool block_of_eighths = sixteen_bit_block_rules &&
                                 (eight_byte_block_rows || (p.n > 2048 && p.n <= 3072 && p.n % 256 == 0) ||
                                  (p.n == 2048 && p.gate != Gate::None));
-  // The gate before the norm keeps its sums in registers there up to 2560, and in fp16 to 3072
-  // (below).
+  // The gate before the norm keeps its sums in registers there up to 2560 but at 2048 (below).
   const bool gate_before_in_registers =
-      p.gate == Gate::BeforeNorm && (p.x_dtype == DType::F16 || p.n <= 2560);
+      p.gate == Gate::BeforeNorm && (eight_byte_block_rows || (p.n > 2048 && p.n <= 2560));
   const bool eighths_parallel = p.parallel && !(p.kind == NormKind::RMSNorm && p.n > 2560);
   // c, its block shape set, with shared sums: false, leaving c as `before`, where they do not fit
   // (or one block would hold the row where many_rows does not allow it); else as
@@ -421,10 +420,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 1280-2560 220-258 → 198-215, parallel LayerNorms 2304-3072 259-315 → 214-229.
     // Since σ(z) is approximate (below), exhaustive tuning on the H200 (bf16 and fp16, fp32 γ,
     // graph replays; bench/results/2026-11-29-h200-dfa438f-widen/, bench µs): the gate at 2048
-    // takes these blocks too (after the norm 236 → 174, fp16 alike; before it, in registers, the
-    // best's 189 tune µs against 190); after the norm at 3072 it prefetches (197 → 171; 2560
-    // lost 6% prefetching on the H100); before the norm up to 2560 its sums stay in registers
-    // (1536: 232 → 187; with shared sums ptxas spills 80 bytes at 1536 and 2560), as fp16's do.
+    // takes these blocks too (after the norm 236 → 174, fp16 alike; before it 236 → 178-185);
+    // after the norm at 3072 it prefetches (197 → 171; 2560 lost 6% prefetching on the H100);
+    // before the norm at 1025-2560 its sums stay in registers (bf16 1536: 232 → 187, 2560
+    // 222 → 191; with shared sums ptxas spills 80 bytes there), as fp16's did at 1025-3072, but
+    // at 2048 (in registers fp16 184 against 178, bf16 ties) and 2561-3072 (fp16 205 → 196;
+    // -34d0d11-gate-rules/).
     c.prefetch = (p.parallel && !(p.kind == NormKind::LayerNorm && p.x_dtype == DType::F16)) ||
                  (p.gate == Gate::AfterNorm && p.n > 2560);
   } else if (block_of_eighths && p.kind == NormKind::RMSNorm) {
@@ -581,10 +582,13 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       if (p.parallel && shared_sums_rows(1, /*wide_blocks=*/true)) {
         // Parallel norms holding dy1: 1024-thread blocks of 8 (LN bf16 301 us against 318 for
         // 512, fp16 323 against 332; RMS 273 against 282, 279 against 291; -9f89c00-parallel/).
-      } else if (p.gate == Gate::AfterNorm && slots <= int64_t{kMaxRowThreads} * 3 && pair_shared_sums(2)) {
+      } else if ((p.gate == Gate::AfterNorm || (p.gate == Gate::BeforeNorm && bf16_rows)) &&
+                 slots <= int64_t{kMaxRowThreads} * 3 && pair_shared_sums(2)) {
         // After the norm, up to 24576: a pair of blocks of 16 elements a thread (exhaustive
         // tuning, bf16, fp32 γ, -dfa438f-widen/: 20480 256 → 221 µs, 24576 292 → 277 against
-        // the clusters of 8 below; beyond, blocks of more than 768 threads of 16 were not timed).
+        // the clusters of 8 below; beyond, blocks of more than 768 threads of 16 were not timed;
+        // fp16 alike in bench, -34d0d11-gate-rules/: 20480 255 → 232, 24576 288 → 260). Before
+        // the norm in bf16 too (20480: 261 → 217; fp16's best there is the clusters of 8).
       } else if (p.gate != Gate::None && shared_sums_rows(1)) {
         c.prefetch = false;
       } else if (p.recompute_from_output && (p.has_bias || bf16_rows)) {
