@@ -994,8 +994,16 @@ LaunchConfig with_shared_weights(const NormProblem& p, LaunchConfig c, int sm) {
   }
   const int slot_gamma_bytes = dtype_size(p.weight_dtype) * c.vec;
   const bool sixteen_bit_quads = dtype_size(p.x_dtype) == 2 && c.vec == 4;
+  // 16-bit γ of 16-bit rows in one block an SM too (H200, bench --graph against γ from L1,
+  // bench/results/2026-11-29-h200-719d048-final/ab-sw.txt): LN 9216 126 → 109 µs, 12288 123 →
+  // 109 (fp16 136 → 109: it had spilled 36 bytes), RMS 9216 112 → 104, 12288 1.01-1.04x, the
+  // residual at 12288 1.04x; 14848 and 16384 with the residual unchanged. The H100 had read
+  // 1-2.5% at 10240-14336 and 4.6% slower at 16384 (above): not blocks of 1024 threads.
+  const bool sixteen_bit_weights_one_block = dtype_size(p.x_dtype) == 2 && dtype_size(p.weight_dtype) == 2 &&
+                                             c.min_blocks_per_sm == 1 && c.threads < kMaxRowThreads;
   const bool for_its_width = slot_gamma_bytes > 16 ? c.min_blocks_per_sm == 1 || c.cluster > 1
-                                                   : slot_gamma_bytes == 16 && c.cluster > 1 && !sixteen_bit_quads;
+                                                   : slot_gamma_bytes == 16 && (c.cluster > 1 || sixteen_bit_weights_one_block) &&
+                                                         !sixteen_bit_quads;
   const bool gains = c.shared_sums && c.row_in_registers && !c.staged && !c.grid && c.column_pass == 0 &&
                      c.rows_per_block() == 1 && p.has_weight && for_its_width &&
                      p.gate == Gate::None && !p.recompute_from_output;

@@ -1247,9 +1247,14 @@ TEST(LaunchConfig, SharedWeightsWhereOneBlockOrAClusterHoldsTheColumns) {
     EXPECT_FALSE(c.shared_weights) << n;
     EXPECT_EQ(codegen::dynamic_shared_bytes(p, c), static_cast<size_t>(2 * floats(p, c))) << n;
   }
-  // A slot's γ of 16 bytes (bf16 γ; fp32 rows, 4 a slot of fp32 γ): clusters only.
+  // A slot's γ of 16 bytes (bf16 γ; fp32 rows, 4 a slot of fp32 γ): clusters, and 16-bit γ of
+  // 16-bit rows in one block an SM (-2026-11-29-h200-719d048-final/ab-sw.txt).
   const NormProblem same = plain(12288, DType::BF16);
-  EXPECT_FALSE(choose_launch_config(same, 90, 132).shared_weights);
+  const LaunchConfig same_block = choose_launch_config(same, 90, 132);
+  EXPECT_TRUE(same_block.cluster == 1 && same_block.min_blocks_per_sm == 1 && same_block.shared_weights)
+      << codegen::describe(same_block);
+  const LaunchConfig fp32_rows = choose_launch_config(plain(8192, DType::F32, DType::F32), 90, 132);
+  EXPECT_TRUE(fp32_rows.cluster == 1 && !fp32_rows.shared_weights) << codegen::describe(fp32_rows);
   for (int64_t n : {16384, 65536}) {
     const LaunchConfig c = choose_launch_config(plain(n, DType::BF16), 90, 132);
     EXPECT_EQ(c.shared_weights, c.cluster > 1) << n << ": " << codegen::describe(c);
