@@ -285,9 +285,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // (199-205 µs) against 512 of 16 (477-610), fp16 4096 512 threads of 8 with shared sums 187
   // against 468. So fp16 takes bf16's shapes, before the norm nothing prefetches, the gate's
   // clusters do not prefetch, and a pair of blocks of 8 holds the row from pair_from(p).
-  // Exhaustive tuning with it at 1536-24576 (-dfa438f-widen/) then moved four bounds: the
-  // block of eighths at 2048 and prefetching after the norm at 3072, prefetching before the norm
-  // in blocks of up to 640 threads, a pair of blocks of 16 after the norm at 16385-24576, and
+  // Exhaustive tuning with it at 1536-24576 (-dfa438f-widen/, -34d0d11-gate-rules/) then moved
+  // these bounds: the block of eighths at 2048; prefetching after the norm at 2561-3072;
+  // before the norm, sums in registers at 1025-2560 but 2048, and prefetching in blocks of up to
+  // 640 threads; a pair of blocks of 16 at 16385-24576 after the norm (and before it in bf16);
   // fp16's pair after the norm from beyond 12288 (each where it is made, with its numbers).
   // Fused options on 16-bit rows up to 4096 that the option-free rule holds in 8-byte vectors,
   // 16 elements a thread, sums in registers (half_vectors: 3073-4096), with many rows: that

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "codegen/forward_config.h"
+#include "codegen/integer_math.h"
 #include "codegen/kernel_source.h"
 #include "codegen/norm_problem.h"
 
@@ -949,8 +950,9 @@ TEST(LaunchConfig, FusedOptionsInClustersUpTo32768TakeTheirOwnRule) {
           EXPECT_EQ(c.cluster, 8) << what;
           continue;
         }
-        const int64_t lanes = (n / 8 + 3) / 4;  // a block's half of the row's slots of 8, two a thread
-        EXPECT_TRUE(c.cluster == 2 && c.threads == (lanes + 31) / 32 * 32 && c.vec == 8 && c.shared_sums && !c.prefetch)
+        // Two blocks of the row's slots of 8, two a thread: a quarter of the slots a block.
+        EXPECT_TRUE(c.cluster == 2 && c.threads == codegen::warp_threads(n / 8, 4) && c.vec == 8 && c.shared_sums &&
+                    !c.prefetch)
             << what;
       }
   EXPECT_EQ(at(24584, NormKind::RMSNorm, [](NormProblem& p) { p.gate = Gate::AfterNorm; }).cluster, 8);
