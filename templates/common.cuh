@@ -46,6 +46,7 @@ template <> __device__ __forceinline__ bf16 from_f32<bf16>(float v) {
 // half cleared (one LOP3) and the low one the word shifted up (one shift). Widened one 16-bit
 // element at a time, ptxas pulled the high half down (PRMT) to shift it back up, often with a
 // move between: 2-3 instructions where 1 does (SASS, LN bf16 32768, both passes of the row).
+// Same bits; the H200 timed it within 1% (bench/NOTES.md entry 46): those kernels are not bound there.
 template <class Raw, class T, int kPer>
 __device__ __forceinline__ void widen_piece(const Raw&, const T (&e)[kPer], float* out) {
 #pragma unroll
