@@ -9,6 +9,9 @@
 //            (shfl.down; the warp's last lane loads its own), written as one whole aligned chunk
 //            a lane built from its slot and the previous lane's (shfl.up); only the warp's edge
 //            lanes and the row's ends write pieces
+//   shuffle31  as shuffle, but a warp holds 31 slots and loads 32 chunks: the chunk after lane
+//            30's slot is lane 31's own, so no lane holds a second chunk (registers: shuffle's
+//            last-lane chunk takes as many registers in every lane as the slot itself)
 //   aligned  the same kernel at N rounded up to 8 (16-byte aligned rows): the reference
 // Prints µs and % of the device's copy bandwidth (cudaMemcpy D2D, same run), and checks that
 // shuffle writes exactly chunks' bytes (outputs poisoned first, the whole tensor compared).
@@ -25,8 +28,8 @@
   std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); std::exit(1); } } while (0)
 
 typedef unsigned short u16;
-enum Variant { kScalar, kChunks, kShuffle, kAligned };
-static const char* kNames[] = {"scalar", "chunks", "shuffle", "aligned"};
+enum Variant { kScalar, kChunks, kShuffle, kAligned, kShuffle31 };
+static const char* kNames[] = {"scalar", "chunks", "shuffle", "aligned", "shuffle31"};
 
 __device__ __forceinline__ float bf(u16 v) { return __uint_as_float((unsigned)v << 16); }
 __device__ __forceinline__ u16 to_bf(float v) { u16 r; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(v)); return r; }
@@ -112,6 +115,68 @@ __global__ void __launch_bounds__(T) rows_kernel(const u16* __restrict__ x, cons
 #pragma unroll
           for (int j = 0; j < 8; ++j) o[j] = a[j] * s + b[j];
           nj::store_slot<nj::bf16, 8, V == kAligned ? 16 : 2, N>(orow, 8LL * k, o);
+        }
+      }
+    }
+  } else if constexpr (V == kShuffle31) {
+    static_assert(T % 32 == 0, "whole warps");
+    constexpr int W = T / 32, S = (N + 7) / 8, I = (S + 31 * W - 1) / (31 * W);
+    typedef nj::Realigned<nj::bf16, 8> R;
+    const int warp = t >> 5;
+    for (long long row = blockIdx.x; row < m; row += gridDim.x) {
+      const int shift = (int)((unsigned long long)(x + row * N) & 15);
+      const long long chunks = (shift + 2LL * N + 15) / 16;
+      const uint4* xc = reinterpret_cast<const uint4*>(reinterpret_cast<const unsigned char*>(x + row * N) - shift);
+      const uint4* dc = reinterpret_cast<const uint4*>(reinterpret_cast<const unsigned char*>(dy + row * N) - shift);
+      uint4 xl[I], dl[I];
+#pragma unroll
+      for (int i = 0; i < I; ++i) {
+        const int k = (i * W + warp) * 31 + lane;
+        const uint4 z = make_uint4(0, 0, 0, 0);
+        xl[i] = k < chunks ? xc[k] : z; dl[i] = k < chunks ? dc[k] : z;
+      }
+      float s = 0.f;
+      uint4 xv[I], dv[I];
+#pragma unroll
+      for (int i = 0; i < I; ++i) {
+        const int k = (i * W + warp) * 31 + lane;
+        uint4 xn, dn;
+        xn.x = __shfl_down_sync(0xffffffffu, xl[i].x, 1); xn.y = __shfl_down_sync(0xffffffffu, xl[i].y, 1);
+        xn.z = __shfl_down_sync(0xffffffffu, xl[i].z, 1); xn.w = __shfl_down_sync(0xffffffffu, xl[i].w, 1);
+        dn.x = __shfl_down_sync(0xffffffffu, dl[i].x, 1); dn.y = __shfl_down_sync(0xffffffffu, dl[i].y, 1);
+        dn.z = __shfl_down_sync(0xffffffffu, dl[i].z, 1); dn.w = __shfl_down_sync(0xffffffffu, dl[i].w, 1);
+        U8 a, b;
+        a.raw = R::select(xl[i], xn, shift); b.raw = R::select(dl[i], dn, shift);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          if (lane == 31 || 8 * k + j >= N) { a.e[j] = 0; b.e[j] = 0; }
+          s += bf(a.e[j]) * bf(b.e[j]);
+        }
+        xv[i] = a.raw; dv[i] = b.raw;
+      }
+      s = block_sum<T>(s, buf, parity) * (1.f / N);
+      unsigned char* const ob = reinterpret_cast<unsigned char*>(out + row * N) - shift;
+      const long long row_end = shift + 2LL * N;
+#pragma unroll
+      for (int i = 0; i < I; ++i) {
+        const int k = (i * W + warp) * 31 + lane;
+        U8 a, b, o;
+        a.raw = xv[i]; b.raw = dv[i];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) o.e[j] = to_bf(bf(a.e[j]) * s + bf(b.e[j]));
+        uint4 prev;
+        prev.x = __shfl_up_sync(0xffffffffu, o.raw.x, 1); prev.y = __shfl_up_sync(0xffffffffu, o.raw.y, 1);
+        prev.z = __shfl_up_sync(0xffffffffu, o.raw.z, 1); prev.w = __shfl_up_sync(0xffffffffu, o.raw.w, 1);
+        // Chunk k: the previous slot's last `shift` bytes, then this slot's first 16 − shift.
+        // Lane 0 has no previous slot here, lane 31 no slot of its own.
+        const uint4 content = shift == 0 ? o.raw : R::select(prev, o.raw, 16 - shift);
+        const long long at = 16LL * k;
+        if (k < chunks) {
+          const long long lo = lane == 0 ? shift : 0, first = shift - at;
+          const long long hi = lane == 31 ? shift : 16, end = row_end - at;
+          const int b0 = (int)(lo > first ? lo : first), b1 = (int)(end < hi ? end : hi);
+          if (b0 == 0 && b1 == 16) *reinterpret_cast<uint4*>(ob + at) = content;
+          else if (b0 < b1) store_range(ob + at, content, b0, b1);
         }
       }
     }
@@ -237,7 +302,7 @@ void one(int check_against = -1) {
   const double gbs = 3.0 * m * N * 2 / (us * 1e-6) / 1e9;
   char check[64] = "";
   if (V == kChunks) CHECK(cudaMemcpy(g_ref, g_out, m * N * 2, cudaMemcpyDeviceToDevice));
-  if (V == kShuffle) {
+  if (V == kShuffle || V == kShuffle31) {
     std::vector<u16> a(m * N), b(m * N);
     CHECK(cudaMemcpy(a.data(), g_out, m * N * 2, cudaMemcpyDeviceToHost));
     CHECK(cudaMemcpy(b.data(), g_ref, m * N * 2, cudaMemcpyDeviceToHost));
@@ -251,7 +316,7 @@ void one(int check_against = -1) {
 }
 
 template <int N, int T>
-void odd() { one<N, T, kScalar>(); one<N, T, kChunks>(); one<N, T, kShuffle>(); }
+void odd() { one<N, T, kScalar>(); one<N, T, kChunks>(); one<N, T, kShuffle>(); one<N, T, kShuffle31>(); }
 
 int main() {
   CHECK(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, 0));
