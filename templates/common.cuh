@@ -380,6 +380,17 @@ struct SlotPieces {
   }
 };
 
+// threadIdx.x in a block of THREADS threads, with that bound told to the compiler, which does not
+// know blockDim: without it a bound such as `lane + offset < N` is tested for every element of
+// an unrolled row, though only the last offsets can reach N (LN bf16 5003's staged rows: a
+// compare, two zeroings and two predicated conversions per element and pass; entry 47).
+template <int THREADS>
+__device__ __forceinline__ int block_thread() {
+  const unsigned t = threadIdx.x;
+  __builtin_assume(t < (unsigned)THREADS);
+  return (int)t;
+}
+
 // ---- reductions ------------------------------------------------------------------------------
 // Butterfly sum over aligned groups of WIDTH lanes. Every lane ends with the same bits (each
 // step adds the same two values on both partners), which keeps the kernels deterministic.

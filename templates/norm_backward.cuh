@@ -980,7 +980,7 @@ __device__ __forceinline__ void backward_rows_staged(const BackwardParams& p) {
   __shared__ float2 reduce_buffer[2][1][Reducer::kWarps];
   Reducer reducer{reduce_buffer, 0};
   ClusterSums<> cluster{{0}};
-  const int lane = threadIdx.x;
+  const int lane = block_thread<kThreads>();
   const unsigned rank = kGridCluster ? blockIdx.x : kCluster > 1 ? cluster_rank() : 0;
   __shared__ float2 grid_totals[kGridBatch];
   GridSums grid{reinterpret_cast<float2*>(p.partial), reinterpret_cast<unsigned*>(p.partial + 2 * kGridRing * kCluster),
