@@ -234,6 +234,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       }
     return false;
   };
+  // Threads of a staged block of 2 slots a thread: β's accumulators take registers.
+  const int two_slot_staged_threads = !p.has_bias                 ? kMaxStagedThreadsAtTwoSlotsNoBias
+                                      : memory_rich && !aligned ? kMaxShiftedStagedThreadsAtTwoSlots
+                                                                : kMaxStagedThreadsAtTwoSlots;
   // 16-bit rows held in registers as 8-byte vectors, 16 elements a thread (32 without β).
   const int64_t half_slots = ceil_div(p.n, 4);
   const int half_threads = static_cast<int>(std::clamp<int64_t>(round_up(p.n / 16, 32), 256, 512));
@@ -316,6 +320,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   const bool block_of_eighths = sixteen_bit_block_rules &&
                                 (eight_byte_block_rows || (p.n > 2048 && p.n <= 3072 && p.n % 256 == 0) ||
                                  (p.n == 2048 && p.gate != Gate::None));
+  // Option-free rows of 513-2047 that leave a warp's last vector pass part-empty, on memory-rich
+  // devices: not the H100's staged blocks (below).
+  const bool rich_part_warp_rows = memory_rich && sixteen_bit_block_rules && !has_fused_options(p) &&
+                                   (p.has_weight || p.has_bias) && p.n > 512 && p.n < 2048 && p.n % 128 != 0;
   // The gate before the norm keeps its sums in registers there up to 2560 but at 2048 (below).
   const bool gate_before_in_registers =
       p.gate == Gate::BeforeNorm && (eight_byte_block_rows || (p.n > 2048 && p.n <= 2560));
@@ -462,11 +470,20 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // in bench against the 8 elements a thread in registers (2049-3072) and the 8-byte vectors
     // it took before (bench/results/2026-11-25-h100-4a91695-recompute-rules/): bf16 2304 203 →
     // 172 us, 2560 191 → 172, 3072 181 → 173, 3584 255 → 158, 4000 255 → 169; fp16 alike.
-  } else if (sm >= 90 && sixteen_bit && aligned && p.n > 512 && p.n <= 2048 && p.n % 128 != 0 && stage(1, 1)) {
+  } else if (rich_part_warp_rows && p.n > 768 && shared_sums_rows(static_cast<int>(ceil_div(slots, 128)))) {
+    // On memory-rich devices, option-free 16-bit rows of 769-2047 that leave a warp's last
+    // vector pass part-empty: a block of up to 128 threads holding the row in 16-byte slots
+    // with shared sums, as many blocks an SM as 1024 threads make, not the staged blocks below.
+    // The exhaustive best on the H200 at LN/RMS bf16 1000, 1500 (16-byte aligned rows) and
+    // 1960, 1.02-1.28x the staged
+    // (bench/results/2026-11-29-h200-{6549637-odd-tune,a8e56d9-odd-tune2}/, bench/NOTES.md entry 47).
+  } else if (sm >= 90 && sixteen_bit && aligned && p.n > 512 && p.n <= 2048 && p.n % 128 != 0 &&
+             !(rich_part_warp_rows && p.n <= 768) && stage(1, 1)) {
     // 16-bit rows of 512-2048 that leave a warp's last 8-byte vector pass part-empty: one
     // staged row per block, a slot a thread (N = 1000: LN 331 us vs 387 for a warp per row,
     // RMS 300 vs 330; bench/results/2026-11-23-h100-8109dfa-tune/). Why a warp per row loses
-    // 35% against N = 1024 is not understood.
+    // 35% against N = 1024 is not understood. On memory-rich devices the option-free rows take
+    // the rule above, and 513-768 a warp a row (below: LN bf16 520 1.22x, RMS 1.12x, tuned).
   } else if (sm >= 90 && sixteen_bit && aligned && p.n <= 2048) {
     // 16-bit rows up to 2048: 8-byte vectors, a warp per row (4 rows a block) up to N = 1024,
     // then a block of 4 vectors a thread (bench/results/2026-11-23-h100-06afd96-tune: LN 1024
@@ -631,11 +648,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       const LaunchConfig staged = c;
       take_shared_sums(staged);
     }
-  } else if (sm >= 80 && sixteen_bit &&
-             staged_slots <= int64_t{p.has_bias ? kMaxStagedThreadsAtTwoSlots : kMaxStagedThreadsAtTwoSlotsNoBias} * 2 &&
-             stage(1, 2)) {
+  } else if (sm >= 80 && sixteen_bit && staged_slots <= int64_t{two_slot_staged_threads} * 2 && stage(1, 2)) {
     // Up to 768 threads of 2 slots (N = 12288), 896 without β (RMS 14336: 287 us vs 370 for a
-    // staged cluster of 2 x 896 x 1; -8109dfa-tune).
+    // staged cluster of 2 x 896 x 1; -8109dfa-tune), 800 for rows aligned to less on
+    // memory-rich devices (LN bf16 12289: 179 us against 244 for a cluster of two; entry 47).
   } else if (sm >= 90 && sixteen_bit && staged_slots <= kStagedClusterBlockSlots && stage(2, 1)) {
     // One block of 512 threads x 4 slots would spill (N = 16384 with β): a pair of 1024 x 1.
   } else if (sm >= 90 && sixteen_bit && aligned &&

@@ -128,6 +128,7 @@ constexpr int kMaxStagedSlotsPerThread = 4;
 // one block of a staged cluster holds (512 threads x 4).
 constexpr int kMaxStagedThreadsAtTwoSlots = 768;
 constexpr int kMaxStagedThreadsAtTwoSlotsNoBias = 896;  // without β's accumulators
+constexpr int kMaxShiftedStagedThreadsAtTwoSlots = 800;  // rows aligned to less, memory-rich devices
 constexpr int64_t kStagedClusterBlockSlots = 2048;
 // Threads per block at most.
 constexpr int kMaxRowThreads = 1024;
