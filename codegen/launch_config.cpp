@@ -321,9 +321,15 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
                                 (eight_byte_block_rows || (p.n > 2048 && p.n <= 3072 && p.n % 256 == 0) ||
                                  (p.n == 2048 && p.gate != Gate::None));
   // Option-free rows of 513-2047 that leave a warp's last vector pass part-empty, on memory-rich
-  // devices: not the H100's staged blocks (below).
+  // devices: not the H100's staged blocks (below) at 513-640 (a warp a row) and at 769-2047
+  // (shared sums) but for LayerNorm's fp16 rows up to 1280, which lost there (A/B on the H200:
+  // 712 0.93x a warp a row; LN fp16 776-1208 0.90-0.97x with shared sums, bf16 1.03-1.06x;
+  // bench/results/2026-11-29-h200-a6d2427-rules/).
   const bool rich_part_warp_rows = memory_rich && sixteen_bit_block_rules && !has_fused_options(p) &&
                                    (p.has_weight || p.has_bias) && p.n > 512 && p.n < 2048 && p.n % 128 != 0;
+  const bool rich_warp_rows = rich_part_warp_rows && p.n <= 640;
+  const bool rich_shared_sum_rows = rich_part_warp_rows && p.n > 768 &&
+                                    !(p.kind == NormKind::LayerNorm && p.x_dtype == DType::F16 && p.n <= 1280);
   // The gate before the norm keeps its sums in registers there up to 2560 but at 2048 (below).
   const bool gate_before_in_registers =
       p.gate == Gate::BeforeNorm && (eight_byte_block_rows || (p.n > 2048 && p.n <= 2560));
@@ -470,20 +476,21 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // in bench against the 8 elements a thread in registers (2049-3072) and the 8-byte vectors
     // it took before (bench/results/2026-11-25-h100-4a91695-recompute-rules/): bf16 2304 203 →
     // 172 us, 2560 191 → 172, 3072 181 → 173, 3584 255 → 158, 4000 255 → 169; fp16 alike.
-  } else if (rich_part_warp_rows && p.n > 768 && shared_sums_rows(static_cast<int>(ceil_div(slots, 128)))) {
+  } else if (rich_shared_sum_rows && shared_sums_rows(static_cast<int>(ceil_div(slots, 128)))) {
     // On memory-rich devices, option-free 16-bit rows of 769-2047 that leave a warp's last
     // vector pass part-empty: a block of up to 128 threads holding the row in 16-byte slots
     // with shared sums, as many blocks an SM as 1024 threads make, not the staged blocks below.
     // The exhaustive best on the H200 at LN/RMS bf16 1000, 1500 (16-byte aligned rows) and
-    // 1960, 1.02-1.28x the staged
+    // 1960, 1.02-1.28x the staged; in bench 1.03-1.25x at 776-2040 (LN fp16 from 1400)
     // (bench/results/2026-11-29-h200-{6549637-odd-tune,a8e56d9-odd-tune2}/, bench/NOTES.md entry 47).
   } else if (sm >= 90 && sixteen_bit && aligned && p.n > 512 && p.n <= 2048 && p.n % 128 != 0 &&
-             !(rich_part_warp_rows && p.n <= 768) && stage(1, 1)) {
+             !rich_warp_rows && stage(1, 1)) {
     // 16-bit rows of 512-2048 that leave a warp's last 8-byte vector pass part-empty: one
     // staged row per block, a slot a thread (N = 1000: LN 331 us vs 387 for a warp per row,
     // RMS 300 vs 330; bench/results/2026-11-23-h100-8109dfa-tune/). Why a warp per row loses
-    // 35% against N = 1024 is not understood. On memory-rich devices the option-free rows take
-    // the rule above, and 513-768 a warp a row (below: LN bf16 520 1.22x, RMS 1.12x, tuned).
+    // 35% against N = 1024 is not understood. On memory-rich devices most option-free rows take
+    // the rule above, and 513-640 a warp a row (below: LN bf16 520 1.23x, 600 1.09x; RMS 1.14x,
+    // 1.04x; fp16 alike).
   } else if (sm >= 90 && sixteen_bit && aligned && p.n <= 2048) {
     // 16-bit rows up to 2048: 8-byte vectors, a warp per row (4 rows a block) up to N = 1024,
     // then a block of 4 vectors a thread (bench/results/2026-11-23-h100-06afd96-tune: LN 1024

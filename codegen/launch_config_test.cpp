@@ -1417,3 +1417,39 @@ TEST(LaunchConfig, MemoryRichDevicesTakeTheRulesTunedOnAnH200) {
   EXPECT_EQ(at(32768, NormKind::LayerNorm, 18.8, DType::BF16, residual), at(32768, NormKind::LayerNorm, 18.8));
 }
 
+
+// The memory-rich rules of session 34 (bench/results/2026-11-29-h200-{a6d2427-rules,*-rules-2}/):
+// option-free 16-bit rows of 513-2047 not a multiple of 128, and rows aligned to less staged in
+// blocks of up to 800 threads.
+TEST(LaunchConfig, MemoryRichShortRowsLeaveTheStagedBlocks) {
+  auto at = [](int64_t n, NormKind kind, double rate, DType x = DType::BF16, void (*option)(NormProblem&) = no_option) {
+    return choose_launch_config(with_option(n, x, kind, option), 90, 132, 67108864 / n, rate);
+  };
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+    EXPECT_EQ(codegen::describe(at(600, kind, 18.8)), "threads=128 threads_per_row=32 vec=4 registers");
+    EXPECT_TRUE(at(712, kind, 18.8).staged) << "641-768: a warp a row lost 7% (LN)";
+    EXPECT_EQ(codegen::describe(at(1000, kind, 18.8)),
+              "threads=128 threads_per_row=128 vec=8 registers min_blocks=8 shared_sums");
+    EXPECT_EQ(codegen::describe(at(1400, kind, 18.8, DType::F16)),
+              "threads=96 threads_per_row=96 vec=8 registers min_blocks=10 shared_sums");
+    for (int64_t n : {600, 1000, 1960}) {
+      EXPECT_TRUE(at(n, kind, 0).staged) << n << ": the H100's rule";
+      EXPECT_TRUE(at(n, kind, 18.8, DType::BF16, [](NormProblem& p) { p.residual = true; }).staged) << n << ": fused";
+    }
+  }
+  EXPECT_TRUE(at(1000, NormKind::LayerNorm, 18.8, DType::F16).staged) << "LayerNorm's fp16 rows up to 1280 lost 3-10%";
+  EXPECT_FALSE(at(1000, NormKind::RMSNorm, 18.8, DType::F16).staged);
+
+  // LayerNorm's rows of 12289-12800 aligned to 2 bytes: one staged block of 800 threads, not a
+  // cluster of two (1.33-1.39x); 768 threads at most on an H100, and for aligned rows.
+  auto odd = [](int64_t n, double rate) {
+    NormProblem p = with_option(n, DType::BF16, NormKind::LayerNorm, no_option);
+    p.alignment = 2;
+    return choose_launch_config(codegen::resolve_problem(p), 90, 132, 67108864 / n, rate);
+  };
+  for (int64_t n : {12289, 12799}) {
+    EXPECT_EQ(codegen::describe(odd(n, 18.8)), "threads=800 threads_per_row=800 vec=8 registers staged") << n;
+    EXPECT_EQ(odd(n, 0).cluster, 2) << n;
+  }
+  EXPECT_EQ(odd(12801, 18.8).cluster, 2);
+}
