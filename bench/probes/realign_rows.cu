@@ -64,6 +64,53 @@ __device__ __forceinline__ void store_range(unsigned char* chunk, uint4 content,
     if (2 * h >= b0 && 2 * h < b1) *reinterpret_cast<u16*>(chunk + 2 * h) = u.e[h];
 }
 
+// Rows an element a thread a pass (scalar, staged): the row's x and dy as held, from global or
+// shared memory, and the thread's share of Σ x·dy; then out = x·s + dy written where it goes.
+template <int N, int T, int E>
+__device__ __forceinline__ float hold_row(const u16* xr, const u16* dr, int t, u16 (&xv)[E], u16 (&dv)[E]) {
+#pragma unroll
+  for (int j = 0; j < E; ++j) {
+    const int c = t + j * T;
+    xv[j] = c < N ? xr[c] : 0; dv[j] = c < N ? dr[c] : 0;
+  }
+  float s = 0.f;
+#pragma unroll
+  for (int j = 0; j < E; ++j) s += bf(xv[j]) * bf(dv[j]);
+  return s;
+}
+template <int N, int T, int E>
+__device__ __forceinline__ void put_row(u16* orow, int t, float s, const u16 (&xv)[E], const u16 (&dv)[E]) {
+#pragma unroll
+  for (int j = 0; j < E; ++j) {
+    const int c = t + j * T;
+    if (c < N) orow[c] = to_bf(bf(xv[j]) * s + bf(dv[j]));
+  }
+}
+
+// A lane's 16-byte chunk as the next lane (down) or the previous lane (up) holds it.
+__device__ __forceinline__ uint4 chunk_down(uint4 v) {
+  return make_uint4(__shfl_down_sync(0xffffffffu, v.x, 1), __shfl_down_sync(0xffffffffu, v.y, 1),
+                    __shfl_down_sync(0xffffffffu, v.z, 1), __shfl_down_sync(0xffffffffu, v.w, 1));
+}
+__device__ __forceinline__ uint4 chunk_up(uint4 v) {
+  return make_uint4(__shfl_up_sync(0xffffffffu, v.x, 1), __shfl_up_sync(0xffffffffu, v.y, 1),
+                    __shfl_up_sync(0xffffffffu, v.z, 1), __shfl_up_sync(0xffffffffu, v.w, 1));
+}
+
+// A slot's out = x·s + dy (8 bf16); then the aligned chunk that starts in it: the previous
+// lane's slot's last `shift` bytes, then this slot's first 16 − shift (every lane calls it).
+__device__ __forceinline__ uint4 slot_out(uint4 x, uint4 dy, float s) {
+  U8 a, b, o;
+  a.raw = x; b.raw = dy;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) o.e[j] = to_bf(bf(a.e[j]) * s + bf(b.e[j]));
+  return o.raw;
+}
+__device__ __forceinline__ uint4 chunk_from(uint4 o, int shift) {
+  const uint4 prev = chunk_up(o);
+  return shift == 0 ? o : nj::Realigned<nj::bf16, 8>::select(prev, o, 16 - shift);
+}
+
 template <int N, int T, Variant V>
 __global__ void __launch_bounds__(T) rows_kernel(const u16* __restrict__ x, const u16* __restrict__ dy,
                                                  u16* __restrict__ out, long long m) {
@@ -74,23 +121,9 @@ __global__ void __launch_bounds__(T) rows_kernel(const u16* __restrict__ x, cons
   if constexpr (V == kScalar) {
     constexpr int E = (N + T - 1) / T;
     for (long long row = blockIdx.x; row < m; row += gridDim.x) {
-      const u16* xr = x + row * N; const u16* dr = dy + row * N;
       u16 xv[E], dv[E];
-#pragma unroll
-      for (int j = 0; j < E; ++j) {
-        const int c = t + j * T;
-        xv[j] = c < N ? xr[c] : 0; dv[j] = c < N ? dr[c] : 0;
-      }
-      float s = 0.f;
-#pragma unroll
-      for (int j = 0; j < E; ++j) s += bf(xv[j]) * bf(dv[j]);
-      s = block_sum<T>(s, buf, parity) * (1.f / N);
-      u16* orow = out + row * N;
-#pragma unroll
-      for (int j = 0; j < E; ++j) {
-        const int c = t + j * T;
-        if (c < N) orow[c] = to_bf(bf(xv[j]) * s + bf(dv[j]));
-      }
+      const float s = block_sum<T>(hold_row<N, T, E>(x + row * N, dy + row * N, t, xv, dv), buf, parity) * (1.f / N);
+      put_row<N, T, E>(out + row * N, t, s, xv, dv);
     }
   } else if constexpr (V == kChunks || V == kAligned) {
     constexpr int S = (N + 7) / 8, I = (S + T - 1) / T;
@@ -156,29 +189,11 @@ __global__ void __launch_bounds__(T) rows_kernel(const u16* __restrict__ x, cons
       const u16* xs = reinterpret_cast<const u16*>(stage_x + b * kBytes + shift);
       const u16* ds = reinterpret_cast<const u16*>(stage_dy + b * kBytes + shift);
       u16 xv[E], dv[E];
-#pragma unroll
-      for (int j = 0; j < E; ++j) {
-        const int c = t + j * T;
-        xv[j] = c < N ? xs[c] : 0; dv[j] = c < N ? ds[c] : 0;
-      }
-      float s = 0.f;
-#pragma unroll
-      for (int j = 0; j < E; ++j) s += bf(xv[j]) * bf(dv[j]);
-      s = block_sum<T>(s, buf, parity) * (1.f / N);
+      const float s = block_sum<T>(hold_row<N, T, E>(xs, ds, t, xv, dv), buf, parity) * (1.f / N);
       if constexpr (V == kStaged) {
-        u16* orow = out + row * N;
-#pragma unroll
-        for (int j = 0; j < E; ++j) {
-          const int c = t + j * T;
-          if (c < N) orow[c] = to_bf(bf(xv[j]) * s + bf(dv[j]));
-        }
+        put_row<N, T, E>(out + row * N, t, s, xv, dv);
       } else {
-        u16* os = reinterpret_cast<u16*>(stage_out + shift);
-#pragma unroll
-        for (int j = 0; j < E; ++j) {
-          const int c = t + j * T;
-          if (c < N) os[c] = to_bf(bf(xv[j]) * s + bf(dv[j]));
-        }
+        put_row<N, T, E>(reinterpret_cast<u16*>(stage_out + shift), t, s, xv, dv);
         __syncthreads();
         const int chunks = (shift + 2 * N + 15) / 16;
         unsigned char* const oa = reinterpret_cast<unsigned char*>(out + row * N) - shift;
@@ -215,11 +230,7 @@ __global__ void __launch_bounds__(T) rows_kernel(const u16* __restrict__ x, cons
 #pragma unroll
       for (int i = 0; i < I; ++i) {
         const int k = (i * W + warp) * 31 + lane;
-        uint4 xn, dn;
-        xn.x = __shfl_down_sync(0xffffffffu, xl[i].x, 1); xn.y = __shfl_down_sync(0xffffffffu, xl[i].y, 1);
-        xn.z = __shfl_down_sync(0xffffffffu, xl[i].z, 1); xn.w = __shfl_down_sync(0xffffffffu, xl[i].w, 1);
-        dn.x = __shfl_down_sync(0xffffffffu, dl[i].x, 1); dn.y = __shfl_down_sync(0xffffffffu, dl[i].y, 1);
-        dn.z = __shfl_down_sync(0xffffffffu, dl[i].z, 1); dn.w = __shfl_down_sync(0xffffffffu, dl[i].w, 1);
+        uint4 xn = chunk_down(xl[i]), dn = chunk_down(dl[i]);
         U8 a, b;
         a.raw = R::select(xl[i], xn, shift); b.raw = R::select(dl[i], dn, shift);
 #pragma unroll
@@ -235,16 +246,8 @@ __global__ void __launch_bounds__(T) rows_kernel(const u16* __restrict__ x, cons
 #pragma unroll
       for (int i = 0; i < I; ++i) {
         const int k = (i * W + warp) * 31 + lane;
-        U8 a, b, o;
-        a.raw = xv[i]; b.raw = dv[i];
-#pragma unroll
-        for (int j = 0; j < 8; ++j) o.e[j] = to_bf(bf(a.e[j]) * s + bf(b.e[j]));
-        uint4 prev;
-        prev.x = __shfl_up_sync(0xffffffffu, o.raw.x, 1); prev.y = __shfl_up_sync(0xffffffffu, o.raw.y, 1);
-        prev.z = __shfl_up_sync(0xffffffffu, o.raw.z, 1); prev.w = __shfl_up_sync(0xffffffffu, o.raw.w, 1);
-        // Chunk k: the previous slot's last `shift` bytes, then this slot's first 16 − shift.
         // Lane 0 has no previous slot here, lane 31 no slot of its own.
-        const uint4 content = shift == 0 ? o.raw : R::select(prev, o.raw, 16 - shift);
+        const uint4 content = chunk_from(slot_out(xv[i], dv[i], s), shift);
         const long long at = 16LL * k;
         if (k < chunks) {
           const long long lo = lane == 0 ? shift : 0, first = shift - at;
@@ -281,11 +284,7 @@ __global__ void __launch_bounds__(T) rows_kernel(const u16* __restrict__ x, cons
 #pragma unroll
       for (int i = 0; i < I; ++i) {
         const int k = t + i * T;
-        uint4 xn, dn;
-        xn.x = __shfl_down_sync(0xffffffffu, xl[i].x, 1); xn.y = __shfl_down_sync(0xffffffffu, xl[i].y, 1);
-        xn.z = __shfl_down_sync(0xffffffffu, xl[i].z, 1); xn.w = __shfl_down_sync(0xffffffffu, xl[i].w, 1);
-        dn.x = __shfl_down_sync(0xffffffffu, dl[i].x, 1); dn.y = __shfl_down_sync(0xffffffffu, dl[i].y, 1);
-        dn.z = __shfl_down_sync(0xffffffffu, dl[i].z, 1); dn.w = __shfl_down_sync(0xffffffffu, dl[i].w, 1);
+        uint4 xn = chunk_down(xl[i]), dn = chunk_down(dl[i]);
         if (lane == 31 || k == S - 1) { xn = xh[i]; dn = dh[i]; }
         U8 a, b;
         a.raw = R::select(xl[i], xn, shift); b.raw = R::select(dl[i], dn, shift);
@@ -302,15 +301,8 @@ __global__ void __launch_bounds__(T) rows_kernel(const u16* __restrict__ x, cons
 #pragma unroll
       for (int i = 0; i < I; ++i) {
         const int k = t + i * T;
-        U8 a, b, o;
-        a.raw = xv[i]; b.raw = dv[i];
-#pragma unroll
-        for (int j = 0; j < 8; ++j) o.e[j] = to_bf(bf(a.e[j]) * s + bf(b.e[j]));
-        uint4 prev;
-        prev.x = __shfl_up_sync(0xffffffffu, o.raw.x, 1); prev.y = __shfl_up_sync(0xffffffffu, o.raw.y, 1);
-        prev.z = __shfl_up_sync(0xffffffffu, o.raw.z, 1); prev.w = __shfl_up_sync(0xffffffffu, o.raw.w, 1);
-        // Chunk k: the previous slot's last `shift` bytes, then this slot's first 16 − shift.
-        const uint4 content = shift == 0 ? o.raw : R::select(prev, o.raw, 16 - shift);
+        const uint4 o = slot_out(xv[i], dv[i], s);
+        const uint4 content = chunk_from(o, shift);
         const long long at = 16LL * k;
         if (k < S) {
           const long long lo = lane == 0 ? shift : 0, first = shift - at, end = row_end - at;
@@ -320,7 +312,7 @@ __global__ void __launch_bounds__(T) rows_kernel(const u16* __restrict__ x, cons
         }
         // The warp's last lane and the row's last slot write their slot's tail into the next chunk.
         if ((lane == 31 || k == S - 1) && k < S && shift != 0 && k + 1 < chunks) {
-          const uint4 tail = R::select(o.raw, o.raw, 16 - shift);  // its first `shift` bytes are o's last
+          const uint4 tail = R::select(o, o, 16 - shift);  // its first `shift` bytes are o's last
           const long long end = row_end - at - 16;
           store_range(ob + at + 16, tail, 0, (int)(end < shift ? end : shift));
         }
@@ -394,7 +386,8 @@ void one(int check_against = -1) {
 
 template <int N, int T>
 void odd() {
-  one<N, T, kScalar>(); one<N, T, kChunks>(); one<N, T, kShuffle>(); one<N, T, kStaged>(); one<N, T, kStagedOut>();
+  one<N, T, kScalar>(); one<N, T, kChunks>(); one<N, T, kShuffle>(); one<N, T, kShuffle31>();
+  one<N, T, kStaged>(); one<N, T, kStagedOut>();
 }
 
 int main() {
