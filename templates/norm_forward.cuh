@@ -556,9 +556,9 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
   typedef MomentsReducer<(kThreadsPerRow > 32 ? kThreadsPerRow : 64), kRowsPerBlock> Moments_;
   __shared__ Moments moments_buffer[kOneReduction ? 2 : 1][kRowsPerBlock][Moments_::kWarps];
   Moments_ moments{moments_buffer, 0};
-  const int row_in_block = threadIdx.x / kThreadsPerRow;
-  const int lane_in_block = threadIdx.x % kThreadsPerRow;
-  __builtin_assume(threadIdx.x < kThreads);
+  const int thread = block_thread<kThreads>();
+  const int row_in_block = thread / kThreadsPerRow;
+  const int lane_in_block = thread % kThreadsPerRow;
   // With a cluster a row: the block's rank in it, the thread's lane among the row's threads,
   // and the clusters (row groups) of the grid.
   const int lane = (int)block_rank() * kThreadsPerRow + lane_in_block;
