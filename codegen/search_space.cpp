@@ -4,7 +4,6 @@
 #include <stdexcept>
 #include <vector>
 
-#include "codegen/forward_config.h"
 #include "codegen/integer_math.h"
 #include "codegen/norm_problem.h"
 
@@ -213,14 +212,6 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
           c.threads = c.threads_per_row = static_cast<int>(threads);
           c.min_blocks_per_sm = shared_sums_blocks_per_sm(c.threads);
           out.add(c);
-          // Rows of an element a thread loaded 2 bytes at a time hold half the bytes a register
-          // that vectors do: one block more an SM keeps more of them in flight (ptxas squeezes
-          // their registers instead; bench/NOTES.md entry 47).
-          if (vec * x_bytes < 4 && (c.min_blocks_per_sm + 1) * c.threads <= kThreadsPerSm) {
-            LaunchConfig more = c;
-            ++more.min_blocks_per_sm;
-            out.add(more);
-          }
           // 8 elements a thread leave room to load the next row while this one is reduced; so
           // do 16 of a packed 16-bit row where one block fills the SM (the SM's second row in flight).
           if (widest_vec && (elements == 8 || (elements == 16 && sixteen_bit && c.min_blocks_per_sm == 1))) {
