@@ -115,14 +115,10 @@ std::string forward_fused_constants(const NormProblem& p) {
 
 // The switches a config turns on in the templates, as #defines ahead of them; none for the
 // configs that need none, whose source is as it was before the switch existed. Realigned slots
-// (templates/common.cuh) where x's slots are wider than the rows' alignment; in the backward,
-// slots of an element loaded without a branch each (templates/norm_backward.cuh,
-// load_row_slice) where ptxas serializes the guarded ones.
+// (templates/common.cuh) where x's slots are wider than the rows' alignment.
 std::string template_switches(const NormProblem& p, const LaunchConfig& c, Pass pass) {
   std::string s;
   if (realigned_slots(p, c)) s += "#define NJ_REALIGNED_SLOTS 1  // x's slots are wider than the rows' alignment\n";
-  if (pass == Pass::Backward && unguarded_element_loads(p, c))
-    s += "#define NJ_UNGUARDED_ELEMENT_LOADS 1  // slots of an element loaded without a branch\n";
   return s;
 }
 

@@ -149,33 +149,6 @@ TEST(KernelSource, DefinesRealignedSlotsOnlyForConfigsThatAskForThem) {
             std::string::npos);
 }
 
-// Unguarded loads of slots of an element only where codegen asks for them: 16-bit rows held as
-// read in one block of 161-255 threads (N 2561-3584 at 16 elements a thread).
-TEST(KernelSource, DefinesUnguardedElementLoadsOnlyForConfigsThatAskForThem) {
-  const std::string kDefine = "#define NJ_UNGUARDED_ELEMENT_LOADS 1";
-  auto source = [&](int64_t n, DType x, int alignment) {
-    NormProblem p;
-    p.n = n;
-    p.x_dtype = x;
-    p.weight_dtype = DType::F32;
-    p.alignment = alignment;
-    p = codegen::resolve_problem(p);
-    const codegen::LaunchConfig c = codegen::choose_launch_config(p, 90, 132);
-    EXPECT_EQ(codegen::unguarded_element_loads(p, c),
-              x != DType::F32 && c.vec == 1 && c.threads_per_row > 160 && c.threads_per_row < 256)
-        << n << " " << codegen::describe(c);
-    return codegen::generate_backward_source(p, c).text;
-  };
-  for (DType x : {DType::BF16, DType::F16}) {
-    for (int64_t n : {2561, 3001, 3072, 3301})
-      EXPECT_NE(source(n, x, 2).find(kDefine), std::string::npos) << n;
-    for (int64_t n : {1001, 2049, 2560, 4095})  // 64, 160 and 256 threads
-      EXPECT_EQ(source(n, x, 2).find(kDefine), std::string::npos) << n;
-    EXPECT_EQ(source(3072, x, 16).find(kDefine), std::string::npos);  // vectors
-  }
-  EXPECT_EQ(source(3001, DType::F32, 4).find(kDefine), std::string::npos);  // fp32: measured faster guarded
-}
-
 TEST(KernelSource, WithoutOptionsCarriesNoTraceOfTheFusedSection) {
   for (const NormProblem& p : one_problem_per_family()) {
     const std::string s = source_for(p, 90);

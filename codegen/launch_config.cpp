@@ -53,12 +53,6 @@ int64_t pair_from(const NormProblem& p) {
 
 bool realigned_slots(const NormProblem& p, const LaunchConfig& c) { return !c.staged && !within_alignment(p, c.vec); }
 
-bool unguarded_element_loads(const NormProblem& p, const LaunchConfig& c) {
-  return c.vec == 1 && !c.staged && c.cluster == 1 && c.column_pass == 0 && !packs_rows(p, c) &&
-         dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2 && c.threads_per_row > kGuardedElementRowsUpTo &&
-         c.threads_per_row < kGuardedElementRowsFrom;
-}
-
 bool rows_take_vector(const NormProblem& p, int vec) {
   const int bytes = vec * dtype_size(p.x_dtype);
   return within_alignment(p, vec) || (dtype_size(p.x_dtype) == 2 && (bytes == 8 || bytes == 16));
@@ -641,8 +635,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     one_row_per_block(slots, 8);
   } else if (row_in_one_block) {
     // Rows an element a thread a pass hold 16 (odd 16-bit N 1001-4096); the bf16 rule of 8 for
-    // 2049-3072 is gone since 16-bit rows load without per-slot branches where ptxas serialized
-    // them (unguarded_element_loads; bench/NOTES.md entry 35).
+    // 2049-3072 is gone since 16-bit rows load without per-slot branches, which ptxas
+    // serialized (load_slot_if; bench/NOTES.md entries 35, 48).
     one_row_per_block(slots, max_iters);
   } else if (sm >= 80 && staged_slots <= int64_t{kMaxRegisterRowThreads} * staged_iters &&
              stage(1, staged_iters)) {

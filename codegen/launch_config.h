@@ -69,17 +69,6 @@ bool rows_take_vector(const NormProblem& resolved, int vec);
 // Whether config's slots of x are wider than p's rows are aligned (not staged: those read from
 // shared memory): its kernel realigns them (NJ_REALIGNED_SLOTS in the generated source).
 bool realigned_slots(const NormProblem& resolved, const LaunchConfig& config);
-// Whether config's backward kernel loads its slots of one element without a branch each (column 0
-// in place of one past N, zeroed after: NJ_UNGUARDED_ELEMENT_LOADS in the generated source):
-// 16-bit rows held as read, one block a row, of 161-255 threads. Measured there (N 2561-3072 at
-// 192 threads): with a branch around each, ptxas issued the loads one after another (Nsight
-// Compute: LN bf16 2561 766 µs, 15% of DRAM; fp16 3001 705 → 188 µs unguarded), while at 64,
-// 160, 256 and 288-384 threads the branches cost nothing and unguarded loads lost 1-13% (their
-// registers; bench/results/2026-11-25-h100-fd291fc-scalar-loads/). A fit to ptxas's schedules,
-// so tuned shapes may differ.
-constexpr int kGuardedElementRowsUpTo = 160;
-constexpr int kGuardedElementRowsFrom = 256;
-bool unguarded_element_loads(const NormProblem& resolved, const LaunchConfig& config);
 // The vector widths tuning tries for rows in registers: vector_width and half of it, then the
 // aligned width and the realigned 16- and 8-byte ones where those differ.
 std::vector<int> candidate_vector_widths(const NormProblem& resolved, Pass pass = Pass::Backward);

@@ -234,6 +234,56 @@ __device__ __forceinline__ void load_slot(const T* row, i64 col, float (&out)[VE
     for (int j = 0; j < VEC; ++j) out[j] = col + j < N ? to_f32(row[col + j]) : 0.f;
   }
 }
+// A word of global memory loaded only where `on` holds (a predicated load: no branch), else
+// left as it was.
+__device__ __forceinline__ void load_word_if(unsigned short& v, const void* p, bool on) {
+  asm("{\n .reg .pred q;\n setp.ne.b32 q, %2, 0;\n @q ld.global.u16 %0, [%1];\n}" : "+h"(v) : "l"(p), "r"((int)on));
+}
+__device__ __forceinline__ void load_word_if(unsigned& v, const void* p, bool on) {
+  asm("{\n .reg .pred q;\n setp.ne.b32 q, %2, 0;\n @q ld.global.u32 %0, [%1];\n}" : "+r"(v) : "l"(p), "r"((int)on));
+}
+__device__ __forceinline__ void load_word_if(uint2& v, const void* p, bool on) {
+  asm("{\n .reg .pred q;\n setp.ne.b32 q, %3, 0;\n @q ld.global.v2.u32 {%0, %1}, [%2];\n}"
+      : "+r"(v.x), "+r"(v.y) : "l"(p), "r"((int)on));
+}
+__device__ __forceinline__ void load_word_if(uint4& v, const void* p, bool on) {
+  asm("{\n .reg .pred q;\n setp.ne.b32 q, %5, 0;\n @q ld.global.v4.u32 {%0, %1, %2, %3}, [%4];\n}"
+      : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w) : "l"(p), "r"((int)on));
+}
+
+// load_slot of the slot at `at` (column col of its row) that exists only where `inside` holds
+// (else it reads as 0), its whole vectors loaded under a predicate instead of a branch. Branched around, each slot's load and
+// its conversion sat in a branch of their own, and ptxas issued them one slot after another,
+// each waiting for its load (16-bit rows held in one block of 96 or 160 threads: 18% of copy
+// at LN bf16 1505; bench/NOTES.md entry 48). Realigned slots keep the branch.
+template <class T, int VEC, int ALIGN, i64 N>
+__device__ __forceinline__ void load_slot_if(const T* at, i64 col, bool inside, float (&out)[VEC]) {
+  if constexpr (kRealigns<T, VEC, ALIGN>) {
+    if (inside) {
+      load_slot<T, VEC, ALIGN, N>(at - col, col, out);
+    } else {
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) out[j] = 0.f;
+    }
+  } else {
+    typedef VecAccess<T, VEC, ALIGN> Access;
+    const bool whole = inside && col + VEC <= N;
+#pragma unroll
+    for (int k = 0; k < VEC / Access::kPer; ++k) {
+      typename Access::Piece u;
+      u.raw = typename Access::Raw{};
+      load_word_if(u.raw, at + k * Access::kPer, whole);
+      widen_piece(u.raw, u.e, out + k * Access::kPer);
+    }
+    if constexpr (N % VEC != 0) {
+      // The row's last slot, partial: element by element.
+      if (inside && !whole) {
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) out[j] = col + j < N ? to_f32(at[j]) : 0.f;
+      }
+    }
+  }
+}
 template <class T, int VEC, int ALIGN, i64 N>
 __device__ __forceinline__ void store_slot(T* row, i64 col, const float (&in)[VEC]) {
   if (col + VEC <= N) {

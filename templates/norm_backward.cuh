@@ -47,11 +47,6 @@ constexpr int kIters = (int)((kSlotsPerBlock + kThreadsPerRow - 1) / kThreadsPer
 static_assert(kCluster == 1 || kRowsPerBlock == 1, "a cluster shares one row at a time");
 constexpr bool kAccumulate = kHasWeight || kHasBias;
 constexpr float kInvN = 1.0f / (float)kN;
-// Slots of an element loaded without a branch each (load_row_slice); the generated source
-// defines it where codegen's unguarded_element_loads says.
-#ifndef NJ_UNGUARDED_ELEMENT_LOADS
-#define NJ_UNGUARDED_ELEMENT_LOADS 0
-#endif
 
 // The butterfly where a block of 16-bit rows is the whole row (templates/common.cuh says why).
 typedef RowReducer<kThreadsPerRow, kRowsPerBlock, kCluster == 1 && sizeof(TX) == 2> Reducer;
@@ -565,18 +560,12 @@ __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row,
     r.rstd = p.rstd[row];
     if constexpr (kLayerNorm) r.mean = p.mean[row];
   }
-  // The row's addresses once: written inside each slot's bounds branch, NVVM computes them again
-  // in every branch (a 64-bit multiply a slot). Not for rows held as read in slots of several
-  // elements: there the held pointers cost LN fp32 12288 (168 registers) a spill.
-  // Unguarded slots of an element (NJ_UNGUARDED_ELEMENT_LOADS, codegen's unguarded_element_loads
-  // says where) load whatever their column, column 0 past the row's end, zeroed after: their
-  // loads carry no branch and go out together. So a row past M reads row 0.
-  constexpr bool kUnguardedLoads = NJ_UNGUARDED_ELEMENT_LOADS;
-  static_assert(!kUnguardedLoads || (kVec == 1 && !kPackedRows), "unguarded loads are for slots of an element held as read");
-  const i64 at = kUnguardedLoads && !valid ? 0 : row;
-  const TX* x_row = p.x + at * p.x_stride;
-  const TDY* dy_row = p.dy + at * p.dy_stride;
-  constexpr bool kRowPointersHeld = kPackedRows || kVec == 1;
+  // Slots past the row's end, or of a row past M, read as 0. Their loads are predicated, not
+  // branched around (load_slot_if says why), each at a constant offset from the thread's first
+  // (slot_column clamps the column, which would cost every slot an address of its own).
+  const TX* x_row = p.x + row * p.x_stride;
+  const TDY* dy_row = p.dy + row * p.dy_stride;
+  const i64 first_col = ((i64)rank * kSlotsPerBlock + lane) * kVec;
 #pragma unroll
   for (int i = 0; i < kIters; ++i) {
     const i64 col = slot_column(i, lane, rank);
@@ -588,23 +577,14 @@ __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row,
       if constexpr (kHoldsGate) r.z_packed[i].load(p.fused.z + row * p.fused.z_stride, valid ? col : kN);
       if constexpr (kHoldsSecondDy) r.dy1_packed[i].load(p.fused.dy1 + row * p.fused.dy1_stride, valid ? col : kN);
 // fused:end
-    } else if constexpr (kUnguardedLoads) {
+    } else {
       const bool inside = valid && col < kN;
-      const float x = to_f32(x_row[inside ? col : 0]), dy = to_f32(dy_row[inside ? col : 0]);
-      r.x[i][0] = inside ? x : 0.f;
-      r.dy[i][0] = inside ? dy : 0.f;
+      const i64 at = first_col + (i64)i * kThreadsPerRow * kVec;  // col where inside
+      load_slot_if<TX, kVec, kAlign, kN>(x_row + at, col, inside, r.x[i]);
+      load_slot_if<TDY, kVec, kAlign, kN>(dy_row + at, col, inside, r.dy[i]);
 // fused:begin
       if (inside) gate_inputs(p.fused, row, col, r.x[i], r.dy[i]);
 // fused:end
-    } else if (valid && col < kN) {
-      load_slot<TX, kVec, kAlign, kN>(kRowPointersHeld ? x_row : p.x + row * p.x_stride, col, r.x[i]);
-      load_slot<TDY, kVec, kAlign, kN>(kRowPointersHeld ? dy_row : p.dy + row * p.dy_stride, col, r.dy[i]);
-// fused:begin
-      gate_inputs(p.fused, row, col, r.x[i], r.dy[i]);
-// fused:end
-    } else {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) r.x[i][j] = r.dy[i][j] = 0.f;
     }
   }
 }
