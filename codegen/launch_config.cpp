@@ -397,6 +397,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // against 369 staged, 7168 484 against 525, 8192 282 against 298; RMS 354 / 482 / 281 against
   // 365 / 516 / 297; each within 1.6% of the best), and rows aligned to less than 16 bytes up to
   // 4096 in 16-bit types and for fp32.
+  const bool rich_unaligned_prefetch_rows = memory_rich && many_rows && sm >= 90 && sixteen_bit && c.vec <= 2 &&
+                                            !has_fused_options(p) && p.n <= 4096 &&
+                                            slots <= int64_t{kUnalignedPrefetchSlots} * kMaxUnalignedPrefetchThreads;
   const bool row_in_one_block = ((sm >= 90 && aligned && !sixteen_bit && p.n > 4096) ||
                                  (!aligned && (!sixteen_bit || p.n <= 4096))) &&
                                 slots <= block_slots;
@@ -633,6 +636,19 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // (4095: within 1% of the best).
     c.prefetch = true;
     one_row_per_block(slots, 8);
+  } else if (rich_unaligned_prefetch_rows) {
+    // Memory-rich devices: 16-bit rows aligned to 2 or 4 bytes prefetch the next row, 8 slots a
+    // thread (8 or 16 elements), two blocks an SM for rows of an element (LN 2505 1.01x, 3001
+    // 1.04x over one; slots of two gained nothing and spilled in LN fp16 4002, 16 bytes).
+    // Exhaustive tuning with predicated loads
+    // (bench/results/2026-11-29-h200-predicated-loads/, tune µs): within 4% of the best at
+    // 1505-2505 and 1506-4002, over the 16 elements a thread of row_in_one_block below at
+    // 1.00-2.41x (LN 2505 405 → 168, RMS 1505 232 → 199, LN 3002 238 → 180, LN 4002 253 →
+    // 210). Not for rows of an element beyond 2560: two blocks of 352-384 such threads spill
+    // (16-72 bytes), and one block of them lost to 16 a thread (RMS 3001 1.29x the best).
+    c.prefetch = true;
+    one_row_per_block(slots, kUnalignedPrefetchSlots);
+    if (c.vec == 1) c.min_blocks_per_sm = 2;
   } else if (row_in_one_block) {
     // Rows an element a thread a pass hold 16 (odd 16-bit N 1001-4096); the bf16 rule of 8 for
     // 2049-3072 is gone since 16-bit rows load without per-slot branches, which ptxas

@@ -105,6 +105,10 @@ constexpr int kMaxRegisterRowThreads = 512;
 // With prefetch each thread holds two rows' elements, so it takes half as many of each, and
 // blocks stay at most this large.
 constexpr int kMaxPrefetchElementsPerThread = 8;
+// 16-bit rows aligned to 2 or 4 bytes on memory-rich devices (config_for_many_rows says why):
+// slots a thread, prefetching, and the most threads such a block has.
+constexpr int kUnalignedPrefetchSlots = 8;
+constexpr int kMaxUnalignedPrefetchThreads = 320;
 constexpr int kPrefetchBlockThreads = 256;
 
 // Threads per SM that shared-sums configs aim for: 64 registers a thread (65536 / 64).

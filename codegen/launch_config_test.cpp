@@ -1453,3 +1453,27 @@ TEST(LaunchConfig, MemoryRichShortRowsLeaveTheStagedBlocks) {
   }
   EXPECT_EQ(odd(12801, 18.8).cluster, 2);
 }
+
+// 16-bit rows aligned to 2 or 4 bytes on memory-rich devices prefetch the next row, 8 slots a
+// thread, two blocks an SM for rows of an element (bench/results/2026-11-29-h200-predicated-loads/):
+// up to 2560 columns at 2-byte alignment, 4096 at 4; not 8-byte aligned rows, nor on an H100.
+TEST(LaunchConfig, MemoryRichUnalignedShortRowsPrefetch) {
+  auto at = [](int64_t n, int alignment, double rate, NormKind kind = NormKind::LayerNorm,
+               void (*option)(NormProblem&) = no_option) {
+    NormProblem p = with_option(n, DType::BF16, kind, option);
+    p.alignment = alignment;
+    return choose_launch_config(codegen::resolve_problem(p), 90, 132, 67108864 / n, rate);
+  };
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+    EXPECT_EQ(codegen::describe(at(1505, 2, 18.8, kind)),
+              "threads=192 threads_per_row=192 vec=1 registers prefetch min_blocks=2");
+    EXPECT_EQ(codegen::describe(at(2505, 2, 18.8, kind)),
+              "threads=320 threads_per_row=320 vec=1 registers prefetch min_blocks=2");
+    EXPECT_EQ(codegen::describe(at(3002, 4, 18.8, kind)), "threads=192 threads_per_row=192 vec=2 registers prefetch");
+    EXPECT_EQ(codegen::describe(at(4002, 4, 18.8, kind)), "threads=256 threads_per_row=256 vec=2 registers prefetch");
+    EXPECT_FALSE(at(2561, 2, 18.8, kind).prefetch) << "two blocks of 352 threads spill";
+    EXPECT_FALSE(at(1508, 8, 18.8, kind).prefetch) << "8-byte aligned rows";
+    EXPECT_FALSE(at(1505, 2, 0, kind).prefetch) << "the H100's rule";
+    EXPECT_FALSE(at(1505, 2, 18.8, kind, [](NormProblem& p) { p.residual = true; }).prefetch) << "fused";
+  }
+}

@@ -560,15 +560,23 @@ __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row,
     r.rstd = p.rstd[row];
     if constexpr (kLayerNorm) r.mean = p.mean[row];
   }
-  // Slots past the row's end, or of a row past M, read as 0. Their loads are predicated, not
-  // branched around (load_slot_if says why), each at a constant offset from the thread's first
-  // (slot_column clamps the column, which would cost every slot an address of its own).
+  // Slots past the row's end, or of a row past M, read as 0. 16-bit rows load them under a
+  // predicate, not a branch each (load_slot_if says why), each at a constant offset from the
+  // thread's first (slot_column clamps the column, which would cost every slot an address of
+  // its own). fp32 rows keep the branch: predicated, fp32 rows of 12288-262144 measured 3-9%
+  // slower (bench/NOTES.md entry 48). Their row's addresses once: written inside each slot's
+  // branch, NVVM computes them again in every branch (a 64-bit multiply a slot); but not for
+  // rows held in slots of several elements, where the held pointers cost LN fp32 12288 (168
+  // registers) a spill.
+  constexpr bool kPredicatedLoads = sizeof(TX) == 2 && sizeof(TDY) == 2;
+  constexpr bool kRowPointersHeld = kPackedRows || kPredicatedLoads || kVec == 1;
   const TX* x_row = p.x + row * p.x_stride;
   const TDY* dy_row = p.dy + row * p.dy_stride;
   const i64 first_col = ((i64)rank * kSlotsPerBlock + lane) * kVec;
 #pragma unroll
   for (int i = 0; i < kIters; ++i) {
     const i64 col = slot_column(i, lane, rank);
+    const bool inside = valid && col < kN;
     if constexpr (kPackedRows) {
       // Out of range: zero bits, which every dtype reads as 0.
       r.x_packed[i].load(x_row, valid ? col : kN);
@@ -577,15 +585,21 @@ __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row,
       if constexpr (kHoldsGate) r.z_packed[i].load(p.fused.z + row * p.fused.z_stride, valid ? col : kN);
       if constexpr (kHoldsSecondDy) r.dy1_packed[i].load(p.fused.dy1 + row * p.fused.dy1_stride, valid ? col : kN);
 // fused:end
-    } else {
-      const bool inside = valid && col < kN;
+      continue;
+    } else if constexpr (kPredicatedLoads) {
       const i64 at = first_col + (i64)i * kThreadsPerRow * kVec;  // col where inside
       load_slot_if<TX, kVec, kAlign, kN>(x_row + at, col, inside, r.x[i]);
       load_slot_if<TDY, kVec, kAlign, kN>(dy_row + at, col, inside, r.dy[i]);
-// fused:begin
-      if (inside) gate_inputs(p.fused, row, col, r.x[i], r.dy[i]);
-// fused:end
+    } else if (inside) {
+      load_slot<TX, kVec, kAlign, kN>(kRowPointersHeld ? x_row : p.x + row * p.x_stride, col, r.x[i]);
+      load_slot<TDY, kVec, kAlign, kN>(kRowPointersHeld ? dy_row : p.dy + row * p.dy_stride, col, r.dy[i]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) r.x[i][j] = r.dy[i][j] = 0.f;
     }
+// fused:begin
+    if (inside) gate_inputs(p.fused, row, col, r.x[i], r.dy[i]);
+// fused:end
   }
 }
 
