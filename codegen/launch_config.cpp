@@ -397,9 +397,13 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // against 369 staged, 7168 484 against 525, 8192 282 against 298; RMS 354 / 482 / 281 against
   // 365 / 516 / 297; each within 1.6% of the best), and rows aligned to less than 16 bytes up to
   // 4096 in 16-bit types and for fp32.
+  // Rows of an element held 16 a thread (row_in_one_block) fill an SM only in blocks that tile
+  // kHeldElementRowThreadsPerSm threads.
+  const bool held_elements_fill_sm = kHeldElementRowThreadsPerSm % std::max<int64_t>(warp_threads(slots, max_iters), 64) == 0;
   const bool rich_unaligned_prefetch_rows = memory_rich && many_rows && sm >= 90 && sixteen_bit && c.vec <= 2 &&
                                             !has_fused_options(p) && p.n <= 4096 &&
-                                            slots <= int64_t{kUnalignedPrefetchSlots} * kMaxUnalignedPrefetchThreads;
+                                            slots <= int64_t{kUnalignedPrefetchSlots} * kMaxUnalignedPrefetchThreads &&
+                                            (c.vec == 2 || !held_elements_fill_sm);
   const bool row_in_one_block = ((sm >= 90 && aligned && !sixteen_bit && p.n > 4096) ||
                                  (!aligned && (!sixteen_bit || p.n <= 4096))) &&
                                 slots <= block_slots;
@@ -640,6 +644,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // Memory-rich devices: 16-bit rows aligned to 2 or 4 bytes prefetch the next row, 8 slots a
     // thread (8 or 16 elements), two blocks an SM for rows of an element (LN 2505 1.01x, 3001
     // 1.04x over one; slots of two gained nothing and spilled in LN fp16 4002, 16 bytes).
+    // Rows of an element only where row_in_one_block's blocks of 16 a thread leave an SM short
+    // of threads: 96 or 160 of them at about 150-186 registers (LN 1505, 2505) hold 320-384
+    // threads an SM, 64 or 128 hold 512, and there the 16 a thread stay ahead (bench --graph,
+    // -unaligned-rule/: RMS bf16 1001 and 2001 80 → 67-69% of copy prefetching; LN 2001 77 → 72).
     // Exhaustive tuning with predicated loads
     // (bench/results/2026-11-29-h200-predicated-loads/, tune µs): within 4% of the best at
     // 1505-2505 and 1506-4002, over the 16 elements a thread of row_in_one_block below at

@@ -109,6 +109,8 @@ constexpr int kMaxPrefetchElementsPerThread = 8;
 // slots a thread, prefetching, and the most threads such a block has.
 constexpr int kUnalignedPrefetchSlots = 8;
 constexpr int kMaxUnalignedPrefetchThreads = 320;
+// Threads an SM holds of rows held 16 elements a thread (about 128 registers each).
+constexpr int kHeldElementRowThreadsPerSm = 512;
 constexpr int kPrefetchBlockThreads = 256;
 
 // Threads per SM that shared-sums configs aim for: 64 registers a thread (65536 / 64).

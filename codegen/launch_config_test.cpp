@@ -1456,7 +1456,8 @@ TEST(LaunchConfig, MemoryRichShortRowsLeaveTheStagedBlocks) {
 
 // 16-bit rows aligned to 2 or 4 bytes on memory-rich devices prefetch the next row, 8 slots a
 // thread, two blocks an SM for rows of an element (bench/results/2026-11-29-h200-predicated-loads/):
-// up to 2560 columns at 2-byte alignment, 4096 at 4; not 8-byte aligned rows, nor on an H100.
+// up to 2560 columns at 2-byte alignment (where 16 elements a thread would take blocks of 96 or
+// 160 threads), 4096 at 4; not 8-byte aligned rows, nor on an H100.
 TEST(LaunchConfig, MemoryRichUnalignedShortRowsPrefetch) {
   auto at = [](int64_t n, int alignment, double rate, NormKind kind = NormKind::LayerNorm,
                void (*option)(NormProblem&) = no_option) {
@@ -1472,6 +1473,8 @@ TEST(LaunchConfig, MemoryRichUnalignedShortRowsPrefetch) {
     EXPECT_EQ(codegen::describe(at(3002, 4, 18.8, kind)), "threads=192 threads_per_row=192 vec=2 registers prefetch");
     EXPECT_EQ(codegen::describe(at(4002, 4, 18.8, kind)), "threads=256 threads_per_row=256 vec=2 registers prefetch");
     EXPECT_FALSE(at(2561, 2, 18.8, kind).prefetch) << "two blocks of 352 threads spill";
+    for (int64_t n : {1001, 2001})
+      EXPECT_FALSE(at(n, 2, 18.8, kind).prefetch) << n << ": blocks of 64 or 128 threads of 16 elements fill an SM";
     EXPECT_FALSE(at(1508, 8, 18.8, kind).prefetch) << "8-byte aligned rows";
     EXPECT_FALSE(at(1505, 2, 0, kind).prefetch) << "the H100's rule";
     EXPECT_FALSE(at(1505, 2, 18.8, kind, [](NormProblem& p) { p.residual = true; }).prefetch) << "fused";
