@@ -403,7 +403,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   const bool rich_unaligned_prefetch_rows = memory_rich && many_rows && sm >= 90 && sixteen_bit && c.vec <= 2 &&
                                             !has_fused_options(p) && p.n <= 4096 &&
                                             slots <= int64_t{kUnalignedPrefetchSlots} * kMaxUnalignedPrefetchThreads &&
-                                            (c.vec == 2 || !held_elements_fill_sm);
+                                            (c.vec == 2 || (!held_elements_fill_sm && bf16_rows));
   const bool row_in_one_block = ((sm >= 90 && aligned && !sixteen_bit && p.n > 4096) ||
                                  (!aligned && (!sixteen_bit || p.n <= 4096))) &&
                                 slots <= block_slots;
@@ -648,6 +648,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // of threads: 96 or 160 of them at about 150-186 registers (LN 1505, 2505) hold 320-384
     // threads an SM, 64 or 128 hold 512, and there the 16 a thread stay ahead (bench --graph,
     // -unaligned-rule/: RMS bf16 1001 and 2001 80 → 67-69% of copy prefetching; LN 2001 77 → 72).
+    // And in bf16 only: fp16 rows of an element prefetching were 1.09-1.47x the exhaustive best
+    // at 1025-2505, the 16 a thread 1.00-1.34x (-fp16-element-tune/).
     // Exhaustive tuning with predicated loads
     // (bench/results/2026-11-29-h200-predicated-loads/, tune µs): within 4% of the best at
     // 1505-2505 and 1506-4002, over the 16 elements a thread of row_in_one_block below at

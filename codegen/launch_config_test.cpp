@@ -1456,8 +1456,8 @@ TEST(LaunchConfig, MemoryRichShortRowsLeaveTheStagedBlocks) {
 
 // 16-bit rows aligned to 2 or 4 bytes on memory-rich devices prefetch the next row, 8 slots a
 // thread, two blocks an SM for rows of an element (bench/results/2026-11-29-h200-predicated-loads/):
-// up to 2560 columns at 2-byte alignment (where 16 elements a thread would take blocks of 96 or
-// 160 threads), 4096 at 4; not 8-byte aligned rows, nor on an H100.
+// up to 2560 columns at 2-byte alignment (bf16 only, where 16 elements a thread would take blocks
+// of 96 or 160 threads), 4096 at 4; not 8-byte aligned rows, nor on an H100.
 TEST(LaunchConfig, MemoryRichUnalignedShortRowsPrefetch) {
   auto at = [](int64_t n, int alignment, double rate, NormKind kind = NormKind::LayerNorm,
                void (*option)(NormProblem&) = no_option) {
@@ -1475,6 +1475,14 @@ TEST(LaunchConfig, MemoryRichUnalignedShortRowsPrefetch) {
     EXPECT_FALSE(at(2561, 2, 18.8, kind).prefetch) << "two blocks of 352 threads spill";
     for (int64_t n : {1001, 2001})
       EXPECT_FALSE(at(n, 2, 18.8, kind).prefetch) << n << ": blocks of 64 or 128 threads of 16 elements fill an SM";
+    NormProblem fp16 = with_option(1505, DType::F16, kind, no_option);
+    fp16.alignment = 2;
+    EXPECT_FALSE(choose_launch_config(codegen::resolve_problem(fp16), 90, 132, 67108864 / 1505, 18.8).prefetch)
+        << "fp16 rows of an element";
+    fp16.n = 3002;
+    fp16.alignment = 4;
+    EXPECT_TRUE(choose_launch_config(codegen::resolve_problem(fp16), 90, 132, 67108864 / 3002, 18.8).prefetch)
+        << "fp16 rows of 2-element slots";
     EXPECT_FALSE(at(1508, 8, 18.8, kind).prefetch) << "8-byte aligned rows";
     EXPECT_FALSE(at(1505, 2, 0, kind).prefetch) << "the H100's rule";
     EXPECT_FALSE(at(1505, 2, 18.8, kind, [](NormProblem& p) { p.residual = true; }).prefetch) << "fused";
