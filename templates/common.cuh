@@ -219,6 +219,13 @@ using SlotAccess = VecAccess<T, VEC, kRealigns<T, VEC, ALIGN> ? 16 : ALIGN>;
 // that would reach past the row is read element by element too.
 template <class T, int VEC, int ALIGN>
 constexpr int kVectorReach = kRealigns<T, VEC, ALIGN> ? 2 * VEC : VEC;  // elements a vector load reads
+// The row's last slot where it is partial (col + VEC > N), element by element from `at`, its
+// first element.
+template <class T, int VEC, i64 N>
+__device__ __forceinline__ void load_partial_slot(const T* at, i64 col, float (&out)[VEC]) {
+#pragma unroll
+  for (int j = 0; j < VEC; ++j) out[j] = col + j < N ? to_f32(at[j]) : 0.f;
+}
 template <class T, int VEC, int ALIGN, i64 N>
 __device__ __forceinline__ void load_slot(const T* row, i64 col, float (&out)[VEC]) {
   if (col + kVectorReach<T, VEC, ALIGN> <= N) {
@@ -230,8 +237,7 @@ __device__ __forceinline__ void load_slot(const T* row, i64 col, float (&out)[VE
       VecAccess<T, VEC, ALIGN>::load(row + col, out);
     }
   } else {
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) out[j] = col + j < N ? to_f32(row[col + j]) : 0.f;
+    load_partial_slot<T, VEC, N>(row + col, col, out);
   }
 }
 // A word of global memory loaded only where `on` holds (a predicated load: no branch), else
@@ -252,19 +258,17 @@ __device__ __forceinline__ void load_word_if(uint4& v, const void* p, bool on) {
 }
 
 // load_slot of the slot at `at` (column col of its row) that exists only where `inside` holds
-// (else it reads as 0), its whole vectors loaded under a predicate instead of a branch. Branched around, each slot's load and
-// its conversion sat in a branch of their own, and ptxas issued them one slot after another,
-// each waiting for its load (16-bit rows held in one block of 96 or 160 threads: 18% of copy
-// at LN bf16 1505; bench/NOTES.md entry 48). Realigned slots keep the branch.
+// (else it reads as 0), its whole vectors loaded under a predicate instead of a branch.
+// Branched around, each slot's load and its conversion sat in a branch of their own, and ptxas
+// issued them one slot after another, each waiting for its load (16-bit rows held in one block
+// of 96 or 160 threads: 18% of copy at LN bf16 1505; bench/NOTES.md entry 48). Realigned slots
+// keep load_slot's branch.
 template <class T, int VEC, int ALIGN, i64 N>
 __device__ __forceinline__ void load_slot_if(const T* at, i64 col, bool inside, float (&out)[VEC]) {
   if constexpr (kRealigns<T, VEC, ALIGN>) {
-    if (inside) {
-      load_slot<T, VEC, ALIGN, N>(at - col, col, out);
-    } else {
 #pragma unroll
-      for (int j = 0; j < VEC; ++j) out[j] = 0.f;
-    }
+    for (int j = 0; j < VEC; ++j) out[j] = 0.f;
+    if (inside) load_slot<T, VEC, ALIGN, N>(at - col, col, out);
   } else {
     typedef VecAccess<T, VEC, ALIGN> Access;
     const bool whole = inside && col + VEC <= N;
@@ -276,11 +280,7 @@ __device__ __forceinline__ void load_slot_if(const T* at, i64 col, bool inside, 
       widen_piece(u.raw, u.e, out + k * Access::kPer);
     }
     if constexpr (N % VEC != 0) {
-      // The row's last slot, partial: element by element.
-      if (inside && !whole) {
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) out[j] = col + j < N ? to_f32(at[j]) : 0.f;
-      }
+      if (inside && !whole) load_partial_slot<T, VEC, N>(at, col, out);
     }
   }
 }

@@ -564,12 +564,12 @@ __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row,
   // predicate, not a branch each (load_slot_if says why), each at a constant offset from the
   // thread's first (slot_column clamps the column, which would cost every slot an address of
   // its own). fp32 rows keep the branch: predicated, fp32 rows of 12288-262144 measured 3-9%
-  // slower (bench/NOTES.md entry 48). Their row's addresses once: written inside each slot's
-  // branch, NVVM computes them again in every branch (a 64-bit multiply a slot); but not for
-  // rows held in slots of several elements, where the held pointers cost LN fp32 12288 (168
+  // slower (bench/NOTES.md entry 48). There the row's addresses are held once where written
+  // inside each slot's branch NVVM would compute them again (a 64-bit multiply a slot); but not
+  // for rows held in slots of several elements, where the held pointers cost LN fp32 12288 (168
   // registers) a spill.
   constexpr bool kPredicatedLoads = sizeof(TX) == 2 && sizeof(TDY) == 2;
-  constexpr bool kRowPointersHeld = kPackedRows || kPredicatedLoads || kVec == 1;
+  constexpr bool kRowPointersHeld = kPackedRows || kVec == 1;
   const TX* x_row = p.x + row * p.x_stride;
   const TDY* dy_row = p.dy + row * p.dy_stride;
   const i64 first_col = ((i64)rank * kSlotsPerBlock + lane) * kVec;
