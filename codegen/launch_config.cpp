@@ -169,9 +169,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   const int64_t block_slots = int64_t{kMaxRegisterRowThreads} * max_iters;  // what one block can hold
   const int prefetch_iters = std::max(1, kMaxPrefetchElementsPerThread / c.vec);
   const int64_t prefetch_block = int64_t{kPrefetchBlockThreads} * prefetch_iters;
+  // The threads of a block holding per_block_slots, iters a thread (two warps at least).
+  auto row_block_threads = [](int64_t per_block_slots, int iters) {
+    return static_cast<int>(std::max<int64_t>(warp_threads(per_block_slots, iters), 64));
+  };
   auto one_row_per_block = [&](int64_t per_block_slots, int iters) {
-    const int64_t threads = warp_threads(per_block_slots, iters);
-    c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
+    c.threads = c.threads_per_row = row_block_threads(per_block_slots, iters);
   };
   const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
   // Staged rows read 16-byte vectors of x from shared memory whatever the rows' alignment.
@@ -392,18 +395,18 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // against 308, -c4851cb-fp32/). Not at 3072, where 384 such threads took LN 1.18x the best
   // (16 elements a thread, 192 threads; -6ccb8a2-fp32-tune/).
   const bool fp32_prefetch_wide = !sixteen_bit && p.n > 3072 && slots <= int64_t{kMaxRegisterRowThreads} * prefetch_iters;
+  // Rows of an element held 16 a thread (row_in_one_block) fill an SM only in blocks that tile
+  // kHeldElementRowThreadsPerSm threads.
+  const bool held_elements_fill_sm = kHeldElementRowThreadsPerSm % row_block_threads(slots, max_iters) == 0;
+  const bool rich_unaligned_prefetch_rows = memory_rich && many_rows && sm >= 90 && sixteen_bit && c.vec <= 2 &&
+                                            !has_fused_options(p) && p.n <= 4096 &&
+                                            slots <= int64_t{kUnalignedPrefetchSlots} * kMaxUnalignedPrefetchThreads &&
+                                            (c.vec == 2 || (!held_elements_fill_sm && bf16_rows));
   // One block holding the row in registers, 16 elements a thread: aligned fp32 rows of 4097-8192
   // (sm_90; session 12's exhaustive sweep, M·N = 64 Mi, -8e940ae-exhaustive/: LN 5120 362 us
   // against 369 staged, 7168 484 against 525, 8192 282 against 298; RMS 354 / 482 / 281 against
   // 365 / 516 / 297; each within 1.6% of the best), and rows aligned to less than 16 bytes up to
   // 4096 in 16-bit types and for fp32.
-  // Rows of an element held 16 a thread (row_in_one_block) fill an SM only in blocks that tile
-  // kHeldElementRowThreadsPerSm threads.
-  const bool held_elements_fill_sm = kHeldElementRowThreadsPerSm % std::max<int64_t>(warp_threads(slots, max_iters), 64) == 0;
-  const bool rich_unaligned_prefetch_rows = memory_rich && many_rows && sm >= 90 && sixteen_bit && c.vec <= 2 &&
-                                            !has_fused_options(p) && p.n <= 4096 &&
-                                            slots <= int64_t{kUnalignedPrefetchSlots} * kMaxUnalignedPrefetchThreads &&
-                                            (c.vec == 2 || (!held_elements_fill_sm && bf16_rows));
   const bool row_in_one_block = ((sm >= 90 && aligned && !sixteen_bit && p.n > 4096) ||
                                  (!aligned && (!sixteen_bit || p.n <= 4096))) &&
                                 slots <= block_slots;
@@ -644,18 +647,18 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // Memory-rich devices: 16-bit rows aligned to 2 or 4 bytes prefetch the next row, 8 slots a
     // thread (8 or 16 elements), two blocks an SM for rows of an element (LN 2505 1.01x, 3001
     // 1.04x over one; slots of two gained nothing and spilled in LN fp16 4002, 16 bytes).
-    // Rows of an element only where row_in_one_block's blocks of 16 a thread leave an SM short
-    // of threads: 96 or 160 of them at about 150-186 registers (LN 1505, 2505) hold 320-384
-    // threads an SM, 64 or 128 hold 512, and there the 16 a thread stay ahead (bench --graph,
-    // -unaligned-rule/: RMS bf16 1001 and 2001 80 → 67-69% of copy prefetching; LN 2001 77 → 72).
-    // And in bf16 only: fp16 rows of an element prefetching were 1.09-1.47x the exhaustive best
-    // at 1025-2505, the 16 a thread 1.00-1.34x (-fp16-element-tune/).
-    // Exhaustive tuning with predicated loads
-    // (bench/results/2026-11-29-h200-predicated-loads/, tune µs): within 4% of the best at
-    // 1505-2505 and 1506-4002, over the 16 elements a thread of row_in_one_block below at
-    // 1.00-2.41x (LN 2505 405 → 168, RMS 1505 232 → 199, LN 3002 238 → 180, LN 4002 253 →
-    // 210). Not for rows of an element beyond 2560: two blocks of 352-384 such threads spill
-    // (16-72 bytes), and one block of them lost to 16 a thread (RMS 3001 1.29x the best).
+    // Exhaustive tuning with predicated loads (bench/results/2026-11-29-h200-predicated-loads/,
+    // tune µs): within 4% of the best at 1505-2505 and 1506-4002, over the 16 elements a thread
+    // of row_in_one_block below at 1.00-2.41x (LN 2505 405 → 168, RMS 1505 232 → 199, LN 3002
+    // 238 → 180, LN 4002 253 → 210). Rows of an element:
+    // - not beyond 2560: two blocks of 352-384 such threads spill (16-72 bytes), and one block
+    //   of them lost to 16 a thread (RMS 3001 1.29x the best);
+    // - only where row_in_one_block's blocks of 16 a thread leave an SM short of threads: 96 or
+    //   160 of them at about 150-186 registers (LN 1505, 2505) hold 320-384 threads an SM, 64 or
+    //   128 hold 512, and there the 16 a thread stay ahead (bench --graph, -unaligned-rule/: RMS
+    //   bf16 1001 and 2001 80 → 67-69% of copy prefetching; LN 2001 77 → 72);
+    // - in bf16 only: fp16 ones prefetching were 1.09-1.47x the exhaustive best at 1025-2505,
+    //   the 16 a thread 1.00-1.34x (-fp16-element-tune/).
     c.prefetch = true;
     one_row_per_block(slots, kUnalignedPrefetchSlots);
     if (c.vec == 1) c.min_blocks_per_sm = 2;
