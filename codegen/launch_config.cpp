@@ -1166,4 +1166,52 @@ std::string describe(const LaunchConfig& c) {
   return s.str();
 }
 
+LaunchConfig parse_described_config(std::string_view text) {
+  LaunchConfig c;
+  c.threads = c.threads_per_row = c.vec = 0;
+  std::istringstream words{std::string(text)};
+  std::string word;
+  auto fail = [&](const std::string& why) {
+    throw std::invalid_argument("launch config '" + std::string(text) + "': " + why +
+                                "; give it as `normjit tune --list` prints one, e.g. '" +
+                                describe(LaunchConfig{}) + " prefetch'");
+  };
+  while (words >> word) {
+    const size_t eq = word.find('=');
+    if (eq == std::string::npos) {
+      if (word == "registers") c.row_in_registers = true;
+      else if (word == "streamed") c.row_in_registers = false;
+      else if (word == "grid") c.grid = true;
+      else if (word == "prefetch") c.prefetch = true;
+      else if (word == "staged") c.staged = true;
+      else if (word == "shared_sums") c.shared_sums = true;
+      else if (word == "shared_weights") c.shared_weights = true;
+      else fail("'" + word + "' is no flag of a launch config");
+      continue;
+    }
+    const std::string name = word.substr(0, eq), value = word.substr(eq + 1);
+    int* field = name == "threads"           ? &c.threads
+                 : name == "threads_per_row" ? &c.threads_per_row
+                 : name == "vec"             ? &c.vec
+                 : name == "cluster"         ? &c.cluster
+                 : name == "merge"           ? &c.merge
+                 : name == "stages"          ? &c.stages
+                 : name == "min_blocks"      ? &c.min_blocks_per_sm
+                 : name == "column_pass"     ? &c.column_pass
+                                             : nullptr;
+    if (!field) fail("'" + name + "' is no field of a launch config");
+    size_t used = 0;
+    int parsed = 0;
+    try {
+      parsed = std::stoi(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != value.size() || parsed < 1) fail("'" + word + "' wants a positive whole number");
+    *field = parsed;
+  }
+  if (c.threads == 0 || c.threads_per_row == 0 || c.vec == 0) fail("threads, threads_per_row and vec are required");
+  return c;
+}
+
 }  // namespace normjit::codegen

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "codegen/pass.h"
@@ -233,5 +234,9 @@ std::string block_shape_problem(const NormProblem& resolved, const LaunchConfig&
 
 // "threads=256 threads_per_row=32 vec=8 registers"
 std::string describe(const LaunchConfig& config);
+// The config `describe` printed as `text` (every field it leaves out at its default), so a
+// config a tool printed can be given back to one; throws std::invalid_argument naming the word
+// it does not know. It does not check the config can run a problem (check_launch_config does).
+LaunchConfig parse_described_config(std::string_view text);
 
 }  // namespace normjit::codegen

@@ -1488,3 +1488,23 @@ TEST(LaunchConfig, MemoryRichUnalignedShortRowsPrefetch) {
     EXPECT_FALSE(at(1505, 2, 18.8, kind, [](NormProblem& p) { p.residual = true; }).prefetch) << "fused";
   }
 }
+
+TEST(LaunchConfig, ParsesADescriptionAndNamesWhatItDoesNotKnow) {
+  const codegen::LaunchConfig c =
+      codegen::parse_described_config("threads=896 threads_per_row=896 vec=1 registers prefetch min_blocks=2 shared_sums");
+  EXPECT_EQ(c.threads, 896);
+  EXPECT_EQ(c.vec, 1);
+  EXPECT_TRUE(c.prefetch && c.shared_sums && c.row_in_registers && !c.staged);
+  EXPECT_EQ(c.min_blocks_per_sm, 2);
+  EXPECT_EQ(c.cluster, 1);
+  for (const char* bad : {"threads=256 threads_per_row=32 vec=8 registers turbo", "threads=256 vec=8",
+                          "threads=256 threads_per_row=32 vec=x", "threads=256 threads_per_row=32 vec=8 warps=2",
+                          "threads=0 threads_per_row=32 vec=8", ""}) {
+    try {
+      codegen::parse_described_config(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("launch config"), std::string::npos) << e.what();
+    }
+  }
+}

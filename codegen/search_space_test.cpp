@@ -386,3 +386,11 @@ TEST(SearchSpace, NoSixtyFourThreadRowBlocksForManyRowsOnSm90) {
     few_rows_have_them |= c.rows_per_block() == 1 && c.cluster == 1 && c.threads == 64;
   EXPECT_TRUE(few_rows_have_them) << "64 rows of 2048 fp32 still try 64-thread blocks";
 }
+
+// `normjit emit --config` takes a candidate as `tune --list` prints it: every field comes back.
+TEST(SearchSpace, EveryCandidateParsesBackFromItsDescription) {
+  for (int sm : {80, 90})
+    for (const NormProblem& p : sweep())
+      for (const LaunchConfig& c : search_space(p, sm))
+        EXPECT_EQ(codegen::parse_described_config(codegen::describe(c)), c) << codegen::describe(c);
+}

@@ -25,6 +25,8 @@ int run_emit(std::vector<std::string> args) {
                 "  --resources                compile and print registers, shared memory, stack and spills\n"
                 "  --sass                     compile and print the cubin's machine code (nvdisasm: $NORMJIT_NVDISASM,\n"
                 "                             PATH or /usr/local/cuda/bin; `pip install nvidia-cuda-nvdisasm` has one)\n"
+                "  --config \"DESCRIBED\"      the launch config as `normjit tune --list` prints one (every field\n"
+                "                             it leaves out at its default), in place of the heuristic's\n"
                 "  --threads T, --threads-per-row R, --vec V, --min-blocks B, --cluster C, --streamed, --registers,\n"
                 "  --staged, --unstaged, --shared-sums, --prefetch, --column-pass L (the column pass, L lanes\n"
                 "  down the rows; with --threads, --vec)\n"
@@ -50,6 +52,7 @@ int run_emit(std::vector<std::string> args) {
     const std::string v = take_option(args, name);
     return v.empty() ? 0 : static_cast<int>(parse_integer_list(name, v, 1).front());
   };
+  const std::string config_text = take_option(args, "--config");
   const int threads = take_int("--threads"), threads_per_row = take_int("--threads-per-row"),
             vec = take_int("--vec"), min_blocks = take_int("--min-blocks"), cluster = take_int("--cluster"),
             column_pass = take_int("--column-pass");
@@ -67,7 +70,7 @@ int run_emit(std::vector<std::string> args) {
   const int sm = parse_arch_list({arch}).front();
   const codegen::LaunchConfig heuristic = forward ? codegen::choose_forward_config(p, sm, -1, 0, memory_rate)
                                                   : codegen::choose_launch_config(p, sm, 0, -1, memory_rate);
-  codegen::LaunchConfig config = heuristic;
+  codegen::LaunchConfig config = config_text.empty() ? heuristic : codegen::parse_described_config(config_text);
   if (threads) config.threads = threads;
   if (threads_per_row) config.threads_per_row = threads_per_row;
   if (vec) config.vec = vec;
