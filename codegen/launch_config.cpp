@@ -24,8 +24,8 @@ std::vector<int> candidate_vector_widths(const NormProblem& p, Pass pass) {
   std::vector<int> out{widest};
   if (widest > 1) out.push_back(widest / 2);
   const int x_bytes = dtype_size(p.x_dtype);
-  for (int vec : {aligned_vector_width(p), 16 / x_bytes, 8 / x_bytes})
-    if (std::find(out.begin(), out.end(), vec) == out.end()) out.push_back(vec);
+  for (int vec : {aligned_vector_width(p), x_bytes == 2 ? 16 / x_bytes : 0, x_bytes == 2 ? 8 / x_bytes : 0})
+    if (vec > 0 && std::find(out.begin(), out.end(), vec) == out.end()) out.push_back(vec);
   return out;
 }
 
@@ -55,7 +55,7 @@ bool realigned_slots(const NormProblem& p, const LaunchConfig& c) { return !c.st
 
 bool rows_take_vector(const NormProblem& p, int vec) {
   const int bytes = vec * dtype_size(p.x_dtype);
-  return within_alignment(p, vec) || bytes == 8 || bytes == 16;
+  return within_alignment(p, vec) || (dtype_size(p.x_dtype) == 2 && (bytes == 8 || bytes == 16));
 }
 
 bool operator==(const LaunchConfig& a, const LaunchConfig& b) {

@@ -65,7 +65,7 @@ constexpr int64_t kRealignedRowsFrom = 16385;
 constexpr int64_t kRealignedForwardRowsFrom = 32769;
 int vector_width(const NormProblem& resolved, Pass pass = Pass::Backward);
 // Whether slots of vec elements of x can be read from p's rows outside shared memory: within
-// the alignment, or 8- and 16-byte slots realigned (16-bit and fp32 x).
+// the alignment, or 8- and 16-byte slots of 16-bit x realigned (the only ones run on a GPU).
 bool rows_take_vector(const NormProblem& resolved, int vec);
 // Whether config's slots of x are wider than p's rows are aligned (not staged: those read from
 // shared memory): its kernel realigns them (NJ_REALIGNED_SLOTS in the generated source).

@@ -122,9 +122,8 @@ TEST(LaunchConfig, OnlyEightAndSixteenByteSlotsMayBeWiderThanTheRowsAlignment) {
   EXPECT_TRUE(codegen::rows_take_vector(p, 4));
   EXPECT_TRUE(codegen::rows_take_vector(p, 8));
   EXPECT_TRUE(codegen::rows_take_vector(problem(5003, DType::F32, 4), 1));
-  EXPECT_TRUE(codegen::rows_take_vector(problem(5003, DType::F32, 4), 2));  // fp32 realigns 8 and 16 bytes
-  EXPECT_TRUE(codegen::rows_take_vector(problem(5003, DType::F32, 4), 4));
-  EXPECT_FALSE(codegen::rows_take_vector(problem(5003, DType::F32, 4), 8));  // 32 bytes: no slot that wide
+  EXPECT_FALSE(codegen::rows_take_vector(problem(5003, DType::F32, 4), 2));  // fp32 is never realigned
+  EXPECT_FALSE(codegen::rows_take_vector(problem(5003, DType::F32, 4), 4));
   LaunchConfig c = choose_launch_config(problem(4095, DType::BF16, 2), 90);
   ASSERT_EQ(c.vec, 1);
   c.vec = 2;
@@ -139,7 +138,6 @@ TEST(LaunchConfig, OnlyEightAndSixteenByteSlotsMayBeWiderThanTheRowsAlignment) {
   EXPECT_EQ(codegen::candidate_vector_widths(problem(32769, DType::BF16, 2)), (std::vector<int>{8, 4, 1}));
   EXPECT_EQ(codegen::candidate_vector_widths(problem(4096, DType::BF16)), (std::vector<int>{8, 4}));
   EXPECT_EQ(codegen::candidate_vector_widths(problem(4096, DType::F32)), (std::vector<int>{4, 2}));
-  EXPECT_EQ(codegen::candidate_vector_widths(problem(5003, DType::F32, 4)), (std::vector<int>{1, 4, 2}));
 }
 
 TEST(LaunchConfig, FittedShapesOnHopper) {

@@ -106,8 +106,8 @@ struct VecAccess {
 };
 
 // ---- slots less aligned than their vectors ---------------------------------------------------
-// Rows of odd length start an element off a 16-byte boundary (2 bytes in a 16-bit type, 4 in
-// fp32), differently row by row. An 8- or 16-byte slot at such an address is read as the two aligned chunks around it, its
+// Rows of odd length in a 16-bit type start 2 bytes off a 16-byte boundary, differently row by
+// row. An 8- or 16-byte slot at such an address is read as the two aligned chunks around it, its
 // bytes picked out with selects (two vector loads instead of one access per element), and
 // written as the largest aligned pieces that cover exactly its bytes (never a neighbour's).
 // Only in kernels whose launch config asks for it (x's slots wider than the rows' alignment: the
