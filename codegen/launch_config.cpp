@@ -402,6 +402,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
                                             !has_fused_options(p) && p.n <= 4096 &&
                                             slots <= int64_t{kUnalignedPrefetchSlots} * kMaxUnalignedPrefetchThreads &&
                                             (c.vec == 2 || (!held_elements_fill_sm && bf16_rows));
+  const bool rich_fp32_element_rows = memory_rich && many_rows && sm >= 90 && p.x_dtype == DType::F32 &&
+                                      p.dy_dtype == DType::F32 && c.vec == 1 && !has_fused_options(p) &&
+                                      slots > int64_t{kMaxElementRowBlockThreads} * 8 &&
+                                      p.n <= kMaxRichElementRowColumns;
   // One block holding the row in registers, 16 elements a thread: aligned fp32 rows of 4097-8192
   // (sm_90; session 12's exhaustive sweep, M·N = 64 Mi, -8e940ae-exhaustive/: LN 5120 362 us
   // against 369 staged, 7168 484 against 525, 8192 282 against 298; RMS 354 / 482 / 281 against
@@ -636,6 +640,40 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   } else if (half_vectors && (half_vectors_hold_row || half_iters != 8)) {
     c.vec = 4;
     c.threads = c.threads_per_row = half_threads;
+  } else if (rich_fp32_element_rows) {
+    // Memory-rich devices: fp32 rows of an element (4-byte aligned) beyond the 640 threads of 8
+    // that the rule below takes up to 5120 columns: there its blocks of 768-1024 threads and the
+    // register clusters of 8 a thread after them spill 36-360 bytes at 72-80 registers (LN 7001
+    // 200/360). Exhaustive tuning on the H200, fp32 γ, M·N = 64 Mi, at 6001-50001 (bench/results/
+    // 2026-11-29-h200-element-rows-tune/, -fp32-realigned-tune/; tune µs at the M bucket), each
+    // within 1.06 of the best but where said:
+    // - up to 8192: 16 elements a thread prefetching the next row, N/16 threads (LN 7001 1.02,
+    //   RMS 7001 1.06, 8001 1.04; the rule below 1.18-1.5);
+    // - up to 16384: one block holding the row, with β 16 elements a thread with shared sums
+    //   (LN 10001-16001 the best), without β 32 a thread in registers (RMS 12001-16001 the
+    //   best, 10001 1.02); the register cluster of two took 1.17-1.54;
+    // - beyond: clusters of blocks of 8 a thread with shared sums, as many blocks as keep them
+    //   at 640 threads or fewer (20001: four, prefetching at one block an SM, the best; 30001:
+    //   eight of 480, two an SM, the best). Past eight blocks' reach (40961-65536): eight of 8
+    //   a thread with β (LN 50001 1.04; the best a cluster of 16), 16 a thread without (RMS
+    //   50001 the best). The register clusters took 1.10-1.41 here.
+    // Realigned 16-byte slots (two aligned loads and selects, as 16-bit rows take from 16385)
+    // were 1.35-1.7x the element-wide best at 6001-8001 in the same tuning, and are not offered.
+    if (slots <= int64_t{kMaxRegisterRowThreads} * 16) {
+      c.prefetch = true;
+      one_row_per_block(slots, 16);
+    } else if (slots <= int64_t{kMaxRowThreads} * 16) {
+      one_row_per_block(slots, p.has_bias ? 16 : 32);
+      const LaunchConfig held = c;
+      if (p.has_bias && !take_shared_sums(held)) one_row_per_block(slots, 32);
+    } else {
+      const int64_t blocks = ceil_div(slots, int64_t{kMaxElementRowBlockThreads} * 8);
+      c.cluster = static_cast<int>(std::min<int64_t>(next_pow2(blocks), kPortableCluster));
+      one_row_per_block(ceil_div(slots, c.cluster), blocks > kPortableCluster && !p.has_bias ? 16 : 8);
+      const LaunchConfig unshared = c;  // without γ or β: no sums to share
+      if ((p.has_weight || p.has_bias) && take_shared_sums(unshared, /*fp32_blocks_fill_sm=*/true))
+        c.prefetch = c.threads > kMaxRegisterRowThreads && c.cluster < kPortableCluster;
+    }
   } else if (sm >= 90 && !sixteen_bit && c.vec == 1 && p.n > 4096 && slots <= int64_t{kMaxRowThreads} * 8) {
     // fp32 rows aligned to 4 bytes only, 4097-8192: 8 elements a thread, prefetching the next
     // row (N = 5003: LN 351 us against 394 at 16 a thread, RMS 350 against 391; graph

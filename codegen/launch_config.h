@@ -110,6 +110,11 @@ constexpr int kMaxPrefetchElementsPerThread = 8;
 // slots a thread, prefetching, and the most threads such a block has.
 constexpr int kUnalignedPrefetchSlots = 8;
 constexpr int kMaxUnalignedPrefetchThreads = 320;
+// fp32 rows aligned to 4 bytes on memory-rich devices (config_for_many_rows says why): the most
+// threads a block of 8 elements a thread takes before it spills (80 registers and fewer), and
+// the longest rows the rule was measured to.
+constexpr int kMaxElementRowBlockThreads = 640;
+constexpr int64_t kMaxRichElementRowColumns = 65536;
 // Threads an SM holds of rows held 16 elements a thread (about 128 registers each).
 constexpr int kHeldElementRowThreadsPerSm = 512;
 constexpr int kPrefetchBlockThreads = 256;

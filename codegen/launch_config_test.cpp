@@ -1489,6 +1489,28 @@ TEST(LaunchConfig, MemoryRichUnalignedShortRowsPrefetch) {
   }
 }
 
+TEST(LaunchConfig, MemoryRichFp32ElementRowsDoNotSpillTheirBlocksOfEight) {
+  auto at = [](int64_t n, double rate, NormKind kind = NormKind::LayerNorm, void (*option)(NormProblem&) = no_option) {
+    NormProblem p = with_option(n, DType::F32, kind, option);
+    p.alignment = 4;
+    return codegen::describe(choose_launch_config(codegen::resolve_problem(p), 90, 132, 67108864 / n, rate));
+  };
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+    const bool ln = kind == NormKind::LayerNorm;
+    EXPECT_EQ(at(5001, 18.8, kind), "threads=640 threads_per_row=640 vec=1 registers prefetch") << "the rule before";
+    EXPECT_EQ(at(7001, 18.8, kind), "threads=448 threads_per_row=448 vec=1 registers prefetch");
+    EXPECT_EQ(at(12001, 18.8, kind), ln ? "threads=768 threads_per_row=768 vec=1 registers shared_sums"
+                                        : "threads=384 threads_per_row=384 vec=1 registers");
+    EXPECT_EQ(at(20001, 18.8, kind), "threads=640 threads_per_row=640 vec=1 registers cluster=4 prefetch shared_sums");
+    EXPECT_EQ(at(30001, 18.8, kind), "threads=480 threads_per_row=480 vec=1 registers cluster=8 min_blocks=2 shared_sums");
+    EXPECT_EQ(at(50001, 18.8, kind), ln ? "threads=800 threads_per_row=800 vec=1 registers cluster=8 shared_sums"
+                                        : "threads=416 threads_per_row=416 vec=1 registers cluster=8 min_blocks=2 shared_sums");
+    EXPECT_EQ(at(7001, 0, kind), "threads=896 threads_per_row=896 vec=1 registers prefetch") << "the H100's rule";
+    EXPECT_EQ(at(7001, 18.8, kind, [](NormProblem& p) { p.residual = true; }).find("threads=448"), std::string::npos)
+        << "fused";
+  }
+}
+
 TEST(LaunchConfig, ParsesADescriptionAndNamesWhatItDoesNotKnow) {
   const codegen::LaunchConfig c =
       codegen::parse_described_config("threads=896 threads_per_row=896 vec=1 registers prefetch min_blocks=2 shared_sums");

@@ -139,5 +139,37 @@ TEST_F(Tuning, EveryCandidateOfSmallProblemsMatchesTheReference) {
   }
 }
 
+// The memory-rich rules for fp32 rows of an element (codegen::choose_launch_config at an H200's
+// 18.4 bytes an SM cycle: 16 elements a thread prefetching, one block of 16 or 32 a thread,
+// clusters of 8 a thread with shared sums), pinned so that any sm_90 GPU runs them, at many
+// rows, contiguous rows of odd N meeting every 4-byte shift, against the reference.
+TEST_F(Tuning, MemoryRichElementRowsMatchTheReference) {
+  NJ_REQUIRE_GPU();
+  const CUcontext ctx = GpuContext::get()->context();
+  const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
+  if (limits.sm < 90) GTEST_SKIP() << "the memory-rich rules are for sm_90; this device is sm_" << limits.sm;
+  constexpr int64_t m = 301;  // bucket 512: many rows on a device of up to 256 SMs
+  struct Shape { NormKind kind; int64_t n; Affine affine; };
+  const Shape shapes[] = {{NormKind::LayerNorm, 6001, Affine::WeightAndBias}, {NormKind::RMSNorm, 7001, Affine::WeightOnly},
+                          {NormKind::LayerNorm, 12001, Affine::WeightAndBias}, {NormKind::RMSNorm, 12003, Affine::WeightOnly},
+                          {NormKind::LayerNorm, 9001, Affine::WeightOnly},     {NormKind::RMSNorm, 16383, Affine::None},
+                          {NormKind::LayerNorm, 20001, Affine::WeightAndBias}, {NormKind::RMSNorm, 30001, Affine::WeightOnly},
+                          {NormKind::LayerNorm, 50001, Affine::WeightAndBias}, {NormKind::RMSNorm, 50003, Affine::WeightOnly},
+                          {NormKind::LayerNorm, 40001, Affine::BiasOnly}};
+  for (const Shape& s : shapes) {
+    const NormProblem problem = make_problem(s.kind, s.n, DType::F32, DType::F32, s.affine);
+    NormProblem at_rows = problem;
+    at_rows.alignment = 4;
+    const NormProblem resolved = codegen::resolve_problem(at_rows);
+    const codegen::LaunchConfig config = codegen::choose_launch_config(resolved, limits.sm, 132, m, 18.4);
+    SCOPED_TRACE(codegen::describe(resolved) + " " + codegen::describe(config));
+    ASSERT_FALSE(config == codegen::choose_launch_config(resolved, limits.sm, 132, m)) << "not a memory-rich config";
+    Engine engine(this->config(TuneMode::Cached));
+    engine.impl().pin_config(limits, resolved, m, config);
+    EXPECT_EQ(engine.impl().kernel_for(ctx, resolved, m).config, config);
+    EXPECT_TRUE(backward_matches_reference(engine, make_inputs(problem, m, fresh_seed()), stream()));
+  }
+}
+
 }  // namespace
 }  // namespace normjit::test
