@@ -402,10 +402,17 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
                                             !has_fused_options(p) && p.n <= 4096 &&
                                             slots <= int64_t{kUnalignedPrefetchSlots} * kMaxUnalignedPrefetchThreads &&
                                             (c.vec == 2 || (!held_elements_fill_sm && bf16_rows));
-  const bool rich_fp32_element_rows = memory_rich && many_rows && sm >= 90 && p.x_dtype == DType::F32 &&
-                                      p.dy_dtype == DType::F32 && c.vec == 1 && !has_fused_options(p) &&
-                                      slots > int64_t{kMaxElementRowBlockThreads} * 8 &&
-                                      p.n <= kMaxRichElementRowColumns;
+  // fp32 rows of an element past 5120 columns on memory-rich devices (the rule says why): blocks
+  // of 8 a thread, and in the widest clusters 8 (with β) or 16 a thread, the most blocks of
+  // them that stay within the rule.
+  const int64_t element_row_blocks = ceil_div(slots, int64_t{kMaxElementRowBlockThreads} * 8);
+  const int wide_element_row_iters = p.has_bias ? 8 : 16;
+  const bool rich_fp32_element_rows =
+      memory_rich && many_rows && sm >= 90 && p.x_dtype == DType::F32 && p.dy_dtype == DType::F32 && c.vec == 1 &&
+      !has_fused_options(p) && element_row_blocks > 1 &&
+      (element_row_blocks <= kPortableCluster ||
+       row_block_threads(ceil_div(slots, kPortableCluster), wide_element_row_iters) <=
+           (p.has_bias ? kMaxWideElementRowThreadsWithBias : kMaxWideElementRowThreads));
   // One block holding the row in registers, 16 elements a thread: aligned fp32 rows of 4097-8192
   // (sm_90; session 12's exhaustive sweep, M·N = 64 Mi, -8e940ae-exhaustive/: LN 5120 362 us
   // against 369 staged, 7168 484 against 525, 8192 282 against 298; RMS 354 / 482 / 281 against
@@ -654,9 +661,15 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     //   best, 10001 1.02); the register cluster of two took 1.17-1.54;
     // - beyond: clusters of blocks of 8 a thread with shared sums, as many blocks as keep them
     //   at 640 threads or fewer (20001: four, prefetching at one block an SM, the best; 30001:
-    //   eight of 480, two an SM, the best). Past eight blocks' reach (40961-65536): eight of 8
+    //   eight of 480, two an SM, the best). Past eight blocks' reach (from 40961): eight of 8
     //   a thread with β (LN 50001 1.04; the best a cluster of 16), 16 a thread without (RMS
     //   50001 the best). The register clusters took 1.10-1.41 here.
+    // In bench --graph against the rules before, two rounds (-element-rows-rule/, 32 N from 5001
+    // to 65001): 1.00-2.25x, LN 7501 502 → 222 µs, 13001 470 → 278, RMS 7501 343 → 215,
+    // 16385 397 → 289; 33001-40001 tie; RMS 6501 0.93x (214 → 230). Beyond eight blocks the
+    // rule stops where it lost: with β at blocks of 1024 threads (LN 65001 348 → 454 µs; 45001
+    // -60001, 704-960 threads, 1.14-1.26x), without β past 416 threads (RMS 45001-50001
+    // 1.29-1.40x, 55001 ties, 60001-65001 0.48-0.80x).
     // Realigned 16-byte slots (two aligned loads and selects, as 16-bit rows take from 16385)
     // were 1.35-1.7x the element-wide best at 6001-8001 in the same tuning, and are not offered.
     if (slots <= int64_t{kMaxRegisterRowThreads} * 16) {
@@ -667,9 +680,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       const LaunchConfig held = c;
       if (p.has_bias && !take_shared_sums(held)) one_row_per_block(slots, 32);
     } else {
-      const int64_t blocks = ceil_div(slots, int64_t{kMaxElementRowBlockThreads} * 8);
-      c.cluster = static_cast<int>(std::min<int64_t>(next_pow2(blocks), kPortableCluster));
-      one_row_per_block(ceil_div(slots, c.cluster), blocks > kPortableCluster && !p.has_bias ? 16 : 8);
+      c.cluster = static_cast<int>(std::min<int64_t>(next_pow2(element_row_blocks), kPortableCluster));
+      one_row_per_block(ceil_div(slots, c.cluster), element_row_blocks > kPortableCluster ? wide_element_row_iters : 8);
       const LaunchConfig unshared = c;  // without γ or β: no sums to share
       if ((p.has_weight || p.has_bias) && take_shared_sums(unshared, /*fp32_blocks_fill_sm=*/true))
         c.prefetch = c.threads > kMaxRegisterRowThreads && c.cluster < kPortableCluster;

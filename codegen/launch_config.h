@@ -111,10 +111,12 @@ constexpr int kMaxPrefetchElementsPerThread = 8;
 constexpr int kUnalignedPrefetchSlots = 8;
 constexpr int kMaxUnalignedPrefetchThreads = 320;
 // fp32 rows aligned to 4 bytes on memory-rich devices (config_for_many_rows says why): the most
-// threads a block of 8 elements a thread takes before it spills (80 registers and fewer), and
-// the longest rows the rule was measured to.
+// threads a block of 8 elements a thread takes before it spills (80 registers and fewer); past a
+// cluster of eight such blocks, the most a block of a cluster of eight takes, at 8 elements a
+// thread with β and 16 without, where the rule still won.
 constexpr int kMaxElementRowBlockThreads = 640;
-constexpr int64_t kMaxRichElementRowColumns = 65536;
+constexpr int kMaxWideElementRowThreadsWithBias = 960;
+constexpr int kMaxWideElementRowThreads = 416;
 // Threads an SM holds of rows held 16 elements a thread (about 128 registers each).
 constexpr int kHeldElementRowThreadsPerSm = 512;
 constexpr int kPrefetchBlockThreads = 256;

@@ -1505,6 +1505,8 @@ TEST(LaunchConfig, MemoryRichFp32ElementRowsDoNotSpillTheirBlocksOfEight) {
     EXPECT_EQ(at(30001, 18.8, kind), "threads=480 threads_per_row=480 vec=1 registers cluster=8 min_blocks=2 shared_sums");
     EXPECT_EQ(at(50001, 18.8, kind), ln ? "threads=800 threads_per_row=800 vec=1 registers cluster=8 shared_sums"
                                         : "threads=416 threads_per_row=416 vec=1 registers cluster=8 min_blocks=2 shared_sums");
+    EXPECT_EQ(at(ln ? 65001 : 60001, 18.8, kind).find("shared_sums"), std::string::npos)
+        << "past the blocks where the rule won, the register clusters";
     EXPECT_EQ(at(7001, 0, kind), "threads=896 threads_per_row=896 vec=1 registers prefetch") << "the H100's rule";
     EXPECT_EQ(at(7001, 18.8, kind, [](NormProblem& p) { p.residual = true; }).find("threads=448"), std::string::npos)
         << "fused";
