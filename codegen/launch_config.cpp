@@ -413,6 +413,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       (element_row_blocks <= kPortableCluster ||
        row_block_threads(ceil_div(slots, kPortableCluster), wide_element_row_iters) <=
            (p.has_bias ? kMaxWideElementRowThreadsWithBias : kMaxWideElementRowThreads));
+  // 16-bit rows aligned to 4 or 8 bytes of 4097-16384 on memory-rich devices (the rule says why).
+  const bool rich_unaligned_block_rows = memory_rich && many_rows && sm >= 90 && sixteen_bit && !aligned &&
+                                         c.vec >= 2 && !has_fused_options(p) && p.n > 4096 &&
+                                         p.n <= kMaxRowThreads * 16 && (c.vec == 2 || p.n > 8192);
   // One block holding the row in registers, 16 elements a thread: aligned fp32 rows of 4097-8192
   // (sm_90; session 12's exhaustive sweep, M·N = 64 Mi, -8e940ae-exhaustive/: LN 5120 362 us
   // against 369 staged, 7168 484 against 525, 8192 282 against 298; RMS 354 / 482 / 281 against
@@ -712,6 +716,31 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     c.prefetch = true;
     one_row_per_block(slots, kUnalignedPrefetchSlots);
     if (c.vec == 1) c.min_blocks_per_sm = 2;
+  } else if (rich_unaligned_block_rows) {
+    // Memory-rich devices: 16-bit rows aligned to 4 bytes (slots of two elements) or 8 (of four)
+    // past 4096 columns hold the row in those slots instead of staging it. Exhaustive tuning on
+    // the H200, fp32 γ, M·N = 64 Mi (bench/results/2026-11-29-h200-{element-rows-tune,
+    // slot-rows-tune}/, tune µs at the M bucket), against the staged blocks and clusters, each
+    // within 1.09 of the best but where said:
+    // - slots of two, up to 8192: 8 elements a thread prefetching the next row (bf16 5002-8002,
+    //   fp16 6002; staged 1.18-1.52);
+    // - from 8193: with β 16 elements a thread with shared sums (LN 14002-16002 the best,
+    //   staged 1.38-1.43; 10002, 10004 1.16-1.17 and 12002 1.06, tying the staged block);
+    //   without β 16 a thread in registers up to 896 threads (RMS 10002-14004 1.00-1.13,
+    //   staged 1.18-1.28), 32 beyond (RMS 16002 the best, staged 1.69).
+    // Slots of four up to 8192 were tuned at 6004 only (its best 32 a thread, two blocks an SM):
+    // they keep the staged block.
+    if (p.n <= 8192) {
+      c.prefetch = true;
+      one_row_per_block(slots, 8 / c.vec);
+    } else if (p.has_bias) {
+      one_row_per_block(slots, 16 / c.vec);
+      const LaunchConfig held = c;
+      take_shared_sums(held);
+    } else {
+      one_row_per_block(slots, 16 / c.vec);
+      if (c.threads > kMaxWideBlockRowThreads) one_row_per_block(slots, 32 / c.vec);
+    }
   } else if (row_in_one_block) {
     // Rows an element a thread a pass hold 16 (odd 16-bit N 1001-4096); the bf16 rule of 8 for
     // 2049-3072 is gone since 16-bit rows load without per-slot branches, which ptxas

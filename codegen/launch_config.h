@@ -117,6 +117,9 @@ constexpr int kMaxUnalignedPrefetchThreads = 320;
 constexpr int kMaxElementRowBlockThreads = 640;
 constexpr int kMaxWideElementRowThreadsWithBias = 960;
 constexpr int kMaxWideElementRowThreads = 416;
+// 16-bit rows aligned to 4 or 8 bytes on memory-rich devices, 8193-16384 columns without β:
+// the most threads a block of 16 elements a thread takes before it takes 32 a thread instead.
+constexpr int kMaxWideBlockRowThreads = 896;
 // Threads an SM holds of rows held 16 elements a thread (about 128 registers each).
 constexpr int kHeldElementRowThreadsPerSm = 512;
 constexpr int kPrefetchBlockThreads = 256;

@@ -1513,6 +1513,30 @@ TEST(LaunchConfig, MemoryRichFp32ElementRowsDoNotSpillTheirBlocksOfEight) {
   }
 }
 
+TEST(LaunchConfig, MemoryRichSixteenBitSlotRowsHoldTheRowPastFourThousand) {
+  auto at = [](int64_t n, int alignment, double rate, NormKind kind = NormKind::LayerNorm, DType x = DType::BF16,
+               void (*option)(NormProblem&) = no_option) {
+    NormProblem p = with_option(n, x, kind, option);
+    p.alignment = alignment;
+    return codegen::describe(choose_launch_config(codegen::resolve_problem(p), 90, 132, 67108864 / n, rate));
+  };
+  for (DType x : {DType::BF16, DType::F16})
+    for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+      const bool ln = kind == NormKind::LayerNorm;
+      EXPECT_EQ(at(6002, 4, 18.8, kind, x), "threads=768 threads_per_row=768 vec=2 registers prefetch");
+      EXPECT_EQ(at(12002, 4, 18.8, kind, x), ln ? "threads=768 threads_per_row=768 vec=2 registers shared_sums"
+                                                : "threads=768 threads_per_row=768 vec=2 registers");
+      EXPECT_EQ(at(16002, 4, 18.8, kind, x), ln ? "threads=1024 threads_per_row=1024 vec=2 registers shared_sums"
+                                                : "threads=512 threads_per_row=512 vec=2 registers");
+      EXPECT_EQ(at(14004, 8, 18.8, kind, x), ln ? "threads=896 threads_per_row=896 vec=4 registers shared_sums"
+                                                : "threads=896 threads_per_row=896 vec=4 registers");
+      EXPECT_NE(at(6004, 8, 18.8, kind, x).find("staged"), std::string::npos) << "slots of four up to 8192";
+      EXPECT_NE(at(6002, 4, 0, kind, x).find("staged"), std::string::npos) << "the H100's rule";
+      EXPECT_NE(at(6002, 4, 18.8, kind, x, [](NormProblem& p) { p.residual = true; }).find("staged"), std::string::npos)
+          << "fused";
+    }
+}
+
 TEST(LaunchConfig, ParsesADescriptionAndNamesWhatItDoesNotKnow) {
   const codegen::LaunchConfig c =
       codegen::parse_described_config("threads=896 threads_per_row=896 vec=1 registers prefetch min_blocks=2 shared_sums");

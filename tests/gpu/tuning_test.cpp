@@ -139,27 +139,34 @@ TEST_F(Tuning, EveryCandidateOfSmallProblemsMatchesTheReference) {
   }
 }
 
-// The memory-rich rules for fp32 rows of an element (codegen::choose_launch_config at an H200's
-// 18.4 bytes an SM cycle: 16 elements a thread prefetching, one block of 16 or 32 a thread,
-// clusters of 8 a thread with shared sums), pinned so that any sm_90 GPU runs them, at many
-// rows, contiguous rows of odd N meeting every 4-byte shift, against the reference.
-TEST_F(Tuning, MemoryRichElementRowsMatchTheReference) {
+// The memory-rich rules for rows aligned to less than 16 bytes (codegen::choose_launch_config at
+// an H200's 18.4 bytes an SM cycle): fp32 rows of an element (16 elements a thread prefetching,
+// one block of 16 or 32 a thread, clusters of 8 a thread with shared sums) and 16-bit rows of
+// slots of two or four (8 a thread prefetching, one block of 16 or 32), pinned so that any sm_90
+// GPU runs them, at many rows, contiguous rows meeting every shift their N gives, against the
+// reference.
+TEST_F(Tuning, MemoryRichUnalignedRowsMatchTheReference) {
   NJ_REQUIRE_GPU();
   const CUcontext ctx = GpuContext::get()->context();
   const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
   if (limits.sm < 90) GTEST_SKIP() << "the memory-rich rules are for sm_90; this device is sm_" << limits.sm;
   constexpr int64_t m = 301;  // bucket 512: many rows on a device of up to 256 SMs
-  struct Shape { NormKind kind; int64_t n; Affine affine; };
-  const Shape shapes[] = {{NormKind::LayerNorm, 6001, Affine::WeightAndBias}, {NormKind::RMSNorm, 7001, Affine::WeightOnly},
-                          {NormKind::LayerNorm, 12001, Affine::WeightAndBias}, {NormKind::RMSNorm, 12003, Affine::WeightOnly},
-                          {NormKind::LayerNorm, 9001, Affine::WeightOnly},     {NormKind::RMSNorm, 16383, Affine::None},
-                          {NormKind::LayerNorm, 20001, Affine::WeightAndBias}, {NormKind::RMSNorm, 30001, Affine::WeightOnly},
-                          {NormKind::LayerNorm, 50001, Affine::WeightAndBias}, {NormKind::RMSNorm, 50003, Affine::WeightOnly},
-                          {NormKind::LayerNorm, 40001, Affine::BiasOnly}};
+  struct Shape { NormKind kind; int64_t n; DType x; Affine affine; int alignment; };
+  const Shape shapes[] = {
+      {NormKind::LayerNorm, 6001, DType::F32, Affine::WeightAndBias, 4}, {NormKind::RMSNorm, 7001, DType::F32, Affine::WeightOnly, 4},
+      {NormKind::LayerNorm, 12001, DType::F32, Affine::WeightAndBias, 4}, {NormKind::RMSNorm, 12003, DType::F32, Affine::WeightOnly, 4},
+      {NormKind::LayerNorm, 9001, DType::F32, Affine::WeightOnly, 4},     {NormKind::RMSNorm, 16383, DType::F32, Affine::None, 4},
+      {NormKind::LayerNorm, 20001, DType::F32, Affine::WeightAndBias, 4}, {NormKind::RMSNorm, 30001, DType::F32, Affine::WeightOnly, 4},
+      {NormKind::LayerNorm, 50001, DType::F32, Affine::WeightAndBias, 4}, {NormKind::RMSNorm, 50003, DType::F32, Affine::WeightOnly, 4},
+      {NormKind::LayerNorm, 40001, DType::F32, Affine::BiasOnly, 4},
+      {NormKind::LayerNorm, 6002, DType::BF16, Affine::WeightAndBias, 4}, {NormKind::RMSNorm, 8190, DType::F16, Affine::WeightOnly, 4},
+      {NormKind::LayerNorm, 14002, DType::F16, Affine::WeightAndBias, 4}, {NormKind::RMSNorm, 12002, DType::BF16, Affine::WeightOnly, 4},
+      {NormKind::RMSNorm, 16002, DType::BF16, Affine::None, 4},           {NormKind::LayerNorm, 10004, DType::BF16, Affine::BiasOnly, 8},
+      {NormKind::RMSNorm, 14004, DType::F16, Affine::WeightOnly, 8}};
   for (const Shape& s : shapes) {
-    const NormProblem problem = make_problem(s.kind, s.n, DType::F32, DType::F32, s.affine);
+    const NormProblem problem = make_problem(s.kind, s.n, s.x, DType::F32, s.affine);
     NormProblem at_rows = problem;
-    at_rows.alignment = 4;
+    at_rows.alignment = s.alignment;
     const NormProblem resolved = codegen::resolve_problem(at_rows);
     const codegen::LaunchConfig config = codegen::choose_launch_config(resolved, limits.sm, 132, m, 18.4);
     SCOPED_TRACE(codegen::describe(resolved) + " " + codegen::describe(config));
