@@ -414,9 +414,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
        row_block_threads(ceil_div(slots, kPortableCluster), wide_element_row_iters) <=
            (p.has_bias ? kMaxWideElementRowThreadsWithBias : kMaxWideElementRowThreads));
   // 16-bit rows aligned to 4 or 8 bytes of 4097-16384 on memory-rich devices (the rule says why).
-  const bool rich_unaligned_block_rows = memory_rich && many_rows && sm >= 90 && sixteen_bit && !aligned &&
-                                         c.vec >= 2 && !has_fused_options(p) && p.n > 4096 &&
-                                         p.n <= kMaxRowThreads * 16 && (c.vec == 2 || p.n > 8192);
+  const bool fp16_layer_norm = p.x_dtype == DType::F16 && p.has_bias;
+  const bool rich_unaligned_block_rows =
+      memory_rich && many_rows && sm >= 90 && sixteen_bit && !aligned && c.vec >= 2 && !has_fused_options(p) &&
+      p.n > 4096 && p.n <= kMaxRowThreads * 16 &&
+      (p.n <= 8192 ? c.vec == 2 && !(fp16_layer_norm && p.n > int64_t{kMaxFp16LayerNormPrefetchThreads} * 8)
+                   : !p.has_bias || c.vec == 4 || p.n > int64_t{kMaxStagedSlotRowThreads} * 16);
   // One block holding the row in registers, 16 elements a thread: aligned fp32 rows of 4097-8192
   // (sm_90; session 12's exhaustive sweep, M·N = 64 Mi, -8e940ae-exhaustive/: LN 5120 362 us
   // against 369 staged, 7168 484 against 525, 8192 282 against 298; RMS 354 / 482 / 281 against
@@ -730,6 +733,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     //   staged 1.18-1.28), 32 beyond (RMS 16002 the best, staged 1.69).
     // Slots of four up to 8192 were tuned at 6004 only (its best 32 a thread, two blocks an SM):
     // they keep the staged block.
+    // In bench --graph against the staged blocks, two rounds (-slot-rows-rule/, bf16 and fp16,
+    // 20 N from 4098 to 16382): 1.2x at the median, up to 1.9x (RMS bf16 16004 214 → 115 µs, LN
+    // bf16 8002 170 → 115, 14002 233 → 165). Where it lost, the staged blocks stay: LayerNorm's
+    // slots of two at 8193-12288 (blocks of up to 768 threads: bf16 and fp16 0.90-1.06x, 11002
+    // 0.90x; from 13002 1.37-1.51x), and fp16 LayerNorm's prefetching blocks past 896 threads
+    // (8002: 1024 threads spill 64 bytes, 0.84x).
     if (p.n <= 8192) {
       c.prefetch = true;
       one_row_per_block(slots, 8 / c.vec);

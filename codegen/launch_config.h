@@ -117,9 +117,16 @@ constexpr int kMaxUnalignedPrefetchThreads = 320;
 constexpr int kMaxElementRowBlockThreads = 640;
 constexpr int kMaxWideElementRowThreadsWithBias = 960;
 constexpr int kMaxWideElementRowThreads = 416;
-// 16-bit rows aligned to 4 or 8 bytes on memory-rich devices, 8193-16384 columns without β:
-// the most threads a block of 16 elements a thread takes before it takes 32 a thread instead.
+// 16-bit rows aligned to 4 or 8 bytes on memory-rich devices (config_for_many_rows says why):
+// - 8193-16384 columns without β: the most threads a block of 16 elements a thread takes
+//   before it takes 32 a thread instead;
+// - fp16 LayerNorm's slots of two: the most threads a block prefetching 8 elements a thread
+//   takes (more spill);
+// - LayerNorm's slots of two past 8192 columns: the most threads at which they stay staged
+//   (blocks of 16 elements a thread with shared sums won only beyond).
 constexpr int kMaxWideBlockRowThreads = 896;
+constexpr int kMaxFp16LayerNormPrefetchThreads = 896;
+constexpr int kMaxStagedSlotRowThreads = 768;
 // Threads an SM holds of rows held 16 elements a thread (about 128 registers each).
 constexpr int kHeldElementRowThreadsPerSm = 512;
 constexpr int kPrefetchBlockThreads = 256;
