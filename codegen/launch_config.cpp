@@ -1,6 +1,7 @@
 #include "codegen/launch_config.h"
 
 #include <algorithm>
+#include <charconv>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -1288,14 +1289,10 @@ LaunchConfig parse_described_config(std::string_view text) {
                  : name == "column_pass"     ? &c.column_pass
                                              : nullptr;
     if (!field) fail("'" + name + "' is no field of a launch config");
-    size_t used = 0;
     int parsed = 0;
-    try {
-      parsed = std::stoi(value, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != value.size() || parsed < 1) fail("'" + word + "' wants a positive whole number");
+    const char* end = value.data() + value.size();
+    const std::from_chars_result r = std::from_chars(value.data(), end, parsed);
+    if (r.ec != std::errc() || r.ptr != end || parsed < 1) fail("'" + word + "' wants a positive whole number");
     *field = parsed;
   }
   if (c.threads == 0 || c.threads_per_row == 0 || c.vec == 0) fail("threads, threads_per_row and vec are required");
