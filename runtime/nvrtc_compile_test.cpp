@@ -75,6 +75,44 @@ std::vector<Case> all_cases() {
 
 INSTANTIATE_TEST_SUITE_P(AllFamilies, CompileSweep, ::testing::ValuesIn(all_cases()), case_name);
 
+// The memory-rich rules for rows aligned to less than 16 bytes (an H200's 18.4 bytes an SM cycle,
+// many rows; bench/NOTES.md entries 48-49): the configs they pick spill at most what the
+// measured ones did. The tuned best at some shapes spills a little (LN fp32 7001, 448 threads
+// of 16 prefetching: 68/96 bytes; fp32 clusters of blocks two an SM: 56-88), where the rules
+// they replaced spilled up to 360 bytes.
+TEST(Nvrtc, MemoryRichUnalignedRowsSpillNoMoreThanMeasured) {
+  std::string why;
+  if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
+  constexpr int kMaxSpillBytes = 96;
+  struct Shape { int64_t n; DType x; int alignment; };
+  const Shape shapes[] = {{1505, DType::BF16, 2},  {3002, DType::BF16, 4},  {4098, DType::BF16, 4},
+                          {6002, DType::F16, 4},   {8002, DType::BF16, 4},  {14002, DType::F16, 4},
+                          {16382, DType::BF16, 4}, {14004, DType::BF16, 8}, {6001, DType::F32, 4},
+                          {7001, DType::F32, 4},   {12001, DType::F32, 4},  {20001, DType::F32, 4},
+                          {30001, DType::F32, 4},  {50001, DType::F32, 4}};
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (const Shape& s : shapes) {
+      NormProblem p;
+      p.kind = kind;
+      p.n = s.n;
+      p.x_dtype = s.x;
+      p.weight_dtype = DType::F32;
+      p.has_bias = kind == NormKind::LayerNorm;
+      p.alignment = s.alignment;
+      p = codegen::resolve_problem(p);
+      const codegen::LaunchConfig config = codegen::choose_launch_config(p, 90, 132, 67108864 / s.n, 18.4);
+      const codegen::KernelSource src = codegen::generate_backward_source(p, config);
+      runtime::CompileOutput out;
+      ASSERT_NO_THROW(out = nvrtc.compile(src.text, src.name, codegen::compile_options({90, nvrtc.version()}),
+                                          codegen::describe(p)));
+      for (const auto& r : test::ptxas_report(out)) {
+        EXPECT_LE(r.spill_stores, kMaxSpillBytes) << codegen::describe(p) << " " << codegen::describe(config);
+        EXPECT_LE(r.spill_loads, kMaxSpillBytes) << codegen::describe(p) << " " << codegen::describe(config);
+      }
+    }
+}
+
 TEST(Nvrtc, VariantsCompile) {
   // Other dtypes of dx and weight, no affine, misaligned rows, and sm_75 (bf16 rounding by integer arithmetic).
   std::string why;
