@@ -403,14 +403,15 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
                                             !has_fused_options(p) && p.n <= 4096 &&
                                             slots <= int64_t{kUnalignedPrefetchSlots} * kMaxUnalignedPrefetchThreads &&
                                             (c.vec == 2 || (!held_elements_fill_sm && bf16_rows));
-  // fp32 rows of an element past 5120 columns on memory-rich devices (the rule says why): blocks
-  // of 8 a thread, and in the widest clusters 8 (with β) or 16 a thread, the most blocks of
-  // them that stay within the rule.
-  const int64_t element_row_blocks = ceil_div(slots, int64_t{kMaxElementRowBlockThreads} * 8);
-  const int wide_element_row_iters = p.has_bias ? 8 : 16;
+  // fp32 rows of slots of one element past 5120 columns, and of two past 8192, on memory-rich
+  // devices (the rule says why): blocks of 8 elements a thread, and in the widest clusters 8
+  // (with β) or 16 a thread, the most blocks of them that stay within the rule. Slots a thread
+  // for e elements: e / c.vec.
+  const int64_t element_row_blocks = ceil_div(slots, int64_t{kMaxElementRowBlockThreads} * 8 / c.vec);
+  const int wide_element_row_iters = (p.has_bias ? 8 : 16) / c.vec;
   const bool rich_fp32_element_rows =
-      memory_rich && many_rows && sm >= 90 && p.x_dtype == DType::F32 && p.dy_dtype == DType::F32 && c.vec == 1 &&
-      !has_fused_options(p) && element_row_blocks > 1 &&
+      memory_rich && many_rows && sm >= 90 && p.x_dtype == DType::F32 && p.dy_dtype == DType::F32 && c.vec <= 2 &&
+      !has_fused_options(p) && element_row_blocks > 1 && (c.vec == 1 || p.n > 8192) &&
       (element_row_blocks <= kPortableCluster ||
        row_block_threads(ceil_div(slots, kPortableCluster), wide_element_row_iters) <=
            (p.has_bias ? kMaxWideElementRowThreadsWithBias : kMaxWideElementRowThreads));
@@ -680,16 +681,19 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 1.29-1.40x, 55001 ties, 60001-65001 0.48-0.80x).
     // Realigned 16-byte slots (two aligned loads and selects, as 16-bit rows take from 16385)
     // were 1.35-1.7x the element-wide best at 6001-8001 in the same tuning, and are not offered.
-    if (slots <= int64_t{kMaxRegisterRowThreads} * 16) {
+    // fp32 rows of slots of two (8-byte aligned) past 8192 take the same shapes (session 36,
+    // call 7: an experiment, see the A/B).
+    if (p.n <= int64_t{kMaxRegisterRowThreads} * 16) {
       c.prefetch = true;
-      one_row_per_block(slots, 16);
-    } else if (slots <= int64_t{kMaxRowThreads} * 16) {
-      one_row_per_block(slots, p.has_bias ? 16 : 32);
+      one_row_per_block(slots, 16 / c.vec);
+    } else if (p.n <= int64_t{kMaxRowThreads} * 16) {
+      one_row_per_block(slots, (p.has_bias ? 16 : 32) / c.vec);
       const LaunchConfig held = c;
-      if (p.has_bias && !take_shared_sums(held)) one_row_per_block(slots, 32);
+      if (p.has_bias && !take_shared_sums(held)) one_row_per_block(slots, 32 / c.vec);
     } else {
       c.cluster = static_cast<int>(std::min<int64_t>(next_pow2(element_row_blocks), kPortableCluster));
-      one_row_per_block(ceil_div(slots, c.cluster), element_row_blocks > kPortableCluster ? wide_element_row_iters : 8);
+      one_row_per_block(ceil_div(slots, c.cluster),
+                        element_row_blocks > kPortableCluster ? wide_element_row_iters : 8 / c.vec);
       const LaunchConfig unshared = c;  // without γ or β: no sums to share
       if ((p.has_weight || p.has_bias) && take_shared_sums(unshared, /*fp32_blocks_fill_sm=*/true))
         c.prefetch = c.threads > kMaxRegisterRowThreads && c.cluster < kPortableCluster;

@@ -159,6 +159,7 @@ TEST_F(Tuning, MemoryRichUnalignedRowsMatchTheReference) {
       {NormKind::LayerNorm, 20001, DType::F32, Affine::WeightAndBias, 4}, {NormKind::RMSNorm, 30001, DType::F32, Affine::WeightOnly, 4},
       {NormKind::LayerNorm, 50001, DType::F32, Affine::WeightAndBias, 4}, {NormKind::RMSNorm, 50003, DType::F32, Affine::WeightOnly, 4},
       {NormKind::LayerNorm, 40001, DType::F32, Affine::BiasOnly, 4},
+      {NormKind::LayerNorm, 12002, DType::F32, Affine::WeightAndBias, 8}, {NormKind::RMSNorm, 30002, DType::F32, Affine::WeightOnly, 8},
       {NormKind::LayerNorm, 6002, DType::BF16, Affine::WeightAndBias, 4}, {NormKind::RMSNorm, 8190, DType::F16, Affine::WeightOnly, 4},
       {NormKind::LayerNorm, 14002, DType::F16, Affine::WeightAndBias, 4}, {NormKind::RMSNorm, 12002, DType::BF16, Affine::WeightOnly, 4},
       {NormKind::RMSNorm, 16002, DType::BF16, Affine::None, 4},           {NormKind::LayerNorm, 10004, DType::BF16, Affine::BiasOnly, 8},
