@@ -681,8 +681,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 1.29-1.40x, 55001 ties, 60001-65001 0.48-0.80x).
     // Realigned 16-byte slots (two aligned loads and selects, as 16-bit rows take from 16385)
     // were 1.35-1.7x the element-wide best at 6001-8001 in the same tuning, and are not offered.
-    // fp32 rows of slots of two (8-byte aligned) past 8192 take the same shapes (session 36,
-    // call 7: an experiment, see the A/B).
+    // fp32 rows of slots of two (8-byte aligned) past 8192 take the same shapes, untuned: in
+    // bench --graph against the register clusters of 8 elements a thread they had, two rounds
+    // (-fp32-pair-rows/, 14 N of 8194-60002): median 1.07-1.09, up to 1.40x (LN 8194 305 → 226
+    // µs, RMS 30002 310 → 231); ties at 16386-20002 and 36002; slower at LN 12002 (0.97x), LN
+    // 40002 (0.96x) and RMS 14002 (0.87x: 227 → 262 µs, its cluster of two 896-thread blocks
+    // had been at 89% of copy).
     if (p.n <= int64_t{kMaxRegisterRowThreads} * 16) {
       c.prefetch = true;
       one_row_per_block(slots, 16 / c.vec);

@@ -1505,6 +1505,15 @@ TEST(LaunchConfig, MemoryRichFp32ElementRowsDoNotSpillTheirBlocksOfEight) {
     EXPECT_EQ(at(30001, 18.8, kind), "threads=480 threads_per_row=480 vec=1 registers cluster=8 min_blocks=2 shared_sums");
     EXPECT_EQ(at(50001, 18.8, kind), ln ? "threads=800 threads_per_row=800 vec=1 registers cluster=8 shared_sums"
                                         : "threads=416 threads_per_row=416 vec=1 registers cluster=8 min_blocks=2 shared_sums");
+    // Slots of two (8-byte aligned rows) past 8192: the same shapes in elements.
+    NormProblem pairs = with_option(12002, DType::F32, kind, no_option);
+    pairs.alignment = 8;
+    EXPECT_EQ(codegen::describe(choose_launch_config(codegen::resolve_problem(pairs), 90, 132, 67108864 / 12002, 18.8)),
+              ln ? "threads=768 threads_per_row=768 vec=2 registers shared_sums"
+                 : "threads=384 threads_per_row=384 vec=2 registers");
+    pairs.n = 8002;
+    EXPECT_FALSE(choose_launch_config(codegen::resolve_problem(pairs), 90, 132, 67108864 / 8002, 18.8).prefetch)
+        << "slots of two up to 8192 keep their rule";
     EXPECT_EQ(at(ln ? 65001 : 60001, 18.8, kind).find("shared_sums"), std::string::npos)
         << "past the blocks where the rule won, the register clusters";
     EXPECT_EQ(at(7001, 0, kind), "threads=896 threads_per_row=896 vec=1 registers prefetch") << "the H100's rule";
