@@ -9,6 +9,7 @@
 #include "codegen/search_space.h"
 #include "normjit/normjit.hpp"
 #include "runtime/nvrtc.h"
+#include "support/problem_variants.h"
 #include "support/ptxas_report.h"
 
 using namespace normjit;
@@ -93,12 +94,8 @@ TEST(Nvrtc, MemoryRichUnalignedRowsSpillNoMoreThanMeasured) {
                           {30001, DType::F32, 4},  {50001, DType::F32, 4}};
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     for (const Shape& s : shapes) {
-      NormProblem p;
-      p.kind = kind;
-      p.n = s.n;
-      p.x_dtype = s.x;
-      p.weight_dtype = DType::F32;
-      p.has_bias = kind == NormKind::LayerNorm;
+      NormProblem p = test::make_problem(kind, s.n, s.x, DType::F32,
+                                         kind == NormKind::LayerNorm ? test::Affine::WeightAndBias : test::Affine::WeightOnly);
       p.alignment = s.alignment;
       p = codegen::resolve_problem(p);
       const codegen::LaunchConfig config = codegen::choose_launch_config(p, 90, 132, 67108864 / s.n, 18.4);
