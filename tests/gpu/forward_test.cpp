@@ -417,7 +417,8 @@ TEST_F(ForwardTuning, EveryCandidateMatchesTheReference) {
                           {NormKind::LayerNorm, 12288, DType::BF16, 301},   // rows a block, prefetching
                           {NormKind::LayerNorm, 262144, DType::BF16, 9},    // rows streamed by clusters
                           {NormKind::LayerNorm, 36864, DType::BF16, 301},   // streamed, 256-1024 threads
-                          {NormKind::LayerNorm, 1001, DType::BF16, 61}};    // rows at every 2-byte shift
+                          {NormKind::LayerNorm, 1001, DType::BF16, 61},     // rows at every 2-byte shift
+                          {NormKind::LayerNorm, 1001, DType::F32, 61}};     // and every 4-byte one
   int tried = 0;
   for (const Shape& s : shapes) {
     ForwardCase c;

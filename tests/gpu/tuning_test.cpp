@@ -117,17 +117,20 @@ TEST_F(Tuning, OddRowsAreTunedAtTheAlignmentTheProblemAssumes) {
                                          stream()));
 }
 
-// N = 1001 in bf16: contiguous rows start at every even byte offset of 16 in turn, so its
-// candidates (16- and 8-byte vectors realigned, 2-byte ones, staged rows) meet every shift.
+// N = 1001: contiguous rows start at every element offset of 16 bytes in turn (every even byte
+// in bf16, every fourth in fp32), so their candidates (16- and 8-byte vectors realigned in bf16,
+// element-wide ones, staged rows) meet every shift.
 TEST_F(Tuning, EveryCandidateOfSmallProblemsMatchesTheReference) {
   NJ_REQUIRE_GPU();
   const CUcontext ctx = GpuContext::get()->context();
   const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
   for (const NormProblem& problem :
        {make_problem(NormKind::LayerNorm, 768, DType::F16, DType::F16, Affine::WeightAndBias),
-        make_problem(NormKind::LayerNorm, 1001, DType::BF16, DType::F32, Affine::WeightAndBias)}) {
+        make_problem(NormKind::LayerNorm, 1001, DType::BF16, DType::F32, Affine::WeightAndBias),
+        make_problem(NormKind::LayerNorm, 1001, DType::F32, DType::F32, Affine::WeightAndBias),
+        make_problem(NormKind::RMSNorm, 1003, DType::F32, DType::F32, Affine::WeightOnly)}) {
     NormProblem at_rows = problem;
-    at_rows.alignment = problem.n % 2 ? 2 : 16;
+    at_rows.alignment = problem.n % 2 ? codegen::dtype_size(problem.x_dtype) : 16;
     const NormProblem resolved = codegen::resolve_problem(at_rows);
     for (const codegen::LaunchConfig& c : codegen::search_space(resolved, limits.sm)) {
       // One engine per candidate, each told by its database to use that candidate for M <= 64.
