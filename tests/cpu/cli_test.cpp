@@ -254,6 +254,19 @@ TEST_F(Cli, TuneListTakesTheDevicesMemoryRate) {
   EXPECT_TRUE(contains(tuning.output, "--memory-rate is for --list")) << tuning.output;
 }
 
+// emit --config takes a candidate as tune --list prints it, whole: flags it leaves out are off
+// (the single-field overrides only turn flags on, so they cannot drop the heuristic's prefetch).
+TEST_F(Cli, EmitTakesAWholeConfigAsTuneListPrintsIt) {
+  const std::string problem = "emit --kind layernorm --n 7001 --align 4 --memory-rate 18.4";
+  const std::string config = "threads=896 threads_per_row=896 vec=1 registers shared_sums";
+  const CliRun run = normjit_cli(problem + " --config '" + config + "'");
+  ASSERT_EQ(run.code, 0) << run.output.substr(0, 300);
+  EXPECT_TRUE(contains(run.output, "// launch: " + config + "\n")) << run.output.substr(0, 300);
+  const CliRun bad = normjit_cli(problem + " --config 'threads=896 threads_per_row=896 vec=1 turbo'");
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_TRUE(contains(bad.output, "'turbo' is no flag of a launch config")) << bad.output;
+}
+
 TEST_F(Cli, EmitTakesParallelNorms) {
   const CliRun parallel = normjit_cli("emit --kind layernorm --n 256 --parallel");
   EXPECT_EQ(parallel.code, 0) << parallel.output;
