@@ -691,9 +691,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       c.prefetch = true;
       one_row_per_block(slots, 16 / c.vec);
     } else if (p.n <= int64_t{kMaxRowThreads} * 16) {
-      one_row_per_block(slots, (p.has_bias ? 16 : 32) / c.vec);
-      const LaunchConfig held = c;
-      if (p.has_bias && !take_shared_sums(held)) one_row_per_block(slots, 32 / c.vec);
+      if (!p.has_bias || !shared_sums_rows(16 / c.vec)) one_row_per_block(slots, 32 / c.vec);
     } else {
       c.cluster = static_cast<int>(std::min<int64_t>(next_pow2(element_row_blocks), kPortableCluster));
       one_row_per_block(ceil_div(slots, c.cluster),
@@ -751,13 +749,11 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     if (p.n <= 8192) {
       c.prefetch = true;
       one_row_per_block(slots, 8 / c.vec);
-    } else if (p.has_bias) {
-      one_row_per_block(slots, 16 / c.vec);
-      const LaunchConfig held = c;
-      take_shared_sums(held);
+    } else if (p.has_bias && shared_sums_rows(16 / c.vec)) {
     } else {
+      // In registers; without β, 32 a thread past kMaxWideBlockRowThreads.
       one_row_per_block(slots, 16 / c.vec);
-      if (c.threads > kMaxWideBlockRowThreads) one_row_per_block(slots, 32 / c.vec);
+      if (!p.has_bias && c.threads > kMaxWideBlockRowThreads) one_row_per_block(slots, 32 / c.vec);
     }
   } else if (row_in_one_block) {
     // Rows an element a thread a pass hold 16 (odd 16-bit N 1001-4096); the bf16 rule of 8 for
