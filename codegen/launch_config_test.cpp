@@ -33,6 +33,14 @@ NormProblem with_option(int64_t n, DType x, NormKind kind, void (*option)(NormPr
   return codegen::resolve_problem(p);
 }
 void no_option(NormProblem&) {}
+// The config of many rows (M·N = 64 Mi) aligned to `alignment` bytes on an sm_90 of 132 SMs whose
+// memory rate is `rate` bytes an SM cycle (0: the H100's rules).
+LaunchConfig rows_at_rate(int64_t n, DType x, int alignment, double rate, NormKind kind = NormKind::LayerNorm,
+                          void (*option)(NormProblem&) = no_option) {
+  NormProblem p = with_option(n, x, kind, option);
+  p.alignment = alignment;
+  return choose_launch_config(codegen::resolve_problem(p), 90, 132, 67108864 / n, rate);
+}
 }  // namespace
 
 TEST(LaunchConfig, SixteenByteVectorsWhenAligned) {
@@ -1461,9 +1469,7 @@ TEST(LaunchConfig, MemoryRichShortRowsLeaveTheStagedBlocks) {
 TEST(LaunchConfig, MemoryRichUnalignedShortRowsPrefetch) {
   auto at = [](int64_t n, int alignment, double rate, NormKind kind = NormKind::LayerNorm,
                void (*option)(NormProblem&) = no_option) {
-    NormProblem p = with_option(n, DType::BF16, kind, option);
-    p.alignment = alignment;
-    return choose_launch_config(codegen::resolve_problem(p), 90, 132, 67108864 / n, rate);
+    return rows_at_rate(n, DType::BF16, alignment, rate, kind, option);
   };
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
     EXPECT_EQ(codegen::describe(at(1505, 2, 18.8, kind)),
@@ -1491,9 +1497,7 @@ TEST(LaunchConfig, MemoryRichUnalignedShortRowsPrefetch) {
 
 TEST(LaunchConfig, MemoryRichFp32ElementRowsDoNotSpillTheirBlocksOfEight) {
   auto at = [](int64_t n, double rate, NormKind kind = NormKind::LayerNorm, void (*option)(NormProblem&) = no_option) {
-    NormProblem p = with_option(n, DType::F32, kind, option);
-    p.alignment = 4;
-    return codegen::describe(choose_launch_config(codegen::resolve_problem(p), 90, 132, 67108864 / n, rate));
+    return codegen::describe(rows_at_rate(n, DType::F32, 4, rate, kind, option));
   };
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
     const bool ln = kind == NormKind::LayerNorm;
@@ -1506,14 +1510,10 @@ TEST(LaunchConfig, MemoryRichFp32ElementRowsDoNotSpillTheirBlocksOfEight) {
     EXPECT_EQ(at(50001, 18.8, kind), ln ? "threads=800 threads_per_row=800 vec=1 registers cluster=8 shared_sums"
                                         : "threads=416 threads_per_row=416 vec=1 registers cluster=8 min_blocks=2 shared_sums");
     // Slots of two (8-byte aligned rows) past 8192: the same shapes in elements.
-    NormProblem pairs = with_option(12002, DType::F32, kind, no_option);
-    pairs.alignment = 8;
-    EXPECT_EQ(codegen::describe(choose_launch_config(codegen::resolve_problem(pairs), 90, 132, 67108864 / 12002, 18.8)),
+    EXPECT_EQ(codegen::describe(rows_at_rate(12002, DType::F32, 8, 18.8, kind)),
               ln ? "threads=768 threads_per_row=768 vec=2 registers shared_sums"
                  : "threads=384 threads_per_row=384 vec=2 registers");
-    pairs.n = 8002;
-    EXPECT_FALSE(choose_launch_config(codegen::resolve_problem(pairs), 90, 132, 67108864 / 8002, 18.8).prefetch)
-        << "slots of two up to 8192 keep their rule";
+    EXPECT_FALSE(rows_at_rate(8002, DType::F32, 8, 18.8, kind).prefetch) << "slots of two up to 8192 keep their rule";
     EXPECT_EQ(at(ln ? 65001 : 60001, 18.8, kind).find("shared_sums"), std::string::npos)
         << "past the blocks where the rule won, the register clusters";
     EXPECT_EQ(at(7001, 0, kind), "threads=896 threads_per_row=896 vec=1 registers prefetch") << "the H100's rule";
@@ -1525,9 +1525,7 @@ TEST(LaunchConfig, MemoryRichFp32ElementRowsDoNotSpillTheirBlocksOfEight) {
 TEST(LaunchConfig, MemoryRichSixteenBitSlotRowsHoldTheRowPastFourThousand) {
   auto at = [](int64_t n, int alignment, double rate, NormKind kind = NormKind::LayerNorm, DType x = DType::BF16,
                void (*option)(NormProblem&) = no_option) {
-    NormProblem p = with_option(n, x, kind, option);
-    p.alignment = alignment;
-    return codegen::describe(choose_launch_config(codegen::resolve_problem(p), 90, 132, 67108864 / n, rate));
+    return codegen::describe(rows_at_rate(n, x, alignment, rate, kind, option));
   };
   for (DType x : {DType::BF16, DType::F16})
     for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
