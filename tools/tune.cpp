@@ -7,6 +7,7 @@
 
 #include "codegen/norm_problem.h"
 #include "codegen/forward_config.h"
+#include "codegen/launch_config.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/engine_impl.h"
 #include "runtime/shape_file.h"
@@ -26,7 +27,7 @@ constexpr int kSideBySideSessions = 3;
 void print_help() {
   std::printf(
       "usage: normjit tune [PROBLEM | --shapes FILE | --sweep] [--m LIST] [--forward] [--exhaustive]\n"
-      "                    [--list] [--cache-dir DIR]\n"
+      "                    [--list] [--config CONFIG]... [--cache-dir DIR]\n"
       "Times every candidate launch config of each shape on this GPU (compiling them in parallel on\n"
       "the host's cores) and writes the fastest per (device, problem, M bucket) into the tuning\n"
       "database, <cache dir>/tuning.toml. Engines use it with tune.mode = cached (the default).\n"
@@ -44,6 +45,9 @@ void print_help() {
       "  --memory-rate B with --list: the device's peak memory bytes an SM cycle to list them for\n"
       "                  (default 0: the H100's rules; an H200 reads 18.4; a tuning run reads the GPU's)\n"
       "  --dry-run       list the shapes and exit\n"
+      "  --config CONFIG time these launch configs (as --list prints them; repeatable) beside the\n"
+      "                  heuristic's instead of the search space, print each one's time, and leave\n"
+      "                  the tuning database as it is: configs the search space does not hold\n"
       "%s"
       "PROBLEM:\n%s"
       "\n"
@@ -103,6 +107,17 @@ int run_tune(std::vector<std::string> args) {
   const std::string shapes_file = take_option(args, "--shapes");
   const std::string m_text = take_option(args, "--m");
   CacheLocation cache = take_cache_location(args);
+  // --config: configs to time beside the heuristic's, parsed here so a typo fails before any GPU work.
+  std::vector<codegen::LaunchConfig> pinned;
+  for (std::string text; !(text = take_option(args, "--config")).empty();) {
+    try {
+      pinned.push_back(codegen::parse_described_config(text));
+    } catch (const Error& e) {
+      throw std::invalid_argument(e.what());
+    }
+  }
+  if (!pinned.empty() && (exhaustive || list))
+    throw std::invalid_argument("--config times the configs given; it does not go with --exhaustive or --list");
   const std::vector<int64_t> m_flag = m_text.empty() ? std::vector<int64_t>{1, 65536} : parse_integer_list("--m", m_text, 1);
 
   std::vector<Shape> shapes;
@@ -191,17 +206,38 @@ int run_tune(std::vector<std::string> args) {
     const Shape& s = shapes[i];
     const std::string label = "[" + std::to_string(i + 1) + "/" + std::to_string(shapes.size()) + "] " + shape_label(s);
     runtime::TuneOptions options;
-    options.exhaustive = false;
+    // Given configs are each timed with the final repetitions (as --exhaustive times them all).
+    options.exhaustive = !pinned.empty();
+    if (!pinned.empty()) {
+      // The heuristic's config first (TuneResult::heuristic), then the given ones; each must fit
+      // the shape (check_launch_config says why not).
+      options.only = {runtime::candidate_configs(s.problem, limits, runtime::timed_rows(s.problem, s.m, options), s.pass).front()};
+      for (const codegen::LaunchConfig& c : pinned) {
+        try {
+          codegen::check_launch_config(s.problem, c);
+        } catch (const Error& e) {
+          ++failed;
+          std::fprintf(stderr, "normjit tune: %s: --config %s does not fit: %s\n", shape_label(s).c_str(),
+                       codegen::describe(c).c_str(), e.what());
+          continue;
+        }
+        options.only.push_back(c);
+      }
+    }
     // Steps: compile and time each candidate, then the finalists (and the heuristic); with
     // --exhaustive each candidate again (compile, screen, final) and the two picks side by side.
-    const size_t count = runtime::candidate_configs(s.problem, limits, runtime::timed_rows(s.problem, s.m, options), s.pass).size();
+    const size_t count = !options.only.empty() ? options.only.size()
+                         : runtime::candidate_configs(s.problem, limits, runtime::timed_rows(s.problem, s.m, options), s.pass).size();
     ProgressLine progress(2 * count + static_cast<size_t>(options.max_finalists) + 1 +
                           (exhaustive ? 3 * count + 6 * kSideBySideSessions : 0));
     options.progress = [&](const std::string& step, const std::string& outcome) { progress.report(label + " " + step, outcome); };
     try {
       const runtime::TuneResult tuned = runtime::tune(impl, ctx, s.problem, s.m, options, s.pass);
-      const std::string key = runtime::make_tuning_key(device, s.problem, s.m, s.pass).text();
-      impl.tuning.put(key, tuned.tuned());
+      if (pinned.empty()) impl.tuning.put(runtime::make_tuning_key(device, s.problem, s.m, s.pass).text(), tuned.tuned());
+      else
+        for (const runtime::CandidateTiming& c : tuned.candidates)
+          std::printf("  config %s | %s | %s\n", shape_label(s).c_str(), codegen::describe(c.config).c_str(),
+                      c.ok ? std::to_string(c.us()).c_str() : ("failed: " + c.error).c_str());
       double exhaustive_us = 0, tuned_over_exhaustive = 1;
       std::string exhaustive_config;
       if (exhaustive) {
