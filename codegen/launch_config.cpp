@@ -420,7 +420,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   const bool rich_unaligned_block_rows =
       memory_rich && many_rows && sm >= 90 && sixteen_bit && !aligned && c.vec >= 2 && !has_fused_options(p) &&
       p.n > 4096 && p.n <= kMaxRowThreads * 16 &&
-      (p.n <= 8192 ? c.vec == 2 && !(fp16_layer_norm && p.n > int64_t{kMaxFp16LayerNormPrefetchThreads} * 8)
+      (p.n <= 8192 ? c.vec == 4 || !(fp16_layer_norm && p.n > int64_t{kMaxFp16LayerNormPrefetchThreads} * 8)
                    : !p.has_bias || c.vec == 4 || p.n > int64_t{kMaxStagedSlotRowThreads} * 16);
   // One block holding the row in registers, 16 elements a thread: aligned fp32 rows of 4097-8192
   // (sm_90; session 12's exhaustive sweep, M·N = 64 Mi, -8e940ae-exhaustive/: LN 5120 362 us
@@ -690,7 +690,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     if (p.n <= int64_t{kMaxRegisterRowThreads} * 16) {
       c.prefetch = true;
       one_row_per_block(slots, 16 / c.vec);
-    } else if (p.n <= int64_t{kMaxRowThreads} * 16) {
+    } else if (p.n <= int64_t{kMaxRowThreads} * 16 &&
+               !(c.vec == 2 && !p.has_bias && p.n > kMaxFp32PairRowBlockColumns)) {
       if (!p.has_bias || !shared_sums_rows(16 / c.vec)) one_row_per_block(slots, 32 / c.vec);
     } else {
       c.cluster = static_cast<int>(std::min<int64_t>(next_pow2(element_row_blocks), kPortableCluster));
@@ -746,9 +747,18 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // slots of two at 8193-12288 (blocks of up to 768 threads: bf16 and fp16 0.90-1.06x, 11002
     // 0.90x; from 13002 1.37-1.51x), and fp16 LayerNorm's prefetching blocks past 896 threads
     // (8002: 1024 threads spill 64 bytes, 0.84x).
-    if (p.n <= 8192) {
+    if (p.n <= 8192 && c.vec == 2) {
       c.prefetch = true;
       one_row_per_block(slots, 8 / c.vec);
+    } else if (p.n <= 8192) {
+      // Slots of four: two blocks an SM of 16 elements a thread, LayerNorm's sums shared past
+      // the threads whose registers hold them.
+      if (!(p.has_bias && row_block_threads(slots, 16 / c.vec) > kMaxSlotsOfFourRegisterSumThreads &&
+            shared_sums_rows(16 / c.vec))) {
+        one_row_per_block(slots, 16 / c.vec);
+        if (!p.has_bias && c.threads > kMaxSlotsOfFourBlockThreadsNoBias) one_row_per_block(slots, 32 / c.vec);
+        c.min_blocks_per_sm = 2;
+      }
     } else if (p.has_bias && shared_sums_rows(16 / c.vec)) {
     } else {
       // In registers; without β, 32 a thread past kMaxWideBlockRowThreads.

@@ -124,9 +124,19 @@ constexpr int kMaxWideElementRowThreads = 416;
 //   takes (more spill);
 // - LayerNorm's slots of two past 8192 columns: the most threads at which they stay staged
 //   (blocks of 16 elements a thread with shared sums won only beyond).
+// - LayerNorm's slots of four up to 8192 columns: the most threads of a block of 16 elements a
+//   thread, two an SM, that keeps dγ and dβ in registers (ptxas: 96 registers at 320; at 384
+//   the cap of 85 spills 92 bytes); beyond, the block's sums are shared.
 constexpr int kMaxWideBlockRowThreads = 896;
 constexpr int kMaxFp16LayerNormPrefetchThreads = 896;
 constexpr int kMaxStagedSlotRowThreads = 768;
+// - slots of four without β: the most threads of a block of 16 elements a thread, two an SM,
+//   before it takes 32 a thread (RMS bf16 7500: 480 threads spill 68 bytes at the cap of 68).
+constexpr int kMaxSlotsOfFourRegisterSumThreads = 320;
+constexpr int kMaxSlotsOfFourBlockThreadsNoBias = 448;
+// fp32 rows of slots of two (8-byte aligned) without β on memory-rich devices: the most columns
+// one block holds 32 elements a thread; longer rows take clusters of blocks of 8 a thread.
+constexpr int64_t kMaxFp32PairRowBlockColumns = 12288;
 // Threads an SM holds of rows held 16 elements a thread (about 128 registers each).
 constexpr int kHeldElementRowThreadsPerSm = 512;
 constexpr int kPrefetchBlockThreads = 256;

@@ -1513,6 +1513,10 @@ TEST(LaunchConfig, MemoryRichFp32ElementRowsDoNotSpillTheirBlocksOfEight) {
     EXPECT_EQ(codegen::describe(rows_at_rate(12002, DType::F32, 8, 18.8, kind)),
               ln ? "threads=768 threads_per_row=768 vec=2 registers shared_sums"
                  : "threads=384 threads_per_row=384 vec=2 registers");
+    // Without β past 12288 columns: clusters of blocks of 8 a thread with shared sums.
+    EXPECT_EQ(codegen::describe(rows_at_rate(14002, DType::F32, 8, 18.8, kind)),
+              ln ? "threads=896 threads_per_row=896 vec=2 registers shared_sums"
+                 : "threads=448 threads_per_row=448 vec=2 registers cluster=4 min_blocks=2 shared_sums");
     EXPECT_FALSE(rows_at_rate(8002, DType::F32, 8, 18.8, kind).prefetch) << "slots of two up to 8192 keep their rule";
     EXPECT_EQ(at(ln ? 65001 : 60001, 18.8, kind).find("shared_sums"), std::string::npos)
         << "past the blocks where the rule won, the register clusters";
@@ -1545,7 +1549,13 @@ TEST(LaunchConfig, MemoryRichSixteenBitSlotRowsHoldTheRowPastFourThousand) {
                                                 : "threads=512 threads_per_row=512 vec=2 registers");
       EXPECT_EQ(at(14004, 8, 18.8, kind, x), ln ? "threads=896 threads_per_row=896 vec=4 registers shared_sums"
                                                 : "threads=896 threads_per_row=896 vec=4 registers");
-      EXPECT_NE(at(6004, 8, 18.8, kind, x).find("staged"), std::string::npos) << "slots of four up to 8192";
+      // Slots of four up to 8192: two blocks an SM of 16 elements a thread, LayerNorm's sums
+      // shared past 320 threads, 32 a thread without β past 448.
+      EXPECT_EQ(at(5004, 8, 18.8, kind, x), "threads=320 threads_per_row=320 vec=4 registers min_blocks=2");
+      EXPECT_EQ(at(6004, 8, 18.8, kind, x), ln ? "threads=384 threads_per_row=384 vec=4 registers min_blocks=2 shared_sums"
+                                               : "threads=384 threads_per_row=384 vec=4 registers min_blocks=2");
+      EXPECT_EQ(at(8004, 8, 18.8, kind, x), ln ? "threads=512 threads_per_row=512 vec=4 registers min_blocks=2 shared_sums"
+                                               : "threads=256 threads_per_row=256 vec=4 registers min_blocks=2");
       EXPECT_NE(at(6002, 4, 0, kind, x).find("staged"), std::string::npos) << "the H100's rule";
       EXPECT_NE(at(6002, 4, 18.8, kind, x, [](NormProblem& p) { p.residual = true; }).find("staged"), std::string::npos)
           << "fused";
