@@ -686,7 +686,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // (-fp32-pair-rows/, 14 N of 8194-60002): median 1.07-1.09, up to 1.40x (LN 8194 305 → 226
     // µs, RMS 30002 310 → 231); ties at 16386-20002 and 36002; slower at LN 12002 (0.97x), LN
     // 40002 (0.96x) and RMS 14002 (0.87x: 227 → 262 µs, its cluster of two 896-thread blocks
-    // had been at 89% of copy).
+    // had been at 89% of copy). Tuned since (session 37, -pair-rows-tune/): without β past
+    // 13312 columns the clusters of blocks of 8 a thread with shared sums, two an SM (RMS 14002
+    // and 16002 1.20-1.23x the one block of 32 a thread; bench --graph, -slot-rules-37/: RMS
+    // 14002-16382 1.17-1.20x, but 12290 and 13002 0.86-0.93x, which keep the block).
     if (p.n <= int64_t{kMaxRegisterRowThreads} * 16) {
       c.prefetch = true;
       one_row_per_block(slots, 16 / c.vec);
@@ -739,14 +742,19 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     //   staged 1.38-1.43; 10002, 10004 1.16-1.17 and 12002 1.06, tying the staged block);
     //   without β 16 a thread in registers up to 896 threads (RMS 10002-14004 1.00-1.13,
     //   staged 1.18-1.28), 32 beyond (RMS 16002 the best, staged 1.69).
-    // Slots of four up to 8192 were tuned at 6004 only (its best 32 a thread, two blocks an SM):
-    // they keep the staged block.
+    // - slots of four up to 8192 (session 37, -pair-rows-tune/: 4100-8004, bf16): two blocks an
+    //   SM of 16 elements a thread, within 1.05 of the best (staged 1.21-1.40), but LayerNorm's
+    //   past 320 threads share their sums (ptxas spills them at the cap of two blocks: 6004 92
+    //   bytes), within 1.14 (6004; its best 32 a thread), and without β past 448 threads 32 a
+    //   thread (RMS 8004 the best; 7500's 480 threads of 16 spill 68 bytes).
     // In bench --graph against the staged blocks, two rounds (-slot-rows-rule/, bf16 and fp16,
     // 20 N from 4098 to 16382): 1.2x at the median, up to 1.9x (RMS bf16 16004 214 → 115 µs, LN
     // bf16 8002 170 → 115, 14002 233 → 165). Where it lost, the staged blocks stay: LayerNorm's
     // slots of two at 8193-12288 (blocks of up to 768 threads: bf16 and fp16 0.90-1.06x, 11002
     // 0.90x; from 13002 1.37-1.51x), and fp16 LayerNorm's prefetching blocks past 896 threads
-    // (8002: 1024 threads spill 64 bytes, 0.84x).
+    // (8002: 1024 threads spill 64 bytes, 0.84x). The slots of four up to 8192 (-slot-rules-37/,
+    // bf16 and fp16, 10 N from 4100 to 8188, two rounds): 1.05-1.45x, median 1.21-1.25 (RMS
+    // bf16 8188 152 → 107 µs, LN fp16 8004 169 → 131).
     if (p.n <= 8192 && c.vec == 2) {
       c.prefetch = true;
       one_row_per_block(slots, 8 / c.vec);

@@ -1513,7 +1513,8 @@ TEST(LaunchConfig, MemoryRichFp32ElementRowsDoNotSpillTheirBlocksOfEight) {
     EXPECT_EQ(codegen::describe(rows_at_rate(12002, DType::F32, 8, 18.8, kind)),
               ln ? "threads=768 threads_per_row=768 vec=2 registers shared_sums"
                  : "threads=384 threads_per_row=384 vec=2 registers");
-    // Without β past 12288 columns: clusters of blocks of 8 a thread with shared sums.
+    // Without β past 13312 columns: clusters of blocks of 8 a thread with shared sums.
+    EXPECT_EQ(codegen::describe(rows_at_rate(13002, DType::F32, 8, 18.8, kind)).find("cluster"), std::string::npos);
     EXPECT_EQ(codegen::describe(rows_at_rate(14002, DType::F32, 8, 18.8, kind)),
               ln ? "threads=896 threads_per_row=896 vec=2 registers shared_sums"
                  : "threads=448 threads_per_row=448 vec=2 registers cluster=4 min_blocks=2 shared_sums");

@@ -267,6 +267,22 @@ TEST_F(Cli, EmitTakesAWholeConfigAsTuneListPrintsIt) {
   EXPECT_TRUE(contains(bad.output, "'turbo' is no flag of a launch config")) << bad.output;
 }
 
+// tune --config parses its configs before anything needs a GPU: a word it does not know, or a
+// config beside --list or --exhaustive, is bad usage; good ones then need the GPU (exit 3 here).
+TEST_F(Cli, TuneConfigIsCheckedBeforeTheGpu) {
+  const std::string problem = "tune --kind rmsnorm --n 14002 --align 8 --m 4792";
+  const CliRun bad = normjit_cli(problem + " --config 'threads=448 threads_per_row=448 vec=2 turbo'");
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_TRUE(contains(bad.output, "'turbo' is no flag of a launch config")) << bad.output;
+  const CliRun listed = normjit_cli(problem + " --list --config 'threads=448 threads_per_row=448 vec=2 registers'");
+  EXPECT_EQ(listed.code, 2) << listed.output;
+  EXPECT_TRUE(contains(listed.output, "does not go with --exhaustive or --list")) << listed.output;
+  const CliRun good = normjit_cli(problem + " --config 'threads=448 threads_per_row=448 vec=2 registers cluster=4' "
+                                  "--config 'threads=512 threads_per_row=512 vec=2 registers cluster=4 min_blocks=2'");
+  EXPECT_EQ(good.code, 3) << good.output;
+  EXPECT_TRUE(contains(good.output, "needs a GPU")) << good.output;
+}
+
 TEST_F(Cli, EmitTakesParallelNorms) {
   const CliRun parallel = normjit_cli("emit --kind layernorm --n 256 --parallel");
   EXPECT_EQ(parallel.code, 0) << parallel.output;
