@@ -2,12 +2,12 @@
 # Session 37, call 5 (H200): build-device/normjit = the commit of this script (LayerNorm's
 # prefetching blocks at 1024-4096 and 6145-8192 on memory-rich devices), build-device/v/old =
 # 086a679 (before them).
-# 1) GPU tests of the backward at the sweep's N with the heuristic's configs (Backward.*, Tuning.*).
+# 1) GPU tests: the backward's dtype matrix and determinism with the heuristic's configs, Tuning.*.
 # 2) A/B, two rounds, bench --graph: LayerNorm, bf16 and fp16 with fp32 γ, bf16 with bf16 γ, the
 #    rule's N in 512-column steps and 5120/6144 as controls.
 set -uo pipefail
 B=build-device
-GPU_TEST_SHARDS=16 GPU_TEST_FILTER='Backward*:Tuning.*:*Sweep*' \
+GPU_TEST_SHARDS=16 GPU_TEST_FILTER='*BackwardMatrix*:BackwardDeterminism*:Tuning.*' \
   BUILD_DIR=$B OUT=$OUT timeout 240 scripts/gpu-run.sh gpu-tests > $OUT/gpu-subset.txt 2>&1
 echo "gpu subset exit $? at $SECONDS s"; grep -E "PASSED|FAILED" $OUT/gpu-subset.txt | sort | uniq -c | head -20
 ab=$(mktemp -d)
