@@ -933,21 +933,28 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
         shared_rows(4, 2, 2, false);
       else if (p.n > 13312 && p.n <= 15360 && p.n % 512 == 0)
         shared_rows(4, 2, 2, true);
-    } else if (p.kind == NormKind::LayerNorm && p.has_bias && !has_fused_options(p) && p.n % 512 == 0 &&
-               ((p.n >= 1024 && p.n <= 4096) || (p.n > 6144 && p.n <= 8192))) {
+    } else if (p.kind == NormKind::LayerNorm && p.has_bias && !has_fused_options(p) &&
+               (p.n == 3584 || p.n == 6656 || p.n == 7168 || p.n == 8192 ||
+                ((p.n == 1024 || p.n == 4096) && p.x_dtype == DType::BF16))) {
       // LayerNorm (γ and β) retuned on the H200 (session 37, bench/results/
       // 2026-11-29-h200-sweep-retune/, bf16, fp32 γ, tune µs): one block a row prefetching,
       // its sums in registers, 8 elements a thread (two blocks an SM up to 512 threads: LN
-      // 4096 109.0 against 131.5 with one), 16 at 1025-2048 and past 7168; the cluster of two
-      // with shared sums it replaces took 1.02-1.06 (2048, 4096, 7168), the 4-wide blocks of
-      // 8192 1.05 and the warp a row of 1024 1.09. Not at 4097-6144 (5120: the cluster of two
-      // the best; 8 a thread prefetching 1.07), nor for RMSNorm, within 1.03 of its best already.
+      // 4096 109.0 against 131.5 with one), 16 at 8192; the cluster of two with shared sums it
+      // replaces took 1.04-1.06 (4096, 7168), the 4-wide blocks of 8192 1.05 and the warp a
+      // row of 1024 1.09. In bench --graph against those, two rounds (-layernorm-prefetch-ab/,
+      // bf16 and fp16 with fp32 γ, bf16 with bf16 γ, 1024-8192 in 512-column steps) it won
+      // only in blocks of 448 threads or more of 8 a thread (3584-4096 and 6656-7168: 1.01-1.06x,
+      // LN bf16 4096 110.0 → 104.3 µs; but fp16 4096, 0.99x, where ptxas spills 8 bytes), at
+      // 8192 (16 a thread, 512 threads: 1.02-1.05x) and at 1024 in bf16 (1.09-1.10x; fp16
+      // 0.99x). Where it lost the rules before stay: blocks of
+      // 320-384 threads (2560, 3072: 0.90-0.96x), 16 a thread in 96-128 or 480 threads (fp16
+      // 1536-2048 0.85-0.91x; 7680 with fp32 γ 0.89-0.90x), and 4097-6144 (5120: the cluster
+      // of two the best in tuning). Not RMSNorm: within 1.03 of its best already.
       c = LaunchConfig{};
       c.vec = staged_vec;
       c.prefetch = true;
-      const int iters = (p.n > 1024 && p.n <= 2048) || p.n > 7168 ? 2 : 1;
-      one_row_per_block(ceil_div(p.n, staged_vec), iters);
-      if (iters == 1 && c.threads <= kMaxRegisterRowThreads) c.min_blocks_per_sm = 2;
+      one_row_per_block(ceil_div(p.n, staged_vec), p.n == 8192 ? 2 : 1);
+      if (p.n <= 4096) c.min_blocks_per_sm = 2;
     } else if (p.n > 1024 && p.n <= 7168 && p.n % 512 == 0)
       shared_rows(staged_vec, 2, 1, true);
     else if (p.n == 8192)
