@@ -224,8 +224,7 @@ TEST_F(Cli, EmitTakesTheDevicesMemoryRate) {
       << h100.output.substr(0, 300);
   const CliRun h200 = normjit_cli(problem + " --memory-rate 18.4");
   ASSERT_EQ(h200.code, 0) << h200.output.substr(0, 300);
-  EXPECT_TRUE(contains(h200.output, "// launch: threads=256 threads_per_row=256 vec=8 registers cluster=2 prefetch "
-                                    "min_blocks=4 shared_sums shared_weights\n"))
+  EXPECT_TRUE(contains(h200.output, "// launch: threads=512 threads_per_row=512 vec=8 registers prefetch min_blocks=2\n"))
       << h200.output.substr(0, 300);
   const CliRun bad = normjit_cli(problem + " --memory-rate fast");
   EXPECT_NE(bad.code, 0);
