@@ -10,6 +10,9 @@
 #   parallel, recompute, all, residual+rowscale, ...), which tune takes as --fused FUSED;
 #   bench then times --fused none,FUSED...
 #   --until S: no new shape once the script has run S seconds (default 300).
+#   Each shape is tuned at the alignment bench's contiguous rows of that N have (the largest
+#   power of two up to 16 dividing the row's bytes: 2 for odd 16-bit N, 8 for N ≡ 4 mod 8), so
+#   the database's entries are the ones bench then looks up.
 #   e.g. scripts/tune-compare.sh $OUT/tune --forward layernorm:bf16:5120 rmsnorm:fp32:65536
 #        scripts/tune-compare.sh $OUT/fused layernorm:bf16:8192:residual rmsnorm:bf16:8192:gate
 #
@@ -17,7 +20,7 @@
 # tuned.{json,txt}, compare.txt. BUILD_DIR (default build) holds the normjit command.
 set -uo pipefail
 if [ $# -lt 2 ]; then
-  sed -n '2,17p' "$0" >&2
+  sed -n '2,20p' "$0" >&2
   exit 2
 fi
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,8 +52,10 @@ for s in "${shapes[@]}"; do
   kinds="$kinds,$kind" dtypes="$dtypes,$dtype" ns="$ns,$n"
   if [ $SECONDS -ge "$until" ]; then echo "tune-compare.sh: out of time before $s" | tee -a "$out/tune.err"; continue; fi
   weight=(); [ "$dtype" != fp32 ] && weight=(--weight-dtype fp32)
+  row_bytes=$((n * $([ "$dtype" = fp32 ] && echo 4 || echo 2))) align=16
+  while [ $((row_bytes % align)) -ne 0 ]; do align=$((align / 2)); done
   NORMJIT_CACHE_DIR=$db timeout 60 "$bin" tune "${forward[@]}" --kind "$kind" --dtype "$dtype" "${weight[@]}" "${options[@]}" --n "$n" \
-    --m $((67108864 / n)) --exhaustive >>"$out/tune.txt" 2>>"$out/tune.err" ||
+    --align "$align" --m $((67108864 / n)) --exhaustive >>"$out/tune.txt" 2>>"$out/tune.err" ||
     echo "tune-compare.sh: tuning $s exited $?" | tee -a "$out/tune.err"
 done
 uniq_list() { tr , '\n' <<<"${1#,}" | awk 'NF && !seen[$0]++' | paste -sd, -; }
