@@ -696,6 +696,14 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     } else if (p.n <= int64_t{kMaxRowThreads} * 16 &&
                !(c.vec == 2 && !p.has_bias && p.n > kMaxFp32PairRowBlockColumns)) {
       if (!p.has_bias || !shared_sums_rows(16 / c.vec)) one_row_per_block(slots, 32 / c.vec);
+    } else if (c.vec == 2 && p.n > 32768 && p.n <= 40960 && (p.has_weight || p.has_bias)) {
+      // Slots of two of 32769-40960 (session 37, -pair-rows-tune/ and -pair-rows-tune2/, 36002
+      // and 40002 the best in tuning, 1.17-1.28x the clusters of eight below): with β a cluster
+      // of four blocks of 16 elements a thread, without a cluster of sixteen of 8, three an SM;
+      // sums shared.
+      c.cluster = p.has_bias ? 4 : 16;
+      one_row_per_block(ceil_div(slots, c.cluster), (p.has_bias ? 16 : 8) / c.vec);
+      take_shared_sums(LaunchConfig(c), /*fp32_blocks_fill_sm=*/true);
     } else {
       c.cluster = static_cast<int>(std::min<int64_t>(next_pow2(element_row_blocks), kPortableCluster));
       one_row_per_block(ceil_div(slots, c.cluster),

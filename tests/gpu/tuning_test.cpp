@@ -170,7 +170,8 @@ TEST_F(Tuning, MemoryRichUnalignedRowsMatchTheReference) {
       // Slots of four up to 8192, and fp32 slots of two without β past 12288 (session 37).
       {NormKind::LayerNorm, 5004, DType::BF16, Affine::WeightAndBias, 8}, {NormKind::LayerNorm, 7004, DType::F16, Affine::WeightAndBias, 8},
       {NormKind::RMSNorm, 6004, DType::BF16, Affine::WeightOnly, 8},      {NormKind::RMSNorm, 7500, DType::F16, Affine::WeightOnly, 8},
-      {NormKind::RMSNorm, 14002, DType::F32, Affine::WeightOnly, 8},      {NormKind::RMSNorm, 16382, DType::F32, Affine::None, 8}};
+      {NormKind::RMSNorm, 14002, DType::F32, Affine::WeightOnly, 8},      {NormKind::RMSNorm, 16382, DType::F32, Affine::None, 8},
+      {NormKind::LayerNorm, 36002, DType::F32, Affine::WeightAndBias, 8}, {NormKind::RMSNorm, 40002, DType::F32, Affine::WeightOnly, 8}};
   for (const Shape& s : shapes) {
     const NormProblem problem = make_problem(s.kind, s.n, s.x, DType::F32, s.affine);
     NormProblem at_rows = problem;
