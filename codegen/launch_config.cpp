@@ -700,7 +700,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       // Slots of two of 32769-40960 (session 37, -pair-rows-tune/ and -pair-rows-tune2/, 36002
       // and 40002 the best in tuning, 1.17-1.28x the clusters of eight below): with β a cluster
       // of four blocks of 16 elements a thread, without a cluster of sixteen of 8, three an SM;
-      // sums shared.
+      // sums shared. In bench --graph against the clusters of eight, two rounds
+      // (-pair-clusters-ab/, 32770-40958): 1.03-1.36x, median 1.27-1.29 (LN 32770 413 → 308 µs,
+      // RMS 32770 372 → 277; LN 40958, whose 640 threads spill 16 bytes, 1.03x).
       c.cluster = p.has_bias ? 4 : 16;
       one_row_per_block(ceil_div(slots, c.cluster), (p.has_bias ? 16 : 8) / c.vec);
       take_shared_sums(LaunchConfig(c), /*fp32_blocks_fill_sm=*/true);

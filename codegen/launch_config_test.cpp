@@ -1538,6 +1538,10 @@ TEST(LaunchConfig, MemoryRichFp32ElementRowsDoNotSpillTheirBlocksOfEight) {
               ln ? "threads=896 threads_per_row=896 vec=2 registers shared_sums"
                  : "threads=448 threads_per_row=448 vec=2 registers cluster=4 min_blocks=2 shared_sums");
     EXPECT_FALSE(rows_at_rate(8002, DType::F32, 8, 18.8, kind).prefetch) << "slots of two up to 8192 keep their rule";
+    // Slots of two of 32769-40960: clusters of four of 16 a thread with β, of sixteen of 8 without.
+    EXPECT_EQ(codegen::describe(rows_at_rate(36002, DType::F32, 8, 18.8, kind)),
+              ln ? "threads=576 threads_per_row=576 vec=2 registers cluster=4 shared_sums"
+                 : "threads=288 threads_per_row=288 vec=2 registers cluster=16 min_blocks=3 shared_sums");
     EXPECT_EQ(at(ln ? 65001 : 60001, 18.8, kind).find("shared_sums"), std::string::npos)
         << "past the blocks where the rule won, the register clusters";
     EXPECT_EQ(at(7001, 0, kind), "threads=896 threads_per_row=896 vec=1 registers prefetch") << "the H100's rule";
