@@ -92,7 +92,8 @@ TEST(Nvrtc, MemoryRichUnalignedRowsSpillNoMoreThanMeasured) {
                           {16382, DType::BF16, 4}, {14004, DType::BF16, 8}, {6001, DType::F32, 4},
                           {7001, DType::F32, 4},   {12001, DType::F32, 4},  {20001, DType::F32, 4},
                           {30001, DType::F32, 4},  {50001, DType::F32, 4},  {4100, DType::BF16, 8},
-                          {7004, DType::F16, 8},   {7500, DType::BF16, 8},  {14002, DType::F32, 8}};
+                          {7004, DType::F16, 8},   {7500, DType::BF16, 8},  {14002, DType::F32, 8},
+                          {40958, DType::F32, 8}};
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     for (const Shape& s : shapes) {
       NormProblem p = test::make_problem(kind, s.n, s.x, DType::F32,
