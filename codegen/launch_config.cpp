@@ -411,7 +411,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   const int wide_element_row_iters = (p.has_bias ? 8 : 16) / c.vec;
   const bool rich_fp32_element_rows =
       memory_rich && many_rows && sm >= 90 && p.x_dtype == DType::F32 && p.dy_dtype == DType::F32 && c.vec <= 2 &&
-      !has_fused_options(p) && element_row_blocks > 1 && (c.vec == 1 || p.n > 8192) &&
+      !has_fused_options(p) &&
+      ((element_row_blocks > 1 && (c.vec == 1 || p.n > 8192)) || (c.vec == 2 && p.n > 4096 && p.n <= 6144)) &&
       (element_row_blocks <= kPortableCluster ||
        row_block_threads(ceil_div(slots, kPortableCluster), wide_element_row_iters) <=
            (p.has_bias ? kMaxWideElementRowThreadsWithBias : kMaxWideElementRowThreads));
@@ -690,6 +691,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 13312 columns the clusters of blocks of 8 a thread with shared sums, two an SM (RMS 14002
     // and 16002 1.20-1.23x the one block of 32 a thread; bench --graph, -slot-rules-37/: RMS
     // 14002-16382 1.17-1.20x, but 12290 and 13002 0.86-0.93x, which keep the block).
+    // Slots of two of 4097-6144 prefetch as well (session 37, -pair-rows-tune/ and -tune2/: 5002
+    // and 6002 within 1.04 of the best, where one block of 16 a thread without prefetch, one an
+    // SM at 126-128 registers, took 1.09-1.19).
     if (p.n <= int64_t{kMaxRegisterRowThreads} * 16) {
       c.prefetch = true;
       one_row_per_block(slots, 16 / c.vec);

@@ -1537,7 +1537,9 @@ TEST(LaunchConfig, MemoryRichFp32ElementRowsDoNotSpillTheirBlocksOfEight) {
     EXPECT_EQ(codegen::describe(rows_at_rate(14002, DType::F32, 8, 18.8, kind)),
               ln ? "threads=896 threads_per_row=896 vec=2 registers shared_sums"
                  : "threads=448 threads_per_row=448 vec=2 registers cluster=4 min_blocks=2 shared_sums");
-    EXPECT_FALSE(rows_at_rate(8002, DType::F32, 8, 18.8, kind).prefetch) << "slots of two up to 8192 keep their rule";
+    EXPECT_FALSE(rows_at_rate(8002, DType::F32, 8, 18.8, kind).prefetch) << "slots of two of 6145-8192 keep their rule";
+    EXPECT_EQ(codegen::describe(rows_at_rate(5002, DType::F32, 8, 18.8, kind)),
+              "threads=320 threads_per_row=320 vec=2 registers prefetch") << "of 4097-6144 prefetch";
     // Slots of two of 32769-40960: clusters of four of 16 a thread with β, of sixteen of 8 without.
     EXPECT_EQ(codegen::describe(rows_at_rate(36002, DType::F32, 8, 18.8, kind)),
               ln ? "threads=576 threads_per_row=576 vec=2 registers cluster=4 shared_sums"

@@ -171,7 +171,8 @@ TEST_F(Tuning, MemoryRichUnalignedRowsMatchTheReference) {
       {NormKind::LayerNorm, 5004, DType::BF16, Affine::WeightAndBias, 8}, {NormKind::LayerNorm, 7004, DType::F16, Affine::WeightAndBias, 8},
       {NormKind::RMSNorm, 6004, DType::BF16, Affine::WeightOnly, 8},      {NormKind::RMSNorm, 7500, DType::F16, Affine::WeightOnly, 8},
       {NormKind::RMSNorm, 14002, DType::F32, Affine::WeightOnly, 8},      {NormKind::RMSNorm, 16382, DType::F32, Affine::None, 8},
-      {NormKind::LayerNorm, 36002, DType::F32, Affine::WeightAndBias, 8}, {NormKind::RMSNorm, 40002, DType::F32, Affine::WeightOnly, 8}};
+      {NormKind::LayerNorm, 36002, DType::F32, Affine::WeightAndBias, 8}, {NormKind::RMSNorm, 40002, DType::F32, Affine::WeightOnly, 8},
+      {NormKind::LayerNorm, 5002, DType::F32, Affine::WeightAndBias, 8},  {NormKind::RMSNorm, 6142, DType::F32, Affine::WeightOnly, 8}};
   for (const Shape& s : shapes) {
     const NormProblem problem = make_problem(s.kind, s.n, s.x, DType::F32, s.affine);
     NormProblem at_rows = problem;
