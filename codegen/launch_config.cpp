@@ -412,7 +412,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   const bool rich_fp32_element_rows =
       memory_rich && many_rows && sm >= 90 && p.x_dtype == DType::F32 && p.dy_dtype == DType::F32 && c.vec <= 2 &&
       !has_fused_options(p) &&
-      ((element_row_blocks > 1 && (c.vec == 1 || p.n > 8192)) || (c.vec == 2 && p.n > 4096 && p.n <= 6144)) &&
+      ((element_row_blocks > 1 && (c.vec == 1 || p.n > 8192)) ||
+       (c.vec == 2 && p.n > (p.has_bias ? 4096 : kMinFp32PairPrefetchColumnsNoBias) && p.n <= 6144)) &&
       (element_row_blocks <= kPortableCluster ||
        row_block_threads(ceil_div(slots, kPortableCluster), wide_element_row_iters) <=
            (p.has_bias ? kMaxWideElementRowThreadsWithBias : kMaxWideElementRowThreads));
@@ -693,7 +694,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 14002-16382 1.17-1.20x, but 12290 and 13002 0.86-0.93x, which keep the block).
     // Slots of two of 4097-6144 prefetch as well (session 37, -pair-rows-tune/ and -tune2/: 5002
     // and 6002 within 1.04 of the best, where one block of 16 a thread without prefetch, one an
-    // SM at 126-128 registers, took 1.09-1.19).
+    // SM at 126-128 registers, took 1.09-1.19). In bench --graph against that block, two rounds
+    // (-pair-prefetch-ab/, 4098-6142): with β 1.09-1.26x (LN 4098 276 → 220 µs); without, from
+    // 5002 1.08-1.16x, but 4098 and 4502 0.93-0.96x, so those start past 4608 columns.
     if (p.n <= int64_t{kMaxRegisterRowThreads} * 16) {
       c.prefetch = true;
       one_row_per_block(slots, 16 / c.vec);

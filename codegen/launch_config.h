@@ -138,6 +138,9 @@ constexpr int kMaxSlotsOfFourBlockThreadsNoBias = 448;
 // one block holds 32 elements a thread (416 threads); longer rows take clusters of blocks of 8 a
 // thread (RMS 13002 lost 0.93x in them, 14002 gained 1.17x).
 constexpr int64_t kMaxFp32PairRowBlockColumns = 13312;
+// ... and the columns past which such rows of up to 6144 prefetch (with β from 4097; without,
+// 4098 and 4502 lost 4-7% prefetching, 5002 gained 16%).
+constexpr int64_t kMinFp32PairPrefetchColumnsNoBias = 4608;
 // Threads an SM holds of rows held 16 elements a thread (about 128 registers each).
 constexpr int kHeldElementRowThreadsPerSm = 512;
 constexpr int kPrefetchBlockThreads = 256;

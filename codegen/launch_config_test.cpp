@@ -1540,6 +1540,7 @@ TEST(LaunchConfig, MemoryRichFp32ElementRowsDoNotSpillTheirBlocksOfEight) {
     EXPECT_FALSE(rows_at_rate(8002, DType::F32, 8, 18.8, kind).prefetch) << "slots of two of 6145-8192 keep their rule";
     EXPECT_EQ(codegen::describe(rows_at_rate(5002, DType::F32, 8, 18.8, kind)),
               "threads=320 threads_per_row=320 vec=2 registers prefetch") << "of 4097-6144 prefetch";
+    EXPECT_EQ(rows_at_rate(4502, DType::F32, 8, 18.8, kind).prefetch, ln) << "without β only past 4608";
     // Slots of two of 32769-40960: clusters of four of 16 a thread with β, of sixteen of 8 without.
     EXPECT_EQ(codegen::describe(rows_at_rate(36002, DType::F32, 8, 18.8, kind)),
               ln ? "threads=576 threads_per_row=576 vec=2 registers cluster=4 shared_sums"
