@@ -963,10 +963,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       // only in blocks of 448 threads or more of 8 a thread (3584-4096 and 6656-7168: 1.01-1.06x,
       // LN bf16 4096 110.0 → 104.3 µs; but fp16 4096, 0.99x, where ptxas spills 8 bytes), at
       // 8192 (16 a thread, 512 threads: 1.02-1.05x) and at 1024 in bf16 (1.09-1.10x; fp16
-      // 0.99x). Where it lost the rules before stay: blocks of
-      // 320-384 threads (2560, 3072: 0.90-0.96x), 16 a thread in 96-128 or 480 threads (fp16
-      // 1536-2048 0.85-0.91x; 7680 with fp32 γ 0.89-0.90x), and 4097-6144 (5120: the cluster
-      // of two the best in tuning). Not RMSNorm: within 1.03 of its best already.
+      // 0.99x). Where it lost the rules before stay: blocks of 320-384 threads (2560, 3072:
+      // 0.90-0.96x), 16 a thread in 96-128 or 480 threads (fp16 1536-2048 0.85-0.91x; 7680 with
+      // fp32 γ 0.89-0.90x), and 4097-6144 (5120: the cluster of two the best in tuning). Not
+      // RMSNorm: within 1.03 of its best already.
       c = LaunchConfig{};
       c.vec = staged_vec;
       c.prefetch = true;
