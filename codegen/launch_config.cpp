@@ -703,23 +703,25 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     } else if (p.n <= int64_t{kMaxRowThreads} * 16 &&
                !(c.vec == 2 && !p.has_bias && p.n > kMaxFp32PairRowBlockColumns)) {
       if (!p.has_bias || !shared_sums_rows(16 / c.vec)) one_row_per_block(slots, 32 / c.vec);
-    } else if (c.vec == 2 && p.n > 32768 && p.n <= 40960 && (p.has_weight || p.has_bias)) {
-      // Slots of two of 32769-40960 (session 37, -pair-rows-tune/ and -pair-rows-tune2/, 36002
-      // and 40002 the best in tuning, 1.17-1.28x the clusters of eight below): with β a cluster
-      // of four blocks of 16 elements a thread, without a cluster of sixteen of 8, three an SM;
-      // sums shared. In bench --graph against the clusters of eight, two rounds
-      // (-pair-clusters-ab/, 32770-40958): 1.03-1.36x, median 1.27-1.29 (LN 32770 413 → 308 µs,
-      // RMS 32770 372 → 277; LN 40958, whose 640 threads spill 16 bytes, 1.03x).
-      c.cluster = p.has_bias ? 4 : 16;
-      one_row_per_block(ceil_div(slots, c.cluster), (p.has_bias ? 16 : 8) / c.vec);
-      take_shared_sums(LaunchConfig(c), /*fp32_blocks_fill_sm=*/true);
     } else {
-      c.cluster = static_cast<int>(std::min<int64_t>(next_pow2(element_row_blocks), kPortableCluster));
-      one_row_per_block(ceil_div(slots, c.cluster),
-                        element_row_blocks > kPortableCluster ? wide_element_row_iters : 8 / c.vec);
+      // Slots of two of 32769-40960 with γ or β (session 37, -pair-rows-tune/ and
+      // -pair-rows-tune2/, 36002 and 40002 the best in tuning, 1.17-1.28x the clusters of eight
+      // the rule gives otherwise): with β a cluster of four blocks of 16 elements a thread,
+      // without a cluster of sixteen of 8, three an SM; sums shared, no prefetch. In bench
+      // --graph against the clusters of eight, two rounds (-pair-clusters-ab/, 32770-40958):
+      // 1.03-1.36x, median 1.27-1.29 (LN 32770 413 → 308 µs, RMS 32770 372 → 277; LN 40958,
+      // whose 640 threads spill 16 bytes, 1.03x).
+      const bool sums = p.has_weight || p.has_bias;
+      const bool pair_clusters = c.vec == 2 && p.n > 32768 && p.n <= 40960 && sums;
+      c.cluster = pair_clusters ? (p.has_bias ? 4 : 16)
+                                : static_cast<int>(std::min<int64_t>(next_pow2(element_row_blocks), kPortableCluster));
+      const int iters = pair_clusters                          ? (p.has_bias ? 16 : 8) / c.vec
+                        : element_row_blocks > kPortableCluster ? wide_element_row_iters
+                                                                : 8 / c.vec;
+      one_row_per_block(ceil_div(slots, c.cluster), iters);
       const LaunchConfig unshared = c;  // without γ or β: no sums to share
-      if ((p.has_weight || p.has_bias) && take_shared_sums(unshared, /*fp32_blocks_fill_sm=*/true))
-        c.prefetch = c.threads > kMaxRegisterRowThreads && c.cluster < kPortableCluster;
+      if (sums && take_shared_sums(unshared, /*fp32_blocks_fill_sm=*/true))
+        c.prefetch = !pair_clusters && c.threads > kMaxRegisterRowThreads && c.cluster < kPortableCluster;
     }
   } else if (sm >= 90 && !sixteen_bit && c.vec == 1 && p.n > 4096 && slots <= int64_t{kMaxRowThreads} * 8) {
     // fp32 rows aligned to 4 bytes only, 4097-8192: 8 elements a thread, prefetching the next
@@ -937,12 +939,17 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 16-bit (bf16 and fp16, fp32 γ) at 4608-7168 and 13824-15360: 1.02-1.42x the speed but LN
     // bf16 13824 (0.87, above); fp32 at 4608-6144 and 13824-15360: LN 1.02-1.24x, RMS 1.03-1.27x.
     const LaunchConfig chosen = c;
-    auto shared_rows = [&](int vec, int cluster, int iters, bool prefetch) {
+    // A row a block (or cluster), `iters` slots of `vec` a thread, sums in registers ...
+    auto block_rows = [&](int vec, int cluster, int iters, bool prefetch) {
       c = LaunchConfig{};
       c.vec = vec;
       c.cluster = cluster;
       one_row_per_block(ceil_div(ceil_div(p.n, vec), cluster), iters);
       c.prefetch = prefetch;
+    };
+    // ... or shared.
+    auto shared_rows = [&](int vec, int cluster, int iters, bool prefetch) {
+      block_rows(vec, cluster, iters, prefetch);
       take_shared_sums(chosen, /*fp32_blocks_fill_sm=*/fp32_rows);
     };
     if (fp32_rows) {
@@ -967,10 +974,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       // 0.90-0.96x), 16 a thread in 96-128 or 480 threads (fp16 1536-2048 0.85-0.91x; 7680 with
       // fp32 γ 0.89-0.90x), and 4097-6144 (5120: the cluster of two the best in tuning). Not
       // RMSNorm: within 1.03 of its best already.
-      c = LaunchConfig{};
-      c.vec = staged_vec;
-      c.prefetch = true;
-      one_row_per_block(ceil_div(p.n, staged_vec), p.n == 8192 ? 2 : 1);
+      block_rows(staged_vec, 1, p.n == 8192 ? 2 : 1, true);
       if (p.n <= 4096) c.min_blocks_per_sm = 2;
     } else if (p.n > 1024 && p.n <= 7168 && p.n % 512 == 0)
       shared_rows(staged_vec, 2, 1, true);
