@@ -89,6 +89,14 @@ std::string shape_label(const Shape& s) {
   return codegen::describe(s.problem, s.pass) + " M<=" + std::to_string(runtime::m_bucket(s.m));
 }
 
+// One line per candidate, "  TAG shape | config | µs" (or "failed: why"): --exhaustive's `fit`
+// lines, the data a heuristic is fitted to, and --config's `config` lines.
+void print_candidate_times(const char* tag, const Shape& s, const std::vector<runtime::CandidateTiming>& candidates) {
+  for (const runtime::CandidateTiming& c : candidates)
+    std::printf("  %s %s | %s | %s\n", tag, shape_label(s).c_str(), codegen::describe(c.config).c_str(),
+                c.ok ? std::to_string(c.us()).c_str() : ("failed: " + c.error).c_str());
+}
+
 }  // namespace
 
 int run_tune(std::vector<std::string> args) {
@@ -234,10 +242,7 @@ int run_tune(std::vector<std::string> args) {
     try {
       const runtime::TuneResult tuned = runtime::tune(impl, ctx, s.problem, s.m, options, s.pass);
       if (pinned.empty()) impl.tuning.put(runtime::make_tuning_key(device, s.problem, s.m, s.pass).text(), tuned.tuned());
-      else
-        for (const runtime::CandidateTiming& c : tuned.candidates)
-          std::printf("  config %s | %s | %s\n", shape_label(s).c_str(), codegen::describe(c.config).c_str(),
-                      c.ok ? std::to_string(c.us()).c_str() : ("failed: " + c.error).c_str());
+      else print_candidate_times("config", s, tuned.candidates);
       double exhaustive_us = 0, tuned_over_exhaustive = 1;
       std::string exhaustive_config;
       if (exhaustive) {
@@ -267,9 +272,7 @@ int run_tune(std::vector<std::string> args) {
           if (!ratios.empty()) tuned_over_exhaustive = runtime::median(std::move(ratios));
         }
         // What a fitted heuristic needs: every candidate's time at this shape.
-        for (const runtime::CandidateTiming& c : every.candidates)
-          std::printf("  fit %s | %s | %s\n", shape_label(s).c_str(), codegen::describe(c.config).c_str(),
-                      c.ok ? std::to_string(c.us()).c_str() : ("failed: " + c.error).c_str());
+        print_candidate_times("fit", s, every.candidates);
       }
       const double heuristic_us = tuned.heuristic().us();
       std::printf("%-82s %5zu %10.2f %10.2f %8.3f %10s %8s %8.2f %8.2f %8.2f  %s%s\n", shape_label(s).c_str(),
