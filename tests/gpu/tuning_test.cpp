@@ -167,7 +167,8 @@ TEST_F(Tuning, MemoryRichUnalignedRowsMatchTheReference) {
       {NormKind::LayerNorm, 14002, DType::F16, Affine::WeightAndBias, 4}, {NormKind::RMSNorm, 12002, DType::BF16, Affine::WeightOnly, 4},
       {NormKind::RMSNorm, 16002, DType::BF16, Affine::None, 4},           {NormKind::LayerNorm, 10004, DType::BF16, Affine::BiasOnly, 8},
       {NormKind::RMSNorm, 14004, DType::F16, Affine::WeightOnly, 8},
-      // Slots of four up to 8192, and fp32 slots of two without β past 12288 (session 37).
+      // Session 37: 16-bit slots of four up to 8192; fp32 slots of two without β past 13312, in
+      // the clusters of 32769-40960 and prefetching at 4097-6144.
       {NormKind::LayerNorm, 5004, DType::BF16, Affine::WeightAndBias, 8}, {NormKind::LayerNorm, 7004, DType::F16, Affine::WeightAndBias, 8},
       {NormKind::RMSNorm, 6004, DType::BF16, Affine::WeightOnly, 8},      {NormKind::RMSNorm, 7500, DType::F16, Affine::WeightOnly, 8},
       {NormKind::RMSNorm, 14002, DType::F32, Affine::WeightOnly, 8},      {NormKind::RMSNorm, 16382, DType::F32, Affine::None, 8},
