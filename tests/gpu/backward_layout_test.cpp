@@ -9,10 +9,6 @@
 #include "support/problem_variants.h"
 #include "support/random.h"
 #include "support/reference.h"
-#include "codegen/launch_config.h"
-#include "codegen/norm_problem.h"
-#include "runtime/engine_impl.h"
-#include "support/gpu.h"
 #include "support/shared_engine.h"
 
 namespace normjit::test {
@@ -112,61 +108,6 @@ TEST_F(BackwardMisalignedPointers, ElementAlignedPointersAndOddStridesGiveCorrec
     const NormInputs inputs = make_inputs(problem, 37, fresh_seed(), RowStrides{n + 1, n + 1, n + 1});
     EXPECT_TRUE(backward_matches_reference(engine, inputs, stream()));
   }
-}
-
-// Rows in phase but aligned to less than 16 bytes (odd N from contiguous tensors, or padded rows
-// whose strides agree modulo 16 bytes): phased kernels read each row as the aligned chunks that
-// cover it, its first and last chunk shared with the rows around it. Against the reference, the
-// gaps between padded rows untouched (nothing but the row's own elements written), at M of one
-// row to many rows of every phase and row groups of any count; the heuristic's config is
-// checked to be phased where the rows are held a row a block.
-class BackwardPhasedRows : public GpuTest {};
-
-TEST_F(BackwardPhasedRows, RowsInPhaseMatchTheReferenceAndLeaveTheGapsUntouched) {
-  NJ_REQUIRE_GPU();
-  Engine& engine = shared_engine();
-  const CUcontext ctx = GpuContext::get()->context();
-  const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
-  const LayoutProblem problems[] = {
-      {NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias},
-      {NormKind::LayerNorm, DType::F16, DType::F16, Affine::None},
-      {NormKind::LayerNorm, DType::BF16, DType::BF16, Affine::BiasOnly},
-      {NormKind::RMSNorm, DType::BF16, DType::BF16, Affine::WeightOnly},
-      {NormKind::RMSNorm, DType::F16, DType::F32, Affine::WeightOnly},
-  };
-  const Shape shapes[] = {{1, 1001}, {7, 4095},  {8, 5003},  {9, 1001},  {37, 2001}, {199, 4095}, {1000, 5003},
-                          {301, 8191}, {64, 12289}, {16, 30001}, {3, 65537}, {517, 1003}, {37, 9}, {37, 257}};
-  for (const LayoutProblem& lp : problems)
-    for (const Shape& shape : shapes) {
-      const int64_t n = shape.n;
-      const NormProblem problem = make_problem(lp.kind, n, lp.x, lp.weight, lp.affine);
-      // Contiguous; padded alike modulo 8 elements; padded to an even stride (4-byte rows).
-      for (const RowStrides& strides : {RowStrides{}, RowStrides{n + 8, n + 16, n + 24}, RowStrides{n + 1, n + 1, n + 9}}) {
-        const NormInputs inputs = make_inputs(problem, shape.m, fresh_seed(), strides);
-        RunOptions options;
-        options.dx_fill = kGapPattern;
-        Gradients out;
-        ASSERT_NO_THROW(out = run_backward_on_gpu(engine, inputs, stream(), options)) << describe_case(inputs);
-        EXPECT_TRUE(gradients_match(inputs, out, reference_backward(inputs)));
-        EXPECT_TRUE(gaps_hold(out.dx, kGapPattern)) << describe_case(inputs);
-      }
-      // The engine's config for the contiguous rows: phased where the config of aligned rows as
-      // long as their span holds one row a block in 16-byte slots (no staged rows, column pass
-      // or warps of several rows).
-      NormProblem in_phase = problem;
-      in_phase.alignment = 2;
-      const NormProblem resolved = codegen::resolve_problem(in_phase);
-      NormProblem twin = resolved;
-      twin.alignment = 16;
-      twin.n = n + 7;
-      const codegen::LaunchConfig aligned =
-          codegen::choose_launch_config(twin, limits.sm, limits.sm_count, shape.m, limits.memory_bytes_per_sm_cycle);
-      const bool holds_a_row = aligned.row_in_registers && !aligned.staged && !aligned.grid && aligned.merge == 1 &&
-                               aligned.column_pass == 0 && aligned.rows_per_block() == 1 && aligned.vec == 8;
-      const codegen::LaunchConfig config = engine.impl().kernel_for(ctx, resolved, shape.m).config;
-      EXPECT_EQ(config.phased, holds_a_row) << codegen::describe(resolved) << " " << codegen::describe(config);
-      if (n == 5003 && shape.m == 1000) EXPECT_TRUE(config.phased) << "the sweep's odd N at many rows";
-    }
 }
 
 }  // namespace
