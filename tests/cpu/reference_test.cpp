@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -211,6 +212,31 @@ TEST(CheckTensor, ErrorIsRelativeToTheLargerOfResultAndTerms) {
   EXPECT_EQ(check_tensor("t", out, ref, 0, 1).error, off);
   // The same absolute error against terms 64 times larger: a result that cancelled.
   EXPECT_EQ(check_tensor("t", out, ref, 64, 1).error, off / 64);
+}
+
+// A failure names where it lies: the element farthest off, and the rows with elements off by
+// ten times the tolerance (a whole row off by a shift of its sums, say, or one chunk).
+TEST(CheckTensor, AFailureNamesTheWorstElementAndTheRowsOff) {
+  HostTensor out(DType::F32, 6, 8);
+  std::vector<double> ref(6 * 8);
+  for (int r = 0; r < 6; ++r)
+    for (int c = 0; c < 8; ++c) {
+      ref[r * 8 + c] = (c % 2 ? 1.0 : -1.0) * (1 + r + c);
+      out.set(r, c, ref[r * 8 + c] + ((r == 2 || r == 4) ? 0.5 : 0.0));  // rows 2 and 4 shifted
+    }
+  out.set(4, 5, ref[4 * 8 + 5] + 2.0);  // and one element of row 4 more
+  const TensorCheck check = check_tensor("t", out, ref, 0, 1e-3);
+  ASSERT_FALSE(check.ok());
+  EXPECT_EQ(check.worst_row, 4);
+  EXPECT_EQ(check.worst_col, 5);
+  EXPECT_EQ(check.worst_want, ref[4 * 8 + 5]);
+  EXPECT_EQ(check.rows_off, 2);
+  EXPECT_EQ(check.elements_off, 16);
+  EXPECT_EQ(check.first_rows_off, (std::vector<int64_t>{2, 4}));
+  std::ostringstream message;
+  message << check;
+  EXPECT_NE(message.str().find("worst at row 4, column 5"), std::string::npos) << message.str();
+  EXPECT_NE(message.str().find("in 2 rows (the first: 2 4)"), std::string::npos) << message.str();
 }
 
 TEST(Tolerances, Fp32ParameterGradientsWidenWithTheSquareRootOfRowsUpToACap) {

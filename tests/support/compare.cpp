@@ -37,6 +37,13 @@ std::ostream& operator<<(std::ostream& os, const TensorCheck& c) {
     os << ", " << c.finite_where_nonfinite << " finite elements where the reference is NaN/Inf";
   if (c.first_mismatch_row >= 0)
     os << " (first at row " << c.first_mismatch_row << ", column " << c.first_mismatch_col << ")";
+  if (!c.ok() && c.worst_row >= 0) {
+    os << "; worst at row " << c.worst_row << ", column " << c.worst_col << ": " << c.worst_got << " against "
+       << c.worst_want << "; " << c.elements_off << " elements off by ten times the tolerance, in " << c.rows_off
+       << " rows (the first:";
+    for (int64_t r : c.first_rows_off) os << " " << r;
+    os << ")";
+  }
   return os;
 }
 
@@ -45,7 +52,7 @@ TensorCheck check_tensor(const std::string& name, const HostTensor& out, const s
   TensorCheck check;
   check.name = name;
   check.tolerance = tolerance;
-  double diff_squares = 0, ref_squares = 0;
+  double diff_squares = 0, ref_squares = 0, worst = -1;
   for (int64_t r = 0; r < out.rows(); ++r)
     for (int64_t c = 0; c < out.cols(); ++c) {
       const double want = ref[static_cast<size_t>(r * out.cols() + c)];
@@ -61,10 +68,33 @@ TensorCheck check_tensor(const std::string& name, const HostTensor& out, const s
       if (want_finite && got_finite) {
         diff_squares += (got - want) * (got - want);
         ref_squares += want * want;
+        if (std::abs(got - want) > worst) {
+          worst = std::abs(got - want);
+          check.worst_row = r;
+          check.worst_col = c;
+          check.worst_got = got;
+          check.worst_want = want;
+        }
       }
     }
   const double scale = std::max({std::sqrt(ref_squares), term_norm, kZeroFloor});
   check.error = std::sqrt(diff_squares) / scale;
+  // Off: an element ten times the tolerance from the reference, relative to the tensor's
+  // root-mean-square element.
+  const double element_scale = scale / std::sqrt(static_cast<double>(std::max<int64_t>(1, out.rows() * out.cols())));
+  for (int64_t r = 0; r < out.rows(); ++r) {
+    const int64_t before = check.elements_off;
+    for (int64_t c = 0; c < out.cols(); ++c) {
+      const double want = ref[static_cast<size_t>(r * out.cols() + c)];
+      const double got = out.get(r, c);
+      if (std::isfinite(want) && std::isfinite(got) && std::abs(got - want) > tolerance * element_scale * 10)
+        ++check.elements_off;
+    }
+    if (check.elements_off > before) {
+      ++check.rows_off;
+      if (check.first_rows_off.size() < 8) check.first_rows_off.push_back(r);
+    }
+  }
   return check;
 }
 

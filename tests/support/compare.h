@@ -42,6 +42,14 @@ struct TensorCheck {
   int64_t nonfinite_where_finite = 0;  // e.g. unwritten (still poisoned) elements
   int64_t finite_where_nonfinite = 0;  // a NaN/Inf that did not propagate
   int64_t first_mismatch_row = -1, first_mismatch_col = -1;  // first finiteness mismatch
+  // Where a failure lies (a row's first or last chunk, one column, whole rows): the finite
+  // element farthest from the reference, and the elements off by ten times the tolerance
+  // relative to the tensor's root-mean-square element.
+  int64_t worst_row = -1, worst_col = -1;
+  double worst_got = 0, worst_want = 0;
+  int64_t elements_off = 0;
+  int64_t rows_off = 0;                   // rows with an element off
+  std::vector<int64_t> first_rows_off;    // the first eight of them
   bool ok() const;
 };
 std::ostream& operator<<(std::ostream& os, const TensorCheck& check);
