@@ -26,6 +26,13 @@ if [ "$what" = all ] || [ "$what" = tests ] || [ "$what" = gpu-tests ]; then
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   else
     pids=()
+    # One file: the device tool brings back only a few files a call. Also when a timeout stops
+    # the run (TERM): the shards' logs so far, rather than one file a shard, most left behind.
+    merge_shards() {
+      for ((i = 0; i < shards; ++i)); do echo "== shard $i"; cat "$out/gpu-tests-shard$i.txt" 2>/dev/null; done > "$out/gpu-tests.txt"
+      rm -f "$out"/gpu-tests-shard*.txt
+    }
+    trap 'kill "${pids[@]}" 2>/dev/null; merge_shards; echo "gpu-run.sh: stopped before the shards finished" >&2; exit 124' TERM INT
     for ((i = 0; i < shards; ++i)); do
       GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i "$build/tests/normjit_gpu_tests" ${GPU_TEST_FILTER:+--gtest_filter="$GPU_TEST_FILTER"} \
         > "$out/gpu-tests-shard$i.txt" 2>&1 &
@@ -35,9 +42,8 @@ if [ "$what" = all ] || [ "$what" = tests ] || [ "$what" = gpu-tests ]; then
       wait "${pids[$i]}" || status=1
       echo "shard $i: $(grep -E "^\[  (PASSED|FAILED) " "$out/gpu-tests-shard$i.txt" | tr '\n' ' ')"
     done
-    # One file: the device tool brings back only a few files a call.
-    for ((i = 0; i < shards; ++i)); do echo "== shard $i"; cat "$out/gpu-tests-shard$i.txt"; done > "$out/gpu-tests.txt"
-    rm -f "$out"/gpu-tests-shard*.txt
+    trap - TERM INT
+    merge_shards
   fi
 fi
 if [ "$what" = all ] || [ "$what" = tests ]; then
