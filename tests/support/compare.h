@@ -43,8 +43,8 @@ struct TensorCheck {
   int64_t finite_where_nonfinite = 0;  // a NaN/Inf that did not propagate
   int64_t first_mismatch_row = -1, first_mismatch_col = -1;  // first finiteness mismatch
   // Where a failure lies (a row's first or last chunk, one column, whole rows): the finite
-  // element farthest from the reference, and the elements off by ten times the tolerance
-  // relative to the tensor's root-mean-square element.
+  // element farthest from the reference, and, for a check that fails, the elements off by ten
+  // times the tolerance relative to the tensor's root-mean-square element.
   int64_t worst_row = -1, worst_col = -1;
   double worst_got = 0, worst_want = 0;
   int64_t elements_off = 0;
