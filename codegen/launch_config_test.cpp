@@ -1,8 +1,8 @@
 #include "codegen/launch_config.h"
 
-#include <map>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <tuple>
 #include <utility>
 
