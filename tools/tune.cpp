@@ -115,15 +115,11 @@ int run_tune(std::vector<std::string> args) {
   const std::string shapes_file = take_option(args, "--shapes");
   const std::string m_text = take_option(args, "--m");
   CacheLocation cache = take_cache_location(args);
-  // --config: configs to time beside the heuristic's, parsed here so a typo fails before any GPU work.
+  // --config: configs to time beside the heuristic's, parsed here so a typo fails before any GPU
+  // work (parse_described_config's std::invalid_argument is bad usage, exit 2).
   std::vector<codegen::LaunchConfig> pinned;
-  for (std::string text; !(text = take_option(args, "--config")).empty();) {
-    try {
-      pinned.push_back(codegen::parse_described_config(text));
-    } catch (const Error& e) {
-      throw std::invalid_argument(e.what());
-    }
-  }
+  for (std::string text; !(text = take_option(args, "--config")).empty();)
+    pinned.push_back(codegen::parse_described_config(text));
   if (!pinned.empty() && (exhaustive || list))
     throw std::invalid_argument("--config times the configs given; it does not go with --exhaustive or --list");
   const std::vector<int64_t> m_flag = m_text.empty() ? std::vector<int64_t>{1, 65536} : parse_integer_list("--m", m_text, 1);
