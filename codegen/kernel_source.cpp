@@ -49,6 +49,7 @@ std::string problem_constants(const NormProblem& p, const LaunchConfig& c) {
     << "constexpr bool kSharedSums = " << cpp_bool(c.shared_sums) << ";  // dγ/dβ sums in shared memory\n"
     << "constexpr bool kPackedRows = " << cpp_bool(packs_rows(p, c)) << ";  // rows held as stored (16-bit)\n"
     << "constexpr bool kSharedWeights = " << cpp_bool(c.shared_weights) << ";  // γ held in shared memory\n"
+    << "constexpr bool kPhased = " << cpp_bool(c.phased) << ";  // rows in phase read as aligned chunks\n"
     << "constexpr int kColumnPass = " << c.column_pass << ";  // > 0: row sums, then column blocks of this many lanes\n"
     << "}  // namespace cfg\n}  // namespace nj\n";
   return s.str();

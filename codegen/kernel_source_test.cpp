@@ -131,6 +131,7 @@ TEST(KernelSource, DefinesRealignedSlotsOnlyForConfigsThatAskForThem) {
   odd.n = 40001;
   odd.x_dtype = DType::BF16;
   odd.alignment = 2;
+  odd.rows_in_phase = false;  // rows in phase are read as aligned chunks instead (below)
   odd = codegen::resolve_problem(odd);
   const codegen::LaunchConfig realigned = codegen::choose_launch_config(odd, 90, 132);
   ASSERT_TRUE(codegen::realigned_slots(odd, realigned));
@@ -146,6 +147,19 @@ TEST(KernelSource, DefinesRealignedSlotsOnlyForConfigsThatAskForThem) {
   EXPECT_EQ(codegen::generate_backward_source(short_odd, scalar).text.find(kDefine), std::string::npos);
   const NormProblem aligned = problem(NormKind::LayerNorm, 4096, DType::BF16);
   EXPECT_EQ(codegen::generate_backward_source(aligned, codegen::choose_launch_config(aligned, 90)).text.find(kDefine),
+            std::string::npos);
+
+  // The same rows in phase: aligned chunks, phased, never realigned.
+  NormProblem in_phase = odd;
+  in_phase.n = 30001;  // an H200's cluster of four where aligned
+  in_phase.rows_in_phase = true;
+  const codegen::LaunchConfig phased = codegen::choose_launch_config(in_phase, 90, 132, 2236, 18.4);
+  ASSERT_TRUE(phased.phased) << codegen::describe(phased);
+  EXPECT_FALSE(codegen::realigned_slots(in_phase, phased));
+  const std::string text = codegen::generate_backward_source(in_phase, phased).text;
+  EXPECT_EQ(text.find(kDefine), std::string::npos);
+  EXPECT_NE(text.find("constexpr bool kPhased = true;"), std::string::npos);
+  EXPECT_NE(codegen::generate_backward_source(odd, realigned).text.find("constexpr bool kPhased = false;"),
             std::string::npos);
 }
 

@@ -52,7 +52,17 @@ int64_t pair_from(const NormProblem& p) {
 }
 }  // namespace
 
-bool realigned_slots(const NormProblem& p, const LaunchConfig& c) { return !c.staged && !within_alignment(p, c.vec); }
+bool realigned_slots(const NormProblem& p, const LaunchConfig& c) {
+  return !c.staged && !c.phased && !within_alignment(p, c.vec);
+}
+
+bool phases_rows(const NormProblem& p) {
+  const int x_bytes = dtype_size(p.x_dtype);
+  return p.alignment < 16 && p.rows_in_phase && dtype_size(p.dy_dtype) == x_bytes && dtype_size(p.dx_dtype) == x_bytes &&
+         !has_fused_options(p);
+}
+
+int64_t row_span(const NormProblem& p, const LaunchConfig& c) { return c.phased ? p.n + c.vec - 1 : p.n; }
 
 bool rows_take_vector(const NormProblem& p, int vec) {
   const int bytes = vec * dtype_size(p.x_dtype);
@@ -64,7 +74,8 @@ bool operator==(const LaunchConfig& a, const LaunchConfig& b) {
          a.row_in_registers == b.row_in_registers && a.cluster == b.cluster && a.merge == b.merge && a.grid == b.grid &&
          a.prefetch == b.prefetch &&
          a.staged == b.staged && a.stages == b.stages && a.min_blocks_per_sm == b.min_blocks_per_sm &&
-         a.shared_sums == b.shared_sums && a.shared_weights == b.shared_weights && a.column_pass == b.column_pass;
+         a.shared_sums == b.shared_sums && a.shared_weights == b.shared_weights && a.phased == b.phased &&
+         a.column_pass == b.column_pass;
 }
 
 bool packs_rows(const NormProblem& p, const LaunchConfig& c) {
@@ -72,7 +83,7 @@ bool packs_rows(const NormProblem& p, const LaunchConfig& c) {
 }
 
 int64_t block_slots(const NormProblem& p, const LaunchConfig& c) {
-  return ceil_div(ceil_div(p.n, c.vec), c.cluster);
+  return ceil_div(ceil_div(row_span(p, c), c.vec), c.cluster);
 }
 
 int64_t elements_per_thread(const NormProblem& p, const LaunchConfig& c) {
@@ -1187,6 +1198,16 @@ LaunchConfig with_shared_weights(const NormProblem& p, LaunchConfig c, int sm) {
   // LN 529 → 458, RMS 513 → 472 (bench/results/2026-11-25-h100-7d65ddb-grid-weights/; Nsight
   // Compute had γ's loads, twice a row, as the grid kernel's top long-scoreboard stalls).
   c.shared_weights = false;
+  if (c.phased) {
+    // A phased slot's γ is read element by element at columns that move with the row's phase:
+    // once a block into shared memory, where it fits, rather than once a row.
+    if (!p.has_weight) return c;
+    LaunchConfig held = c;
+    held.shared_weights = true;
+    const bool fits = dynamic_shared_bytes(p, held) <= max_stage_bytes(sm) &&
+                      c.min_blocks_per_sm * block_shared_bytes(p, held) <= max_shared_per_sm(sm);
+    return fits ? held : c;
+  }
   if (c.grid) {
     if (!p.has_weight || p.alignment < 16 || has_fused_options(p)) return c;  // the fused options' grids: not timed
     LaunchConfig held = c;
@@ -1223,8 +1244,42 @@ double memory_bytes_per_sm_cycle(int memory_clock_khz, int bus_width_bits, int s
   return peak_bytes_per_second / (sm_count * 1e3 * sm_clock_khz);
 }
 
+namespace {
+// Rows in phase but aligned to less than 16 bytes (odd N in a 16-bit type, N not a multiple of
+// 4 in fp32, from contiguous tensors) read as aligned chunks, phased, do the work of aligned
+// rows: they take the config of aligned rows as long as their span where it is a cluster of
+// blocks holding the row in registers in 16-byte slots. There they replace realigned register
+// clusters (two chunks and selects a slot): LN/RMS bf16 16383 216/210 → 188/156 µs, 30001
+// 217/183 → 197/162 (bench/results/2026-11-29-h200-phased-{rows,clusters}/). Where the aligned
+// twin is one block they lost to the rules of their own alignment (LN bf16 1001-12289
+// 0.82-0.96x, RMS 8191 0.75x; RMS 5003 gained 1.21x), and in clusters of eight (65537: LN 290 →
+// 360 µs, RMS 275 → 340); warps of several rows, staged or streamed rows and the column pass
+// keep those rules too.
+std::optional<LaunchConfig> phased_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m,
+                                                 double memory_bytes_per_sm_cycle) {
+  // fp32 rows of an element already read whole 128-byte lines a warp access (99% of copy at
+  // 4095 and 5003 on the H200); their phased kernels, not yet timed, hold γ in shared memory
+  // beside registers that spill at LN 8191 and 50001: 16-bit rows only, so far.
+  if (!phases_rows(p) || dtype_size(p.x_dtype) != 2) return std::nullopt;
+  const int vec = 16 / dtype_size(p.x_dtype);
+  NormProblem aligned = p;
+  aligned.alignment = 16;
+  aligned.n = p.n + vec - 1;
+  LaunchConfig c = choose_launch_config(aligned, sm, sm_count, m, memory_bytes_per_sm_cycle);
+  if (c.vec != vec || !c.row_in_registers || c.staged || c.grid || c.merge != 1 || c.column_pass != 0 ||
+      c.rows_per_block() != 1 || c.cluster < 2 || c.cluster > kMaxPhasedCluster)
+    return std::nullopt;
+  c.phased = true;
+  return with_shared_weights(p, c, sm);
+}
+}  // namespace
+
 LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m,
                                   double memory_bytes_per_sm_cycle) {
+  if (const std::optional<LaunchConfig> phased = phased_launch_config(p, sm, sm_count, m, memory_bytes_per_sm_cycle)) {
+    check_launch_config(p, *phased);
+    return *phased;
+  }
   // Shared sums buy throughput (more of the row in flight per SM) at the price of latency (the
   // sums zeroed, read and written back, x̂ and dy·γ recomputed): for few rows only where a
   // cluster shares each row (LN bf16 8192 at M = 1 / 199: 13.8 / 16.1 us against 7.6 / 9.9
@@ -1259,7 +1314,7 @@ void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
     throw std::invalid_argument("launch config " + describe(c) + " cannot run " + describe(p) + ": " + why);
   };
   if (const std::string why = block_shape_problem(p, c); !why.empty()) fail(why);
-  if (!c.staged && !rows_take_vector(p, c.vec))
+  if (!c.staged && !c.phased && !rows_take_vector(p, c.vec))
     fail("vec is wider than the row alignment allows (only staged rows, and 8- or 16-byte vectors, may be less "
          "aligned than their vectors)");
   if (!c.grid && (!is_pow2(c.cluster) || c.cluster > kMaxCluster)) fail("cluster must be a power of two up to 16");
@@ -1284,10 +1339,21 @@ void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
   if (c.shared_sums && (!c.row_in_registers || c.rows_per_block() != 1 || c.grid))
     fail("shared sums need one row per block (or cluster sharing it) in registers or staged, not a grid cluster");
   if (c.shared_sums && !p.has_weight && !p.has_bias) fail("shared sums hold dγ/dβ, and the problem has neither");
-  const bool held_row_weights = c.shared_sums && !c.staged && c.column_pass == 0;
+  if (c.phased) {
+    if (!phases_rows(p))
+      fail("phased rows need rows aligned to less than 16 bytes but in phase, x, dy and dx of one element size, and "
+           "no fused option");
+    if (c.vec * dtype_size(p.x_dtype) != 16) fail("phased rows read 16-byte vectors of x");
+    if (!c.row_in_registers || c.staged || c.grid || c.merge != 1 || c.column_pass != 0 || c.rows_per_block() != 1)
+      fail("phased rows are held in registers, one row a block (or cluster), unmerged");
+  }
+  // Phased rows hold γ in shared memory with or without shared sums: their slots' columns move
+  // with the row's phase, so γ is read element by element (once a block, not once a row).
+  const bool held_row_weights = (c.shared_sums || c.phased) && !c.staged && c.column_pass == 0;
   const bool grid_weights = c.grid && p.alignment >= 16;  // contiguous staged slots (not interleaved)
   if (c.shared_weights && !held_row_weights && !grid_weights)
-    fail("shared weights come with shared sums on rows held in registers, or with a grid cluster's rows aligned to 16 bytes");
+    fail("shared weights come with shared sums or phased rows held in registers, or with a grid cluster's rows "
+         "aligned to 16 bytes");
   if (c.shared_weights && !p.has_weight) fail("shared weights hold γ, and the problem has none");
   if (c.column_pass > 0) {
     if (!is_pow2(c.column_pass) || c.column_pass > c.threads) fail("column_pass (lanes down the rows) must be a power of two up to threads");
@@ -1316,6 +1382,7 @@ std::string describe(const LaunchConfig& c) {
   if (c.min_blocks_per_sm > 1) s << " min_blocks=" << c.min_blocks_per_sm;
   if (c.shared_sums) s << " shared_sums";
   if (c.shared_weights) s << " shared_weights";
+  if (c.phased) s << " phased";
   if (c.column_pass > 0) s << " column_pass=" << c.column_pass;
   return s.str();
 }
@@ -1340,6 +1407,7 @@ LaunchConfig parse_described_config(std::string_view text) {
       else if (word == "staged") c.staged = true;
       else if (word == "shared_sums") c.shared_sums = true;
       else if (word == "shared_weights") c.shared_weights = true;
+      else if (word == "phased") c.phased = true;
       else fail("'" + word + "' is no flag of a launch config");
       continue;
     }

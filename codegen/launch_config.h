@@ -32,6 +32,11 @@ struct LaunchConfig {
                               // hold more of the row instead
   bool shared_weights = false;  // with shared sums: each thread also holds its columns' γ in
                                 // shared memory, read there every row instead of from L1
+  bool phased = false;        // rows aligned to less than 16 bytes but in phase (NormProblem::
+                              // rows_in_phase) read as aligned 16-byte chunks: each row group
+                              // takes rows of one phase, so its slots' columns sit shifted by
+                              // the same 0 .. vec − 1 elements in all its rows (templates/
+                              // norm_backward.cuh); the row then spans n + vec − 1 columns of slots
   int column_pass = 0;        // > 0: few rows that fit in L2 take two kernels instead of rows and
                               // partial rows: row sums (a row per block of threads_per_row),
                               // then blocks that own columns of every row, this many lanes down
@@ -73,6 +78,15 @@ bool realigned_slots(const NormProblem& resolved, const LaunchConfig& config);
 // The vector widths tuning tries for rows in registers: vector_width and half of it, then the
 // aligned width and the realigned 16- and 8-byte ones where those differ.
 std::vector<int> candidate_vector_widths(const NormProblem& resolved, Pass pass = Pass::Backward);
+
+// The largest cluster of the aligned twin a phased config takes (choose_launch_config's
+// phased rule: clusters of eight lost at 65537).
+constexpr int kMaxPhasedCluster = 4;
+// Whether p's rows can be read phased (LaunchConfig::phased): aligned to less than 16 bytes but
+// in phase, x, dy and dx of one element size, and no fused option (their rows are not phased).
+bool phases_rows(const NormProblem& resolved);
+// Columns of slots a row of p spans under config: n, or phased n + vec − 1 (the shift).
+int64_t row_span(const NormProblem& resolved, const LaunchConfig& config);
 
 // Whether the backward kernel of config holds its rows packed, as stored (the kernel's
 // kPackedRows): with shared sums and 16-bit x or dy. What a fused option makes of x or dy as

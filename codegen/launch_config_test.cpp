@@ -1,8 +1,8 @@
 #include "codegen/launch_config.h"
 
+#include <map>
 #include <gtest/gtest.h>
 
-#include <map>
 #include <tuple>
 #include <utility>
 
@@ -16,11 +16,14 @@ using codegen::choose_launch_config;
 using codegen::LaunchConfig;
 
 namespace {
+// Rows aligned to less than 16 bytes here are out of phase (strided rows, or views that start
+// off a boundary): the rules of their own alignment. Rows in phase are phased (PhasedRows below).
 NormProblem problem(int64_t n, DType x, int alignment = 16) {
   NormProblem p;
   p.n = n;
   p.x_dtype = x;
   p.alignment = alignment;
+  p.rows_in_phase = false;
   return codegen::resolve_problem(p);
 }
 // A LayerNorm (γ, β) or RMSNorm (γ) problem with fp32 weights and `option` applied: the fused
@@ -1607,4 +1610,90 @@ TEST(LaunchConfig, ParsesADescriptionAndNamesWhatItDoesNotKnow) {
       EXPECT_NE(std::string(e.what()).find("launch config"), std::string::npos) << e.what();
     }
   }
+}
+
+// 16-bit rows in phase but aligned to less than 16 bytes (odd N from contiguous tensors) are
+// phased where the aligned rows' config for their span (N + 7 columns) is a cluster of two to
+// four blocks holding the row in registers: that config, γ held in shared memory. Not where
+// that config is one block or a cluster of eight (phased lost there), rows out of phase, fp32 rows (untimed), fused options, nor shapes
+// whose aligned config is no register cluster.
+TEST(LaunchConfig, LongSixteenBitRowsInPhaseArePhased) {
+  auto in_phase = [](int64_t n, DType x, NormKind kind, int alignment = 2) {
+    NormProblem p = with_option(n, x, kind, no_option);
+    p.alignment = alignment;
+    p.rows_in_phase = true;
+    return codegen::resolve_problem(p);
+  };
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (DType x : {DType::BF16, DType::F16})
+      for (int64_t n : {1001, 2001, 4095, 5003, 8191, 12289, 16383, 30001, 65537, 131071}) {
+        const NormProblem p = in_phase(n, x, kind);
+        const int64_t m = 67108864 / n;
+        const LaunchConfig c = choose_launch_config(p, 90, 132, m, 18.8);
+        NormProblem aligned = p;
+        aligned.alignment = 16;
+        aligned.n = n + 7;
+        LaunchConfig expected = choose_launch_config(aligned, 90, 132, m, 18.8);
+        const bool register_cluster = expected.row_in_registers && !expected.staged && !expected.grid &&
+                                      expected.rows_per_block() == 1 && expected.vec == 8 && expected.cluster > 1 &&
+                                      expected.cluster <= codegen::kMaxPhasedCluster;
+        if (x == DType::BF16)
+          EXPECT_EQ(register_cluster, n == 16383 || n == 30001) << n << " " << codegen::describe(expected);
+        if (!register_cluster) {
+          EXPECT_FALSE(c.phased) << n << " " << codegen::describe(c);
+          continue;
+        }
+        ASSERT_TRUE(c.phased) << n << " " << codegen::describe(c);
+        EXPECT_EQ(c.vec, 8);
+        EXPECT_TRUE(c.shared_weights) << n << ": γ read once a block";
+        EXPECT_EQ(codegen::row_span(p, c), n + 7);
+        EXPECT_EQ(codegen::block_slots(p, c), ((n + 7 + 7) / 8 + c.cluster - 1) / c.cluster);
+        expected.phased = true;
+        expected.shared_weights = true;
+        EXPECT_EQ(codegen::describe(c), codegen::describe(expected)) << n;
+        EXPECT_NO_THROW(codegen::check_launch_config(p, c));
+        EXPECT_EQ(codegen::parse_described_config(codegen::describe(c)), c);
+
+        NormProblem apart = p;
+        apart.rows_in_phase = false;
+        EXPECT_FALSE(choose_launch_config(apart, 90, 132, m, 18.8).phased) << n << ": out of phase";
+        EXPECT_THROW(codegen::check_launch_config(apart, c), std::invalid_argument);
+      }
+  for (int alignment : {4, 8})
+    EXPECT_TRUE(choose_launch_config(in_phase(30002, DType::BF16, NormKind::LayerNorm, alignment), 90, 132, 2236, 18.8)
+                    .phased);
+  EXPECT_FALSE(choose_launch_config(in_phase(30001, DType::F32, NormKind::LayerNorm, 4), 90, 132, 2236, 18.8).phased)
+      << "fp32";
+  NormProblem fused = in_phase(30001, DType::BF16, NormKind::RMSNorm);
+  fused.residual = true;
+  EXPECT_FALSE(choose_launch_config(fused, 90, 132, 2236, 18.8).phased) << "fused options";
+  NormProblem aligned = in_phase(30000, DType::BF16, NormKind::RMSNorm, 16);
+  EXPECT_FALSE(choose_launch_config(aligned, 90, 132, 2236, 18.8).phased) << "aligned rows";
+}
+
+// What a phased config may be: 16-byte slots of x, one row a block (or cluster) in registers,
+// unmerged, for rows in phase; fp32 rows too (the kernel takes them, the heuristic does not yet).
+TEST(LaunchConfig, PhasedConfigsAreCheckedAgainstTheirRows) {
+  NormProblem p = with_option(5003, DType::BF16, NormKind::LayerNorm, no_option);
+  p.alignment = 2;
+  p.rows_in_phase = true;
+  p = codegen::resolve_problem(p);
+  const LaunchConfig c = codegen::parse_described_config("threads=320 threads_per_row=320 vec=8 registers phased");
+  EXPECT_NO_THROW(codegen::check_launch_config(p, c));
+  auto rejects = [&](const char* config) {
+    EXPECT_THROW(codegen::check_launch_config(p, codegen::parse_described_config(config)), std::invalid_argument)
+        << config;
+  };
+  rejects("threads=320 threads_per_row=320 vec=4 registers phased");
+  rejects("threads=320 threads_per_row=32 vec=8 registers phased");
+  rejects("threads=512 threads_per_row=512 vec=8 registers staged phased");
+  rejects("threads=512 threads_per_row=512 vec=8 streamed phased");
+  NormProblem fp32 = p;
+  fp32.x_dtype = fp32.dy_dtype = fp32.dx_dtype = DType::F32;
+  fp32.alignment = 4;
+  EXPECT_NO_THROW(codegen::check_launch_config(
+      fp32, codegen::parse_described_config("threads=320 threads_per_row=320 vec=4 registers shared_weights phased")));
+  NormProblem aligned = p;
+  aligned.alignment = 16;
+  EXPECT_THROW(codegen::check_launch_config(aligned, c), std::invalid_argument);
 }

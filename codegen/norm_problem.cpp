@@ -125,7 +125,7 @@ std::string describe(const NormProblem& p) {
     << " dx=" << dtype_name(r.dx_dtype) << " weight=" << dtype_name(r.weight_dtype)
     << (r.has_weight ? " +weight" : " -weight");
   if (r.kind == NormKind::LayerNorm) s << (r.has_bias ? " +bias" : " -bias");
-  s << " align=" << r.alignment << describe_options(r);
+  s << " align=" << r.alignment << (r.alignment < 16 && !r.rows_in_phase ? " out-of-phase" : "") << describe_options(r);
   return s.str();
 }
 
@@ -179,7 +179,9 @@ namespace normjit {
 bool operator==(const NormProblem& a, const NormProblem& b) {
   return a.kind == b.kind && a.n == b.n && a.x_dtype == b.x_dtype && a.dy_dtype == b.dy_dtype &&
          a.dx_dtype == b.dx_dtype && a.weight_dtype == b.weight_dtype && a.has_weight == b.has_weight &&
-         a.has_bias == b.has_bias && a.alignment == b.alignment && a.residual == b.residual &&
+         a.has_bias == b.has_bias && a.alignment == b.alignment &&
+         (a.alignment == 16 || a.rows_in_phase == b.rows_in_phase) &&
+         a.residual == b.residual &&
          a.zero_centered_weight == b.zero_centered_weight && a.rowscale == b.rowscale && a.dropout == b.dropout &&
          a.gate == b.gate && a.parallel == b.parallel && a.recompute_from_output == b.recompute_from_output;
 }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "codegen/norm_problem.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "normjit/normjit.hpp"
 #include "runtime/buffer_overlap.h"
@@ -146,6 +147,26 @@ void check_backward_overlaps(const NormProblem& p, const BackwardArgs& a) {
                  [&p](const std::string& what, const std::string& todo) { reject(p, what, todo); });
 }
 
+// A row tensor of the call, as its checks see it. vectors: whether the kernel reads its rows
+// with the vectors the alignment allows (the fallback x of recompute_from_output is read an
+// element at a time).
+struct RowTensor { const char* name; const void* ptr; int64_t* stride; DType dtype; bool vectors = true; };
+
+// Whether the call's rows are in phase (NormProblem::rows_in_phase): every row tensor's base on
+// a 16-byte boundary, its stride x's modulo 16 bytes, its elements of x's size.
+bool rows_in_phase(llvm::ArrayRef<RowTensor> rows, int64_t x_stride, DType x_dtype) {
+  const int x_size = codegen::dtype_size(x_dtype);
+  const uint64_t x_phase = static_cast<uint64_t>(x_stride) * x_size % 16;
+  for (const RowTensor& r : rows) {
+    const int size = codegen::dtype_size(r.dtype);
+    if (!r.ptr) continue;
+    if (size != x_size || reinterpret_cast<uintptr_t>(r.ptr) % 16 != 0 ||
+        static_cast<uint64_t>(*r.stride) * size % 16 != x_phase)
+      return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int row_alignment(const void* base, int64_t stride, int element_size, int64_t rows) {
@@ -251,12 +272,9 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
              std::string("Pass a device pointer for ") + r.name +
                  (r.option ? std::string(", or turn ") + r.option + " off." : "."));
 
-  // vectors: whether the kernel reads the rows with the vectors the alignment allows (the
-  // fallback x of recompute_from_output is read an element at a time).
-  struct Row { const char* name; const void* ptr; int64_t* stride; DType dtype; bool vectors = true; };
   // Every row tensor a call can have (x, dy, dx, dresidual, dresidual_in, z, dz, dy1, y): kept
   // inline, since this runs on every launch.
-  llvm::SmallVector<Row, 8> rows = {{"x", a.x, &a.x_stride, p.x_dtype, !recompute},
+  llvm::SmallVector<RowTensor, 8> rows = {{"x", a.x, &a.x_stride, p.x_dtype, !recompute},
                                     {"dy", a.dy, &a.dy_stride, p.dy_dtype},
                                     {"dx", a.dx, &a.dx_stride, p.dx_dtype}};
   // The fused rows are read and written with dx's vectors, so they bound the alignment too.
@@ -270,7 +288,7 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
   if (recompute) rows.push_back({"y", a.y, &a.y_stride, p.x_dtype});  // read where x would be
   const auto rejected = [&p](const std::string& what, const std::string& todo) { reject(p, what, todo); };
   int alignment = p.alignment;
-  for (Row& r : rows) {
+  for (RowTensor& r : rows) {
     const int rows_allow = check_row_tensor(r.name, r.ptr, *r.stride, p.n, a.m, r.dtype, rejected);
     if (r.vectors) alignment = std::min(alignment, rows_allow);
   }
@@ -290,6 +308,7 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
   check_fused_rows(p, a);
   check_backward_overlaps(p, a);
   out.problem.alignment = std::max(alignment, 1);
+  out.problem.rows_in_phase = p.rows_in_phase && rows_in_phase(rows, a.x_stride, p.x_dtype);
   return out;
 }
 

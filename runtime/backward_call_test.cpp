@@ -653,6 +653,36 @@ TEST(BackwardCall, AddressesAlignedBeyondAnIntAreFullyAligned) {
   }
 }
 
+// Rows in phase (NormProblem::rows_in_phase): every row tensor's base on a 16-byte boundary and
+// its stride x's modulo 16 bytes, so that row r starts at the same offset in each.
+TEST(BackwardCall, RowsAreInPhaseWhereEveryRowTensorStartsAlike) {
+  NormProblem p = layer_norm();
+  p.n = 1001;  // 2002-byte rows: 2-byte aligned
+  BackwardArgs a = valid_args();
+  runtime::CheckedCall c = runtime::check_backward_call(p, a);
+  EXPECT_EQ(c.problem.alignment, 2);
+  EXPECT_TRUE(c.problem.rows_in_phase) << "contiguous rows from aligned bases";
+  a.dx_stride = 1009;  // the same modulo 8 elements: still in phase
+  EXPECT_TRUE(runtime::check_backward_call(p, a).problem.rows_in_phase);
+  a = valid_args();
+  a.dy = addr(0x200002);  // dy's rows start 2 bytes later than x's
+  EXPECT_FALSE(runtime::check_backward_call(p, a).problem.rows_in_phase);
+  a = valid_args();
+  a.dx_stride = 1002;  // dx's row 1 starts at another offset than x's
+  EXPECT_FALSE(runtime::check_backward_call(p, a).problem.rows_in_phase);
+  a = valid_args();
+  a.x = addr(0x100008);  // every tensor offset alike, but not from a boundary
+  a.dy = addr(0x200008);
+  a.dx = addr(0x600008);
+  EXPECT_FALSE(runtime::check_backward_call(p, a).problem.rows_in_phase);
+  p.rows_in_phase = false;  // the caller's word is kept
+  EXPECT_FALSE(runtime::check_backward_call(p, valid_args()).problem.rows_in_phase);
+  NormProblem wider = layer_norm();
+  wider.n = 1001;
+  wider.dx_dtype = DType::F32;  // dx of another element size
+  EXPECT_FALSE(runtime::check_backward_call(wider, valid_args()).problem.rows_in_phase);
+}
+
 TEST(BackwardCall, OneRowIgnoresTheStrideForAlignment) {
   BackwardArgs a = valid_args();
   a.m = 1;

@@ -232,7 +232,7 @@ runtime::TuningDevice Engine::Impl::tuning_device(const runtime::DeviceLimits& l
 }
 
 // Bits 0-45 hold the base problem, 48-55 kernel_for's M bucket; the fused options take 56-63,
-// and recompute_from_output, which found them full, bit 46.
+// and recompute_from_output, which found them full, bit 46; rows out of phase bit 47.
 static uint64_t fused_option_bits(const NormProblem& p) {
   return uint64_t(p.residual) | uint64_t(p.zero_centered_weight) << 1 | uint64_t(p.rowscale) << 2 |
          uint64_t(p.dropout) << 3 | uint64_t(p.gate) << 5 | uint64_t(p.parallel) << 7;
@@ -244,7 +244,8 @@ uint64_t Engine::Impl::problem_code(const NormProblem& p) {
   return static_cast<uint64_t>(p.n) | uint64_t(p.kind == NormKind::RMSNorm) << 32 |
          uint64_t(p.x_dtype) << 33 | uint64_t(p.dy_dtype) << 35 | uint64_t(p.dx_dtype) << 37 |
          uint64_t(p.weight_dtype) << 39 | uint64_t(p.has_weight) << 41 | uint64_t(p.has_bias) << 42 |
-         uint64_t(log2_alignment) << 43 | uint64_t(p.recompute_from_output) << 46 | fused_option_bits(p) << 56;
+         uint64_t(log2_alignment) << 43 | uint64_t(p.recompute_from_output) << 46 | uint64_t(p.alignment < 16 && !p.rows_in_phase) << 47 |
+         fused_option_bits(p) << 56;
 }
 
 void Engine::Impl::pin_config(const runtime::DeviceLimits& limits, const NormProblem& resolved, int64_t m,

@@ -19,19 +19,25 @@ int64_t max_row_groups(const codegen::LaunchConfig& c, const DeviceLimits& limit
   if (c.grid) return 1;  // the grid is one cluster
   if (c.column_pass > 0) return std::max<int64_t>(m, 0);  // a float2 of sums per row
   const int64_t per_sm = std::max(1, std::min(limits.max_threads_per_sm / c.threads, limits.max_blocks_per_sm));
-  return std::min<int64_t>(row_slots(c, m), std::max<int64_t>(1, per_sm * limits.sm_count / c.blocks_per_group()));
+  const int64_t resident = std::max<int64_t>(1, per_sm * limits.sm_count / c.blocks_per_group());
+  // Phased rows may take up to c.vec groups however few fit at once (row_groups says why).
+  return std::min<int64_t>(row_slots(c, m), c.phased ? std::max<int64_t>(resident, c.vec) : resident);
 }
 
 int64_t row_groups(const codegen::LaunchConfig& c, const DeviceLimits& limits, int64_t m, int64_t resident_groups) {
   if (c.column_pass > 0) return max_row_groups(c, limits, m);
   const int64_t cap = std::min<int64_t>(max_row_groups(c, limits, m), std::max<int64_t>(1, resident_groups));
-  if (cap <= 1) return cap;  // no rows, a grid cluster, or one group
+  const int64_t slots = row_slots(c, m);
+  if (cap <= 1 && (!c.phased || slots <= 1)) return cap;  // no rows, a grid cluster, or one group
   // As few groups as take the rows in the same number of rounds: every group then works as
   // many rows as the busiest would anyway, and fewer groups write fewer partial rows (199 rows
   // on 132 resident groups: 100 groups of 2 rows, not 67 of 2 and 65 of 1).
-  const int64_t slots = row_slots(c, m);
   const int64_t rounds = (slots + cap - 1) / cap;
-  return (slots + rounds - 1) / rounds;
+  const int64_t groups = (slots + rounds - 1) / rounds;
+  // Phased rows (templates/norm_backward.cuh): a group's rows must share their phase, which
+  // repeats every c.vec rows (or fewer): a multiple of c.vec groups, or a group a row.
+  if (c.phased && groups < slots) return std::min(slots, std::max<int64_t>(c.vec, groups / c.vec * c.vec));
+  return groups;
 }
 
 int64_t groups_per_launch(const codegen::LaunchConfig& c, const DeviceLimits& limits, int64_t groups,
@@ -86,13 +92,16 @@ size_t workspace_bound(const NormProblem& resolved, const DeviceLimits& limits, 
     // max_row_groups of 1 means exactly one group: a direct launch, which needs none.
     bytes = std::max(bytes, launch_workspace_bytes(p, c, max_row_groups(c, limits, m)));
   };
-  for (int alignment = resolved.alignment; alignment >= 1; alignment /= 2) {
-    NormProblem p = resolved;
-    p.alignment = alignment;
-    cover(p, codegen::choose_launch_config(p, limits.sm, limits.sm_count, m, limits.memory_bytes_per_sm_cycle));
-    if (tuned)
-      if (const std::optional<codegen::LaunchConfig> c = tuned(p)) cover(p, *c);
-  }
+  for (int alignment = resolved.alignment; alignment >= 1; alignment /= 2)
+    for (bool in_phase : {true, false}) {  // the call's rows may turn out out of phase too
+      if (in_phase && !resolved.rows_in_phase) continue;
+      NormProblem p = resolved;
+      p.alignment = alignment;
+      p.rows_in_phase = in_phase;
+      cover(p, codegen::choose_launch_config(p, limits.sm, limits.sm_count, m, limits.memory_bytes_per_sm_cycle));
+      if (tuned)
+        if (const std::optional<codegen::LaunchConfig> c = tuned(p)) cover(p, *c);
+    }
   return bytes;
 }
 

@@ -52,6 +52,23 @@ TEST(LaunchPlan, RowGroupsAreBalancedOverTheRounds) {
     }
 }
 
+// Phased rows: a row group's rows share their phase, which repeats every vec rows, so a
+// launch has a multiple of vec groups, or a group a row; however few groups fit at once.
+TEST(LaunchPlan, PhasedRowsTakeAMultipleOfTheirVectorInGroups) {
+  NormProblem p = problem(30001);
+  p.alignment = 2;
+  const codegen::LaunchConfig c = codegen::choose_launch_config(codegen::resolve_problem(p), 90, 132, 1 << 12, 18.8);
+  ASSERT_TRUE(c.phased) << codegen::describe(c);
+  for (int64_t m : {1, 2, 7, 8, 9, 131, 199, 1000, 13413, 65537})
+    for (int64_t resident : {1, 3, 7, 132, 264, 396}) {
+      const int64_t g = runtime::row_groups(c, kH100, m, resident);
+      ASSERT_GE(g, 1);
+      EXPECT_TRUE(g >= m || g % c.vec == 0) << m << " rows, " << resident << " resident: " << g << " groups";
+      EXPECT_LE(g, std::min(m, std::max<int64_t>(resident, c.vec)));
+      EXPECT_LE(g, runtime::max_row_groups(c, kH100, m)) << "the workspace covers them";
+    }
+}
+
 TEST(LaunchPlan, NoPartialsWithoutWeightOrBias) {
   EXPECT_EQ(runtime::partial_bytes(problem(4096, false, false), 100), 0u);
   EXPECT_EQ(runtime::partial_bytes(problem(4096, true, false), 100), 100u * 4096 * 4);
@@ -69,15 +86,18 @@ TEST(LaunchPlan, ParallelNormsHaveTwiceThePartials) {
 }
 
 TEST(LaunchPlan, WorkspaceBoundCoversEveryLowerAlignment) {
-  for (int64_t n : {1, 33, 1000, 4096, 65536}) {
+  for (int64_t n : {1, 33, 1000, 1001, 4096, 5003, 65536}) {
     const NormProblem p = problem(n);
     const size_t bound = runtime::workspace_bound(p, kH100, 4096);
-    for (int alignment = 16; alignment >= 2; alignment /= 2) {
-      NormProblem q = p;
-      q.alignment = alignment;
-      const auto c = codegen::choose_launch_config(q, kH100.sm);
-      EXPECT_LE(runtime::partial_bytes(q, runtime::max_row_groups(c, kH100, 4096)), bound) << n << " " << alignment;
-    }
+    for (int alignment = 16; alignment >= 2; alignment /= 2)
+      for (bool in_phase : {true, false}) {  // phased configs, and those of rows out of phase
+        NormProblem q = p;
+        q.alignment = alignment;
+        q.rows_in_phase = in_phase;
+        const auto c = codegen::choose_launch_config(q, kH100.sm, kH100.sm_count, 4096, kH100.memory_bytes_per_sm_cycle);
+        EXPECT_LE(runtime::partial_bytes(q, runtime::max_row_groups(c, kH100, 4096)), bound)
+            << n << " " << alignment << " " << codegen::describe(c);
+      }
   }
 }
 

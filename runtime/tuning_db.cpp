@@ -174,6 +174,7 @@ std::string format_tuning_entries(const TuningEntries& entries) {
     t.insert("min_blocks_per_sm", e.config.min_blocks_per_sm);
     if (e.config.shared_sums) t.insert("shared_sums", true);
     if (e.config.shared_weights) t.insert("shared_weights", true);
+    if (e.config.phased) t.insert("phased", true);
     if (e.config.column_pass > 0) t.insert("column_pass", e.config.column_pass);
     t.insert("us", e.us);
     if (e.heuristic_us > 0) t.insert("heuristic_us", e.heuristic_us);
@@ -212,7 +213,7 @@ TuningEntries parse_tuning_entries(const std::string& text, const std::string& o
     if (!t) bad(origin, quoted(key), "is " + describe_value(node) + ", not a table of a launch config");
     for (const auto& [field, value] : *t) {
       static const char* kFields[] = {"threads", "threads_per_row", "vec",  "row_in_registers", "cluster", "merge",
-                                      "grid", "prefetch", "staged", "stages", "min_blocks_per_sm", "shared_sums", "shared_weights", "column_pass", "us",
+                                      "grid", "prefetch", "staged", "stages", "min_blocks_per_sm", "shared_sums", "shared_weights", "phased", "column_pass", "us",
                                       "heuristic_us", "candidates", "tuned_at"};
       bool known = false;
       for (const char* f : kFields) known |= field.str() == f;
@@ -238,6 +239,8 @@ TuningEntries parse_tuning_entries(const std::string& text, const std::string& o
     e.config.shared_sums = t->contains("shared_sums") && want_bool(*t, "shared_sums", origin, key);
     // Written only for shared weights (files from before them read as without).
     e.config.shared_weights = t->contains("shared_weights") && want_bool(*t, "shared_weights", origin, key);
+    // Written only for phased rows (files from before them read as without).
+    e.config.phased = t->contains("phased") && want_bool(*t, "phased", origin, key);
     // Written only for the column pass.
     if (t->contains("column_pass")) e.config.column_pass = static_cast<int>(want_int(*t, "column_pass", origin, key, 1, 1024));
     e.us = want_time(*t, "us", origin, key, true);

@@ -132,6 +132,18 @@ TEST(TuningEntries, SharedWeightsRoundTripAndAreWrittenOnlyWhenSet) {
   EXPECT_FALSE(back.at(kKeyB).config.shared_weights);
 }
 
+// phased likewise (a config pinned or tuned for rows in phase keeps its memory plan).
+TEST(TuningEntries, PhasedRowsRoundTripAndAreWrittenOnlyWhenSet) {
+  TunedConfig phased = tuned(288, 150.0);
+  phased.config.cluster = 4;
+  phased.config.shared_sums = phased.config.shared_weights = phased.config.phased = true;
+  const std::string text = runtime::format_tuning_entries({{kKeyA, phased}, {kKeyB, tuned(64, 3.5)}});
+  EXPECT_EQ(text.find("phased"), text.rfind("phased")) << "written once:\n" << text;
+  const TuningEntries back = runtime::parse_tuning_entries(text, "test");
+  EXPECT_EQ(back.at(kKeyA).config, phased.config);
+  EXPECT_FALSE(back.at(kKeyB).config.phased);
+}
+
 // column_pass is written only when on, and files from before it read as 0 (off).
 TEST(TuningEntries, ColumnPassRoundTripsAndIsWrittenOnlyWhenOn) {
   TunedConfig column = tuned(512, 8.5);

@@ -302,6 +302,54 @@ __device__ __forceinline__ void store_slot(T* row, i64 col, const float (&in)[VE
   }
 }
 
+// ---- phased slots ----------------------------------------------------------------------------
+// A row in phase (NormProblem::rows_in_phase) that starts φ elements past a 16-byte boundary is
+// read as the aligned 16-byte chunks that cover it: `chunk` is one of them, its elements at row
+// columns first .. first + VEC − 1 (first = the chunk's column in the row's span − φ: below 0
+// in the row's first chunk, which begins in the row before; past N − VEC in its last). Whole
+// chunks of the row load and store as one aligned vector; the first and last chunks element by
+// element, only their own row's elements, so nothing outside the tensors is touched. Elements
+// outside the row read as 0. `on`: the chunk exists (its row does, and the thread has the slot).
+template <int VEC, i64 N>
+__device__ __forceinline__ bool phased_whole(i64 first, bool on) {
+  return on && first >= 0 && first + VEC <= N;
+}
+template <int VEC, i64 N>
+__device__ __forceinline__ bool phased_element(i64 first, int j) {
+  return first + j >= 0 && first + j < N;
+}
+template <class T, int VEC, i64 N>
+__device__ __forceinline__ void load_phased_slot(const T* chunk, i64 first, bool on, float (&out)[VEC]) {
+  typedef VecAccess<T, VEC, 16> Access;
+  static_assert(Access::kPer == VEC, "phased slots are one 16-byte chunk");
+  const bool whole = phased_whole<VEC, N>(first, on);
+  typename Access::Piece u;
+  u.raw = typename Access::Raw{};
+  load_word_if(u.raw, chunk, whole);  // predicated: no branch a slot (load_slot_if says why)
+  widen_piece(u.raw, u.e, out);
+  if (on && !whole) {
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) out[j] = phased_element<VEC, N>(first, j) ? to_f32(chunk[j]) : 0.f;
+  }
+}
+template <class T, int VEC, i64 N>
+__device__ __forceinline__ void store_phased_slot(T* chunk, i64 first, const float (&in)[VEC]) {
+  if (phased_whole<VEC, N>(first, true)) {
+    // One 16-byte store, in PTX: through VecAccess NVVM wrote the chunk as four 4-byte pieces
+    // (it shares the conversions with the element-by-element path below).
+    typename VecAccess<T, VEC, 16>::Piece u;
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) u.e[j] = from_f32<T>(in[j]);
+    asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(chunk), "r"(u.raw.x), "r"(u.raw.y), "r"(u.raw.z),
+                 "r"(u.raw.w)
+                 : "memory");
+  } else {
+#pragma unroll
+    for (int j = 0; j < VEC; ++j)
+      if (phased_element<VEC, N>(first, j)) chunk[j] = from_f32<T>(in[j]);
+  }
+}
+
 // A slot as it is stored: VEC elements of T, not yet converted to fp32, so a 16-bit slot takes
 // half the registers. For loads kept in flight well before they are used. Elements past N
 // are zero bits (0 in every dtype).
@@ -320,6 +368,22 @@ struct PackedSlot {
       for (int j = 0; j < VEC; ++j) {
         T v = {};
         if (col + j < N) v = row[col + j];
+        piece[j / Access::kPer].e[j % Access::kPer] = v;
+      }
+    }
+  }
+  // A phased slot (load_phased_slot): one piece where ALIGN is 16, as phased kernels have it;
+  // their code is compiled beside other forms too, which load it element by element.
+  __device__ __forceinline__ void load_phased(const T* chunk, i64 first, bool on) {
+    const bool whole = Access::kPer == VEC && phased_whole<VEC, N>(first, on);
+#pragma unroll
+    for (int k = 0; k < VEC / Access::kPer; ++k) piece[k].raw = typename Access::Raw{};
+    if constexpr (Access::kPer == VEC) load_word_if(piece[0].raw, chunk, whole);
+    if (on && !whole) {
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+        T v = {};
+        if (phased_element<VEC, N>(first, j)) v = chunk[j];
         piece[j / Access::kPer].e[j % Access::kPer] = v;
       }
     }
@@ -360,6 +424,19 @@ struct PackedSlot<T, VEC, ALIGN, N, true> {
       lo = hi = u.raw;
       shift = 0;
     }
+  }
+  // The generic form's phased load, element by element: phased kernels never realign (their
+  // slots are aligned chunks), but their code is compiled beside this form's.
+  __device__ __forceinline__ void load_phased(const T* chunk, i64 first, bool on) {
+    Piece u;
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) {
+      T v = {};
+      if (on && phased_element<VEC, N>(first, j)) v = chunk[j];
+      u.e[j] = v;
+    }
+    lo = hi = u.raw;
+    shift = 0;
   }
   __device__ __forceinline__ void unpack(float (&out)[VEC]) const {
     Piece u;

@@ -40,7 +40,22 @@ struct BackwardParams {
 };
 
 constexpr int kRowsPerBlock = kThreads / kThreadsPerRow;
-constexpr i64 kSlots = (kN + kVec - 1) / kVec;                                // vector slots per row
+
+// Phased rows (kPhased): rows aligned to less than 16 bytes but in phase, so that row r of x, dy
+// and dx starts φ(r) = r·x_stride mod kVec elements past a 16-byte boundary. A thread's slots
+// are the row's aligned 16-byte chunks: the slot at column c of the row's span (kN + kVec − 1
+// columns) holds row column c − φ. Each row group takes rows of one phase (the host launches a
+// multiple of kVec groups, or one group a row), so a thread's slots hold the same columns in all
+// its rows: its γ and its dγ/dβ sums stay per slot as for aligned rows, and only a row's first
+// and last chunk, which begin or end in its neighbours, are read and written element by element
+// (templates/common.cuh, load_phased_slot). So these rows do the work of aligned ones, where
+// realigning every slot costs selects and split stores (bench/NOTES.md entries 34, 47).
+constexpr i64 kRowSpan = kPhased ? kN + kVec - 1 : kN;  // columns of the row's slots
+constexpr int kSlotAlign = kPhased ? 16 : kAlign;      // bytes a slot's loads are aligned to
+static_assert(!kPhased || (kVec * sizeof(TX) == 16 && sizeof(TDY) == sizeof(TX) && sizeof(TDX) == sizeof(TX) &&
+                           kRowsPerBlock == 1 && kMerge == 1 && kRowInRegisters && !kStaged && !kGridCluster),
+              "phased rows: 16-byte slots of x, dy and dx, one row a block held in registers (codegen checks)");
+constexpr i64 kSlots = (kRowSpan + kVec - 1) / kVec;                          // vector slots per row
 constexpr i64 kSlotsPerBlock = (kSlots + kCluster - 1) / kCluster;            // a block's slice
 constexpr i64 kSliceCols = kSlotsPerBlock * kVec;  // columns of a block's slice (the last may have fewer)
 constexpr int kIters = (int)((kSlotsPerBlock + kThreadsPerRow - 1) / kThreadsPerRow);
@@ -81,12 +96,20 @@ __device__ __forceinline__ float* bias_partials(const BackwardParams& p) {
   return p.partial + (kHasWeight ? row_groups(p) * kN : 0);
 }
 
-// First column of a thread's i-th slot in its block's slice, or kN when it has none there.
+// First column of a thread's i-th slot in its block's slice (of the row's span), or kRowSpan
+// when it has none there (kN but for phased rows, whose span reaches past kN).
 __device__ __forceinline__ i64 slot_column(int i, int lane, unsigned rank) {
   const i64 local = (i64)i * kThreadsPerRow + lane;
-  if (kSlotsPerBlock % kThreadsPerRow != 0 && local >= kSlotsPerBlock) return kN;
+  if (kSlotsPerBlock % kThreadsPerRow != 0 && local >= kSlotsPerBlock) return kRowSpan;
   const i64 col = (rank * kSlotsPerBlock + local) * kVec;
-  return col < kN ? col : kN;
+  return col < kRowSpan ? col : kRowSpan;  // kRowSpan is kN but for phased rows
+}
+
+// The phase of the thread's rows (φ above; 0 but for phased rows): that of its row group's
+// first row, which all its rows share. The low bits of the product are those of the low words'.
+__device__ __forceinline__ unsigned row_phase(const BackwardParams& p) {
+  if constexpr (kPhased) return ((unsigned)(row_worker(p) * kRowsPerBlock) * (unsigned)p.x_stride) & (kVec - 1);
+  else return 0;
 }
 
 // Rows aligned to less than 16 bytes land shifted in their stage (below). Such staged rows
@@ -290,6 +313,22 @@ __device__ __forceinline__ void write_group_sums(const BackwardParams& p, const 
   }
   float* dw_out = weight_partial_row(p);
   float* db_out = bias_partial_row(p);
+  if constexpr (kPhased) {
+    // The slot's elements at the row columns they hold (phased_element), one at a time.
+    const unsigned phase = row_phase(p);
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      const i64 col = slot_column(i, lane, rank);
+      if (col >= kRowSpan) continue;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j)
+        if (phased_element<kVec, kN>(col - phase, j)) {
+          if constexpr (kHasWeight) put_group_sum(dw_out, p.dweight, col - phase + j, dw[i][j]);
+          if constexpr (kHasBias) put_group_sum(db_out, p.dbias, col - phase + j, db[i][j]);
+        }
+    }
+    return;
+  }
   if constexpr (!kInterleaved) {
     // Into partial rows, a slot's kVec neighbouring columns go out as vector stores: scalar
     // stores at a lane stride of kVec floats cost kVec times the L2 write transactions.
@@ -542,8 +581,8 @@ struct ColumnSums {
 struct RowSlice {
   float x[kPackedRows ? 1 : kIters][kVec];
   float dy[kPackedRows ? 1 : kIters][kVec];
-  PackedSlot<TX, kVec, kAlign, kN> x_packed[kPackedRows ? kIters : 1];
-  PackedSlot<TDY, kVec, kAlign, kN> dy_packed[kPackedRows ? kIters : 1];
+  PackedSlot<TX, kVec, kSlotAlign, kN> x_packed[kPackedRows ? kIters : 1];
+  PackedSlot<TDY, kVec, kSlotAlign, kN> dy_packed[kPackedRows ? kIters : 1];
 // fused:begin
   PackedSlot<TX, kVec, kAlign, kN> z_packed[kHoldsGate ? kIters : 1];  // the gate's input (kHoldsGate)
   PackedSlot<TDY, kVec, kAlign, kN> dy1_packed[kHoldsSecondDy ? kIters : 1];  // the second norm's dy1
@@ -572,6 +611,23 @@ __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row,
   constexpr bool kRowPointersHeld = kPackedRows || kVec == 1;
   const TX* x_row = p.x + row * p.x_stride;
   const TDY* dy_row = p.dy + row * p.dy_stride;
+  if constexpr (kPhased) {
+    // The row's chunks from the boundary φ elements before it (slot_column counts the span).
+    const unsigned phase = row_phase(p);
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      const i64 col = slot_column(i, lane, rank);
+      const bool on = valid && col < kRowSpan;
+      if constexpr (kPackedRows) {
+        r.x_packed[i].load_phased(x_row - phase + col, col - phase, on);
+        r.dy_packed[i].load_phased(dy_row - phase + col, col - phase, on);
+      } else {
+        load_phased_slot<TX, kVec, kN>(x_row - phase + col, col - phase, on, r.x[i]);
+        load_phased_slot<TDY, kVec, kN>(dy_row - phase + col, col - phase, on, r.dy[i]);
+      }
+    }
+    return;
+  }
   const i64 first_col = ((i64)rank * kSlotsPerBlock + lane) * kVec;
 #pragma unroll
   for (int i = 0; i < kIters; ++i) {
@@ -620,7 +676,15 @@ __device__ __forceinline__ void stored_slot_gamma(const BackwardParams& p, int i
   for (int j = 0; j < kVec; ++j) w[j] = 1.f;
   if constexpr (kHasWeight) {
     const i64 col = slot_column(i, lane, rank);
-    if (col < kN) load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
+    if constexpr (kPhased) {
+      // The columns the slot holds in the thread's rows, element by element (1 outside the row).
+      const i64 first = col - row_phase(p);
+#pragma unroll
+      for (int j = 0; j < kVec; ++j)
+        if (col < kRowSpan && phased_element<kVec, kN>(first, j)) w[j] = to_f32(p.weight[first + j]);
+    } else if (col < kN) {
+      load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
+    }
   }
 }
 
@@ -802,7 +866,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
         const i64 col = slot_column(i, lane, rank);
-        if (col < kN) {
+        if (col < kRowSpan) {
           float x_wide[kVec], g_wide[kVec];
 // fused:begin
           GateHold held_gate;  // packed rows' z, x and dy as held, for dz (kHoldsGate)
@@ -844,7 +908,8 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
           // held as fp32 keep its 0 there, so fused_input_grad finds those columns from γ.
           fused_input_grad<kPackedRows>(p, row, col, xh, out, held_gate);
 // fused:end
-          store_slot<TDX, kVec, kAlign, kN>(dx_row, col, out);
+          if constexpr (kPhased) store_phased_slot<TDX, kVec, kN>(dx_row - row_phase(p) + col, col - row_phase(p), out);
+          else store_slot<TDX, kVec, kAlign, kN>(dx_row, col, out);
         }
       }
     }

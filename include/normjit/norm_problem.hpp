@@ -39,6 +39,11 @@ struct NormProblem {
   bool has_bias = false;               // LayerNorm only: dbeta written
   int alignment = 16;                  // bytes every row of x, dy, dx is aligned to (power of two, <= 16);
                                        // the engine lowers it to what the actual pointers and strides allow
+  bool rows_in_phase = true;           // below 16: row r of x, dy and dx (and of every fused row tensor)
+                                       // starts (r·x_stride) elements past a 16-byte boundary, in one
+                                       // element size: the bases on a boundary, the strides alike
+                                       // modulo 16 bytes (contiguous tensors); the engine clears it
+                                       // where the pointers and strides say otherwise
   // Fused options (docs/FUSED.md): each off by default, and a problem with all off compiles to
   // exactly the kernel it did before they existed.
   bool residual = false;               // dresidual (the residual stream's gradient) is added to dh

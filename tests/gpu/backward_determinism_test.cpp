@@ -39,6 +39,10 @@ constexpr DeterminismCase kCases[] = {
     // the reduction adds in group order (merged blocks: backward_merge_test.cpp).
     {NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 37, 4096},
     {NormKind::RMSNorm, DType::BF16, DType::F32, Affine::WeightOnly, 199, 8192},
+    // Phased rows (odd N, contiguous, in clusters): each row group's partial row written element
+    // by element at its phase's columns.
+    {NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 301, 30001},
+    {NormKind::RMSNorm, DType::F16, DType::F16, Affine::WeightOnly, 4096, 16383},
 };
 
 class BackwardDeterminism : public GpuTest {};

@@ -3,12 +3,17 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <exception>
 #include <vector>
 
 #include "support/device_run.h"
 #include "support/problem_variants.h"
 #include "support/random.h"
 #include "support/reference.h"
+#include "codegen/launch_config.h"
+#include "codegen/norm_problem.h"
+#include "runtime/engine_impl.h"
+#include "support/gpu.h"
 #include "support/shared_engine.h"
 
 namespace normjit::test {
@@ -52,6 +57,26 @@ struct Shape {
   return ::testing::AssertionSuccess();
 }
 
+// One backward over rows of `strides`, dx's gaps filled with kGapPattern first: the gradients
+// against the reference, and every gap left as it was.
+::testing::AssertionResult padded_rows_match(Engine& engine, CUstream stream, const NormProblem& problem, int64_t m,
+                                             const RowStrides& strides) {
+  const NormInputs inputs = make_inputs(problem, m, fresh_seed(), strides);
+  RunOptions options;
+  options.dx_fill = kGapPattern;
+  Gradients out;
+  try {
+    out = run_backward_on_gpu(engine, inputs, stream, options);
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << describe_case(inputs) << " threw: " << e.what();
+  }
+  const ::testing::AssertionResult match = gradients_match(inputs, out, reference_backward(inputs));
+  if (!match) return match;
+  ::testing::AssertionResult gaps = gaps_hold(out.dx, kGapPattern);
+  if (!gaps) gaps << " (" << describe_case(inputs) << ")";
+  return gaps;
+}
+
 class BackwardStridedRows : public GpuTest {};
 
 TEST_F(BackwardStridedRows, PaddedRowsAreReadAndWrittenAtTheirStrideAndGapsAreLeftUntouched) {
@@ -68,13 +93,7 @@ TEST_F(BackwardStridedRows, PaddedRowsAreReadAndWrittenAtTheirStrideAndGapsAreLe
       };
       const NormProblem problem = make_problem(lp.kind, n, lp.x, lp.weight, lp.affine);
       for (const RowStrides& strides : stride_sets) {
-        const NormInputs inputs = make_inputs(problem, shape.m, fresh_seed(), strides);
-        RunOptions options;
-        options.dx_fill = kGapPattern;
-        Gradients out;
-        ASSERT_NO_THROW(out = run_backward_on_gpu(engine, inputs, stream(), options)) << describe_case(inputs);
-        EXPECT_TRUE(gradients_match(inputs, out, reference_backward(inputs)));
-        EXPECT_TRUE(gaps_hold(out.dx, kGapPattern)) << describe_case(inputs);
+        EXPECT_TRUE(padded_rows_match(engine, stream(), problem, shape.m, strides));
       }
     }
 }
@@ -108,6 +127,58 @@ TEST_F(BackwardMisalignedPointers, ElementAlignedPointersAndOddStridesGiveCorrec
     const NormInputs inputs = make_inputs(problem, 37, fresh_seed(), RowStrides{n + 1, n + 1, n + 1});
     EXPECT_TRUE(backward_matches_reference(engine, inputs, stream()));
   }
+}
+
+// Rows in phase but aligned to less than 16 bytes (odd N from contiguous tensors, or padded rows
+// whose strides agree modulo 16 bytes): phased kernels read each row as the aligned chunks that
+// cover it, its first and last chunk shared with the rows around it. Against the reference, the
+// gaps between padded rows untouched (nothing but the row's own elements written), at M of one
+// row to many rows of every phase and row groups of any count; the heuristic's config is
+// checked to be phased where the rows are held a row a block.
+class BackwardPhasedRows : public GpuTest {};
+
+TEST_F(BackwardPhasedRows, RowsInPhaseMatchTheReferenceAndLeaveTheGapsUntouched) {
+  NJ_REQUIRE_GPU();
+  Engine& engine = shared_engine();
+  const CUcontext ctx = GpuContext::get()->context();
+  const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
+  const LayoutProblem problems[] = {
+      {NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias},
+      {NormKind::LayerNorm, DType::F16, DType::F16, Affine::None},
+      {NormKind::LayerNorm, DType::BF16, DType::BF16, Affine::BiasOnly},
+      {NormKind::RMSNorm, DType::BF16, DType::BF16, Affine::WeightOnly},
+      {NormKind::RMSNorm, DType::F16, DType::F32, Affine::WeightOnly},
+  };
+  // Phased at 16383 and 30001 on an H200 (M of one row to many); the others are its neighbours
+  // under the rules of their own alignment, in the same layouts.
+  const Shape shapes[] = {{7, 4095},    {301, 8191},   {37, 9},      {1, 16383},  {7, 16383},
+                          {199, 16383}, {2048, 16383}, {16, 30001},  {301, 30001}};
+  for (const LayoutProblem& lp : problems)
+    for (const Shape& shape : shapes) {
+      const int64_t n = shape.n;
+      const NormProblem problem = make_problem(lp.kind, n, lp.x, lp.weight, lp.affine);
+      // Contiguous; padded alike modulo 8 elements; padded to an even stride (4-byte rows).
+      for (const RowStrides& strides : {RowStrides{}, RowStrides{n + 8, n + 16, n + 24}, RowStrides{n + 1, n + 1, n + 9}}) {
+        EXPECT_TRUE(padded_rows_match(engine, stream(), problem, shape.m, strides));
+      }
+      // The engine's config for the contiguous rows: phased where the config of aligned rows as
+      // long as their span is a register cluster of two to four blocks of 16-byte slots.
+      NormProblem in_phase = problem;
+      in_phase.alignment = 2;
+      const NormProblem resolved = codegen::resolve_problem(in_phase);
+      NormProblem twin = resolved;
+      twin.alignment = 16;
+      twin.n = n + 7;
+      const codegen::LaunchConfig aligned =
+          codegen::choose_launch_config(twin, limits.sm, limits.sm_count, shape.m, limits.memory_bytes_per_sm_cycle);
+      const bool register_cluster = aligned.row_in_registers && !aligned.staged && !aligned.grid &&
+                                    aligned.merge == 1 && aligned.column_pass == 0 && aligned.rows_per_block() == 1 &&
+                                    aligned.vec == 8 && aligned.cluster > 1 &&
+                                    aligned.cluster <= codegen::kMaxPhasedCluster;
+      const codegen::LaunchConfig config = engine.impl().kernel_for(ctx, resolved, shape.m).config;
+      EXPECT_EQ(config.phased, register_cluster) << codegen::describe(resolved) << " " << codegen::describe(config);
+      if (n == 30001 && shape.m == 301) EXPECT_TRUE(config.phased) << "long odd rows at many rows";
+    }
 }
 
 }  // namespace

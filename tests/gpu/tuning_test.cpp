@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "codegen/launch_config.h"
 #include "codegen/norm_problem.h"
 #include "codegen/search_space.h"
 #include "runtime/engine_impl.h"
@@ -186,6 +187,48 @@ TEST_F(Tuning, MemoryRichUnalignedRowsMatchTheReference) {
     engine.impl().pin_config(limits, resolved, m, config);
     EXPECT_EQ(engine.impl().kernel_for(ctx, resolved, m).config, config);
     EXPECT_TRUE(backward_matches_reference(engine, make_inputs(problem, m, fresh_seed()), stream()));
+  }
+}
+
+// Phased rows (codegen::LaunchConfig::phased) in blocks and clusters of many shapes, pinned so
+// that any sm_90 GPU runs them, against the reference: warps of a power of two and not, one to
+// five slots a thread, threads whose last slot lies past the row's span (their slot column must
+// read as none: it read as N once, and those threads summed a few of the row's last elements
+// again), shared sums and weights or registers, one row a group or many (every phase), and rows
+// aligned to 16 bytes the caller promised less of (every phase 0).
+TEST_F(Tuning, PhasedRowsInEveryBlockShapeMatchTheReference) {
+  NJ_REQUIRE_GPU();
+  const CUcontext ctx = GpuContext::get()->context();
+  const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
+  if (limits.sm < 90) GTEST_SKIP() << "the clusters need sm_90; this device is sm_" << limits.sm;
+  struct Case { NormKind kind; int64_t n; DType x; DType weight; Affine affine; int alignment; const char* config; int64_t m = 4096; };
+  const Case cases[] = {
+      {NormKind::LayerNorm, 4095, DType::F16, DType::F16, Affine::BiasOnly, 2, "threads=1024 threads_per_row=1024 vec=8 registers phased"},
+      {NormKind::LayerNorm, 4095, DType::F16, DType::F16, Affine::BiasOnly, 2, "threads=288 threads_per_row=288 vec=8 registers phased", 7},
+      {NormKind::LayerNorm, 4095, DType::F16, DType::F16, Affine::BiasOnly, 2, "threads=128 threads_per_row=128 vec=8 registers phased", 1},
+      {NormKind::LayerNorm, 2047, DType::BF16, DType::F32, Affine::WeightAndBias, 2, "threads=256 threads_per_row=256 vec=8 registers phased"},
+      {NormKind::LayerNorm, 5003, DType::BF16, DType::F32, Affine::WeightAndBias, 2, "threads=288 threads_per_row=288 vec=8 registers min_blocks=3 shared_sums shared_weights phased"},
+      {NormKind::LayerNorm, 4094, DType::F16, DType::F16, Affine::WeightAndBias, 4, "threads=160 threads_per_row=160 vec=8 registers phased"},
+      {NormKind::LayerNorm, 4092, DType::BF16, DType::BF16, Affine::WeightOnly, 8, "threads=544 threads_per_row=544 vec=8 registers shared_sums shared_weights phased"},
+      {NormKind::LayerNorm, 4096, DType::F16, DType::F16, Affine::BiasOnly, 8, "threads=288 threads_per_row=288 vec=8 registers phased"},
+      {NormKind::RMSNorm, 4095, DType::BF16, DType::F32, Affine::WeightOnly, 2, "threads=288 threads_per_row=288 vec=8 registers min_blocks=3 shared_sums shared_weights phased"},
+      {NormKind::RMSNorm, 8191, DType::BF16, DType::F32, Affine::WeightOnly, 2, "threads=544 threads_per_row=544 vec=8 registers shared_sums shared_weights phased", 301},
+      {NormKind::RMSNorm, 16383, DType::BF16, DType::F32, Affine::WeightOnly, 2, "threads=288 threads_per_row=288 vec=8 registers cluster=4 min_blocks=3 shared_sums shared_weights phased"},
+      {NormKind::LayerNorm, 30001, DType::F16, DType::F32, Affine::WeightAndBias, 2, "threads=480 threads_per_row=480 vec=8 registers cluster=4 min_blocks=2 shared_sums shared_weights phased", 301},
+      {NormKind::RMSNorm, 65537, DType::BF16, DType::BF16, Affine::WeightOnly, 2, "threads=544 threads_per_row=544 vec=8 registers cluster=8 shared_sums shared_weights phased", 37},
+  };
+  for (const Case& c : cases) {
+    NormProblem problem = make_problem(c.kind, c.n, c.x, c.weight, c.affine);
+    if (c.n % 8 == 0) problem.alignment = c.alignment;  // aligned rows the caller promises less of
+    NormProblem at_rows = problem;
+    at_rows.alignment = c.alignment;
+    const NormProblem resolved = codegen::resolve_problem(at_rows);
+    const codegen::LaunchConfig config = codegen::parse_described_config(c.config);
+    SCOPED_TRACE(codegen::describe(resolved) + " " + codegen::describe(config) + ", " + std::to_string(c.m) + " rows");
+    Engine engine(this->config(TuneMode::Cached));
+    engine.impl().pin_config(limits, resolved, c.m, config);
+    ASSERT_EQ(engine.impl().kernel_for(ctx, resolved, c.m).config, config);
+    EXPECT_TRUE(backward_matches_reference(engine, make_inputs(problem, c.m, fresh_seed()), stream()));
   }
 }
 
