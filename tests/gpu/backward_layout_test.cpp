@@ -177,7 +177,10 @@ TEST_F(BackwardPhasedRows, RowsInPhaseMatchTheReferenceAndLeaveTheGapsUntouched)
                                     aligned.cluster <= codegen::kMaxPhasedCluster;
       const codegen::LaunchConfig config = engine.impl().kernel_for(ctx, resolved, shape.m).config;
       EXPECT_EQ(config.phased, register_cluster) << codegen::describe(resolved) << " " << codegen::describe(config);
-      if (n == 30001 && shape.m == 301) EXPECT_TRUE(config.phased) << "long odd rows at many rows";
+      // The rule must reach some rows: long odd rows at many rows are phased (with γ or β;
+      // unweighted fp16 LayerNorm's twin at 30008 is a staged cluster).
+      if (n == 30001 && shape.m == 301 && lp.affine != Affine::None)
+        EXPECT_TRUE(config.phased) << "long odd rows at many rows: " << codegen::describe(resolved) << " " << codegen::describe(config);
     }
 }
 

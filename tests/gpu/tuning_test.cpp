@@ -207,7 +207,7 @@ TEST_F(Tuning, PhasedRowsInEveryBlockShapeMatchTheReference) {
       {NormKind::LayerNorm, 4095, DType::F16, DType::F16, Affine::BiasOnly, 2, "threads=288 threads_per_row=288 vec=8 registers phased", 7},
       {NormKind::LayerNorm, 4095, DType::F16, DType::F16, Affine::BiasOnly, 2, "threads=128 threads_per_row=128 vec=8 registers phased", 1},
       {NormKind::LayerNorm, 2047, DType::BF16, DType::F32, Affine::WeightAndBias, 2, "threads=256 threads_per_row=256 vec=8 registers phased"},
-      {NormKind::LayerNorm, 5003, DType::BF16, DType::F32, Affine::WeightAndBias, 2, "threads=288 threads_per_row=288 vec=8 registers min_blocks=3 shared_sums shared_weights phased"},
+      {NormKind::LayerNorm, 5003, DType::BF16, DType::F32, Affine::WeightAndBias, 2, "threads=288 threads_per_row=288 vec=8 registers min_blocks=2 shared_sums shared_weights phased"},
       {NormKind::LayerNorm, 4094, DType::F16, DType::F16, Affine::WeightAndBias, 4, "threads=160 threads_per_row=160 vec=8 registers phased"},
       {NormKind::LayerNorm, 4092, DType::BF16, DType::BF16, Affine::WeightOnly, 8, "threads=544 threads_per_row=544 vec=8 registers shared_sums shared_weights phased"},
       {NormKind::LayerNorm, 4096, DType::F16, DType::F16, Affine::BiasOnly, 8, "threads=288 threads_per_row=288 vec=8 registers phased"},
@@ -227,7 +227,12 @@ TEST_F(Tuning, PhasedRowsInEveryBlockShapeMatchTheReference) {
     SCOPED_TRACE(codegen::describe(resolved) + " " + codegen::describe(config) + ", " + std::to_string(c.m) + " rows");
     Engine engine(this->config(TuneMode::Cached));
     engine.impl().pin_config(limits, resolved, c.m, config);
-    ASSERT_EQ(engine.impl().kernel_for(ctx, resolved, c.m).config, config);
+    // A config the device cannot run (its shared memory) falls back to the heuristic's: a
+    // failure of this case, and the cases after it still run.
+    if (!(engine.impl().kernel_for(ctx, resolved, c.m).config == config)) {
+      ADD_FAILURE() << "the pinned config was not taken (see the warning above)";
+      continue;
+    }
     EXPECT_TRUE(backward_matches_reference(engine, make_inputs(problem, c.m, fresh_seed()), stream()));
   }
 }
