@@ -1244,33 +1244,47 @@ double memory_bytes_per_sm_cycle(int memory_clock_khz, int bus_width_bits, int s
   return peak_bytes_per_second / (sm_count * 1e3 * sm_clock_khz);
 }
 
-namespace {
-// Rows in phase but aligned to less than 16 bytes (odd N in a 16-bit type, N not a multiple of
-// 4 in fp32, from contiguous tensors) read as aligned chunks, phased, do the work of aligned
-// rows: they take the config of aligned rows as long as their span where it is a cluster of
-// blocks holding the row in registers in 16-byte slots. There they replace realigned register
-// clusters (two chunks and selects a slot): LN/RMS bf16 16383 216/210 → 188/156 µs, 30001
-// 217/183 → 197/162 (bench/results/2026-11-29-h200-phased-{rows,clusters}/). Where the aligned
-// twin is one block they lost to the rules of their own alignment (LN bf16 1001-12289
-// 0.82-0.96x, RMS 8191 0.75x; RMS 5003 gained 1.21x), and in clusters of eight (65537: LN 290 →
-// 360 µs, RMS 275 → 340); warps of several rows, staged or streamed rows and the column pass
-// keep those rules too.
-std::optional<LaunchConfig> phased_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m,
-                                                 double memory_bytes_per_sm_cycle) {
+std::optional<NormProblem> phased_twin(const NormProblem& p) {
   // fp32 rows of an element already read whole 128-byte lines a warp access (99% of copy at
   // 4095 and 5003 on the H200); their phased kernels, not yet timed, hold γ in shared memory
   // beside registers that spill at LN 8191 and 50001: 16-bit rows only, so far.
   if (!phases_rows(p) || dtype_size(p.x_dtype) != 2) return std::nullopt;
-  const int vec = 16 / dtype_size(p.x_dtype);
   NormProblem aligned = p;
   aligned.alignment = 16;
-  aligned.n = p.n + vec - 1;
-  LaunchConfig c = choose_launch_config(aligned, sm, sm_count, m, memory_bytes_per_sm_cycle);
-  if (c.vec != vec || !c.row_in_registers || c.staged || c.grid || c.merge != 1 || c.column_pass != 0 ||
-      c.rows_per_block() != 1 || c.cluster < 2 || c.cluster > kMaxPhasedCluster)
+  aligned.n = p.n + 16 / dtype_size(p.x_dtype) - 1;
+  return aligned;
+}
+
+std::optional<LaunchConfig> phased_config(const NormProblem& p, const LaunchConfig& twin_config, int sm) {
+  const LaunchConfig& t = twin_config;
+  if (t.vec * dtype_size(p.x_dtype) != 16 || !t.row_in_registers || t.staged || t.grid || t.merge != 1 ||
+      t.column_pass != 0 || t.rows_per_block() != 1 || t.cluster > kMaxPhasedCluster)
     return std::nullopt;
+  LaunchConfig c = t;
   c.phased = true;
   return with_shared_weights(p, c, sm);
+}
+
+namespace {
+// Rows in phase but aligned to less than 16 bytes (odd N in a 16-bit type, N not a multiple of
+// 8 from contiguous tensors) read as aligned chunks, phased, do the work of aligned rows: they
+// take the config of aligned rows as long as their span where it is a cluster of blocks holding
+// the row in registers in 16-byte slots. There they replace realigned register clusters (two
+// chunks and selects a slot): LN/RMS bf16 fp32 γ 16383 216/210 → 175/147 µs, 20001 201/175 →
+// 176/142, 24575 226/205 → 183/157, 30001 218/184 → 181/149 (graph replays,
+// bench/results/2026-11-29-h200-phased-validate/). Where the aligned twin is one block they
+// win at some N and lose at others against the rules of their own alignment (M = 16384: LN
+// 4095/5003/8191/12289 0.90/0.98/0.93/1.16x, RMS 1.00/1.16/0.86/1.07x): the tuner tries them
+// (search_space), the heuristic does not. In clusters of eight they lost (65537: LN 290 → 360
+// µs, RMS 275 → 340); warps of several rows, staged or streamed rows and the column pass keep
+// those rules too.
+std::optional<LaunchConfig> phased_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m,
+                                                 double memory_bytes_per_sm_cycle) {
+  const std::optional<NormProblem> twin = phased_twin(p);
+  if (!twin) return std::nullopt;
+  const LaunchConfig aligned = choose_launch_config(*twin, sm, sm_count, m, memory_bytes_per_sm_cycle);
+  if (aligned.cluster < 2) return std::nullopt;
+  return phased_config(p, aligned, sm);
 }
 }  // namespace
 

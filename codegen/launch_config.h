@@ -2,6 +2,7 @@
 // are computed, never stored). Part of the generated source, so part of the cache key.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,6 +86,15 @@ constexpr int kMaxPhasedCluster = 4;
 // Whether p's rows can be read phased (LaunchConfig::phased): aligned to less than 16 bytes but
 // in phase, x, dy and dx of one element size, and no fused option (their rows are not phased).
 bool phases_rows(const NormProblem& resolved);
+// The aligned twin of a problem whose rows can be phased: the same problem with rows aligned to
+// 16 bytes and as long as the phased span (n + vec − 1), whose configs phased rows take. Only
+// 16-bit rows so far (fp32 rows of an element already read whole lines a warp access); none
+// otherwise.
+std::optional<NormProblem> phased_twin(const NormProblem& resolved);
+// A config of the aligned twin as phased rows of p run it (γ in shared memory on sm `sm`), where
+// its shape is one phased kernels have: a row in registers in 16-byte slots, unstaged, one row a
+// block or a cluster of up to kMaxPhasedCluster blocks, unmerged, no column pass. None otherwise.
+std::optional<LaunchConfig> phased_config(const NormProblem& resolved, const LaunchConfig& twin_config, int sm);
 // Columns of slots a row of p spans under config: n, or phased n + vec − 1 (the shift).
 int64_t row_span(const NormProblem& resolved, const LaunchConfig& config);
 

@@ -157,6 +157,19 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
     out.add_heuristic(choose_launch_config(p, sm, sm_count));
   }
 
+  // Phased rows (odd 16-bit rows in phase): the configs of the aligned twin as long as their span
+  // that phased kernels can run, the first kMaxPhasedCandidates of them. The heuristic phases
+  // only rows whose twin is a cluster, yet one-block phased kernels won at some N and lost at
+  // others (M = 16384: LN bf16 12289 1.16x, RMS 5003 1.16x; LN 4095 0.90x, RMS 8191 0.86x).
+  if (const std::optional<NormProblem> twin = phased_twin(p)) {
+    int phased = 0;
+    for (const LaunchConfig& aligned : search_space(*twin, sm, sm_count, m, memory_bytes_per_sm_cycle))
+      if (const std::optional<LaunchConfig> c = phased_config(p, aligned, sm); c && phased < kMaxPhasedCandidates) {
+        out.add(*c);
+        ++phased;
+      }
+  }
+
   const int x_bytes = dtype_size(p.x_dtype);
   const int widest = vector_width(p);
 

@@ -394,3 +394,27 @@ TEST(SearchSpace, EveryCandidateParsesBackFromItsDescription) {
       for (const LaunchConfig& c : search_space(p, sm))
         EXPECT_EQ(codegen::parse_described_config(codegen::describe(c)), c) << codegen::describe(c);
 }
+
+TEST(SearchSpace, RowsInPhaseAlsoTryTheirAlignedTwinsConfigsPhased) {
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (int64_t n : {1001, 4095, 5003, 8191, 12289, 16383, 30001}) {
+      const NormProblem p = problem(n, DType::BF16, 2, kind);
+      const std::vector<LaunchConfig> space = search_space(p, 90, 132, 16384, 18.4);
+      int64_t phased = 0;
+      for (const LaunchConfig& c : space)
+        if (c.phased) {
+          ++phased;
+          EXPECT_EQ(c.vec, 8) << codegen::describe(c);
+          EXPECT_LE(c.cluster, codegen::kMaxPhasedCluster) << codegen::describe(c);
+          EXPECT_TRUE(c.row_in_registers && !c.staged && c.rows_per_block() == 1) << codegen::describe(c);
+        }
+      EXPECT_GE(phased, 2) << codegen::describe(p);
+      EXPECT_LE(phased, codegen::kMaxPhasedCandidates) << codegen::describe(p);
+      // Rows out of phase, aligned rows and fp32 rows have none.
+      NormProblem out_of_phase = p;
+      out_of_phase.rows_in_phase = false;
+      for (const NormProblem& q : {out_of_phase, problem(n + 1, DType::BF16, 16, kind), problem(n, DType::F32, 4, kind)})
+        for (const LaunchConfig& c : search_space(q, 90, 132, 16384, 18.4))
+          EXPECT_FALSE(c.phased) << codegen::describe(q) << " " << codegen::describe(c);
+    }
+}
