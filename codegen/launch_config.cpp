@@ -1267,24 +1267,44 @@ std::optional<LaunchConfig> phased_config(const NormProblem& p, const LaunchConf
 
 namespace {
 // Rows in phase but aligned to less than 16 bytes (odd N in a 16-bit type, N not a multiple of
-// 8 from contiguous tensors) read as aligned chunks, phased, do the work of aligned rows: they
-// take the config of aligned rows as long as their span where it is a cluster of blocks holding
-// the row in registers in 16-byte slots. There they replace realigned register clusters (two
-// chunks and selects a slot): LN/RMS bf16 fp32 γ 16383 216/210 → 175/147 µs, 20001 201/175 →
-// 176/142, 24575 226/205 → 183/157, 30001 218/184 → 181/149 (graph replays,
-// bench/results/2026-11-29-h200-phased-validate/). Where the aligned twin is one block they
-// win at some N and lose at others against the rules of their own alignment (M = 16384: LN
-// 4095/5003/8191/12289 0.90/0.98/0.93/1.16x, RMS 1.00/1.16/0.86/1.07x): the tuner tries them
-// (search_space), the heuristic does not. In clusters of eight they lost (65537: LN 290 → 360
-// µs, RMS 275 → 340); warps of several rows, staged or streamed rows and the column pass keep
-// those rules too.
+// 8 from contiguous tensors) read as aligned chunks, phased, do the work of aligned rows. They
+// take the config of aligned rows as long as their span:
+// - where it is a cluster of blocks holding the row in registers in 16-byte slots. There they
+//   replace realigned register clusters (two chunks and selects a slot): LN/RMS bf16 fp32 γ
+//   16383 216/210 → 175/147 µs, 20001 201/175 → 176/142, 24575 226/205 → 183/157, 30001
+//   218/184 → 181/149 (graph replays, bench/results/2026-11-29-h200-phased-validate/).
+// - where it is one block, from N = kPhasedHalvesFromN, at many rows on a memory-rich device,
+//   with sums to share: halved, a cluster of two blocks of shared sums, two slots a thread. Tuned at M =
+//   16384 on the H200 (call6-tune.txt there), these were the fastest of every candidate or
+//   within 3% of it at LN and RMS 5003-15001 (bf16 and fp32 γ), where the rules of their own
+//   alignment were 1.01-1.67x slower (LN 13001: 468 against 292 µs). Below 5000 they lost
+//   (LN 4095: 171 against 142 µs), and so did the one block itself at 4095-8191 (LN 0.90x,
+//   RMS 8191 0.86x), which is why it is halved.
+// Clusters of eight lost (65537: LN 290 → 360 µs, RMS 275 → 340); warps of several rows,
+// staged or streamed rows and the column pass keep those rules too.
+constexpr int64_t kPhasedHalvesFromN = 5000;
+
 std::optional<LaunchConfig> phased_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m,
                                                  double memory_bytes_per_sm_cycle) {
   const std::optional<NormProblem> twin = phased_twin(p);
   if (!twin) return std::nullopt;
   const LaunchConfig aligned = choose_launch_config(*twin, sm, sm_count, m, memory_bytes_per_sm_cycle);
-  if (aligned.cluster < 2) return std::nullopt;
-  return phased_config(p, aligned, sm);
+  if (aligned.cluster >= 2) return phased_config(p, aligned, sm);
+  if (sm < 90 || !memory_rich(memory_bytes_per_sm_cycle) || few_rows(m, sm_count) || p.n < kPhasedHalvesFromN ||
+      !(p.has_weight || p.has_bias) || aligned.grid || aligned.rows_per_block() != 1)
+    return std::nullopt;
+  LaunchConfig halves;
+  halves.vec = 16 / dtype_size(p.x_dtype);
+  halves.cluster = 2;
+  halves.shared_sums = true;
+  const int64_t lanes = ceil_div(ceil_div(ceil_div(twin->n, halves.vec), halves.cluster), 2);
+  halves.threads = halves.threads_per_row = static_cast<int>(round_up(lanes, 32));
+  std::optional<LaunchConfig> c = phased_config(p, halves, sm);
+  if (!c) return std::nullopt;
+  // As many blocks an SM as shared sums take elsewhere: 1024 threads' worth, as shared memory allows.
+  c->min_blocks_per_sm = static_cast<int>(std::max<int64_t>(
+      1, std::min<int64_t>(kSharedSumsThreadsPerSm / c->threads, max_shared_per_sm(sm) / block_shared_bytes(p, *c))));
+  return c;
 }
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include "codegen/integer_math.h"
 #include "codegen/kernel_source.h"
 #include "codegen/norm_problem.h"
+#include "codegen/search_space.h"
 
 using namespace normjit;
 using codegen::choose_launch_config;
@@ -1639,6 +1640,23 @@ TEST(LaunchConfig, LongSixteenBitRowsInPhaseArePhased) {
                                       expected.cluster <= codegen::kMaxPhasedCluster;
         if (x == DType::BF16)
           EXPECT_EQ(register_cluster, n == 16383 || n == 30001) << n << " " << codegen::describe(expected);
+        // One block of the twin, from 5000 up: halved, a cluster of two blocks of shared sums
+        // and two slots a thread; not at few rows, nor by the H100's rules.
+        const bool halves = n >= 5000 && expected.cluster == 1;
+        if (halves) {
+          ASSERT_TRUE(c.phased) << n << " " << codegen::describe(c);
+          EXPECT_EQ(c.cluster, 2) << n;
+          EXPECT_TRUE(c.shared_sums && c.shared_weights && c.row_in_registers && !c.staged && !c.prefetch) << n;
+          EXPECT_EQ(c.threads, codegen::round_up(codegen::ceil_div(codegen::ceil_div(n + 7, 8), 4), 32)) << n;
+          EXPECT_LE(codegen::block_slots(p, c), 2 * c.threads) << n << ": two slots a thread";
+          EXPECT_GE(c.min_blocks_per_sm, 1);
+          EXPECT_LE(c.min_blocks_per_sm * c.threads, codegen::kSharedSumsThreadsPerSm);
+          EXPECT_EQ(codegen::prune_reason(p, c, 90), "") << n << " " << codegen::describe(c);
+          EXPECT_NO_THROW(codegen::check_launch_config(p, c));
+          EXPECT_FALSE(choose_launch_config(p, 90, 132, 64, 18.8).phased) << n << ": few rows";
+          EXPECT_FALSE(choose_launch_config(p, 90, 132, m).phased) << n << ": the H100's rules";
+          continue;
+        }
         if (!register_cluster) {
           EXPECT_FALSE(c.phased) << n << " " << codegen::describe(c);
           continue;
@@ -1658,6 +1676,21 @@ TEST(LaunchConfig, LongSixteenBitRowsInPhaseArePhased) {
         apart.rows_in_phase = false;
         EXPECT_FALSE(choose_launch_config(apart, 90, 132, m, 18.8).phased) << n << ": out of phase";
         EXPECT_THROW(codegen::check_launch_config(apart, c), std::invalid_argument);
+      }
+  // Every phased config of 5000-30000 fits an sm_90 SM (shared sums and γ/β in shared memory
+  // at its blocks per SM), with fp32 γ and β or 16-bit ones, and phased wherever the twin is one
+  // block or a cluster of two to four.
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (DType weight : {DType::F32, DType::BF16})
+      for (int64_t n = 5001; n <= 30000; n += 46) {
+        NormProblem q = with_option(n, DType::BF16, kind, no_option);
+        q.weight_dtype = weight;
+        q.alignment = 2;
+        q.rows_in_phase = true;
+        q = codegen::resolve_problem(q);
+        const LaunchConfig c = choose_launch_config(q, 90, 132, 67108864 / n, 18.8);
+        EXPECT_TRUE(c.phased || n > 15000) << codegen::describe(q) << " " << codegen::describe(c);
+        if (c.phased) EXPECT_EQ(codegen::prune_reason(q, c, 90), "") << codegen::describe(q) << " " << codegen::describe(c);
       }
   for (int alignment : {4, 8})
     EXPECT_TRUE(choose_launch_config(in_phase(30002, DType::BF16, NormKind::LayerNorm, alignment), 90, 132, 2236, 18.8)

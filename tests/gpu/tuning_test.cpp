@@ -214,6 +214,9 @@ TEST_F(Tuning, PhasedRowsInEveryBlockShapeMatchTheReference) {
       {NormKind::RMSNorm, 4095, DType::BF16, DType::F32, Affine::WeightOnly, 2, "threads=288 threads_per_row=288 vec=8 registers min_blocks=3 shared_sums shared_weights phased"},
       {NormKind::RMSNorm, 8191, DType::BF16, DType::F32, Affine::WeightOnly, 2, "threads=544 threads_per_row=544 vec=8 registers shared_sums shared_weights phased", 301},
       {NormKind::RMSNorm, 16383, DType::BF16, DType::F32, Affine::WeightOnly, 2, "threads=288 threads_per_row=288 vec=8 registers cluster=4 min_blocks=3 shared_sums shared_weights phased"},
+      // The heuristic's halves (one-block twins at 5000 and up): clusters of two, two slots a thread.
+      {NormKind::RMSNorm, 6001, DType::BF16, DType::BF16, Affine::WeightOnly, 2, "threads=192 threads_per_row=192 vec=8 registers cluster=2 min_blocks=5 shared_sums shared_weights phased"},
+      {NormKind::LayerNorm, 15001, DType::F16, DType::F32, Affine::WeightAndBias, 2, "threads=480 threads_per_row=480 vec=8 registers cluster=2 min_blocks=2 shared_sums shared_weights phased", 301},
       {NormKind::LayerNorm, 30001, DType::F16, DType::F32, Affine::WeightAndBias, 2, "threads=480 threads_per_row=480 vec=8 registers cluster=4 min_blocks=2 shared_sums shared_weights phased", 301},
       {NormKind::RMSNorm, 65537, DType::BF16, DType::BF16, Affine::WeightOnly, 2, "threads=544 threads_per_row=544 vec=8 registers cluster=8 shared_sums shared_weights phased", 37},
   };
