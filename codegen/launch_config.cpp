@@ -1273,21 +1273,21 @@ namespace {
 //   replace realigned register clusters (two chunks and selects a slot): LN/RMS bf16 fp32 γ
 //   16383 216/210 → 175/147 µs, 20001 201/175 → 176/142, 24575 226/205 → 183/157, 30001
 //   218/184 → 181/149 (graph replays, bench/results/2026-11-29-h200-phased-validate/).
-// - where it is one block, from N = phased_halves_from (RMSNorm 5000, LayerNorm 6000), at many
-//   rows on a memory-rich device, with sums to share: halved, a cluster of two blocks of shared
-//   sums, two slots a thread. Tuned at M =
+// - where it is one block, from N = kPhasedHalvesFromN, at many rows on a memory-rich device,
+//   with sums to share: halved, a cluster of two blocks of shared sums, two slots a thread. Tuned at M =
 //   16384 on the H200 (call6-tune.txt there), these were the fastest of every candidate or
 //   within 3% of it at LN and RMS 5003-15001 (bf16 and fp32 γ), where the rules of their own
 //   alignment were 1.01-1.67x slower (LN 13001: 468 against 292 µs). Below 5000 they lost
 //   (LN 4095: 171 against 142 µs), and so did the one block itself at 4095-8191 (LN 0.90x,
 //   RMS 8191 0.86x), which is why it is halved. In the A/B of the rule (bench --graph, M·N = 64
-//   Mi, call8-ab.txt there) RMS 5003-15001 gained 1.08-1.56x and LN 6001-15001 1.01-1.32x, but
-//   LN 5003 lost 2% (153.7 → 156.7 µs): LayerNorm's halves cap at 64 registers where blocks of
-//   1024 threads' worth an SM fill it, and spill 8 bytes at 5003, 6001, 10001 and 15001 (RMS
-//   none). Fewer blocks an SM there is not yet timed.
+//   Mi, call8-ab.txt and bench.txt there) RMS 5003-15001 gained 1.08-1.56x and LN 6001-15001
+//   1.01-1.32x; LN 5003 gained 1.07x with 16-bit γ and β (167 → 156 µs) but lost 1-2% with fp32
+//   ones in bf16 (154 → 157 µs). LayerNorm's halves cap at 64 registers where blocks of 1024
+//   threads' worth an SM fill it, and spill 8 bytes at 5003, 6001, 10001 and 15001 (RMS none):
+//   fewer blocks an SM there is not yet timed.
 // Clusters of eight lost (65537: LN 290 → 360 µs, RMS 275 → 340); warps of several rows,
 // staged or streamed rows and the column pass keep those rules too.
-int64_t phased_halves_from(const NormProblem& p) { return p.kind == NormKind::LayerNorm ? 6000 : 5000; }
+constexpr int64_t kPhasedHalvesFromN = 5000;
 
 std::optional<LaunchConfig> phased_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m,
                                                  double memory_bytes_per_sm_cycle) {
@@ -1295,7 +1295,7 @@ std::optional<LaunchConfig> phased_launch_config(const NormProblem& p, int sm, i
   if (!twin) return std::nullopt;
   const LaunchConfig aligned = choose_launch_config(*twin, sm, sm_count, m, memory_bytes_per_sm_cycle);
   if (aligned.cluster >= 2) return phased_config(p, aligned, sm);
-  if (sm < 90 || !memory_rich(memory_bytes_per_sm_cycle) || few_rows(m, sm_count) || p.n < phased_halves_from(p) ||
+  if (sm < 90 || !memory_rich(memory_bytes_per_sm_cycle) || few_rows(m, sm_count) || p.n < kPhasedHalvesFromN ||
       !(p.has_weight || p.has_bias) || aligned.grid || aligned.rows_per_block() != 1)
     return std::nullopt;
   LaunchConfig halves;

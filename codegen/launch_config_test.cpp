@@ -1640,10 +1640,9 @@ TEST(LaunchConfig, LongSixteenBitRowsInPhaseArePhased) {
                                       expected.cluster <= codegen::kMaxPhasedCluster;
         if (x == DType::BF16)
           EXPECT_EQ(register_cluster, n == 16383 || n == 30001) << n << " " << codegen::describe(expected);
-        // One block of the twin, from 5000 up (RMSNorm) or 6000 (LayerNorm): halved, a cluster
-        // of two blocks of shared sums and two slots a thread; not at few rows, nor by the
-        // H100's rules.
-        const bool halves = n >= (kind == NormKind::LayerNorm ? 6000 : 5000) && expected.cluster == 1;
+        // One block of the twin, from 5000 up: halved, a cluster of two blocks of shared sums
+        // and two slots a thread; not at few rows, nor by the H100's rules.
+        const bool halves = n >= 5000 && expected.cluster == 1;
         if (halves) {
           ASSERT_TRUE(c.phased) << n << " " << codegen::describe(c);
           EXPECT_EQ(c.cluster, 2) << n;
@@ -1678,12 +1677,12 @@ TEST(LaunchConfig, LongSixteenBitRowsInPhaseArePhased) {
         EXPECT_FALSE(choose_launch_config(apart, 90, 132, m, 18.8).phased) << n << ": out of phase";
         EXPECT_THROW(codegen::check_launch_config(apart, c), std::invalid_argument);
       }
-  // Every phased config of 6000-30000 fits an sm_90 SM (shared sums and γ/β in shared memory
+  // Every phased config of 5000-30000 fits an sm_90 SM (shared sums and γ/β in shared memory
   // at its blocks per SM), with fp32 γ and β or 16-bit ones, and phased wherever the twin is one
   // block or a cluster of two to four.
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     for (DType weight : {DType::F32, DType::BF16})
-      for (int64_t n = 6001; n <= 30000; n += 46) {
+      for (int64_t n = 5001; n <= 30000; n += 46) {
         NormProblem q = with_option(n, DType::BF16, kind, no_option);
         q.weight_dtype = weight;
         q.alignment = 2;

@@ -149,7 +149,7 @@ TEST_F(BackwardPhasedRows, RowsInPhaseMatchTheReferenceAndLeaveTheGapsUntouched)
       {NormKind::RMSNorm, DType::BF16, DType::BF16, Affine::WeightOnly},
       {NormKind::RMSNorm, DType::F16, DType::F32, Affine::WeightOnly},
   };
-  // Phased on an H200 at 5003 (RMSNorm) and 8191 (many rows: halves) and at 16383 and 30001
+  // Phased on an H200 at 5003 and 8191 (many rows: halves) and at 16383 and 30001
   // (M of one row to many: the twin's cluster); the others under the rules of their own
   // alignment, in the same layouts.
   const Shape shapes[] = {{7, 4095},   {257, 5003},   {301, 8191},  {37, 9},      {1, 16383},
