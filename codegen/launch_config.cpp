@@ -1283,8 +1283,9 @@ namespace {
 //   Mi, call8-ab.txt and bench.txt there) RMS 5003-15001 gained 1.08-1.56x and LN 6001-15001
 //   1.01-1.32x; LN 5003 gained 1.07x with 16-bit γ and β (167 → 156 µs) but lost 1-2% with fp32
 //   ones in bf16 (154 → 157 µs). LayerNorm's halves cap at 64 registers where blocks of 1024
-//   threads' worth an SM fill it, and spill 8 bytes at 5003, 6001, 10001 and 15001 (RMS none):
-//   fewer blocks an SM there is not yet timed.
+//   threads' worth an SM fill it, and spill 8 bytes at 5003, 6001, 10001 and 15001 (RMS none);
+//   one block fewer an SM spilled nothing and was no faster (5003, 6001) or slower (10001
+//   1.08x, 15001 1.33x; call9-output.txt).
 // Clusters of eight lost (65537: LN 290 → 360 µs, RMS 275 → 340); warps of several rows,
 // staged or streamed rows and the column pass keep those rules too.
 constexpr int64_t kPhasedHalvesFromN = 5000;
