@@ -169,6 +169,13 @@ LaunchConfig streamed_launch_config(const NormProblem& p) {
 
 namespace {
 
+// Blocks an SM for a config of shared sums whose rows are held packed: 1024 threads' worth
+// (kSharedSumsThreadsPerSm), as the SM's shared memory allows.
+int shared_sums_blocks_per_sm(const NormProblem& p, const LaunchConfig& c, int sm) {
+  return static_cast<int>(std::max<int64_t>(
+      1, std::min<int64_t>(kSharedSumsThreadsPerSm / c.threads, max_shared_per_sm(sm) / block_shared_bytes(p, c))));
+}
+
 // The heuristic for many rows a block (M well beyond the SMs): staging and prefetch keep the
 // next rows' loads in flight. many_rows: M is not few (few_rows); then shared sums also where
 // one block holds the row, and the rules fitted to many rows only (few rows want the latency
@@ -362,10 +369,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // Unmerged, though with 16 elements a thread LayerNorm's partial rows are 8.6% of x, dy and
     // dx at any N: pairs merging their sums (half the partials) measured 1.5-10% slower
     // (LN bf16 16384: 182 us against 166; bench/results/2026-11-23-h100-75909f4/tune-merge.txt).
-    c.min_blocks_per_sm = rows_stay_fp32 ? 1
-                                         : static_cast<int>(std::max<int64_t>(
-                                               1, std::min<int64_t>(kSharedSumsThreadsPerSm / c.threads,
-                                                                    max_shared_per_sm(sm) / block_shared_bytes(p, c))));
+    c.min_blocks_per_sm = rows_stay_fp32 ? 1 : shared_sums_blocks_per_sm(p, c, sm);
     return true;
   };
   // One row a block (or cluster) with shared sums, `iters` slots a thread; false, leaving c as
@@ -1307,9 +1311,7 @@ std::optional<LaunchConfig> phased_launch_config(const NormProblem& p, int sm, i
   halves.threads = halves.threads_per_row = static_cast<int>(round_up(lanes, 32));
   std::optional<LaunchConfig> c = phased_config(p, halves, sm);
   if (!c) return std::nullopt;
-  // As many blocks an SM as shared sums take elsewhere: 1024 threads' worth, as shared memory allows.
-  c->min_blocks_per_sm = static_cast<int>(std::max<int64_t>(
-      1, std::min<int64_t>(kSharedSumsThreadsPerSm / c->threads, max_shared_per_sm(sm) / block_shared_bytes(p, *c))));
+  c->min_blocks_per_sm = shared_sums_blocks_per_sm(p, *c, sm);  // as shared sums take elsewhere
   return c;
 }
 }  // namespace
