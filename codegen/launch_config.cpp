@@ -1259,10 +1259,17 @@ std::optional<NormProblem> phased_twin(const NormProblem& p) {
   return aligned;
 }
 
+namespace {
+// The block shape phased kernels have (check_launch_config's phased rows): a row held in
+// registers, one row a block or cluster, unstaged, unmerged, no column pass.
+bool phased_block_shape(const LaunchConfig& c) {
+  return c.row_in_registers && !c.staged && !c.grid && c.merge == 1 && c.column_pass == 0 && c.rows_per_block() == 1;
+}
+}  // namespace
+
 std::optional<LaunchConfig> phased_config(const NormProblem& p, const LaunchConfig& twin_config, int sm) {
   const LaunchConfig& t = twin_config;
-  if (t.vec * dtype_size(p.x_dtype) != 16 || !t.row_in_registers || t.staged || t.grid || t.merge != 1 ||
-      t.column_pass != 0 || t.rows_per_block() != 1 || t.cluster > kMaxPhasedCluster)
+  if (t.vec * dtype_size(p.x_dtype) != 16 || !phased_block_shape(t) || t.cluster > kMaxPhasedCluster)
     return std::nullopt;
   LaunchConfig c = t;
   c.phased = true;
@@ -1386,8 +1393,7 @@ void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
       fail("phased rows need rows aligned to less than 16 bytes but in phase, x, dy and dx of one element size, and "
            "no fused option");
     if (c.vec * dtype_size(p.x_dtype) != 16) fail("phased rows read 16-byte vectors of x");
-    if (!c.row_in_registers || c.staged || c.grid || c.merge != 1 || c.column_pass != 0 || c.rows_per_block() != 1)
-      fail("phased rows are held in registers, one row a block (or cluster), unmerged");
+    if (!phased_block_shape(c)) fail("phased rows are held in registers, one row a block (or cluster), unmerged");
   }
   // Phased rows hold γ in shared memory with or without shared sums: their slots' columns move
   // with the row's phase, so γ is read element by element (once a block, not once a row).
