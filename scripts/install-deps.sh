@@ -14,15 +14,18 @@ command -v g++ >/dev/null || need+=(g++)
 command -v python3 >/dev/null || need+=(python3)
 # The test command also fuzzes (clang's libFuzzer) and runs the CPU suite under sanitizers.
 command -v clang++ >/dev/null || need+=(clang)
-dpkg -s libclang-rt-14-dev >/dev/null 2>&1 || need+=(libclang-rt-14-dev)
 
-if [ ${#need[@]} -gt 0 ]; then
-  echo "install-deps: installing ${need[*]}"
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+install() {
+  echo "install-deps: installing $*"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}"
-fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@"
+}
+[ ${#need[@]} -eq 0 ] || install "${need[@]}"
+# The sanitizer and libFuzzer runtimes of the clang installed (14 on Debian 12, 18 on Ubuntu 24.04).
+clang_major="$(clang++ -dumpversion | cut -d. -f1)"
+dpkg -s "libclang-rt-$clang_major-dev" >/dev/null 2>&1 || install "libclang-rt-$clang_major-dev"
 
 if [ ! -f /usr/local/cuda/include/nvrtc.h ] && ! command -v nvcc >/dev/null; then
   echo "install-deps: the CUDA toolkit is missing (expected /usr/local/cuda): install it first" >&2
