@@ -132,7 +132,8 @@ std::string describe_forward(const NormProblem& problem) {
                   " y=" + dtype_name(r.dy_dtype) + " weight=" + dtype_name(r.weight_dtype) +
                   (r.has_weight ? " +weight" : " -weight");
   if (r.kind == NormKind::LayerNorm) s += r.has_bias ? " +bias" : " -bias";
-  return s + " align=" + std::to_string(r.alignment) + describe_options(r);
+  return s + " align=" + std::to_string(r.alignment) + (r.alignment < 16 && !r.rows_in_phase ? " out-of-phase" : "") +
+         describe_options(r);
 }
 
 int max_forward_register_bytes(DType x) { return dtype_size(x) >= 4 ? 128 : 64; }
@@ -364,8 +365,17 @@ void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
   if (const std::string why = block_shape_problem(p, c); !why.empty()) fail(why);
   if (!rows_take_vector(p, c.vec)) fail("vec is wider than the row alignment allows (8- or 16-byte vectors may be)");
   if (!c.row_in_registers && c.threads < 64) fail("streamed rows need a block of at least 64 threads");
+  if (c.phased) {
+    if (!phases_rows(p) || dtype_size(p.x_dtype) != 2)
+      fail("phased rows need 16-bit rows aligned to less than 16 bytes but in phase (x and y alike), y of x's element "
+           "size, and no fused option");
+    if (c.vec * dtype_size(p.x_dtype) != 16) fail("phased rows read 16-byte vectors of x");
+    if (!c.row_in_registers || c.rows_per_block() != 1)
+      fail("phased rows are held in registers, one row a block (or a cluster)");
+    if (c.shared_weights) fail("phased rows read γ and β at each row's own phase: they are not held");
+  }
   if (c.row_in_registers) {
-    const int64_t iters = ceil_div(ceil_div(p.n, c.vec), int64_t{c.threads_per_row} * c.cluster);
+    const int64_t iters = ceil_div(ceil_div(row_span(p, c), c.vec), int64_t{c.threads_per_row} * c.cluster);
     if (iters * c.vec * dtype_size(p.x_dtype) > max_forward_register_bytes(p.x_dtype))
       fail("a thread would hold " + std::to_string(iters * c.vec * dtype_size(p.x_dtype)) +
            " bytes of x in registers (at most " + std::to_string(max_forward_register_bytes(p.x_dtype)) +
@@ -429,6 +439,18 @@ std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int
   add(choose_forward_config(p, sm, m, sm_count, memory_bytes_per_sm_cycle));
   // On a memory-rich device, the H100's rules' config too (its rules are fitted to an H200).
   add(choose_forward_config(p, sm, m, sm_count));
+  // Phased rows (odd 16-bit rows in phase): the aligned twin's candidates that phased kernels run
+  // (a row a block or a cluster in registers, 16-byte slots), γ and β not held, the first
+  // kMaxForwardPhasedCandidates of them.
+  if (const std::optional<NormProblem> twin = phased_twin(p)) {
+    const size_t first = out.size();
+    for (LaunchConfig c : forward_search_space(*twin, sm, m, sm_count, memory_bytes_per_sm_cycle)) {
+      if (out.size() - first == kMaxForwardPhasedCandidates) break;
+      c.shared_weights = false;
+      c.phased = true;
+      add(c);
+    }
+  }
   for (int vec : candidate_vector_widths(p, Pass::Forward)) {
     const int slot_bytes = vec * dtype_size(p.x_dtype);
     const int64_t slots = ceil_div(p.n, vec);
@@ -488,7 +510,7 @@ std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int
     limit = out.size() + kMaxForwardPrefetchCandidates;  // within kMaxForwardCandidates
     for (LaunchConfig c : held) {
       if (!c.row_in_registers || c.threads_per_row <= 32 ||
-          ceil_div(ceil_div(p.n, c.vec), int64_t{c.threads_per_row} * c.cluster) > 2)
+          ceil_div(ceil_div(row_span(p, c), c.vec), int64_t{c.threads_per_row} * c.cluster) > 2)
         continue;
       c.prefetch = true;
       add(c);

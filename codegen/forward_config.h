@@ -4,7 +4,8 @@
 //
 // The forward's launch is described by the backward's LaunchConfig, so the tuner and the
 // tuning database can take it up later; it uses only threads, threads_per_row, vec,
-// row_in_registers, cluster, min_blocks_per_sm and prefetch (merge 1, no grid, no staging).
+// row_in_registers, cluster, min_blocks_per_sm, prefetch, shared_weights and phased (merge 1, no
+// grid, no staging).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -129,8 +130,12 @@ bool slot_weights_span_loads(const NormProblem& resolved, const LaunchConfig& co
 // half-width vectors, and (option-free rows of a block or a cluster at one or two slots a
 // thread) the next row prefetched; then, where a slot's γ spans two loads, up to
 // kMaxForwardHeldWeightCandidates of the rows a block holds again with γ and β held in shared
-// memory. At most kMaxForwardCandidates.
+// memory. Rows that can be phased (codegen::phased_twin) take, right after the heuristic's, up
+// to kMaxForwardPhasedCandidates of their aligned twin's candidates as phased ones (a row a block
+// or a cluster held in registers in 16-byte slots, γ and β not held). At most
+// kMaxForwardCandidates.
 constexpr size_t kMaxForwardCandidates = 48;
+constexpr size_t kMaxForwardPhasedCandidates = 8;
 constexpr size_t kMaxForwardPrefetchCandidates = 8;
 constexpr size_t kMaxForwardHeldWeightCandidates = 8;
 std::vector<LaunchConfig> forward_search_space(const NormProblem& resolved, int sm, int64_t m = -1, int sm_count = 0,

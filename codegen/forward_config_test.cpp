@@ -919,3 +919,118 @@ TEST(ForwardSearchSpace, HoldsWeightsInSharedMemoryWhereASlotsGammaSpansTwoLoads
   rows.shared_weights = true;
   EXPECT_THROW(codegen::check_forward_config(problem(NormKind::LayerNorm, 256, DType::BF16), rows), std::invalid_argument);
 }
+
+// Phased rows (templates/norm_forward.cuh, kPhased): odd 16-bit rows in phase read as aligned
+// 16-byte chunks, a row a block or a cluster in registers, γ and β not held; the register bound
+// counts the span (N + 7), the source says kPhased, and nothing else runs phased.
+TEST(ForwardConfig, PhasedRowsAreCheckedAndGenerated) {
+  auto odd = [](NormKind kind, int64_t n, DType x = DType::BF16) {
+    NormProblem p = problem(kind, n, x);
+    p.alignment = x == DType::F32 ? 4 : 2;
+    return codegen::resolve_forward_problem(p);
+  };
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (int64_t n : {1001, 5003, 12289, 30001, 40001}) {
+      const NormProblem p = odd(kind, n);
+      // 16-byte slots of the span, 4 a thread, in one block of at most 1024 threads or a cluster.
+      codegen::LaunchConfig c;
+      c.vec = 8;
+      c.cluster = n > 32000 ? 2 : 1;
+      const int64_t lanes = codegen::ceil_div(codegen::ceil_div(n + 7, int64_t{8}), int64_t{4} * c.cluster);
+      c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(64, codegen::round_up(lanes, 32)));
+      c.phased = true;
+      ASSERT_NO_THROW(codegen::check_forward_config(p, c)) << n << " " << codegen::describe(c);
+      const std::string src = codegen::generate_forward_source(p, c).text;
+      EXPECT_NE(src.find("constexpr bool kPhased = true;"), std::string::npos);
+      EXPECT_EQ(src.find("#define NJ_REALIGNED_SLOTS 1"), std::string::npos) << "phased slots are aligned chunks";
+      codegen::LaunchConfig unphased = c;
+      unphased.phased = false;
+      EXPECT_NE(codegen::cache_key(src, {90, "13.0"}),
+                codegen::cache_key(codegen::generate_forward_source(p, unphased).text, {90, "13.0"}));
+
+      auto rejects = [&](const NormProblem& q, const codegen::LaunchConfig& bad, const char* why) {
+        EXPECT_THROW(codegen::check_forward_config(q, bad), std::invalid_argument) << n << ": " << why;
+      };
+      NormProblem apart = p;
+      apart.rows_in_phase = false;
+      rejects(apart, c, "rows out of phase");
+      NormProblem aligned = p;
+      aligned.alignment = 16;
+      rejects(aligned, c, "aligned rows have no phase");
+      rejects(odd(kind, n, DType::F32), c, "fp32 rows");
+      NormProblem fused = p;
+      fused.residual = true;
+      rejects(codegen::resolve_forward_problem(fused), c, "a fused option");
+      codegen::LaunchConfig held = c;
+      held.shared_weights = true;
+      rejects(p, held, "held weights");
+      codegen::LaunchConfig narrow = c;
+      narrow.vec = 4;
+      rejects(p, narrow, "8-byte slots");
+      codegen::LaunchConfig streamed = c;
+      streamed.row_in_registers = false;
+      streamed.prefetch = false;
+      rejects(p, streamed, "streamed rows");
+    }
+  // Several rows a block are not phased.
+  const NormProblem short_rows = odd(NormKind::RMSNorm, 101);
+  codegen::LaunchConfig rows = codegen::choose_forward_config(short_rows, 90);
+  rows.vec = 8;
+  rows.phased = true;
+  EXPECT_GT(rows.rows_per_block(), 1);
+  EXPECT_THROW(codegen::check_forward_config(short_rows, rows), std::invalid_argument);
+  // The register bound counts the span: 32767 bf16 elements are 4096 slots, 4 a thread of a
+  // 1024-thread block (64 bytes); their span of 32774 columns is 4097 slots, 5 a thread.
+  const NormProblem edge = odd(NormKind::LayerNorm, 32767);
+  codegen::LaunchConfig block;
+  block.vec = 8;
+  block.threads = block.threads_per_row = 1024;
+  block.phased = true;
+  EXPECT_THROW(codegen::check_forward_config(edge, block), std::invalid_argument);
+  block.phased = false;
+  EXPECT_NO_THROW(codegen::check_forward_config(edge, block));
+  // Tuning keys tell rows out of phase apart.
+  NormProblem apart = edge;
+  apart.rows_in_phase = false;
+  EXPECT_NE(codegen::describe_forward(apart).find(" out-of-phase"), std::string::npos);
+  EXPECT_EQ(codegen::describe_forward(edge).find("out-of-phase"), std::string::npos);
+}
+
+// Rows that can be phased also try their aligned twin's candidates as phased ones, at most
+// kMaxForwardPhasedCandidates of them besides prefetching variants; rows out of phase, fp32
+// rows and fused options none.
+TEST(ForwardSearchSpace, RowsInPhaseAlsoTryPhasedConfigs) {
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (int64_t n : {1001, 4095, 5003, 8191, 12289, 30001})
+      for (DType x : {DType::BF16, DType::F16, DType::F32}) {
+        NormProblem p = problem(kind, n, x);
+        p.alignment = x == DType::F32 ? 4 : 2;
+        p = codegen::resolve_forward_problem(p);
+        const std::string what = codegen::describe_forward(p);
+        int phased = 0, plain_phased = 0;
+        for (const codegen::LaunchConfig& c : codegen::forward_search_space(p, 90, 16384, 132, 18.4)) {
+          if (!c.phased) continue;
+          ++phased;
+          plain_phased += !c.prefetch;
+          EXPECT_NO_THROW(codegen::check_forward_config(p, c)) << what << " " << codegen::describe(c);
+          EXPECT_TRUE(c.row_in_registers && c.rows_per_block() == 1 && !c.shared_weights) << codegen::describe(c);
+        }
+        if (x == DType::F32) {
+          EXPECT_EQ(phased, 0) << what;
+          continue;
+        }
+        EXPECT_GE(phased, 2) << what;
+        EXPECT_LE(phased, static_cast<int>(codegen::kMaxForwardPhasedCandidates + codegen::kMaxForwardPrefetchCandidates))
+            << what;
+        EXPECT_GE(plain_phased, 1) << what;
+        NormProblem apart = p;
+        apart.rows_in_phase = false;
+        for (const codegen::LaunchConfig& c : codegen::forward_search_space(apart, 90, 16384, 132, 18.4))
+          EXPECT_FALSE(c.phased) << what << " out of phase: " << codegen::describe(c);
+        NormProblem fused = p;
+        fused.residual = true;
+        for (const codegen::LaunchConfig& c :
+             codegen::forward_search_space(codegen::resolve_forward_problem(fused), 90, 16384, 132, 18.4))
+          EXPECT_FALSE(c.phased) << what << " with a residual: " << codegen::describe(c);
+      }
+}

@@ -7,6 +7,7 @@
 
 #include "codegen/norm_problem.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "normjit/normjit.hpp"
 #include "runtime/buffer_overlap.h"
@@ -152,22 +153,19 @@ void check_backward_overlaps(const NormProblem& p, const BackwardArgs& a) {
 // element at a time).
 struct RowTensor { const char* name; const void* ptr; int64_t* stride; DType dtype; bool vectors = true; };
 
-// Whether the call's rows are in phase (NormProblem::rows_in_phase): every row tensor's base on
-// a 16-byte boundary, its stride x's modulo 16 bytes, its elements of x's size.
+// Whether the call's rows are in phase (NormProblem::rows_in_phase): every row tensor's are.
 bool rows_in_phase(llvm::ArrayRef<RowTensor> rows, int64_t x_stride, DType x_dtype) {
-  const int x_size = codegen::dtype_size(x_dtype);
-  const uint64_t x_phase = static_cast<uint64_t>(x_stride) * x_size % 16;
-  for (const RowTensor& r : rows) {
-    const int size = codegen::dtype_size(r.dtype);
-    if (!r.ptr) continue;
-    if (size != x_size || reinterpret_cast<uintptr_t>(r.ptr) % 16 != 0 ||
-        static_cast<uint64_t>(*r.stride) * size % 16 != x_phase)
-      return false;
-  }
-  return true;
+  return llvm::all_of(rows, [&](const RowTensor& r) { return row_in_phase(r.ptr, *r.stride, r.dtype, x_stride, x_dtype); });
 }
 
 }  // namespace
+
+bool row_in_phase(const void* ptr, int64_t stride, DType dtype, int64_t x_stride, DType x_dtype) {
+  if (!ptr) return true;
+  const int x_size = codegen::dtype_size(x_dtype), size = codegen::dtype_size(dtype);
+  return size == x_size && reinterpret_cast<uintptr_t>(ptr) % 16 == 0 &&
+         static_cast<uint64_t>(stride) * size % 16 == static_cast<uint64_t>(x_stride) * x_size % 16;
+}
 
 int row_alignment(const void* base, int64_t stride, int element_size, int64_t rows) {
   int a = pow2_alignment(reinterpret_cast<uintptr_t>(base));

@@ -146,6 +146,11 @@ CheckedForwardCall check_forward_call(const NormProblem& problem, const ForwardA
     for (const void* params : {a.weight, a.bias, a.weight1, a.bias1})
       if (params) alignment = std::min(alignment, row_alignment(params, 0, weight_size, 1));
   out.problem.alignment = std::max(alignment, 1);
+  // Phased kernels read every row tensor at x's phase (γ and β element by element, any address).
+  bool in_phase = row_in_phase(a.x, a.x_stride, p.x_dtype, a.x_stride, p.x_dtype) &&
+                  row_in_phase(a.y, a.y_stride, p.dy_dtype, a.x_stride, p.x_dtype);
+  for (const auto& r : rows) in_phase = in_phase && row_in_phase(r.ptr, *r.stride, r.dtype, a.x_stride, p.x_dtype);
+  out.problem.rows_in_phase = p.rows_in_phase && in_phase;
   return out;
 }
 

@@ -823,3 +823,32 @@ TEST(ForwardCall, ForwardParamsCarryTheArgumentsAndDropoutsThreshold) {
   EXPECT_EQ(plain.residual, nullptr);
   EXPECT_EQ(plain.y1, nullptr);
 }
+
+// Rows are in phase (NormProblem::rows_in_phase, which phased kernels need) where x and y start
+// on 16-byte boundaries and their strides agree modulo 16 bytes; γ and β, read element by
+// element by phased kernels, do not count.
+TEST(ForwardCall, FindsWhetherXAndYAreInPhase) {
+  auto checked = [](const ForwardArgs& a) { return runtime::check_forward_call(layer_norm(), a).problem; };
+  ForwardArgs a = valid_args();
+  a.x_stride = a.y_stride = 1001;  // odd bf16 rows, 2-byte aligned, in phase
+  NormProblem p = checked(a);
+  EXPECT_EQ(p.alignment, 2);
+  EXPECT_TRUE(p.rows_in_phase);
+  a.y_stride = 1009;  // 16 bytes more a row: still in phase
+  EXPECT_TRUE(checked(a).rows_in_phase);
+  a.weight = addr(0x200004);  // γ lowers the alignment, not the phase
+  EXPECT_TRUE(checked(a).rows_in_phase);
+  a = valid_args();
+  a.x_stride = 1001;
+  a.y_stride = 1002;
+  EXPECT_FALSE(checked(a).rows_in_phase);
+  a = valid_args();
+  a.x_stride = a.y_stride = 1001;
+  a.y = addr(0x400002);  // y's rows start one element later
+  EXPECT_FALSE(checked(a).rows_in_phase);
+  NormProblem asked = layer_norm();
+  asked.rows_in_phase = false;  // a caller that knows better keeps it
+  a = valid_args();
+  a.x_stride = a.y_stride = 1001;
+  EXPECT_FALSE(runtime::check_forward_call(asked, a).problem.rows_in_phase);
+}

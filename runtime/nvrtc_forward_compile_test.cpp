@@ -3,6 +3,7 @@
 // LayerNorm and RMSNorm, both weight dtypes and every affine form: NVRTC runs on the CPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <set>
@@ -177,6 +178,40 @@ TEST(NvrtcForward, MisalignedAndMixedDtypesCompile) {
       p.alignment = alignment;
       ASSERT_NO_FATAL_FAILURE(compile_or_fail(nvrtc, codegen::resolve_forward_problem(p), 90, &families));
     }
+}
+
+// Phased rows (odd 16-bit rows in phase read as aligned chunks) in every way the statistics are
+// formed: LayerNorm in one reduction (64 threads), in two meetings (320), by warp-shifted moments
+// (800 threads, and a cluster of two), RMSNorm in a block and a cluster, and the next row
+// prefetched; two 16-byte slots a thread, 64 registers a thread. None spills.
+TEST(NvrtcForward, PhasedRowsCompileWithoutSpills) {
+  std::string why;
+  if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
+  struct Shape { NormKind kind; int64_t n; DType x; int cluster; bool prefetch; };
+  const Shape shapes[] = {{NormKind::LayerNorm, 1001, DType::BF16, 1, false},
+                          {NormKind::LayerNorm, 5003, DType::BF16, 1, false},
+                          {NormKind::LayerNorm, 5003, DType::BF16, 1, true},
+                          {NormKind::LayerNorm, 12289, DType::F16, 1, false},
+                          {NormKind::LayerNorm, 30001, DType::BF16, 2, false},
+                          {NormKind::RMSNorm, 5003, DType::F16, 1, false},
+                          {NormKind::RMSNorm, 30001, DType::BF16, 2, true}};
+  for (const Shape& s : shapes) {
+    NormProblem raw = test::make_problem(s.kind, s.n, s.x, DType::F32,
+                                         s.kind == NormKind::LayerNorm ? test::Affine::WeightAndBias : test::Affine::WeightOnly);
+    raw.alignment = 2;
+    const NormProblem p = codegen::resolve_forward_problem(raw);
+    codegen::LaunchConfig c;
+    c.vec = 8;
+    c.cluster = s.cluster;
+    c.threads = c.threads_per_row =
+        static_cast<int>(std::max<int64_t>(64, ((s.n + 7 + 7) / 8 / (2 * s.cluster) + 31) / 32 * 32));
+    c.min_blocks_per_sm = std::max(1, 65536 / (c.threads * 64));
+    c.prefetch = s.prefetch;
+    c.phased = true;
+    ASSERT_NO_THROW(codegen::check_forward_config(p, c)) << codegen::describe_forward(p) << " " << codegen::describe(c);
+    EXPECT_EQ(sm90_spill_bytes(nvrtc, p, c), 0) << codegen::describe_forward(p) << " " << codegen::describe(c);
+  }
 }
 
 // Blocks bounded to fill the SM (rows of a few elements a thread: codegen::unfilled_forward_config)

@@ -72,7 +72,20 @@ struct ForwardParams {
 };
 
 constexpr int kRowsPerBlock = kThreads / kThreadsPerRow;
-constexpr i64 kSlots = (kN + kVec - 1) / kVec;  // vector slots per row
+// Phased rows (kPhased): 16-bit rows aligned to less than 16 bytes but in phase, so that row r
+// of x and of y starts φ(r) = r·x_stride mod kVec elements past a 16-byte boundary (the engine
+// checks both strides alike). A thread's slots are the row's aligned 16-byte chunks: the slot at
+// column c of the row's span (kN + kVec − 1 columns) holds row column c − φ, and only a row's
+// first and last chunk, which begin or end in its neighbours, are read and written element by
+// element (templates/common.cuh, load_phased_slot). The forward sums nothing across rows, so
+// each row keeps its own phase; γ and β are read element by element at the columns a slot
+// holds. So odd rows are read as aligned ones are, where realigning every slot costs selects
+// and split stores (bench/NOTES.md entries 47, 51).
+constexpr i64 kRowSpan = kPhased ? kN + kVec - 1 : kN;  // columns of the row's slots
+static_assert(!kPhased || (kVec * sizeof(TX) == 16 && sizeof(TY) == sizeof(TX) && kRowsPerBlock == 1 &&
+                           kRowInRegisters && !kSharedWeights),
+              "phased rows: 16-byte slots of x and y, one row a block (or cluster) held in registers (codegen checks)");
+constexpr i64 kSlots = (kRowSpan + kVec - 1) / kVec;  // vector slots per row
 // The threads sharing a row: a cluster's blocks together when kCluster > 1 (sm_90), each
 // holding every kCluster-th stretch of kThreadsPerRow slots in registers.
 constexpr int kRowThreads = kThreadsPerRow * kCluster;
@@ -84,13 +97,27 @@ constexpr float kInvN = 1.0f / (float)kN;
 typedef RowReducer<kThreadsPerRow, kRowsPerBlock, kCluster == 1 && !kLayerNorm> Reducer;
 // x is held as loaded (16-bit elements two a register) and converted where it is used: the
 // registers a thread needs for its bytes of x are the same in every dtype.
-typedef PackedSlot<TX, kVec, kAlign, kN> Packed;
+typedef PackedSlot<TX, kVec, kPhased ? 16 : kAlign, kN> Packed;
 
 // The block's rank in its cluster (0 without one), and the grid's row groups: a cluster (or a
 // block) each, group g taking rows g, g + groups, ...
 __device__ __forceinline__ unsigned block_rank() { return kCluster > 1 ? cluster_rank_below<kCluster>() : 0; }
 __device__ __forceinline__ i64 row_group() { return (i64)blockIdx.x / kCluster; }
 __device__ __forceinline__ i64 row_groups() { return (i64)gridDim.x / kCluster; }
+
+// The phase of a row (φ above; 0 but for phased rows). The low bits of the product are those of
+// the low words'.
+__device__ __forceinline__ unsigned row_phase(const ForwardParams& p, i64 row) {
+  if constexpr (kPhased) return ((unsigned)row * (unsigned)p.x_stride) & (kVec - 1);
+  else return 0;
+}
+// Elements of the row among `cols` columns of its span from span column `col`, at phase φ: the
+// row's elements are span columns φ .. φ + kN − 1.
+__device__ __forceinline__ float span_element_count(i64 col, i64 cols, unsigned phase) {
+  const i64 lo = col > (i64)phase ? col : (i64)phase;
+  const i64 hi = col + cols < (i64)phase + kN ? col + cols : (i64)phase + kN;
+  return hi > lo ? (float)(hi - lo) : 0.f;
+}
 
 // ---- LayerNorm statistics in one reduction -----------------------------------------------------
 // Moments of some of a row's elements: count, mean, and M2 = Σ(x − mean)². Chan et al. merge
@@ -156,15 +183,16 @@ struct MomentsReducer {
   }
 };
 
-// First column of a thread's i-th slot of the row, or kN when it has none.
+// First column of a thread's i-th slot of the row's span, or kRowSpan when it has none (kN but
+// for phased rows).
 __device__ __forceinline__ i64 forward_slot_column(int i, int lane) {
   const i64 s = (i64)i * kRowThreads + lane;
-  return s < kSlots ? s * kVec : kN;
+  return s < kSlots ? s * kVec : kRowSpan;
 }
 
-// A thread's Σx over its slots (elements past N read as 0), and its Σ(x − c)² over the
-// elements it holds of the row (those past N left out): the two passes of every way LayerNorm's
-// statistics are formed below.
+// A thread's Σx over its slots (elements outside the row read as 0), and its Σ(x − c)² over the
+// elements it holds of the row (those outside it left out): the two passes of every way
+// LayerNorm's statistics are formed below.
 __device__ __forceinline__ float slots_sum(const Packed (&packed)[kIters]) {
   float sum = 0.f;
 #pragma unroll
@@ -176,7 +204,8 @@ __device__ __forceinline__ float slots_sum(const Packed (&packed)[kIters]) {
   }
   return sum;
 }
-__device__ __forceinline__ float slots_squares_about(const Packed (&packed)[kIters], int lane, float c) {
+__device__ __forceinline__ float slots_squares_about(const Packed (&packed)[kIters], int lane, float c,
+                                                    unsigned phase) {
   float squares = 0.f;
 #pragma unroll
   for (int i = 0; i < kIters; ++i) {
@@ -185,7 +214,7 @@ __device__ __forceinline__ float slots_squares_about(const Packed (&packed)[kIte
     packed[i].unpack(x);
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
-      const float d = col + j < kN ? x[j] - c : 0.f;
+      const float d = phased_element<kVec, kN>(col - phase, j) ? x[j] - c : 0.f;
       squares += d * d;
     }
   }
@@ -204,27 +233,22 @@ __device__ __forceinline__ float slots_squares_about(const Packed (&packed)[kIte
 // l of every warp takes warp l's pair and two butterflies give every thread the same bits.
 
 // Elements of the row in warp w's slots: in each pass its 32 lanes' slots are contiguous.
-__device__ __forceinline__ float warp_element_count(int w) {
-  int n = 0;
+__device__ __forceinline__ float warp_element_count(int w, unsigned phase) {
+  float n = 0.f;
 #pragma unroll
-  for (int i = 0; i < kIters; ++i) {
-    const int left = (int)kN - (i * kRowThreads + 32 * w) * kVec;
-    n += left <= 0 ? 0 : left < 32 * kVec ? left : 32 * kVec;
-  }
-  return (float)n;
+  for (int i = 0; i < kIters; ++i) n += span_element_count((i64)(i * kRowThreads + 32 * w) * kVec, 32 * kVec, phase);
+  return n;
 }
 __device__ __forceinline__ float warp_shift(float sum, float n) { return n > 0.f ? __fdividef(sum, n) : 0.f; }
 
 // Elements of the row in the slots of the cluster's block `rank` (the whole row without a
 // cluster): in each pass its kThreadsPerRow slots are contiguous.
-__device__ __forceinline__ float block_element_count(unsigned rank) {
-  int n = 0;
+__device__ __forceinline__ float block_element_count(unsigned rank, unsigned phase) {
+  float n = 0.f;
 #pragma unroll
-  for (int i = 0; i < kIters; ++i) {
-    const int left = (int)kN - (i * kRowThreads + (int)rank * kThreadsPerRow) * kVec;
-    n += left <= 0 ? 0 : left < kThreadsPerRow * kVec ? left : kThreadsPerRow * kVec;
-  }
-  return (float)n;
+  for (int i = 0; i < kIters; ++i)
+    n += span_element_count((i64)(i * kRowThreads + (int)rank * kThreadsPerRow) * kVec, kThreadsPerRow * kVec, phase);
+  return n;
 }
 
 // Σ(x − c)² over a set of n elements from its Q = Σ(x − k)² about its shift k and its sum s:
@@ -240,30 +264,30 @@ __device__ __forceinline__ float squares_about(float c, float s, float q, float 
 // exchange (ClusterExchange::shifted_moments).
 template <class Reducer_, class Exchange_>
 __device__ __forceinline__ float2 warp_shifted_moments(Reducer_& r, Exchange_& exchange, const Packed (&packed)[kIters],
-                                                      int row_in_block, int lane_in_block) {
+                                                      int row_in_block, int lane_in_block, unsigned phase) {
   constexpr int kWarps = Reducer_::kWarps;
   constexpr int kWarpsPow2 = butterfly_lanes(kWarps);
   const unsigned rank = block_rank();
   const int lane = lane_in_block & 31, warp = lane_in_block >> 5;
   const int first_warp = (int)rank * kWarps;  // the row's warps in the blocks of lower rank
   const float sum = group_sum<32>(slots_sum(packed));
-  const float shift = warp_shift(sum, warp_element_count(first_warp + warp));
+  const float shift = warp_shift(sum, warp_element_count(first_warp + warp, phase));
   const float squares =
-      group_sum<32>(slots_squares_about(packed, (int)rank * kThreadsPerRow + lane_in_block, shift));
+      group_sum<32>(slots_squares_about(packed, (int)rank * kThreadsPerRow + lane_in_block, shift, phase));
   if (lane == 0) r.buffer[r.parity][row_in_block][warp] = make_float2(sum, squares);
   __syncthreads();
   const int w = lane & (kWarpsPow2 - 1);
   const float2 mine = w < kWarps ? r.buffer[r.parity][row_in_block][w] : make_float2(0.f, 0.f);
   r.parity ^= 1;
-  const float n = w < kWarps ? warp_element_count(first_warp + w) : 0.f;
+  const float n = w < kWarps ? warp_element_count(first_warp + w, phase) : 0.f;
   if constexpr (kCluster == 1) {
     const float mean = group_sum<kWarpsPow2>(mine.x) * kInvN;
     return make_float2(mean, group_sum<kWarpsPow2>(squares_about(mean, mine.x, mine.y, n, warp_shift(mine.x, n))));
   } else {
     const float block_sum = group_sum<kWarpsPow2>(mine.x);
-    const float block_shift = warp_shift(block_sum, block_element_count(rank));
+    const float block_shift = warp_shift(block_sum, block_element_count(rank, phase));
     const float squares_about_block = squares_about(block_shift, mine.x, mine.y, n, warp_shift(mine.x, n));
-    return exchange.shifted_moments(block_sum, group_sum<kWarpsPow2>(squares_about_block));
+    return exchange.shifted_moments(block_sum, group_sum<kWarpsPow2>(squares_about_block), phase);
   }
 }
 
@@ -283,6 +307,20 @@ __device__ __forceinline__ void affine_slot(const TW* weight, const TW* bias, i6
     }
   }
   if constexpr (kHasBias) load_slot<TW, kVec, kAlign, kN>(bias, col, b);
+}
+// The same for a phased slot whose first element is row column `first`: element by element, as
+// its columns move with the row's phase (a warp's loads are neighbours in L1).
+__device__ __forceinline__ void phased_affine_slot(const TW* weight, const TW* bias, i64 first, float (&w)[kVec],
+                                                   float (&b)[kVec]) {
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    w[j] = 1.f;
+    b[j] = 0.f;
+    if (phased_element<kVec, kN>(first, j)) {
+      if constexpr (kHasWeight) w[j] = to_f32(weight[first + j]) + (kZeroCenteredWeight ? 1.f : 0.f);
+      if constexpr (kHasBias) b[j] = to_f32(bias[first + j]);
+    }
+  }
 }
 
 // fused:begin
@@ -424,13 +462,16 @@ __device__ __forceinline__ void held_affine(int i, float (&w)[kVec], float (&b)[
 }
 
 // y of the thread's slot i (rows in registers; 0 for streamed rows, which hold no weights) at
-// column col from x, the row's statistics, γ and β. y_row is the row's start, computed once
-// a row by the caller: inside each slot's bounds branch NVVM would multiply row · stride again.
-__device__ __forceinline__ void output_slot(const ForwardParams& p, i64 row, TY* y_row, int i, i64 col,
+// column col of the row's span (phase: the row's φ) from x, the row's statistics, γ and β.
+// y_row is the row's start, computed once a row by the caller: inside each slot's bounds branch
+// NVVM would multiply row · stride again.
+__device__ __forceinline__ void output_slot(const ForwardParams& p, i64 row, TY* y_row, int i, i64 col, unsigned phase,
                                             const float (&x)[kVec], float mean, float rstd) {
   float w[kVec], b[kVec], xhat[kVec], y[kVec];
   if constexpr (kSharedWeights)
     held_affine(i, w, b);
+  else if constexpr (kPhased)
+    phased_affine_slot(p.weight, p.bias, col - phase, w, b);
   else
     affine_slot(p.weight, p.bias, col, w, b);
 #pragma unroll
@@ -442,7 +483,10 @@ __device__ __forceinline__ void output_slot(const ForwardParams& p, i64 row, TY*
   if constexpr (kGate == kGateAfterNorm) gate_after_norm(p, row, col, y);
   if constexpr (kParallel) second_output_slot(p, row, col, xhat);
 // fused:end
-  store_slot<TY, kVec, kAlign, kN>(y_row, col, y);
+  if constexpr (kPhased)
+    store_phased_slot<TY, kVec, kN>(y_row - phase + col, col - phase, y);
+  else
+    store_slot<TY, kVec, kAlign, kN>(y_row, col, y);
 }
 
 __device__ __forceinline__ void save_statistics(const ForwardParams& p, i64 row, float mean, float rstd) {
@@ -486,7 +530,7 @@ struct ClusterExchange {
   }
   // The row's {mean, M2} from each block's Σx and its Σ(x − K_b)² about its own mean K_b
   // (warp_shifted_moments): one meeting, no merges.
-  __device__ __forceinline__ float2 shifted_moments(float block_sum, float block_squares) {
+  __device__ __forceinline__ float2 shifted_moments(float block_sum, float block_squares, unsigned phase) {
     float4* mine = slot();
     share(make_float4(block_sum, block_squares, 0.f, 0.f));
     float2 v[kCluster];
@@ -501,7 +545,7 @@ struct ClusterExchange {
     float m2 = 0.f;
 #pragma unroll
     for (unsigned r = 0; r < (unsigned)kCluster; ++r) {
-      const float n = block_element_count(r);
+      const float n = block_element_count(r, phase);
       m2 += squares_about(mean, v[r].x, v[r].y, n, warp_shift(v[r].x, n));
     }
     return make_float2(mean, m2);
@@ -517,9 +561,18 @@ struct ClusterExchange {
 };
 
 // ---- rows held in registers ------------------------------------------------------------------
-// A thread's slots of x of one row (zeros past N, and for rows past M).
+// A thread's slots of x of one row (zeros outside the row, and for rows past M).
 __device__ __forceinline__ void load_forward_row(const ForwardParams& p, i64 row, int lane, Packed (&packed)[kIters]) {
   const TX* x_row = p.x + row * p.x_stride;  // once a row (output_slot says why)
+  if constexpr (kPhased) {
+    const unsigned phase = row_phase(p, row);
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      const i64 col = forward_slot_column(i, lane);
+      packed[i].load_phased(x_row - phase + col, col - phase, row < p.m && col < kRowSpan);
+    }
+    return;
+  }
 #pragma unroll
   for (int i = 0; i < kIters; ++i) {
     const i64 col = forward_slot_column(i, lane);
@@ -574,6 +627,7 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
   for (i64 base = group * kRowsPerBlock; base < p.m; base += step) {
     const i64 row = base + row_in_block;
     const bool valid = row < p.m;  // every thread takes part in the reductions' barriers
+    const unsigned phase = row_phase(p, row);
     Packed packed[kIters];
 // fused:begin
     Packed gate_z[kHoldsGate ? kIters : 1];
@@ -601,23 +655,20 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
       }
     }
 // fused:end
-    // Elements past N read as 0: they add nothing to Σx or Σx², but must be left out of the
-    // thread's count and of its Σ(x − mean)².
+    // Elements outside the row read as 0: they add nothing to Σx or Σx², but must be left out
+    // of the thread's count and of its Σ(x − mean)².
     float mean = 0.f, var;
     if constexpr (kWarpMoments) {
-      const float2 mm = warp_shifted_moments(reducer, exchange, packed, row_in_block, lane_in_block);
+      const float2 mm = warp_shifted_moments(reducer, exchange, packed, row_in_block, lane_in_block, phase);
       mean = mm.x;
       var = mm.y * kInvN;
     } else if constexpr (kOneReduction) {
       float count = 0.f;
 #pragma unroll
-      for (int i = 0; i < kIters; ++i) {
-        const i64 col = forward_slot_column(i, lane);
-        count += (float)(kN - col < kVec ? kN - col : kVec);
-      }
+      for (int i = 0; i < kIters; ++i) count += span_element_count(forward_slot_column(i, lane), kVec, phase);
       const float sum = slots_sum(packed);
       Moments own{count, count > 0.f ? sum / count : 0.f, 0.f};
-      own.m2 = slots_squares_about(packed, lane, own.mean);
+      own.m2 = slots_squares_about(packed, lane, own.mean, phase);
       Moments row_moments;
       if constexpr (kThreadsPerRow > 32)
         row_moments = moments.reduce(own, row_in_block, lane_in_block);
@@ -627,7 +678,7 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
       var = row_moments.m2 * kInvN;
     } else if constexpr (kLayerNorm) {  // one block (clusters: kWarpMoments): the mean, then Σ(x − mean)²
       mean = reducer.sum(make_float2(slots_sum(packed), 0.f), row_in_block, lane_in_block).x * kInvN;
-      const float2 squares = make_float2(slots_squares_about(packed, lane, mean), 0.f);
+      const float2 squares = make_float2(slots_squares_about(packed, lane, mean, phase), 0.f);
       var = reducer.sum(squares, row_in_block, lane_in_block).x * kInvN;
     } else {
       float2 sums = make_float2(0.f, 0.f);
@@ -652,14 +703,14 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
         const i64 col = forward_slot_column(i, lane);
-        if (col < kN) {
+        if (col < kRowSpan) {
           float x[kVec];
           packed[i].unpack(x);
 // fused:begin
           write_pre_norm_outputs(p, row, col, x, keep[kDropoutMask != 0 ? i : 0]);
           if constexpr (kHoldsGate) gate_held_slot(gate_z[i], x);
 // fused:end
-          output_slot(p, row, y_row, i, col, x, mean, rstd);
+          output_slot(p, row, y_row, i, col, phase, x, mean, rstd);
         }
       }
     }
@@ -687,7 +738,7 @@ __device__ __forceinline__ i64 batch_slot(i64 s0, int k) {
 
 template <int kRows = kRowsPerBlock>
 __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
-  static_assert(kRows == 1, "streamed rows take a whole block each");
+  static_assert(kRows == 1 && !kPhased, "streamed rows take a whole block each, unphased");
   static_assert(!(kSharedWeights && kRows > 0), "held weights are for rows in registers");  // kRows: dependent
   typedef RowReducer<kThreads, 1> BlockReducer;
   __shared__ float2 reduce_buffer[2][1][BlockReducer::kWarps];
@@ -811,7 +862,7 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
         write_pre_norm_outputs(p, row, s * kVec, x, keep[k]);
         if constexpr (kHoldsGate) gate_held_slot(gate_z[k], x);
 // fused:end
-        output_slot(p, row, y_row, 0, s * kVec, x, mean, rstd);
+        output_slot(p, row, y_row, 0, s * kVec, 0, x, mean, rstd);
       }
     }
   }

@@ -500,6 +500,69 @@ TEST_F(ForwardTuning, HeldWeightsMatchTheReference) {
   }
 }
 
+// Phased rows (odd 16-bit rows in phase read as aligned 16-byte chunks, each row at its own
+// phase), pinned so that any sm_90 GPU runs them, in every way the statistics are formed
+// (LayerNorm in one reduction, two meetings, warp-shifted moments in a block and a cluster;
+// RMSNorm in a block and a cluster; the next row prefetched), at contiguous rows and at rows
+// padded in phase (x and y strides alike modulo 8 elements), rows far from zero among them.
+TEST_F(ForwardTuning, PhasedRowsMatchTheReference) {
+  NJ_REQUIRE_GPU();
+  const CUcontext ctx = GpuContext::get()->context();
+  const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
+  struct Shape { NormKind kind; int64_t n; DType x; int cluster; bool prefetch; int64_t m; int pad; };
+  const Shape shapes[] = {{NormKind::LayerNorm, 1001, DType::BF16, 1, false, 301, 0},
+                          {NormKind::LayerNorm, 4095, DType::F16, 1, false, 37, 8},
+                          {NormKind::LayerNorm, 5003, DType::BF16, 1, true, 301, 0},
+                          {NormKind::LayerNorm, 12289, DType::BF16, 1, false, 199, 16},
+                          {NormKind::LayerNorm, 30001, DType::BF16, 2, false, 61, 0},
+                          {NormKind::RMSNorm, 3, DType::BF16, 1, false, 301, 0},
+                          {NormKind::RMSNorm, 5003, DType::F16, 1, false, 1, 8},
+                          {NormKind::RMSNorm, 30001, DType::BF16, 2, true, 199, 0}};
+  int tried = 0;
+  for (const Shape& s : shapes)
+    for (double spreads : {0.0, 100.0}) {
+      if (spreads != 0 && s.kind == NormKind::RMSNorm) continue;
+      if (s.cluster > 1 && limits.sm < 90) continue;
+      ForwardCase c;
+      c.problem = make_problem(s.kind, s.n, s.x, s.n % 4 == 1 ? DType::F32 : s.x,
+                               s.kind == NormKind::LayerNorm ? Affine::WeightAndBias : Affine::WeightOnly);
+      c.m = s.m;
+      if (s.pad) {
+        c.x_stride = s.n + s.pad;
+        c.y_stride = s.n + 2 * s.pad;
+      }
+      c.offset_in_spreads = spreads;
+      const NormProblem resolved = checked_problem(c);
+      ASSERT_TRUE(resolved.rows_in_phase && resolved.alignment < 16) << codegen::describe_forward(resolved);
+      codegen::LaunchConfig config;
+      config.vec = 8;
+      config.cluster = s.cluster;
+      config.threads = config.threads_per_row =
+          static_cast<int>(std::max<int64_t>(64, ((s.n + 7 + 7) / 8 / (2 * s.cluster) + 31) / 32 * 32));
+      config.min_blocks_per_sm = std::max(1, 65536 / (config.threads * 64));
+      config.prefetch = s.prefetch;
+      config.phased = true;
+      SCOPED_TRACE(codegen::describe_forward(resolved) + " " + codegen::describe(config));
+      ASSERT_NO_THROW(codegen::check_forward_config(resolved, config));
+      Engine engine(this->config(TuneMode::Cached));
+      engine.impl().pin_config(limits, resolved, s.m, config, codegen::Pass::Forward);
+      EXPECT_EQ(engine.impl().forward_kernel_for(ctx, resolved, s.m).config, config);
+      check_case(engine, c, stream());
+      ++tried;
+    }
+  EXPECT_GE(tried, 8);
+  // Rows out of phase (x and y strides apart) take an unphased kernel, and are right.
+  ForwardCase apart;
+  apart.problem = make_problem(NormKind::LayerNorm, 5003, DType::BF16, DType::F32, Affine::WeightAndBias);
+  apart.m = 301;
+  apart.y_stride = 5004;
+  const NormProblem resolved = checked_problem(apart);
+  EXPECT_FALSE(resolved.rows_in_phase);
+  Engine engine(this->config(TuneMode::Cached));
+  EXPECT_FALSE(engine.impl().forward_kernel_for(ctx, resolved, apart.m).config.phased);
+  check_case(engine, apart, stream());
+}
+
 TEST_F(ForwardTuning, OnMissTunesOnceAndTheTunedKernelIsCorrect) {
   NJ_REQUIRE_GPU();
   const CUcontext ctx = GpuContext::get()->context();
