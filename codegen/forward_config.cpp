@@ -372,7 +372,6 @@ void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
     if (c.vec * dtype_size(p.x_dtype) != 16) fail("phased rows read 16-byte vectors of x");
     if (!c.row_in_registers || c.rows_per_block() != 1)
       fail("phased rows are held in registers, one row a block (or a cluster)");
-    if (c.shared_weights) fail("phased rows read γ and β at each row's own phase: they are not held");
   }
   if (c.row_in_registers) {
     const int64_t iters = ceil_div(ceil_div(row_span(p, c), c.vec), int64_t{c.threads_per_row} * c.cluster);
@@ -403,6 +402,15 @@ void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
            "a block");
   }
   if (c.min_blocks_per_sm < 1 || c.min_blocks_per_sm > 32) fail("min_blocks_per_sm must be in [1, 32]");
+}
+
+LaunchConfig phased_forward_config(const NormProblem& p, const LaunchConfig& twin_config, int sm) {
+  LaunchConfig c = twin_config;
+  c.phased = true;
+  c.shared_weights = p.has_weight || p.has_bias;
+  const size_t bytes = forward_dynamic_shared_bytes(p, c);
+  if (bytes > max_stage_bytes(sm) || bytes * c.min_blocks_per_sm > max_shared_per_sm(sm)) c.shared_weights = false;
+  return c;
 }
 
 size_t forward_dynamic_shared_bytes(const NormProblem& p, const LaunchConfig& c) {
@@ -440,15 +448,13 @@ std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int
   // On a memory-rich device, the H100's rules' config too (its rules are fitted to an H200).
   add(choose_forward_config(p, sm, m, sm_count));
   // Phased rows (odd 16-bit rows in phase): the aligned twin's candidates that phased kernels run
-  // (a row a block or a cluster in registers, 16-byte slots), γ and β not held, the first
+  // (a row a block or a cluster in registers, 16-byte slots), the first
   // kMaxForwardPhasedCandidates of them.
   if (const std::optional<NormProblem> twin = phased_twin(p)) {
     const size_t first = out.size();
-    for (LaunchConfig c : forward_search_space(*twin, sm, m, sm_count, memory_bytes_per_sm_cycle)) {
+    for (const LaunchConfig& aligned : forward_search_space(*twin, sm, m, sm_count, memory_bytes_per_sm_cycle)) {
       if (out.size() - first == kMaxForwardPhasedCandidates) break;
-      c.shared_weights = false;
-      c.phased = true;
-      add(c);
+      add(phased_forward_config(p, aligned, sm));
     }
   }
   for (int vec : candidate_vector_widths(p, Pass::Forward)) {

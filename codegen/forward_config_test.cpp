@@ -961,9 +961,17 @@ TEST(ForwardConfig, PhasedRowsAreCheckedAndGenerated) {
       NormProblem fused = p;
       fused.residual = true;
       rejects(codegen::resolve_forward_problem(fused), c, "a fused option");
-      codegen::LaunchConfig held = c;
+      codegen::LaunchConfig held = c;  // γ and β held at the block's phase, where they fit
       held.shared_weights = true;
-      rejects(p, held, "held weights");
+      if (codegen::forward_dynamic_shared_bytes(p, held) <= codegen::max_stage_bytes(90)) {
+        EXPECT_NO_THROW(codegen::check_forward_config(p, held)) << n;
+        EXPECT_EQ(codegen::phased_forward_config(p, unphased, 90), held) << n << ": they fit, so they are held";
+        EXPECT_NE(codegen::generate_forward_source(p, held).text.find("constexpr bool kSharedWeights = true;"),
+                  std::string::npos);
+      } else {
+        rejects(p, held, "held weights that do not fit");
+        EXPECT_EQ(codegen::phased_forward_config(p, unphased, 90), c) << n << ": they do not fit";
+      }
       codegen::LaunchConfig narrow = c;
       narrow.vec = 4;
       rejects(p, narrow, "8-byte slots");
@@ -997,8 +1005,8 @@ TEST(ForwardConfig, PhasedRowsAreCheckedAndGenerated) {
 }
 
 // Rows that can be phased also try their aligned twin's candidates as phased ones, at most
-// kMaxForwardPhasedCandidates of them besides prefetching variants; rows out of phase, fp32
-// rows and fused options none.
+// kMaxForwardPhasedCandidates of them besides prefetching variants, γ and β held where they
+// fit; rows out of phase, fp32 rows and fused options none.
 TEST(ForwardSearchSpace, RowsInPhaseAlsoTryPhasedConfigs) {
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     for (int64_t n : {1001, 4095, 5003, 8191, 12289, 30001})
@@ -1007,14 +1015,16 @@ TEST(ForwardSearchSpace, RowsInPhaseAlsoTryPhasedConfigs) {
         p.alignment = x == DType::F32 ? 4 : 2;
         p = codegen::resolve_forward_problem(p);
         const std::string what = codegen::describe_forward(p);
-        int phased = 0, plain_phased = 0;
+        int phased = 0, plain_phased = 0, held = 0;
         for (const codegen::LaunchConfig& c : codegen::forward_search_space(p, 90, 16384, 132, 18.4)) {
           if (!c.phased) continue;
           ++phased;
           plain_phased += !c.prefetch;
+          held += c.shared_weights;
           EXPECT_NO_THROW(codegen::check_forward_config(p, c)) << what << " " << codegen::describe(c);
-          EXPECT_TRUE(c.row_in_registers && c.rows_per_block() == 1 && !c.shared_weights) << codegen::describe(c);
+          EXPECT_TRUE(c.row_in_registers && c.rows_per_block() == 1) << codegen::describe(c);
         }
+        if (x != DType::F32) EXPECT_GE(held, 1) << what << ": γ and β held at the block's phase";
         if (x == DType::F32) {
           EXPECT_EQ(phased, 0) << what;
           continue;

@@ -183,7 +183,8 @@ TEST(NvrtcForward, MisalignedAndMixedDtypesCompile) {
 // Phased rows (odd 16-bit rows in phase read as aligned chunks) in every way the statistics are
 // formed: LayerNorm in one reduction (64 threads), in two meetings (320), by warp-shifted moments
 // (800 threads, and a cluster of two), RMSNorm in a block and a cluster, and the next row
-// prefetched; two 16-byte slots a thread, 64 registers a thread. None spills.
+// prefetched; two 16-byte slots a thread, 64 registers a thread; γ and β read element by
+// element and held in shared memory. None spills.
 TEST(NvrtcForward, PhasedRowsCompileWithoutSpills) {
   std::string why;
   if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
@@ -209,8 +210,13 @@ TEST(NvrtcForward, PhasedRowsCompileWithoutSpills) {
     c.min_blocks_per_sm = std::max(1, 65536 / (c.threads * 64));
     c.prefetch = s.prefetch;
     c.phased = true;
-    ASSERT_NO_THROW(codegen::check_forward_config(p, c)) << codegen::describe_forward(p) << " " << codegen::describe(c);
-    EXPECT_EQ(sm90_spill_bytes(nvrtc, p, c), 0) << codegen::describe_forward(p) << " " << codegen::describe(c);
+    for (bool held : {false, true}) {
+      c.shared_weights = held;
+      // Held, blocks of fewer than 512 threads one an SM, as the aligned rows' rule has them.
+      if (held && c.threads < 512) c.min_blocks_per_sm = 1;
+      ASSERT_NO_THROW(codegen::check_forward_config(p, c)) << codegen::describe_forward(p) << " " << codegen::describe(c);
+      EXPECT_EQ(sm90_spill_bytes(nvrtc, p, c), 0) << codegen::describe_forward(p) << " " << codegen::describe(c);
+    }
   }
 }
 

@@ -77,13 +77,17 @@ constexpr int kRowsPerBlock = kThreads / kThreadsPerRow;
 // checks both strides alike). A thread's slots are the row's aligned 16-byte chunks: the slot at
 // column c of the row's span (kN + kVec − 1 columns) holds row column c − φ, and only a row's
 // first and last chunk, which begin or end in its neighbours, are read and written element by
-// element (templates/common.cuh, load_phased_slot). The forward sums nothing across rows, so
-// each row keeps its own phase; γ and β are read element by element at the columns a slot
-// holds. So odd rows are read as aligned ones are, where realigning every slot costs selects
-// and split stores (bench/NOTES.md entries 47, 51).
+// element (templates/common.cuh, load_phased_slot). So odd rows are read as aligned ones are,
+// where realigning every slot costs selects and split stores (bench/NOTES.md entries 47, 51).
+// γ and β sit at the columns a slot holds, which move with the phase: read element by element,
+// a warp's scalar loads from L1 span 8 lines each (LN bf16 5003 with fp32 γ and β: 1.7x slower
+// than rows of an element a thread). The host launches a multiple of kVec row groups, or one a
+// row (runtime::row_groups), so a block's rows share a phase and kSharedWeights holds the
+// block's γ and β in shared memory at it once; a row of another phase (no launch makes one)
+// reads them element by element.
 constexpr i64 kRowSpan = kPhased ? kN + kVec - 1 : kN;  // columns of the row's slots
 static_assert(!kPhased || (kVec * sizeof(TX) == 16 && sizeof(TY) == sizeof(TX) && kRowsPerBlock == 1 &&
-                           kRowInRegisters && !kSharedWeights),
+                           kRowInRegisters),
               "phased rows: 16-byte slots of x and y, one row a block (or cluster) held in registers (codegen checks)");
 constexpr i64 kSlots = (kRowSpan + kVec - 1) / kVec;  // vector slots per row
 // The threads sharing a row: a cluster's blocks together when kCluster > 1 (sm_90), each
@@ -434,15 +438,19 @@ __device__ __forceinline__ float* held_weights_region(int array) {
   return reinterpret_cast<float*>(dynamic_shared) + (i64)array * kIters * kVec * kThreadsPerRow;
 }
 
-// γ and β of the thread's slots, as affine_slot gives them, into shared memory (once a block).
-__device__ __forceinline__ void hold_weights(const ForwardParams& p, int lane) {
+// γ and β of the thread's slots, as affine_slot gives them (phased rows: at phase `phase`), into
+// shared memory (once a block).
+__device__ __forceinline__ void hold_weights(const ForwardParams& p, int lane, unsigned phase) {
   if constexpr (kSharedWeights) {
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
       const i64 col = forward_slot_column(i, lane);
-      if (col < kN) {
+      if (col < kRowSpan) {
         float w[kVec], b[kVec];
-        affine_slot(p.weight, p.bias, col, w, b);
+        if constexpr (kPhased)
+          phased_affine_slot(p.weight, p.bias, col - phase, w, b);
+        else
+          affine_slot(p.weight, p.bias, col, w, b);
         if constexpr (kHasWeight) WeightPieces::store(held_weights_region(0), i, threadIdx.x, w);
         if constexpr (kHasBias) WeightPieces::store(held_weights_region(kHasWeight ? 1 : 0), i, threadIdx.x, b);
       }
@@ -462,13 +470,13 @@ __device__ __forceinline__ void held_affine(int i, float (&w)[kVec], float (&b)[
 }
 
 // y of the thread's slot i (rows in registers; 0 for streamed rows, which hold no weights) at
-// column col of the row's span (phase: the row's φ) from x, the row's statistics, γ and β.
-// y_row is the row's start, computed once a row by the caller: inside each slot's bounds branch
-// NVVM would multiply row · stride again.
+// column col of the row's span (phase: the row's φ) from x, the row's statistics, γ and β (held:
+// in shared memory at this row's phase). y_row is the row's start, computed once a row by the
+// caller: inside each slot's bounds branch NVVM would multiply row · stride again.
 __device__ __forceinline__ void output_slot(const ForwardParams& p, i64 row, TY* y_row, int i, i64 col, unsigned phase,
-                                            const float (&x)[kVec], float mean, float rstd) {
+                                            bool held, const float (&x)[kVec], float mean, float rstd) {
   float w[kVec], b[kVec], xhat[kVec], y[kVec];
-  if constexpr (kSharedWeights)
+  if (kSharedWeights && held)
     held_affine(i, w, b);
   else if constexpr (kPhased)
     phased_affine_slot(p.weight, p.bias, col - phase, w, b);
@@ -623,7 +631,9 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
   // reductions and barriers, so its loads are in flight while the threads wait there.
   Packed next[kIters];  // unused (and not allocated) without kPrefetch
   if constexpr (kPrefetch) load_forward_row(p, group * kRowsPerBlock + row_in_block, lane, next);
-  hold_weights(p, lane);
+  // The phase of the block's rows (one per block: runtime::row_groups), at which it holds γ and β.
+  const unsigned held_phase = row_phase(p, group * kRowsPerBlock);
+  hold_weights(p, lane, held_phase);
   for (i64 base = group * kRowsPerBlock; base < p.m; base += step) {
     const i64 row = base + row_in_block;
     const bool valid = row < p.m;  // every thread takes part in the reductions' barriers
@@ -710,7 +720,7 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
           write_pre_norm_outputs(p, row, col, x, keep[kDropoutMask != 0 ? i : 0]);
           if constexpr (kHoldsGate) gate_held_slot(gate_z[i], x);
 // fused:end
-          output_slot(p, row, y_row, i, col, phase, x, mean, rstd);
+          output_slot(p, row, y_row, i, col, phase, !kPhased || phase == held_phase, x, mean, rstd);
         }
       }
     }
@@ -862,7 +872,7 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
         write_pre_norm_outputs(p, row, s * kVec, x, keep[k]);
         if constexpr (kHoldsGate) gate_held_slot(gate_z[k], x);
 // fused:end
-        output_slot(p, row, y_row, 0, s * kVec, 0, x, mean, rstd);
+        output_slot(p, row, y_row, 0, s * kVec, 0, false, x, mean, rstd);
       }
     }
   }

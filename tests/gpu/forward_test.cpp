@@ -503,8 +503,10 @@ TEST_F(ForwardTuning, HeldWeightsMatchTheReference) {
 // Phased rows (odd 16-bit rows in phase read as aligned 16-byte chunks, each row at its own
 // phase), pinned so that any sm_90 GPU runs them, in every way the statistics are formed
 // (LayerNorm in one reduction, two meetings, warp-shifted moments in a block and a cluster;
-// RMSNorm in a block and a cluster; the next row prefetched), at contiguous rows and at rows
-// padded in phase (x and y strides alike modulo 8 elements), rows far from zero among them.
+// RMSNorm in a block and a cluster; the next row prefetched), γ and β read element by element
+// and held in shared memory at the block's phase, at contiguous rows and at rows padded in
+// phase (x and y strides alike modulo 8 elements), rows far from zero among them, M from 2 to
+// more rows than the grid has blocks.
 TEST_F(ForwardTuning, PhasedRowsMatchTheReference) {
   NJ_REQUIRE_GPU();
   const CUcontext ctx = GpuContext::get()->context();
@@ -516,12 +518,13 @@ TEST_F(ForwardTuning, PhasedRowsMatchTheReference) {
                           {NormKind::LayerNorm, 12289, DType::BF16, 1, false, 199, 16},
                           {NormKind::LayerNorm, 30001, DType::BF16, 2, false, 61, 0},
                           {NormKind::RMSNorm, 3, DType::BF16, 1, false, 301, 0},
-                          {NormKind::RMSNorm, 5003, DType::F16, 1, false, 1, 8},
+                          {NormKind::RMSNorm, 5003, DType::F16, 1, false, 2, 8},
                           {NormKind::RMSNorm, 30001, DType::BF16, 2, true, 199, 0}};
   int tried = 0;
   for (const Shape& s : shapes)
-    for (double spreads : {0.0, 100.0}) {
-      if (spreads != 0 && s.kind == NormKind::RMSNorm) continue;
+    for (double spreads : {0.0, 100.0})
+    for (bool held : {false, true}) {
+      if (spreads != 0 && (s.kind == NormKind::RMSNorm || held)) continue;
       if (s.cluster > 1 && limits.sm < 90) continue;
       ForwardCase c;
       c.problem = make_problem(s.kind, s.n, s.x, s.n % 4 == 1 ? DType::F32 : s.x,
@@ -542,6 +545,9 @@ TEST_F(ForwardTuning, PhasedRowsMatchTheReference) {
       config.min_blocks_per_sm = std::max(1, 65536 / (config.threads * 64));
       config.prefetch = s.prefetch;
       config.phased = true;
+      config.shared_weights = held;
+      if (held && config.threads < 512) config.min_blocks_per_sm = 1;  // as the aligned rows' rule
+      if (held && codegen::forward_dynamic_shared_bytes(resolved, config) > codegen::max_stage_bytes(limits.sm)) continue;
       SCOPED_TRACE(codegen::describe_forward(resolved) + " " + codegen::describe(config));
       ASSERT_NO_THROW(codegen::check_forward_config(resolved, config));
       Engine engine(this->config(TuneMode::Cached));
@@ -550,7 +556,7 @@ TEST_F(ForwardTuning, PhasedRowsMatchTheReference) {
       check_case(engine, c, stream());
       ++tried;
     }
-  EXPECT_GE(tried, 8);
+  EXPECT_GE(tried, 16);
   // Rows out of phase (x and y strides apart) take an unphased kernel, and are right.
   ForwardCase apart;
   apart.problem = make_problem(NormKind::LayerNorm, 5003, DType::BF16, DType::F32, Affine::WeightAndBias);
