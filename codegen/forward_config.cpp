@@ -103,6 +103,38 @@ std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int s
   return blocks;
 }
 
+// Phased rows (odd 16-bit rows in phase, templates/norm_forward.cuh kPhased) on a memory-rich
+// sm_90 at many rows: one block holding the row's span at four 16-byte slots a thread, two where
+// four make fewer than 256 threads and two make 256-512, γ and β held in shared memory at the
+// block's phase, 64 registers a thread as far as shared memory holds the blocks. Tuned at M =
+// 16384 on the H200, bf16, fp32 and bf16 γ (bench/results/2026-11-29-h200-forward-phased/
+// call2-tune.txt), µs against the rules of their alignment (rows of an element a thread): RMS
+// 1001 40 → 27, 3001 69 → 63, 5003 113 → 106, 12289 206 → 176, 20001 237 → 197 (16385 210 →
+// 212); LN 1001 55 → 45, 2001 120 → 64 (at one block an SM), 4095 124 → 116, 5003 145 → 132,
+// 8191 224 → 218, 12289 258 → 228, 20001 294 → 250 (16385 276 → 279). Not LayerNorm's rows of
+// 2049-3999 (3001: 96 threads 95 against 89; 192 121) nor of 5121-8191 (6001: 384 threads 173
+// against 158; 192 183), where its rows of an element a thread stay ahead.
+std::optional<LaunchConfig> phased_forward_rule(const NormProblem& p, int sm, int64_t m, int sm_count,
+                                                double memory_bytes_per_sm_cycle) {
+  const std::optional<NormProblem> twin = phased_twin(p);
+  if (!twin || sm < 90 || !memory_rich(memory_bytes_per_sm_cycle) || few_rows(m, sm_count)) return std::nullopt;
+  const bool layer_norm = p.kind == NormKind::LayerNorm;
+  if (layer_norm && ((p.n > 2048 && p.n < 4000) || (p.n > 5120 && p.n < 8191))) return std::nullopt;
+  LaunchConfig c;
+  c.vec = 16 / dtype_size(p.x_dtype);
+  const int64_t slots = ceil_div(twin->n, c.vec);
+  int64_t threads = warp_threads(slots, 4);
+  if (threads > kMaxForwardRowThreads) return std::nullopt;
+  if (const int64_t wider = warp_threads(slots, 2); threads < 256 && wider >= 256 && wider <= 512) threads = wider;
+  c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
+  c = phased_forward_config(p, c, sm);  // one block an SM so far: whether γ and β fit at all
+  c.min_blocks_per_sm = registers_bound_blocks(c.threads);
+  if (c.shared_weights)
+    c.min_blocks_per_sm = static_cast<int>(std::clamp<size_t>(
+        max_shared_per_sm(sm) / forward_dynamic_shared_bytes(p, c), 1, static_cast<size_t>(c.min_blocks_per_sm)));
+  return c;
+}
+
 }  // namespace
 
 void validate_forward_problem(const NormProblem& p) {
@@ -144,6 +176,10 @@ std::string describe(const NormProblem& problem, Pass pass) {
 
 LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int sm_count,
                                    double memory_bytes_per_sm_cycle) {
+  if (const std::optional<LaunchConfig> phased = phased_forward_rule(p, sm, m, sm_count, memory_bytes_per_sm_cycle)) {
+    check_forward_config(p, *phased);
+    return *phased;
+  }
   LaunchConfig c;
   c.vec = vector_width(p, Pass::Forward);
   const int64_t slots = ceil_div(p.n, c.vec);

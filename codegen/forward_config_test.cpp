@@ -851,9 +851,11 @@ TEST(ForwardConfig, MemoryRichDevicesPrefetchTwoSlotsAThread) {
             "threads=320 threads_per_row=320 vec=4 registers cluster=4 min_blocks=3");
   const NormProblem ln40960 = problem(NormKind::LayerNorm, 40960, DType::F32);
   EXPECT_EQ(choose_forward_config(ln40960, 90, 1638, 132, 18.4), choose_forward_config(ln40960, 90, 1638, 132));
-  // Rows aligned to 2 bytes (2-byte slots) keep theirs.
+  // Rows aligned to 2 bytes (2-byte slots) out of phase keep theirs (in phase they are phased:
+  // OddSixteenBitRowsInPhaseArePhasedOnMemoryRichDevices).
   NormProblem odd = problem(NormKind::LayerNorm, 5003, DType::BF16);
   odd.alignment = 2;
+  odd.rows_in_phase = false;
   odd = codegen::resolve_forward_problem(odd);
   EXPECT_EQ(choose_forward_config(odd, 90, 13413, 132, 18.4), choose_forward_config(odd, 90, 13413, 132));
 }
@@ -1043,4 +1045,46 @@ TEST(ForwardSearchSpace, RowsInPhaseAlsoTryPhasedConfigs) {
              codegen::forward_search_space(codegen::resolve_forward_problem(fused), 90, 16384, 132, 18.4))
           EXPECT_FALSE(c.phased) << what << " with a residual: " << codegen::describe(c);
       }
+}
+
+// The phased rule (choose_forward_config on a memory-rich sm_90 at many rows): one block of four
+// 16-byte slots a thread (two where that makes 256-512 threads of fewer than 256), γ and β held,
+// blocks an SM as registers and shared memory allow; rows out of phase, few rows, the H100's
+// rules, fp32 rows and LayerNorm's rows of 2049-3999 and 5121-8191 keep their own rules.
+TEST(ForwardConfig, OddSixteenBitRowsInPhaseArePhasedOnMemoryRichDevices) {
+  struct Expected { NormKind kind; int64_t n; int threads; int min_blocks; };
+  const Expected expected[] = {
+      {NormKind::RMSNorm, 1001, 64, 16},  {NormKind::LayerNorm, 1001, 64, 16}, {NormKind::LayerNorm, 2001, 64, 14},
+      {NormKind::RMSNorm, 3001, 96, 10},  {NormKind::LayerNorm, 4095, 288, 3}, {NormKind::LayerNorm, 5003, 320, 3},
+      {NormKind::RMSNorm, 6001, 384, 2},  {NormKind::LayerNorm, 8191, 288, 3}, {NormKind::LayerNorm, 12289, 416, 2},
+      {NormKind::RMSNorm, 20001, 640, 1}, {NormKind::LayerNorm, 20001, 640, 1}};
+  for (const Expected& e : expected)
+    for (DType x : {DType::BF16, DType::F16}) {
+      NormProblem p = problem(e.kind, e.n, x);
+      p.alignment = 2;
+      p = codegen::resolve_forward_problem(p);
+      const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90, 16384, 132, 18.4);
+      const std::string what = codegen::describe_forward(p) + ": " + codegen::describe(c);
+      EXPECT_TRUE(c.phased && c.shared_weights && c.cluster == 1 && c.vec == 8) << what;
+      EXPECT_EQ(c.threads, e.threads) << what;
+      EXPECT_EQ(c.min_blocks_per_sm, e.min_blocks) << what;
+      EXPECT_LE(c.min_blocks_per_sm * codegen::forward_dynamic_shared_bytes(p, c), codegen::max_shared_per_sm(90)) << what;
+      EXPECT_FALSE(codegen::choose_forward_config(p, 90, 64, 132, 18.4).phased) << what << ": few rows";
+      EXPECT_FALSE(codegen::choose_forward_config(p, 90, 16384, 132).phased) << what << ": the H100's rules";
+      NormProblem apart = p;
+      apart.rows_in_phase = false;
+      EXPECT_FALSE(codegen::choose_forward_config(apart, 90, 16384, 132, 18.4).phased) << what << ": out of phase";
+    }
+  for (int64_t n : {3001, 6001, 7001}) {
+    NormProblem p = problem(NormKind::LayerNorm, n, DType::BF16);
+    p.alignment = 2;
+    EXPECT_FALSE(codegen::choose_forward_config(codegen::resolve_forward_problem(p), 90, 16384, 132, 18.4).phased) << n;
+  }
+  NormProblem wide = problem(NormKind::RMSNorm, 5003, DType::F32);
+  wide.alignment = 4;
+  EXPECT_FALSE(codegen::choose_forward_config(codegen::resolve_forward_problem(wide), 90, 16384, 132, 18.4).phased);
+  // Past one block's four slots a thread (32761 elements), the rules of the alignment.
+  NormProblem longer = problem(NormKind::RMSNorm, 32763, DType::BF16);
+  longer.alignment = 2;
+  EXPECT_FALSE(codegen::choose_forward_config(codegen::resolve_forward_problem(longer), 90, 16384, 132, 18.4).phased);
 }

@@ -218,6 +218,27 @@ TEST(NvrtcForward, PhasedRowsCompileWithoutSpills) {
       EXPECT_EQ(sm90_spill_bytes(nvrtc, p, c), 0) << codegen::describe_forward(p) << " " << codegen::describe(c);
     }
   }
+  // The phased rule's blocks (choose_forward_config on an H200 at many rows), with ptxas's
+  // registers printed for bench/NOTES.md: none spills but LayerNorm's four slots a thread at 64
+  // registers (8191, 12289: 4 bytes), the tuned best with it (call2-tune.txt of
+  // bench/results/2026-11-29-h200-forward-phased/).
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (int64_t n : {1001, 2001, 4095, 5003, 8191, 12289, 20001}) {
+      NormProblem raw = test::make_problem(kind, n, DType::BF16, DType::F32,
+                                           kind == NormKind::LayerNorm ? test::Affine::WeightAndBias : test::Affine::WeightOnly);
+      raw.alignment = 2;
+      const NormProblem p = codegen::resolve_forward_problem(raw);
+      const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90, 16384, 132, 18.4);
+      ASSERT_TRUE(c.phased) << codegen::describe_forward(p) << " " << codegen::describe(c);
+      const codegen::KernelSource src = codegen::generate_forward_source(p, c);
+      const runtime::CompileOutput out = nvrtc.compile(src.text, src.name, codegen::compile_options({90, nvrtc.version()}),
+                                                       codegen::describe_forward(p));
+      for (const auto& r : test::ptxas_report(out)) {
+        std::printf("%s %s: %d registers, %d bytes spilled\n", codegen::describe_forward(p).c_str(),
+                    codegen::describe(c).c_str(), r.registers, r.spill_stores);
+        EXPECT_LE(r.spill_stores, kind == NormKind::LayerNorm ? 4 : 0) << codegen::describe_forward(p) << " " << codegen::describe(c);
+      }
+    }
 }
 
 // Blocks bounded to fill the SM (rows of a few elements a thread: codegen::unfilled_forward_config)
