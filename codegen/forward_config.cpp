@@ -108,18 +108,24 @@ std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int s
 // four make fewer than 256 threads and two make 256-512, γ and β held in shared memory at the
 // block's phase, 64 registers a thread as far as shared memory holds the blocks. Tuned at M =
 // 16384 on the H200, bf16, fp32 and bf16 γ (bench/results/2026-11-29-h200-forward-phased/
-// call2-tune.txt), µs against the rules of their alignment (rows of an element a thread): RMS
-// 1001 40 → 27, 3001 69 → 63, 5003 113 → 106, 12289 206 → 176, 20001 237 → 197 (16385 210 →
-// 212); LN 1001 55 → 45, 2001 120 → 64 (at one block an SM), 4095 124 → 116, 5003 145 → 132,
-// 8191 224 → 218, 12289 258 → 228, 20001 294 → 250 (16385 276 → 279). Not LayerNorm's rows of
-// 2049-3999 (3001: 96 threads 95 against 89; 192 121) nor of 5121-8191 (6001: 384 threads 173
-// against 158; 192 183), where its rows of an element a thread stay ahead.
+// call2-tune.txt), then in bench --forward --graph against the rules of their alignment (rows of
+// an element a thread), M·N = 64 Mi, two rounds (ab.txt there): RMSNorm 1001-30001 1.01-1.41x
+// (bf16, fp32 γ: 1001 100 → 77 µs, 6001 91 → 80, 12289 112 → 89, 30001 129 → 91; fp16 alike).
+// LayerNorm gained at 2001 (227 → 116), 4095-5003 (1.05x; fp16 1.06-1.07x) and 16385-20001
+// (1.04-1.06x), and lost at 1001 (105 → 153: a warp a row, no barrier, is hard to beat there),
+// 12289 (109 → 116) and 30001 (139 → 225: γ and β too long to hold, read element by element):
+// LayerNorm takes it in those ranges only, and nothing takes it without held weights. (Tuning
+// had 3001 and 6001 behind too: 95 against 89 µs, 173 against 158.)
+bool layer_norm_phases_forward(int64_t n) {
+  return (n > 1024 && n <= 2048) || (n >= 4000 && n <= 5120) || (n > 16384 && n <= 20480);
+}
+
 std::optional<LaunchConfig> phased_forward_rule(const NormProblem& p, int sm, int64_t m, int sm_count,
                                                 double memory_bytes_per_sm_cycle) {
   const std::optional<NormProblem> twin = phased_twin(p);
   if (!twin || sm < 90 || !memory_rich(memory_bytes_per_sm_cycle) || few_rows(m, sm_count)) return std::nullopt;
   const bool layer_norm = p.kind == NormKind::LayerNorm;
-  if (layer_norm && ((p.n > 2048 && p.n < 4000) || (p.n > 5120 && p.n < 8191))) return std::nullopt;
+  if (layer_norm && !layer_norm_phases_forward(p.n)) return std::nullopt;
   LaunchConfig c;
   c.vec = 16 / dtype_size(p.x_dtype);
   const int64_t slots = ceil_div(twin->n, c.vec);
@@ -128,10 +134,9 @@ std::optional<LaunchConfig> phased_forward_rule(const NormProblem& p, int sm, in
   if (const int64_t wider = warp_threads(slots, 2); threads < 256 && wider >= 256 && wider <= 512) threads = wider;
   c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
   c = phased_forward_config(p, c, sm);  // one block an SM so far: whether γ and β fit at all
-  c.min_blocks_per_sm = registers_bound_blocks(c.threads);
-  if (c.shared_weights)
-    c.min_blocks_per_sm = static_cast<int>(std::clamp<size_t>(
-        max_shared_per_sm(sm) / forward_dynamic_shared_bytes(p, c), 1, static_cast<size_t>(c.min_blocks_per_sm)));
+  if (!c.shared_weights) return std::nullopt;
+  c.min_blocks_per_sm = static_cast<int>(std::clamp<size_t>(max_shared_per_sm(sm) / forward_dynamic_shared_bytes(p, c), 1,
+                                                            static_cast<size_t>(registers_bound_blocks(c.threads))));
   return c;
 }
 

@@ -219,11 +219,11 @@ TEST(NvrtcForward, PhasedRowsCompileWithoutSpills) {
     }
   }
   // The phased rule's blocks (choose_forward_config on an H200 at many rows), with ptxas's
-  // registers printed for bench/NOTES.md: none spills but LayerNorm's four slots a thread at 64
-  // registers (8191, 12289: 4 bytes), the tuned best with it (call2-tune.txt of
-  // bench/results/2026-11-29-h200-forward-phased/).
+  // registers printed for bench/NOTES.md. None spills (LayerNorm's four slots a thread at 64
+  // registers spill 4 bytes at 8191 and 12289, which the rule leaves to their own rules).
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     for (int64_t n : {1001, 2001, 4095, 5003, 8191, 12289, 20001}) {
+      if (kind == NormKind::LayerNorm && (n == 1001 || n == 8191 || n == 12289)) continue;  // not phased
       NormProblem raw = test::make_problem(kind, n, DType::BF16, DType::F32,
                                            kind == NormKind::LayerNorm ? test::Affine::WeightAndBias : test::Affine::WeightOnly);
       raw.alignment = 2;
@@ -236,7 +236,7 @@ TEST(NvrtcForward, PhasedRowsCompileWithoutSpills) {
       for (const auto& r : test::ptxas_report(out)) {
         std::printf("%s %s: %d registers, %d bytes spilled\n", codegen::describe_forward(p).c_str(),
                     codegen::describe(c).c_str(), r.registers, r.spill_stores);
-        EXPECT_LE(r.spill_stores, kind == NormKind::LayerNorm ? 4 : 0) << codegen::describe_forward(p) << " " << codegen::describe(c);
+        EXPECT_EQ(r.spill_stores, 0) << codegen::describe_forward(p) << " " << codegen::describe(c);
       }
     }
 }
