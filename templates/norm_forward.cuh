@@ -115,12 +115,17 @@ __device__ __forceinline__ unsigned row_phase(const ForwardParams& p, i64 row) {
   if constexpr (kPhased) return ((unsigned)row * (unsigned)p.x_stride) & (kVec - 1);
   else return 0;
 }
-// Elements of the row among `cols` columns of its span from span column `col`, at phase φ: the
-// row's elements are span columns φ .. φ + kN − 1.
-__device__ __forceinline__ float span_element_count(i64 col, i64 cols, unsigned phase) {
-  const i64 lo = col > (i64)phase ? col : (i64)phase;
-  const i64 hi = col + cols < (i64)phase + kN ? col + cols : (i64)phase + kN;
-  return hi > lo ? (float)(hi - lo) : 0.f;
+// Elements of the row among `cols` columns of its span from span column `col` (>= 0), at phase
+// φ: the row's elements are span columns φ .. φ + kN − 1 (unphased rows: 0 .. kN − 1, counted
+// as they always were, so that their kernels' code is unchanged).
+__device__ __forceinline__ int span_element_count(int col, int cols, unsigned phase) {
+  if constexpr (!kPhased) {
+    const int left = (int)kN - col;
+    return left <= 0 ? 0 : left < cols ? left : cols;
+  }
+  const int lo = col > (int)phase ? col : (int)phase;
+  const int hi = col + cols < (int)phase + (int)kN ? col + cols : (int)phase + (int)kN;
+  return hi > lo ? hi - lo : 0;
 }
 
 // ---- LayerNorm statistics in one reduction -----------------------------------------------------
@@ -218,7 +223,8 @@ __device__ __forceinline__ float slots_squares_about(const Packed (&packed)[kIte
     packed[i].unpack(x);
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
-      const float d = phased_element<kVec, kN>(col - phase, j) ? x[j] - c : 0.f;
+      const bool in_row = kPhased ? phased_element<kVec, kN>(col - phase, j) : col + j < kN;
+      const float d = in_row ? x[j] - c : 0.f;
       squares += d * d;
     }
   }
@@ -238,21 +244,21 @@ __device__ __forceinline__ float slots_squares_about(const Packed (&packed)[kIte
 
 // Elements of the row in warp w's slots: in each pass its 32 lanes' slots are contiguous.
 __device__ __forceinline__ float warp_element_count(int w, unsigned phase) {
-  float n = 0.f;
+  int n = 0;
 #pragma unroll
-  for (int i = 0; i < kIters; ++i) n += span_element_count((i64)(i * kRowThreads + 32 * w) * kVec, 32 * kVec, phase);
-  return n;
+  for (int i = 0; i < kIters; ++i) n += span_element_count((i * kRowThreads + 32 * w) * kVec, 32 * kVec, phase);
+  return (float)n;
 }
 __device__ __forceinline__ float warp_shift(float sum, float n) { return n > 0.f ? __fdividef(sum, n) : 0.f; }
 
 // Elements of the row in the slots of the cluster's block `rank` (the whole row without a
 // cluster): in each pass its kThreadsPerRow slots are contiguous.
 __device__ __forceinline__ float block_element_count(unsigned rank, unsigned phase) {
-  float n = 0.f;
+  int n = 0;
 #pragma unroll
   for (int i = 0; i < kIters; ++i)
-    n += span_element_count((i64)(i * kRowThreads + (int)rank * kThreadsPerRow) * kVec, kThreadsPerRow * kVec, phase);
-  return n;
+    n += span_element_count((i * kRowThreads + (int)rank * kThreadsPerRow) * kVec, kThreadsPerRow * kVec, phase);
+  return (float)n;
 }
 
 // Σ(x − c)² over a set of n elements from its Q = Σ(x − k)² about its shift k and its sum s:
@@ -675,7 +681,7 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
     } else if constexpr (kOneReduction) {
       float count = 0.f;
 #pragma unroll
-      for (int i = 0; i < kIters; ++i) count += span_element_count(forward_slot_column(i, lane), kVec, phase);
+      for (int i = 0; i < kIters; ++i) count += (float)span_element_count((int)forward_slot_column(i, lane), kVec, phase);
       const float sum = slots_sum(packed);
       Moments own{count, count > 0.f ? sum / count : 0.f, 0.f};
       own.m2 = slots_squares_about(packed, lane, own.mean, phase);
