@@ -580,13 +580,15 @@ struct ClusterExchange {
 // chunk lies inside x: every chunk but the last row's last (a row's first chunk begins in the
 // row before, its last ends in the row after or in the padding; row 0 has phase 0). So no slot
 // loads in a branch of its own but the tensor's last, where load_phased reads only x's elements.
-__device__ __forceinline__ void load_phased_x(Packed& slot, const TX* chunk, i64 first, bool on, bool last_row) {
+// (Templates, so that only phased kernels, whose slots are one piece, instantiate them.)
+template <class Slot>
+__device__ __forceinline__ void load_phased_x(Slot& slot, const TX* chunk, i64 first, bool on, bool last_row) {
   if (on && last_row && first + kVec > kN) {
     slot.load_phased(chunk, first, true);
     return;
   }
   auto& piece = slot.piece[0];
-  piece.raw = decltype(piece.raw){};
+  piece.raw = {};
   load_word_if(piece.raw, chunk, on);
 #pragma unroll
   for (int j = 0; j < kVec; ++j)
@@ -594,7 +596,8 @@ __device__ __forceinline__ void load_phased_x(Packed& slot, const TX* chunk, i64
 }
 
 // A thread's slots of x of one row (zeros outside the row, and for rows past M).
-__device__ __forceinline__ void load_forward_row(const ForwardParams& p, i64 row, int lane, Packed (&packed)[kIters]) {
+template <class Slot>
+__device__ __forceinline__ void load_forward_row(const ForwardParams& p, i64 row, int lane, Slot (&packed)[kIters]) {
   const TX* x_row = p.x + row * p.x_stride;  // once a row (output_slot says why)
   if constexpr (kPhased) {
     const unsigned phase = row_phase(p, row);
