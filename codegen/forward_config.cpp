@@ -109,13 +109,15 @@ std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int s
 // block's phase, 64 registers a thread as far as shared memory holds the blocks. Tuned at M =
 // 16384 on the H200, bf16, fp32 and bf16 γ (bench/results/2026-11-29-h200-forward-phased/
 // call2-tune.txt), then in bench --forward --graph against the rules of their alignment (rows of
-// an element a thread), M·N = 64 Mi, two rounds (ab.txt there): RMSNorm 1001-30001 1.01-1.41x
-// (bf16, fp32 γ: 1001 100 → 77 µs, 6001 91 → 80, 12289 112 → 89, 30001 129 → 91; fp16 alike).
-// LayerNorm gained at 2001 (227 → 116), 4095-5003 (1.05x; fp16 1.06-1.07x) and 16385-20001
-// (1.04-1.06x), and lost at 1001 (105 → 153: a warp a row, no barrier, is hard to beat there),
-// 12289 (109 → 116) and 30001 (139 → 225: γ and β too long to hold, read element by element):
-// LayerNorm takes it in those ranges only, and nothing takes it without held weights. (Tuning
-// had 3001 and 6001 behind too: 95 against 89 µs, 173 against 158.)
+// an element a thread), M·N = 64 Mi, two rounds (call3-ab.txt there): RMSNorm 1001-30001
+// 1.01-1.41x (fp16 alike). LayerNorm gained at 2001 (227 → 116 µs), 4095-5003 (1.05x; fp16
+// 1.06-1.07x) and 16385-20001 (1.04-1.06x), and lost at 1001 (105 → 153: a warp a row, no
+// barrier, is hard to beat there), 12289 (109 → 116) and 30001 (139 → 225: γ and β too long to
+// hold, read element by element): LayerNorm takes it in those ranges only, and nothing takes it
+// without held weights. (Tuning had 3001 and 6001 behind too: 95 against 89 µs, 173 against
+// 158.) With x's chunks loaded whole (load_phased_x; call7-ab.txt), bf16 fp32 γ: RMS 1001 100
+// → 77 µs, 6001 90 → 80, 12289 112 → 79, 20001 118 → 90, 30001 129 → 82; LN 2001 227 → 123,
+// 5003 112 → 106, 16385 146 → 127, 20001 136 → 118.
 bool layer_norm_phases_forward(int64_t n) {
   return (n > 1024 && n <= 2048) || (n >= 4000 && n <= 5120) || (n > 16384 && n <= 20480);
 }
