@@ -125,7 +125,9 @@ bool layer_norm_phases_forward(int64_t n) {
 std::optional<LaunchConfig> phased_forward_rule(const NormProblem& p, int sm, int64_t m, int sm_count,
                                                 double memory_bytes_per_sm_cycle) {
   const std::optional<NormProblem> twin = phased_twin(p);
-  if (!twin || sm < 90 || !memory_rich(memory_bytes_per_sm_cycle) || few_rows(m, sm_count)) return std::nullopt;
+  // From N = 1000 (tuned from 1001): shorter rows keep their warps of several rows.
+  if (!twin || p.n < 1000 || sm < 90 || !memory_rich(memory_bytes_per_sm_cycle) || few_rows(m, sm_count))
+    return std::nullopt;
   const bool layer_norm = p.kind == NormKind::LayerNorm;
   if (layer_norm && !layer_norm_phases_forward(p.n)) return std::nullopt;
   LaunchConfig c;

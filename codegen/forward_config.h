@@ -97,7 +97,10 @@ constexpr int kForwardStreamBatch = 4;
 // memory_bytes_per_sm_cycle: the device's, as choose_launch_config takes it (0: the H100's
 // rules). On a memory-rich device many option-free rows take rules tuned on the H200: 16-bit
 // rows a block holds two 16-byte slots a thread and prefetch the next row; fp32 rows of register
-// clusters 128 bytes a thread in blocks of at most 512 threads.
+// clusters 128 bytes a thread in blocks of at most 512 threads; 16-bit rows in phase but aligned to
+// less than 16 bytes (odd N), from N = 1000, phased where that measured faster (one block of four
+// or two 16-byte slots a thread, γ and β held at the block's phase; the rule in forward_config.cpp
+// says where).
 LaunchConfig choose_forward_config(const NormProblem& resolved, int sm = 90, int64_t m = -1, int sm_count = 0,
                                    double memory_bytes_per_sm_cycle = 0);
 

@@ -1082,6 +1082,12 @@ TEST(ForwardConfig, OddSixteenBitRowsInPhaseArePhasedOnMemoryRichDevices) {
     p.alignment = 2;
     EXPECT_FALSE(codegen::choose_forward_config(codegen::resolve_forward_problem(p), 90, 16384, 132, 18.4).phased) << n;
   }
+  // Rows shorter than 1000 keep their warps of several rows.
+  for (int64_t n : {1, 33, 321, 999}) {
+    NormProblem p = problem(NormKind::RMSNorm, n, DType::BF16);
+    p.alignment = 2;
+    EXPECT_FALSE(codegen::choose_forward_config(codegen::resolve_forward_problem(p), 90, 16384, 132, 18.4).phased) << n;
+  }
   NormProblem wide = problem(NormKind::RMSNorm, 5003, DType::F32);
   wide.alignment = 4;
   EXPECT_FALSE(codegen::choose_forward_config(codegen::resolve_forward_problem(wide), 90, 16384, 132, 18.4).phased);

@@ -15,6 +15,7 @@
 #include "codegen/norm_problem.h"
 #include "normjit/normjit.hpp"
 #include "runtime/nvrtc.h"
+#include "support/phased_forward_block.h"
 #include "support/ptxas_report.h"
 #include "support/problem_variants.h"
 
@@ -202,18 +203,8 @@ TEST(NvrtcForward, PhasedRowsCompileWithoutSpills) {
                                          s.kind == NormKind::LayerNorm ? test::Affine::WeightAndBias : test::Affine::WeightOnly);
     raw.alignment = 2;
     const NormProblem p = codegen::resolve_forward_problem(raw);
-    codegen::LaunchConfig c;
-    c.vec = 8;
-    c.cluster = s.cluster;
-    c.threads = c.threads_per_row =
-        static_cast<int>(std::max<int64_t>(64, ((s.n + 7 + 7) / 8 / (2 * s.cluster) + 31) / 32 * 32));
-    c.min_blocks_per_sm = std::max(1, 65536 / (c.threads * 64));
-    c.prefetch = s.prefetch;
-    c.phased = true;
     for (bool held : {false, true}) {
-      c.shared_weights = held;
-      // Held, blocks of fewer than 512 threads one an SM, as the aligned rows' rule has them.
-      if (held && c.threads < 512) c.min_blocks_per_sm = 1;
+      const codegen::LaunchConfig c = test::phased_forward_block(s.n, s.cluster, s.prefetch, held);
       ASSERT_NO_THROW(codegen::check_forward_config(p, c)) << codegen::describe_forward(p) << " " << codegen::describe(c);
       EXPECT_EQ(sm90_spill_bytes(nvrtc, p, c), 0) << codegen::describe_forward(p) << " " << codegen::describe(c);
     }

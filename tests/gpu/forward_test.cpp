@@ -26,6 +26,7 @@
 #include "support/device_run.h"
 #include "support/gpu.h"
 #include "support/norm_inputs.h"
+#include "support/phased_forward_block.h"
 #include "support/problem_variants.h"
 #include "support/random.h"
 #include "support/reference.h"
@@ -537,16 +538,7 @@ TEST_F(ForwardTuning, PhasedRowsMatchTheReference) {
       c.offset_in_spreads = spreads;
       const NormProblem resolved = checked_problem(c);
       ASSERT_TRUE(resolved.rows_in_phase && resolved.alignment < 16) << codegen::describe_forward(resolved);
-      codegen::LaunchConfig config;
-      config.vec = 8;
-      config.cluster = s.cluster;
-      config.threads = config.threads_per_row =
-          static_cast<int>(std::max<int64_t>(64, ((s.n + 7 + 7) / 8 / (2 * s.cluster) + 31) / 32 * 32));
-      config.min_blocks_per_sm = std::max(1, 65536 / (config.threads * 64));
-      config.prefetch = s.prefetch;
-      config.phased = true;
-      config.shared_weights = held;
-      if (held && config.threads < 512) config.min_blocks_per_sm = 1;  // as the aligned rows' rule
+      const codegen::LaunchConfig config = phased_forward_block(s.n, s.cluster, s.prefetch, held);
       if (held && codegen::forward_dynamic_shared_bytes(resolved, config) > codegen::max_stage_bytes(limits.sm)) continue;
       SCOPED_TRACE(codegen::describe_forward(resolved) + " " + codegen::describe(config));
       ASSERT_NO_THROW(codegen::check_forward_config(resolved, config));
