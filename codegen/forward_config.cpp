@@ -464,6 +464,13 @@ size_t forward_dynamic_shared_bytes(const NormProblem& p, const LaunchConfig& c)
   return static_cast<size_t>(arrays * elements_per_thread(p, c) * c.threads_per_row) * sizeof(float);
 }
 
+void check_config(const NormProblem& p, const LaunchConfig& c, Pass pass) {
+  if (pass == Pass::Forward)
+    check_forward_config(p, c);
+  else
+    check_launch_config(p, c);
+}
+
 size_t dynamic_shared_bytes(const NormProblem& p, const LaunchConfig& c, Pass pass) {
   return pass == Pass::Forward ? forward_dynamic_shared_bytes(p, c) : dynamic_shared_bytes(p, c);
 }

@@ -114,6 +114,8 @@ std::optional<LaunchConfig> unfilled_forward_config(const NormProblem& resolved,
 
 // Throws std::invalid_argument if config cannot run the forward of `resolved`.
 void check_forward_config(const NormProblem& resolved, const LaunchConfig& config);
+// check_forward_config for the forward, check_launch_config (the backward's) otherwise.
+void check_config(const NormProblem& resolved, const LaunchConfig& config, Pass pass);
 
 // A config of the aligned twin (codegen::phased_twin) as phased rows of `resolved` run it: γ and
 // β held in shared memory at the block's phase where they fit on sm `sm` (read element by

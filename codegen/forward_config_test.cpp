@@ -1096,3 +1096,13 @@ TEST(ForwardConfig, OddSixteenBitRowsInPhaseArePhasedOnMemoryRichDevices) {
   longer.alignment = 2;
   EXPECT_FALSE(codegen::choose_forward_config(codegen::resolve_forward_problem(longer), 90, 16384, 132, 18.4).phased);
 }
+
+// check_config checks a config by the pass it is for: the forward's held weights (no shared
+// sums) are the forward's only (tune --forward --config checked them by the backward's rules).
+TEST(ForwardConfig, CheckConfigChecksByPass) {
+  const NormProblem p = problem(NormKind::LayerNorm, 7168, DType::BF16);
+  const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90, 9362, 132, 18.4);
+  ASSERT_TRUE(c.shared_weights && !c.shared_sums) << codegen::describe(c);
+  EXPECT_NO_THROW(codegen::check_config(p, c, codegen::Pass::Forward));
+  EXPECT_THROW(codegen::check_config(p, c, codegen::Pass::Backward), std::invalid_argument);
+}

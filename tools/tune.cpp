@@ -215,12 +215,12 @@ int run_tune(std::vector<std::string> args) {
     options.exhaustive = !pinned.empty();
     if (!pinned.empty()) {
       // The heuristic's config first (TuneResult::heuristic), then the given ones; each must fit
-      // the shape (check_launch_config says why not).
+      // the shape's pass (check_config says why not: a forward's held weights are no backward's).
       options.only = {runtime::candidate_configs(s.problem, limits, runtime::timed_rows(s.problem, s.m, options), s.pass).front()};
       for (const codegen::LaunchConfig& c : pinned) {
         try {
-          codegen::check_launch_config(s.problem, c);
-        } catch (const std::invalid_argument& e) {  // what check_launch_config throws
+          codegen::check_config(s.problem, c, s.pass);
+        } catch (const std::invalid_argument& e) {  // what the checks throw
           ++failed;
           std::fprintf(stderr, "normjit tune: %s: --config %s does not fit: %s\n", shape_label(s).c_str(),
                        codegen::describe(c).c_str(), e.what());
