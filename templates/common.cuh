@@ -388,6 +388,23 @@ struct PackedSlot {
       }
     }
   }
+  // A phased slot loaded as its whole chunk under a predicate, what lies outside the row zeroed,
+  // wherever the chunk lies inside its tensor: every chunk but the tensor's last (a row's first
+  // chunk begins in the row before, its last ends in the row after or in the padding, and row 0
+  // has phase 0). So no slot loads in a branch of its own but the last row's (`last_row`) last,
+  // which load_phased reads element by element.
+  __device__ __forceinline__ void load_phased_whole(const T* chunk, i64 first, bool on, bool last_row) {
+    static_assert(Access::kPer == VEC, "phased slots are one 16-byte chunk");
+    if (on && last_row && first + VEC > N) {
+      load_phased(chunk, first, true);
+      return;
+    }
+    piece[0].raw = {};
+    load_word_if(piece[0].raw, chunk, on);
+#pragma unroll
+    for (int j = 0; j < VEC; ++j)
+      if (!phased_element<VEC, N>(first, j)) piece[0].e[j] = T{};
+  }
   __device__ __forceinline__ void unpack(float (&out)[VEC]) const {
 #pragma unroll
     for (int k = 0; k < VEC / Access::kPer; ++k) widen_piece(piece[k].raw, piece[k].e, out + k * Access::kPer);
@@ -437,6 +454,9 @@ struct PackedSlot<T, VEC, ALIGN, N, true> {
     }
     lo = hi = u.raw;
     shift = 0;
+  }
+  __device__ __forceinline__ void load_phased_whole(const T* chunk, i64 first, bool on, bool) {
+    load_phased(chunk, first, on);
   }
   __device__ __forceinline__ void unpack(float (&out)[VEC]) const {
     Piece u;

@@ -575,36 +575,16 @@ struct ClusterExchange {
 };
 
 // ---- rows held in registers ------------------------------------------------------------------
-// A phased slot of x (first: the row column of the chunk's first element; on: the slot exists):
-// its whole aligned chunk under a predicate, the elements outside the row zeroed, wherever the
-// chunk lies inside x: every chunk but the last row's last (a row's first chunk begins in the
-// row before, its last ends in the row after or in the padding; row 0 has phase 0). So no slot
-// loads in a branch of its own but the tensor's last, where load_phased reads only x's elements.
-// (Templates, so that only phased kernels, whose slots are one piece, instantiate them.)
-template <class Slot>
-__device__ __forceinline__ void load_phased_x(Slot& slot, const TX* chunk, i64 first, bool on, bool last_row) {
-  if (on && last_row && first + kVec > kN) {
-    slot.load_phased(chunk, first, true);
-    return;
-  }
-  auto& piece = slot.piece[0];
-  piece.raw = {};
-  load_word_if(piece.raw, chunk, on);
-#pragma unroll
-  for (int j = 0; j < kVec; ++j)
-    if (!phased_element<kVec, kN>(first, j)) piece.e[j] = TX{};
-}
-
-// A thread's slots of x of one row (zeros outside the row, and for rows past M).
-template <class Slot>
-__device__ __forceinline__ void load_forward_row(const ForwardParams& p, i64 row, int lane, Slot (&packed)[kIters]) {
+// A thread's slots of x of one row (zeros outside the row, and for rows past M). A phased row's
+// chunks are loaded whole (PackedSlot::load_phased_whole) but x's last one, which may end past x.
+__device__ __forceinline__ void load_forward_row(const ForwardParams& p, i64 row, int lane, Packed (&packed)[kIters]) {
   const TX* x_row = p.x + row * p.x_stride;  // once a row (output_slot says why)
   if constexpr (kPhased) {
     const unsigned phase = row_phase(p, row);
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
       const i64 col = forward_slot_column(i, lane);
-      load_phased_x(packed[i], x_row - phase + col, col - phase, row < p.m && col < kRowSpan, row == p.m - 1);
+      packed[i].load_phased_whole(x_row - phase + col, col - phase, row < p.m && col < kRowSpan, row == p.m - 1);
     }
     return;
   }
