@@ -908,8 +908,12 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
           // held as fp32 keep its 0 there, so fused_input_grad finds those columns from γ.
           fused_input_grad<kPackedRows>(p, row, col, xh, out, held_gate);
 // fused:end
-          if constexpr (kPhased) store_phased_slot<TDX, kVec, kN>(dx_row - row_phase(p) + col, col - row_phase(p), out);
-          else store_slot<TDX, kVec, kAlign, kN>(dx_row, col, out);
+          if constexpr (kPhased) {
+            const unsigned phase = row_phase(p);
+            store_phased_slot<TDX, kVec, kN>(dx_row - phase + col, col - phase, out);
+          } else {
+            store_slot<TDX, kVec, kAlign, kN>(dx_row, col, out);
+          }
         }
       }
     }
