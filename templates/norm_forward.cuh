@@ -81,10 +81,12 @@ constexpr int kRowsPerBlock = kThreads / kThreadsPerRow;
 // where realigning every slot costs selects and split stores (bench/NOTES.md entries 47, 51).
 // γ and β sit at the columns a slot holds, which move with the phase: read element by element,
 // a warp's scalar loads from L1 span 8 lines each (LN bf16 5003 with fp32 γ and β: 1.7x slower
-// than rows of an element a thread). The host launches a multiple of kVec row groups, or one a
-// row (runtime::row_groups), so a block's rows share a phase and kSharedWeights holds the
-// block's γ and β in shared memory at it once; a row of another phase (no launch makes one)
-// reads them element by element.
+// than rows of an element a thread). The host plans a multiple of kVec row groups, or one a row
+// (runtime::row_groups), so a block's rows share a phase and kSharedWeights holds the block's γ
+// and β in shared memory at it once. An engine with an SM margin launches fewer blocks than it
+// planned (runtime::groups_per_launch, not rounded to kVec: that would take more SMs than the
+// margin leaves), and then a block's rows have several phases: a row of another phase than the
+// block's reads γ and β element by element, a uniform branch a row.
 constexpr i64 kRowSpan = kPhased ? kN + kVec - 1 : kN;  // columns of the row's slots
 static_assert(!kPhased || (kVec * sizeof(TX) == 16 && sizeof(TY) == sizeof(TX) && kRowsPerBlock == 1 &&
                            kRowInRegisters),
@@ -638,7 +640,8 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
   // reductions and barriers, so its loads are in flight while the threads wait there.
   Packed next[kIters];  // unused (and not allocated) without kPrefetch
   if constexpr (kPrefetch) load_forward_row(p, group * kRowsPerBlock + row_in_block, lane, next);
-  // The phase of the block's rows (one per block: runtime::row_groups), at which it holds γ and β.
+  // The phase of the block's first row, at which it holds γ and β (all its rows' but under an SM
+  // margin: above).
   const unsigned held_phase = row_phase(p, group * kRowsPerBlock);
   hold_weights(p, lane, held_phase);
   for (i64 base = group * kRowsPerBlock; base < p.m; base += step) {
