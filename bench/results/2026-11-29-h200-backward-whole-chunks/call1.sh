@@ -15,3 +15,9 @@ timeout 170 scripts/bench-ab.sh $B/v/old $B/normjit $OUT \
   bf16 "--graph --dtypes bf16 --weights fp32 --n $N" > $OUT/ab.txt 2>&1
 echo "ab at $SECONDS s"; cut -c1-110 $OUT/ab.txt
 tar czf $OUT/ab-logs.tgz -C $OUT $(cd $OUT && ls *-old*.* *-new*.*) && (cd $OUT && rm -f *-old*.* *-new*.*)
+# Do phased candidates now beat rows of an element a thread at 1001-4095? (time left permitting)
+export NORMJIT_CACHE_DIR=$(mktemp -d)
+for k in layernorm rmsnorm; do for n in 2001 4095; do
+  [ $SECONDS -lt 560 ] && timeout 15 $B/normjit tune --kind $k --n $n --dtype bf16 --weight-dtype fp32 --align 2 --m 16384 2>&1 | grep -E " time |^(layer|rms)norm"
+done; done > $OUT/tune.txt
+echo "tune at $SECONDS s"; grep -hE "^(layer|rms)norm" $OUT/tune.txt | tr -s ' ' | cut -c1-250
