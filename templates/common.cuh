@@ -306,12 +306,10 @@ __device__ __forceinline__ void store_slot(T* row, i64 col, const float (&in)[VE
 // A row in phase (NormProblem::rows_in_phase) that starts φ elements past a 16-byte boundary is
 // read as the aligned 16-byte chunks that cover it: `chunk` is one of them, its elements at row
 // columns first .. first + VEC − 1 (first = the chunk's column in the row's span − φ: below 0
-// in the row's first chunk, which begins in the row before; past N − VEC in its last). Every
-// chunk loads as one aligned vector, its elements outside the row then zeroed, but the tensor's
-// last chunk, which may end past the tensor (PackedSlot::load_phased_whole); whole chunks store
-// as one vector, the row's first and last element by element, only their own row's elements, so
-// nothing outside the tensors is written. `on`: the chunk exists (its row does, and the thread
-// has the slot).
+// in the row's first chunk, which begins in the row before; past N − VEC in its last). Whole
+// chunks of the row load and store as one aligned vector; the first and last chunks element by
+// element, only their own row's elements, so nothing outside the tensors is touched. Elements
+// outside the row read as 0. `on`: the chunk exists (its row does, and the thread has the slot).
 template <int VEC, i64 N>
 __device__ __forceinline__ bool phased_whole(i64 first, bool on) {
   return on && first >= 0 && first + VEC <= N;
@@ -319,6 +317,20 @@ __device__ __forceinline__ bool phased_whole(i64 first, bool on) {
 template <int VEC, i64 N>
 __device__ __forceinline__ bool phased_element(i64 first, int j) {
   return first + j >= 0 && first + j < N;
+}
+template <class T, int VEC, i64 N>
+__device__ __forceinline__ void load_phased_slot(const T* chunk, i64 first, bool on, float (&out)[VEC]) {
+  typedef VecAccess<T, VEC, 16> Access;
+  static_assert(Access::kPer == VEC, "phased slots are one 16-byte chunk");
+  const bool whole = phased_whole<VEC, N>(first, on);
+  typename Access::Piece u;
+  u.raw = typename Access::Raw{};
+  load_word_if(u.raw, chunk, whole);  // predicated: no branch a slot (load_slot_if says why)
+  widen_piece(u.raw, u.e, out);
+  if (on && !whole) {
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) out[j] = phased_element<VEC, N>(first, j) ? to_f32(chunk[j]) : 0.f;
+  }
 }
 template <class T, int VEC, i64 N>
 __device__ __forceinline__ void store_phased_slot(T* chunk, i64 first, const float (&in)[VEC]) {
@@ -360,9 +372,8 @@ struct PackedSlot {
       }
     }
   }
-  // A phased slot (phased slots, above) loaded as one piece where ALIGN is 16, as phased kernels
-  // have it, but for chunks reaching outside the row; their code is compiled beside other forms
-  // too, which load it element by element.
+  // A phased slot (load_phased_slot): one piece where ALIGN is 16, as phased kernels have it;
+  // their code is compiled beside other forms too, which load it element by element.
   __device__ __forceinline__ void load_phased(const T* chunk, i64 first, bool on) {
     const bool whole = Access::kPer == VEC && phased_whole<VEC, N>(first, on);
 #pragma unroll

@@ -46,9 +46,9 @@ constexpr int kRowsPerBlock = kThreads / kThreadsPerRow;
 // are the row's aligned 16-byte chunks: the slot at column c of the row's span (kN + kVec − 1
 // columns) holds row column c − φ. Each row group takes rows of one phase (the host launches a
 // multiple of kVec groups, or one group a row), so a thread's slots hold the same columns in all
-// its rows: its γ and its dγ/dβ sums stay per slot as for aligned rows. A row's first and last
-// chunk, which begin or end in its neighbours, are read whole and masked, and written element by
-// element (templates/common.cuh, phased slots). So these rows do the work of aligned ones, where
+// its rows: its γ and its dγ/dβ sums stay per slot as for aligned rows, and only a row's first
+// and last chunk, which begin or end in its neighbours, are read and written element by element
+// (templates/common.cuh, load_phased_slot). So these rows do the work of aligned ones, where
 // realigning every slot costs selects and split stores (bench/NOTES.md entries 34, 47).
 constexpr i64 kRowSpan = kPhased ? kN + kVec - 1 : kN;  // columns of the row's slots
 constexpr int kSlotAlign = kPhased ? 16 : kAlign;      // bytes a slot's loads are aligned to
@@ -612,24 +612,18 @@ __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row,
   const TX* x_row = p.x + row * p.x_stride;
   const TDY* dy_row = p.dy + row * p.dy_stride;
   if constexpr (kPhased) {
-    // The row's chunks from the boundary φ elements before it (slot_column counts the span),
-    // each loaded whole under a predicate but the tensors' last (PackedSlot::load_phased_whole).
+    // The row's chunks from the boundary φ elements before it (slot_column counts the span).
     const unsigned phase = row_phase(p);
-    const bool last_row = row == p.m - 1;
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
       const i64 col = slot_column(i, lane, rank);
       const bool on = valid && col < kRowSpan;
       if constexpr (kPackedRows) {
-        r.x_packed[i].load_phased_whole(x_row - phase + col, col - phase, on, last_row);
-        r.dy_packed[i].load_phased_whole(dy_row - phase + col, col - phase, on, last_row);
+        r.x_packed[i].load_phased(x_row - phase + col, col - phase, on);
+        r.dy_packed[i].load_phased(dy_row - phase + col, col - phase, on);
       } else {
-        PackedSlot<TX, kVec, 16, kN> x_chunk;
-        PackedSlot<TDY, kVec, 16, kN> dy_chunk;
-        x_chunk.load_phased_whole(x_row - phase + col, col - phase, on, last_row);
-        dy_chunk.load_phased_whole(dy_row - phase + col, col - phase, on, last_row);
-        x_chunk.unpack(r.x[i]);
-        dy_chunk.unpack(r.dy[i]);
+        load_phased_slot<TX, kVec, kN>(x_row - phase + col, col - phase, on, r.x[i]);
+        load_phased_slot<TDY, kVec, kN>(dy_row - phase + col, col - phase, on, r.dy[i]);
       }
     }
     return;
