@@ -578,7 +578,8 @@ struct ClusterExchange {
 
 // ---- rows held in registers ------------------------------------------------------------------
 // A thread's slots of x of one row (zeros outside the row, and for rows past M). A phased row's
-// chunks are loaded whole (PackedSlot::load_phased_whole) but x's last one, which may end past x.
+// chunks are loaded whole (PackedSlot::load_phased_chunk) and hold their neighbours' elements
+// until complete_phased_row makes them the row.
 __device__ __forceinline__ void load_forward_row(const ForwardParams& p, i64 row, int lane, Packed (&packed)[kIters]) {
   const TX* x_row = p.x + row * p.x_stride;  // once a row (output_slot says why)
   if constexpr (kPhased) {
@@ -586,7 +587,7 @@ __device__ __forceinline__ void load_forward_row(const ForwardParams& p, i64 row
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
       const i64 col = forward_slot_column(i, lane);
-      packed[i].load_phased_whole(x_row - phase + col, col - phase, row < p.m && col < kRowSpan, row == p.m - 1);
+      packed[i].load_phased_chunk(x_row - phase + col, col - phase, row < p.m && col < kRowSpan, row == p.m - 1);
     }
     return;
   }
@@ -597,6 +598,20 @@ __device__ __forceinline__ void load_forward_row(const ForwardParams& p, i64 row
       packed[i].load(x_row, col);
     else
       packed[i] = Packed{};
+  }
+}
+
+// A phased row's slots as the row (PackedSlot::complete_phased), where the row is first worked,
+// not where it is loaded (load_phased_chunk says why).
+__device__ __forceinline__ void complete_phased_row(const ForwardParams& p, i64 row, int lane, unsigned phase,
+                                                    Packed (&packed)[kIters]) {
+  if constexpr (kPhased) {
+    const TX* x_row = p.x + row * p.x_stride;
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      const i64 col = forward_slot_column(i, lane);
+      packed[i].complete_phased(x_row - phase + col, col - phase, row < p.m && col < kRowSpan, row == p.m - 1);
+    }
   }
 }
 
@@ -660,6 +675,7 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
     } else {
       load_forward_row(p, row, lane, packed);
     }
+    complete_phased_row(p, row, lane, phase, packed);
 // fused:begin
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
