@@ -309,7 +309,7 @@ __device__ __forceinline__ void store_slot(T* row, i64 col, const float (&in)[VE
 // in the row's first chunk, which begins in the row before; past N − VEC in its last). Whole
 // chunks of the row load and store as one aligned vector; the first and last chunks element by
 // element, only their own row's elements, so nothing outside the tensors is touched (but the
-// forward's loads: PackedSlot::load_phased_chunk reads whole chunks). Elements outside the row read as 0. `on`:
+// forward's loads: PackedSlot::load_phased_whole). Elements outside the row read as 0. `on`:
 // the chunk exists (its row does, and the thread has the slot).
 template <int VEC, i64 N>
 __device__ __forceinline__ bool phased_whole(i64 first, bool on) {
@@ -389,25 +389,36 @@ struct PackedSlot {
       }
     }
   }
-  // A phased slot loaded as its whole chunk under a predicate, wherever the chunk lies inside its
-  // tensor: every chunk but the tensor's last (a row's first chunk begins in the row before, its
-  // last ends in the row after or in the padding, and row 0 has phase 0), which is left for
-  // complete_phased to read element by element. What lies outside the row is left as loaded,
-  // for complete_phased to zero where the slot is first used: a select right after the load, or
-  // a branch a slot (its paths meet in register moves), waits for the load there (a row loaded
-  // ahead, as prefetching kernels do, would wait for the next row's loads before working this).
+  // A phased slot loaded as its whole chunk under a predicate, what lies outside the row zeroed,
+  // wherever the chunk lies inside its tensor: every chunk but the tensor's last (a row's first
+  // chunk begins in the row before, its last ends in the row after or in the padding, and row 0
+  // has phase 0). So no slot loads in a branch of its own but the last row's (`last_row`) last,
+  // which load_phased reads element by element.
+  __device__ __forceinline__ void load_phased_whole(const T* chunk, i64 first, bool on, bool last_row) {
+    static_assert(Access::kPer == VEC, "phased slots are one 16-byte chunk");
+    if (on && last_row && first + VEC > N) {
+      load_phased(chunk, first, true);
+      return;
+    }
+    piece[0].raw = {};
+    load_word_if(piece[0].raw, chunk, on);
+    zero_outside_row(first);
+  }
+  // The same in two steps, for a row loaded ahead of its use (a prefetching block's next row):
+  // the select that zeroes an element, or a branch a slot (its paths meet in register moves),
+  // waits for the load where it stands, so the next row's loads would hold up this row's work.
+  // load_phased_chunk issues the load alone (not the tensor's last chunk); complete_phased,
+  // where the row is first worked, reads that chunk element by element and zeroes the rest.
   __device__ __forceinline__ void load_phased_chunk(const T* chunk, i64 first, bool on, bool last_row) {
     static_assert(Access::kPer == VEC, "phased slots are one 16-byte chunk");
     piece[0].raw = {};
     load_word_if(piece[0].raw, chunk, on && !(last_row && first + VEC > N));
   }
-  // The slot as its row: the tensor's last chunk read (element by element), and every element
-  // outside the row zeroed. The arguments are load_phased_chunk's.
   __device__ __forceinline__ void complete_phased(const T* chunk, i64 first, bool on, bool last_row) {
-    if (on && last_row && first + VEC > N) {
-      load_phased(chunk, first, true);
-      return;
-    }
+    if (on && last_row && first + VEC > N) load_phased(chunk, first, true);
+    else zero_outside_row(first);
+  }
+  __device__ __forceinline__ void zero_outside_row(i64 first) {
 #pragma unroll
     for (int j = 0; j < VEC; ++j)
       if (!phased_element<VEC, N>(first, j)) piece[0].e[j] = T{};
@@ -461,6 +472,9 @@ struct PackedSlot<T, VEC, ALIGN, N, true> {
     }
     lo = hi = u.raw;
     shift = 0;
+  }
+  __device__ __forceinline__ void load_phased_whole(const T* chunk, i64 first, bool on, bool) {
+    load_phased(chunk, first, on);
   }
   __device__ __forceinline__ void load_phased_chunk(const T* chunk, i64 first, bool on, bool) {
     load_phased(chunk, first, on);

@@ -578,8 +578,9 @@ struct ClusterExchange {
 
 // ---- rows held in registers ------------------------------------------------------------------
 // A thread's slots of x of one row (zeros outside the row, and for rows past M). A phased row's
-// chunks are loaded whole (PackedSlot::load_phased_chunk) and hold their neighbours' elements
-// until complete_phased_row makes them the row.
+// chunks are loaded whole (PackedSlot::load_phased_whole) but x's last one, which may end past x;
+// a prefetching block's hold their neighbours' elements until complete_phased_row makes them the
+// row (load_phased_chunk says why; the blocks that do not prefetch measured 1-11% slower so).
 __device__ __forceinline__ void load_forward_row(const ForwardParams& p, i64 row, int lane, Packed (&packed)[kIters]) {
   const TX* x_row = p.x + row * p.x_stride;  // once a row (output_slot says why)
   if constexpr (kPhased) {
@@ -587,7 +588,9 @@ __device__ __forceinline__ void load_forward_row(const ForwardParams& p, i64 row
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
       const i64 col = forward_slot_column(i, lane);
-      packed[i].load_phased_chunk(x_row - phase + col, col - phase, row < p.m && col < kRowSpan, row == p.m - 1);
+      const bool on = row < p.m && col < kRowSpan;
+      if constexpr (kPrefetch) packed[i].load_phased_chunk(x_row - phase + col, col - phase, on, row == p.m - 1);
+      else packed[i].load_phased_whole(x_row - phase + col, col - phase, on, row == p.m - 1);
     }
     return;
   }
@@ -601,11 +604,11 @@ __device__ __forceinline__ void load_forward_row(const ForwardParams& p, i64 row
   }
 }
 
-// A phased row's slots as the row (PackedSlot::complete_phased), where the row is first worked,
-// not where it is loaded (load_phased_chunk says why).
+// A prefetching block's phased row as the row (PackedSlot::complete_phased), where the row is
+// first worked, not where it is loaded (load_phased_chunk says why).
 __device__ __forceinline__ void complete_phased_row(const ForwardParams& p, i64 row, int lane, unsigned phase,
                                                     Packed (&packed)[kIters]) {
-  if constexpr (kPhased) {
+  if constexpr (kPhased && kPrefetch) {
     const TX* x_row = p.x + row * p.x_stride;
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
