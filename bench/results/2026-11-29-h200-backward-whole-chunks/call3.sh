@@ -22,5 +22,5 @@ for kind in rmsnorm layernorm; do
   done
 done > $OUT/tune-log.txt
 echo "tune at $SECONDS s"
-grep -E " time [0-9]+/" $OUT/tune-log.txt | sed 's/.*forward N=\([0-9]*\).*time \([0-9]*\)\/[0-9]* /\1 #\2 /; s/threads_per_row=[0-9]* //; s/x=bf16 y=bf16 weight=fp32 //' | cut -c1-120
+grep -E " time [0-9]+/" $OUT/tune-log.txt | sed -E 's/^.*\] (layernorm|rmsnorm) forward N=([0-9]+).* time ([0-9]+)\/[0-9]+ /\1 \2 #\3 /; s/threads_per_row=[0-9]+ //' | cut -c1-120
 grep -iE "error|fail" $OUT/tune-log.txt | head
