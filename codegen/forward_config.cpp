@@ -106,7 +106,8 @@ std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int s
 // Phased rows (odd 16-bit rows in phase, templates/norm_forward.cuh kPhased) on a memory-rich
 // sm_90 at many rows: one block holding the row's span at four 16-byte slots a thread, two where
 // four make fewer than 256 threads and two make 256-512, γ and β held in shared memory at the
-// block's phase, 64 registers a thread as far as shared memory holds the blocks. Tuned at M =
+// block's phase, 64 registers a thread as far as shared memory holds the blocks; prefetching
+// where that measured faster (kMaxPhasedPrefetchThreads, below). Tuned at M =
 // 16384 on the H200, bf16, fp32 and bf16 γ (bench/results/2026-11-29-h200-forward-phased/
 // call2-tune.txt), then in bench --forward --graph against the rules of their alignment (rows of
 // an element a thread), M·N = 64 Mi, two rounds (call3-ab.txt there): RMSNorm 1001-30001
@@ -122,6 +123,16 @@ bool layer_norm_phases_forward(int64_t n) {
   return (n > 1024 && n <= 2048) || (n >= 4000 && n <= 5120) || (n > 16384 && n <= 20480);
 }
 
+// Prefetching phased blocks (the next row's chunks issued before this row's meetings, made the
+// row where worked: PackedSlot::load_phased_chunk), tuned at M = 16384 on the H200, bf16 fp32 γ,
+// against the rule above (bench/results/2026-11-29-h200-backward-whole-chunks/call3-tune.txt):
+// RMSNorm at two slots a thread (up to 544 threads) 1001-8191 1.01-1.18x (5003 106 → 90 µs),
+// else at four, no blocks bound, 10001-12289 0.99-1.01x and 16385 1.31x (190 → 145);
+// LayerNorm lost below 9216 (4095 118 → 122, 8191 219 → 253) and gained at four slots from
+// 10001 (245 → 235 µs), 12289 (254 → 233) and 16385 (244 → 228). Not tried past 544 threads.
+constexpr int64_t kMaxPhasedPrefetchThreads = 544;
+constexpr int64_t kLayerNormPhasedPrefetchFromN = 9217;
+
 std::optional<LaunchConfig> phased_forward_rule(const NormProblem& p, int sm, int64_t m, int sm_count,
                                                 double memory_bytes_per_sm_cycle) {
   const std::optional<NormProblem> twin = phased_twin(p);
@@ -129,18 +140,26 @@ std::optional<LaunchConfig> phased_forward_rule(const NormProblem& p, int sm, in
   if (!twin || p.n < 1000 || sm < 90 || !memory_rich(memory_bytes_per_sm_cycle) || few_rows(m, sm_count))
     return std::nullopt;
   const bool layer_norm = p.kind == NormKind::LayerNorm;
-  if (layer_norm && !layer_norm_phases_forward(p.n)) return std::nullopt;
   LaunchConfig c;
   c.vec = 16 / dtype_size(p.x_dtype);
   const int64_t slots = ceil_div(twin->n, c.vec);
-  int64_t threads = warp_threads(slots, 4);
+  const int64_t four = warp_threads(slots, 4), two = warp_threads(slots, 2);
+  c.prefetch = four <= kMaxPhasedPrefetchThreads && (!layer_norm || p.n >= kLayerNormPhasedPrefetchFromN);
+  if (layer_norm && !c.prefetch && !layer_norm_phases_forward(p.n)) return std::nullopt;
+  int64_t threads = four;
   if (threads > kMaxForwardRowThreads) return std::nullopt;
-  if (const int64_t wider = warp_threads(slots, 2); threads < 256 && wider >= 256 && wider <= 512) threads = wider;
+  const bool two_slots = c.prefetch ? !layer_norm && two <= kMaxPhasedPrefetchThreads
+                                    : threads < 256 && two >= 256 && two <= 512;
+  if (two_slots) threads = two;
   c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
   c = phased_forward_config(p, c, sm);  // one block an SM so far: whether γ and β fit at all
   if (!c.shared_weights) return std::nullopt;
-  c.min_blocks_per_sm = static_cast<int>(std::clamp<size_t>(max_shared_per_sm(sm) / forward_dynamic_shared_bytes(p, c), 1,
-                                                            static_cast<size_t>(registers_bound_blocks(c.threads))));
+  // A prefetching block of four slots a thread holds two rows' 32 elements: left unbound (at 3
+  // blocks of 320 threads, LN 10001 spilled 56 bytes).
+  c.min_blocks_per_sm = c.prefetch && !two_slots
+                            ? 1
+                            : static_cast<int>(std::clamp<size_t>(max_shared_per_sm(sm) / forward_dynamic_shared_bytes(p, c),
+                                                                  1, static_cast<size_t>(registers_bound_blocks(c.threads))));
   return c;
 }
 

@@ -1049,16 +1049,21 @@ TEST(ForwardSearchSpace, RowsInPhaseAlsoTryPhasedConfigs) {
 
 // The phased rule (choose_forward_config on a memory-rich sm_90 at many rows): one block of four
 // 16-byte slots a thread (two where that makes 256-512 threads of fewer than 256), γ and β held,
-// blocks an SM as registers and shared memory allow; rows out of phase, few rows, the H100's
-// rules, fp32 rows, rows whose γ and β do not fit in shared memory and LayerNorm outside
-// 1025-2048, 4000-5120 and 16385-20480 keep their own rules.
+// blocks an SM as registers and shared memory allow; prefetching, RMSNorm's blocks up to 544
+// threads at two slots a thread where those are up to 544 threads (else four, unbound), and
+// LayerNorm's of four slots from N = 9217; rows out of phase, few rows, the H100's rules, fp32
+// rows, rows whose γ and β do not fit in shared memory and LayerNorm outside 1025-2048,
+// 4000-5120 and 9217-20480 keep their own rules.
 TEST(ForwardConfig, OddSixteenBitRowsInPhaseArePhasedOnMemoryRichDevices) {
-  struct Expected { NormKind kind; int64_t n; int threads; int min_blocks; };
+  struct Expected { NormKind kind; int64_t n; int threads; int min_blocks; bool prefetch; };
   const Expected expected[] = {
-      {NormKind::RMSNorm, 1001, 64, 16},  {NormKind::LayerNorm, 2001, 64, 14},  {NormKind::RMSNorm, 3001, 96, 10},
-      {NormKind::LayerNorm, 4095, 288, 3}, {NormKind::LayerNorm, 5003, 320, 3}, {NormKind::RMSNorm, 6001, 384, 2},
-      {NormKind::RMSNorm, 8191, 288, 3},  {NormKind::RMSNorm, 12289, 416, 2},  {NormKind::RMSNorm, 20001, 640, 1},
-      {NormKind::LayerNorm, 20001, 640, 1}, {NormKind::RMSNorm, 30001, 960, 1}};
+      {NormKind::RMSNorm, 1001, 64, 16, true},     {NormKind::LayerNorm, 2001, 64, 14, false},
+      {NormKind::RMSNorm, 3001, 192, 5, true},     {NormKind::LayerNorm, 4095, 288, 3, false},
+      {NormKind::LayerNorm, 5003, 320, 3, false},  {NormKind::RMSNorm, 6001, 384, 2, true},
+      {NormKind::RMSNorm, 8191, 544, 1, true},     {NormKind::LayerNorm, 10001, 320, 1, true},
+      {NormKind::RMSNorm, 12289, 416, 1, true},    {NormKind::LayerNorm, 12289, 416, 1, true},
+      {NormKind::LayerNorm, 16385, 544, 1, true},  {NormKind::RMSNorm, 20001, 640, 1, false},
+      {NormKind::LayerNorm, 20001, 640, 1, false}, {NormKind::RMSNorm, 30001, 960, 1, false}};
   for (const Expected& e : expected)
     for (DType x : {DType::BF16, DType::F16}) {
       NormProblem p = problem(e.kind, e.n, x);
@@ -1069,6 +1074,7 @@ TEST(ForwardConfig, OddSixteenBitRowsInPhaseArePhasedOnMemoryRichDevices) {
       EXPECT_TRUE(c.phased && c.shared_weights && c.cluster == 1 && c.vec == 8) << what;
       EXPECT_EQ(c.threads, e.threads) << what;
       EXPECT_EQ(c.min_blocks_per_sm, e.min_blocks) << what;
+      EXPECT_EQ(c.prefetch, e.prefetch) << what;
       EXPECT_LE(c.min_blocks_per_sm * codegen::forward_dynamic_shared_bytes(p, c), codegen::max_shared_per_sm(90)) << what;
       EXPECT_FALSE(codegen::choose_forward_config(p, 90, 64, 132, 18.4).phased) << what << ": few rows";
       EXPECT_FALSE(codegen::choose_forward_config(p, 90, 16384, 132).phased) << what << ": the H100's rules";
@@ -1077,7 +1083,7 @@ TEST(ForwardConfig, OddSixteenBitRowsInPhaseArePhasedOnMemoryRichDevices) {
       EXPECT_FALSE(codegen::choose_forward_config(apart, 90, 16384, 132, 18.4).phased) << what << ": out of phase";
     }
   // LayerNorm outside the ranges where it gained, and where γ and β are too long to hold.
-  for (int64_t n : {1001, 3001, 6001, 7001, 8191, 12289, 30001}) {
+  for (int64_t n : {1001, 3001, 6001, 7001, 8191, 9215, 30001}) {
     NormProblem p = problem(NormKind::LayerNorm, n, DType::BF16);
     p.alignment = 2;
     EXPECT_FALSE(codegen::choose_forward_config(codegen::resolve_forward_problem(p), 90, 16384, 132, 18.4).phased) << n;
