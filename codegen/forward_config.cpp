@@ -130,8 +130,12 @@ bool layer_norm_phases_forward(int64_t n) {
 // else at four, no blocks bound, 10001-12289 0.99-1.01x and 16385 1.31x (190 → 145);
 // LayerNorm lost below 9216 (4095 118 → 122, 8191 219 → 253) and gained at four slots from
 // 10001 (245 → 235 µs), 12289 (254 → 233) and 16385 (244 → 228). Not tried past 544 threads.
+// In bench --forward --graph at M·N = 64 Mi against 53e0333 (call4-ab.txt, two rounds, bf16
+// fp32 γ and fp16): RMSNorm 2001-8191 1.05-1.20x, 16385 1.33x, 1001 and 10001-12289 within 2%;
+// LayerNorm 16385 1.09x, but 10001-12289 0.91x (at 5460-6710 rows, against rows of an element a
+// thread), so LayerNorm prefetches from 16385 only.
 constexpr int64_t kMaxPhasedPrefetchThreads = 544;
-constexpr int64_t kLayerNormPhasedPrefetchFromN = 9217;
+constexpr int64_t kLayerNormPhasedPrefetchFromN = 16385;
 
 std::optional<LaunchConfig> phased_forward_rule(const NormProblem& p, int sm, int64_t m, int sm_count,
                                                 double memory_bytes_per_sm_cycle) {
