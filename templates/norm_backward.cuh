@@ -618,7 +618,11 @@ __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row,
     for (int i = 0; i < kIters; ++i) {
       const i64 col = slot_column(i, lane, rank);
       const bool on = valid && col < kRowSpan;
-      if constexpr (kPackedRows) {
+      if constexpr (kPackedRows && kPrefetch) {
+        // Loaded ahead: whole chunks, made the row where worked (complete_phased_row).
+        r.x_packed[i].load_phased_chunk(x_row - phase + col, col - phase, on, row == p.m - 1);
+        r.dy_packed[i].load_phased_chunk(dy_row - phase + col, col - phase, on, row == p.m - 1);
+      } else if constexpr (kPackedRows) {
         r.x_packed[i].load_phased(x_row - phase + col, col - phase, on);
         r.dy_packed[i].load_phased(dy_row - phase + col, col - phase, on);
       } else {
@@ -656,6 +660,27 @@ __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row,
 // fused:begin
     if (inside) gate_inputs(p.fused, row, col, r.x[i], r.dy[i]);
 // fused:end
+  }
+}
+
+// A prefetching block's packed phased row as the row (PackedSlot::complete_phased: the tensors'
+// last chunks element by element, the neighbours' elements zeroed), where it is first worked:
+// zeroed where loaded, the selects would wait for the next row's loads there (the forward's
+// prefetching phased blocks, so, lost in tuning; bench/results/2026-11-29-h200-backward-whole-
+// chunks/call2).
+__device__ __forceinline__ void complete_phased_row(const BackwardParams& p, i64 row, int lane, unsigned rank,
+                                                    RowSlice& r) {
+  if constexpr (kPhased && kPackedRows && kPrefetch) {
+    const unsigned phase = row_phase(p);
+    const TX* x_row = p.x + row * p.x_stride;
+    const TDY* dy_row = p.dy + row * p.dy_stride;
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      const i64 col = slot_column(i, lane, rank);
+      const bool on = row < p.m && col < kRowSpan;
+      r.x_packed[i].complete_phased(x_row - phase + col, col - phase, on, row == p.m - 1);
+      r.dy_packed[i].complete_phased(dy_row - phase + col, col - phase, on, row == p.m - 1);
+    }
   }
 }
 
@@ -785,6 +810,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
     if constexpr (!kPrefetch) load_row_slice(p, row, lane, rank, cur);
     RowSlice next;
     if constexpr (kPrefetch) load_row_slice(p, row + step, lane, rank, next);
+    complete_phased_row(p, row, lane, rank, cur);
     const float mean = cur.mean, rstd = cur.rstd;
     float2 sums = make_float2(0.f, 0.f);
 #pragma unroll

@@ -194,8 +194,8 @@ TEST_F(Tuning, MemoryRichUnalignedRowsMatchTheReference) {
 // that any sm_90 GPU runs them, against the reference: warps of a power of two and not, one to
 // five slots a thread, threads whose last slot lies past the row's span (their slot column must
 // read as none: it read as N once, and those threads summed a few of the row's last elements
-// again), shared sums and weights or registers, one row a group or many (every phase), and rows
-// aligned to 16 bytes the caller promised less of (every phase 0).
+// again), shared sums and weights or registers, one row a group or many (every phase), rows
+// prefetched, and rows aligned to 16 bytes the caller promised less of (every phase 0).
 TEST_F(Tuning, PhasedRowsInEveryBlockShapeMatchTheReference) {
   NJ_REQUIRE_GPU();
   const CUcontext ctx = GpuContext::get()->context();
@@ -219,6 +219,13 @@ TEST_F(Tuning, PhasedRowsInEveryBlockShapeMatchTheReference) {
       {NormKind::LayerNorm, 15001, DType::F16, DType::F32, Affine::WeightAndBias, 2, "threads=480 threads_per_row=480 vec=8 registers cluster=2 min_blocks=2 shared_sums shared_weights phased", 301},
       {NormKind::LayerNorm, 30001, DType::F16, DType::F32, Affine::WeightAndBias, 2, "threads=480 threads_per_row=480 vec=8 registers cluster=4 min_blocks=2 shared_sums shared_weights phased", 301},
       {NormKind::RMSNorm, 65537, DType::BF16, DType::BF16, Affine::WeightOnly, 2, "threads=544 threads_per_row=544 vec=8 registers cluster=8 shared_sums shared_weights phased", 37},
+      // Prefetching: packed rows (shared sums) made the row where worked, not where loaded
+      // (complete_phased_row), a row group of one row or many; and rows held as fp32.
+      {NormKind::LayerNorm, 5003, DType::BF16, DType::F32, Affine::WeightAndBias, 2, "threads=320 threads_per_row=320 vec=8 registers cluster=2 prefetch min_blocks=3 shared_sums shared_weights phased"},
+      {NormKind::LayerNorm, 5003, DType::BF16, DType::F32, Affine::WeightAndBias, 2, "threads=320 threads_per_row=320 vec=8 registers cluster=2 prefetch min_blocks=3 shared_sums shared_weights phased", 7},
+      {NormKind::RMSNorm, 8191, DType::BF16, DType::F32, Affine::WeightOnly, 2, "threads=544 threads_per_row=544 vec=8 registers prefetch shared_sums shared_weights phased", 301},
+      {NormKind::LayerNorm, 12289, DType::F16, DType::F16, Affine::WeightAndBias, 2, "threads=800 threads_per_row=800 vec=8 registers prefetch shared_sums shared_weights phased", 37},
+      {NormKind::LayerNorm, 5003, DType::F16, DType::F32, Affine::BiasOnly, 2, "threads=640 threads_per_row=640 vec=8 registers prefetch shared_weights phased", 1001},
   };
   for (const Case& c : cases) {
     NormProblem problem = make_problem(c.kind, c.n, c.x, c.weight, c.affine);
