@@ -1299,7 +1299,31 @@ namespace {
 //   1.08x, 15001 1.33x; call9-output.txt).
 // Clusters of eight lost (65537: LN 290 → 360 µs, RMS 275 → 340); warps of several rows,
 // staged or streamed rows and the column pass keep those rules too.
+// - RMSNorm's, from N = kRmsPhasedPrefetchFromN, in one prefetching block of shared sums (as
+//   many threads as hold the span at one or two slots a thread, two slots making at most
+//   kMaxRmsPhasedPrefetchThreads) instead of the halves, once a prefetching block's next row no
+//   longer waited where loaded (session 41, bench/NOTES.md entry 55). Tuned on the H200, bf16
+//   fp32 γ, at M = 16384 / 8192 (bench/results/2026-11-29-h200-backward-whole-chunks/
+//   call7-tune.txt): 7001 1.05/1.04x, 8191 1.07/1.04x, 9001 1.10/1.06x, 10001 1.09/1.05x,
+//   11001 1.24/1.21x; 6001 tied, 12289 (800 threads) 0.97x, 14001 0.93x. LayerNorm's tied or
+//   lost (4095-12289, call5-tune.txt there).
 constexpr int64_t kPhasedHalvesFromN = 5000;
+constexpr int64_t kRmsPhasedPrefetchFromN = 6145;
+constexpr int64_t kMaxRmsPhasedPrefetchThreads = 768;
+
+std::optional<LaunchConfig> rms_phased_prefetch_config(const NormProblem& p, const NormProblem& twin, int sm) {
+  if (p.kind != NormKind::RMSNorm || p.n < kRmsPhasedPrefetchFromN) return std::nullopt;
+  LaunchConfig c;
+  c.vec = 16 / dtype_size(p.x_dtype);
+  c.prefetch = true;
+  c.shared_sums = true;
+  const int64_t slots = ceil_div(twin.n, c.vec);
+  const int64_t per_thread = ceil_div(slots, int64_t{kMaxRowThreads});
+  const int64_t threads = round_up(ceil_div(slots, per_thread), 32);
+  if (per_thread > 2 || (per_thread == 2 && threads > kMaxRmsPhasedPrefetchThreads)) return std::nullopt;
+  c.threads = c.threads_per_row = static_cast<int>(threads);
+  return phased_config(p, c, sm);
+}
 
 std::optional<LaunchConfig> phased_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m,
                                                  double memory_bytes_per_sm_cycle) {
@@ -1310,6 +1334,7 @@ std::optional<LaunchConfig> phased_launch_config(const NormProblem& p, int sm, i
   if (sm < 90 || !memory_rich(memory_bytes_per_sm_cycle) || few_rows(m, sm_count) || p.n < kPhasedHalvesFromN ||
       !(p.has_weight || p.has_bias) || aligned.grid || aligned.rows_per_block() != 1)
     return std::nullopt;
+  if (const std::optional<LaunchConfig> one = rms_phased_prefetch_config(p, *twin, sm)) return one;
   LaunchConfig halves;
   halves.vec = 16 / dtype_size(p.x_dtype);
   halves.cluster = 2;

@@ -1615,9 +1615,10 @@ TEST(LaunchConfig, ParsesADescriptionAndNamesWhatItDoesNotKnow) {
 
 // 16-bit rows in phase but aligned to less than 16 bytes (odd N from contiguous tensors) are
 // phased where the aligned rows' config for their span (N + 7 columns) is a cluster of two to
-// four blocks holding the row in registers: that config, γ held in shared memory. Not where
-// that config is one block or a cluster of eight (phased lost there), rows out of phase, fp32 rows (untimed), fused options, nor shapes
-// whose aligned config is no register cluster.
+// four blocks holding the row in registers: that config, γ held in shared memory; where it is
+// one block, from N = 5000, RMSNorm's (6145-12281) one prefetching block, the others' halves.
+// Not where that config is a cluster of eight (phased lost there), rows out of phase, fp32 rows
+// (untimed), fused options, nor shapes whose aligned config is no register cluster.
 TEST(LaunchConfig, LongSixteenBitRowsInPhaseArePhased) {
   auto in_phase = [](int64_t n, DType x, NormKind kind, int alignment = 2) {
     NormProblem p = with_option(n, x, kind, no_option);
@@ -1640,8 +1641,24 @@ TEST(LaunchConfig, LongSixteenBitRowsInPhaseArePhased) {
                                       expected.cluster <= codegen::kMaxPhasedCluster;
         if (x == DType::BF16)
           EXPECT_EQ(register_cluster, n == 16383 || n == 30001) << n << " " << codegen::describe(expected);
-        // One block of the twin, from 5000 up: halved, a cluster of two blocks of shared sums
-        // and two slots a thread; not at few rows, nor by the H100's rules.
+        // RMSNorm's one block of the twin, from 6145 to two slots a thread of 768 threads: one
+        // prefetching block of shared sums, as many threads as hold the span at one or two
+        // slots a thread; not at few rows, nor by the H100's rules.
+        if (kind == NormKind::RMSNorm && n >= 6145 && n <= 12281 && expected.cluster == 1) {
+          ASSERT_TRUE(c.phased) << n << " " << codegen::describe(c);
+          EXPECT_TRUE(c.prefetch && c.shared_sums && c.shared_weights && c.row_in_registers && !c.staged) << n;
+          EXPECT_EQ(c.cluster, 1) << n;
+          EXPECT_EQ(c.min_blocks_per_sm, 1) << n;
+          const int64_t slots = codegen::ceil_div(n + 7, 8);
+          EXPECT_EQ(c.threads, codegen::round_up(codegen::ceil_div(slots, slots > 1024 ? 2 : 1), 32)) << n;
+          EXPECT_EQ(codegen::prune_reason(p, c, 90), "") << n << " " << codegen::describe(c);
+          EXPECT_NO_THROW(codegen::check_launch_config(p, c));
+          EXPECT_FALSE(choose_launch_config(p, 90, 132, 64, 18.8).phased) << n << ": few rows";
+          EXPECT_FALSE(choose_launch_config(p, 90, 132, m).phased) << n << ": the H100's rules";
+          continue;
+        }
+        // Else one block of the twin, from 5000 up: halved, a cluster of two blocks of shared
+        // sums and two slots a thread; not at few rows, nor by the H100's rules.
         const bool halves = n >= 5000 && expected.cluster == 1;
         if (halves) {
           ASSERT_TRUE(c.phased) << n << " " << codegen::describe(c);
