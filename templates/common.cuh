@@ -307,10 +307,12 @@ __device__ __forceinline__ void store_slot(T* row, i64 col, const float (&in)[VE
 // read as the aligned 16-byte chunks that cover it: `chunk` is one of them, its elements at row
 // columns first .. first + VEC − 1 (first = the chunk's column in the row's span − φ: below 0
 // in the row's first chunk, which begins in the row before; past N − VEC in its last). Whole
-// chunks of the row load and store as one aligned vector; the first and last chunks element by
-// element, only their own row's elements, so nothing outside the tensors is touched (but the
-// forward's loads: PackedSlot::load_phased_whole). Elements outside the row read as 0. `on`:
-// the chunk exists (its row does, and the thread has the slot).
+// chunks of the row load and store as one aligned vector; the first and last chunks are stored
+// element by element, only their own row's elements, so nothing outside the tensors is written.
+// They load element by element too (load_phased), or whole with their neighbours' elements
+// zeroed after (PackedSlot::load_phased_whole, load_phased_chunk: a 16-byte chunk holding a
+// byte of a tensor lies inside it, but its last chunk). Elements outside the row read as 0.
+// `on`: the chunk exists (its row does, and the thread has the slot).
 template <int VEC, i64 N>
 __device__ __forceinline__ bool phased_whole(i64 first, bool on) {
   return on && first >= 0 && first + VEC <= N;
