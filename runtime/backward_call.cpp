@@ -148,23 +148,19 @@ void check_backward_overlaps(const NormProblem& p, const BackwardArgs& a) {
                  [&p](const std::string& what, const std::string& todo) { reject(p, what, todo); });
 }
 
-// A row tensor of the call, as its checks see it. vectors: whether the kernel reads its rows
-// with the vectors the alignment allows (the fallback x of recompute_from_output is read an
-// element at a time).
-struct RowTensor { const char* name; const void* ptr; int64_t* stride; DType dtype; bool vectors = true; };
-
-// Whether the call's rows are in phase (NormProblem::rows_in_phase): every row tensor's are.
-bool rows_in_phase(llvm::ArrayRef<RowTensor> rows, int64_t x_stride, DType x_dtype) {
-  return llvm::all_of(rows, [&](const RowTensor& r) { return row_in_phase(r.ptr, *r.stride, r.dtype, x_stride, x_dtype); });
+// Whether a row tensor is in phase with x: its base on a 16-byte boundary, its stride x's
+// modulo 16 bytes, its elements of x's size. A null tensor bounds nothing.
+bool row_in_phase(const RowTensor& r, int64_t x_stride, DType x_dtype) {
+  if (!r.ptr) return true;
+  const int x_size = codegen::dtype_size(x_dtype), size = codegen::dtype_size(r.dtype);
+  return size == x_size && reinterpret_cast<uintptr_t>(r.ptr) % 16 == 0 &&
+         static_cast<uint64_t>(*r.stride) * size % 16 == static_cast<uint64_t>(x_stride) * x_size % 16;
 }
 
 }  // namespace
 
-bool row_in_phase(const void* ptr, int64_t stride, DType dtype, int64_t x_stride, DType x_dtype) {
-  if (!ptr) return true;
-  const int x_size = codegen::dtype_size(x_dtype), size = codegen::dtype_size(dtype);
-  return size == x_size && reinterpret_cast<uintptr_t>(ptr) % 16 == 0 &&
-         static_cast<uint64_t>(stride) * size % 16 == static_cast<uint64_t>(x_stride) * x_size % 16;
+bool rows_in_phase(llvm::ArrayRef<RowTensor> rows, int64_t x_stride, DType x_dtype) {
+  return llvm::all_of(rows, [&](const RowTensor& r) { return row_in_phase(r, x_stride, x_dtype); });
 }
 
 int row_alignment(const void* base, int64_t stride, int element_size, int64_t rows) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "normjit/norm_problem.hpp"
 
@@ -22,10 +23,14 @@ CheckedCall check_backward_call(const NormProblem& problem, const BackwardArgs& 
 // Largest power of two, at most 16, dividing the address (and, for several rows, the row
 // pitch in bytes): the vector width the rows of one tensor allow.
 int row_alignment(const void* base, int64_t stride_elements, int element_size, int64_t rows);
-// Whether a row tensor is in phase with x (NormProblem::rows_in_phase): its base on a 16-byte
-// boundary, its stride (resolved, in elements) x's modulo 16 bytes, its elements of x's size.
-// A null tensor bounds nothing.
-bool row_in_phase(const void* ptr, int64_t stride, DType dtype, int64_t x_stride, DType x_dtype);
+// A row tensor of a call, as its checks see it. vectors: whether the kernel reads its rows with
+// the vectors the alignment allows (the backward's fallback x of recompute_from_output is read
+// an element at a time).
+struct RowTensor { const char* name; const void* ptr; int64_t* stride; DType dtype; bool vectors = true; };
+// Whether a call's rows are in phase (NormProblem::rows_in_phase), backward and forward alike:
+// every non-null row tensor's base on a 16-byte boundary, its stride (resolved, in elements)
+// x's modulo 16 bytes, its elements of x's size.
+bool rows_in_phase(llvm::ArrayRef<RowTensor> rows, int64_t x_stride, DType x_dtype);
 
 // The checks every row tensor and every vector of a call gets, backward and forward alike.
 // `reject(what, todo)` throws (the call's InvalidArgument, naming its problem).

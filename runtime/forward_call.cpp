@@ -124,7 +124,7 @@ CheckedForwardCall check_forward_call(const NormProblem& problem, const ForwardA
   alignment = std::min(alignment, check_row_tensor("x", a.x, a.x_stride, p.n, a.m, p.x_dtype, rejected));
   alignment = std::min(alignment, check_row_tensor("y", a.y, a.y_stride, p.n, a.m, p.dy_dtype, rejected));
   // Optional row tensors bound the vector width only when given.
-  const struct { const char* name; const void* ptr; int64_t* stride; DType dtype; } rows[] = {
+  const RowTensor rows[] = {
       {"residual", a.residual, &a.residual_stride, p.x_dtype},
       {"residual_out", a.residual_out, &a.residual_out_stride, p.x_dtype},
       {"z", a.z, &a.z_stride, p.x_dtype},
@@ -147,10 +147,9 @@ CheckedForwardCall check_forward_call(const NormProblem& problem, const ForwardA
       if (params) alignment = std::min(alignment, row_alignment(params, 0, weight_size, 1));
   out.problem.alignment = std::max(alignment, 1);
   // Phased kernels read every row tensor at x's phase (γ and β element by element, any address).
-  bool in_phase = row_in_phase(a.x, a.x_stride, p.x_dtype, a.x_stride, p.x_dtype) &&
-                  row_in_phase(a.y, a.y_stride, p.dy_dtype, a.x_stride, p.x_dtype);
-  for (const auto& r : rows) in_phase = in_phase && row_in_phase(r.ptr, *r.stride, r.dtype, a.x_stride, p.x_dtype);
-  out.problem.rows_in_phase = p.rows_in_phase && in_phase;
+  const RowTensor x_and_y[] = {{"x", a.x, &a.x_stride, p.x_dtype}, {"y", a.y, &a.y_stride, p.dy_dtype}};
+  out.problem.rows_in_phase = p.rows_in_phase && rows_in_phase(x_and_y, a.x_stride, p.x_dtype) &&
+                              rows_in_phase(rows, a.x_stride, p.x_dtype);
   return out;
 }
 
