@@ -334,6 +334,14 @@ __device__ __forceinline__ void phased_affine_slot(const TW* weight, const TW* b
     }
   }
 }
+// γ and β of the slot at column col of the row's span, the row at phase `phase`, from memory.
+__device__ __forceinline__ void span_affine_slot(const ForwardParams& p, i64 col, unsigned phase, float (&w)[kVec],
+                                                 float (&b)[kVec]) {
+  if constexpr (kPhased)
+    phased_affine_slot(p.weight, p.bias, col - phase, w, b);
+  else
+    affine_slot(p.weight, p.bias, col, w, b);
+}
 
 // fused:begin
 // ---- fused options -----------------------------------------------------------------------------
@@ -455,10 +463,7 @@ __device__ __forceinline__ void hold_weights(const ForwardParams& p, int lane, u
       const i64 col = forward_slot_column(i, lane);
       if (col < kRowSpan) {
         float w[kVec], b[kVec];
-        if constexpr (kPhased)
-          phased_affine_slot(p.weight, p.bias, col - phase, w, b);
-        else
-          affine_slot(p.weight, p.bias, col, w, b);
+        span_affine_slot(p, col, phase, w, b);
         if constexpr (kHasWeight) WeightPieces::store(held_weights_region(0), i, threadIdx.x, w);
         if constexpr (kHasBias) WeightPieces::store(held_weights_region(kHasWeight ? 1 : 0), i, threadIdx.x, b);
       }
@@ -486,10 +491,8 @@ __device__ __forceinline__ void output_slot(const ForwardParams& p, i64 row, TY*
   float w[kVec], b[kVec], xhat[kVec], y[kVec];
   if (kSharedWeights && held)
     held_affine(i, w, b);
-  else if constexpr (kPhased)
-    phased_affine_slot(p.weight, p.bias, col - phase, w, b);
   else
-    affine_slot(p.weight, p.bias, col, w, b);
+    span_affine_slot(p, col, phase, w, b);
 #pragma unroll
   for (int j = 0; j < kVec; ++j) {
     xhat[j] = kLayerNorm ? (x[j] - mean) * rstd : x[j] * rstd;
