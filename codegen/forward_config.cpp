@@ -116,7 +116,7 @@ std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int s
 // barrier, is hard to beat there), 12289 (109 → 116) and 30001 (139 → 225: γ and β too long to
 // hold, read element by element): LayerNorm takes it in those ranges only, and nothing takes it
 // without held weights. (Tuning had 3001 and 6001 behind too: 95 against 89 µs, 173 against
-// 158.) With x's chunks loaded whole (load_phased_x; call7-ab.txt), bf16 fp32 γ: RMS 1001 100
+// 158.) With x's chunks loaded whole (PackedSlot::load_phased_whole; call7-ab.txt), bf16 fp32 γ: RMS 1001 100
 // → 77 µs, 6001 90 → 80, 12289 112 → 79, 20001 118 → 90, 30001 129 → 82; LN 2001 227 → 123,
 // 5003 112 → 106, 16385 146 → 127, 20001 136 → 118.
 bool layer_norm_phases_forward(int64_t n) {

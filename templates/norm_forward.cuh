@@ -75,10 +75,11 @@ constexpr int kRowsPerBlock = kThreads / kThreadsPerRow;
 // Phased rows (kPhased): 16-bit rows aligned to less than 16 bytes but in phase, so that row r
 // of x and of y starts φ(r) = r·x_stride mod kVec elements past a 16-byte boundary (the engine
 // checks both strides alike). A thread's slots are the row's aligned 16-byte chunks: the slot at
-// column c of the row's span (kN + kVec − 1 columns) holds row column c − φ, and only a row's
-// first and last chunk, which begin or end in its neighbours, are read and written element by
-// element (templates/common.cuh, load_phased_slot). So odd rows are read as aligned ones are,
-// where realigning every slot costs selects and split stores (bench/NOTES.md entries 47, 51).
+// column c of the row's span (kN + kVec − 1 columns) holds row column c − φ. Every chunk but x's
+// last is read whole, a row's first and last (which begin or end in its neighbours) then masked,
+// and those two are written element by element (templates/common.cuh, PackedSlot::load_phased_whole,
+// store_phased_slot). So odd rows are read as aligned ones are, where realigning every slot
+// costs selects and split stores (bench/NOTES.md entries 47, 51).
 // γ and β sit at the columns a slot holds, which move with the phase: read element by element,
 // a warp's scalar loads from L1 span 8 lines each (LN bf16 5003 with fp32 γ and β: 1.7x slower
 // than rows of an element a thread). The host plans a multiple of kVec row groups, or one a row
