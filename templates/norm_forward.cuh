@@ -701,6 +701,21 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
     // Elements outside the row read as 0: they add nothing to Σx or Σx², but must be left out
     // of the thread's count and of its Σ(x − mean)².
     float mean = 0.f, var;
+#ifdef NJ_LN_SUMSQ
+    if constexpr (kLayerNorm && kCluster == 1) {  // EXPERIMENT: Σx and Σx² in one meeting
+      float2 s = make_float2(0.f, 0.f);
+#pragma unroll
+      for (int i = 0; i < kIters; ++i) {
+        float x[kVec];
+        packed[i].unpack(x);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) { s.x += x[j]; s.y += x[j] * x[j]; }
+      }
+      s = reducer.sum(s, row_in_block, lane_in_block);
+      mean = s.x * kInvN;
+      var = fmaxf(s.y * kInvN - mean * mean, 0.f);
+    } else
+#endif
     if constexpr (kWarpMoments) {
       const float2 mm = warp_shifted_moments(reducer, exchange, packed, row_in_block, lane_in_block, phase);
       mean = mm.x;
