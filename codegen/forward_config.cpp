@@ -148,11 +148,10 @@ std::optional<LaunchConfig> phased_forward_rule(const NormProblem& p, int sm, in
   c.vec = 16 / dtype_size(p.x_dtype);
   const int64_t slots = ceil_div(twin->n, c.vec);
   const int64_t four = warp_threads(slots, 4), two = warp_threads(slots, 2);
-  c.prefetch = four <= kMaxPhasedPrefetchThreads && (!layer_norm || p.n >= kLayerNormPhasedPrefetchFromN);
-  if (layer_norm && !c.prefetch && !layer_norm_phases_forward(p.n)) return std::nullopt;
+  c.prefetch = four <= kMaxPhasedPrefetchThreads;
   int64_t threads = four;
   if (threads > kMaxForwardRowThreads) return std::nullopt;
-  const bool two_slots = c.prefetch ? !layer_norm && two <= kMaxPhasedPrefetchThreads
+  const bool two_slots = c.prefetch ? two <= kMaxPhasedPrefetchThreads
                                     : threads < 256 && two >= 256 && two <= 512;
   if (two_slots) threads = two;
   c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));

@@ -304,6 +304,41 @@ __device__ __forceinline__ float2 warp_shifted_moments(Reducer_& r, Exchange_& e
   }
 }
 
+// ---- LayerNorm statistics of phased rows: Σx and Σx² in one meeting ---------------------------
+// mean = Σx / N and var = Σx² / N − mean²: one meeting on two sums, as RMSNorm's on Σx² alone,
+// and no pass over the registers between meetings. Phased rows (one block a row, a barrier a
+// meeting, threads that wait there with nothing in flight) ran 1.13-1.38x faster so than with
+// the mean then Σ(x − mean)² or with warp-shifted moments, and then gained from prefetching
+// (bench/NOTES.md entry 56); unphased rows measured alike or slower, and keep the ways above.
+// The difference cancels as the mean grows against the spread: var's error is Σx²'s rounding
+// times 1 + mean² / var. So where mean² > kSumsSpreads² · var the row meets again on
+// Σ(x − mean)², as two meetings do (exact: nothing cancels), which bounds that factor by
+// 1 + kSumsSpreads². The reduced sums have the same bits in every thread of the row (butterflies
+// or one order), so the whole block takes the same branch at the barrier.
+constexpr float kSumsSpreads = 2.f;
+template <class Reducer_>
+__device__ __forceinline__ float2 sums_of_powers_moments(Reducer_& r, const Packed (&packed)[kIters], int lane,
+                                                         int lane_in_block, unsigned phase) {
+  static_assert(kRowsPerBlock == 1 && kCluster == 1, "a branch the whole block takes: one row a block");
+  float2 sums = make_float2(0.f, 0.f);  // elements outside the row read as 0: they add nothing
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    float x[kVec];
+    packed[i].unpack(x);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      sums.x += x[j];
+      sums.y += x[j] * x[j];
+    }
+  }
+  sums = r.sum(sums, 0, lane_in_block);
+  const float mean = sums.x * kInvN;
+  const float var = sums.y * kInvN - mean * mean;
+  if (!(mean * mean > kSumsSpreads * kSumsSpreads * var)) return make_float2(mean, var);
+  const float2 squares = make_float2(slots_squares_about(packed, lane, mean, phase), 0.f);
+  return make_float2(mean, r.sum(squares, 0, lane_in_block).x * kInvN);
+}
+
 // γ and β of a slot (1 and 0 without them), γ + 1 when stored zero-centred.
 __device__ __forceinline__ void affine_slot(const TW* weight, const TW* bias, i64 col, float (&w)[kVec],
                                             float (&b)[kVec]) {
@@ -645,6 +680,8 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
   // 19% slower). Clusters meet once the same way, each block shifting by its own mean (one
   // cluster barrier a row instead of two): fp32 LN 40960-163840 8-19% faster (entry 38).
   constexpr bool kWarpMoments = kLayerNorm && (kCluster > 1 || kThreadsPerRow > 512);
+  // Phased rows of one block: Σx and Σx² (sums_of_powers_moments), before both ways above.
+  constexpr bool kSumsOfPowers = kLayerNorm && kPhased && kCluster == 1;
   typedef MomentsReducer<(kThreadsPerRow > 32 ? kThreadsPerRow : 64), kRowsPerBlock> Moments_;
   __shared__ Moments moments_buffer[kOneReduction ? 2 : 1][kRowsPerBlock][Moments_::kWarps];
   Moments_ moments{moments_buffer, 0};
@@ -701,22 +738,11 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
     // Elements outside the row read as 0: they add nothing to Σx or Σx², but must be left out
     // of the thread's count and of its Σ(x − mean)².
     float mean = 0.f, var;
-#ifdef NJ_LN_SUMSQ
-    if constexpr (kLayerNorm && kCluster == 1) {  // EXPERIMENT: Σx and Σx² in one meeting
-      float2 s = make_float2(0.f, 0.f);
-#pragma unroll
-      for (int i = 0; i < kIters; ++i) {
-        float x[kVec];
-        packed[i].unpack(x);
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) { s.x += x[j]; s.y += x[j] * x[j]; }
-      }
-      s = reducer.sum(s, row_in_block, lane_in_block);
-      mean = s.x * kInvN;
-      var = fmaxf(s.y * kInvN - mean * mean, 0.f);
-    } else
-#endif
-    if constexpr (kWarpMoments) {
+    if constexpr (kSumsOfPowers) {
+      const float2 mv = sums_of_powers_moments(reducer, packed, lane, lane_in_block, phase);
+      mean = mv.x;
+      var = mv.y;
+    } else if constexpr (kWarpMoments) {
       const float2 mm = warp_shifted_moments(reducer, exchange, packed, row_in_block, lane_in_block, phase);
       mean = mm.x;
       var = mm.y * kInvN;

@@ -503,11 +503,12 @@ TEST_F(ForwardTuning, HeldWeightsMatchTheReference) {
 
 // Phased rows (odd 16-bit rows in phase read as aligned 16-byte chunks, each row at its own
 // phase), pinned so that any sm_90 GPU runs them, in every way the statistics are formed
-// (LayerNorm in one reduction, two meetings, warp-shifted moments in a block and a cluster;
-// RMSNorm in a block and a cluster; the next row prefetched), γ and β read element by element
-// and held in shared memory at the block's phase, at contiguous rows and at rows padded in
-// phase (x and y strides alike modulo 8 elements), rows far from zero among them, M from 2 to
-// more rows than the grid has blocks.
+// (LayerNorm's blocks on Σx and Σx², and again on Σ(x − mean)² where the mean is more than
+// kSumsSpreads = 2 spreads off zero: rows 1.9 and 2.1 spreads off test either side of it, 100
+// off the second meeting; LayerNorm's clusters by warp-shifted moments; RMSNorm in a block and
+// a cluster; the next row prefetched), γ and β read element by element and held in shared
+// memory at the block's phase, at contiguous rows and at rows padded in phase (x and y strides
+// alike modulo 8 elements), M from 2 to more rows than the grid has blocks.
 TEST_F(ForwardTuning, PhasedRowsMatchTheReference) {
   NJ_REQUIRE_GPU();
   const CUcontext ctx = GpuContext::get()->context();
@@ -523,7 +524,7 @@ TEST_F(ForwardTuning, PhasedRowsMatchTheReference) {
                           {NormKind::RMSNorm, 30001, DType::BF16, 2, true, 199, 0}};
   int tried = 0;
   for (const Shape& s : shapes)
-    for (double spreads : {0.0, 100.0})
+    for (double spreads : {0.0, 1.9, 2.1, 100.0})
     for (bool held : {false, true}) {
       if (spreads != 0 && (s.kind == NormKind::RMSNorm || held)) continue;
       if (s.cluster > 1 && limits.sm < 90) continue;
