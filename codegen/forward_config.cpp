@@ -107,35 +107,35 @@ std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int s
 // sm_90 at many rows: one block holding the row's span at four 16-byte slots a thread, two where
 // four make fewer than 256 threads and two make 256-512, γ and β held in shared memory at the
 // block's phase, 64 registers a thread as far as shared memory holds the blocks; prefetching
-// where that measured faster (kMaxPhasedPrefetchThreads, below). Tuned at M =
-// 16384 on the H200, bf16, fp32 and bf16 γ (bench/results/2026-11-29-h200-forward-phased/
-// call2-tune.txt), then in bench --forward --graph against the rules of their alignment (rows of
-// an element a thread), M·N = 64 Mi, two rounds (call3-ab.txt there): RMSNorm 1001-30001
-// 1.01-1.41x (fp16 alike). LayerNorm gained at 2001 (227 → 116 µs), 4095-5003 (1.05x; fp16
-// 1.06-1.07x) and 16385-20001 (1.04-1.06x), and lost at 1001 (105 → 153: a warp a row, no
-// barrier, is hard to beat there), 12289 (109 → 116) and 30001 (139 → 225: γ and β too long to
-// hold, read element by element): LayerNorm takes it in those ranges only, and nothing takes it
-// without held weights. (Tuning had 3001 and 6001 behind too: 95 against 89 µs, 173 against
-// 158.) With x's chunks loaded whole (PackedSlot::load_phased_whole; call7-ab.txt), bf16 fp32 γ: RMS 1001 100
-// → 77 µs, 6001 90 → 80, 12289 112 → 79, 20001 118 → 90, 30001 129 → 82; LN 2001 227 → 123,
-// 5003 112 → 106, 16385 146 → 127, 20001 136 → 118.
-bool layer_norm_phases_forward(int64_t n) {
-  return (n > 1024 && n <= 2048) || (n >= 4000 && n <= 5120) || (n > 16384 && n <= 20480);
-}
+// where that measured faster (kMaxPhasedPrefetchThreads, below). Tuned at M = 16384 on the H200,
+// bf16, fp32 and bf16 γ (bench/results/2026-11-29-h200-forward-phased/call2-tune.txt), then in
+// bench --forward --graph against the rules of their alignment (rows of an element a thread),
+// M·N = 64 Mi, two rounds (call3-ab.txt there): RMSNorm 1001-30001 1.01-1.41x (fp16 alike).
+// With x's chunks loaded whole (PackedSlot::load_phased_whole; call7-ab.txt), bf16 fp32 γ: RMS
+// 1001 100 → 77 µs, 6001 90 → 80, 12289 112 → 79, 20001 118 → 90, 30001 129 → 82. Nothing takes
+// it without held weights.
+//
+// LayerNorm's phased rows took the same rule once their statistics met once (Σx and Σx²,
+// templates/norm_forward.cuh sums_of_powers_moments): before, with two meetings a row, they
+// gained only at 1025-2048, 4000-5120 and 16385-20480 and lost to prefetching elsewhere.
+// bench --forward --graph, M·N = 64 Mi, against 8c3cc25, two rounds
+// (bench/results/2026-11-29-h200-layernorm-one-meeting/call2-ab.txt), bf16 fp32 γ: 1001 108 →
+// 84 µs, 2001 122 → 80, 3001 110 → 78, 4095 114 → 86, 5003 106 → 80, 6001 105 → 82, 8191 114 →
+// 100, 10001 106 → 96, 12289 109 → 92, 16385 116 → 87, 20001 119 → 104 (1.10-1.53x); fp16 2001,
+// 5003, 12289 1.20-1.56x. Where one block cannot hold LayerNorm's γ and β (fp32, from N ≈ 28600)
+// a cluster of two blocks a row holds them, at two slots a thread, prefetching (tuned, 30001:
+// 317 → 248 µs against rows of an element a thread, call2-tune.txt).
+constexpr int kLayerNormPhasedCluster = 2;
 
 // Prefetching phased blocks (the next row's chunks issued before this row's meetings, made the
 // row where worked: PackedSlot::load_phased_chunk), tuned at M = 16384 on the H200, bf16 fp32 γ,
 // against the rule above (bench/results/2026-11-29-h200-backward-whole-chunks/call3-tune.txt):
 // RMSNorm at two slots a thread (up to 544 threads) 1001-8191 1.01-1.18x (5003 106 → 90 µs),
-// else at four, no blocks bound, 10001-12289 0.99-1.01x and 16385 1.31x (190 → 145);
-// LayerNorm lost below 9216 (4095 118 → 122, 8191 219 → 253) and gained at four slots from
-// 10001 (245 → 235 µs), 12289 (254 → 233) and 16385 (244 → 228). Not tried past 544 threads.
-// In bench --forward --graph at M·N = 64 Mi against 53e0333 (call4-ab.txt, two rounds, bf16
-// fp32 γ and fp16): RMSNorm 2001-8191 1.05-1.20x, 16385 1.33x, 1001 and 10001-12289 within 2%;
-// LayerNorm 16385 1.09x, but 10001-12289 0.91x (at 5460-6710 rows, against rows of an element a
-// thread), so LayerNorm prefetches from 16385 only.
+// else at four, no blocks bound, 10001-12289 0.99-1.01x and 16385 1.31x (190 → 145). Not tried
+// past 544 threads. In bench --forward --graph at M·N = 64 Mi against 53e0333 (call4-ab.txt,
+// two rounds, bf16 fp32 γ and fp16): RMSNorm 2001-8191 1.05-1.20x, 16385 1.33x, 1001 and
+// 10001-12289 within 2%.
 constexpr int64_t kMaxPhasedPrefetchThreads = 544;
-constexpr int64_t kLayerNormPhasedPrefetchFromN = 16385;
 
 std::optional<LaunchConfig> phased_forward_rule(const NormProblem& p, int sm, int64_t m, int sm_count,
                                                 double memory_bytes_per_sm_cycle) {
@@ -143,7 +143,6 @@ std::optional<LaunchConfig> phased_forward_rule(const NormProblem& p, int sm, in
   // From N = 1000 (tuned from 1001): shorter rows keep their warps of several rows.
   if (!twin || p.n < 1000 || sm < 90 || !memory_rich(memory_bytes_per_sm_cycle) || few_rows(m, sm_count))
     return std::nullopt;
-  const bool layer_norm = p.kind == NormKind::LayerNorm;
   LaunchConfig c;
   c.vec = 16 / dtype_size(p.x_dtype);
   const int64_t slots = ceil_div(twin->n, c.vec);
@@ -151,11 +150,19 @@ std::optional<LaunchConfig> phased_forward_rule(const NormProblem& p, int sm, in
   c.prefetch = four <= kMaxPhasedPrefetchThreads;
   int64_t threads = four;
   if (threads > kMaxForwardRowThreads) return std::nullopt;
-  const bool two_slots = c.prefetch ? two <= kMaxPhasedPrefetchThreads
-                                    : threads < 256 && two >= 256 && two <= 512;
+  const bool two_slots = c.prefetch ? two <= kMaxPhasedPrefetchThreads : threads < 256 && two >= 256 && two <= 512;
   if (two_slots) threads = two;
   c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
   c = phased_forward_config(p, c, sm);  // one block an SM so far: whether γ and β fit at all
+  if (!c.shared_weights && p.kind == NormKind::LayerNorm) {
+    LaunchConfig pair;
+    pair.vec = c.vec;
+    pair.cluster = kLayerNormPhasedCluster;
+    pair.threads = pair.threads_per_row = static_cast<int>(warp_threads(slots, int64_t{2} * pair.cluster));
+    pair.prefetch = true;
+    c = phased_forward_config(p, pair, sm);
+    return c.shared_weights && c.threads <= kMaxForwardRowThreads ? std::optional<LaunchConfig>(c) : std::nullopt;
+  }
   if (!c.shared_weights) return std::nullopt;
   // A prefetching block of four slots a thread holds two rows' 32 elements: left unbound (at 3
   // blocks of 320 threads, LN 10001 spilled 56 bytes).
