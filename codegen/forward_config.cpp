@@ -122,10 +122,10 @@ std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int s
 // (bench/results/2026-11-29-h200-layernorm-one-meeting/call2-ab.txt), bf16 fp32 γ: 1001 108 →
 // 84 µs, 2001 122 → 80, 3001 110 → 78, 4095 114 → 86, 5003 106 → 80, 6001 105 → 82, 8191 114 →
 // 100, 10001 106 → 96, 12289 109 → 92, 16385 116 → 87, 20001 119 → 104 (1.10-1.53x); fp16 2001,
-// 5003, 12289 1.20-1.56x. Where one block cannot hold LayerNorm's γ and β (fp32, from N ≈ 28600)
-// a cluster of two blocks a row holds them, at two slots a thread, prefetching (tuned, 30001:
-// 317 → 248 µs against rows of an element a thread, call2-tune.txt).
-constexpr int kLayerNormPhasedCluster = 2;
+// 5003, 12289 1.20-1.56x. Where one block cannot hold LayerNorm's γ and β (N ≈ 28600-32767) rows
+// of an element a thread stay: a prefetching cluster of two blocks a row holding them, tuned
+// 1.28x faster at 30001 and M = 4096 (call2-tune.txt), measured 0.96x, 1.00x and 1.12x at 29001,
+// 30001 and 32001 in bench (2097-2314 rows; 0.955x with γ in x's dtype; call3-ab.txt).
 
 // Prefetching phased blocks (the next row's chunks issued before this row's meetings, made the
 // row where worked: PackedSlot::load_phased_chunk), tuned at M = 16384 on the H200, bf16 fp32 γ,
@@ -154,15 +154,6 @@ std::optional<LaunchConfig> phased_forward_rule(const NormProblem& p, int sm, in
   if (two_slots) threads = two;
   c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
   c = phased_forward_config(p, c, sm);  // one block an SM so far: whether γ and β fit at all
-  if (!c.shared_weights && p.kind == NormKind::LayerNorm) {
-    LaunchConfig pair;
-    pair.vec = c.vec;
-    pair.cluster = kLayerNormPhasedCluster;
-    pair.threads = pair.threads_per_row = static_cast<int>(warp_threads(slots, int64_t{2} * pair.cluster));
-    pair.prefetch = true;
-    c = phased_forward_config(p, pair, sm);
-    return c.shared_weights && c.threads <= kMaxForwardRowThreads ? std::optional<LaunchConfig>(c) : std::nullopt;
-  }
   if (!c.shared_weights) return std::nullopt;
   // A prefetching block of four slots a thread holds two rows' 32 elements: left unbound (at 3
   // blocks of 320 threads, LN 10001 spilled 56 bytes).

@@ -210,12 +210,9 @@ TEST(NvrtcForward, PhasedRowsCompileWithoutSpills) {
     }
   }
   // The phased rule's blocks (choose_forward_config on an H200 at many rows), prefetching or not,
-  // with ptxas's registers printed for bench/NOTES.md. None spills (LayerNorm's four slots a
-  // thread at 64 registers spill 4 bytes at 8191 and 12289, which the rule leaves to their own
-  // rules).
+  // with ptxas's registers printed for bench/NOTES.md. None spills.
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     for (int64_t n : {1001, 2001, 4095, 5003, 8191, 12289, 16385, 20001}) {
-      if (kind == NormKind::LayerNorm && (n == 1001 || n == 8191 || n == 12289)) continue;  // not phased
       NormProblem raw = test::make_problem(kind, n, DType::BF16, DType::F32,
                                            kind == NormKind::LayerNorm ? test::Affine::WeightAndBias : test::Affine::WeightOnly);
       raw.alignment = 2;
