@@ -315,11 +315,11 @@ __device__ __forceinline__ float2 warp_shifted_moments(Reducer_& r, Exchange_& e
 // Σ(x − mean)², as two meetings do (exact: nothing cancels), which bounds that factor by
 // 1 + kSumsSpreads². The reduced sums have the same bits in every thread of the row (butterflies
 // or one order), so the whole block takes the same branch at the barrier.
-constexpr float kSumsSpreads = 2.f;
 template <class Reducer_>
 __device__ __forceinline__ float2 sums_of_powers_moments(Reducer_& r, const Packed (&packed)[kIters], int lane,
                                                          int lane_in_block, unsigned phase) {
   static_assert(kRowsPerBlock == 1 && kCluster == 1, "a branch the whole block takes: one row a block");
+  constexpr float kSumsSpreads = 2.f;  // here, not at namespace scope: PTX would carry it as a global
   float2 sums = make_float2(0.f, 0.f);  // elements outside the row read as 0: they add nothing
 #pragma unroll
   for (int i = 0; i < kIters; ++i) {
