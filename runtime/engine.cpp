@@ -231,21 +231,19 @@ runtime::TuningDevice Engine::Impl::tuning_device(const runtime::DeviceLimits& l
   return runtime::TuningDevice{name, limits.sm, limits.sm_count, runtime::Nvrtc::get().version()};
 }
 
-// Bits 0-45 hold the base problem, 48-55 kernel_for's M bucket; the fused options take 56-63,
-// and recompute_from_output, which found them full, bit 46; rows out of phase bit 47.
 static uint64_t fused_option_bits(const NormProblem& p) {
   return uint64_t(p.residual) | uint64_t(p.zero_centered_weight) << 1 | uint64_t(p.rowscale) << 2 |
          uint64_t(p.dropout) << 3 | uint64_t(p.gate) << 5 | uint64_t(p.parallel) << 7;
 }
 
-uint64_t Engine::Impl::problem_code(const NormProblem& p) {
+uint64_t Engine::Impl::problem_code(const NormProblem& p, codegen::Pass pass) {
   int log2_alignment = 0;
   while ((1 << log2_alignment) < p.alignment) ++log2_alignment;
-  return static_cast<uint64_t>(p.n) | uint64_t(p.kind == NormKind::RMSNorm) << 32 |
-         uint64_t(p.x_dtype) << 33 | uint64_t(p.dy_dtype) << 35 | uint64_t(p.dx_dtype) << 37 |
-         uint64_t(p.weight_dtype) << 39 | uint64_t(p.has_weight) << 41 | uint64_t(p.has_bias) << 42 |
-         uint64_t(log2_alignment) << 43 | uint64_t(p.recompute_from_output) << 46 | uint64_t(p.alignment < 16 && !p.rows_in_phase) << 47 |
-         fused_option_bits(p) << 56;
+  return static_cast<uint64_t>(p.n - 1) | uint64_t(p.alignment < 16 && !p.rows_in_phase) << 31 |
+         uint64_t(p.kind == NormKind::RMSNorm) << 32 | uint64_t(p.x_dtype) << 33 | uint64_t(p.dy_dtype) << 35 |
+         uint64_t(p.dx_dtype) << 37 | uint64_t(p.weight_dtype) << 39 | uint64_t(p.has_weight) << 41 |
+         uint64_t(p.has_bias) << 42 | uint64_t(log2_alignment) << 43 | uint64_t(p.recompute_from_output) << 46 |
+         uint64_t(pass == codegen::Pass::Forward) << 47 | fused_option_bits(p) << 56;
 }
 
 void Engine::Impl::pin_config(const runtime::DeviceLimits& limits, const NormProblem& resolved, int64_t m,
@@ -324,7 +322,7 @@ const LoadedKernel& Engine::Impl::kernel_for(CUcontext ctx, const NormProblem& p
   // Without tuning, buckets matter only where the heuristic may look at m: few rows (the
   // backward's families for them; the forward's streamed rows shared by clusters).
   const bool by_bucket = m >= 0 && (config.tune_mode != TuneMode::Off || codegen::may_be_few_rows(m));
-  const uint64_t code = problem_code(p) | (forward ? kForwardBit : 0);
+  const uint64_t code = problem_code(p, pass);
   // Buckets are 1 + log2: 0 stands for "the heuristic's kernel, whatever m".
   const uint64_t ctx_id = context_id(ctx);
   const Key key{ctx_id, code | (by_bucket ? uint64_t(1 + runtime::m_bucket_log2(m)) << 48 : 0)};

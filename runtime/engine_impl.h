@@ -107,7 +107,7 @@ struct Engine::Impl {
   void launch_backward(const NormProblem& problem, const BackwardArgs& args, CUstream stream);
 
   // The forward (docs/FORWARD.md): the same caches and tuning database, its own entries
-  // (problem_code with kForwardBit, tuning keys of Pass::Forward): kernel_for(..., Pass::Forward).
+  // (problem_code of Pass::Forward, tuning keys of Pass::Forward): kernel_for(..., Pass::Forward).
   const LoadedKernel& forward_kernel_for(CUcontext ctx, const NormProblem& resolved, int64_t m = -1,
                                          llvm::function_ref<bool()> may_tune = nullptr);
   // Launches a forward kernel over a checked call (runtime::check_forward_call's, m > 0).
@@ -115,6 +115,14 @@ struct Engine::Impl {
                                     CUstream stream);
   void launch_forward(const NormProblem& problem, const ForwardArgs& args, CUstream stream);
   size_t workspace_size(const NormProblem& problem, int64_t m);
+  // The code of a resolved problem's kernel for one pass, in the kernel maps' keys: two problems
+  // that compile differently never share one. Bits 0-30 N − 1 (N ≤ 2^31), 31 rows out of phase
+  // (aligned to less than 16 bytes), 32 RMSNorm, 33-40 the dtypes, 41-42 γ and β, 43-45 log2 of
+  // the alignment, 46 recompute_from_output, 47 the forward, 48-55 zero (kernel_for's M bucket),
+  // 56-63 the other fused options. (Until session 42 rows out of phase took bit 47 too: their
+  // backward and every forward of their shape shared a key, and the forward then launched the
+  // backward's kernel, which has no forward entry point.)
+  static uint64_t problem_code(const NormProblem& resolved, codegen::Pass pass);
 
   Config config;
   runtime::DiskCache disk;
@@ -130,9 +138,6 @@ struct Engine::Impl {
   // made after one was destroyed may get its handle, and must not get its modules.
   using Key = std::pair<uint64_t, uint64_t>;
   static uint64_t context_id(CUcontext ctx);
-  static uint64_t problem_code(const NormProblem& resolved);
-  // Bit 47 of a problem code: the forward of the problem (resolve_forward_problem's).
-  static constexpr uint64_t kForwardBit = uint64_t{1} << 47;
   // The config for (problem, m) on this device, as tune.mode says; tuned: from the database or
   // a tuning. Sets `settled` false when the answer is provisional (a tuning was due but not
   // allowed now): the caller then does not remember it for the bucket.
