@@ -551,14 +551,21 @@ TEST_F(ForwardTuning, PhasedRowsMatchTheReference) {
       ++tried;
     }
   EXPECT_GE(tried, 16);
-  // Rows out of phase (x and y strides apart) take an unphased kernel, and are right.
-  ForwardCase apart;
-  apart.problem = make_problem(NormKind::LayerNorm, 5003, DType::BF16, DType::F32, Affine::WeightAndBias);
-  apart.m = 301;
+  // Rows out of phase (x and y strides apart) take an unphased kernel, and are right, also in an
+  // engine that has just run the phased kernel of their shape in phase (until session 42 the two
+  // problems' codes were one: the engine gave the phased kernel to the rows out of phase).
+  ForwardCase in_phase;
+  in_phase.problem = make_problem(NormKind::LayerNorm, 5003, DType::BF16, DType::F32, Affine::WeightAndBias);
+  in_phase.m = 301;
+  const NormProblem phased = checked_problem(in_phase);
+  Engine engine(this->config(TuneMode::Cached));
+  engine.impl().pin_config(limits, phased, in_phase.m, phased_forward_block(5003, 1, true, true), codegen::Pass::Forward);
+  check_case(engine, in_phase, stream());
+  EXPECT_TRUE(engine.impl().forward_kernel_for(ctx, phased, in_phase.m).config.phased);
+  ForwardCase apart = in_phase;
   apart.y_stride = 5004;
   const NormProblem resolved = checked_problem(apart);
   EXPECT_FALSE(resolved.rows_in_phase);
-  Engine engine(this->config(TuneMode::Cached));
   EXPECT_FALSE(engine.impl().forward_kernel_for(ctx, resolved, apart.m).config.phased);
   check_case(engine, apart, stream());
 }
