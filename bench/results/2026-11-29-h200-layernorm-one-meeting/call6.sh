@@ -6,10 +6,10 @@
 set -uo pipefail
 B=build-device
 export NORMJIT_LIBRARY=$PWD/$B/libnormjit.so NORMJIT_CACHE_DIR=$(mktemp -d)
-timeout 240 python3 python/tests/run.py > $OUT/python-tests.txt 2>&1
+timeout 210 python3 python/tests/run.py > $OUT/python-tests.txt 2>&1
 echo "python tests exit $? at $SECONDS s"; tail -4 $OUT/python-tests.txt; grep -E "^(ERROR|FAIL):" $OUT/python-tests.txt | head
 unset NORMJIT_CACHE_DIR
-GPU_TEST_SHARDS=16 BUILD_DIR=$B OUT=$OUT timeout 300 scripts/gpu-run.sh gpu-tests > $OUT/gpu-run.txt 2>&1
+GPU_TEST_SHARDS=16 BUILD_DIR=$B OUT=$OUT timeout 290 scripts/gpu-run.sh gpu-tests > $OUT/gpu-run.txt 2>&1
 echo "gpu tests exit $? at $SECONDS s"
 grep -hE "^\[  (PASSED|FAILED) " $OUT/gpu-tests.txt | sort | uniq -c; grep -E "^\[  FAILED  \]|Failure" $OUT/gpu-tests.txt | head
 grep -hE "^\[  PASSED  \] [0-9]+ test" $OUT/gpu-tests.txt | awk '{s+=$4} END {print "passed in all:", s}'
