@@ -307,7 +307,7 @@ __device__ __forceinline__ float2 warp_shifted_moments(Reducer_& r, Exchange_& e
 // ---- LayerNorm statistics of phased rows: Σx and Σx² in one meeting ---------------------------
 // mean = Σx / N and var = Σx² / N − mean²: one meeting on two sums, as RMSNorm's on Σx² alone,
 // and no pass over the registers between meetings. Phased rows (one block a row, a barrier a
-// meeting, threads that wait there with nothing in flight) ran 1.13-1.38x faster so than with
+// meeting, threads that wait there with nothing in flight) ran 1.13-1.38x faster this way than with
 // the mean then Σ(x − mean)² or with warp-shifted moments, and then gained from prefetching
 // (bench/NOTES.md entry 56); unphased rows measured alike or slower, and keep the ways above.
 // The difference cancels as the mean grows against the spread: var's error is Σx²'s rounding
