@@ -1,6 +1,7 @@
 #include "codegen/forward_config.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -147,10 +148,15 @@ std::optional<LaunchConfig> phased_forward_rule(const NormProblem& p, int sm, in
   c.vec = 16 / dtype_size(p.x_dtype);
   const int64_t slots = ceil_div(twin->n, c.vec);
   const int64_t four = warp_threads(slots, 4), two = warp_threads(slots, 2);
-  c.prefetch = four <= kMaxPhasedPrefetchThreads;
+  const char* hook = std::getenv("NORMJIT_HOOK_FWD");
+  const std::string mode = hook ? hook : "";
+  c.prefetch = four <= kMaxPhasedPrefetchThreads && mode != "four-nopf";
   int64_t threads = four;
   if (threads > kMaxForwardRowThreads) return std::nullopt;
-  const bool two_slots = c.prefetch ? two <= kMaxPhasedPrefetchThreads : threads < 256 && two >= 256 && two <= 512;
+  const int64_t two_limit = mode == "two640" ? 640 : kMaxPhasedPrefetchThreads;
+  bool two_slots = c.prefetch ? two <= two_limit : threads < 256 && two >= 256 && two <= 512;
+  if (mode == "four" || mode == "four-nopf") two_slots = false;
+  if (mode == "two640" && four <= 320 && two <= 640) { c.prefetch = true; two_slots = true; }
   if (two_slots) threads = two;
   c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
   c = phased_forward_config(p, c, sm);  // one block an SM so far: whether γ and β fit at all

@@ -485,13 +485,14 @@ typedef SlotPieces<kVec, kThreadsPerRow> SumPieces;  // templates/common.cuh: th
 constexpr i64 kSharedSumFloats = kSharedSums || kSharedWeights ? (i64)kIters * kVec * kThreadsPerRow : 0;
 static_assert(!kSharedSums || kRowsPerBlock == 1, "shared sums: one row per block, so each column has one owner");
 
+template <bool kShared>
 struct SlotSums {
   float reg[kIters][kVec];  // without kSharedSums
   float* shared;            // with: this sum's region, kSharedSumFloats floats
 
   // Starts at zero; with kSharedSums the sum lives at `region`, which `next` then points past.
   __device__ __forceinline__ void start(float*& next) {
-    if constexpr (kSharedSums) {
+    if constexpr (kShared) {
       shared = next;
       next += kSharedSumFloats;
       float zero[kVec];
@@ -507,7 +508,7 @@ struct SlotSums {
     }
   }
   __device__ __forceinline__ void add(int i, const float (&v)[kVec]) {
-    if constexpr (kSharedSums) {
+    if constexpr (kShared) {
       SumPieces::add(shared, i, threadIdx.x % kThreadsPerRow, v);
     } else {
 #pragma unroll
@@ -518,7 +519,7 @@ struct SlotSums {
   __device__ __forceinline__ void get(float (&out)[kIters][kVec]) const {
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
-      if constexpr (kSharedSums) {
+      if constexpr (kShared) {
         SumPieces::load(shared, i, threadIdx.x % kThreadsPerRow, out[i]);
       } else {
 #pragma unroll
@@ -530,10 +531,16 @@ struct SlotSums {
 
 // A thread's column sums, dγ and dβ (with parallel norms also the second norm's), those the
 // problem has, each from zero, with shared sums in consecutive regions from `region` on.
+#ifdef NJ_HOOK_BIAS_REGISTERS
+#define NJ_SHARED_BIAS_SUMS false
+#else
+#define NJ_SHARED_BIAS_SUMS kSharedSums
+#endif
 struct ColumnSums {
-  SlotSums dw, db;
+  SlotSums<kSharedSums> dw;
+  SlotSums<NJ_SHARED_BIAS_SUMS> db;
 // fused:begin
-  SlotSums dw1, db1;  // the second norm's (kParallel)
+  SlotSums<kSharedSums> dw1, db1;  // the second norm's (kParallel)
 // fused:end
 
   __device__ __forceinline__ void start(float* region) {
