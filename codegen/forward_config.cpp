@@ -138,6 +138,17 @@ std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int s
 // 10001-12289 within 2%.
 constexpr int64_t kMaxPhasedPrefetchThreads = 544;
 
+// LayerNorm's prefetching blocks of two slots take about 72 registers a thread, so past 448
+// threads (N ≈ 7163 on) one block fills an SM; its prefetching blocks of four slots take 100-116
+// registers. Up to 320 threads of four slots (N ≈ 10233) blocks of four slots that do not
+// prefetch, 72-96 registers, two or three an SM, were faster: bench --forward --graph, M·N = 64
+// Mi, bf16 fp32 γ, two rounds (bench/results/2026-11-29-h200-bias-registers/call1-output.txt):
+// 8191 100 → 89 µs, 9001 105 → 88, 10001 96 → 90; at 11001-12289 (352-416 threads) they tied,
+// at 7001 (two slots, 448 threads) they lost (81 → 87). Two-slot prefetching blocks of 576-640
+// threads gained less (9001 96, 10001 90; 8191 at 544 threads is the rule's).
+constexpr int64_t kMaxLayerNormTwoSlotPrefetchThreads = 448;
+constexpr int64_t kMaxLayerNormUnprefetchedFourSlotThreads = 320;
+
 std::optional<LaunchConfig> phased_forward_rule(const NormProblem& p, int sm, int64_t m, int sm_count,
                                                 double memory_bytes_per_sm_cycle) {
   const std::optional<NormProblem> twin = phased_twin(p);
@@ -148,15 +159,16 @@ std::optional<LaunchConfig> phased_forward_rule(const NormProblem& p, int sm, in
   c.vec = 16 / dtype_size(p.x_dtype);
   const int64_t slots = ceil_div(twin->n, c.vec);
   const int64_t four = warp_threads(slots, 4), two = warp_threads(slots, 2);
-  const char* hook = std::getenv("NORMJIT_HOOK_FWD");
-  const std::string mode = hook ? hook : "";
-  c.prefetch = four <= kMaxPhasedPrefetchThreads && mode != "four-nopf";
+  const char* hook = std::getenv("NORMJIT_HOOK_FWD");  // temporary: RMSNorm's A/B (session 43)
+  const bool four_unprefetched = (p.kind == NormKind::LayerNorm || (hook && std::string(hook) == "four-nopf")) &&
+                                 two > kMaxLayerNormTwoSlotPrefetchThreads &&
+                                 four <= kMaxLayerNormUnprefetchedFourSlotThreads;
+  c.prefetch = four <= kMaxPhasedPrefetchThreads && !four_unprefetched;
   int64_t threads = four;
   if (threads > kMaxForwardRowThreads) return std::nullopt;
-  const int64_t two_limit = mode == "two640" ? 640 : kMaxPhasedPrefetchThreads;
-  bool two_slots = c.prefetch ? two <= two_limit : threads < 256 && two >= 256 && two <= 512;
-  if (mode == "four" || mode == "four-nopf") two_slots = false;
-  if (mode == "two640" && four <= 320 && two <= 640) { c.prefetch = true; two_slots = true; }
+  const bool two_slots = four_unprefetched ? false
+                         : c.prefetch      ? two <= kMaxPhasedPrefetchThreads
+                                           : threads < 256 && two >= 256 && two <= 512;
   if (two_slots) threads = two;
   c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
   c = phased_forward_config(p, c, sm);  // one block an SM so far: whether γ and β fit at all

@@ -1051,15 +1051,20 @@ TEST(ForwardSearchSpace, RowsInPhaseAlsoTryPhasedConfigs) {
 // RMSNorm's alike: one block of four 16-byte slots a thread (two where that makes 256-512 threads
 // of fewer than 256), γ and β held, blocks an SM as registers and shared memory allow;
 // prefetching blocks up to 544 threads, at two slots a thread where those are up to 544 threads
-// (else four, unbound). Rows out of phase, few rows, the H100's rules, fp32 rows, rows whose γ
-// and β one block cannot hold (LayerNorm 30001) and rows past 1024 threads of four slots keep
-// their own rules.
+// (else four, unbound); LayerNorm's where two-slot prefetching blocks would pass 448 threads
+// and four slots make at most 320, four slots without prefetch. Rows out of phase, few rows, the
+// H100's rules, fp32 rows, rows whose γ and β one block cannot hold (LayerNorm 30001) and rows
+// past 1024 threads of four slots keep their own rules.
 TEST(ForwardConfig, OddSixteenBitRowsInPhaseArePhasedOnMemoryRichDevices) {
-  struct Expected { int64_t n; int threads; int min_blocks; bool prefetch; bool layer_norm = true; };
+  enum Kinds { kBoth, kRmsOnly, kLayerNormOnly };
+  struct Expected { int64_t n; int threads; int min_blocks; bool prefetch; Kinds kinds = kBoth; };
   const Expected expected[] = {{1001, 64, 16, true},   {2001, 128, 8, true},  {3001, 192, 5, true},
                                {4095, 288, 3, true},   {5003, 320, 3, true},  {6001, 384, 2, true},
-                               {8191, 544, 1, true},   {12289, 416, 1, true}, {16385, 544, 1, true},
-                               {20001, 640, 1, false}, {30001, 960, 1, false, false}};
+                               {7001, 448, 2, true},   {8191, 544, 1, true, kRmsOnly},
+                               {7163, 256, 3, false, kLayerNormOnly},     {8191, 288, 3, false, kLayerNormOnly},
+                               {10233, 320, 2, false, kLayerNormOnly},    {10240, 352, 1, true},
+                               {12289, 416, 1, true}, {16385, 544, 1, true},
+                               {20001, 640, 1, false}, {30001, 960, 1, false, kRmsOnly}};
   for (const Expected& e : expected)
     for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     for (DType x : {DType::BF16, DType::F16}) {
@@ -1068,10 +1073,8 @@ TEST(ForwardConfig, OddSixteenBitRowsInPhaseArePhasedOnMemoryRichDevices) {
       p = codegen::resolve_forward_problem(p);
       const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90, 16384, 132, 18.4);
       const std::string what = codegen::describe_forward(p) + ": " + codegen::describe(c);
-      if (kind == NormKind::LayerNorm && !e.layer_norm) {  // γ and β too long for one block
-        EXPECT_FALSE(c.phased) << what;
+      if ((kind == NormKind::LayerNorm && e.kinds == kRmsOnly) || (kind == NormKind::RMSNorm && e.kinds == kLayerNormOnly))
         continue;
-      }
       EXPECT_TRUE(c.phased && c.shared_weights && c.cluster == 1 && c.vec == 8) << what;
       EXPECT_EQ(c.threads, e.threads) << what;
       EXPECT_EQ(c.min_blocks_per_sm, e.min_blocks) << what;
@@ -1083,6 +1086,9 @@ TEST(ForwardConfig, OddSixteenBitRowsInPhaseArePhasedOnMemoryRichDevices) {
       apart.rows_in_phase = false;
       EXPECT_FALSE(codegen::choose_forward_config(apart, 90, 16384, 132, 18.4).phased) << what << ": out of phase";
     }
+  NormProblem wide_span = problem(NormKind::LayerNorm, 30001, DType::BF16);  // γ and β too long for one block
+  wide_span.alignment = 2;
+  EXPECT_FALSE(codegen::choose_forward_config(codegen::resolve_forward_problem(wide_span), 90, 16384, 132, 18.4).phased);
   // Rows shorter than 1000 keep their warps of several rows.
   for (int64_t n : {1, 33, 321, 999}) {
     NormProblem p = problem(NormKind::RMSNorm, n, DType::BF16);

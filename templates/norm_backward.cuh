@@ -485,14 +485,13 @@ typedef SlotPieces<kVec, kThreadsPerRow> SumPieces;  // templates/common.cuh: th
 constexpr i64 kSharedSumFloats = kSharedSums || kSharedWeights ? (i64)kIters * kVec * kThreadsPerRow : 0;
 static_assert(!kSharedSums || kRowsPerBlock == 1, "shared sums: one row per block, so each column has one owner");
 
-template <bool kShared>
 struct SlotSums {
   float reg[kIters][kVec];  // without kSharedSums
   float* shared;            // with: this sum's region, kSharedSumFloats floats
 
   // Starts at zero; with kSharedSums the sum lives at `region`, which `next` then points past.
   __device__ __forceinline__ void start(float*& next) {
-    if constexpr (kShared) {
+    if constexpr (kSharedSums) {
       shared = next;
       next += kSharedSumFloats;
       float zero[kVec];
@@ -508,7 +507,7 @@ struct SlotSums {
     }
   }
   __device__ __forceinline__ void add(int i, const float (&v)[kVec]) {
-    if constexpr (kShared) {
+    if constexpr (kSharedSums) {
       SumPieces::add(shared, i, threadIdx.x % kThreadsPerRow, v);
     } else {
 #pragma unroll
@@ -519,7 +518,7 @@ struct SlotSums {
   __device__ __forceinline__ void get(float (&out)[kIters][kVec]) const {
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
-      if constexpr (kShared) {
+      if constexpr (kSharedSums) {
         SumPieces::load(shared, i, threadIdx.x % kThreadsPerRow, out[i]);
       } else {
 #pragma unroll
@@ -531,16 +530,10 @@ struct SlotSums {
 
 // A thread's column sums, dγ and dβ (with parallel norms also the second norm's), those the
 // problem has, each from zero, with shared sums in consecutive regions from `region` on.
-#ifdef NJ_HOOK_BIAS_REGISTERS
-#define NJ_SHARED_BIAS_SUMS false
-#else
-#define NJ_SHARED_BIAS_SUMS kSharedSums
-#endif
 struct ColumnSums {
-  SlotSums<kSharedSums> dw;
-  SlotSums<NJ_SHARED_BIAS_SUMS> db;
+  SlotSums dw, db;
 // fused:begin
-  SlotSums<kSharedSums> dw1, db1;  // the second norm's (kParallel)
+  SlotSums dw1, db1;  // the second norm's (kParallel)
 // fused:end
 
   __device__ __forceinline__ void start(float* region) {
