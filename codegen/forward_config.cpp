@@ -1,7 +1,6 @@
 #include "codegen/forward_config.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -142,10 +141,13 @@ constexpr int64_t kMaxPhasedPrefetchThreads = 544;
 // threads (N ≈ 7163 on) one block fills an SM; its prefetching blocks of four slots take 100-116
 // registers. Up to 320 threads of four slots (N ≈ 10233) blocks of four slots that do not
 // prefetch, 72-96 registers, two or three an SM, were faster: bench --forward --graph, M·N = 64
-// Mi, bf16 fp32 γ, two rounds (bench/results/2026-11-29-h200-bias-registers/call1-output.txt):
+// Mi, bf16 fp32 γ, two rounds (bench/results/2026-11-29-h200-bias-registers/call1-output-tail.txt):
 // 8191 100 → 89 µs, 9001 105 → 88, 10001 96 → 90; at 11001-12289 (352-416 threads) they tied,
 // at 7001 (two slots, 448 threads) they lost (81 → 87). Two-slot prefetching blocks of 576-640
-// threads gained less (9001 96, 10001 90; 8191 at 544 threads is the rule's).
+// threads gained less (9001 96, 10001 90; 8191 at 544 threads is the rule's). A/B against
+// a7bf2d8 (call2-output.txt, two rounds): bf16 and fp16, fp32 γ and γ in x's dtype, 8191-10233
+// 1.04-1.19x, 7001 and 11001 unchanged. RMSNorm's blocks of the same shape lost there (8191 73
+// → 78 µs, 9001 74 → 76, 10001 74 → 76): its own rule stays.
 constexpr int64_t kMaxLayerNormTwoSlotPrefetchThreads = 448;
 constexpr int64_t kMaxLayerNormUnprefetchedFourSlotThreads = 320;
 
@@ -159,16 +161,13 @@ std::optional<LaunchConfig> phased_forward_rule(const NormProblem& p, int sm, in
   c.vec = 16 / dtype_size(p.x_dtype);
   const int64_t slots = ceil_div(twin->n, c.vec);
   const int64_t four = warp_threads(slots, 4), two = warp_threads(slots, 2);
-  const char* hook = std::getenv("NORMJIT_HOOK_FWD");  // temporary: RMSNorm's A/B (session 43)
-  const bool four_unprefetched = (p.kind == NormKind::LayerNorm || (hook && std::string(hook) == "four-nopf")) &&
-                                 two > kMaxLayerNormTwoSlotPrefetchThreads &&
+  const bool four_unprefetched = p.kind == NormKind::LayerNorm && two > kMaxLayerNormTwoSlotPrefetchThreads &&
                                  four <= kMaxLayerNormUnprefetchedFourSlotThreads;
   c.prefetch = four <= kMaxPhasedPrefetchThreads && !four_unprefetched;
   int64_t threads = four;
   if (threads > kMaxForwardRowThreads) return std::nullopt;
-  const bool two_slots = four_unprefetched ? false
-                         : c.prefetch      ? two <= kMaxPhasedPrefetchThreads
-                                           : threads < 256 && two >= 256 && two <= 512;
+  const bool two_slots =
+      !four_unprefetched && (c.prefetch ? two <= kMaxPhasedPrefetchThreads : threads < 256 && two >= 256 && two <= 512);
   if (two_slots) threads = two;
   c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
   c = phased_forward_config(p, c, sm);  // one block an SM so far: whether γ and β fit at all
