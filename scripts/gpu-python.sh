@@ -36,7 +36,8 @@ step() {  # step NAME COMMAND...: runs it with a header and its time, output int
     echo "no $build/libnormjit.so: build it on the build machine (BUILD_DIR=$build scripts/build.sh) and copy the folder"
     status=1
   else
-    step tests "$python" python/tests/run.py
+    # In 4 processes at once (python/tests/run.py --shards): 3-4 minutes in one.
+    step tests "$python" python/tests/run.py --shards "${PY_TEST_SHARDS:-4}"
     step example "$python" examples/pytorch_transformer.py
     step overhead "$python" bench/python_overhead.py
     # A training-sized call too, where the workspace (one per stream, reused) is not zero.
