@@ -551,6 +551,29 @@ TEST_F(ForwardTuning, PhasedRowsMatchTheReference) {
       ++tried;
     }
   EXPECT_GE(tried, 16);
+  // The H200's rule at bench's rows (phased_forward_rule), pinned at fewer rows: LayerNorm's
+  // blocks of four slots without prefetch (7163-10233, session 43) and the prefetching ones
+  // either side of them.
+  struct RuleShape { int64_t n; DType x; bool prefetch; };
+  for (const RuleShape& s : {RuleShape{7001, DType::BF16, true}, RuleShape{8191, DType::BF16, false},
+                             RuleShape{10233, DType::F16, false}, RuleShape{11001, DType::BF16, true}}) {
+    ForwardCase c;
+    c.problem = make_problem(NormKind::LayerNorm, s.n, s.x, DType::F32, Affine::WeightAndBias);
+    c.m = 199;
+    c.x_stride = s.n + 8;
+    c.y_stride = s.n + 16;
+    const NormProblem resolved = checked_problem(c);
+    const codegen::LaunchConfig config = codegen::choose_forward_config(resolved, 90, 67108864 / s.n, 132, 18.4);
+    SCOPED_TRACE(codegen::describe_forward(resolved) + " " + codegen::describe(config));
+    ASSERT_TRUE(config.phased && config.shared_weights) << "the memory-rich rule's phased block";
+    EXPECT_EQ(config.prefetch, s.prefetch);
+    if (codegen::forward_dynamic_shared_bytes(resolved, config) > codegen::max_stage_bytes(limits.sm)) continue;
+    Engine engine(this->config(TuneMode::Cached));
+    engine.impl().pin_config(limits, resolved, c.m, config, codegen::Pass::Forward);
+    check_case(engine, c, stream());
+    ++tried;
+  }
+  EXPECT_GE(tried, 20);
   // Rows out of phase (x and y strides apart) take an unphased kernel, and are right, also in an
   // engine that has just run the phased kernel of their shape in phase (until session 42 the two
   // problems' codes were one: the engine gave the phased kernel to the rows out of phase).
