@@ -1,6 +1,5 @@
 #include "codegen/kernel_source.h"
 
-#include <cstdlib>
 #include <sstream>
 
 #include "codegen/embedded_templates.h"
@@ -122,7 +121,6 @@ std::string forward_fused_constants(const NormProblem& p) {
 std::string template_switches(const NormProblem& p, const LaunchConfig& c) {
   std::string s;
   if (realigned_slots(p, c)) s += "#define NJ_REALIGNED_SLOTS 1  // x's slots are wider than the rows' alignment\n";
-  if (p.recompute_from_output && std::getenv("NORMJIT_HOOK_HOLD_BETA")) s += "#define NJ_HOOK_HOLD_BETA 1\n";
   return s;
 }
 

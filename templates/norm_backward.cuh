@@ -218,36 +218,6 @@ __device__ __forceinline__ void recover_slot(const BackwardParams& p, bool valid
     }
   }
 }
-#ifdef NJ_HOOK_HOLD_BETA
-__device__ __forceinline__ void recover_slot_held(const BackwardParams& p, bool valid, i64 row, i64 col, int i, int lane,
-                                             unsigned rank, const float (&y)[kVec], const float (&gamma)[kVec],
-                                             const float (&beta)[kVec], float mean, float rstd, float (&xhat)[kVec]) {
-#pragma unroll
-  for (int j = 0; j < kVec; ++j) xhat[j] = 0.f;
-  if (!valid) return;
-  bool zero = false;  // a γ = 0 in the slot (or past N, where γ reads as 0)
-#pragma unroll
-  for (int j = 0; j < kVec; ++j) {
-    const bool z = kHasWeight && gamma[j] == 0.f;
-    // __fdividef: within 2 ulp, without the IEEE division's slow path (|γ| < 2^126 always).
-    xhat[j] = kHasWeight ? __fdividef(y[j] - beta[j], z ? 1.f : gamma[j]) : y[j] - beta[j];
-    zero |= z;
-  }
-  if constexpr (kHasWeight) {
-    if (zero) {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        const i64 c = recover_column(col, i, j, lane, rank);
-        if (gamma[j] == 0.f || c >= kN)
-          xhat[j] = c >= kN                ? 0.f
-                    : p.fused.fallback_x ? normalized(to_f32(p.fused.fallback_x[row * p.fused.fallback_x_stride + c]),
-                                                      mean, rstd)
-                                         : 0.f;
-      }
-    }
-  }
-}
-#endif
 
 // Packed rows (kPackedRows) keep the recovered x̂ of a slot in place of y for the dx pass,
 // rounded to y's type, with NaN where the column is unrecoverable (so dx is NaN there from the
@@ -832,17 +802,6 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
   // With kPrefetch the next row's loads are issued before this row's reductions and barriers,
   // so memory stays busy while the row sums travel; without, each row is loaded when its turn comes.
   const i64 step = row_workers(p) * kRowsPerBlock;
-#ifdef NJ_HOOK_HOLD_BETA
-  float held_beta[kIters][kVec], held_w[kIters][kVec];
-#pragma unroll
-  for (int i = 0; i < kIters; ++i) {
-    const i64 col = slot_column(i, lane, rank);
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) held_beta[i][j] = 0.f;
-    if (col < kN) load_slot<TW, kVec, kAlign, kN>(p.fused.bias, col, held_beta[i]);
-    slot_gamma(p, i, lane, rank, held_w[i]);
-  }
-#endif
   RowSlice cur;
   if constexpr (kPrefetch) load_row_slice(p, row_worker(p) * kRowsPerBlock + row_in_block, lane, rank, cur);
   for (i64 base = row_worker(p) * kRowsPerBlock; base < p.m; base += step) {
@@ -873,12 +832,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
       float (&xh)[kVec] = kPackedRows ? x_wide : cur.x[kPackedRows ? 0 : i];
       float (&g)[kVec] = kPackedRows ? dy_wide : cur.dy[kPackedRows ? 0 : i];
       float w[kVec];
-#ifdef NJ_HOOK_HOLD_BETA
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) w[j] = held_w[i][j];
-#else
       slot_gamma(p, i, lane, rank, w);
-#endif
 // fused:begin
       float dy1[kVec], g1[kVec];
       row_second_norm_slot(p.fused, cur, i, valid, row, slot_column(i, lane, rank), dy1, g1);
@@ -886,11 +840,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
         // xh holds y: the loop below with x̂ recovered from it (an unrecoverable column's x̂ is
         // 0 here, its dγ made NaN after the last row).
         float xhat[kVec], dwi[kVec];
-#ifdef NJ_HOOK_HOLD_BETA
-        recover_slot_held(p, valid, row, slot_column(i, lane, rank), i, lane, rank, xh, w, held_beta[i], mean, rstd, xhat);
-#else
         recover_slot(p, valid, row, slot_column(i, lane, rank), i, lane, rank, xh, w, mean, rstd, xhat);
-#endif
         if constexpr (kPackedRows) hold_recovered_slot(p, slot_column(i, lane, rank), w, xhat, cur.x_packed[i]);
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
