@@ -449,8 +449,8 @@ void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
   if (!c.row_in_registers && c.threads < 64) fail("streamed rows need a block of at least 64 threads");
   if (c.phased) {
     if (!phases_rows(p) || dtype_size(p.x_dtype) != 2)
-      fail("phased rows need 16-bit rows aligned to less than 16 bytes but in phase (x and y alike), y of x's element "
-           "size, and no fused option");
+      fail("phased rows need 16-bit rows of at least 8 elements aligned to less than 16 bytes but in phase (x and y "
+           "alike), y of x's element size, and no fused option");
     if (c.vec * dtype_size(p.x_dtype) != 16) fail("phased rows read 16-byte vectors of x");
     if (!c.row_in_registers || c.rows_per_block() != 1)
       fail("phased rows are held in registers, one row a block (or a cluster)");

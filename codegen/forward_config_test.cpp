@@ -925,6 +925,30 @@ TEST(ForwardSearchSpace, HoldsWeightsInSharedMemoryWhereASlotsGammaSpansTwoLoads
 // Phased rows (templates/norm_forward.cuh, kPhased): odd 16-bit rows in phase read as aligned
 // 16-byte chunks, a row a block or a cluster in registers, γ and β not held; the register bound
 // counts the span (N + 7), the source says kPhased, and nothing else runs phased.
+// Rows shorter than a 16-byte chunk (16-bit N < 8) share the tensor's last chunk with the rows
+// before them, whose whole-chunk loads would read past the tensor (memcheck found it at RMS bf16
+// N = 3): not phased, by the check, the rule or the tuner.
+TEST(ForwardConfig, RowsShorterThanAChunkAreNeverPhased) {
+  for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{7}, int64_t{8}, int64_t{9}}) {
+    NormProblem p = problem(NormKind::RMSNorm, n, DType::BF16);
+    p.alignment = 2;
+    p = codegen::resolve_forward_problem(p);
+    ASSERT_TRUE(p.rows_in_phase);
+    codegen::LaunchConfig c;
+    c.vec = 8;
+    c.threads = c.threads_per_row = 64;
+    c.phased = true;
+    if (n < 8) {
+      EXPECT_THROW(codegen::check_forward_config(p, c), std::invalid_argument) << n;
+      for (const codegen::LaunchConfig& candidate : codegen::forward_search_space(p, 90, 4096, 132, 18.4))
+        EXPECT_FALSE(candidate.phased) << n << ": " << codegen::describe(candidate);
+    } else {
+      EXPECT_NO_THROW(codegen::check_forward_config(p, c)) << n;
+    }
+    EXPECT_FALSE(codegen::choose_forward_config(p, 90, 16384, 132, 18.4).phased) << n << ": below the rule's 1000";
+  }
+}
+
 TEST(ForwardConfig, PhasedRowsAreCheckedAndGenerated) {
   auto odd = [](NormKind kind, int64_t n, DType x = DType::BF16) {
     NormProblem p = problem(kind, n, x);

@@ -84,7 +84,8 @@ std::vector<int> candidate_vector_widths(const NormProblem& resolved, Pass pass 
 // phased rule: clusters of eight lost at 65537).
 constexpr int kMaxPhasedCluster = 4;
 // Whether p's rows can be read phased (LaunchConfig::phased): aligned to less than 16 bytes but
-// in phase, x, dy and dx of one element size, and no fused option (their rows are not phased).
+// in phase, x, dy and dx of one element size, at least 16 bytes long (shorter rows share the
+// tensor's last chunk), and no fused option (their rows are not phased).
 bool phases_rows(const NormProblem& resolved);
 // The aligned twin of a problem whose rows can be phased: the same problem with rows aligned to
 // 16 bytes and as long as the phased span (n + vec − 1), whose configs phased rows take. Only

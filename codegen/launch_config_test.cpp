@@ -1746,4 +1746,25 @@ TEST(LaunchConfig, PhasedConfigsAreCheckedAgainstTheirRows) {
   NormProblem aligned = p;
   aligned.alignment = 16;
   EXPECT_THROW(codegen::check_launch_config(aligned, c), std::invalid_argument);
+  // Rows shorter than a 16-byte chunk share the tensor's last chunk with the rows before them,
+  // which would read it whole, past the tensor's end: never phased, nor offered by the tuner.
+  const LaunchConfig small = codegen::parse_described_config("threads=64 threads_per_row=64 vec=8 registers phased");
+  for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{7}, int64_t{8}, int64_t{9}}) {
+    NormProblem short_rows = p;
+    short_rows.n = n;
+    EXPECT_EQ(codegen::phases_rows(short_rows), n >= 8) << n;
+    EXPECT_EQ(codegen::phased_twin(short_rows).has_value(), n >= 8) << n;
+    if (n < 8) {
+      EXPECT_THROW(codegen::check_launch_config(short_rows, small), std::invalid_argument) << n;
+      for (const LaunchConfig& candidate : codegen::search_space(short_rows, 90, 132, 4096, 18.4))
+        EXPECT_FALSE(candidate.phased) << n << ": " << codegen::describe(candidate);
+    } else {
+      EXPECT_NO_THROW(codegen::check_launch_config(short_rows, small)) << n;
+    }
+  }
+  NormProblem fp32_short = fp32;
+  fp32_short.n = 3;
+  EXPECT_FALSE(codegen::phases_rows(fp32_short)) << "12 bytes";
+  fp32_short.n = 5;
+  EXPECT_TRUE(codegen::phases_rows(fp32_short)) << "20 bytes";
 }

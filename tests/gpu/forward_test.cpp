@@ -520,7 +520,7 @@ TEST_F(ForwardTuning, PhasedRowsMatchTheReference) {
                           {NormKind::LayerNorm, 12289, DType::BF16, 1, false, 199, 16},
                           {NormKind::LayerNorm, 30001, DType::BF16, 2, false, 61, 0},
                           {NormKind::LayerNorm, 30001, DType::F16, 2, true, 199, 8},
-                          {NormKind::RMSNorm, 3, DType::BF16, 1, false, 301, 0},
+                          {NormKind::RMSNorm, 9, DType::BF16, 1, false, 301, 0},
                           {NormKind::RMSNorm, 5003, DType::F16, 1, false, 2, 8},
                           {NormKind::RMSNorm, 30001, DType::BF16, 2, true, 199, 0}};
   int tried = 0;
