@@ -19,7 +19,7 @@
 # file, $OUT/sanitize.txt, ending with one summary line per tool. Exit 0 only when every tool
 # ran to the end with 0 errors and every test passed; 1 otherwise (a tool that runs past its
 # time limit counts as a failure: the matrix was not covered).
-#   usage: scripts/gpu-sanitize.sh                   all four tools, 11 minutes at most: more than one device call allows, so run racecheck in a call of its own (SANITIZE_TOOLS)
+#   usage: scripts/gpu-sanitize.sh                   all four tools, 12 minutes at most: more than one device call allows, so run racecheck in a call of its own (SANITIZE_TOOLS)
 #          SANITIZE_TOOLS="memcheck" scripts/gpu-sanitize.sh
 #          SANITIZE_DRY_RUN=1 scripts/gpu-sanitize.sh  print the commands and the test list only
 #          SANITIZE_WARMUP=0 scripts/gpu-sanitize.sh   no plain warm-up run: each tool compiles its own
@@ -27,7 +27,7 @@
 #            whose warm-up alone outlasts a device call (the fused tests: ~400 s plain, 2026-11-24)
 #   BUILD_DIR (default build), OUT (default /tmp/normjit-out), SANITIZE_TIMEOUT (seconds per
 #   tool for every tool; default per tool: memcheck 150 (110 before the phased tests), racecheck 240 (118 s over the matrix and the fused tests at d522da5), initcheck 80, synccheck
-#   110, plus 120 for the warm-up: 11 minutes in the worst case), TIMEOUT_<tool>=S for one tool,
+#   150, plus 120 for the warm-up: 12 minutes in the worst case), TIMEOUT_<tool>=S for one tool,
 #   WARMUP_TIMEOUT=S for the warm-up (default 120; the gated tests alone compile for ~70 s),
 #   CAP_<tool>=N to change a tool's M*N cap of the matrix (CAP_racecheck=16384, say, if racecheck
 #   runs out of time; the per-option fused tests take the same cap; the fused families and the
