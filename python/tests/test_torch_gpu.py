@@ -74,6 +74,12 @@ def reference(kind, dy, x, weight, bias, eps, nd=1):
     return dx, dw, db
 
 
+def normalized64(kind, x, mean, rstd):
+    """x̂ in float64 from the saved statistics: (x − mean)·rstd, RMSNorm x·rstd (mean unused)."""
+    centred = x.double() - mean.double() if kind == "ln" else x.double()
+    return centred * rstd.double()
+
+
 def reduction_scale(terms, nd):
     """The largest, over a parameter gradient's columns, of the 2-norm of the M terms the column
     sums. A column's sum can cancel to almost nothing (N = 1: dβ = Σ dy over the rows) while
@@ -161,7 +167,7 @@ class BackwardMatrixTest(WorstErrors, unittest.TestCase):
         # the two are of the same order.
         g = dy.double() * (w.double() if w is not None else 1.0)
         dx_scale = (rstd.double() * g).abs().max().item() if g.numel() else 0.0
-        xhat = (x.double() - mean.double()) * rstd.double() if kind == "ln" else x.double() * rstd.double()
+        xhat = normalized64(kind, x, mean, rstd)
         scales = {"dx": dx_scale, "dweight": reduction_scale(dy.double() * xhat, nd),
                   "dbias": reduction_scale(dy, nd)}
         self.assertEqual(got[0].dtype, x.dtype, label)
@@ -1030,12 +1036,13 @@ def gated_scales(gate, t):
     (and, before the norm, dz) is ~eps while the kernel rounds terms of size rstd * |g|; and
     dweight's over the rows (reduction_scale): (dx, dz, dweight) scales."""
     x, z, dy, w, rstd = (t[k].double() for k in ("x", "z", "dy", "w", "rstd"))
+    # dweight's terms, both orders: dy·x·silu(z)·rstd (after the norm x̂·silu(z), before it x̂ of x·silu(z)).
+    dw_scale = reduction_scale(dy * x * F.silu(z) * rstd, 1)
     if gate == "after_norm":
         g = rstd * dy * F.silu(z) * w
-        return g.abs().max().item(), None, reduction_scale(dy * x * rstd * F.silu(z), 1)
+        return g.abs().max().item(), None, dw_scale
     g = rstd * dy * w
-    return ((g * F.silu(z)).abs().max().item(), (g * x * silu_grad(z)).abs().max().item(),
-            reduction_scale(dy * x * F.silu(z) * rstd, 1))
+    return (g * F.silu(z)).abs().max().item(), (g * x * silu_grad(z)).abs().max().item(), dw_scale
 
 
 def parallel_reference(kind, dy, dy1, x, w, b, w1, b1, eps):
@@ -1103,7 +1110,7 @@ class GateAndParallelTest(WorstErrors, unittest.TestCase):
         dx_scale = (rstd.double() * g).abs().max().item()
         # Each parameter gradient's column sums its rows' terms, which can cancel (N = 1: x̂ = ±1):
         # measured against the terms' norm too (reduction_scale), as BackwardMatrixTest does.
-        xhat = (x.double() - mean.double()) * rstd.double() if kind == "ln" else x.double() * rstd.double()
+        xhat = normalized64(kind, x, mean, rstd)
         terms = (dy.double() * xhat, dy, dy1.double() * xhat, dy1)
         label = "parallel %s M=%d N=%d x=%s w=%s" % (kind, m, n, str(x_dtype)[6:], str(w_dtype)[6:])
         key = "parallel %s %s/%s" % (kind, str(x_dtype)[6:], str(w_dtype)[6:])
@@ -1212,10 +1219,7 @@ def recompute_inputs(kind, m, n, x_dtype, w_dtype, weight=True, bias=True, eps=1
     if zero_columns:
         t["w"][list(zero_columns)] = 0
     t["mean"], t["rstd"] = stats(kind, t["x"], None, None, eps)
-    xhat = t["x"].double()
-    if kind == "ln":
-        xhat = xhat - t["mean"].double()
-    xhat = xhat * t["rstd"].double()
+    xhat = normalized64(kind, t["x"], t["mean"], t["rstd"])
     y = xhat * (1.0 if t["w"] is None else t["w"].double()) + (0.0 if t["b"] is None else t["b"].double())
     t["y"] = y.to(x_dtype)
     return t
@@ -1256,8 +1260,7 @@ class RecomputeTest(WorstErrors, unittest.TestCase):
                                                         " with x" if with_x else "")
         key = "recompute %s %s/%s" % (kind, str(x_dtype)[6:], str(w_dtype)[6:])
         # Against the terms' norm too (reduction_scale: RMSNorm at N = 1 sums ±dy over the rows).
-        xhat = t["x"].double() - (t["mean"].double() if kind == "ln" else 0.0)
-        xhat = xhat * t["rstd"].double()
+        xhat = normalized64(kind, t["x"], t["mean"], t["rstd"])
         self.compare(label, key, "dx", got[0], ref[0], x_dtype, x_dtype, dx_scale)
         self.compare(label, key, "dweight", got[1], ref[1], w_dtype, min_precision(x_dtype, w_dtype),
                      reduction_scale(t["dy"].double() * xhat, 1))
