@@ -166,8 +166,9 @@ std::optional<LaunchConfig> phased_forward_rule(const NormProblem& p, int sm, in
   c.prefetch = four <= kMaxPhasedPrefetchThreads && !four_unprefetched;
   int64_t threads = four;
   if (threads > kMaxForwardRowThreads) return std::nullopt;
-  const bool two_slots =
-      !four_unprefetched && (c.prefetch ? two <= kMaxPhasedPrefetchThreads : threads < 256 && two >= 256 && two <= 512);
+  // (Unprefetched four-slot blocks never take two: their two-slot block passes 448 threads, so
+  // their four-slot one has at least 256.)
+  const bool two_slots = c.prefetch ? two <= kMaxPhasedPrefetchThreads : threads < 256 && two >= 256 && two <= 512;
   if (two_slots) threads = two;
   c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(threads, 64));
   c = phased_forward_config(p, c, sm);  // one block an SM so far: whether γ and β fit at all
