@@ -922,9 +922,6 @@ TEST(ForwardSearchSpace, HoldsWeightsInSharedMemoryWhereASlotsGammaSpansTwoLoads
   EXPECT_THROW(codegen::check_forward_config(problem(NormKind::LayerNorm, 256, DType::BF16), rows), std::invalid_argument);
 }
 
-// Phased rows (templates/norm_forward.cuh, kPhased): odd 16-bit rows in phase read as aligned
-// 16-byte chunks, a row a block or a cluster in registers, γ and β not held; the register bound
-// counts the span (N + 7), the source says kPhased, and nothing else runs phased.
 // Rows shorter than a 16-byte chunk (16-bit N < 8) share the tensor's last chunk with the rows
 // before them, whose whole-chunk loads would read past the tensor (memcheck found it at RMS bf16
 // N = 3): not phased, by the check, the rule or the tuner.
@@ -949,6 +946,9 @@ TEST(ForwardConfig, RowsShorterThanAChunkAreNeverPhased) {
   }
 }
 
+// Phased rows (templates/norm_forward.cuh, kPhased): odd 16-bit rows in phase read as aligned
+// 16-byte chunks, a row a block or a cluster in registers, γ and β not held; the register bound
+// counts the span (N + 7), the source says kPhased, and nothing else runs phased.
 TEST(ForwardConfig, PhasedRowsAreCheckedAndGenerated) {
   auto odd = [](NormKind kind, int64_t n, DType x = DType::BF16) {
     NormProblem p = problem(kind, n, x);
@@ -1095,10 +1095,10 @@ TEST(ForwardConfig, OddSixteenBitRowsInPhaseArePhasedOnMemoryRichDevices) {
       NormProblem p = problem(kind, e.n, x);
       p.alignment = 2;
       p = codegen::resolve_forward_problem(p);
-      const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90, 16384, 132, 18.4);
-      const std::string what = codegen::describe_forward(p) + ": " + codegen::describe(c);
       if ((kind == NormKind::LayerNorm && e.kinds == kRmsOnly) || (kind == NormKind::RMSNorm && e.kinds == kLayerNormOnly))
         continue;
+      const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90, 16384, 132, 18.4);
+      const std::string what = codegen::describe_forward(p) + ": " + codegen::describe(c);
       EXPECT_TRUE(c.phased && c.shared_weights && c.cluster == 1 && c.vec == 8) << what;
       EXPECT_EQ(c.threads, e.threads) << what;
       EXPECT_EQ(c.min_blocks_per_sm, e.min_blocks) << what;
