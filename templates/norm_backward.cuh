@@ -53,8 +53,10 @@ constexpr int kRowsPerBlock = kThreads / kThreadsPerRow;
 constexpr i64 kRowSpan = kPhased ? kN + kVec - 1 : kN;  // columns of the row's slots
 constexpr int kSlotAlign = kPhased ? 16 : kAlign;      // bytes a slot's loads are aligned to
 static_assert(!kPhased || (kVec * sizeof(TX) == 16 && sizeof(TDY) == sizeof(TX) && sizeof(TDX) == sizeof(TX) &&
-                           kRowsPerBlock == 1 && kMerge == 1 && kRowInRegisters && !kStaged && !kGridCluster),
-              "phased rows: 16-byte slots of x, dy and dx, one row a block held in registers (codegen checks)");
+                           kRowsPerBlock == 1 && kMerge == 1 && kRowInRegisters && !kStaged && !kGridCluster &&
+                           kN >= kVec),
+              "phased rows: 16-byte slots of x, dy and dx, one row a block held in registers, rows of a chunk at "
+              "least, so that each tensor's last chunk is the last row's alone (codegen checks)");
 constexpr i64 kSlots = (kRowSpan + kVec - 1) / kVec;                          // vector slots per row
 constexpr i64 kSlotsPerBlock = (kSlots + kCluster - 1) / kCluster;            // a block's slice
 constexpr i64 kSliceCols = kSlotsPerBlock * kVec;  // columns of a block's slice (the last may have fewer)

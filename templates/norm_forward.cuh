@@ -90,8 +90,9 @@ constexpr int kRowsPerBlock = kThreads / kThreadsPerRow;
 // block's reads γ and β element by element, a uniform branch a row.
 constexpr i64 kRowSpan = kPhased ? kN + kVec - 1 : kN;  // columns of the row's slots
 static_assert(!kPhased || (kVec * sizeof(TX) == 16 && sizeof(TY) == sizeof(TX) && kRowsPerBlock == 1 &&
-                           kRowInRegisters),
-              "phased rows: 16-byte slots of x and y, one row a block (or cluster) held in registers (codegen checks)");
+                           kRowInRegisters && kN >= kVec),
+              "phased rows: 16-byte slots of x and y, one row a block (or cluster) held in registers, rows of a "
+              "chunk at least, so that x's last chunk is the last row's alone (codegen checks)");
 constexpr i64 kSlots = (kRowSpan + kVec - 1) / kVec;  // vector slots per row
 // The threads sharing a row: a cluster's blocks together when kCluster > 1 (sm_90), each
 // holding every kCluster-th stretch of kThreadsPerRow slots in registers.
