@@ -146,6 +146,12 @@ KernelSource generate_forward_source(const NormProblem& p, const LaunchConfig& c
   return out;
 }
 
+ReduceShape reduce_shape(const NormProblem& problem) {
+  ReduceShape shape;
+  shape.vec = problem.n % 4 == 0 ? 4 : 1;
+  return shape;
+}
+
 KernelSource generate_backward_source(const NormProblem& p, const LaunchConfig& c) {
   KernelSource out;
   std::ostringstream name;
@@ -161,7 +167,13 @@ KernelSource generate_backward_source(const NormProblem& p, const LaunchConfig& 
   if (fused) s << fused_constants(p) << "\n" << template_text("gate_math.cuh") << "\n" << template_text("fused_ops.cuh") << "\n";
   s << select_fused_blocks(template_text("norm_backward.cuh"), fused) << "\n";
   if (c.column_pass > 0) s << template_text("column_pass.cuh") << "\n";
-  s << template_text("reduce_partials.cuh");
+  const ReduceShape r = reduce_shape(p);
+  s << "namespace nj {\nnamespace cfg {\n"
+    << "constexpr int kReduceAcross = " << r.across << ";  // the reduction's threads across its columns\n"
+    << "constexpr int kReduceLanes = " << r.lanes << ";  // its threads down the partial rows\n"
+    << "constexpr int kReduceVec = " << r.vec << ";  // adjacent columns a thread adds\n"
+    << "}  // namespace cfg\n}  // namespace nj\n"
+    << template_text("reduce_partials.cuh");
   out.text = s.str();
   return out;
 }

@@ -566,10 +566,11 @@ void Engine::Impl::launch_reductions(const LoadedKernel& k, const NormProblem& p
     void* dweight = norm == 0 ? params.dweight : params.dweight1;
     void* dbias = norm == 0 ? params.dbias : params.dbias1;
     void* reduce_args[] = {&partial_ptr, &groups_arg, &dweight, &dbias};
-    const unsigned blocks = static_cast<unsigned>((p.n + runtime::kReduceColumns - 1) / runtime::kReduceColumns);
+    const codegen::ReduceShape shape = codegen::reduce_shape(p);
+    const unsigned blocks = static_cast<unsigned>(shape.blocks_per_gradient(p.n));
     const unsigned gradients = (p.has_weight ? 1 : 0) + (p.has_bias ? 1 : 0);
-    NJ_CU(driver().cuLaunchKernel(k.reduce, blocks, gradients, 1, runtime::kReduceColumns, runtime::kReduceLanes, 1, 0,
-                                  stream, reduce_args, nullptr),
+    NJ_CU(driver().cuLaunchKernel(k.reduce, blocks, gradients, 1, static_cast<unsigned>(shape.across),
+                                  static_cast<unsigned>(shape.lanes), 1, 0, stream, reduce_args, nullptr),
           "the " + codegen::describe(p) + " backward: launching the dgamma/dbeta reduction");
   }
 }

@@ -51,11 +51,6 @@ static_assert(sizeof(BackwardParams) == 35 * 8, "every field is 8 bytes, as on t
 // p needs no kernel of its own.
 inline double dropout_keep_scale(double p) { return 1.0 / (1.0 - p); }
 
-// Blocks of the partial-sum reduction: 32 columns by 16 lanes, one row of blocks per gradient
-// (templates/reduce_partials.cuh).
-constexpr int kReduceColumns = 32;
-constexpr int kReduceLanes = 16;
-
 }  // namespace normjit::runtime
 
 namespace normjit::runtime {

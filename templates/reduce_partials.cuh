@@ -1,35 +1,52 @@
 // dγ = Σ_groups partial_dγ[group],  dβ = Σ_groups partial_dβ[group]: the second, small step
-// of the deterministic parameter gradients. Each thread block owns 32 columns of one gradient
-// (blockIdx.y: dγ, then dβ); its lanes down the partial rows add fixed, interleaved subsets of
-// the groups, then lane 0 adds the lanes' subtotals in order. The order depends only on
-// `groups`, never on timing. groups == 0 (m = 0) writes zeros: the sum over no rows.
+// of the deterministic parameter gradients. Each thread block owns kReduceAcross·kReduceVec
+// adjacent columns of one gradient (blockIdx.y: dγ, then dβ); its kReduceLanes lanes down the
+// partial rows add fixed, interleaved subsets of the groups, then lane 0 adds the lanes'
+// subtotals in order. The order depends only on `groups`, never on timing. groups == 0 (m = 0)
+// writes zeros: the sum over no rows.
 //
-// Memory plan: the partial rows were just written (mostly still in L2); each lane has
-// groups / kReduceLanes of them to read, so their loads are issued kReduceBatch at a time, and
-// their latencies overlap instead of adding up (at few rows this step is latency, not bytes).
+// Memory plan: the partial rows were just written (mostly still in L2). A thread reads kReduceVec
+// adjacent floats a row (16 bytes where N is a multiple of 4), so a long row takes a quarter of
+// the blocks: with few partial rows (the clusters of long rows) the step is bound by how many
+// blocks it runs, not by bytes. Each lane has groups / kReduceLanes rows to read, issued
+// kReduceBatch at a time so their latencies overlap instead of adding up.
 // Once read, the partial rows are dead: each block drops its 128-byte lines of them from L2
 // (`discard.global.L2`, sm_80+) so the dirty lines are never written back to DRAM, which
-// would otherwise cost their bytes a second time when later traffic evicts them. Only from
-// kDiscardMinGroups rows on: on the H200, 131-261 rows gained 1-7%, 33-66 nothing, and 8-16
-// (the clusters of 16 at N = 131072-262144) lost 1-2.4% (bench/NOTES.md, entry 58).
+// would otherwise cost their bytes a second time when later traffic evicts them (3-4% of a
+// LayerNorm backward's DRAM bytes at 12288-262144: bench/NOTES.md, entry 58).
 namespace nj {
 
-constexpr int kReduceColumns = 32;
-constexpr int kReduceLanes = 16;
 constexpr int kReduceBatch = 8;
-constexpr int kDiscardMinGroups = 64;
+constexpr int kReduceBlockColumns = cfg::kReduceAcross * cfg::kReduceVec;
 
-// Drops from L2 the lines of this block's 32 columns of every partial row, after all of its
-// threads have read them (call after a barrier that follows the reads). Only whole 128-byte
-// lines within the block's own columns: a line shared with another block's columns (N not a
-// multiple of 32, or a workspace not aligned to 128 bytes) stays, as the other may not have
-// read it yet.
-__device__ __forceinline__ void discard_read_lines(const float* partial, i64 groups) {
+struct ReduceSlice {
+  float v[cfg::kReduceVec];
+};
+
+__device__ __forceinline__ ReduceSlice load_reduce_slice(const float* at) {
+  ReduceSlice s;
+  if constexpr (cfg::kReduceVec == 4) {
+    const float4 q = __ldg(reinterpret_cast<const float4*>(at));
+    s.v[0] = q.x, s.v[1] = q.y, s.v[2] = q.z, s.v[3] = q.w;
+  } else {
+#pragma unroll
+    for (int j = 0; j < cfg::kReduceVec; ++j) s.v[j] = __ldg(at + j);
+  }
+  return s;
+}
+
+// Drops from L2 the lines of the block's columns of the rows this lane read, once every thread
+// of the block has read them (call after a barrier that follows the reads): the thread whose
+// columns start a 128-byte line drops it. Only whole lines within the block's own columns: a
+// line shared with another block's columns (N not a multiple of 32, or a workspace not aligned
+// to 128 bytes) stays, as the other may not have read it yet.
+__device__ __forceinline__ void discard_read_lines(const float* partial, i64 groups, i64 col) {
 #if __CUDA_ARCH__ >= 800
-  const i64 first = (i64)blockIdx.x * kReduceColumns;
-  if (groups < kDiscardMinGroups || first + kReduceColumns > kN) return;
-  for (i64 g = threadIdx.y * kReduceColumns + threadIdx.x; g < groups; g += kReduceColumns * kReduceLanes) {
-    const float* line = partial + g * kN + first;
+  constexpr int kLineFloats = 32;
+  const i64 block_end = ((i64)blockIdx.x + 1) * kReduceBlockColumns;
+  if (col % kLineFloats != 0 || col + kLineFloats > kN || col + kLineFloats > block_end) return;
+  for (i64 g = threadIdx.y; g < groups; g += cfg::kReduceLanes) {
+    const float* line = partial + g * kN + col;
     if ((reinterpret_cast<unsigned long long>(line) & 127) == 0)
       asm volatile("discard.global.L2 [%0], 128;" ::"l"(line) : "memory");
   }
@@ -37,35 +54,47 @@ __device__ __forceinline__ void discard_read_lines(const float* partial, i64 gro
 }
 
 __device__ __forceinline__ void reduce_partial_rows(const float* partial, i64 groups, TW* out) {
-  __shared__ float subtotal[kReduceLanes][kReduceColumns + 1];
-  const i64 col = (i64)blockIdx.x * kReduceColumns + threadIdx.x;
-  float sum = 0.f;
-  if (col < kN) {
+  // [lane][j][thread across]: each lane's subtotals, column j of each thread's slice
+  __shared__ float subtotal[cfg::kReduceLanes][cfg::kReduceVec][cfg::kReduceAcross];
+  const i64 col = (i64)blockIdx.x * kReduceBlockColumns + (i64)threadIdx.x * cfg::kReduceVec;
+  float sum[cfg::kReduceVec] = {};
+  if (col < kN) {  // a slice of 4 lies wholly inside the row: N is then a multiple of 4
     i64 g = threadIdx.y;
-    for (; g + (kReduceBatch - 1) * kReduceLanes < groups; g += kReduceBatch * kReduceLanes) {
-      float v[kReduceBatch];
+    for (; g + (kReduceBatch - 1) * cfg::kReduceLanes < groups; g += kReduceBatch * cfg::kReduceLanes) {
+      ReduceSlice v[kReduceBatch];
 #pragma unroll
-      for (int b = 0; b < kReduceBatch; ++b) v[b] = __ldg(partial + (g + b * kReduceLanes) * kN + col);
+      for (int b = 0; b < kReduceBatch; ++b) v[b] = load_reduce_slice(partial + (g + b * cfg::kReduceLanes) * kN + col);
 #pragma unroll
-      for (int b = 0; b < kReduceBatch; ++b) sum += v[b];  // in group order, as one at a time would
+      for (int b = 0; b < kReduceBatch; ++b)  // in group order, as one at a time would
+#pragma unroll
+        for (int j = 0; j < cfg::kReduceVec; ++j) sum[j] += v[b].v[j];
     }
-    for (; g < groups; g += kReduceLanes) sum += __ldg(partial + g * kN + col);
-  }
-  subtotal[threadIdx.y][threadIdx.x] = sum;
-  __syncthreads();
-  discard_read_lines(partial, groups);
-  if (threadIdx.y == 0 && col < kN) {
-    float total = subtotal[0][threadIdx.x];
+    for (; g < groups; g += cfg::kReduceLanes) {
+      const ReduceSlice v = load_reduce_slice(partial + g * kN + col);
 #pragma unroll
-    for (int l = 1; l < kReduceLanes; ++l) total += subtotal[l][threadIdx.x];
-    out[col] = from_f32<TW>(total);
+      for (int j = 0; j < cfg::kReduceVec; ++j) sum[j] += v.v[j];
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < cfg::kReduceVec; ++j) subtotal[threadIdx.y][j][threadIdx.x] = sum[j];
+  __syncthreads();
+  discard_read_lines(partial, groups, col);
+  if (threadIdx.y == 0 && col < kN) {
+#pragma unroll
+    for (int j = 0; j < cfg::kReduceVec; ++j) {
+      float total = subtotal[0][j][threadIdx.x];
+#pragma unroll
+      for (int l = 1; l < cfg::kReduceLanes; ++l) total += subtotal[l][j][threadIdx.x];
+      out[col + j] = from_f32<TW>(total);
+    }
   }
 }
 
 }  // namespace nj
 
-// Grid: (ceil(N / kReduceColumns), kHasWeight + kHasBias) blocks of kReduceColumns x kReduceLanes.
-extern "C" __global__ void __launch_bounds__(nj::kReduceColumns * nj::kReduceLanes)
+// Grid: (ceil(N / (kReduceAcross·kReduceVec)), kHasWeight + kHasBias) blocks of kReduceAcross x
+// kReduceLanes threads (codegen::reduce_shape).
+extern "C" __global__ void __launch_bounds__(nj::cfg::kReduceAcross * nj::cfg::kReduceLanes)
 nj_reduce_partials(const float* partial, nj::i64 groups, nj::cfg::TW* dweight, nj::cfg::TW* dbias) {
   using namespace nj;
   const bool bias = !cfg::kHasWeight || blockIdx.y == 1;
