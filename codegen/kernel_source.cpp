@@ -146,9 +146,21 @@ KernelSource generate_forward_source(const NormProblem& p, const LaunchConfig& c
   return out;
 }
 
+// 16-byte slices only from N = 16384 on (128 blocks of 128 columns): shorter rows come with
+// many partial rows (130-400), where a quarter of the blocks, each with twice the rows a lane,
+// lost 1% on the H200 (RMS bf16 4096, 5003); longer rows come with few (8-66), where the
+// blocks were the cost (LN bf16 262144: 26 -> 9 us). bench/NOTES.md, entry 58.
+constexpr int64_t kWideReduceMinN = 16384;
+
 ReduceShape reduce_shape(const NormProblem& problem) {
   ReduceShape shape;
-  shape.vec = problem.n % 4 == 0 ? 4 : 1;
+  if (problem.n % 4 == 0 && problem.n >= kWideReduceMinN) {
+    shape.vec = 4;
+    shape.lanes = 8;
+  } else {
+    shape.vec = 1;
+    shape.lanes = 16;
+  }
   return shape;
 }
 

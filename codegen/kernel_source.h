@@ -20,12 +20,12 @@ struct KernelSource {
 
 // The dγ/dβ reduction's launch (nj_reduce_partials, templates/reduce_partials.cuh): one row of
 // blocks per gradient, each block `across` threads by `lanes` down the partial rows, each thread
-// `vec` adjacent columns: 4 where N is a multiple of 4 (16-byte loads, and a quarter of the
-// blocks: at few partial rows the step is bound by blocks, not bytes), else 1. The source
-// generated for a problem carries these as constants; the launch reads them from here.
+// `vec` adjacent columns: 4 for long rows whose N is a multiple of 4 (16-byte loads, a quarter
+// of the blocks: at few partial rows the step is bound by blocks, not bytes), else 1. The
+// source generated for a problem carries these as constants; the launch reads them from here.
 struct ReduceShape {
   int across = 32;
-  int lanes = 8;
+  int lanes = 16;
   int vec = 1;
   int64_t columns_per_block() const { return int64_t{across} * vec; }
   int64_t blocks_per_gradient(int64_t n) const { return (n + columns_per_block() - 1) / columns_per_block(); }

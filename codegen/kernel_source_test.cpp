@@ -422,3 +422,20 @@ TEST(CacheKey, ForwardKeyDiffersForEveryFusedOption) {
     EXPECT_NE(key, codegen::cache_key(source_of(b), t)) << codegen::describe_forward(v);
   }
 }
+
+// The reduction's launch (runtime) and its kernel's constants (the source) come from one place.
+TEST(KernelSource, CarriesTheReductionShapeTheLaunchUses) {
+  for (const int64_t n : {1, 33, 4096, 5003, 16383, 16384, 16388, 65536, 262145}) {
+    const NormProblem p = problem(NormKind::LayerNorm, n, DType::BF16);
+    const codegen::ReduceShape r = codegen::reduce_shape(p);
+    const std::string s = source_of(p);
+    EXPECT_NE(s.find("constexpr int kReduceAcross = " + std::to_string(r.across) + ";"), std::string::npos) << n;
+    EXPECT_NE(s.find("constexpr int kReduceLanes = " + std::to_string(r.lanes) + ";"), std::string::npos) << n;
+    EXPECT_NE(s.find("constexpr int kReduceVec = " + std::to_string(r.vec) + ";"), std::string::npos) << n;
+    // 16-byte slices only for long rows of whole slices; the blocks cover every column once.
+    EXPECT_EQ(r.vec, n % 4 == 0 && n >= 16384 ? 4 : 1) << n;
+    EXPECT_GE(r.blocks_per_gradient(n) * r.columns_per_block(), n) << n;
+    EXPECT_LT((r.blocks_per_gradient(n) - 1) * r.columns_per_block(), n) << n;
+    EXPECT_LE(r.across * r.lanes, 1024) << n;
+  }
+}

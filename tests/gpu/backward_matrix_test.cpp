@@ -29,10 +29,11 @@ namespace {
 const std::vector<int64_t> kRowCounts = {1, 37, 199, 4096};
 // 5003: the speed issue's odd size beyond 4096 (odd-row fp32 rules start there).
 // 320, 1536, 3072: model sizes that rules for many rows of their own cover (half a warp a row;
-// one block of 8 or 16 elements a thread).
-const std::vector<int64_t> kHiddenSizes = {1,    2,    3,     31,    32,    33,    127,   320,    1000,   1024,   1536,   3072,
-                                           4095, 4096, 5003, 5120, 7168, 8192, 12288, 16384, 32768, 65536, 131072, 262144,
-                                           1048576};
+// one block of 8 or 16 elements a thread). 16388: the dγ/dβ reduction's 16-byte slices with a
+// part-filled last block, partial rows not aligned to its 128-byte lines.
+const std::vector<int64_t> kHiddenSizes = {1,    2,    3,     31,    32,    33,    127,   320,    1000,  1024,   1536,
+                                           3072, 4095, 4096,  5003,  5120,  7168,  8192,   12288,  16384, 16388,
+                                           32768, 65536, 131072, 262144, 1048576};
 constexpr int64_t kMaxElements = int64_t{1} << 24;
 const std::vector<int64_t> kSanitizeRowCounts = {1, 199, 4096};
 const std::vector<int64_t> kSanitizeHiddenSizes = {1, 33, 1000, 4096, 8192, 65536, 262144};
