@@ -147,14 +147,20 @@ KernelSource generate_forward_source(const NormProblem& p, const LaunchConfig& c
 }
 
 // 16-byte slices only from N = 16384 on (128 blocks of 128 columns): shorter rows come with
-// many partial rows (130-400), where a quarter of the blocks lost 1% on the H200 (RMS bf16
-// 4096, 5003); longer rows come with few (8-66), where the blocks were the cost (LN bf16
-// 262144: 26 -> 9 us). bench/NOTES.md, entry 58.
+// many partial rows (130-400), where a quarter of the blocks, each with twice the rows a lane,
+// lost 1% on the H200 (RMS bf16 4096, 5003); longer rows come with few (8-66), where the
+// blocks were the cost (LN bf16 262144: 26 -> 9 us). bench/NOTES.md, entry 58.
 constexpr int64_t kWideReduceMinN = 16384;
 
 ReduceShape reduce_shape(const NormProblem& problem) {
   ReduceShape shape;
-  shape.vec = problem.n % 4 == 0 && problem.n >= kWideReduceMinN ? 4 : 1;
+  if (problem.n % 4 == 0 && problem.n >= kWideReduceMinN) {
+    shape.vec = 4;
+    shape.lanes = 8;
+  } else {
+    shape.vec = 1;
+    shape.lanes = 16;
+  }
   return shape;
 }
 
@@ -176,8 +182,7 @@ KernelSource generate_backward_source(const NormProblem& p, const LaunchConfig& 
   const ReduceShape r = reduce_shape(p);
   s << "namespace nj {\nnamespace cfg {\n"
     << "constexpr int kReduceAcross = " << r.across << ";  // the reduction's threads across its columns\n"
-    << "constexpr int kReduceMaxLanes = " << r.max_lanes << ";  // its threads down the partial rows, at most\n"
-    << "constexpr int kReduceBatch = " << r.kBatch << ";  // rows a lane loads at once\n"
+    << "constexpr int kReduceLanes = " << r.lanes << ";  // its threads down the partial rows\n"
     << "constexpr int kReduceVec = " << r.vec << ";  // adjacent columns a thread adds\n"
     << "}  // namespace cfg\n}  // namespace nj\n"
     << template_text("reduce_partials.cuh");

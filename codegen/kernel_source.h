@@ -19,23 +19,16 @@ struct KernelSource {
 };
 
 // The dγ/dβ reduction's launch (nj_reduce_partials, templates/reduce_partials.cuh): one row of
-// blocks per gradient, each block `across` threads by lanes_for(groups) down the partial rows,
-// each thread `vec` adjacent columns: 4 for long rows whose N is a multiple of 4 (16-byte loads,
-// a quarter of the blocks: at few partial rows the step is bound by blocks, not bytes), else 1.
-// Lanes: enough for one batch of kBatch rows a lane, at most max_lanes; they depend only on
-// the number of partial rows, so the order of the sums does too. The source generated for a
-// problem carries across, max_lanes and vec as constants; the launch reads them from here.
+// blocks per gradient, each block `across` threads by `lanes` down the partial rows, each thread
+// `vec` adjacent columns: 4 for long rows whose N is a multiple of 4 (16-byte loads, a quarter
+// of the blocks: at few partial rows the step is bound by blocks, not bytes), else 1. The
+// source generated for a problem carries these as constants; the launch reads them from here.
 struct ReduceShape {
-  static constexpr int kBatch = 8;  // rows a lane loads at once (the template's kReduceBatch)
   int across = 32;
-  int max_lanes = 16;
+  int lanes = 16;
   int vec = 1;
   int64_t columns_per_block() const { return int64_t{across} * vec; }
   int64_t blocks_per_gradient(int64_t n) const { return (n + columns_per_block() - 1) / columns_per_block(); }
-  int lanes_for(int64_t groups) const {
-    const int64_t lanes = (groups + kBatch - 1) / kBatch;
-    return static_cast<int>(lanes < 1 ? 1 : lanes > max_lanes ? max_lanes : lanes);
-  }
 };
 ReduceShape reduce_shape(const NormProblem& problem);
 

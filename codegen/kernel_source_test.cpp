@@ -430,22 +430,12 @@ TEST(KernelSource, CarriesTheReductionShapeTheLaunchUses) {
     const codegen::ReduceShape r = codegen::reduce_shape(p);
     const std::string s = source_of(p);
     EXPECT_NE(s.find("constexpr int kReduceAcross = " + std::to_string(r.across) + ";"), std::string::npos) << n;
-    EXPECT_NE(s.find("constexpr int kReduceMaxLanes = " + std::to_string(r.max_lanes) + ";"), std::string::npos) << n;
-    EXPECT_NE(s.find("constexpr int kReduceBatch = " + std::to_string(r.kBatch) + ";"), std::string::npos) << n;
+    EXPECT_NE(s.find("constexpr int kReduceLanes = " + std::to_string(r.lanes) + ";"), std::string::npos) << n;
     EXPECT_NE(s.find("constexpr int kReduceVec = " + std::to_string(r.vec) + ";"), std::string::npos) << n;
     // 16-byte slices only for long rows of whole slices; the blocks cover every column once.
     EXPECT_EQ(r.vec, n % 4 == 0 && n >= 16384 ? 4 : 1) << n;
     EXPECT_GE(r.blocks_per_gradient(n) * r.columns_per_block(), n) << n;
     EXPECT_LT((r.blocks_per_gradient(n) - 1) * r.columns_per_block(), n) << n;
-    EXPECT_LE(r.across * r.max_lanes, 1024) << n;
+    EXPECT_LE(r.across * r.lanes, 1024) << n;
   }
-  // Lanes: one batch of rows each where they suffice, never none, never past the block's.
-  const codegen::ReduceShape r;
-  EXPECT_EQ(r.lanes_for(0), 1);
-  EXPECT_EQ(r.lanes_for(1), 1);
-  EXPECT_EQ(r.lanes_for(8), 1);
-  EXPECT_EQ(r.lanes_for(9), 2);
-  EXPECT_EQ(r.lanes_for(66), 9);
-  EXPECT_EQ(r.lanes_for(128), 16);
-  EXPECT_EQ(r.lanes_for(400), 16);
 }

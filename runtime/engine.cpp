@@ -570,7 +570,7 @@ void Engine::Impl::launch_reductions(const LoadedKernel& k, const NormProblem& p
     const unsigned blocks = static_cast<unsigned>(shape.blocks_per_gradient(p.n));
     const unsigned gradients = (p.has_weight ? 1 : 0) + (p.has_bias ? 1 : 0);
     NJ_CU(driver().cuLaunchKernel(k.reduce, blocks, gradients, 1, static_cast<unsigned>(shape.across),
-                                  static_cast<unsigned>(shape.lanes_for(groups)), 1, 0, stream, reduce_args, nullptr),
+                                  static_cast<unsigned>(shape.lanes), 1, 0, stream, reduce_args, nullptr),
           "the " + codegen::describe(p) + " backward: launching the dgamma/dbeta reduction");
   }
 }

@@ -1,23 +1,22 @@
 // dγ = Σ_groups partial_dγ[group],  dβ = Σ_groups partial_dβ[group]: the second, small step
 // of the deterministic parameter gradients. Each thread block owns kReduceAcross·kReduceVec
-// adjacent columns of one gradient (blockIdx.y: dγ, then dβ); its lanes down the partial rows
-// (blockDim.y: as many as one batch of rows each needs, at most kReduceMaxLanes;
-// codegen::ReduceShape::lanes_for) add fixed, interleaved subsets of the groups, then lane 0
-// adds the lanes' subtotals in order. The order depends only on `groups`, never on timing.
-// groups == 0 (m = 0) writes zeros: the sum over no rows.
+// adjacent columns of one gradient (blockIdx.y: dγ, then dβ); its kReduceLanes lanes down the
+// partial rows add fixed, interleaved subsets of the groups, then lane 0 adds the lanes'
+// subtotals in order. The order depends only on `groups`, never on timing. groups == 0 (m = 0)
+// writes zeros: the sum over no rows.
 //
 // Memory plan: the partial rows were just written (mostly still in L2). A thread reads kReduceVec
 // adjacent floats a row (16 bytes where N is a multiple of 4), so a long row takes a quarter of
 // the blocks: with few partial rows (the clusters of long rows) the step is bound by how many
-// blocks it runs, not by bytes. Each lane has groups / lanes rows to read, issued kReduceBatch
-// at a time so their latencies overlap instead of adding up: one batch wherever there are at
-// most kReduceMaxLanes · kReduceBatch rows.
+// blocks it runs, not by bytes. Each lane has groups / kReduceLanes rows to read, issued
+// kReduceBatch at a time so their latencies overlap instead of adding up.
 // Once read, the partial rows are dead: each block drops its 128-byte lines of them from L2
 // (`discard.global.L2`, sm_80+) so the dirty lines are never written back to DRAM, which
 // would otherwise cost their bytes a second time when later traffic evicts them (3-4% of a
 // LayerNorm backward's DRAM bytes at 12288-262144: bench/NOTES.md, entry 58).
 namespace nj {
 
+constexpr int kReduceBatch = 8;
 constexpr int kReduceBlockColumns = cfg::kReduceAcross * cfg::kReduceVec;
 
 struct ReduceSlice {
@@ -46,7 +45,7 @@ __device__ __forceinline__ void discard_read_lines(const float* partial, i64 gro
   constexpr int kLineFloats = 32;
   const i64 block_end = ((i64)blockIdx.x + 1) * kReduceBlockColumns;
   if (col % kLineFloats != 0 || col + kLineFloats > kN || col + kLineFloats > block_end) return;
-  for (i64 g = threadIdx.y; g < groups; g += blockDim.y) {
+  for (i64 g = threadIdx.y; g < groups; g += cfg::kReduceLanes) {
     const float* line = partial + g * kN + col;
     if ((reinterpret_cast<unsigned long long>(line) & 127) == 0)
       asm volatile("discard.global.L2 [%0], 128;" ::"l"(line) : "memory");
@@ -56,23 +55,24 @@ __device__ __forceinline__ void discard_read_lines(const float* partial, i64 gro
 
 __device__ __forceinline__ void reduce_partial_rows(const float* partial, i64 groups, TW* out) {
   // [lane][j][thread across]: each lane's subtotals, column j of each thread's slice
-  __shared__ float subtotal[cfg::kReduceMaxLanes][cfg::kReduceVec][cfg::kReduceAcross];
-  const i64 lanes = blockDim.y;
+  __shared__ float subtotal[cfg::kReduceLanes][cfg::kReduceVec][cfg::kReduceAcross];
   const i64 col = (i64)blockIdx.x * kReduceBlockColumns + (i64)threadIdx.x * cfg::kReduceVec;
   float sum[cfg::kReduceVec] = {};
   if (col < kN) {  // a slice of 4 lies wholly inside the row: N is then a multiple of 4
-    // Batches of kReduceBatch rows, the last one part-filled (its loads under a predicate), so
-    // a lane's rows take ceil(rows / kReduceBatch) trips to L2, never one trip a row.
-    for (i64 g = threadIdx.y; g < groups; g += cfg::kReduceBatch * lanes) {
-      ReduceSlice v[cfg::kReduceBatch];
+    i64 g = threadIdx.y;
+    for (; g + (kReduceBatch - 1) * cfg::kReduceLanes < groups; g += kReduceBatch * cfg::kReduceLanes) {
+      ReduceSlice v[kReduceBatch];
 #pragma unroll
-      for (int b = 0; b < cfg::kReduceBatch; ++b)
-        if (g + b * lanes < groups) v[b] = load_reduce_slice(partial + (g + b * lanes) * kN + col);
+      for (int b = 0; b < kReduceBatch; ++b) v[b] = load_reduce_slice(partial + (g + b * cfg::kReduceLanes) * kN + col);
 #pragma unroll
-      for (int b = 0; b < cfg::kReduceBatch; ++b)  // in group order, as one at a time would
-        if (g + b * lanes < groups)
+      for (int b = 0; b < kReduceBatch; ++b)  // in group order, as one at a time would
 #pragma unroll
-          for (int j = 0; j < cfg::kReduceVec; ++j) sum[j] += v[b].v[j];
+        for (int j = 0; j < cfg::kReduceVec; ++j) sum[j] += v[b].v[j];
+    }
+    for (; g < groups; g += cfg::kReduceLanes) {
+      const ReduceSlice v = load_reduce_slice(partial + g * kN + col);
+#pragma unroll
+      for (int j = 0; j < cfg::kReduceVec; ++j) sum[j] += v.v[j];
     }
   }
 #pragma unroll
@@ -83,7 +83,8 @@ __device__ __forceinline__ void reduce_partial_rows(const float* partial, i64 gr
 #pragma unroll
     for (int j = 0; j < cfg::kReduceVec; ++j) {
       float total = subtotal[0][j][threadIdx.x];
-      for (int l = 1; l < lanes; ++l) total += subtotal[l][j][threadIdx.x];
+#pragma unroll
+      for (int l = 1; l < cfg::kReduceLanes; ++l) total += subtotal[l][j][threadIdx.x];
       out[col + j] = from_f32<TW>(total);
     }
   }
@@ -92,8 +93,8 @@ __device__ __forceinline__ void reduce_partial_rows(const float* partial, i64 gr
 }  // namespace nj
 
 // Grid: (ceil(N / (kReduceAcross·kReduceVec)), kHasWeight + kHasBias) blocks of kReduceAcross x
-// lanes threads, lanes <= kReduceMaxLanes (codegen::reduce_shape).
-extern "C" __global__ void __launch_bounds__(nj::cfg::kReduceAcross * nj::cfg::kReduceMaxLanes)
+// kReduceLanes threads (codegen::reduce_shape).
+extern "C" __global__ void __launch_bounds__(nj::cfg::kReduceAcross * nj::cfg::kReduceLanes)
 nj_reduce_partials(const float* partial, nj::i64 groups, nj::cfg::TW* dweight, nj::cfg::TW* dbias) {
   using namespace nj;
   const bool bias = !cfg::kHasWeight || blockIdx.y == 1;
