@@ -13,7 +13,7 @@ scripts/bench-ab.sh $B/v/old $B/normjit $OUT/ab \
 echo "ab exit $? at $SECONDS s"
 NORMJIT_CACHE_DIR=$(mktemp -d) timeout 120 $B/normjit bench --latency --graph --json $OUT/bench.json > $OUT/bench.txt 2>&1
 echo "sweep exit $? at $SECONDS s"
-left=$((262 - SECONDS)); [ $left -lt 20 ] && left=20
+left=$((225 - SECONDS)); [ $left -lt 20 ] && left=20
 GPU_TEST_SHARDS=16 GPU_TEST_FILTER='AllVariants/BackwardMatrix.*:EveryN/BackwardFewGroups.*:BackwardDeterminism.*:BackwardParallel.*:BackwardMerge.*:BackwardFewGroupsVariants.*' \
   BUILD_DIR=$B OUT=$OUT timeout $left scripts/gpu-run.sh gpu-tests > $OUT/gpu-run.txt 2>&1
 echo "gpu tests exit $? at $SECONDS s (limit $left s)"
