@@ -19,32 +19,29 @@ namespace nj {
 constexpr int kReduceBatch = 8;
 constexpr int kReduceBlockColumns = cfg::kReduceAcross * cfg::kReduceVec;
 
-struct ReduceSlice {
-  float v[cfg::kReduceVec];
-};
-
-__device__ __forceinline__ ReduceSlice load_reduce_slice(const float* at) {
-  ReduceSlice s;
+// A thread's kReduceVec adjacent floats of one partial row, through the read-only path (__ldg):
+// VecAccess's plain loads would do the same bytes, but this path is the one measured.
+__device__ __forceinline__ void load_reduce_slice(const float* at, float (&out)[cfg::kReduceVec]) {
   if constexpr (cfg::kReduceVec == 4) {
     const float4 q = __ldg(reinterpret_cast<const float4*>(at));
-    s.v[0] = q.x, s.v[1] = q.y, s.v[2] = q.z, s.v[3] = q.w;
+    out[0] = q.x, out[1] = q.y, out[2] = q.z, out[3] = q.w;
   } else {
 #pragma unroll
-    for (int j = 0; j < cfg::kReduceVec; ++j) s.v[j] = __ldg(at + j);
+    for (int j = 0; j < cfg::kReduceVec; ++j) out[j] = __ldg(at + j);
   }
-  return s;
 }
 
 // Drops from L2 the lines of the block's columns of the rows this lane read, once every thread
 // of the block has read them (call after a barrier that follows the reads): the thread whose
 // columns start a 128-byte line drops it. Only whole lines within the block's own columns: a
 // line shared with another block's columns (N not a multiple of 32, or a workspace not aligned
-// to 128 bytes) stays, as the other may not have read it yet.
+// to 128 bytes) stays, as the other may not have read it yet. A block's columns are whole lines
+// (static_assert), so a line that starts in them and ends by N ends in them too.
 __device__ __forceinline__ void discard_read_lines(const float* partial, i64 groups, i64 col) {
 #if __CUDA_ARCH__ >= 800
   constexpr int kLineFloats = 32;
-  const i64 block_end = ((i64)blockIdx.x + 1) * kReduceBlockColumns;
-  if (col % kLineFloats != 0 || col + kLineFloats > kN || col + kLineFloats > block_end) return;
+  static_assert(kReduceBlockColumns % kLineFloats == 0, "a block's columns are whole 128-byte lines");
+  if (col % kLineFloats != 0 || col + kLineFloats > kN) return;
   for (i64 g = threadIdx.y; g < groups; g += cfg::kReduceLanes) {
     const float* line = partial + g * kN + col;
     if ((reinterpret_cast<unsigned long long>(line) & 127) == 0)
@@ -61,18 +58,19 @@ __device__ __forceinline__ void reduce_partial_rows(const float* partial, i64 gr
   if (col < kN) {  // a slice of 4 lies wholly inside the row: N is then a multiple of 4
     i64 g = threadIdx.y;
     for (; g + (kReduceBatch - 1) * cfg::kReduceLanes < groups; g += kReduceBatch * cfg::kReduceLanes) {
-      ReduceSlice v[kReduceBatch];
+      float v[kReduceBatch][cfg::kReduceVec];
 #pragma unroll
-      for (int b = 0; b < kReduceBatch; ++b) v[b] = load_reduce_slice(partial + (g + b * cfg::kReduceLanes) * kN + col);
+      for (int b = 0; b < kReduceBatch; ++b) load_reduce_slice(partial + (g + b * cfg::kReduceLanes) * kN + col, v[b]);
 #pragma unroll
       for (int b = 0; b < kReduceBatch; ++b)  // in group order, as one at a time would
 #pragma unroll
-        for (int j = 0; j < cfg::kReduceVec; ++j) sum[j] += v[b].v[j];
+        for (int j = 0; j < cfg::kReduceVec; ++j) sum[j] += v[b][j];
     }
     for (; g < groups; g += cfg::kReduceLanes) {
-      const ReduceSlice v = load_reduce_slice(partial + g * kN + col);
+      float v[cfg::kReduceVec];
+      load_reduce_slice(partial + g * kN + col, v);
 #pragma unroll
-      for (int j = 0; j < cfg::kReduceVec; ++j) sum[j] += v.v[j];
+      for (int j = 0; j < cfg::kReduceVec; ++j) sum[j] += v[j];
     }
   }
 #pragma unroll
