@@ -560,15 +560,15 @@ void Engine::Impl::launch_reductions(const LoadedKernel& k, const NormProblem& p
   // Parallel norms: the second norm's partial rows follow the first's, reduced by a second
   // launch of the same kernel into dγ1/dβ1.
   const int norms = p.parallel ? 2 : 1;
+  const codegen::ReduceShape shape = codegen::reduce_shape(p);
+  const unsigned blocks = static_cast<unsigned>(shape.blocks_per_gradient(p.n));
+  const unsigned gradients = (p.has_weight ? 1 : 0) + (p.has_bias ? 1 : 0);
   for (int norm = 0; norm < norms; ++norm) {
     const float* partial_ptr = params.partial ? params.partial + norm * runtime::partial_floats(p, groups) : nullptr;
     int64_t groups_arg = groups;
     void* dweight = norm == 0 ? params.dweight : params.dweight1;
     void* dbias = norm == 0 ? params.dbias : params.dbias1;
     void* reduce_args[] = {&partial_ptr, &groups_arg, &dweight, &dbias};
-    const codegen::ReduceShape shape = codegen::reduce_shape(p);
-    const unsigned blocks = static_cast<unsigned>(shape.blocks_per_gradient(p.n));
-    const unsigned gradients = (p.has_weight ? 1 : 0) + (p.has_bias ? 1 : 0);
     NJ_CU(driver().cuLaunchKernel(k.reduce, blocks, gradients, 1, static_cast<unsigned>(shape.across),
                                   static_cast<unsigned>(shape.lanes), 1, 0, stream, reduce_args, nullptr),
           "the " + codegen::describe(p) + " backward: launching the dgamma/dbeta reduction");
