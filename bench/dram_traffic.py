@@ -5,10 +5,10 @@ Runs `normjit bench` for one shape under ncu with only DRAM counters (one pass, 
 flushed nor locked: `--cache-control none --clock-control none`, so what one launch leaves dirty
 in L2 is written back during a later one, as in a training loop), skips the warm-up launches, and
 pairs each nj_norm_backward with the nj_reduce_partials after it. Prints each kernel's mean DRAM
-reads and writes, and per backward the total and its excess over the minimum bytes (issue 3's
-formula: LayerNorm 3·M·N·b + 8·M + 3·N·w, RMSNorm 3·M·N·b + 4·M + 2·N·w). The excess is what the
-partial rows (and anything else beyond the minimum) cost in DRAM, where bench's part% column
-counts their bytes as written and read once each.
+reads and writes, and per backward the total and its excess over the minimum bytes
+(backward_bytes.min_bytes, issue 3's formula). The excess is what the partial rows (and
+anything else beyond the minimum) cost in DRAM, where bench's part% column counts their bytes
+as written and read once each.
 
     python3 bench/dram_traffic.py --normjit build-device/normjit --kind layernorm --dtype bf16 \\
         --weights same --n 16384 [--m M] [--launches 8]
@@ -23,16 +23,10 @@ import subprocess
 import sys
 import tempfile
 
+from backward_bytes import min_bytes
+
 BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
 METRICS = ["dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum"]
-
-
-def minimum_bytes(kind, m, n, dtype, weights):
-    b = BYTES[dtype]
-    w = b if weights == "same" else BYTES[weights]
-    if kind == "layernorm":
-        return 3 * m * n * b + 8 * m + 3 * n * w
-    return 3 * m * n * b + 4 * m + 2 * n * w
 
 
 def ncu_rows(args, m):
@@ -78,7 +72,8 @@ def main():
             current.append(r)
     if not passes:
         sys.exit("dram_traffic: no nj_norm_backward launch profiled")
-    floor = minimum_bytes(args.kind, m, args.n, args.dtype, args.weights)
+    elem = BYTES[args.dtype]
+    floor = min_bytes(args.kind, m, args.n, elem, elem if args.weights == "same" else BYTES[args.weights])
     print(f"{args.kind} {args.dtype} weights={args.weights} M={m} N={args.n}: minimum {floor / 1e6:.1f} MB; "
           f"{len(passes)} passes profiled ({os.path.basename(args.normjit)})")
     by_name = {}

@@ -35,6 +35,8 @@ import time
 import torch
 import torch.nn.functional as F
 
+from backward_bytes import min_bytes
+
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 # The speed issue's sweep (odd sizes included).
 DEFAULT_N = [256, 512, 1024, 2048, 4096, 5120, 7168, 8192, 12288, 14336, 16384, 32768, 65536, 131072,
@@ -102,12 +104,6 @@ def _sleep_cycles_per_us():
         end.synchronize()
         _cycles_per_us = cycles / (start.elapsed_time(end) * 1e3)
     return _cycles_per_us
-
-
-def min_bytes(kind, m, n, elem, welem):
-    if kind == "layernorm":
-        return 3 * m * n * elem + 8 * m + 3 * n * welem
-    return 3 * m * n * elem + 4 * m + 2 * n * welem
 
 
 def forward_for(peer, kind):
