@@ -153,13 +153,10 @@ KernelSource generate_forward_source(const NormProblem& p, const LaunchConfig& c
 constexpr int64_t kWideReduceMinN = 16384;
 
 ReduceShape reduce_shape(const NormProblem& problem) {
-  ReduceShape shape;
+  ReduceShape shape;  // single columns, 16 lanes
   if (problem.n % 4 == 0 && problem.n >= kWideReduceMinN) {
     shape.vec = 4;
     shape.lanes = 8;
-  } else {
-    shape.vec = 1;
-    shape.lanes = 16;
   }
   return shape;
 }
