@@ -563,14 +563,29 @@ void Engine::Impl::launch_reductions(const LoadedKernel& k, const NormProblem& p
   const codegen::ReduceShape shape = codegen::reduce_shape(p);
   const unsigned blocks = static_cast<unsigned>(shape.blocks_per_gradient(p.n));
   const unsigned gradients = (p.has_weight ? 1 : 0) + (p.has_bias ? 1 : 0);
+  // On sm_90 a programmatic dependent launch: its blocks are placed as the backward's finish and
+  // wait for its whole grid in the kernel (templates/reduce_partials.cuh), so the launch's own
+  // latency is not added to the backward's.
+  CUlaunchAttribute early{};
+  early.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  early.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig launch{};
+  launch.gridDimX = blocks;
+  launch.gridDimY = gradients;
+  launch.gridDimZ = 1;
+  launch.blockDimX = static_cast<unsigned>(shape.across);
+  launch.blockDimY = static_cast<unsigned>(shape.lanes);
+  launch.blockDimZ = 1;
+  launch.hStream = stream;
+  launch.attrs = &early;
+  launch.numAttrs = k.limits.sm >= 90 ? 1 : 0;
   for (int norm = 0; norm < norms; ++norm) {
     const float* partial_ptr = params.partial ? params.partial + norm * runtime::partial_floats(p, groups) : nullptr;
     int64_t groups_arg = groups;
     void* dweight = norm == 0 ? params.dweight : params.dweight1;
     void* dbias = norm == 0 ? params.dbias : params.dbias1;
     void* reduce_args[] = {&partial_ptr, &groups_arg, &dweight, &dbias};
-    NJ_CU(driver().cuLaunchKernel(k.reduce, blocks, gradients, 1, static_cast<unsigned>(shape.across),
-                                  static_cast<unsigned>(shape.lanes), 1, 0, stream, reduce_args, nullptr),
+    NJ_CU(driver().cuLaunchKernelEx(&launch, k.reduce, reduce_args, nullptr),
           "the " + codegen::describe(p) + " backward: launching the dgamma/dbeta reduction");
   }
 }

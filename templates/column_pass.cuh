@@ -21,17 +21,6 @@
 // only before reading the sums. dx, which may be x or dy itself, is written after that wait.
 namespace nj {
 
-__device__ __forceinline__ void let_dependent_grid_start() {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void wait_for_prerequisite_grid() {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
 constexpr int kSumBatch = 4;                              // slots of a row whose loads fly together
 constexpr int kColumnSlots = kThreads / kColumnPass;       // vector slots (of every row) a block owns
 constexpr int kColumnBatch = 4;                           // rows whose loads fly together

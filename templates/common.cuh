@@ -8,6 +8,22 @@ typedef long long i64;
 struct f16 { unsigned short bits; };
 struct bf16 { unsigned short bits; };
 
+// ---- programmatic dependent launch (sm_90+) ---------------------------------------------------
+// A kernel launched as a dependent of the one before it (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_
+// STREAM_SERIALIZATION) may start once every block of that one has let it or exited, and waits
+// for that grid's completion and its writes only where it calls wait_for_prerequisite_grid. On
+// older devices, or launched plainly, both are nothing.
+__device__ __forceinline__ void let_dependent_grid_start() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wait_for_prerequisite_grid() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // ---- conversions: all arithmetic happens in fp32 --------------------------------------------
 __device__ __forceinline__ float to_f32(float v) { return v; }
 __device__ __forceinline__ float to_f32(f16 v) {

@@ -41,6 +41,9 @@ __device__ __forceinline__ void discard_read_lines(const float* partial, i64 gro
 #if __CUDA_ARCH__ >= 800
   constexpr int kLineFloats = 32;
   static_assert(kReduceBlockColumns % kLineFloats == 0, "a block's columns are whole 128-byte lines");
+  // Partial rows of N not a multiple of 32 start at every alignment: lines start inside them
+  // only now and then, which is not worth the loop over the rows in every thread.
+  if constexpr (kN % kLineFloats != 0) return;
   if (col % kLineFloats != 0 || col + kLineFloats > kN) return;
   for (i64 g = threadIdx.y; g < groups; g += cfg::kReduceLanes) {
     const float* line = partial + g * kN + col;
@@ -95,6 +98,9 @@ __device__ __forceinline__ void reduce_partial_rows(const float* partial, i64 gr
 extern "C" __global__ void __launch_bounds__(nj::cfg::kReduceAcross * nj::cfg::kReduceLanes)
 nj_reduce_partials(const float* partial, nj::i64 groups, nj::cfg::TW* dweight, nj::cfg::TW* dbias) {
   using namespace nj;
+  // Launched as a dependent of the backward (sm_90): its blocks are placed while the backward's
+  // last rows are still in flight, and wait here for the partial rows to be complete.
+  wait_for_prerequisite_grid();
   const bool bias = !cfg::kHasWeight || blockIdx.y == 1;
   if (bias) {
     if constexpr (cfg::kHasBias) reduce_partial_rows(partial + (cfg::kHasWeight ? groups * cfg::kN : 0), groups, dbias);
