@@ -52,6 +52,17 @@ CUlaunchConfig launch_with(const codegen::LaunchConfig& config, int64_t blocks, 
   return launch;
 }
 
+// A programmatic dependent launch (sm_90+): the kernel may be placed while the stream's previous
+// kernel drains, and waits for that kernel's completion and writes where it calls
+// wait_for_prerequisite_grid (templates/common.cuh) — at its top, unless it has work that reads
+// nothing the previous kernel writes. So the launch's own latency is not added to the stream's.
+CUlaunchAttribute dependent_launch() {
+  CUlaunchAttribute early{};
+  early.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  early.value.programmaticStreamSerializationAllowed = 1;
+  return early;
+}
+
 // A launch of `groups` clusters of config.blocks_per_group() blocks; `attribute` must outlive the result.
 // A grid cluster is one cooperative launch instead: the driver refuses it unless every block
 // can be resident at once, which its blocks' waiting for each other needs.
@@ -107,20 +118,20 @@ int64_t resident_groups(CUfunction function, const codegen::LaunchConfig& config
   return clusters;
 }
 
-// Launches `groups` row groups of `function` (plain blocks, or clusters, or one grid cluster).
+// Launches `groups` row groups of `function` (plain blocks, or clusters, or one grid cluster),
+// on sm_90 as a dependent launch of the stream's previous kernel (not a grid cluster: its blocks
+// wait for each other, so all of them must be placed, not some early).
 // On the launch path: `what` (for the error message) is built only when the launch fails.
 void launch_groups(CUfunction function, const codegen::LaunchConfig& config, int64_t groups, unsigned shared_bytes,
-                   CUstream stream, void** kernel_args, llvm::function_ref<std::string()> what) {
-  const auto& d = driver();
-  if (config.blocks_per_group() == 1) {
-    NJ_CU(d.cuLaunchKernel(function, static_cast<unsigned>(groups), 1, 1, static_cast<unsigned>(config.threads), 1, 1,
-                           shared_bytes, stream, kernel_args, nullptr),
-          what());
-  } else {
-    CUlaunchAttribute cluster;
-    const CUlaunchConfig launch = cluster_launch(config, groups, shared_bytes, stream, cluster);
-    NJ_CU(d.cuLaunchKernelEx(&launch, function, kernel_args, nullptr), what());
-  }
+                   CUstream stream, void** kernel_args, const runtime::DeviceLimits& limits,
+                   llvm::function_ref<std::string()> what) {
+  CUlaunchAttribute attributes[2];
+  CUlaunchConfig launch = config.blocks_per_group() == 1
+                              ? launch_with(config, groups, shared_bytes, stream, attributes[0], false)
+                              : cluster_launch(config, groups, shared_bytes, stream, attributes[0]);
+  if (limits.sm >= 90 && !config.grid) attributes[launch.numAttrs++] = dependent_launch();
+  launch.attrs = attributes;
+  NJ_CU(driver().cuLaunchKernelEx(&launch, function, kernel_args, nullptr), what());
 }
 
 // Frees a stream-ordered allocation on every way out.
@@ -529,17 +540,14 @@ void Engine::Impl::launch_kernels(const LoadedKernel& k, const NormProblem& p, r
   if (k.config.column_pass > 0) {
     // Row sums into the workspace, then the column blocks, which write dx, dγ and dβ (groups is m).
     const unsigned sum_blocks = static_cast<unsigned>((params.m + k.config.rows_per_block() - 1) / k.config.rows_per_block());
-    NJ_CU(d.cuLaunchKernel(k.row_sums, sum_blocks, 1, 1, static_cast<unsigned>(k.config.threads), 1, 1, 0, stream,
-                           kernel_args, nullptr),
-          what() + ": launching the row sums");
-    // On sm_90 a programmatic dependent launch: its blocks start loading rows while the sums
-    // are made, and wait for them in the kernel (templates/column_pass.cuh).
-    CUlaunchAttribute early{};
-    early.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    early.value.programmaticStreamSerializationAllowed = 1;
-    const CUlaunchConfig launch =
-        launch_with(k.config, runtime::column_blocks(p, k.config), 0, stream, early, k.limits.sm >= 90);
-    NJ_CU(d.cuLaunchKernelEx(&launch, k.backward, kernel_args, nullptr), what() + ": launching the column pass");
+    // Both are dependent launches on sm_90: the column blocks start loading rows while the sums
+    // are made, and wait for them only before reading them (templates/column_pass.cuh).
+    CUlaunchAttribute early = dependent_launch();
+    const bool dependent = k.limits.sm >= 90;
+    const CUlaunchConfig sums = launch_with(k.config, sum_blocks, 0, stream, early, dependent);
+    NJ_CU(d.cuLaunchKernelEx(&sums, k.row_sums, kernel_args, nullptr), what() + ": launching the row sums");
+    const CUlaunchConfig columns = launch_with(k.config, runtime::column_blocks(p, k.config), 0, stream, early, dependent);
+    NJ_CU(d.cuLaunchKernelEx(&columns, k.backward, kernel_args, nullptr), what() + ": launching the column pass");
     return;
   }
   if (k.config.grid)  // the blocks count their arrivals from zero
@@ -550,7 +558,7 @@ void Engine::Impl::launch_kernels(const LoadedKernel& k, const NormProblem& p, r
   const int64_t per_launch = runtime::groups_per_launch(k.config, k.limits, groups, k.sm_margin);
   for (params.first_group = 0; params.first_group < groups; params.first_group += per_launch)
     launch_groups(k.backward, k.config, std::min(per_launch, groups - params.first_group), k.shared_bytes, stream,
-                  kernel_args, [&] { return what() + ": launching"; });
+                  kernel_args, k.limits, [&] { return what() + ": launching"; });
   if ((p.has_weight || p.has_bias) && !runtime::writes_gradients_directly(k.config, groups))
     launch_reductions(k, p, params, groups, stream);
 }
@@ -563,12 +571,8 @@ void Engine::Impl::launch_reductions(const LoadedKernel& k, const NormProblem& p
   const codegen::ReduceShape shape = codegen::reduce_shape(p);
   const unsigned blocks = static_cast<unsigned>(shape.blocks_per_gradient(p.n));
   const unsigned gradients = (p.has_weight ? 1 : 0) + (p.has_bias ? 1 : 0);
-  // On sm_90 a programmatic dependent launch: its blocks are placed as the backward's finish and
-  // wait for its whole grid in the kernel (templates/reduce_partials.cuh), so the launch's own
-  // latency is not added to the backward's.
-  CUlaunchAttribute early{};
-  early.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-  early.value.programmaticStreamSerializationAllowed = 1;
+  // A dependent launch on sm_90: its blocks are placed as the backward's finish.
+  CUlaunchAttribute early = dependent_launch();
   CUlaunchConfig launch{};
   launch.gridDimX = blocks;
   launch.gridDimY = gradients;
@@ -618,9 +622,7 @@ void Engine::Impl::launch_forward_kernel(const LoadedKernel& k, const NormProble
   runtime::ForwardParams params = runtime::forward_params(a);
   void* kernel_args[] = {&params};
   launch_groups(k.forward, k.config, runtime::groups_per_launch(k.config, k.limits, groups, k.sm_margin), k.shared_bytes,
-                stream,
-                kernel_args,
-                [&] { return "the " + codegen::describe_forward(p) + ": launching"; });
+                stream, kernel_args, k.limits, [&] { return "the " + codegen::describe_forward(p) + ": launching"; });
 }
 
 void Engine::Impl::launch_forward(const NormProblem& problem, const ForwardArgs& args, CUstream stream) {

@@ -15,8 +15,8 @@
 // lane in row order and then the lanes in order: the same bits for the same m, whatever the
 // timing, and no reduction launch.
 //
-// On sm_90 the second kernel is a programmatic dependent launch: the first lets it start at
-// once, so its blocks load their first rows of x and dy while the row sums are still being
+// On sm_90 the second kernel is a programmatic dependent launch: the first lets it start as soon
+// as the first may itself run, so its blocks load their first rows of x and dy while the row sums are still being
 // made, and wait for them (griddepcontrol.wait: the first grid complete, its writes visible)
 // only before reading the sums. dx, which may be x or dy itself, is written after that wait.
 namespace nj {
@@ -115,6 +115,9 @@ __device__ void backward_columns(const BackwardParams& p) {
 extern "C" __global__ void __launch_bounds__(nj::cfg::kThreads)
 nj_row_sums(const nj::BackwardParams p) {
   using namespace nj;
+  // Itself a dependent launch of the stream's previous kernel: wait for it before letting the
+  // column blocks start, as they read x and dy before they wait for this grid.
+  wait_for_prerequisite_grid();
   let_dependent_grid_start();
   __shared__ float2 reduce_buffer[2][kRowsPerBlock][Reducer::kWarps];
   Reducer reducer{reduce_buffer, 0};

@@ -959,6 +959,7 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
 
 extern "C" __global__ void __launch_bounds__(nj::cfg::kThreads, nj::cfg::kMinBlocks)
 nj_norm_forward(const nj::ForwardParams p) {
+  nj::wait_for_prerequisite_grid();  // a dependent launch of the stream's previous kernel (sm_90)
   if constexpr (nj::cfg::kRowInRegisters) nj::forward_rows_in_registers<>(p);
   else nj::forward_rows_streamed<>(p);
 }
