@@ -11,6 +11,7 @@
 #include "runtime/forward_call.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/engine_impl.h"
+#include "runtime/kernel_launch.h"
 #include "runtime/launch_params.h"
 #include "runtime/log.h"
 #include "runtime/tuner.h"
@@ -36,48 +37,18 @@ CUcontext context_of(CUstream stream, const What& what) {
   return ctx;
 }
 
-// A one-dimensional launch of `blocks` blocks of config.threads with `attribute` (none when
-// `use_attribute` is false); `attribute` must outlive the result.
-CUlaunchConfig launch_with(const codegen::LaunchConfig& config, int64_t blocks, unsigned shared_bytes, CUstream stream,
-                           CUlaunchAttribute& attribute, bool use_attribute = true) {
-  CUlaunchConfig launch{};
-  launch.gridDimX = static_cast<unsigned>(blocks);
-  launch.gridDimY = launch.gridDimZ = 1;
-  launch.blockDimX = static_cast<unsigned>(config.threads);
-  launch.blockDimY = launch.blockDimZ = 1;
-  launch.sharedMemBytes = shared_bytes;
-  launch.hStream = stream;
-  launch.attrs = &attribute;
-  launch.numAttrs = use_attribute ? 1 : 0;
-  return launch;
-}
-
-// A programmatic dependent launch (sm_90+): the kernel may be placed while the stream's previous
-// kernel drains, and waits for that kernel's completion and writes where it calls
-// wait_for_prerequisite_grid (templates/common.cuh) — at its top, unless it has work that reads
-// nothing the previous kernel writes. So the launch's own latency is not added to the stream's.
-CUlaunchAttribute dependent_launch() {
-  CUlaunchAttribute early{};
-  early.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-  early.value.programmaticStreamSerializationAllowed = 1;
-  return early;
-}
-
-// A launch of `groups` clusters of config.blocks_per_group() blocks; `attribute` must outlive the result.
-// A grid cluster is one cooperative launch instead: the driver refuses it unless every block
-// can be resident at once, which its blocks' waiting for each other needs.
-CUlaunchConfig cluster_launch(const codegen::LaunchConfig& config, int64_t groups, unsigned shared_bytes,
-                              CUstream stream, CUlaunchAttribute& attribute) {
-  attribute = CUlaunchAttribute{};
-  if (config.grid) {
-    attribute.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-    attribute.value.cooperative = 1;
-  } else {
-    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attribute.value.clusterDim.x = static_cast<unsigned>(config.blocks_per_group());
-    attribute.value.clusterDim.y = attribute.value.clusterDim.z = 1;
+// A launch of `groups` row groups of config's blocks: plain blocks, clusters of
+// config.blocks_per_group() blocks, or one grid cluster — a cooperative launch, which the driver
+// refuses unless every block can be resident at once, as its blocks' waiting for each other needs.
+runtime::KernelLaunch groups_launch(const codegen::LaunchConfig& config, int64_t groups, unsigned shared_bytes,
+                                    CUstream stream) {
+  runtime::KernelLaunch launch(static_cast<unsigned>(groups * config.blocks_per_group()), 1,
+                               static_cast<unsigned>(config.threads), 1, shared_bytes, stream);
+  if (config.blocks_per_group() > 1) {
+    if (config.grid) launch.cooperative();
+    else launch.in_clusters_of(static_cast<unsigned>(config.blocks_per_group()));
   }
-  return launch_with(config, groups * config.blocks_per_group(), shared_bytes, stream, attribute);
+  return launch;
 }
 
 // Whether a tuning may run now: tuning allocates and synchronises, so never while the caller's
@@ -107,10 +78,9 @@ int64_t resident_groups(CUfunction function, const codegen::LaunchConfig& config
   }
   if (config.blocks_per_group() > 8)
     NJ_CU(d.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), what);
-  CUlaunchAttribute cluster;
-  const CUlaunchConfig launch = cluster_launch(config, 1, shared_bytes, nullptr, cluster);
+  runtime::KernelLaunch launch = groups_launch(config, 1, shared_bytes, nullptr);
   int clusters = 0;
-  NJ_CU(d.cuOccupancyMaxActiveClusters(&clusters, function, &launch), what);
+  NJ_CU(d.cuOccupancyMaxActiveClusters(&clusters, function, &launch.config()), what);
   if (clusters < 1)
     throw Error(Status::Unsupported, "normjit: " + what + ": a cluster of " + std::to_string(config.blocks_per_group()) +
                                          " blocks of " + std::to_string(config.threads) +
@@ -125,13 +95,9 @@ int64_t resident_groups(CUfunction function, const codegen::LaunchConfig& config
 void launch_groups(CUfunction function, const codegen::LaunchConfig& config, int64_t groups, unsigned shared_bytes,
                    CUstream stream, void** kernel_args, const runtime::DeviceLimits& limits,
                    llvm::function_ref<std::string()> what) {
-  CUlaunchAttribute attributes[2];
-  CUlaunchConfig launch = config.blocks_per_group() == 1
-                              ? launch_with(config, groups, shared_bytes, stream, attributes[0], false)
-                              : cluster_launch(config, groups, shared_bytes, stream, attributes[0]);
-  if (limits.sm >= 90 && !config.grid) attributes[launch.numAttrs++] = dependent_launch();
-  launch.attrs = attributes;
-  NJ_CU(driver().cuLaunchKernelEx(&launch, function, kernel_args, nullptr), what());
+  runtime::KernelLaunch launch = groups_launch(config, groups, shared_bytes, stream);
+  if (!config.grid) launch.dependent_on_previous_kernel(limits.sm);
+  NJ_CU(driver().cuLaunchKernelEx(&launch.config(), function, kernel_args, nullptr), what());
 }
 
 // Frees a stream-ordered allocation on every way out.
@@ -542,12 +508,14 @@ void Engine::Impl::launch_kernels(const LoadedKernel& k, const NormProblem& p, r
     const unsigned sum_blocks = static_cast<unsigned>((params.m + k.config.rows_per_block() - 1) / k.config.rows_per_block());
     // Both are dependent launches on sm_90: the column blocks start loading rows while the sums
     // are made, and wait for them only before reading them (templates/column_pass.cuh).
-    CUlaunchAttribute early = dependent_launch();
-    const bool dependent = k.limits.sm >= 90;
-    const CUlaunchConfig sums = launch_with(k.config, sum_blocks, 0, stream, early, dependent);
-    NJ_CU(d.cuLaunchKernelEx(&sums, k.row_sums, kernel_args, nullptr), what() + ": launching the row sums");
-    const CUlaunchConfig columns = launch_with(k.config, runtime::column_blocks(p, k.config), 0, stream, early, dependent);
-    NJ_CU(d.cuLaunchKernelEx(&columns, k.backward, kernel_args, nullptr), what() + ": launching the column pass");
+    const unsigned threads = static_cast<unsigned>(k.config.threads);
+    runtime::KernelLaunch sums(sum_blocks, 1, threads, 1, 0, stream);
+    NJ_CU(d.cuLaunchKernelEx(&sums.dependent_on_previous_kernel(k.limits.sm).config(), k.row_sums, kernel_args, nullptr),
+          what() + ": launching the row sums");
+    runtime::KernelLaunch columns(static_cast<unsigned>(runtime::column_blocks(p, k.config)), 1, threads, 1, 0, stream);
+    NJ_CU(d.cuLaunchKernelEx(&columns.dependent_on_previous_kernel(k.limits.sm).config(), k.backward, kernel_args,
+                             nullptr),
+          what() + ": launching the column pass");
     return;
   }
   if (k.config.grid)  // the blocks count their arrivals from zero
@@ -572,24 +540,16 @@ void Engine::Impl::launch_reductions(const LoadedKernel& k, const NormProblem& p
   const unsigned blocks = static_cast<unsigned>(shape.blocks_per_gradient(p.n));
   const unsigned gradients = (p.has_weight ? 1 : 0) + (p.has_bias ? 1 : 0);
   // A dependent launch on sm_90: its blocks are placed as the backward's finish.
-  CUlaunchAttribute early = dependent_launch();
-  CUlaunchConfig launch{};
-  launch.gridDimX = blocks;
-  launch.gridDimY = gradients;
-  launch.gridDimZ = 1;
-  launch.blockDimX = static_cast<unsigned>(shape.across);
-  launch.blockDimY = static_cast<unsigned>(shape.lanes);
-  launch.blockDimZ = 1;
-  launch.hStream = stream;
-  launch.attrs = &early;
-  launch.numAttrs = k.limits.sm >= 90 ? 1 : 0;
+  runtime::KernelLaunch launch(blocks, gradients, static_cast<unsigned>(shape.across),
+                               static_cast<unsigned>(shape.lanes), 0, stream);
+  launch.dependent_on_previous_kernel(k.limits.sm);
   for (int norm = 0; norm < norms; ++norm) {
     const float* partial_ptr = params.partial ? params.partial + norm * runtime::partial_floats(p, groups) : nullptr;
     int64_t groups_arg = groups;
     void* dweight = norm == 0 ? params.dweight : params.dweight1;
     void* dbias = norm == 0 ? params.dbias : params.dbias1;
     void* reduce_args[] = {&partial_ptr, &groups_arg, &dweight, &dbias};
-    NJ_CU(driver().cuLaunchKernelEx(&launch, k.reduce, reduce_args, nullptr),
+    NJ_CU(driver().cuLaunchKernelEx(&launch.config(), k.reduce, reduce_args, nullptr),
           "the " + codegen::describe(p) + " backward: launching the dgamma/dbeta reduction");
   }
 }
