@@ -16,9 +16,10 @@
 // timing, and no reduction launch.
 //
 // On sm_90 the second kernel is a programmatic dependent launch: the first lets it start as soon
-// as the first may itself run, so its blocks load their first rows of x and dy while the row sums are still being
-// made, and wait for them (griddepcontrol.wait: the first grid complete, its writes visible)
-// only before reading the sums. dx, which may be x or dy itself, is written after that wait.
+// as the first may itself run, so its blocks load their first rows of x and dy while the row
+// sums are still being made, and wait for them (griddepcontrol.wait: the first grid complete,
+// its writes visible) only before reading the sums. dx, which may be x or dy itself, is written
+// after that wait.
 namespace nj {
 
 constexpr int kSumBatch = 4;                              // slots of a row whose loads fly together

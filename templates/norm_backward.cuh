@@ -1445,10 +1445,12 @@ __device__ void backward_columns(const BackwardParams& p);
 
 extern "C" __global__ void __launch_bounds__(nj::cfg::kThreads, nj::cfg::kMinBlocks)
 nj_norm_backward(const nj::BackwardParams p) {
-  // A dependent launch of the stream's previous kernel (sm_90; the column pass waits later)
-  if constexpr (nj::cfg::kColumnPass == 0) nj::wait_for_prerequisite_grid();
-  if constexpr (nj::cfg::kColumnPass > 0) nj::backward_columns<0>(p);
-  else if constexpr (nj::cfg::kStaged) nj::backward_rows_staged<>(p);
-  else if constexpr (nj::cfg::kRowInRegisters) nj::backward_rows_in_registers<>(p);
-  else nj::backward_rows_streamed<>(p);
+  if constexpr (nj::cfg::kColumnPass > 0) {
+    nj::backward_columns<0>(p);  // waits for the row sums itself, after its first loads
+  } else {
+    nj::wait_for_prerequisite_grid();  // a dependent launch of the stream's previous kernel (sm_90)
+    if constexpr (nj::cfg::kStaged) nj::backward_rows_staged<>(p);
+    else if constexpr (nj::cfg::kRowInRegisters) nj::backward_rows_in_registers<>(p);
+    else nj::backward_rows_streamed<>(p);
+  }
 }
