@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # On the GPU machine: runs the backward kernels (and the forward's phased ones) under
 # compute-sanitizer's memcheck, racecheck, initcheck and synccheck over the sanitize matrix of
-# tests/gpu/backward_matrix_test.cpp (NORMJIT_TEST_MATRIX=sanitize: LayerNorm and RMSNorm x fp32, fp16, bf16 x
-# N in {1, 33, 1000, 4096, 8192, 65536, 262144} x M in {1, 199, 4096}, M*N capped per tool),
+# tests/gpu/backward_matrix_test.cpp (NORMJIT_TEST_MATRIX=sanitize: LayerNorm and RMSNorm x
+# fp32, fp16, bf16 x N in {1, 33, 1000, 4096, 8192, 65536, 262144} x M in {1, 199, 4096}, M*N
+# capped per tool),
 # and over the fused-option tests (tests/gpu/backward_{fused,gated,parallel}_test.cpp,
 # '*BackwardFused*:*BackwardGated*:*BackwardParallel*') and the
 # grid-cluster tests (tests/gpu/backward_grid_test.cpp, 'BackwardGridCluster*', N = 1M rows),
