@@ -77,7 +77,8 @@ bool operator==(const LaunchConfig& a, const LaunchConfig& b) {
   return a.threads == b.threads && a.threads_per_row == b.threads_per_row && a.vec == b.vec &&
          a.row_in_registers == b.row_in_registers && a.cluster == b.cluster && a.merge == b.merge && a.grid == b.grid &&
          a.prefetch == b.prefetch &&
-         a.staged == b.staged && a.stages == b.stages && a.min_blocks_per_sm == b.min_blocks_per_sm &&
+         a.staged == b.staged && a.stages == b.stages && a.shared_prefetch == b.shared_prefetch &&
+         a.min_blocks_per_sm == b.min_blocks_per_sm &&
          a.shared_sums == b.shared_sums && a.shared_weights == b.shared_weights && a.phased == b.phased &&
          a.column_pass == b.column_pass;
 }
@@ -97,12 +98,13 @@ int64_t elements_per_thread(const NormProblem& p, const LaunchConfig& c) {
 size_t dynamic_shared_bytes(const NormProblem& p, const LaunchConfig& c) {
   const int64_t slots = block_slots(p, c);
   int64_t bytes = 0;
-  if (c.staged) {
+  if (const int stages = c.staged ? c.stages : c.shared_prefetch; stages > 0) {
     // templates/norm_backward.cuh, StagePlan: each tensor's slice rounded up to 16 bytes, plus
-    // 16 bytes of room for the shift of rows aligned to less than 16; c.stages of them.
+    // 16 bytes of room for the shift of rows aligned to less than 16; a stage a staged row in
+    // flight, or a row copied ahead (kSharedPrefetch).
     const int64_t shift_room = p.alignment < 16 ? 16 : 0;
     auto stage_bytes = [&](DType t) { return ceil_div(slots * c.vec * dtype_size(t) + shift_room, 16) * 16; };
-    bytes = c.stages * (stage_bytes(p.x_dtype) + stage_bytes(p.dy_dtype));
+    bytes = stages * (stage_bytes(p.x_dtype) + stage_bytes(p.dy_dtype));
   }
   if (c.shared_sums) {
     // templates/norm_backward.cuh, SlotSums: every slot a thread may hold, for each sum.
@@ -1408,6 +1410,19 @@ void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
   if (c.staged && (c.rows_per_block() != 1 || c.prefetch || !c.row_in_registers))
     fail("staged rows take one whole block (or cluster) each, without prefetch");
   if (c.staged && c.vec * dtype_size(p.x_dtype) != 16) fail("staged rows need 16-byte vectors of x");
+  if (c.shared_prefetch < 0 || c.shared_prefetch > kMaxSharedPrefetch)
+    fail("shared_prefetch must be 0 (off) to " + std::to_string(kMaxSharedPrefetch) + " rows");
+  if (c.shared_prefetch > 0) {
+    if (!c.row_in_registers || c.staged || c.prefetch || c.rows_per_block() != 1 || c.phased || c.grid ||
+        c.merge != 1 || c.column_pass != 0)
+      fail("shared prefetch copies rows ahead for one row a block (or cluster) held in registers: no staged rows, "
+           "prefetch into registers, phased rows, grid, merge or column pass");
+    if (p.alignment < 16 || p.n % c.vec != 0 || c.vec * dtype_size(p.x_dtype) % 16 != 0 ||
+        c.vec * dtype_size(p.dy_dtype) % 16 != 0)
+      fail("shared prefetch needs rows aligned to 16 bytes, N a multiple of vec and 16-byte slots of x and dy "
+           "(each thread copies whole pieces, the ones it reads)");
+    if (has_fused_options(p)) fail("shared prefetch takes no fused options");
+  }
   if (c.stages < 2 || c.stages > (c.grid ? kMaxGridStages : 4) || (!c.staged && c.stages != 2))
     fail("stages must be 2 to 4 (2 unless staged; up to " + std::to_string(kMaxGridStages) + " for a grid cluster)");
   if (dynamic_shared_bytes(p, c) > max_stage_bytes(90))
@@ -1456,6 +1471,7 @@ std::string describe(const LaunchConfig& c) {
   if (c.prefetch) s << " prefetch";
   if (c.staged) s << " staged";
   if (c.staged && c.stages != 2) s << " stages=" << c.stages;
+  if (c.shared_prefetch > 0) s << " shared_prefetch=" << c.shared_prefetch;
   if (c.min_blocks_per_sm > 1) s << " min_blocks=" << c.min_blocks_per_sm;
   if (c.shared_sums) s << " shared_sums";
   if (c.shared_weights) s << " shared_weights";
@@ -1495,6 +1511,7 @@ LaunchConfig parse_described_config(std::string_view text) {
                  : name == "cluster"         ? &c.cluster
                  : name == "merge"           ? &c.merge
                  : name == "stages"          ? &c.stages
+                 : name == "shared_prefetch" ? &c.shared_prefetch
                  : name == "min_blocks"      ? &c.min_blocks_per_sm
                  : name == "column_pass"     ? &c.column_pass
                                              : nullptr;

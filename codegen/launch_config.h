@@ -27,6 +27,10 @@ struct LaunchConfig {
   bool prefetch = false;      // load the next row while the current one is reduced (registers x2)
   bool staged = false;        // rows copied into shared memory (cp.async), sm_80+
   int stages = 2;             // staged rows in flight per block: one worked, the others copying
+  int shared_prefetch = 0;    // rows held in registers: this many next rows copied into shared
+                              // memory (cp.async, sm_80+) while the held one is worked, each then
+                              // read into registers once (templates/norm_backward.cuh, RowStages);
+                              // aligned rows, one a block (or cluster), no fused option; 0: none
   int min_blocks_per_sm = 1;  // ptxas keeps registers low enough for this many blocks per SM
   bool shared_sums = false;   // each thread sums its columns' dγ/dβ in shared memory, not in
                               // registers: one row per block (or cluster), and the registers
@@ -211,6 +215,8 @@ constexpr int kDefaultGridCluster = 132;
 int grid_cluster_blocks(int sm_count);
 // Stages a grid cluster may have: stages − 2 rows wait for the other blocks' sums.
 constexpr int kMaxGridStages = 8;
+// Rows a block held in registers may have copied ahead into shared memory (shared_prefetch).
+constexpr int kMaxSharedPrefetch = 3;
 
 // Blocks a cluster may have without opting in to a larger one.
 constexpr int kPortableCluster = 8;

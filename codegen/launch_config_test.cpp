@@ -1213,6 +1213,43 @@ TEST(LaunchConfig, CheckRejectsColumnPassesThatCannotRun) {
       << "no fused options in the column pass";
 }
 
+// Rows copied ahead into shared memory: one aligned row a block (or cluster) held in registers,
+// N a multiple of the 16-byte slots, no fused option; the stages counted in the shared memory.
+TEST(LaunchConfig, CheckRejectsRowsCopiedAheadThatCannotRun) {
+  NormProblem p = problem(16384, DType::BF16);
+  p.has_bias = true;
+  p = codegen::resolve_problem(p);
+  LaunchConfig c = codegen::parse_described_config("threads=512 threads_per_row=512 vec=8 registers cluster=2 shared_sums");
+  const size_t without = codegen::dynamic_shared_bytes(p, c);
+  c.shared_prefetch = 1;
+  EXPECT_NO_THROW(codegen::check_launch_config(p, c));
+  EXPECT_EQ(codegen::dynamic_shared_bytes(p, c), without + 2 * 8192 * 2) << "a stage: the block's 8192 columns of x and dy";
+  c.shared_prefetch = 2;
+  EXPECT_EQ(codegen::dynamic_shared_bytes(p, c), without + 2 * 2 * 8192 * 2);
+  EXPECT_EQ(codegen::parse_described_config(codegen::describe(c)), c);
+  for (void (*bad)(LaunchConfig&) : {+[](LaunchConfig& b) { b.shared_prefetch = codegen::kMaxSharedPrefetch + 1; },
+                                     +[](LaunchConfig& b) { b.shared_prefetch = -1; },
+                                     +[](LaunchConfig& b) { b.prefetch = true; },
+                                     +[](LaunchConfig& b) { b.staged = true; },
+                                     +[](LaunchConfig& b) { b.vec = 4; },  // 8-byte slots
+                                     +[](LaunchConfig& b) { b.cluster = 1, b.threads_per_row = 32; },
+                                     +[](LaunchConfig& b) { b.cluster = 1, b.merge = 2; }}) {
+    LaunchConfig b = c;
+    bad(b);
+    EXPECT_THROW(codegen::check_launch_config(p, b), std::invalid_argument) << codegen::describe(b);
+  }
+  NormProblem unaligned = p;
+  unaligned.alignment = 8;
+  EXPECT_THROW(codegen::check_launch_config(unaligned, c), std::invalid_argument) << "rows aligned to 8 bytes";
+  NormProblem odd = p;
+  odd.n = 16380;  // rows of 16-byte pieces but the last slot part-filled
+  EXPECT_THROW(codegen::check_launch_config(odd, c), std::invalid_argument) << "N not a multiple of vec";
+  NormProblem residual = p;
+  residual.residual = true;
+  EXPECT_THROW(codegen::check_launch_config(codegen::resolve_problem(residual), c), std::invalid_argument)
+      << "no fused options";
+}
+
 // 16-bit RMSNorm rows aligned to less than 16 bytes, staged in one block: shared sums, three
 // blocks an SM (5003: 207 us against 215; bench/results/2026-11-24-h100-2e41f5d-tune-gaps/).
 // Not LayerNorm (its best keeps the sums in registers), not at few rows.

@@ -42,6 +42,9 @@ constexpr int kGridSlotsPerThread[] = {2, 1};
 //   within 0.5% (bench/NOTES.md, entry 25).
 // Together they took the median tuning from 1.64 to 1.25 s on the H100's host (entry 25).
 
+// Rows from which copying rows ahead into shared memory is tried: where rows are long enough
+// for a cluster, or for one block of 8-16 elements a thread, to hold few rows an SM.
+constexpr int64_t kSharedPrefetchFromN = 8192;
 // A floor below which one row per block wastes the SM on block overhead.
 constexpr int kMinRowBlockThreads = 64;
 // Blocks per SM a shared-sums candidate of `threads` asks for: kSharedSumsThreadsPerSm threads,
@@ -127,7 +130,7 @@ std::string prune_reason(const NormProblem& p, const LaunchConfig& c, int sm) {
     return "a cluster of " + std::to_string(c.cluster) + " blocks needs sm_90 or newer and at most " +
            std::to_string(kMaxCluster) + " blocks";
   if (c.merge > a.max_cluster) return "merged blocks are a cluster: they need sm_90 or newer";
-  if (c.staged && sm < 80) return "staged rows need cp.async (sm_80 or newer)";
+  if ((c.staged || c.shared_prefetch > 0) && sm < 80) return "staged rows and shared prefetch need cp.async (sm_80 or newer)";
   const size_t shared = dynamic_shared_bytes(p, c);
   if (shared > a.shared_per_block)
     return "stages and shared sums of " + std::to_string(shared) + " bytes exceed the " +
@@ -195,6 +198,23 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   // (bench/results/2026-11-24-h100-0195f46-tune-sweep/) 236 such candidates were timed, none
   // came within 2% of the best, and they were among the last compiles to finish (LN bf16 14336:
   // the last, at 1.86 s).
+  // Rows copied ahead into shared memory (shared_prefetch), 1 and 2 of them, at the config's
+  // blocks an SM and at one: memory stays busy through a row's reductions and cluster meeting
+  // without the registers of a second row (templates/norm_backward.cuh, RowStages). For rows of
+  // kSharedPrefetchFromN or more (the long rows of clusters and one-block rows); check_launch_config
+  // keeps them to aligned rows without fused options.
+  std::vector<LaunchConfig> copied_ahead;
+  auto add_copied_ahead = [&](LaunchConfig c) {
+    if (sm < 80 || p.n < kSharedPrefetchFromN) return;
+    if (c.cluster > 1 && !c.shared_sums && !register_sum_clusters) return;  // as for the clusters themselves
+    c.prefetch = false;
+    for (int ahead : {1, 2})
+      for (int blocks : {c.min_blocks_per_sm, 1}) {
+        c.shared_prefetch = ahead;
+        c.min_blocks_per_sm = blocks;
+        if (std::find(copied_ahead.begin(), copied_ahead.end(), c) == copied_ahead.end()) copied_ahead.push_back(c);
+      }
+  };
   if (sums_can_be_shared) {
     const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
     // Half-width vectors too where γ/β are fp32 and the rows 16-bit: a thread's γ for 8
@@ -225,6 +245,7 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
           c.threads = c.threads_per_row = static_cast<int>(threads);
           c.min_blocks_per_sm = shared_sums_blocks_per_sm(c.threads);
           out.add(c);
+          if (widest_vec) add_copied_ahead(c);
           // 8 elements a thread leave room to load the next row while this one is reduced; so
           // do 16 of a packed 16-bit row where one block fills the SM (the SM's second row in flight).
           if (widest_vec && (elements == 8 || (elements == 16 && sixteen_bit && c.min_blocks_per_sm == 1))) {
@@ -240,6 +261,8 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
       heuristic.min_blocks_per_sm = shared_sums_blocks_per_sm(heuristic.threads);
       out.add(heuristic);
     }
+    add_copied_ahead(choose_launch_config(p, sm, sm_count, m, memory_bytes_per_sm_cycle));
+    for (const LaunchConfig& c : copied_ahead) out.add(c);
   }
 
   // Grid clusters (one block per SM owning a column slice of every row) for rows long enough

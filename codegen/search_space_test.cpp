@@ -369,6 +369,38 @@ TEST(SearchSpace, LeavesOutWhatExhaustiveTuningNeverPicked) {
       << "no sums to share: clusters keep them (none) in registers";
 }
 
+// Rows copied ahead into shared memory are tried for aligned option-free rows of 8192 or more
+// on sm_80+, at 1 and 2 rows ahead; never where the kernel cannot take them.
+TEST(SearchSpace, RowsCopiedAheadForLongAlignedRows) {
+  auto copied_ahead = [](const NormProblem& p, int sm) {
+    const std::vector<LaunchConfig> space = search_space(p, sm, 132, 4096);
+    std::vector<LaunchConfig> out;
+    for (const LaunchConfig& c : space)
+      if (c.shared_prefetch > 0) {
+        EXPECT_NO_THROW(codegen::check_launch_config(p, c)) << codegen::describe(c);
+        out.push_back(c);
+      }
+    return out;
+  };
+  for (const int64_t n : {8192, 16384, 65536, 262144}) {
+    const std::vector<LaunchConfig> ahead = copied_ahead(problem(n, DType::BF16), 90);
+    EXPECT_FALSE(ahead.empty()) << n;
+    EXPECT_TRUE(std::any_of(ahead.begin(), ahead.end(), [](const LaunchConfig& c) { return c.cluster > 1; })) << n;
+  }
+  const std::vector<LaunchConfig> at_16384 = copied_ahead(problem(16384, DType::BF16), 90);
+  EXPECT_TRUE(std::any_of(at_16384.begin(), at_16384.end(), [](const LaunchConfig& c) { return c.shared_prefetch == 2; }));
+  EXPECT_TRUE(copied_ahead(problem(4096, DType::BF16), 90).empty()) << "short rows";
+  EXPECT_TRUE(copied_ahead(problem(16384, DType::BF16), 75).empty()) << "no cp.async before sm_80";
+  NormProblem gated = problem(16384, DType::BF16);
+  gated.kind = NormKind::RMSNorm;
+  gated.has_bias = false;
+  gated.gate = Gate::AfterNorm;
+  EXPECT_TRUE(copied_ahead(codegen::resolve_problem(gated), 90).empty()) << "fused options";
+  NormProblem unaligned = problem(16383, DType::BF16);
+  unaligned.alignment = 2;
+  EXPECT_TRUE(copied_ahead(codegen::resolve_problem(unaligned), 90).empty()) << "odd rows";
+}
+
 // One row a block of 64 threads is left out at 1024 rows or more on sm_90 (none of 347 timed
 // came within 0.5% of the best), unless it is the heuristic's.
 TEST(SearchSpace, NoSixtyFourThreadRowBlocksForManyRowsOnSm90) {

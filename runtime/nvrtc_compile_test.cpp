@@ -1,6 +1,7 @@
 // Every kernel family compiles to a cubin for sm_80 and sm_90 over the N list of the core
 // issue, every x dtype, LayerNorm and RMSNorm: NVRTC runs on the CPU, so CI checks this.
 #include <gtest/gtest.h>
+#include <tuple>
 
 #include "codegen/cache_key.h"
 #include "codegen/kernel_source.h"
@@ -184,6 +185,42 @@ TEST(Nvrtc, MergedBlocksCompileWithoutSpills) {
       EXPECT_EQ(r.spill_stores + r.spill_loads, 0) << codegen::describe(p) << " with " << codegen::describe(c) << ": "
                                                    << r.function << " spills";
   }
+}
+
+// Rows copied ahead into shared memory: every such candidate of long 16-bit and fp32 rows,
+// LayerNorm and RMSNorm, compiles for sm_80 and sm_90 (its spills are what the GPU's timings
+// weigh: blocks capped at 64 registers spill a few words, bench/NOTES.md entry 60).
+TEST(Nvrtc, RowsCopiedAheadCompile) {
+  std::string why;
+  if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
+  int compiled = 0;
+  // sm_80's 163 KB of shared memory hold a stage beside the sums of shorter rows only.
+  for (const auto& [kind, n, x, sm] : {std::tuple{NormKind::LayerNorm, int64_t{16384}, DType::BF16, 90},
+                                       std::tuple{NormKind::RMSNorm, int64_t{262144}, DType::F16, 90},
+                                       std::tuple{NormKind::LayerNorm, int64_t{24576}, DType::F32, 90},
+                                       std::tuple{NormKind::LayerNorm, int64_t{8192}, DType::BF16, 80},
+                                       std::tuple{NormKind::RMSNorm, int64_t{8192}, DType::F32, 80}}) {
+    NormProblem p;
+    p.kind = kind;
+    p.n = n;
+    p.x_dtype = x;
+    p.weight_dtype = DType::F32;
+    p.has_bias = kind == NormKind::LayerNorm;
+    p = codegen::resolve_problem(p);
+    int taken = 0;
+    for (const codegen::LaunchConfig& c : codegen::search_space(p, sm, 132, 4096)) {
+      if (c.shared_prefetch == 0 || ++taken > 3) continue;
+      const auto src = codegen::generate_backward_source(p, c);
+      EXPECT_NE(src.text.find("kSharedPrefetch = " + std::to_string(c.shared_prefetch)), std::string::npos);
+      EXPECT_NO_THROW(nvrtc.compile(src.text, src.name, codegen::compile_options({sm, nvrtc.version()}),
+                                    codegen::describe(p)))
+          << codegen::describe(p) << " with " << codegen::describe(c);
+      ++compiled;
+    }
+    EXPECT_GT(taken, 0) << codegen::describe(p) << " on sm_" << sm;
+  }
+  EXPECT_GE(compiled, 10);
 }
 
 // The column pass (templates/column_pass.cuh) for sm_80 and sm_90: the heuristic's at few rows

@@ -176,6 +176,7 @@ std::string format_tuning_entries(const TuningEntries& entries) {
     if (e.config.shared_weights) t.insert("shared_weights", true);
     if (e.config.phased) t.insert("phased", true);
     if (e.config.column_pass > 0) t.insert("column_pass", e.config.column_pass);
+    if (e.config.shared_prefetch > 0) t.insert("shared_prefetch", e.config.shared_prefetch);
     t.insert("us", e.us);
     if (e.heuristic_us > 0) t.insert("heuristic_us", e.heuristic_us);
     t.insert("candidates", e.candidates);
@@ -213,7 +214,7 @@ TuningEntries parse_tuning_entries(const std::string& text, const std::string& o
     if (!t) bad(origin, quoted(key), "is " + describe_value(node) + ", not a table of a launch config");
     for (const auto& [field, value] : *t) {
       static const char* kFields[] = {"threads", "threads_per_row", "vec",  "row_in_registers", "cluster", "merge",
-                                      "grid", "prefetch", "staged", "stages", "min_blocks_per_sm", "shared_sums", "shared_weights", "phased", "column_pass", "us",
+                                      "grid", "prefetch", "staged", "stages", "min_blocks_per_sm", "shared_sums", "shared_weights", "phased", "column_pass", "shared_prefetch", "us",
                                       "heuristic_us", "candidates", "tuned_at"};
       bool known = false;
       for (const char* f : kFields) known |= field.str() == f;
@@ -243,6 +244,10 @@ TuningEntries parse_tuning_entries(const std::string& text, const std::string& o
     e.config.phased = t->contains("phased") && want_bool(*t, "phased", origin, key);
     // Written only for the column pass.
     if (t->contains("column_pass")) e.config.column_pass = static_cast<int>(want_int(*t, "column_pass", origin, key, 1, 1024));
+    // Written only for rows copied ahead into shared memory.
+    if (t->contains("shared_prefetch"))
+      e.config.shared_prefetch =
+          static_cast<int>(want_int(*t, "shared_prefetch", origin, key, 1, codegen::kMaxSharedPrefetch));
     e.us = want_time(*t, "us", origin, key, true);
     e.heuristic_us = want_time(*t, "heuristic_us", origin, key, false);
     if (t->contains("candidates")) e.candidates = static_cast<int>(want_int(*t, "candidates", origin, key, 0, 1 << 20));

@@ -729,6 +729,150 @@ struct StagePlan {
 constexpr i64 kStageXBytes = StagePlan<TX>::kBytes;
 constexpr i64 kStageBytes = kStageXBytes + StagePlan<TDY>::kBytes;
 
+// How a block's slice of a row is copied into a stage, for staged rows (below) and for
+// kSharedPrefetch. A slice whose address is not 16-byte aligned (odd N in 16-bit types) is copied from the
+// aligned address below it and lands shifted by that address mod 16. The pieces cut by the
+// slice's ends are copied whole as well: their extra bytes belong to the neighbouring row (or
+// row padding) of the same tensor and are never used. Only the tensor's own first and last
+// bytes have no neighbour, so there (row 0's head, the last row's tail) the cut piece is
+// copied element by element. When every thread copies exactly the pieces it later reads
+// (aligned rows, 16-byte slots of both x and dy), the stages need no barrier of their own;
+// otherwise one per row. kStages rows are in flight: kStages − 1 copying while one is worked.
+constexpr bool kStageBarrier = kShifted || kVec * sizeof(TX) % 16 != 0 || kVec * sizeof(TDY) % 16 != 0;
+
+__device__ __forceinline__ int stage_shift(const void* slice) {
+  return kShifted ? (int)((unsigned long long)slice & 15) : 0;
+}
+
+// Starts copying `count` elements from `src` into `stage`, at byte stage_shift(src) onwards.
+// Piece k (16 bytes) goes to the thread that reads slot k / kPiecesPerSlot. `tensor_start` /
+// `tensor_end`: the slice begins / ends the tensor, so no byte beyond it may be read.
+template <class T>
+__device__ __forceinline__ void stage_slice(const T* src, i64 count, unsigned char* stage, int lane, bool tensor_start,
+                                            bool tensor_end) {
+  typedef StagePlan<T> Plan;
+  const int shift = stage_shift(src);
+  const i64 end = shift + count * (i64)sizeof(T);
+  const char* aligned = reinterpret_cast<const char*>(src) - shift;
+#pragma unroll
+  for (int i = 0; i < Plan::kPasses; ++i)
+#pragma unroll
+    for (int c = 0; c < Plan::kPiecesPerSlot; ++c) {
+      const i64 b = (((i64)i * kThreadsPerRow + lane) * Plan::kPiecesPerSlot + c) * 16;
+      if (b >= end) continue;
+      if ((b >= shift || !tensor_start) && (b + 16 <= end || !tensor_end)) {
+        cp_async_16(stage + b, aligned + b);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 16 / (int)sizeof(T); ++e) {
+          const i64 at = b + e * (i64)sizeof(T);
+          if (at >= shift && at < end) *reinterpret_cast<T*>(stage + at) = *reinterpret_cast<const T*>(aligned + at);
+        }
+      }
+    }
+}
+
+// ---- rows in registers prefetched through shared memory (kSharedPrefetch) ---------------------
+// The next kSharedPrefetch rows of a row group are copied into as many stages (cp.async) while
+// the row held in registers is worked, and each row is read from its stage into registers once.
+// So memory is busy through the row's reductions, cluster meeting and dx stores, without the
+// second copy of the row in registers that kPrefetch needs (a 16-bit row of 16 elements a thread
+// is 16 registers more, which blocks of 1024 threads, or two of 512 an SM, do not have). A
+// thread reads only the pieces it copied itself (rows aligned to 16 bytes, slots of 16 bytes of
+// x and dy), so the stages need no barrier; it copies the next row into a stage only after the
+// row's first pass has used every value it read there.
+constexpr int kStageCount = kStaged ? kStages : kSharedPrefetch;
+static_assert(kSharedPrefetch == 0 || (kRowInRegisters && !kStaged && !kPrefetch && kRowsPerBlock == 1 && !kPhased &&
+                                       !kShifted && !kStageBarrier && !kGridCluster),
+              "shared prefetch: one aligned row a block (or cluster) in registers, 16-byte slots of x and dy");
+
+struct RowStages {
+  int next;          // the stage of the next row to read
+  float mean, rstd;  // that row's statistics, loaded a row ahead
+
+  // Stage s: the kSharedPrefetch stages are the start of the block's dynamic shared memory.
+  static __device__ __forceinline__ unsigned char* stage(int s) {
+    extern __shared__ __align__(16) unsigned char dynamic_shared[];
+    return dynamic_shared + (kSharedPrefetch == 1 ? 0 : s * kStageBytes);
+  }
+
+  __device__ __forceinline__ void load_statistics(const BackwardParams& p, i64 row) {
+    mean = rstd = 0.f;
+    if (row < p.m) {
+      rstd = p.rstd[row];
+      if constexpr (kLayerNorm) mean = p.mean[row];
+    }
+  }
+  // The group's first kSharedPrefetch rows, from `first` on, a copy group each.
+  __device__ __forceinline__ void start(const BackwardParams& p, i64 first, i64 step, int lane, unsigned rank) {
+    next = 0;
+#pragma unroll
+    for (int s = 0; s < kSharedPrefetch; ++s) {
+      copy_row(p, first + s * step, s, lane, rank);
+      cp_async_commit();
+    }
+    load_statistics(p, first);
+  }
+  // Row `row` (the oldest copy group) into registers as load_row_slice would load it.
+  __device__ __forceinline__ void take(const BackwardParams& p, i64 row, i64 step, int lane, unsigned rank,
+                                       RowSlice& r) {
+    cp_async_wait<(kSharedPrefetch > 0 ? kSharedPrefetch - 1 : 0)>();
+    const bool valid = row < p.m;
+    const unsigned char* here = stage(next);
+    // Indexed by the row's columns, as the slots are.
+    const TX* x_row = reinterpret_cast<const TX*>(here) - (i64)rank * kSliceCols;
+    const TDY* dy_row = reinterpret_cast<const TDY*>(here + kStageXBytes) - (i64)rank * kSliceCols;
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      const i64 col = slot_column(i, lane, rank);
+      const bool inside = valid && col < kN;
+      if constexpr (kPackedRows) {
+        r.x_packed[i].load(x_row, inside ? col : kN);  // out of range: zero bits
+        r.dy_packed[i].load(dy_row, inside ? col : kN);
+      } else if (inside) {
+        load_slot<TX, kVec, 16, kN>(x_row, col, r.x[i]);
+        load_slot<TDY, kVec, 16, kN>(dy_row, col, r.dy[i]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) r.x[i][j] = r.dy[i][j] = 0.f;
+      }
+    }
+    r.mean = mean;
+    r.rstd = rstd;
+    load_statistics(p, row + step);
+  }
+  // Row `row`'s slots of the thread into stage s: whole 16-byte pieces (the rows are aligned
+  // and N a multiple of kVec), each where the thread reads it. One address a tensor, and the
+  // slots at constant offsets from it (slot_column's clamp would give each an address of its own).
+  static __device__ __forceinline__ void copy_row(const BackwardParams& p, i64 row, int s, int lane, unsigned rank) {
+    if (row >= p.m) return;
+    const i64 first = ((i64)rank * kSlotsPerBlock + lane) * kVec;  // the thread's first column
+    const TX* x_at = p.x + row * p.x_stride + first;
+    const TDY* dy_at = p.dy + row * p.dy_stride + first;
+    unsigned char* const here = stage(s) + lane * (kVec * (int)sizeof(TX));
+    unsigned char* const dy_here = stage(s) + kStageXBytes + lane * (kVec * (int)sizeof(TDY));
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      constexpr int kStride = kThreadsPerRow * kVec;  // columns between a thread's slots
+      if (first + (i64)i * kStride >= kN) break;      // (columns past the slice: the next block's)
+      if (kSlotsPerBlock % kThreadsPerRow != 0 && i * kThreadsPerRow + lane >= kSlotsPerBlock) break;
+#pragma unroll
+      for (int k = 0; k < StagePlan<TX>::kPiecesPerSlot; ++k)
+        cp_async_16(here + i * kStride * (int)sizeof(TX) + 16 * k, x_at + i * kStride + k * (16 / (int)sizeof(TX)));
+#pragma unroll
+      for (int k = 0; k < StagePlan<TDY>::kPiecesPerSlot; ++k)
+        cp_async_16(dy_here + i * kStride * (int)sizeof(TDY) + 16 * k,
+                    dy_at + i * kStride + k * (16 / (int)sizeof(TDY)));
+    }
+  }
+  // Row `row` into the stage just read (its values used), as the newest copy group.
+  __device__ __forceinline__ void refill(const BackwardParams& p, i64 row, int lane, unsigned rank) {
+    copy_row(p, row, next, lane, rank);
+    cp_async_commit();
+    next = next + 1 == kSharedPrefetch ? 0 : next + 1;
+  }
+};
+
 // With kSharedWeights the thread's γ sits in the block's dynamic shared memory (at its start,
 // or after the stages of staged rows), laid out as shared sums are (SumPieces),
 // written once by the thread that reads it:
@@ -736,9 +880,9 @@ constexpr i64 kStageBytes = kStageXBytes + StagePlan<TDY>::kBytes;
 // row. L1 keeps one copy for all of an SM's blocks of the same columns, shared memory one a
 // block: codegen::with_shared_weights says where it pays (bench/NOTES.md entries 29 and 33).
 constexpr i64 kSharedWeightBytes = kSharedWeights ? kSharedSumFloats * (i64)sizeof(float) : 0;
-constexpr i64 kSharedWeightOffset = kStaged ? kStages * kStageBytes : 0;
+constexpr i64 kSharedWeightOffset = kStageCount * kStageBytes;
 static_assert(!kSharedWeights || !kInterleaved, "interleaved staged slots read γ element by element");
-// The block's dynamic shared memory, in order: the stages of staged rows, γ held there, the
+// The block's dynamic shared memory, in order: the stages (of staged rows or kSharedPrefetch), γ held there, the
 // shared sums (codegen/launch_config.cpp, dynamic_shared_bytes, counts the same).
 __device__ __forceinline__ float* shared_sums_base(unsigned char* dynamic_shared) {
   return reinterpret_cast<float*>(dynamic_shared + kSharedWeightOffset + kSharedWeightBytes);
@@ -795,7 +939,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
       ;
   const unsigned rank = kCluster == 1 ? 0 : kRankBounded ? cluster_rank_below<kCluster>() : cluster_rank();
 
-  extern __shared__ __align__(16) unsigned char dynamic_shared[];  // kSharedWeights: γ; kSharedSums: the sums
+  extern __shared__ __align__(16) unsigned char dynamic_shared[];  // the stages ahead, γ, the sums (each if held)
   hold_weights(p, dynamic_shared, lane, rank);
   cluster.start();
   ColumnSums column_sums;
@@ -806,10 +950,13 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
   const i64 step = row_workers(p) * kRowsPerBlock;
   RowSlice cur;
   if constexpr (kPrefetch) load_row_slice(p, row_worker(p) * kRowsPerBlock + row_in_block, lane, rank, cur);
+  RowStages ahead;  // kSharedPrefetch: the rows copied ahead
+  if constexpr (kSharedPrefetch > 0) ahead.start(p, row_worker(p), step, lane, rank);
   for (i64 base = row_worker(p) * kRowsPerBlock; base < p.m; base += step) {
     const i64 row = base + row_in_block;
     const bool valid = row < p.m;  // every thread takes part in the row reduction's barriers
-    if constexpr (!kPrefetch) load_row_slice(p, row, lane, rank, cur);
+    if constexpr (kSharedPrefetch > 0) ahead.take(p, row, step, lane, rank, cur);
+    else if constexpr (!kPrefetch) load_row_slice(p, row, lane, rank, cur);
     RowSlice next;
     if constexpr (kPrefetch) load_row_slice(p, row + step, lane, rank, next);
     complete_phased_row(p, row, lane, rank, cur);
@@ -887,6 +1034,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
       if constexpr (kParallel) column_sums.add_second(i, dwi, dy1);
 // fused:end
     }
+    if constexpr (kSharedPrefetch > 0) ahead.refill(p, row + kSharedPrefetch * step, lane, rank);
     sums = cluster.sum(reducer.sum(sums, row_in_block, lane), rank);
     const float mean_g = sums.x * kInvN, mean_gx = sums.y * kInvN;
     if (valid) {
@@ -947,6 +1095,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
     }
     if constexpr (kPrefetch) cur = next;
   }
+  if constexpr (kSharedPrefetch > 0) cp_async_wait<0>();  // the groups past the last row are empty
 
   if constexpr (kAccumulate) {
     // One partial row per row group (each block of a cluster writes its slice); a launch of a
@@ -1005,50 +1154,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 // The next row's x and dy are copied into shared memory (cp.async, 16-byte pieces) while this
 // row is worked from the other stage. Registers hold only the dγ/dβ accumulators and the slot
 // at hand, so more rows are in flight per SM than registers alone allow, and a row too long
-// for one block is shared by a cluster, each block staging its slice.
-//
-// A slice whose address is not 16-byte aligned (odd N in 16-bit types) is copied from the
-// aligned address below it and lands shifted by that address mod 16. The pieces cut by the
-// slice's ends are copied whole as well: their extra bytes belong to the neighbouring row (or
-// row padding) of the same tensor and are never used. Only the tensor's own first and last
-// bytes have no neighbour, so there (row 0's head, the last row's tail) the cut piece is
-// copied element by element. When every thread copies exactly the pieces it later reads
-// (aligned rows, 16-byte slots of both x and dy), the stages need no barrier of their own;
-// otherwise one per row. kStages rows are in flight: kStages − 1 copying while one is worked.
-constexpr bool kStageBarrier = kShifted || kVec * sizeof(TX) % 16 != 0 || kVec * sizeof(TDY) % 16 != 0;
-
-
-__device__ __forceinline__ int stage_shift(const void* slice) {
-  return kShifted ? (int)((unsigned long long)slice & 15) : 0;
-}
-
-// Starts copying `count` elements from `src` into `stage`, at byte stage_shift(src) onwards.
-// Piece k (16 bytes) goes to the thread that reads slot k / kPiecesPerSlot. `tensor_start` /
-// `tensor_end`: the slice begins / ends the tensor, so no byte beyond it may be read.
-template <class T>
-__device__ __forceinline__ void stage_slice(const T* src, i64 count, unsigned char* stage, int lane, bool tensor_start,
-                                            bool tensor_end) {
-  typedef StagePlan<T> Plan;
-  const int shift = stage_shift(src);
-  const i64 end = shift + count * (i64)sizeof(T);
-  const char* aligned = reinterpret_cast<const char*>(src) - shift;
-#pragma unroll
-  for (int i = 0; i < Plan::kPasses; ++i)
-#pragma unroll
-    for (int c = 0; c < Plan::kPiecesPerSlot; ++c) {
-      const i64 b = (((i64)i * kThreadsPerRow + lane) * Plan::kPiecesPerSlot + c) * 16;
-      if (b >= end) continue;
-      if ((b >= shift || !tensor_start) && (b + 16 <= end || !tensor_end)) {
-        cp_async_16(stage + b, aligned + b);
-      } else {
-#pragma unroll
-        for (int e = 0; e < 16 / (int)sizeof(T); ++e) {
-          const i64 at = b + e * (i64)sizeof(T);
-          if (at >= shift && at < end) *reinterpret_cast<T*>(stage + at) = *reinterpret_cast<const T*>(aligned + at);
-        }
-      }
-    }
-}
+// for one block is shared by a cluster, each block staging its slice (stage_slice, above).
 
 // Slot `local` of the slice as staged; elements past N read as 0 (the stage holds stale bytes there).
 template <class T>

@@ -87,7 +87,7 @@ TEST_F(BackwardSharedSums, EverySharedSumsCandidateMatchesTheReference) {
       const NormProblem resolved = resolved_problem(inputs);
       int taken = 0;
       for (const codegen::LaunchConfig& c : runtime::candidate_configs(resolved, limits, m, codegen::Pass::Backward)) {
-        if (!c.shared_sums) continue;
+        if (!c.shared_sums || c.shared_prefetch > 0) continue;  // rows copied ahead: their own test
         ++taken;
         ++tried;
         Engine engine(config(TuneMode::Cached));

@@ -1,0 +1,100 @@
+// Rows copied ahead into shared memory (LaunchConfig::shared_prefetch): a block (or cluster)
+// holding its row in registers copies its next 1-2 rows into stages of shared memory while it
+// works the held one, and reads each row from its stage once. Every such candidate the tuner may
+// pick must match the reference, where the stage ring wraps (many rows a group), where groups
+// have one row or none (fewer rows than groups: the copies past M are empty groups), in clusters
+// and in one block a row, 16-bit and fp32, with and without β, and one row group writing dγ/dβ
+// itself; and give the same bits twice.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "codegen/launch_config.h"
+#include "codegen/norm_problem.h"
+#include "runtime/engine_impl.h"
+#include "runtime/tuner.h"
+#include "support/device_run.h"
+#include "support/gpu.h"
+#include "support/norm_inputs.h"
+#include "support/problem_variants.h"
+#include "support/random.h"
+#include "support/sanitize_mode.h"
+#include "support/scratch_cache.h"
+
+namespace normjit::test {
+namespace {
+
+std::vector<NormProblem> problems() {
+  return {
+      make_problem(NormKind::LayerNorm, 16384, DType::BF16, DType::F32, Affine::WeightAndBias),  // a cluster of 2
+      make_problem(NormKind::RMSNorm, 8192, DType::F16, DType::F16, Affine::WeightOnly),         // one block a row
+      make_problem(NormKind::LayerNorm, 65536, DType::BF16, DType::BF16, Affine::WeightAndBias),
+      make_problem(NormKind::LayerNorm, 24576, DType::F32, DType::F32, Affine::BiasOnly),  // fp32, 4-wide slots
+      make_problem(NormKind::RMSNorm, 262144, DType::BF16, DType::F32, Affine::WeightOnly),  // clusters of 16
+      make_problem(NormKind::LayerNorm, 8200, DType::BF16, DType::F32, Affine::WeightAndBias),  // part-filled slices
+  };
+}
+// 1: one row group writes dγ/dβ itself; 5: fewer rows than groups; 700: the stages wrap many
+// times. Under a sanitizer M·N stays within NORMJIT_TEST_MAX_ELEMENTS (at least 3 rows).
+constexpr int64_t kRows[] = {1, 5, 700};
+int64_t rows_for(int64_t m, int64_t n) {
+  if (m <= 5 || !sanitize_matrix()) return m;
+  return std::clamp<int64_t>(sanitize_max_elements(int64_t{1} << 20) / n, 3, m);
+}
+
+class BackwardSharedPrefetch : public ScratchCacheGpuTest {};
+
+TEST_F(BackwardSharedPrefetch, EveryCandidateCopyingRowsAheadMatchesTheReference) {
+  NJ_REQUIRE_GPU();
+  const CUcontext ctx = GpuContext::get()->context();
+  const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
+  if (limits.sm < 80) GTEST_SKIP() << "rows are copied ahead with cp.async on sm_80 and newer, this GPU is sm_" << limits.sm;
+  int tried = 0;
+  for (const NormProblem& problem : problems())
+    for (const int64_t rows : kRows) {
+      const int64_t m = rows_for(rows, problem.n);
+      // Contiguous rows: the alignment the call will derive, so the database entry is the one used.
+      const NormProblem resolved = resolved_problem(make_inputs(problem, m, fresh_seed()));
+      int taken = 0;
+      for (const codegen::LaunchConfig& c : runtime::candidate_configs(resolved, limits, m, codegen::Pass::Backward)) {
+        if (c.shared_prefetch == 0) continue;
+        ++taken;
+        ++tried;
+        Engine engine(config(TuneMode::Cached));
+        engine.impl().pin_config(limits, resolved, m, c);
+        EXPECT_EQ(engine.impl().kernel_for(ctx, resolved, m).config, c) << codegen::describe(c);
+        EXPECT_TRUE(backward_matches_reference(engine, make_inputs(problem, m, fresh_seed()), stream()))
+            << describe_problem(problem) << " M=" << m << " with " << codegen::describe(c);
+      }
+      EXPECT_GT(taken, 0) << describe_problem(problem) << " M=" << m << ": no candidate copies rows ahead";
+    }
+  EXPECT_GE(tried, 40);
+}
+
+// Each thread reads back only the pieces it copied, and sums its columns in row order: the same
+// inputs give the same bits.
+TEST_F(BackwardSharedPrefetch, TheSameBitsTwice) {
+  NJ_REQUIRE_GPU();
+  const CUcontext ctx = GpuContext::get()->context();
+  const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
+  if (limits.sm < 80) GTEST_SKIP() << "rows are copied ahead with cp.async on sm_80 and newer, this GPU is sm_" << limits.sm;
+  const NormProblem problem = make_problem(NormKind::LayerNorm, 16384, DType::BF16, DType::F32, Affine::WeightAndBias);
+  const int64_t m = rows_for(1000, problem.n);
+  const NormInputs inputs = make_inputs(problem, m, fresh_seed());
+  const NormProblem resolved = resolved_problem(inputs);
+  int compared = 0;
+  for (const codegen::LaunchConfig& c : runtime::candidate_configs(resolved, limits, m, codegen::Pass::Backward)) {
+    if (c.shared_prefetch == 0) continue;
+    Engine engine(config(TuneMode::Cached));
+    engine.impl().pin_config(limits, resolved, m, c);
+    ASSERT_EQ(engine.impl().kernel_for(ctx, resolved, m).config, c) << codegen::describe(c);
+    const Gradients first = run_backward_on_gpu(engine, inputs, stream());
+    const Gradients again = run_backward_on_gpu(engine, inputs, stream());
+    EXPECT_TRUE(same_bits(first, again)) << codegen::describe(c);
+    ++compared;
+  }
+  EXPECT_GE(compared, 3);
+}
+
+}  // namespace
+}  // namespace normjit::test
