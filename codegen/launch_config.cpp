@@ -1144,6 +1144,35 @@ std::optional<LaunchConfig> column_pass_for_few_rows(const NormProblem& p, int64
   return column_pass_config(p, bucket >= 128 || p.n >= 16384 ? 512 : 256, column_lanes(bucket, 4));
 }
 
+// Long 16-bit rows of one column sum (RMSNorm; LayerNorm without γ or β) that a cluster of
+// blocks of 16 elements a thread holds at 65537-262144 columns: blocks of up to 1024 threads,
+// one an SM, copying the next row into shared memory while the held one is worked
+// (shared_prefetch = 1), in place of the clusters before (two blocks of 512 an SM up to 131072,
+// one of 1024 beyond). One block an SM has no second row in flight while it meets its cluster
+// and writes dx; the copy is that row. Exhaustive tuning on the H200, fp32 γ but where said,
+// M·N = 64 Mi (tune µs, L2 flushed; bench/results/2026-11-30-h200-shared-prefetch/): RMS bf16
+// 262144 160.5 → 149.5, fp16 160.5 → 150.2, bf16 with bf16 γ 159.5 → 148.5, 131072 (a cluster
+// of 8) 137.6 → 134.1; 65536 and 32768 keep their two blocks an SM (the best there). Not
+// LayerNorm: its two sums, γ and a stage do not fit in shared memory at 262144 (γ then read
+// from L2: 184.8 → 275.4), and at 131072 one block an SM copying ahead took 160.9 against the
+// two blocks' 151.6.
+std::optional<LaunchConfig> rows_copied_ahead(const NormProblem& p, int sm, int64_t m) {
+  const bool one_sum = p.has_weight != p.has_bias;
+  // From 128 rows (a bucket: the tuner's and the engine's kernel key), 8 or more a cluster:
+  // 256 rows of 262144 were measured; with fewer, little is left to copy ahead.
+  const bool rows_to_copy = m < 0 || next_pow2(std::max<int64_t>(m, 1)) >= 128;
+  if (sm < 90 || !one_sum || !rows_to_copy || dtype_size(p.x_dtype) != 2 || dtype_size(p.dy_dtype) != 2 || has_fused_options(p) ||
+      p.alignment < 16 || p.n % 8 != 0 || p.n <= 65536 || p.n > int64_t{kMaxCluster} * kMaxRowThreads * 16)
+    return std::nullopt;
+  LaunchConfig c;
+  c.vec = 8;
+  c.cluster = static_cast<int>(next_pow2(ceil_div(p.n, int64_t{kMaxRowThreads} * 16)));
+  c.threads = c.threads_per_row = static_cast<int>(round_up(ceil_div(ceil_div(p.n, 8), int64_t{c.cluster} * 2), 32));
+  c.shared_sums = true;
+  c.shared_prefetch = 1;
+  return c;
+}
+
 }  // namespace
 
 namespace {
@@ -1366,6 +1395,7 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, in
   // without, graph replays; LN bf16 262144 at M = 256: 278 us against 320 staged).
   const bool few = few_rows(m, sm_count);
   LaunchConfig c = config_for_many_rows(p, sm, sm_count, !few, memory_rich(memory_bytes_per_sm_cycle));
+  if (const std::optional<LaunchConfig> ahead = rows_copied_ahead(p, sm, m)) c = *ahead;
   if (few) {
     // Unmerged (merge = 1) at every M: in graph replays on the H100 merged blocks were slower
     // than their unmerged twin at every shape once partial rows are vector stores (bench/NOTES.md,

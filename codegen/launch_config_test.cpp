@@ -208,6 +208,14 @@ TEST(LaunchConfig, FittedShapesOnHopper) {
         {65536, 8, 1024, true}, {98304, 8, 768, false}, {131072, 16, 512, false}, {262144, 16, 1024, false}}) {
     for (const NormProblem& p : {ln(n), rms(n)}) {
       const LaunchConfig c = choose_launch_config(p, 90);
+      if (p.kind == NormKind::RMSNorm && n > 65536) {
+        // One sum: blocks of 16 elements a thread, one an SM, copying the next row ahead.
+        EXPECT_EQ(codegen::describe(c), "threads=" + std::to_string(n / (16 * (n > 131072 ? 16 : 8))) +
+                                            " threads_per_row=" + std::to_string(n / (16 * (n > 131072 ? 16 : 8))) +
+                                            " vec=8 registers cluster=" + (n > 131072 ? "16" : "8") +
+                                            " shared_prefetch=1 shared_sums shared_weights");
+        continue;
+      }
       EXPECT_TRUE(c.shared_sums && !c.staged) << codegen::describe(p);
       EXPECT_EQ(c.cluster, cluster) << codegen::describe(p);
       EXPECT_EQ(c.threads, threads) << codegen::describe(p);
@@ -972,7 +980,8 @@ TEST(LaunchConfig, FusedOptionsInClustersUpTo32768TakeTheirOwnRule) {
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     EXPECT_EQ(codegen::describe(at(32768, kind, [](NormProblem& p) { p.recompute_from_output = true; })),
               "threads=1024 threads_per_row=1024 vec=8 registers cluster=2 shared_sums");
-  // The elementwise options take the option-free row's config wherever a cluster shares the row.
+  // The elementwise options take the option-free row's config wherever a cluster shares the row,
+  // but where option-free RMSNorm rows copy the next row ahead (from 65537: not yet timed with them).
   for (DType x : {DType::BF16, DType::F16})
     for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
       for (int64_t n : {20480, 32768, 65536, 131072, 262144})
@@ -984,8 +993,13 @@ TEST(LaunchConfig, FusedOptionsInClustersUpTo32768TakeTheirOwnRule) {
           auto with = [&](void (*o)(NormProblem&)) {
             return choose_launch_config(with_option(n, x, kind, o), 90, 132, 65536 * 1024 / n);
           };
-          EXPECT_EQ(codegen::describe(with(option)), codegen::describe(with(no_option))) << n;
           EXPECT_GT(with(option).cluster, 1) << n;
+          if (kind == NormKind::RMSNorm && n > 65536) {
+            EXPECT_EQ(with(option).shared_prefetch, 0) << n;
+            EXPECT_EQ(with(no_option).shared_prefetch, 1) << n;
+            continue;
+          }
+          EXPECT_EQ(codegen::describe(with(option)), codegen::describe(with(no_option))) << n;
         }
   // In fp16 RMSNorm's recompute keeps the rule before (the recompute rule measured slower).
   EXPECT_EQ(codegen::describe(at(32768, NormKind::RMSNorm, [](NormProblem& p) { p.recompute_from_output = true; },
@@ -1248,6 +1262,40 @@ TEST(LaunchConfig, CheckRejectsRowsCopiedAheadThatCannotRun) {
   residual.residual = true;
   EXPECT_THROW(codegen::check_launch_config(codegen::resolve_problem(residual), c), std::invalid_argument)
       << "no fused options";
+}
+
+// Long 16-bit rows of one sum copy the next row ahead at 65537-262144 columns from 128 rows;
+// not LayerNorm's two sums, fp32 rows, rows aligned to less, fused options or few rows.
+TEST(LaunchConfig, LongSixteenBitRowsOfOneSumCopyTheNextRowAhead) {
+  auto rms = [](int64_t n, DType x = DType::BF16) {
+    NormProblem p = problem(n, x);
+    p.kind = NormKind::RMSNorm;
+    p.weight_dtype = DType::F32;
+    return codegen::resolve_problem(p);
+  };
+  for (const int64_t n : {65544, 98304, 131072, 196608, 262144})
+    for (const DType x : {DType::BF16, DType::F16}) {
+      const LaunchConfig c = choose_launch_config(rms(n, x), 90, 132, 256);
+      EXPECT_EQ(c.shared_prefetch, 1) << n;
+      EXPECT_EQ(c.cluster, n > 131072 ? 16 : 8) << n;
+      EXPECT_EQ(c.min_blocks_per_sm, 1) << n;
+      EXPECT_TRUE(c.shared_sums && c.shared_weights && c.vec == 8) << n;
+      EXPECT_EQ(codegen::elements_per_thread(rms(n, x), c), 16) << n;
+      EXPECT_NO_THROW(codegen::check_launch_config(rms(n, x), c)) << n;
+    }
+  EXPECT_EQ(choose_launch_config(rms(65536), 90, 132, 1024).shared_prefetch, 0) << "two blocks an SM win at 65536";
+  EXPECT_EQ(choose_launch_config(rms(262144), 90, 132, 64).shared_prefetch, 0) << "64 rows: few to copy ahead";
+  EXPECT_EQ(choose_launch_config(rms(262144, DType::F32), 90, 132, 256).shared_prefetch, 0) << "fp32 rows";
+  EXPECT_EQ(choose_launch_config(rms(262144), 80, 108, 256).shared_prefetch, 0) << "timed on sm_90 only";
+  NormProblem ln = problem(262144, DType::BF16);
+  ln.has_bias = true;
+  EXPECT_EQ(choose_launch_config(codegen::resolve_problem(ln), 90, 132, 256).shared_prefetch, 0) << "two sums";
+  NormProblem residual = rms(131072);
+  residual.residual = true;
+  EXPECT_EQ(choose_launch_config(codegen::resolve_problem(residual), 90, 132, 512).shared_prefetch, 0);
+  NormProblem unaligned = rms(131068);
+  unaligned.alignment = 8;
+  EXPECT_EQ(choose_launch_config(codegen::resolve_problem(unaligned), 90, 132, 512).shared_prefetch, 0);
 }
 
 // 16-bit RMSNorm rows aligned to less than 16 bytes, staged in one block: shared sums, three
