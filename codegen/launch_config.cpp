@@ -870,8 +870,11 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // (-2b43bd7-cluster-rules/), LN / RMS µs: 61440 327 / 321 → 288 / 282, 65536 292 / 285 →
     // 285 / 279, 98304 295 / 289 → 293 / 286, 131072 303 / 293 → 296 / 288 (RMSNorm's tuned
     // best there, 8 elements in 1024-thread blocks prefetching, 282 in the tuner, not taken).
-    const bool wide_cluster = many_rows && aligned && !has_fused_options(p) && (p.has_weight || p.has_bias) &&
-                              (c.cluster > kPortableCluster || (c.cluster == kPortableCluster && c.threads > 896)) &&
+    // On a memory-rich device (the H200) not the cluster of eight 960-1024-thread blocks (57345-
+    // 65536): it takes blocks of 16 elements in a cluster of 8 (below).
+    const bool wide_cluster =
+        many_rows && aligned && !has_fused_options(p) && (p.has_weight || p.has_bias) &&
+        (c.cluster > kPortableCluster || (c.cluster == kPortableCluster && c.threads > 896 && !memory_rich)) &&
                               slots <= int64_t{kMaxRegisterRowThreads} * 4 * kMaxCluster;
     if (wide_cluster) {
       const LaunchConfig before = c;
@@ -883,7 +886,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
         shared_sums_rows(2 * iters);
     } else if (c.cluster > kPortableCluster && (p.has_weight || p.has_bias)) {
       shared_sums_rows(2 * iters);
-    } else if (many_rows && (c.cluster == 4 || (c.cluster == kPortableCluster && c.threads <= 896)) &&
+    } else if (many_rows && (c.cluster == 4 || (c.cluster == kPortableCluster && (c.threads <= 896 || memory_rich))) &&
                aligned && !has_fused_options(p) && (p.has_weight || p.has_bias) &&
                shared_sums_rows(c.cluster == 4 ? iters : 2 * iters, /*wide_blocks=*/false,
                                 /*fp32_blocks_fill_sm=*/true)) {
@@ -897,8 +900,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       // us, 20480 372 → 305, 24576 342 → 336, 28672 329 → 321, 32768 323 → 312, 36864 425 → 342,
       // 40960 405 → 354, 45056 399 → 344, 49152 381 → 339, 57344 368 → 339; RMSNorm alike. At
       // 24576-28672 blocks of 16 elements in clusters of 4 tuned 3-7% faster still, at LN 40960 a
-      // cluster of 16 at 8 elements 4%. Not at 61440, where this lost 3-8% to the cluster of
-      // 960-thread blocks (LN 354 → 384 us, 240 bytes spilled). Without fused options, many rows
+      // cluster of 16 at 8 elements 4%. Not at 61440 on the H100, where this lost 3-8% to the
+      // cluster of 960-thread blocks (LN 354 → 384 us, 240 bytes spilled); on a memory-rich
+      // device (the H200) up to 65536: exhaustive tuning, fp32 γ, M·N = 64 Mi (tune µs, bench/
+      // results/2026-11-30-h200-shared-prefetch/, calls 2-3), LN 65536 238.5 → 212.5 against
+      // the cluster of 16 blocks of 8 elements the rules gave, RMS 228.7 → 209.7 (its best, 1024
+      // threads of 8 prefetching in a cluster of 8, 203.7). Without fused options, many rows
       // only (the only ones timed).
     }
   } else if (sm >= 90 && (p.has_weight || p.has_bias) &&

@@ -1508,8 +1508,14 @@ TEST(LaunchConfig, MemoryRichDevicesTakeTheRulesTunedOnAnH200) {
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
     for (int64_t n : {131072, 262144})
       EXPECT_EQ(at(n, kind, 18.8), at(n, kind, 0)) << n;
-    for (int64_t n : {2048, 4096, 7168, 8192, 12288, 16384, 32768, 65536})
+    for (int64_t n : {2048, 4096, 7168, 8192, 12288, 16384, 32768, 57344})
       EXPECT_EQ(at(n, kind, 18.8, DType::F32), at(n, kind, 0, DType::F32)) << n;
+    // fp32 rows of 57345-65536: blocks of 16 elements in a cluster of 8, not 8 in a cluster of 16.
+    for (int64_t n : {61440, 65536}) {
+      EXPECT_EQ(at(n, kind, 18.8, DType::F32).cluster, 8) << n;
+      EXPECT_EQ(at(n, kind, 0, DType::F32).cluster, 16) << n;
+      EXPECT_EQ(codegen::elements_per_thread(problem(n, DType::F32), at(n, kind, 18.8, DType::F32)), 16) << n;
+    }
     // fp32 rows but at two ranges, where clusters of two blocks tuned faster (-41c3636-final/).
     EXPECT_EQ(codegen::describe(at(5120, kind, 18.8, DType::F32)),
               "threads=320 threads_per_row=320 vec=4 registers cluster=2 min_blocks=3 shared_sums shared_weights");

@@ -200,12 +200,15 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   // the last, at 1.86 s).
   // Rows copied ahead into shared memory (shared_prefetch), 1 and 2 of them, at the config's
   // blocks an SM and at one: memory stays busy through a row's reductions and cluster meeting
-  // without the registers of a second row (templates/norm_backward.cuh, RowStages). For rows of
-  // kSharedPrefetchFromN or more (the long rows of clusters and one-block rows); check_launch_config
-  // keeps them to aligned rows without fused options.
+  // without the registers of a second row (templates/norm_backward.cuh, RowStages). For 16-bit
+  // rows of kSharedPrefetchFromN or more (the long rows of clusters and one-block rows);
+  // check_launch_config keeps them to aligned rows without fused options. Not fp32 rows, whose
+  // stages are twice the bytes: none came within 10% of the best at LN / RMS 65536 and 131072
+  // (bench/results/2026-11-30-h200-shared-prefetch/, calls 2-3).
   std::vector<LaunchConfig> copied_ahead;
+  const bool sixteen_bit_rows = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
   auto add_copied_ahead = [&](LaunchConfig c) {
-    if (sm < 80 || p.n < kSharedPrefetchFromN) return;
+    if (sm < 80 || p.n < kSharedPrefetchFromN || !sixteen_bit_rows) return;
     if (c.cluster > 1 && !c.shared_sums && !register_sum_clusters) return;  // as for the clusters themselves
     c.prefetch = false;
     for (int ahead : {1, 2})

@@ -4,7 +4,8 @@
 // pick must match the reference, where the stage ring wraps (many rows a group), where groups
 // have one row or none (fewer rows than groups: the copies past M are empty groups), in clusters
 // and in one block a row, 16-bit and fp32, with and without β, and one row group writing dγ/dβ
-// itself; and give the same bits twice.
+// itself; and give the same bits twice. fp32 rows copy ahead only where a config is pinned (the
+// search space leaves them out): their shared-sums candidates made to copy ahead.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -42,6 +43,29 @@ int64_t rows_for(int64_t m, int64_t n) {
   return std::clamp<int64_t>(sanitize_max_elements(int64_t{1} << 20) / n, 3, m);
 }
 
+// The configs copying rows ahead to test for a problem: the tuner's candidates that do, and
+// for fp32 rows, which the search space leaves out (they never won), its shared-sums candidates
+// made to copy one row ahead where that is a config that runs (a user may pin one).
+std::vector<codegen::LaunchConfig> copied_ahead(const NormProblem& resolved, const runtime::DeviceLimits& limits,
+                                                int64_t m) {
+  std::vector<codegen::LaunchConfig> out;
+  for (codegen::LaunchConfig c : runtime::candidate_configs(resolved, limits, m, codegen::Pass::Backward)) {
+    if (c.shared_prefetch == 0 && resolved.x_dtype == DType::F32 && c.shared_sums && !c.staged) {
+      c.shared_prefetch = 1;
+      c.prefetch = false;
+      c.min_blocks_per_sm = 1;
+      try {
+        codegen::check_launch_config(resolved, c);
+      } catch (const std::invalid_argument&) {
+        continue;
+      }
+      if (codegen::dynamic_shared_bytes(resolved, c) > codegen::max_stage_bytes(limits.sm)) continue;
+    }
+    if (c.shared_prefetch > 0 && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  }
+  return out;
+}
+
 class BackwardSharedPrefetch : public ScratchCacheGpuTest {};
 
 TEST_F(BackwardSharedPrefetch, EveryCandidateCopyingRowsAheadMatchesTheReference) {
@@ -56,8 +80,7 @@ TEST_F(BackwardSharedPrefetch, EveryCandidateCopyingRowsAheadMatchesTheReference
       // Contiguous rows: the alignment the call will derive, so the database entry is the one used.
       const NormProblem resolved = resolved_problem(make_inputs(problem, m, fresh_seed()));
       int taken = 0;
-      for (const codegen::LaunchConfig& c : runtime::candidate_configs(resolved, limits, m, codegen::Pass::Backward)) {
-        if (c.shared_prefetch == 0) continue;
+      for (const codegen::LaunchConfig& c : copied_ahead(resolved, limits, m)) {
         ++taken;
         ++tried;
         Engine engine(config(TuneMode::Cached));

@@ -39,6 +39,8 @@ std::vector<NormProblem> problems() {
       make_problem(NormKind::RMSNorm, 20480, DType::F32, DType::F32, Affine::WeightOnly),
       make_problem(NormKind::LayerNorm, 24576, DType::F32, DType::F32, Affine::WeightAndBias),
       make_problem(NormKind::LayerNorm, 36864, DType::F32, DType::F32, Affine::WeightAndBias),  // 16 a thread
+      // 16 a thread in a cluster of 8 on memory-rich devices, spilling (57345-65536).
+      make_problem(NormKind::LayerNorm, 61440, DType::F32, DType::F32, Affine::WeightAndBias),
       // One 16-bit row a block of N/16 threads, several an SM (many rows, 2049-4095).
       make_problem(NormKind::LayerNorm, 3584, DType::BF16, DType::F32, Affine::WeightAndBias),
       make_problem(NormKind::LayerNorm, 5003, DType::BF16, DType::BF16, Affine::WeightAndBias),  // odd, staged
