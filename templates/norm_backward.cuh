@@ -808,8 +808,7 @@ struct RowStages {
     next = 0;
 #pragma unroll
     for (int s = 0; s < kSharedPrefetch; ++s) {
-#pragma unroll
-      for (int i = 0; i < kIters; ++i) copy_slot(p, first + s * step, s, i, lane, rank);
+      copy_row(p, first + s * step, s, lane, rank);
       cp_async_commit();
     }
     load_statistics(p, first);
@@ -842,35 +841,33 @@ struct RowStages {
     r.rstd = rstd;
     load_statistics(p, row + step);
   }
-  // Slot i of row `row` (none past M, or past the block's slice) into stage s: whole 16-byte
-  // pieces (the rows are aligned and N a multiple of kVec), where the thread reads them. One
-  // address a tensor and row, the slots at constant offsets from it (slot_column's clamp would
-  // give each slot an address of its own).
-  static __device__ __forceinline__ void copy_slot(const BackwardParams& p, i64 row, int s, int i, int lane,
-                                                   unsigned rank) {
-    constexpr int kStride = kThreadsPerRow * kVec;                  // columns between a thread's slots
+  // Row `row`'s slots of the thread into stage s: whole 16-byte pieces (the rows are aligned
+  // and N a multiple of kVec), each where the thread reads it. One address a tensor, and the
+  // slots at constant offsets from it (slot_column's clamp would give each an address of its own).
+  static __device__ __forceinline__ void copy_row(const BackwardParams& p, i64 row, int s, int lane, unsigned rank) {
+    if (row >= p.m) return;
     const i64 first = ((i64)rank * kSlotsPerBlock + lane) * kVec;  // the thread's first column
-    if (row >= p.m || first + (i64)i * kStride >= kN) return;      // (past the slice: the next block's)
-    if (kSlotsPerBlock % kThreadsPerRow != 0 && i * kThreadsPerRow + lane >= kSlotsPerBlock) return;
-    const TX* x_at = p.x + row * p.x_stride + first + i * kStride;
-    const TDY* dy_at = p.dy + row * p.dy_stride + first + i * kStride;
-    unsigned char* const x_here = stage(s) + (lane + i * kThreadsPerRow) * (kVec * (int)sizeof(TX));
-    unsigned char* const dy_here = stage(s) + kStageXBytes + (lane + i * kThreadsPerRow) * (kVec * (int)sizeof(TDY));
+    const TX* x_at = p.x + row * p.x_stride + first;
+    const TDY* dy_at = p.dy + row * p.dy_stride + first;
+    unsigned char* const here = stage(s) + lane * (kVec * (int)sizeof(TX));
+    unsigned char* const dy_here = stage(s) + kStageXBytes + lane * (kVec * (int)sizeof(TDY));
 #pragma unroll
-    for (int k = 0; k < StagePlan<TX>::kPiecesPerSlot; ++k) cp_async_16(x_here + 16 * k, x_at + k * (16 / (int)sizeof(TX)));
+    for (int i = 0; i < kIters; ++i) {
+      constexpr int kStride = kThreadsPerRow * kVec;  // columns between a thread's slots
+      if (first + (i64)i * kStride >= kN) break;      // (columns past the slice: the next block's)
+      if (kSlotsPerBlock % kThreadsPerRow != 0 && i * kThreadsPerRow + lane >= kSlotsPerBlock) break;
 #pragma unroll
-    for (int k = 0; k < StagePlan<TDY>::kPiecesPerSlot; ++k)
-      cp_async_16(dy_here + 16 * k, dy_at + k * (16 / (int)sizeof(TDY)));
+      for (int k = 0; k < StagePlan<TX>::kPiecesPerSlot; ++k)
+        cp_async_16(here + i * kStride * (int)sizeof(TX) + 16 * k, x_at + i * kStride + k * (16 / (int)sizeof(TX)));
+#pragma unroll
+      for (int k = 0; k < StagePlan<TDY>::kPiecesPerSlot; ++k)
+        cp_async_16(dy_here + i * kStride * (int)sizeof(TDY) + 16 * k,
+                    dy_at + i * kStride + k * (16 / (int)sizeof(TDY)));
+    }
   }
-  // Slot i of row `row` into the stage just read, once the row's first pass has used slot i's
-  // values there (its sums are stored from them): a copy's writes land a global-memory round
-  // trip after it is issued, long after the reads. Slot by slot, so the copy starts as early
-  // in the first pass as it may.
-  __device__ __forceinline__ void refill_slot(const BackwardParams& p, i64 row, int i, int lane, unsigned rank) {
-    copy_slot(p, row, next, i, lane, rank);
-  }
-  // The refilled stage's slots as the newest copy group.
-  __device__ __forceinline__ void end_refill() {
+  // Row `row` into the stage just read (its values used), as the newest copy group.
+  __device__ __forceinline__ void refill(const BackwardParams& p, i64 row, int lane, unsigned rank) {
+    copy_row(p, row, next, lane, rank);
     cp_async_commit();
     next = next + 1 == kSharedPrefetch ? 0 : next + 1;
   }
@@ -1017,7 +1014,6 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
         xh[j] = xhat;
       }
       column_sums.add(i, dwi, g);  // g is still dy here
-      if constexpr (kSharedPrefetch > 0) ahead.refill_slot(p, row + kSharedPrefetch * step, i, lane, rank);
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
         const float xhat = xh[j];
@@ -1038,7 +1034,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
       if constexpr (kParallel) column_sums.add_second(i, dwi, dy1);
 // fused:end
     }
-    if constexpr (kSharedPrefetch > 0) ahead.end_refill();
+    if constexpr (kSharedPrefetch > 0) ahead.refill(p, row + kSharedPrefetch * step, lane, rank);
     sums = cluster.sum(reducer.sum(sums, row_in_block, lane), rank);
     const float mean_g = sums.x * kInvN, mean_gx = sums.y * kInvN;
     if (valid) {
