@@ -1168,8 +1168,9 @@ std::optional<LaunchConfig> rows_copied_ahead(const NormProblem& p, int sm, int6
   // From 128 rows (a bucket: the tuner's and the engine's kernel key), 8 or more a cluster:
   // 256 rows of 262144 were measured; with fewer, little is left to copy ahead.
   const bool rows_to_copy = m < 0 || next_pow2(std::max<int64_t>(m, 1)) >= 128;
-  if (sm < 90 || !one_sum || !rows_to_copy || dtype_size(p.x_dtype) != 2 || dtype_size(p.dy_dtype) != 2 || has_fused_options(p) ||
-      p.alignment < 16 || p.n % 8 != 0 || p.n <= 65536 || p.n > int64_t{kMaxCluster} * kMaxRowThreads * 16)
+  const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
+  if (sm < 90 || !one_sum || !rows_to_copy || !sixteen_bit || has_fused_options(p) || p.alignment < 16 ||
+      p.n % 8 != 0 || p.n <= 65536 || p.n > int64_t{kMaxCluster} * kMaxRowThreads * 16)
     return std::nullopt;
   LaunchConfig c;
   c.vec = 8;

@@ -1233,11 +1233,13 @@ TEST(LaunchConfig, CheckRejectsRowsCopiedAheadThatCannotRun) {
   NormProblem p = problem(16384, DType::BF16);
   p.has_bias = true;
   p = codegen::resolve_problem(p);
-  LaunchConfig c = codegen::parse_described_config("threads=512 threads_per_row=512 vec=8 registers cluster=2 shared_sums");
+  LaunchConfig c =
+      codegen::parse_described_config("threads=512 threads_per_row=512 vec=8 registers cluster=2 shared_sums");
   const size_t without = codegen::dynamic_shared_bytes(p, c);
   c.shared_prefetch = 1;
   EXPECT_NO_THROW(codegen::check_launch_config(p, c));
-  EXPECT_EQ(codegen::dynamic_shared_bytes(p, c), without + 2 * 8192 * 2) << "a stage: the block's 8192 columns of x and dy";
+  EXPECT_EQ(codegen::dynamic_shared_bytes(p, c), without + 2 * 8192 * 2)
+      << "a stage: the block's 8192 columns of x and dy";
   c.shared_prefetch = 2;
   EXPECT_EQ(codegen::dynamic_shared_bytes(p, c), without + 2 * 2 * 8192 * 2);
   EXPECT_EQ(codegen::parse_described_config(codegen::describe(c)), c);

@@ -130,7 +130,8 @@ std::string prune_reason(const NormProblem& p, const LaunchConfig& c, int sm) {
     return "a cluster of " + std::to_string(c.cluster) + " blocks needs sm_90 or newer and at most " +
            std::to_string(kMaxCluster) + " blocks";
   if (c.merge > a.max_cluster) return "merged blocks are a cluster: they need sm_90 or newer";
-  if ((c.staged || c.shared_prefetch > 0) && sm < 80) return "staged rows and shared prefetch need cp.async (sm_80 or newer)";
+  if ((c.staged || c.shared_prefetch > 0) && sm < 80)
+    return "staged rows and shared prefetch need cp.async (sm_80 or newer)";
   const size_t shared = dynamic_shared_bytes(p, c);
   if (shared > a.shared_per_block)
     return "stages and shared sums of " + std::to_string(shared) + " bytes exceed the " +

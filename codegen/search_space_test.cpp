@@ -388,7 +388,8 @@ TEST(SearchSpace, RowsCopiedAheadForLongAlignedRows) {
     EXPECT_TRUE(std::any_of(ahead.begin(), ahead.end(), [](const LaunchConfig& c) { return c.cluster > 1; })) << n;
   }
   const std::vector<LaunchConfig> at_16384 = copied_ahead(problem(16384, DType::BF16), 90);
-  EXPECT_TRUE(std::any_of(at_16384.begin(), at_16384.end(), [](const LaunchConfig& c) { return c.shared_prefetch == 2; }));
+  EXPECT_TRUE(
+      std::any_of(at_16384.begin(), at_16384.end(), [](const LaunchConfig& c) { return c.shared_prefetch == 2; }));
   EXPECT_TRUE(copied_ahead(problem(4096, DType::BF16), 90).empty()) << "short rows";
   EXPECT_TRUE(copied_ahead(problem(16384, DType::BF16), 75).empty()) << "no cp.async before sm_80";
   NormProblem gated = problem(16384, DType::BF16);

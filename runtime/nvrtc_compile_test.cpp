@@ -224,11 +224,12 @@ TEST(Nvrtc, RowsCopiedAheadCompile) {
   fp32.n = 24576;
   fp32.weight_dtype = DType::F32;
   fp32 = codegen::resolve_problem(fp32);
-  const codegen::LaunchConfig pinned =
-      codegen::parse_described_config("threads=768 threads_per_row=768 vec=4 registers cluster=4 shared_prefetch=1 shared_sums");
+  const codegen::LaunchConfig pinned = codegen::parse_described_config(
+      "threads=768 threads_per_row=768 vec=4 registers cluster=4 shared_prefetch=1 shared_sums");
   ASSERT_NO_THROW(codegen::check_launch_config(fp32, pinned));
   const auto src = codegen::generate_backward_source(fp32, pinned);
-  EXPECT_NO_THROW(nvrtc.compile(src.text, src.name, codegen::compile_options({90, nvrtc.version()}), codegen::describe(fp32)));
+  EXPECT_NO_THROW(
+      nvrtc.compile(src.text, src.name, codegen::compile_options({90, nvrtc.version()}), codegen::describe(fp32)));
   EXPECT_GE(compiled, 9);
 }
 

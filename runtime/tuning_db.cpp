@@ -213,8 +213,9 @@ TuningEntries parse_tuning_entries(const std::string& text, const std::string& o
     const toml::table* t = node.as_table();
     if (!t) bad(origin, quoted(key), "is " + describe_value(node) + ", not a table of a launch config");
     for (const auto& [field, value] : *t) {
-      static const char* kFields[] = {"threads", "threads_per_row", "vec",  "row_in_registers", "cluster", "merge",
-                                      "grid", "prefetch", "staged", "stages", "min_blocks_per_sm", "shared_sums", "shared_weights", "phased", "column_pass", "shared_prefetch", "us",
+      static const char* kFields[] = {"threads", "threads_per_row", "vec", "row_in_registers", "cluster", "merge",
+                                      "grid", "prefetch", "staged", "stages", "min_blocks_per_sm", "shared_sums",
+                                      "shared_weights", "phased", "column_pass", "shared_prefetch", "us",
                                       "heuristic_us", "candidates", "tuned_at"};
       bool known = false;
       for (const char* f : kFields) known |= field.str() == f;

@@ -162,13 +162,15 @@ TEST(TuningEntries, SharedPrefetchRoundTripsAndIsWrittenOnlyWhenOn) {
   ahead.config.shared_sums = true;
   ahead.config.shared_prefetch = 2;
   const std::string text = runtime::format_tuning_entries({{kKeyA, ahead}, {kKeyB, tuned(64, 3.5)}});
-  EXPECT_EQ(text.find("shared_prefetch"), text.rfind("shared_prefetch")) << "written for rows copied ahead only:\n" << text;
+  EXPECT_EQ(text.find("shared_prefetch"), text.rfind("shared_prefetch"))
+      << "written for rows copied ahead only:\n" << text;
   const TuningEntries back = runtime::parse_tuning_entries(text, "test");
   EXPECT_EQ(back.at(kKeyA).config, ahead.config);
   EXPECT_EQ(back.at(kKeyB).config.shared_prefetch, 0);
   std::string deep = text;
   deep.replace(deep.find("shared_prefetch = 2"), 19, "shared_prefetch = 9");
-  EXPECT_THROW(runtime::parse_tuning_entries(deep, "test"), std::runtime_error) << "more rows ahead than a kernel takes";
+  EXPECT_THROW(runtime::parse_tuning_entries(deep, "test"), std::runtime_error)
+      << "more rows ahead than a kernel takes";
 }
 
 // Keys needing quotes, with a ' (which toml++ 3.3 would write as an unreadable literal

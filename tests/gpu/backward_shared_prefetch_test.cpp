@@ -72,7 +72,8 @@ TEST_F(BackwardSharedPrefetch, EveryCandidateCopyingRowsAheadMatchesTheReference
   NJ_REQUIRE_GPU();
   const CUcontext ctx = GpuContext::get()->context();
   const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
-  if (limits.sm < 80) GTEST_SKIP() << "rows are copied ahead with cp.async on sm_80 and newer, this GPU is sm_" << limits.sm;
+  if (limits.sm < 80)
+    GTEST_SKIP() << "rows are copied ahead with cp.async on sm_80 and newer, this GPU is sm_" << limits.sm;
   int tried = 0;
   for (const NormProblem& problem : problems())
     for (const int64_t rows : kRows) {
@@ -100,7 +101,8 @@ TEST_F(BackwardSharedPrefetch, TheSameBitsTwice) {
   NJ_REQUIRE_GPU();
   const CUcontext ctx = GpuContext::get()->context();
   const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
-  if (limits.sm < 80) GTEST_SKIP() << "rows are copied ahead with cp.async on sm_80 and newer, this GPU is sm_" << limits.sm;
+  if (limits.sm < 80)
+    GTEST_SKIP() << "rows are copied ahead with cp.async on sm_80 and newer, this GPU is sm_" << limits.sm;
   const NormProblem problem = make_problem(NormKind::LayerNorm, 16384, DType::BF16, DType::F32, Affine::WeightAndBias);
   const int64_t m = rows_for(1000, problem.n);
   const NormInputs inputs = make_inputs(problem, m, fresh_seed());
