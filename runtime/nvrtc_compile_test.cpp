@@ -1,7 +1,7 @@
 // Every kernel family compiles to a cubin for sm_80 and sm_90 over the N list of the core
 // issue, every x dtype, LayerNorm and RMSNorm: NVRTC runs on the CPU, so CI checks this.
 #include <gtest/gtest.h>
-#include <tuple>
+#include <utility>
 
 #include "codegen/cache_key.h"
 #include "codegen/kernel_source.h"
@@ -196,17 +196,13 @@ TEST(Nvrtc, RowsCopiedAheadCompile) {
   const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
   int compiled = 0;
   // sm_80's 163 KB of shared memory hold a stage beside the sums of shorter rows only.
-  for (const auto& [kind, n, x, sm] : {std::tuple{NormKind::LayerNorm, int64_t{16384}, DType::BF16, 90},
-                                       std::tuple{NormKind::RMSNorm, int64_t{262144}, DType::F16, 90},
-                                       std::tuple{NormKind::LayerNorm, int64_t{8192}, DType::BF16, 80},
-                                       std::tuple{NormKind::RMSNorm, int64_t{8192}, DType::F16, 80}}) {
-    NormProblem p;
-    p.kind = kind;
-    p.n = n;
-    p.x_dtype = x;
-    p.weight_dtype = DType::F32;
-    p.has_bias = kind == NormKind::LayerNorm;
-    p = codegen::resolve_problem(p);
+  using test::Affine;
+  for (const auto& [spec, sm] :
+       {std::pair{test::ProblemSpec{NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 16384}, 90},
+        std::pair{test::ProblemSpec{NormKind::RMSNorm, DType::F16, DType::F32, Affine::WeightOnly, 262144}, 90},
+        std::pair{test::ProblemSpec{NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 8192}, 80},
+        std::pair{test::ProblemSpec{NormKind::RMSNorm, DType::F16, DType::F32, Affine::WeightOnly, 8192}, 80}}) {
+    const NormProblem p = codegen::resolve_problem(spec.problem());
     int taken = 0;
     for (const codegen::LaunchConfig& c : codegen::search_space(p, sm, 132, 4096)) {
       if (c.shared_prefetch == 0 || ++taken > 3) continue;
@@ -220,10 +216,8 @@ TEST(Nvrtc, RowsCopiedAheadCompile) {
     EXPECT_GT(taken, 0) << codegen::describe(p) << " on sm_" << sm;
   }
   // fp32 rows copy ahead only in a pinned config (the search space leaves them out): 4-wide slots.
-  NormProblem fp32;
-  fp32.n = 24576;
-  fp32.weight_dtype = DType::F32;
-  fp32 = codegen::resolve_problem(fp32);
+  const NormProblem fp32 = codegen::resolve_problem(
+      test::make_problem(NormKind::LayerNorm, 24576, DType::F32, DType::F32, Affine::WeightAndBias));
   const codegen::LaunchConfig pinned = codegen::parse_described_config(
       "threads=768 threads_per_row=768 vec=4 registers cluster=4 shared_prefetch=1 shared_sums");
   ASSERT_NO_THROW(codegen::check_launch_config(fp32, pinned));

@@ -4,8 +4,8 @@
 // pick must match the reference, where the stage ring wraps (many rows a group), where groups
 // have one row or none (fewer rows than groups: the copies past M are empty groups), in clusters
 // and in one block a row, 16-bit and fp32, with and without β, and one row group writing dγ/dβ
-// itself; and give the same bits twice. fp32 rows copy ahead only where a config is pinned (the
-// search space leaves them out): their shared-sums candidates made to copy ahead.
+// itself. fp32 rows copy ahead only in a pinned config (the search space leaves them out): their
+// shared-sums candidates made to copy ahead. The same bits twice: BackwardSharedSums.TheSameBitsTwice.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -80,45 +80,12 @@ TEST_F(BackwardSharedPrefetch, EveryCandidateCopyingRowsAheadMatchesTheReference
       const int64_t m = rows_for(rows, problem.n);
       // Contiguous rows: the alignment the call will derive, so the database entry is the one used.
       const NormProblem resolved = resolved_problem(make_inputs(problem, m, fresh_seed()));
-      int taken = 0;
-      for (const codegen::LaunchConfig& c : copied_ahead(resolved, limits, m)) {
-        ++taken;
-        ++tried;
-        Engine engine(config(TuneMode::Cached));
-        engine.impl().pin_config(limits, resolved, m, c);
-        EXPECT_EQ(engine.impl().kernel_for(ctx, resolved, m).config, c) << codegen::describe(c);
-        EXPECT_TRUE(backward_matches_reference(engine, make_inputs(problem, m, fresh_seed()), stream()))
-            << describe_problem(problem) << " M=" << m << " with " << codegen::describe(c);
-      }
-      EXPECT_GT(taken, 0) << describe_problem(problem) << " M=" << m << ": no candidate copies rows ahead";
+      const std::vector<codegen::LaunchConfig> configs = copied_ahead(resolved, limits, m);
+      each_config_matches_reference(limits, problem, resolved, m, configs);
+      tried += static_cast<int>(configs.size());
+      EXPECT_FALSE(configs.empty()) << describe_problem(problem) << " M=" << m << ": no candidate copies rows ahead";
     }
   EXPECT_GE(tried, 40);
-}
-
-// Each thread reads back only the pieces it copied, and sums its columns in row order: the same
-// inputs give the same bits.
-TEST_F(BackwardSharedPrefetch, TheSameBitsTwice) {
-  NJ_REQUIRE_GPU();
-  const CUcontext ctx = GpuContext::get()->context();
-  const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
-  if (limits.sm < 80)
-    GTEST_SKIP() << "rows are copied ahead with cp.async on sm_80 and newer, this GPU is sm_" << limits.sm;
-  const NormProblem problem = make_problem(NormKind::LayerNorm, 16384, DType::BF16, DType::F32, Affine::WeightAndBias);
-  const int64_t m = rows_for(1000, problem.n);
-  const NormInputs inputs = make_inputs(problem, m, fresh_seed());
-  const NormProblem resolved = resolved_problem(inputs);
-  int compared = 0;
-  for (const codegen::LaunchConfig& c : runtime::candidate_configs(resolved, limits, m, codegen::Pass::Backward)) {
-    if (c.shared_prefetch == 0) continue;
-    Engine engine(config(TuneMode::Cached));
-    engine.impl().pin_config(limits, resolved, m, c);
-    ASSERT_EQ(engine.impl().kernel_for(ctx, resolved, m).config, c) << codegen::describe(c);
-    const Gradients first = run_backward_on_gpu(engine, inputs, stream());
-    const Gradients again = run_backward_on_gpu(engine, inputs, stream());
-    EXPECT_TRUE(same_bits(first, again)) << codegen::describe(c);
-    ++compared;
-  }
-  EXPECT_GE(compared, 3);
 }
 
 }  // namespace

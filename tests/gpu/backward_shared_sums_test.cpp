@@ -79,55 +79,53 @@ TEST_F(BackwardSharedSums, EverySharedSumsCandidateMatchesTheReference) {
   NJ_REQUIRE_GPU();
   const CUcontext ctx = GpuContext::get()->context();
   const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
-  if (limits.sm < 80) GTEST_SKIP() << "shared-sums candidates are tried on sm_80 and newer, this GPU is sm_" << limits.sm;
+  if (limits.sm < 80)
+    GTEST_SKIP() << "shared-sums candidates are tried on sm_80 and newer, this GPU is sm_" << limits.sm;
   int tried = 0;
   for (const NormProblem& problem : problems())
     for (const int64_t rows : kRows) {
       const int64_t m = rows_for(rows, problem.n);
       // Contiguous rows: the alignment the call will derive, so the database entry is the one used.
-      NormInputs inputs = make_inputs(problem, m, fresh_seed());
-      const NormProblem resolved = resolved_problem(inputs);
-      int taken = 0;
-      for (const codegen::LaunchConfig& c : runtime::candidate_configs(resolved, limits, m, codegen::Pass::Backward)) {
-        if (!c.shared_sums || c.shared_prefetch > 0) continue;  // rows copied ahead: their own test
-        ++taken;
-        ++tried;
-        Engine engine(config(TuneMode::Cached));
-        engine.impl().pin_config(limits, resolved, m, c);
-        EXPECT_EQ(engine.impl().kernel_for(ctx, resolved, m).config, c) << codegen::describe(c);
-        EXPECT_TRUE(backward_matches_reference(engine, make_inputs(problem, m, fresh_seed()), stream()))
-            << describe_problem(problem) << " M=" << m << " with " << codegen::describe(c);
-      }
-      EXPECT_GT(taken, 0) << describe_problem(problem) << ": no shared-sums candidate";
+      const NormProblem resolved = resolved_problem(make_inputs(problem, m, fresh_seed()));
+      std::vector<codegen::LaunchConfig> configs;
+      for (const codegen::LaunchConfig& c : runtime::candidate_configs(resolved, limits, m, codegen::Pass::Backward))
+        if (c.shared_sums && c.shared_prefetch == 0) configs.push_back(c);  // rows copied ahead: their own test
+      each_config_matches_reference(limits, problem, resolved, m, configs);
+      tried += static_cast<int>(configs.size());
+      EXPECT_FALSE(configs.empty()) << describe_problem(problem) << ": no shared-sums candidate";
     }
   EXPECT_GE(tried, 30);
 }
 
 // The same inputs through a shared-sums config twice give the same bits: each thread's sums are
-// its own (no race in shared memory), added in row order. (The bits differ from the config with
-// its sums in registers: that one's grid has other row groups, and packed rows recompute x̂ and
-// dy·γ for dx, which the compiler may contract differently.)
+// its own (no race in shared memory), added in row order; so do the rows copied ahead (shared-sums
+// candidates too), whose threads read back only the pieces they copied. In one block a row (8192)
+// and in clusters (16384). (The bits differ from the config with its sums in registers: that
+// one's grid has other row groups, and packed rows recompute x̂ and dy·γ for dx, which the
+// compiler may contract differently.)
 TEST_F(BackwardSharedSums, TheSameBitsTwice) {
   NJ_REQUIRE_GPU();
   const CUcontext ctx = GpuContext::get()->context();
   const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
-  if (limits.sm < 80) GTEST_SKIP() << "shared-sums candidates are tried on sm_80 and newer, this GPU is sm_" << limits.sm;
-  const NormProblem problem = make_problem(NormKind::LayerNorm, 8192, DType::BF16, DType::F32, Affine::WeightAndBias);
-  const int64_t m = 1000;
-  const NormInputs inputs = make_inputs(problem, m, fresh_seed());
-  const NormProblem resolved = resolved_problem(inputs);
-  int compared = 0;
-  for (const codegen::LaunchConfig& c : runtime::candidate_configs(resolved, limits, m, codegen::Pass::Backward)) {
-    if (!c.shared_sums) continue;
-    Engine engine(config(TuneMode::Cached));
-    engine.impl().pin_config(limits, resolved, m, c);
-    ASSERT_EQ(engine.impl().kernel_for(ctx, resolved, m).config, c) << codegen::describe(c);
-    const Gradients first = run_backward_on_gpu(engine, inputs, stream());
-    const Gradients again = run_backward_on_gpu(engine, inputs, stream());
-    EXPECT_TRUE(same_bits(first, again)) << codegen::describe(c);
-    ++compared;
+  if (limits.sm < 80)
+    GTEST_SKIP() << "shared-sums candidates are tried on sm_80 and newer, this GPU is sm_" << limits.sm;
+  int compared = 0, copied_ahead = 0;
+  for (const int64_t n : {8192, 16384}) {
+    const NormProblem problem = make_problem(NormKind::LayerNorm, n, DType::BF16, DType::F32, Affine::WeightAndBias);
+    const int64_t m = rows_for(1000, n);
+    const NormInputs inputs = make_inputs(problem, m, fresh_seed());
+    const NormProblem resolved = resolved_problem(inputs);
+    for (const codegen::LaunchConfig& c : runtime::candidate_configs(resolved, limits, m, codegen::Pass::Backward)) {
+      if (!c.shared_sums) continue;
+      const std::unique_ptr<Engine> engine = pinned_engine(limits, resolved, m, c);
+      ASSERT_EQ(engine->impl().kernel_for(ctx, resolved, m).config, c) << codegen::describe(c);
+      EXPECT_TRUE(same_bits_twice(*engine, inputs, stream())) << codegen::describe(c);
+      ++compared;
+      copied_ahead += c.shared_prefetch > 0;
+    }
   }
-  EXPECT_GE(compared, 3);
+  EXPECT_GE(compared, 6);
+  EXPECT_GE(copied_ahead, 3);
 }
 
 }  // namespace

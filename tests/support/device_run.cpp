@@ -213,4 +213,9 @@ Gradients run_backward_on_gpu(Engine& engine, const NormInputs& inputs, CUstream
   return gradients_match(inputs, out, reference_backward(inputs));
 }
 
+::testing::AssertionResult same_bits_twice(Engine& engine, const NormInputs& inputs, CUstream stream) {
+  const Gradients first = run_backward_on_gpu(engine, inputs, stream);
+  return same_bits(first, run_backward_on_gpu(engine, inputs, stream));
+}
+
 }  // namespace normjit::test

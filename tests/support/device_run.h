@@ -69,4 +69,8 @@ Gradients run_backward_on_gpu(Engine& engine, const NormInputs& inputs, CUstream
 ::testing::AssertionResult backward_matches_reference(Engine& engine, const NormInputs& inputs, CUstream stream,
                                                       const RunOptions& options = {});
 
+// run_backward_on_gpu twice on the same inputs: whether the two results have the same bits (the
+// determinism every config promises: no race, sums added in a fixed order).
+::testing::AssertionResult same_bits_twice(Engine& engine, const NormInputs& inputs, CUstream stream);
+
 }  // namespace normjit::test
