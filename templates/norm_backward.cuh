@@ -729,48 +729,10 @@ struct StagePlan {
 constexpr i64 kStageXBytes = StagePlan<TX>::kBytes;
 constexpr i64 kStageBytes = kStageXBytes + StagePlan<TDY>::kBytes;
 
-// How a block's slice of a row is copied into a stage, for staged rows (below) and for
-// kSharedPrefetch. A slice whose address is not 16-byte aligned (odd N in 16-bit types) is copied from the
-// aligned address below it and lands shifted by that address mod 16. The pieces cut by the
-// slice's ends are copied whole as well: their extra bytes belong to the neighbouring row (or
-// row padding) of the same tensor and are never used. Only the tensor's own first and last
-// bytes have no neighbour, so there (row 0's head, the last row's tail) the cut piece is
-// copied element by element. When every thread copies exactly the pieces it later reads
-// (aligned rows, 16-byte slots of both x and dy), the stages need no barrier of their own;
-// otherwise one per row. kStages rows are in flight: kStages − 1 copying while one is worked.
+// Whether a thread may read stage pieces another copied (rows aligned to less than 16 bytes, or
+// slots of x or dy not whole 16-byte pieces): staged rows then take a barrier a row (below),
+// and rows are not copied ahead (kSharedPrefetch).
 constexpr bool kStageBarrier = kShifted || kVec * sizeof(TX) % 16 != 0 || kVec * sizeof(TDY) % 16 != 0;
-
-__device__ __forceinline__ int stage_shift(const void* slice) {
-  return kShifted ? (int)((unsigned long long)slice & 15) : 0;
-}
-
-// Starts copying `count` elements from `src` into `stage`, at byte stage_shift(src) onwards.
-// Piece k (16 bytes) goes to the thread that reads slot k / kPiecesPerSlot. `tensor_start` /
-// `tensor_end`: the slice begins / ends the tensor, so no byte beyond it may be read.
-template <class T>
-__device__ __forceinline__ void stage_slice(const T* src, i64 count, unsigned char* stage, int lane, bool tensor_start,
-                                            bool tensor_end) {
-  typedef StagePlan<T> Plan;
-  const int shift = stage_shift(src);
-  const i64 end = shift + count * (i64)sizeof(T);
-  const char* aligned = reinterpret_cast<const char*>(src) - shift;
-#pragma unroll
-  for (int i = 0; i < Plan::kPasses; ++i)
-#pragma unroll
-    for (int c = 0; c < Plan::kPiecesPerSlot; ++c) {
-      const i64 b = (((i64)i * kThreadsPerRow + lane) * Plan::kPiecesPerSlot + c) * 16;
-      if (b >= end) continue;
-      if ((b >= shift || !tensor_start) && (b + 16 <= end || !tensor_end)) {
-        cp_async_16(stage + b, aligned + b);
-      } else {
-#pragma unroll
-        for (int e = 0; e < 16 / (int)sizeof(T); ++e) {
-          const i64 at = b + e * (i64)sizeof(T);
-          if (at >= shift && at < end) *reinterpret_cast<T*>(stage + at) = *reinterpret_cast<const T*>(aligned + at);
-        }
-      }
-    }
-}
 
 // ---- rows in registers prefetched through shared memory (kSharedPrefetch) ---------------------
 // The next kSharedPrefetch rows of a row group are copied into as many stages (cp.async) while
@@ -793,7 +755,7 @@ struct RowStages {
   // Stage s: the kSharedPrefetch stages are the start of the block's dynamic shared memory.
   static __device__ __forceinline__ unsigned char* stage(int s) {
     extern __shared__ __align__(16) unsigned char dynamic_shared[];
-    return dynamic_shared + (kSharedPrefetch == 1 ? 0 : s * kStageBytes);
+    return dynamic_shared + s * kStageBytes;
   }
 
   __device__ __forceinline__ void load_statistics(const BackwardParams& p, i64 row) {
@@ -882,8 +844,8 @@ struct RowStages {
 constexpr i64 kSharedWeightBytes = kSharedWeights ? kSharedSumFloats * (i64)sizeof(float) : 0;
 constexpr i64 kSharedWeightOffset = kStageCount * kStageBytes;
 static_assert(!kSharedWeights || !kInterleaved, "interleaved staged slots read γ element by element");
-// The block's dynamic shared memory, in order: the stages (of staged rows or kSharedPrefetch), γ held there, the
-// shared sums (codegen/launch_config.cpp, dynamic_shared_bytes, counts the same).
+// The block's dynamic shared memory, in order: the stages (of staged rows or kSharedPrefetch), γ
+// held there, the shared sums (codegen/launch_config.cpp, dynamic_shared_bytes, counts the same).
 __device__ __forceinline__ float* shared_sums_base(unsigned char* dynamic_shared) {
   return reinterpret_cast<float*>(dynamic_shared + kSharedWeightOffset + kSharedWeightBytes);
 }
@@ -1154,7 +1116,49 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 // The next row's x and dy are copied into shared memory (cp.async, 16-byte pieces) while this
 // row is worked from the other stage. Registers hold only the dγ/dβ accumulators and the slot
 // at hand, so more rows are in flight per SM than registers alone allow, and a row too long
-// for one block is shared by a cluster, each block staging its slice (stage_slice, above).
+// for one block is shared by a cluster, each block staging its slice.
+//
+// A slice whose address is not 16-byte aligned (odd N in 16-bit types) is copied from the
+// aligned address below it and lands shifted by that address mod 16. The pieces cut by the
+// slice's ends are copied whole as well: their extra bytes belong to the neighbouring row (or
+// row padding) of the same tensor and are never used. Only the tensor's own first and last
+// bytes have no neighbour, so there (row 0's head, the last row's tail) the cut piece is
+// copied element by element. When every thread copies exactly the pieces it later reads
+// (aligned rows, 16-byte slots of both x and dy), the stages need no barrier of their own;
+// otherwise one per row (kStageBarrier, above). kStages rows are in flight: kStages − 1 copying
+// while one is worked.
+
+__device__ __forceinline__ int stage_shift(const void* slice) {
+  return kShifted ? (int)((unsigned long long)slice & 15) : 0;
+}
+
+// Starts copying `count` elements from `src` into `stage`, at byte stage_shift(src) onwards.
+// Piece k (16 bytes) goes to the thread that reads slot k / kPiecesPerSlot. `tensor_start` /
+// `tensor_end`: the slice begins / ends the tensor, so no byte beyond it may be read.
+template <class T>
+__device__ __forceinline__ void stage_slice(const T* src, i64 count, unsigned char* stage, int lane, bool tensor_start,
+                                            bool tensor_end) {
+  typedef StagePlan<T> Plan;
+  const int shift = stage_shift(src);
+  const i64 end = shift + count * (i64)sizeof(T);
+  const char* aligned = reinterpret_cast<const char*>(src) - shift;
+#pragma unroll
+  for (int i = 0; i < Plan::kPasses; ++i)
+#pragma unroll
+    for (int c = 0; c < Plan::kPiecesPerSlot; ++c) {
+      const i64 b = (((i64)i * kThreadsPerRow + lane) * Plan::kPiecesPerSlot + c) * 16;
+      if (b >= end) continue;
+      if ((b >= shift || !tensor_start) && (b + 16 <= end || !tensor_end)) {
+        cp_async_16(stage + b, aligned + b);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 16 / (int)sizeof(T); ++e) {
+          const i64 at = b + e * (i64)sizeof(T);
+          if (at >= shift && at < end) *reinterpret_cast<T*>(stage + at) = *reinterpret_cast<const T*>(aligned + at);
+        }
+      }
+    }
+}
 
 // Slot `local` of the slice as staged; elements past N read as 0 (the stage holds stale bytes there).
 template <class T>
