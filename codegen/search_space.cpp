@@ -199,28 +199,27 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   // (bench/results/2026-11-24-h100-0195f46-tune-sweep/) 236 such candidates were timed, none
   // came within 2% of the best, and they were among the last compiles to finish (LN bf16 14336:
   // the last, at 1.86 s).
-  // Rows copied ahead into shared memory (shared_prefetch), 1 and 2 of them, at the config's
-  // blocks an SM and at one: memory stays busy through a row's reductions and cluster meeting
-  // without the registers of a second row (templates/norm_backward.cuh, RowStages). For 16-bit
-  // rows of kSharedPrefetchFromN or more (the long rows of clusters and one-block rows);
-  // check_launch_config keeps them to aligned rows without fused options. Not fp32 rows, whose
-  // stages are twice the bytes: none came within 10% of the best at LN / RMS 65536 and 131072
-  // (bench/results/2026-11-30-h200-shared-prefetch/, calls 2-3).
-  std::vector<LaunchConfig> copied_ahead;
-  const bool sixteen_bit_rows = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
-  auto add_copied_ahead = [&](LaunchConfig c) {
-    if (sm < 80 || p.n < kSharedPrefetchFromN || !sixteen_bit_rows) return;
-    if (c.cluster > 1 && !c.shared_sums && !register_sum_clusters) return;  // as for the clusters themselves
-    c.prefetch = false;
-    for (int ahead : {1, 2})
-      for (int blocks : {c.min_blocks_per_sm, 1}) {
-        c.shared_prefetch = ahead;
-        c.min_blocks_per_sm = blocks;
-        if (std::find(copied_ahead.begin(), copied_ahead.end(), c) == copied_ahead.end()) copied_ahead.push_back(c);
-      }
-  };
   if (sums_can_be_shared) {
     const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
+    // Rows copied ahead into shared memory (shared_prefetch), 1 and 2 of them, at the config's
+    // blocks an SM and at one: memory stays busy through a row's reductions and cluster meeting
+    // without the registers of a second row (templates/norm_backward.cuh, RowStages). For 16-bit
+    // rows of kSharedPrefetchFromN or more (the long rows of clusters and one-block rows), after
+    // the shared-sums configs; check_launch_config keeps them to aligned rows without fused
+    // options. Not fp32 rows, whose stages are twice the bytes: none came within 10% of the best
+    // at LN / RMS 65536 and 131072 (bench/results/2026-11-30-h200-shared-prefetch/, calls 2-3).
+    std::vector<LaunchConfig> copied_ahead;
+    auto add_copied_ahead = [&](LaunchConfig c) {
+      if (sm < 80 || p.n < kSharedPrefetchFromN || !sixteen_bit) return;
+      if (c.cluster > 1 && !c.shared_sums && !register_sum_clusters) return;  // as for the clusters themselves
+      c.prefetch = false;
+      for (int ahead : {1, 2})
+        for (int blocks : {c.min_blocks_per_sm, 1}) {
+          c.shared_prefetch = ahead;
+          c.min_blocks_per_sm = blocks;
+          copied_ahead.push_back(c);  // out.add drops repeats
+        }
+    };
     // Half-width vectors too where γ/β are fp32 and the rows 16-bit: a thread's γ for 8
     // columns is two 16-byte loads 32 bytes apart, so each of a warp's loads touches twice the
     // sectors it uses (Nsight Compute, bench/NOTES.md entry 29); at 4 columns a thread they are
