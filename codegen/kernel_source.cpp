@@ -46,6 +46,7 @@ std::string problem_constants(const NormProblem& p, const LaunchConfig& c) {
     << "constexpr bool kStaged = " << cpp_bool(c.staged) << ";  // rows staged in shared memory\n"
     << "constexpr int kStages = " << c.stages << ";  // staged rows in flight per block\n"
     << "constexpr int kSharedPrefetch = " << c.shared_prefetch << ";  // rows copied ahead into shared memory\n"
+    << "constexpr bool kPairedRows = " << cpp_bool(c.paired_rows) << ";  // two rows a turn\n"
     << "constexpr int kMinBlocks = " << c.min_blocks_per_sm << ";  // resident blocks per SM to budget registers for\n"
     << "constexpr bool kSharedSums = " << cpp_bool(c.shared_sums) << ";  // dγ/dβ sums in shared memory\n"
     << "constexpr bool kPackedRows = " << cpp_bool(packs_rows(p, c)) << ";  // rows held as stored (16-bit)\n"

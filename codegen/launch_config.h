@@ -31,6 +31,10 @@ struct LaunchConfig {
                               // memory (cp.async, sm_80+) while the held one is worked, each then
                               // read into registers once (templates/norm_backward.cuh, RowStages);
                               // aligned rows, one a block (or cluster), no fused option; 0: none
+  bool paired_rows = false;   // rows held in registers, one a block (or cluster): two of its rows
+                              // worked at once, their row sums meeting together and the column
+                              // sums and γ touched once for both (templates/norm_backward.cuh,
+                              // kPairedRows); registers x2, no prefetch, no fused option
   int min_blocks_per_sm = 1;  // ptxas keeps registers low enough for this many blocks per SM
   bool shared_sums = false;   // each thread sums its columns' dγ/dβ in shared memory, not in
                               // registers: one row per block (or cluster), and the registers

@@ -45,6 +45,9 @@ constexpr int kGridSlotsPerThread[] = {2, 1};
 // Rows from which copying rows ahead into shared memory is tried: where rows are long enough
 // for a cluster, or for one block of 8-16 elements a thread, to hold few rows an SM.
 constexpr int64_t kSharedPrefetchFromN = 8192;
+// Rows from which paired rows (LaunchConfig::paired_rows) are tried: a row group of one row at a
+// time then takes a turn or more per row of N = 262144 (16 clusters of 16 blocks).
+constexpr int64_t kPairedRowsFrom = 256;
 // A floor below which one row per block wastes the SM on block overhead.
 constexpr int kMinRowBlockThreads = 64;
 // Blocks per SM a shared-sums candidate of `threads` asks for: kSharedSumsThreadsPerSm threads,
@@ -62,10 +65,24 @@ class Candidates {
       : p_(p),
         sm_(sm),
         m_(few_rows(m, sm_count) && next_pow2(std::max<int64_t>(m, 1)) <= kMaxMergedRows ? m : -1),
-        many_rows_(sm >= 90 && (m < 0 || m >= kManyRows)) {}  // measured on sm_90 only
+        many_rows_(sm >= 90 && (m < 0 || m >= kManyRows)),  // measured on sm_90 only
+        pairs_rows_(sm >= 90 && (m < 0 || m >= kPairedRowsFrom)) {}
   void add(const LaunchConfig& c) { add(c, /*heuristic=*/false); }
   // The heuristic's configs: kept whatever the data prunes say.
   void add_heuristic(const LaunchConfig& c) { add(c, /*heuristic=*/true); }
+  // c with two rows worked at once (LaunchConfig::paired_rows), in place of a prefetch or rows
+  // copied ahead, at c's blocks an SM and at one (twice the registers of a row); dropped where
+  // check_launch_config says it cannot run. Only on sm_90 and for kPairedRowsFrom rows or more:
+  // a pair is worth its registers where a row group takes several turns.
+  void add_paired(LaunchConfig c) {
+    if (!pairs_rows_) return;
+    c.paired_rows = true;
+    c.prefetch = false;
+    c.shared_prefetch = 0;
+    add(c);
+    c.min_blocks_per_sm = 1;
+    add(c);
+  }
   std::vector<LaunchConfig> take() { return std::move(list_); }
 
  private:
@@ -94,6 +111,7 @@ class Candidates {
   int sm_;
   int64_t m_;
   bool many_rows_;
+  bool pairs_rows_;
   std::vector<LaunchConfig> list_;
 };
 
@@ -115,13 +133,13 @@ int estimated_registers(const NormProblem& p, const LaunchConfig& c) {
   const int64_t held = elements_per_thread(p, c);  // of each tensor
   // Staged: x and dy sit in shared memory; registers keep the dγ/dβ accumulators of the thread's slots.
   if (c.staged) return static_cast<int>(kBaseRegisters + 2 * c.vec + held * accumulators);
-  const int64_t row_registers = ceil_div(held * (x_bytes + dy_bytes), 4) * (c.prefetch ? 2 : 1);
+  const int64_t row_registers = ceil_div(held * (x_bytes + dy_bytes), 4) * (c.prefetch || c.paired_rows ? 2 : 1);
   return static_cast<int>(kBaseRegisters + row_registers + held * accumulators);
 }
 
 int64_t compile_cost(const NormProblem& p, const LaunchConfig& c) {
   const int64_t elements = elements_per_thread(p, c);
-  return elements * (c.staged ? 8 : 4) + (c.prefetch ? elements : 0);
+  return elements * (c.staged ? 8 : 4) + (c.prefetch || c.paired_rows ? elements : 0);
 }
 
 std::string prune_reason(const NormProblem& p, const LaunchConfig& c, int sm) {
@@ -198,7 +216,8 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   // thread, though shared sums hold 16-bit rows packed: over the sweep's exhaustive tuning
   // (bench/results/2026-11-24-h100-0195f46-tune-sweep/) 236 such candidates were timed, none
   // came within 2% of the best, and they were among the last compiles to finish (LN bf16 14336:
-  // the last, at 1.86 s).
+  // the last, at 1.86 s). Each at the widest vector also with its rows paired (two a turn, for
+  // one shared-memory round trip of the sums and one meeting per two rows).
   if (sums_can_be_shared) {
     const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
     // Rows copied ahead into shared memory (shared_prefetch), 1 and 2 of them, at the config's
@@ -248,7 +267,10 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
           c.threads = c.threads_per_row = static_cast<int>(threads);
           c.min_blocks_per_sm = shared_sums_blocks_per_sm(c.threads);
           out.add(c);
-          if (widest_vec) add_copied_ahead(c);
+          if (widest_vec) {
+            out.add_paired(c);
+            add_copied_ahead(c);
+          }
           // 8 elements a thread leave room to load the next row while this one is reduced; so
           // do 16 of a packed 16-bit row where one block fills the SM (the SM's second row in flight).
           if (widest_vec && (elements == 8 || (elements == 16 && sixteen_bit && c.min_blocks_per_sm == 1))) {
@@ -267,6 +289,9 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
     add_copied_ahead(choose_launch_config(p, sm, sm_count, m, memory_bytes_per_sm_cycle));
     for (const LaunchConfig& c : copied_ahead) out.add(c);
   }
+  // The heuristic's config with its rows paired, where it holds one row a block in registers:
+  // the shared-sums blocks above are paired each, as are the phased ones.
+  out.add_paired(choose_launch_config(p, sm, sm_count, m, memory_bytes_per_sm_cycle));
 
   // Grid clusters (one block per SM owning a column slice of every row) for rows long enough
   // to need a cluster of 8 or more, and no cluster holds it or the rows are few: 1 or 2 slots

@@ -596,6 +596,29 @@ __device__ __forceinline__ float2 group_sum(float2 v) {
   }
   return v;
 }
+// Two rows' sums at once (rows worked in pairs, LaunchConfig::paired_rows): each row's pair adds
+// as group_sum(float2) adds it, so the bits are those of one row at a time.
+template <int WIDTH>
+__device__ __forceinline__ float4 group_sum(float4 v) {
+#pragma unroll
+  for (int offset = WIDTH / 2; offset > 0; offset /= 2) {
+    v.x += __shfl_xor_sync(0xffffffffu, v.x, offset);
+    v.y += __shfl_xor_sync(0xffffffffu, v.y, offset);
+    v.z += __shfl_xor_sync(0xffffffffu, v.z, offset);
+    v.w += __shfl_xor_sync(0xffffffffu, v.w, offset);
+  }
+  return v;
+}
+__device__ __forceinline__ void add_to(float2& total, const float2& v) {
+  total.x += v.x;
+  total.y += v.y;
+}
+__device__ __forceinline__ void add_to(float4& total, const float4& v) {
+  total.x += v.x;
+  total.y += v.y;
+  total.z += v.z;
+  total.w += v.w;
+}
 
 // The lanes a butterfly over `warps` values takes: the next power of two, 2 to 32.
 __host__ __device__ constexpr int butterfly_lanes(int warps) {
@@ -616,14 +639,15 @@ __host__ __device__ constexpr int butterfly_lanes(int warps) {
 //   320-thread LayerNorm blocks (64 → 72 registers, 0.90x).
 // - else every thread reads the warps' sums one after another. (Reading them two to a 16-byte
 //   load and adding them as a tree was no faster, and spilled in 1024-thread fp32 clusters.)
-template <int THREADS_PER_ROW, int ROWS, bool BUTTERFLY = false>
+// T: float2, or float4 for two rows' sums at once.
+template <int THREADS_PER_ROW, int ROWS, bool BUTTERFLY = false, class T = float2>
 struct RowReducer {
   static constexpr int kWarps = THREADS_PER_ROW > 32 ? THREADS_PER_ROW / 32 : 1;
   static constexpr int kWarpsPow2 = butterfly_lanes(kWarps);
-  float2 (*buffer)[ROWS][kWarps];
+  T (*buffer)[ROWS][kWarps];
   int parity;
 
-  __device__ __forceinline__ float2 sum(float2 v, int row_in_block, int lane_in_row) {
+  __device__ __forceinline__ T sum(T v, int row_in_block, int lane_in_row) {
     if constexpr (THREADS_PER_ROW <= 32) {
       return group_sum<THREADS_PER_ROW>(v);
     } else {
@@ -632,16 +656,13 @@ struct RowReducer {
       __syncthreads();
       if constexpr (BUTTERFLY) {
         const int w = lane_in_row & (kWarpsPow2 - 1);  // each group of kWarpsPow2 lanes adds all the warps alike
-        const float2 total = w < kWarps ? buffer[parity][row_in_block][w] : make_float2(0.f, 0.f);
+        const T total = w < kWarps ? buffer[parity][row_in_block][w] : T{};
         parity ^= 1;
         return group_sum<kWarpsPow2>(total);
       } else {
-        float2 total = buffer[parity][row_in_block][0];
+        T total = buffer[parity][row_in_block][0];
 #pragma unroll
-        for (int w = 1; w < kWarps; ++w) {
-          total.x += buffer[parity][row_in_block][w].x;
-          total.y += buffer[parity][row_in_block][w].y;
-        }
+        for (int w = 1; w < kWarps; ++w) add_to(total, buffer[parity][row_in_block][w]);
         parity ^= 1;
         return total;
       }
@@ -766,6 +787,10 @@ struct ClusterPost {
 __device__ __forceinline__ void store_to_block_async(unsigned remote, float2 v, unsigned remote_landed) {
   asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];"
                ::"r"(remote), "f"(v.x), "f"(v.y), "r"(remote_landed) : "memory");
+}
+__device__ __forceinline__ void store_to_block_async(unsigned remote, float4 v, unsigned remote_landed) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];"
+               ::"r"(remote), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(remote_landed) : "memory");
 }
 
 template <class T, int kBlocks>

@@ -66,7 +66,35 @@ constexpr bool kAccumulate = kHasWeight || kHasBias;
 constexpr float kInvN = 1.0f / (float)kN;
 
 // The butterfly where a block of 16-bit rows is the whole row (templates/common.cuh says why).
-typedef RowReducer<kThreadsPerRow, kRowsPerBlock, kCluster == 1 && sizeof(TX) == 2> Reducer;
+constexpr bool kButterfly = kCluster == 1 && sizeof(TX) == 2;
+typedef RowReducer<kThreadsPerRow, kRowsPerBlock, kButterfly> Reducer;
+
+// Paired rows (kPairedRows): a block or cluster holding one row in registers takes its rows two
+// at a time, r and r + step (the rows it would take one after the other, in the same order).
+// The two rows' sums meet in one block reduction and one cluster meeting (a float4), each slot's
+// γ is read once for both, and the column sums take both rows' terms in one shared-memory round
+// trip, added in row order: the bits of every output are those of the same config unpaired.
+// Each thread holds both rows: twice the registers of one, as with kPrefetch.
+constexpr int kRowsAtOnce = kPairedRows ? 2 : 1;
+template <int K>
+struct RowSumsOf {
+  typedef float2 type;
+};
+template <>
+struct RowSumsOf<2> {
+  typedef float4 type;
+};
+typedef RowSumsOf<kRowsAtOnce>::type RowSums;  // the turn's rows' Σg and Σg·x̂
+typedef RowReducer<kThreadsPerRow, kRowsPerBlock, kButterfly, RowSums> TurnReducer;
+__device__ __forceinline__ float2 pack_row_sums(const float2 (&s)[1]) { return s[0]; }
+__device__ __forceinline__ float4 pack_row_sums(const float2 (&s)[2]) {
+  return make_float4(s[0].x, s[0].y, s[1].x, s[1].y);
+}
+__device__ __forceinline__ void unpack_row_sums(float2 v, float2 (&s)[1]) { s[0] = v; }
+__device__ __forceinline__ void unpack_row_sums(float4 v, float2 (&s)[2]) {
+  s[0] = make_float2(v.x, v.y);
+  s[1] = make_float2(v.z, v.w);
+}
 
 __device__ __forceinline__ float normalized(float x, float mean, float rstd) {
   if constexpr (kLayerNorm) return (x - mean) * rstd;
@@ -366,39 +394,33 @@ __device__ __forceinline__ void write_group_sums(const BackwardParams& p, const 
 // and reads: parallel norms' register clusters, which spill already and spilled more posting
 // (RMS bf16 262144 with parallel norms 423 → 460 µs).
 // kMailboxBlocks: a grid cluster meets in global memory instead (GridSums).
-template <bool kPosted = true, int kMailboxBlocks = kGridCluster ? 1 : kCluster>
+// T: float2, or float4 for two rows' sums at once (paired rows).
+template <bool kPosted = true, int kMailboxBlocks = kGridCluster ? 1 : kCluster, class T = float2>
 struct ClusterSums {
-  ClusterPost<float2, kMailboxBlocks> post;
+  ClusterPost<T, kMailboxBlocks> post;
   // Every thread calls it before the first row (a cluster barrier).
   __device__ __forceinline__ void start() {
     if constexpr (kPosted && kMailboxBlocks > 1) post.start();
   }
-  __device__ __forceinline__ float2 sum(float2 block_sum, unsigned rank) {
+  __device__ __forceinline__ T sum(T block_sum, unsigned rank) {
     if constexpr (kMailboxBlocks == 1) {
       return block_sum;
     } else if constexpr (kPosted) {
-      const float2* all = post.exchange(block_sum, rank);
-      float2 total = all[0];
+      const T* all = post.exchange(block_sum, rank);
+      T total = all[0];
 #pragma unroll
-      for (int r = 1; r < kMailboxBlocks; ++r) {
-        total.x += all[r].x;
-        total.y += all[r].y;
-      }
+      for (int r = 1; r < kMailboxBlocks; ++r) add_to(total, all[r]);
       return total;
     } else {
       // Two slots in turn, so one cluster barrier a row: a block cannot write slot b again
       // before every block has passed the next barrier, i.e. finished reading b.
-      __shared__ float2 slots[2];
+      __shared__ T slots[2];
       const int b = post.meetings++ & 1;
       if (threadIdx.x == 0) slots[b] = block_sum;
       cluster_barrier_publish(threadIdx.x == 0);
-      float2 total = load_from_block(&slots[b], 0);
+      T total = load_from_block(&slots[b], 0);
 #pragma unroll
-      for (unsigned r = 1; r < kMailboxBlocks; ++r) {
-        const float2 v = load_from_block(&slots[b], r);
-        total.x += v.x;
-        total.y += v.y;
-      }
+      for (unsigned r = 1; r < kMailboxBlocks; ++r) add_to(total, load_from_block(&slots[b], r));
       return total;
     }
   }
@@ -516,6 +538,24 @@ struct SlotSums {
       for (int j = 0; j < kVec; ++j) reg[i][j] += v[j];
     }
   }
+  // Slot i's sum read, to be added to in registers and written back (paired rows: one round
+  // trip for both rows, the terms added in row order as add would).
+  __device__ __forceinline__ void read(int i, float (&out)[kVec]) const {
+    if constexpr (kSharedSums) {
+      SumPieces::load(shared, i, threadIdx.x % kThreadsPerRow, out);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) out[j] = reg[i][j];
+    }
+  }
+  __device__ __forceinline__ void write(int i, const float (&v)[kVec]) {
+    if constexpr (kSharedSums) {
+      SumPieces::store(shared, i, threadIdx.x % kThreadsPerRow, v);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) reg[i][j] = v[j];
+    }
+  }
   // The thread's sums, slot by slot (after its last row).
   __device__ __forceinline__ void get(float (&out)[kIters][kVec]) const {
 #pragma unroll
@@ -550,6 +590,15 @@ struct ColumnSums {
   __device__ __forceinline__ void add(int i, const float (&dy_xhat)[kVec], const float (&dy)[kVec]) {
     if constexpr (kHasWeight) dw.add(i, dy_xhat);
     if constexpr (kHasBias) db.add(i, dy);
+  }
+  // Slot i's dγ and dβ sums read into registers and written back (SlotSums::read, write).
+  __device__ __forceinline__ void read(int i, float (&dw_out)[kVec], float (&db_out)[kVec]) const {
+    if constexpr (kHasWeight) dw.read(i, dw_out);
+    if constexpr (kHasBias) db.read(i, db_out);
+  }
+  __device__ __forceinline__ void write(int i, const float (&dw_in)[kVec], const float (&db_in)[kVec]) {
+    if constexpr (kHasWeight) dw.write(i, dw_in);
+    if constexpr (kHasBias) db.write(i, db_in);
   }
   __device__ __forceinline__ void get(float (&dw_out)[kIters][kVec], float (&db_out)[kIters][kVec]) const {
     if constexpr (kHasWeight) dw.get(dw_out);
@@ -879,13 +928,14 @@ __device__ __forceinline__ void slot_gamma(const BackwardParams& p, int i, int l
 
 template <int kUnused = 0>
 __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams& p) {
-  __shared__ float2 reduce_buffer[2][kRowsPerBlock][Reducer::kWarps];
-  Reducer reducer{reduce_buffer, 0};
+  __shared__ RowSums reduce_buffer[2][kRowsPerBlock][TurnReducer::kWarps];
+  TurnReducer reducer{reduce_buffer, 0};
   ClusterSums<
 // fused:begin
-      !kParallel
+      !kParallel &&
 // fused:end
-      >
+          true,
+      kGridCluster ? 1 : kCluster, RowSums>
       cluster{{0}};
   const int row_in_block = threadIdx.x / kThreadsPerRow;
   const int lane = threadIdx.x % kThreadsPerRow;
@@ -908,154 +958,186 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
   column_sums.start(shared_sums_base(dynamic_shared));
 
   // With kPrefetch the next row's loads are issued before this row's reductions and barriers,
-  // so memory stays busy while the row sums travel; without, each row is loaded when its turn comes.
+  // so memory stays busy while the row sums travel; without, each row is loaded when its turn
+  // comes. Paired rows (kRowsAtOnce = 2) take a turn's two rows together (kPairedRows above).
   const i64 step = row_workers(p) * kRowsPerBlock;
-  RowSlice cur;
-  if constexpr (kPrefetch) load_row_slice(p, row_worker(p) * kRowsPerBlock + row_in_block, lane, rank, cur);
+  RowSlice cur[kRowsAtOnce];
+  if constexpr (kPrefetch) load_row_slice(p, row_worker(p) * kRowsPerBlock + row_in_block, lane, rank, cur[0]);
   RowStages ahead;  // kSharedPrefetch: the rows copied ahead
   if constexpr (kSharedPrefetch > 0) ahead.start(p, row_worker(p), step, lane, rank);
-  for (i64 base = row_worker(p) * kRowsPerBlock; base < p.m; base += step) {
-    const i64 row = base + row_in_block;
-    const bool valid = row < p.m;  // every thread takes part in the row reduction's barriers
-    if constexpr (kSharedPrefetch > 0) ahead.take(p, row, step, lane, rank, cur);
-    else if constexpr (!kPrefetch) load_row_slice(p, row, lane, rank, cur);
+  for (i64 base = row_worker(p) * kRowsPerBlock; base < p.m; base += kRowsAtOnce * step) {
+    const i64 row = base + row_in_block;  // the turn's rows: row + k·step, k < kRowsAtOnce
+    if constexpr (kSharedPrefetch > 0) ahead.take(p, row, step, lane, rank, cur[0]);
+    else if constexpr (!kPrefetch)
+#pragma unroll
+      for (int k = 0; k < kRowsAtOnce; ++k) load_row_slice(p, row + k * step, lane, rank, cur[k]);
     RowSlice next;
     if constexpr (kPrefetch) load_row_slice(p, row + step, lane, rank, next);
-    complete_phased_row(p, row, lane, rank, cur);
-    const float mean = cur.mean, rstd = cur.rstd;
-    float2 sums = make_float2(0.f, 0.f);
+#pragma unroll
+    for (int k = 0; k < kRowsAtOnce; ++k) complete_phased_row(p, row + k * step, lane, rank, cur[k]);
+    float2 sums[kRowsAtOnce];  // each row's Σg and Σg·x̂ over the thread's slots
+#pragma unroll
+    for (int k = 0; k < kRowsAtOnce; ++k) sums[k] = make_float2(0.f, 0.f);
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
-      // The slot's x and dy, which this pass turns into x̂ and g = dy·γ for the dx pass (in place
-      // unless packed: then that pass recomputes them).
-      float x_wide[kVec], dy_wide[kVec];
-      if constexpr (kPackedRows) {
-        cur.x_packed[i].unpack(x_wide);
-        cur.dy_packed[i].unpack(dy_wide);
+      float w[kVec];
+      float dw_sum[kVec], db_sum[kVec];  // paired rows: the slot's column sums, read once for both
+      if constexpr (kRowsAtOnce > 1) column_sums.read(i, dw_sum, db_sum);
+#pragma unroll
+      for (int k = 0; k < kRowsAtOnce; ++k) {
+        const i64 row_k = row + k * step;
+        const bool valid = row_k < p.m;  // every thread takes part in the row reduction's barriers
+        // The slot's x and dy, which this pass turns into x̂ and g = dy·γ for the dx pass (in
+        // place unless packed: then that pass recomputes them).
+        float x_wide[kVec], dy_wide[kVec];
+        if constexpr (kPackedRows) {
+          cur[k].x_packed[i].unpack(x_wide);
+          cur[k].dy_packed[i].unpack(dy_wide);
 // fused:begin
-        if constexpr (kHoldsGate) {
-          float z[kVec];  // zeros past the row's end and for rows past M: silu(0)·0 = 0
-          cur.z_packed[i].unpack(z);
-          apply_gate(z, x_wide, dy_wide);
+          if constexpr (kHoldsGate) {
+            float z[kVec];  // zeros past the row's end and for rows past M: silu(0)·0 = 0
+            cur[k].z_packed[i].unpack(z);
+            apply_gate(z, x_wide, dy_wide);
+          }
+// fused:end
+        }
+        float (&xh)[kVec] = kPackedRows ? x_wide : cur[k].x[kPackedRows ? 0 : i];
+        float (&g)[kVec] = kPackedRows ? dy_wide : cur[k].dy[kPackedRows ? 0 : i];
+        if (k == 0) slot_gamma(p, i, lane, rank, w);  // once for the turn's rows
+// fused:begin
+        float dy1[kVec], g1[kVec];
+        row_second_norm_slot(p.fused, cur[k], i, valid, row_k, slot_column(i, lane, rank), dy1, g1);
+        if constexpr (kRecompute) {
+          // xh holds y: the loop below with x̂ recovered from it (an unrecoverable column's x̂ is
+          // 0 here, its dγ made NaN after the last row).
+          float xhat[kVec], dwi[kVec];
+          recover_slot(p, valid, row_k, slot_column(i, lane, rank), i, lane, rank, xh, w, cur[k].mean,
+                       cur[k].rstd, xhat);
+          if constexpr (kPackedRows) hold_recovered_slot(p, slot_column(i, lane, rank), w, xhat, cur[k].x_packed[i]);
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) {
+            const float dy = g[j];
+            dwi[j] = dy * xhat[j];
+            const float gw = dy * w[j];
+            xh[j] = xhat[j];
+            sums[k].x += gw;
+            sums[k].y += gw * xhat[j];
+          }
+          column_sums.add(i, dwi, g);
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) g[j] *= w[j];
+          continue;
         }
 // fused:end
-      }
-      float (&xh)[kVec] = kPackedRows ? x_wide : cur.x[kPackedRows ? 0 : i];
-      float (&g)[kVec] = kPackedRows ? dy_wide : cur.dy[kPackedRows ? 0 : i];
-      float w[kVec];
-      slot_gamma(p, i, lane, rank, w);
-// fused:begin
-      float dy1[kVec], g1[kVec];
-      row_second_norm_slot(p.fused, cur, i, valid, row, slot_column(i, lane, rank), dy1, g1);
-      if constexpr (kRecompute) {
-        // xh holds y: the loop below with x̂ recovered from it (an unrecoverable column's x̂ is
-        // 0 here, its dγ made NaN after the last row).
-        float xhat[kVec], dwi[kVec];
-        recover_slot(p, valid, row, slot_column(i, lane, rank), i, lane, rank, xh, w, mean, rstd, xhat);
-        if constexpr (kPackedRows) hold_recovered_slot(p, slot_column(i, lane, rank), w, xhat, cur.x_packed[i]);
+        float dwi[kVec];
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
-          const float dy = g[j];
-          dwi[j] = dy * xhat[j];
-          const float gw = dy * w[j];
-          xh[j] = xhat[j];
-          sums.x += gw;
-          sums.y += gw * xhat[j];
+          const float xhat = normalized(xh[j], cur[k].mean, cur[k].rstd);
+          dwi[j] = g[j] * xhat;
+          xh[j] = xhat;
         }
-        column_sums.add(i, dwi, g);
+        // g is still dy here.
+        if constexpr (kRowsAtOnce > 1) {
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) g[j] *= w[j];
-        continue;
-      }
-// fused:end
-      float dwi[kVec];
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        const float xhat = normalized(xh[j], mean, rstd);
-        dwi[j] = g[j] * xhat;
-        xh[j] = xhat;
-      }
-      column_sums.add(i, dwi, g);  // g is still dy here
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        const float xhat = xh[j];
-        const float gw = g[j] * w[j];
-        g[j] = gw;
-// fused:begin
-        if constexpr (kParallel) {
-          g[j] += g1[j];
-          sums.x += g1[j];
-          sums.y += g1[j] * xhat;
-          dwi[j] = dy1[j] * xhat;
+          for (int j = 0; j < kVec; ++j) {
+            dw_sum[j] += dwi[j];
+            db_sum[j] += g[j];
+          }
+        } else {
+          column_sums.add(i, dwi, g);
         }
-// fused:end
-        sums.x += gw;
-        sums.y += gw * xhat;
-      }
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          const float xhat = xh[j];
+          const float gw = g[j] * w[j];
+          g[j] = gw;
 // fused:begin
-      if constexpr (kParallel) column_sums.add_second(i, dwi, dy1);
+          if constexpr (kParallel) {
+            g[j] += g1[j];
+            sums[k].x += g1[j];
+            sums[k].y += g1[j] * xhat;
+            dwi[j] = dy1[j] * xhat;
+          }
 // fused:end
+          sums[k].x += gw;
+          sums[k].y += gw * xhat;
+        }
+// fused:begin
+        if constexpr (kParallel) column_sums.add_second(i, dwi, dy1);
+// fused:end
+      }
+      if constexpr (kRowsAtOnce > 1) column_sums.write(i, dw_sum, db_sum);
     }
     if constexpr (kSharedPrefetch > 0) ahead.refill(p, row + kSharedPrefetch * step, lane, rank);
-    sums = cluster.sum(reducer.sum(sums, row_in_block, lane), rank);
-    const float mean_g = sums.x * kInvN, mean_gx = sums.y * kInvN;
-    if (valid) {
-      TDX* const dx_row = p.dx + row * p.dx_stride;  // once a row, as in load_row_slice
+    float2 totals[kRowsAtOnce];  // the turn's rows' sums over the whole row
+    unpack_row_sums(cluster.sum(reducer.sum(pack_row_sums(sums), row_in_block, lane), rank), totals);
+    float mean_g[kRowsAtOnce], mean_gx[kRowsAtOnce];
+#pragma unroll
+    for (int k = 0; k < kRowsAtOnce; ++k) {
+      mean_g[k] = totals[k].x * kInvN;
+      mean_gx[k] = totals[k].y * kInvN;
+    }
+    if (row < p.m) {
+      const unsigned phase = row_phase(p);
+      TDX* dx_rows[kRowsAtOnce];  // once a row, as in load_row_slice
+#pragma unroll
+      for (int k = 0; k < kRowsAtOnce; ++k) dx_rows[k] = p.dx + (row + k * step) * p.dx_stride;
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
         const i64 col = slot_column(i, lane, rank);
-        if (col < kRowSpan) {
+        if (col >= kRowSpan) continue;
+        float w[kVec];
+        if constexpr (kPackedRows) slot_gamma(p, i, lane, rank, w);  // once for the turn's rows
+#pragma unroll
+        for (int k = 0; k < kRowsAtOnce; ++k) {
+          const i64 row_k = row + k * step;
+          if (k > 0 && row_k >= p.m) continue;  // the first row is checked above
+          const float rstd = cur[k].rstd;
           float x_wide[kVec], g_wide[kVec];
 // fused:begin
           GateHold held_gate;  // packed rows' z, x and dy as held, for dz (kHoldsGate)
 // fused:end
           if constexpr (kPackedRows) {
             // x̂ and g again, as pass 1 made them.
-            float w[kVec];
-            slot_gamma(p, i, lane, rank, w);
-            cur.x_packed[i].unpack(x_wide);
-            cur.dy_packed[i].unpack(g_wide);
+            cur[k].x_packed[i].unpack(x_wide);
+            cur[k].dy_packed[i].unpack(g_wide);
 // fused:begin
-            if constexpr (kHoldsGate) hold_and_apply_gate(cur.z_packed[i], x_wide, g_wide, held_gate);
+            if constexpr (kHoldsGate) hold_and_apply_gate(cur[k].z_packed[i], x_wide, g_wide, held_gate);
             if constexpr (kRecompute) {
               // x_wide is x̂ as pass 1 held it (hold_recovered_slot).
             } else
 // fused:end
             {
 #pragma unroll
-              for (int j = 0; j < kVec; ++j) x_wide[j] = normalized(x_wide[j], mean, rstd);
+              for (int j = 0; j < kVec; ++j) x_wide[j] = normalized(x_wide[j], cur[k].mean, rstd);
             }
 #pragma unroll
             for (int j = 0; j < kVec; ++j) g_wide[j] *= w[j];
 // fused:begin
             if constexpr (kParallel) {
               float dy1[kVec], g1[kVec];
-              row_second_norm_slot(p.fused, cur, i, true, row, col, dy1, g1);
+              row_second_norm_slot(p.fused, cur[k], i, true, row_k, col, dy1, g1);
 #pragma unroll
               for (int j = 0; j < kVec; ++j) g_wide[j] += g1[j];
             }
 // fused:end
           }
-          const float (&xh)[kVec] = kPackedRows ? x_wide : cur.x[kPackedRows ? 0 : i];
-          const float (&g)[kVec] = kPackedRows ? g_wide : cur.dy[kPackedRows ? 0 : i];
+          const float (&xh)[kVec] = kPackedRows ? x_wide : cur[k].x[kPackedRows ? 0 : i];
+          const float (&g)[kVec] = kPackedRows ? g_wide : cur[k].dy[kPackedRows ? 0 : i];
           float out[kVec];
 #pragma unroll
-          for (int j = 0; j < kVec; ++j) out[j] = input_grad(g[j], xh[j], rstd, mean_g, mean_gx);
+          for (int j = 0; j < kVec; ++j) out[j] = input_grad(g[j], xh[j], rstd, mean_g[k], mean_gx[k]);
 // fused:begin
           // Packed rows hold pass 1's x̂, NaN where unrecoverable (hold_recovered_slot); rows
           // held as fp32 keep its 0 there, so fused_input_grad finds those columns from γ.
-          fused_input_grad<kPackedRows>(p, row, col, xh, out, held_gate);
+          fused_input_grad<kPackedRows>(p, row_k, col, xh, out, held_gate);
 // fused:end
-          if constexpr (kPhased) {
-            const unsigned phase = row_phase(p);
-            store_phased_slot<TDX, kVec, kN>(dx_row - phase + col, col - phase, out);
-          } else {
-            store_slot<TDX, kVec, kAlign, kN>(dx_row, col, out);
-          }
+          if constexpr (kPhased) store_phased_slot<TDX, kVec, kN>(dx_rows[k] - phase + col, col - phase, out);
+          else store_slot<TDX, kVec, kAlign, kN>(dx_rows[k], col, out);
         }
       }
     }
-    if constexpr (kPrefetch) cur = next;
+    if constexpr (kPrefetch) cur[0] = next;
   }
   if constexpr (kSharedPrefetch > 0) cp_async_wait<0>();  // the groups past the last row are empty
 
