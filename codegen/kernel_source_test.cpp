@@ -197,7 +197,7 @@ TEST(KernelSource, EachOptionBringsTheFusedSectionAndItsConstants) {
   const std::string from_output = source_of(recompute);
   EXPECT_NE(from_output.find("constexpr bool kRecompute = true;"), std::string::npos);
   EXPECT_NE(from_output.find("constexpr bool kParallel = false;"), std::string::npos);
-  EXPECT_NE(from_output.find("recover_slot(p, valid, row_k,"), std::string::npos);
+  EXPECT_NE(from_output.find("recover_slot(p, valid_k, row_k,"), std::string::npos);
 }
 
 TEST(CacheKey, DiffersForEveryFusedOption) {

@@ -967,6 +967,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
   if constexpr (kSharedPrefetch > 0) ahead.start(p, row_worker(p), step, lane, rank);
   for (i64 base = row_worker(p) * kRowsPerBlock; base < p.m; base += kRowsAtOnce * step) {
     const i64 row = base + row_in_block;  // the turn's rows: row + k·step, k < kRowsAtOnce
+    const bool valid = row < p.m;          // every thread takes part in the row reduction's barriers
     if constexpr (kSharedPrefetch > 0) ahead.take(p, row, step, lane, rank, cur[0]);
     else if constexpr (!kPrefetch)
 #pragma unroll
@@ -986,7 +987,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 #pragma unroll
       for (int k = 0; k < kRowsAtOnce; ++k) {
         const i64 row_k = row + k * step;
-        const bool valid = row_k < p.m;  // every thread takes part in the row reduction's barriers
+        const bool valid_k = k == 0 ? valid : row_k < p.m;
         // The slot's x and dy, which this pass turns into x̂ and g = dy·γ for the dx pass (in
         // place unless packed: then that pass recomputes them).
         float x_wide[kVec], dy_wide[kVec];
@@ -1006,12 +1007,12 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
         if (k == 0) slot_gamma(p, i, lane, rank, w);  // once for the turn's rows
 // fused:begin
         float dy1[kVec], g1[kVec];
-        row_second_norm_slot(p.fused, cur[k], i, valid, row_k, slot_column(i, lane, rank), dy1, g1);
+        row_second_norm_slot(p.fused, cur[k], i, valid_k, row_k, slot_column(i, lane, rank), dy1, g1);
         if constexpr (kRecompute) {
           // xh holds y: the loop below with x̂ recovered from it (an unrecoverable column's x̂ is
           // 0 here, its dγ made NaN after the last row).
           float xhat[kVec], dwi[kVec];
-          recover_slot(p, valid, row_k, slot_column(i, lane, rank), i, lane, rank, xh, w, cur[k].mean,
+          recover_slot(p, valid_k, row_k, slot_column(i, lane, rank), i, lane, rank, xh, w, cur[k].mean,
                        cur[k].rstd, xhat);
           if constexpr (kPackedRows) hold_recovered_slot(p, slot_column(i, lane, rank), w, xhat, cur[k].x_packed[i]);
 #pragma unroll
@@ -1077,63 +1078,67 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
       mean_g[k] = totals[k].x * kInvN;
       mean_gx[k] = totals[k].y * kInvN;
     }
-    if (row < p.m) {
-      const unsigned phase = row_phase(p);
+    if (valid) {
       TDX* dx_rows[kRowsAtOnce];  // once a row, as in load_row_slice
 #pragma unroll
       for (int k = 0; k < kRowsAtOnce; ++k) dx_rows[k] = p.dx + (row + k * step) * p.dx_stride;
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
         const i64 col = slot_column(i, lane, rank);
-        if (col >= kRowSpan) continue;
-        float w[kVec];
-        if constexpr (kPackedRows) slot_gamma(p, i, lane, rank, w);  // once for the turn's rows
+        if (col < kRowSpan) {
+          float w[kVec];
+          if constexpr (kPackedRows) slot_gamma(p, i, lane, rank, w);  // once for the turn's rows
 #pragma unroll
-        for (int k = 0; k < kRowsAtOnce; ++k) {
-          const i64 row_k = row + k * step;
-          if (k > 0 && row_k >= p.m) continue;  // the first row is checked above
-          const float rstd = cur[k].rstd;
-          float x_wide[kVec], g_wide[kVec];
+          for (int k = 0; k < kRowsAtOnce; ++k) {
+            const i64 row_k = row + k * step;
+            if (k > 0 && row_k >= p.m) continue;  // the first row is checked above
+            const float rstd = cur[k].rstd;
+            float x_wide[kVec], g_wide[kVec];
 // fused:begin
-          GateHold held_gate;  // packed rows' z, x and dy as held, for dz (kHoldsGate)
+            GateHold held_gate;  // packed rows' z, x and dy as held, for dz (kHoldsGate)
 // fused:end
-          if constexpr (kPackedRows) {
-            // x̂ and g again, as pass 1 made them.
-            cur[k].x_packed[i].unpack(x_wide);
-            cur[k].dy_packed[i].unpack(g_wide);
+            if constexpr (kPackedRows) {
+              // x̂ and g again, as pass 1 made them.
+              cur[k].x_packed[i].unpack(x_wide);
+              cur[k].dy_packed[i].unpack(g_wide);
 // fused:begin
-            if constexpr (kHoldsGate) hold_and_apply_gate(cur[k].z_packed[i], x_wide, g_wide, held_gate);
-            if constexpr (kRecompute) {
-              // x_wide is x̂ as pass 1 held it (hold_recovered_slot).
-            } else
+              if constexpr (kHoldsGate) hold_and_apply_gate(cur[k].z_packed[i], x_wide, g_wide, held_gate);
+              if constexpr (kRecompute) {
+                // x_wide is x̂ as pass 1 held it (hold_recovered_slot).
+              } else
 // fused:end
-            {
+              {
 #pragma unroll
-              for (int j = 0; j < kVec; ++j) x_wide[j] = normalized(x_wide[j], cur[k].mean, rstd);
+                for (int j = 0; j < kVec; ++j) x_wide[j] = normalized(x_wide[j], cur[k].mean, rstd);
+              }
+#pragma unroll
+              for (int j = 0; j < kVec; ++j) g_wide[j] *= w[j];
+// fused:begin
+              if constexpr (kParallel) {
+                float dy1[kVec], g1[kVec];
+                row_second_norm_slot(p.fused, cur[k], i, true, row_k, col, dy1, g1);
+#pragma unroll
+                for (int j = 0; j < kVec; ++j) g_wide[j] += g1[j];
+              }
+// fused:end
             }
+            const float (&xh)[kVec] = kPackedRows ? x_wide : cur[k].x[kPackedRows ? 0 : i];
+            const float (&g)[kVec] = kPackedRows ? g_wide : cur[k].dy[kPackedRows ? 0 : i];
+            float out[kVec];
 #pragma unroll
-            for (int j = 0; j < kVec; ++j) g_wide[j] *= w[j];
+            for (int j = 0; j < kVec; ++j) out[j] = input_grad(g[j], xh[j], rstd, mean_g[k], mean_gx[k]);
 // fused:begin
-            if constexpr (kParallel) {
-              float dy1[kVec], g1[kVec];
-              row_second_norm_slot(p.fused, cur[k], i, true, row_k, col, dy1, g1);
-#pragma unroll
-              for (int j = 0; j < kVec; ++j) g_wide[j] += g1[j];
-            }
+            // Packed rows hold pass 1's x̂, NaN where unrecoverable (hold_recovered_slot); rows
+            // held as fp32 keep its 0 there, so fused_input_grad finds those columns from γ.
+            fused_input_grad<kPackedRows>(p, row_k, col, xh, out, held_gate);
 // fused:end
+            if constexpr (kPhased) {
+              const unsigned phase = row_phase(p);
+              store_phased_slot<TDX, kVec, kN>(dx_rows[k] - phase + col, col - phase, out);
+            } else {
+              store_slot<TDX, kVec, kAlign, kN>(dx_rows[k], col, out);
+            }
           }
-          const float (&xh)[kVec] = kPackedRows ? x_wide : cur[k].x[kPackedRows ? 0 : i];
-          const float (&g)[kVec] = kPackedRows ? g_wide : cur[k].dy[kPackedRows ? 0 : i];
-          float out[kVec];
-#pragma unroll
-          for (int j = 0; j < kVec; ++j) out[j] = input_grad(g[j], xh[j], rstd, mean_g[k], mean_gx[k]);
-// fused:begin
-          // Packed rows hold pass 1's x̂, NaN where unrecoverable (hold_recovered_slot); rows
-          // held as fp32 keep its 0 there, so fused_input_grad finds those columns from γ.
-          fused_input_grad<kPackedRows>(p, row_k, col, xh, out, held_gate);
-// fused:end
-          if constexpr (kPhased) store_phased_slot<TDX, kVec, kN>(dx_rows[k] - phase + col, col - phase, out);
-          else store_slot<TDX, kVec, kAlign, kN>(dx_rows[k], col, out);
         }
       }
     }

@@ -12,6 +12,7 @@
 
 #include "codegen/launch_config.h"
 #include "codegen/norm_problem.h"
+#include "codegen/search_space.h"
 #include "runtime/engine_impl.h"
 #include "runtime/tuner.h"
 #include "support/device_run.h"
@@ -56,6 +57,7 @@ std::vector<codegen::LaunchConfig> paired(const NormProblem& resolved, const run
     } catch (const std::invalid_argument&) {
       continue;
     }
+    if (!codegen::prune_reason(resolved, c, limits.sm).empty()) continue;  // the engine would not run it
     if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   }
   return out;
