@@ -1164,6 +1164,9 @@ std::optional<LaunchConfig> column_pass_for_few_rows(const NormProblem& p, int64
 // LayerNorm: its two sums, γ and a stage do not fit in shared memory at 262144 (γ then read
 // from L2: 184.8 → 275.4), and at 131072 one block an SM copying ahead took 160.9 against the
 // two blocks' 151.6.
+// Rows from which the rules below copy rows ahead (a bucket: the tuner's and the engine's key).
+constexpr int64_t kManyRowsForCopiesAhead = 1024;
+
 std::optional<LaunchConfig> rows_copied_ahead(const NormProblem& p, int sm, int64_t m) {
   const bool one_sum = p.has_weight != p.has_bias;
   // From 128 rows (a bucket: the tuner's and the engine's kernel key), 8 or more a cluster:
@@ -1179,6 +1182,58 @@ std::optional<LaunchConfig> rows_copied_ahead(const NormProblem& p, int sm, int6
   c.threads = c.threads_per_row = static_cast<int>(round_up(ceil_div(ceil_div(p.n, 8), int64_t{c.cluster} * 2), 32));
   c.shared_sums = true;
   c.shared_prefetch = 1;
+  return c;
+}
+
+// 16-bit rows of 12289-16384 on a memory-rich sm_90 (the H200), at many rows: one block a row,
+// or a cluster of two blocks (two an SM), of 16 elements a thread, copying the next row into
+// shared memory (shared_prefetch = 1); LayerNorm's 16384 pairs its rows in a cluster of two
+// blocks instead (paired_rows, one an SM). In place of one block of shared sums without a
+// second row in flight (12289-14336, and LayerNorm's 12544-13824 where its pair of blocks had
+// not begun), and of RMSNorm's pairs of blocks (14337-16384). Exhaustive tuning on the H200,
+// bf16 with fp32 γ, M = 64 Mi / N (its bucket, 8192 rows, but 4096 at 16384), tune µs against
+// the heuristic before (bench/results/2026-11-30-h200-paired-rows/, calls 1-3):
+// - a cluster of two at 12289-13312: LN 12544 195.9 → 177.3, 12800 200.8 → 172.2, 13056 201.5
+//   → 175.6, 13312 205.7 → 174.0; RMS 176.2 → 158.7, 181.8 → 162.2, 181.3 → 166.0, 186.2 →
+//   167.7 (the best of every candidate or within 2% of it). Not at 12288 and below, where one
+//   block prefetching into registers stays (12288: 179.7 against 162.2);
+// - LayerNorm at 13313-13824 too: 13568 206.4 → 190.2, 13824 209.7 → 200.1 (211.1 → 209.0 in a
+//   second run); not RMSNorm there (13568 187.8 against 185.9, 13824 201.8 against 188.1);
+// - one block at 13825-14336: LN 14080 211.9 → 183.1, 14336 209.1 → 186.6 (16-bit γ 186.5, fp16
+//   187.0); RMS 190.5 → 179.7, 190.1 → 184.2. At 13824 one block took 228-230 µs (both kinds,
+//   every dtype tuned), a cliff not understood;
+// - RMSNorm's cluster of two at 14337-14848: 14592 198.8 → 185.2, 14848 200.7 → 187.7; 15360
+//   was 1.01x in bf16 and 0.98x in fp16 with fp16 γ: left as it was;
+// - RMSNorm's one block at 15361-16384: 16384 116.0 → 111.5 (fp16 with fp16 γ 114.9 → 109.4).
+// - LayerNorm 16384 paired: 127.7 → 124.1 (16-bit γ 127.7 → 124.8, fp16 127.3 → 125.8); from
+//   15361 (15360 kept its pair of blocks: the best there).
+// LayerNorm's two sums, γ and a stage fill shared memory beyond 14528 columns in one block; the
+// cluster of two fits two an SM to 14528 as well.
+std::optional<LaunchConfig> mid_rows_copied_ahead(const NormProblem& p, int sm, int64_t m, bool memory_rich) {
+  const bool one_sum = p.has_weight != p.has_bias;
+  const bool two_sums = p.has_weight && p.has_bias;
+  const bool many = m < 0 || next_pow2(std::max<int64_t>(m, 1)) >= kManyRowsForCopiesAhead;
+  const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2 && dtype_size(p.dx_dtype) == 2;
+  if (!memory_rich || sm < 90 || !many || !sixteen_bit || !(one_sum || two_sums) || has_fused_options(p) ||
+      p.alignment < 16 || p.n % 8 != 0 || p.n <= 12288 || p.n > 16384)
+    return std::nullopt;
+  const int64_t n = p.n;
+  LaunchConfig c;
+  c.vec = 8;
+  c.shared_sums = true;
+  if (n <= 13312 || (two_sums && n <= 13824) || (one_sum && n > 14336 && n <= 14848)) {
+    c.cluster = 2;
+    c.min_blocks_per_sm = 2;
+    c.shared_prefetch = 1;
+  } else if ((n > 13824 && n <= 14336) || (one_sum && n > 15360)) {
+    c.shared_prefetch = 1;
+  } else if (two_sums && n > 15360) {
+    c.cluster = 2;
+    c.paired_rows = true;
+  } else {
+    return std::nullopt;
+  }
+  c.threads = c.threads_per_row = static_cast<int>(round_up(ceil_div(ceil_div(n, 8), int64_t{c.cluster} * 2), 32));
   return c;
 }
 
@@ -1405,6 +1460,8 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, in
   const bool few = few_rows(m, sm_count);
   LaunchConfig c = config_for_many_rows(p, sm, sm_count, !few, memory_rich(memory_bytes_per_sm_cycle));
   if (const std::optional<LaunchConfig> ahead = rows_copied_ahead(p, sm, m)) c = *ahead;
+  else if (const std::optional<LaunchConfig> mid = mid_rows_copied_ahead(p, sm, m, memory_rich(memory_bytes_per_sm_cycle)))
+    c = *mid;
   if (few) {
     // Unmerged (merge = 1) at every M: in graph replays on the H100 merged blocks were slower
     // than their unmerged twin at every shape once partial rows are vector stores (bench/NOTES.md,

@@ -33,6 +33,9 @@ std::vector<NormProblem> problems() {
       make_problem(NormKind::LayerNorm, 24576, DType::F32, DType::F32, Affine::BiasOnly),  // fp32, 4-wide slots
       make_problem(NormKind::RMSNorm, 262144, DType::BF16, DType::F32, Affine::WeightOnly),  // clusters of 16
       make_problem(NormKind::LayerNorm, 8200, DType::BF16, DType::F32, Affine::WeightAndBias),  // part-filled slices
+      // The memory-rich rule's clusters of two (two an SM) and one block (mid_rows_copied_ahead).
+      make_problem(NormKind::LayerNorm, 13312, DType::BF16, DType::F32, Affine::WeightAndBias),
+      make_problem(NormKind::RMSNorm, 14336, DType::F16, DType::F16, Affine::WeightOnly),
   };
 }
 // 1: one row group writes dγ/dβ itself; 5: fewer rows than groups; 700: the stages wrap many
