@@ -1187,12 +1187,12 @@ std::optional<LaunchConfig> rows_copied_ahead(const NormProblem& p, int sm, int6
 
 // 16-bit rows of 12289-16384 on a memory-rich sm_90 (the H200), at many rows: one block a row,
 // or a cluster of two blocks (two an SM), of 16 elements a thread, copying the next row into
-// shared memory (shared_prefetch = 1); LayerNorm's 16384 pairs its rows in a cluster of two
-// blocks instead (paired_rows, one an SM). In place of one block of shared sums without a
-// second row in flight (12289-14336, and LayerNorm's 12544-13824 where its pair of blocks had
-// not begun), and of RMSNorm's pairs of blocks (14337-16384). Exhaustive tuning on the H200,
-// bf16 with fp32 γ, M = 64 Mi / N (its bucket, 8192 rows, but 4096 at 16384), tune µs against
-// the heuristic before (bench/results/2026-11-30-h200-paired-rows/, calls 1-3):
+// shared memory (shared_prefetch = 1); LayerNorm's 15361-16384 pair their rows in a cluster of
+// two blocks instead (paired_rows, one an SM). In place of one block of shared sums without a
+// second row in flight (12289-14336) and of RMSNorm's pairs of blocks (14337-14848).
+// Exhaustive tuning on the H200, bf16 with fp32 γ, M = 64 Mi / N (its bucket, 8192 rows, but
+// 4096 at 16384), tune µs against the heuristic before (bench/results/2026-11-30-h200-paired-
+// rows/, calls 1-3):
 // - a cluster of two at 12289-13312: LN 12544 195.9 → 177.3, 12800 200.8 → 172.2, 13056 201.5
 //   → 175.6, 13312 205.7 → 174.0; RMS 176.2 → 158.7, 181.8 → 162.2, 181.3 → 166.0, 186.2 →
 //   167.7 (the best of every candidate or within 2% of it). Not at 12288 and below, where one
@@ -1204,9 +1204,14 @@ std::optional<LaunchConfig> rows_copied_ahead(const NormProblem& p, int sm, int6
 //   every dtype tuned), a cliff not understood;
 // - RMSNorm's cluster of two at 14337-14848: 14592 198.8 → 185.2, 14848 200.7 → 187.7; 15360
 //   was 1.01x in bf16 and 0.98x in fp16 with fp16 γ: left as it was;
-// - RMSNorm's one block at 15361-16384: 16384 116.0 → 111.5 (fp16 with fp16 γ 114.9 → 109.4).
 // - LayerNorm 16384 paired: 127.7 → 124.1 (16-bit γ 127.7 → 124.8, fp16 127.3 → 125.8); from
 //   15361 (15360 kept its pair of blocks: the best there).
+// Not RMSNorm's one block at 15361-16384: tuned 1.04x at 16384 (116.0 → 111.5), it read 0.99x
+// there in bench --graph and 0.93x at 15872 (108.1 → 115.6 µs; call 4).
+// In bench --graph against the rules before (call 4, two rounds, M·N = 64 Mi; bf16 fp32 γ, and
+// fp16 with fp16 γ alike): LN 12544-14336 1.08-1.17x (13312 128.1 → 109.5 µs, 14336 121.5 →
+// 110.5), 15872 / 16384 1.016 / 1.025x; RMS 12544-13056 1.10-1.11x, 13312 1.06x, 14080-14848
+// 1.04-1.06x; the N outside the rule unchanged.
 // LayerNorm's two sums, γ and a stage fill shared memory beyond 14528 columns in one block; the
 // cluster of two fits two an SM to 14528 as well.
 std::optional<LaunchConfig> mid_rows_copied_ahead(const NormProblem& p, int sm, int64_t m, bool memory_rich) {
@@ -1225,7 +1230,7 @@ std::optional<LaunchConfig> mid_rows_copied_ahead(const NormProblem& p, int sm, 
     c.cluster = 2;
     c.min_blocks_per_sm = 2;
     c.shared_prefetch = 1;
-  } else if ((n > 13824 && n <= 14336) || (one_sum && n > 15360)) {
+  } else if (n > 13824 && n <= 14336) {
     c.shared_prefetch = 1;
   } else if (two_sums && n > 15360) {
     c.cluster = 2;
