@@ -1373,7 +1373,9 @@ bool phased_block_shape(const LaunchConfig& c) {
 
 std::optional<LaunchConfig> phased_config(const NormProblem& p, const LaunchConfig& twin_config, int sm) {
   const LaunchConfig& t = twin_config;
-  if (t.vec * dtype_size(p.x_dtype) != 16 || !phased_block_shape(t) || t.cluster > kMaxPhasedCluster)
+  // Not rows copied ahead: their copies need rows aligned to 16 bytes.
+  if (t.vec * dtype_size(p.x_dtype) != 16 || !phased_block_shape(t) || t.cluster > kMaxPhasedCluster ||
+      t.shared_prefetch > 0)
     return std::nullopt;
   LaunchConfig c = t;
   c.phased = true;
@@ -1429,11 +1431,15 @@ std::optional<LaunchConfig> rms_phased_prefetch_config(const NormProblem& p, con
   return phased_config(p, c, sm);
 }
 
+// choose_launch_config for rows that are not phased; mid_rows_ahead: with mid_rows_copied_ahead.
+LaunchConfig unphased_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m,
+                                    double memory_bytes_per_sm_cycle, bool mid_rows_ahead);
+
 std::optional<LaunchConfig> phased_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m,
                                                  double memory_bytes_per_sm_cycle) {
   const std::optional<NormProblem> twin = phased_twin(p);
   if (!twin) return std::nullopt;
-  const LaunchConfig aligned = choose_launch_config(*twin, sm, sm_count, m, memory_bytes_per_sm_cycle);
+  const LaunchConfig aligned = twin_launch_config(*twin, sm, sm_count, m, memory_bytes_per_sm_cycle);
   if (aligned.cluster >= 2) return phased_config(p, aligned, sm);
   if (sm < 90 || !memory_rich(memory_bytes_per_sm_cycle) || few_rows(m, sm_count) || p.n < kPhasedHalvesFromN ||
       !(p.has_weight || p.has_bias) || aligned.grid || aligned.rows_per_block() != 1)
@@ -1458,6 +1464,17 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, in
     check_launch_config(p, *phased);
     return *phased;
   }
+  return unphased_launch_config(p, sm, sm_count, m, memory_bytes_per_sm_cycle, /*mid_rows_ahead=*/true);
+}
+
+LaunchConfig twin_launch_config(const NormProblem& twin, int sm, int sm_count, int64_t m,
+                                double memory_bytes_per_sm_cycle) {
+  return unphased_launch_config(twin, sm, sm_count, m, memory_bytes_per_sm_cycle, /*mid_rows_ahead=*/false);
+}
+
+namespace {
+LaunchConfig unphased_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m,
+                                    double memory_bytes_per_sm_cycle, bool mid_rows_ahead) {
   // Shared sums buy throughput (more of the row in flight per SM) at the price of latency (the
   // sums zeroed, read and written back, x̂ and dy·γ recomputed): for few rows only where a
   // cluster shares each row (LN bf16 8192 at M = 1 / 199: 13.8 / 16.1 us against 7.6 / 9.9
@@ -1465,7 +1482,8 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, in
   const bool few = few_rows(m, sm_count);
   LaunchConfig c = config_for_many_rows(p, sm, sm_count, !few, memory_rich(memory_bytes_per_sm_cycle));
   if (const std::optional<LaunchConfig> ahead = rows_copied_ahead(p, sm, m)) c = *ahead;
-  else if (const std::optional<LaunchConfig> mid = mid_rows_copied_ahead(p, sm, m, memory_rich(memory_bytes_per_sm_cycle)))
+  else if (const std::optional<LaunchConfig> mid = mid_rows_copied_ahead(p, sm, m, memory_rich(memory_bytes_per_sm_cycle));
+           mid && mid_rows_ahead)
     c = *mid;
   if (few) {
     // Unmerged (merge = 1) at every M: in graph replays on the H100 merged blocks were slower
@@ -1478,6 +1496,7 @@ LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, in
   check_launch_config(p, c);
   return c;
 }
+}  // namespace
 
 std::string block_shape_problem(const NormProblem& p, const LaunchConfig& c) {
   if (c.threads < 32 || c.threads > 1024 || c.threads % 32 != 0) return "threads must be a multiple of 32 in [32, 1024]";

@@ -100,6 +100,11 @@ bool phases_rows(const NormProblem& resolved);
 // 16-bit rows so far (fp32 rows of an element already read whole lines a warp access); none
 // otherwise.
 std::optional<NormProblem> phased_twin(const NormProblem& resolved);
+// The aligned twin's config that phased rows start from: choose_launch_config's, but without the
+// memory-rich rule of rows copied ahead at 12289-16384 columns (copies need rows aligned to 16
+// bytes, and phased rows were not timed in its clusters of two or paired).
+LaunchConfig twin_launch_config(const NormProblem& twin, int sm, int sm_count, int64_t m,
+                                double memory_bytes_per_sm_cycle);
 // A config of the aligned twin as phased rows of p run it (γ in shared memory on sm `sm`), where
 // its shape is one phased kernels have: a row in registers in 16-byte slots, unstaged, one row a
 // block or a cluster of up to kMaxPhasedCluster blocks, unmerged, no column pass. None otherwise.

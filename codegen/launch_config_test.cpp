@@ -1266,6 +1266,118 @@ TEST(LaunchConfig, CheckRejectsRowsCopiedAheadThatCannotRun) {
       << "no fused options";
 }
 
+// Paired rows: one row a block (or cluster) held in registers, nothing else ahead of it, no fused
+// option; registers and compile cost counted twice, as for prefetch; described and parsed.
+TEST(LaunchConfig, CheckRejectsPairedRowsThatCannotRun) {
+  NormProblem p = problem(16384, DType::BF16);
+  p.has_bias = true;
+  p = codegen::resolve_problem(p);
+  LaunchConfig c = codegen::parse_described_config(
+      "threads=512 threads_per_row=512 vec=8 registers cluster=2 paired_rows shared_sums shared_weights");
+  EXPECT_TRUE(c.paired_rows);
+  EXPECT_NO_THROW(codegen::check_launch_config(p, c));
+  EXPECT_EQ(codegen::parse_described_config(codegen::describe(c)), c);
+  LaunchConfig one = c;
+  one.paired_rows = false;
+  EXPECT_FALSE(one == c);
+  EXPECT_EQ(codegen::dynamic_shared_bytes(p, c), codegen::dynamic_shared_bytes(p, one)) << "the same sums and γ";
+  LaunchConfig prefetching = one;
+  prefetching.prefetch = true;
+  EXPECT_EQ(codegen::estimated_registers(p, c), codegen::estimated_registers(p, prefetching)) << "two rows held";
+  EXPECT_GT(codegen::estimated_registers(p, c), codegen::estimated_registers(p, one));
+  for (void (*bad)(LaunchConfig&) : {+[](LaunchConfig& b) { b.prefetch = true; },
+                                     +[](LaunchConfig& b) { b.shared_prefetch = 1; },
+                                     +[](LaunchConfig& b) { b.staged = true; },
+                                     +[](LaunchConfig& b) { b.row_in_registers = false, b.cluster = 1; },
+                                     +[](LaunchConfig& b) { b.cluster = 1, b.threads_per_row = 32; },
+                                     +[](LaunchConfig& b) { b.cluster = 1, b.merge = 2; }}) {
+    LaunchConfig b = c;
+    bad(b);
+    EXPECT_THROW(codegen::check_launch_config(p, b), std::invalid_argument) << codegen::describe(b);
+  }
+  NormProblem residual = p;
+  residual.residual = true;
+  EXPECT_THROW(codegen::check_launch_config(codegen::resolve_problem(residual), c), std::invalid_argument)
+      << "no fused options";
+  // Phased rows may pair theirs (their row group's rows share a phase two at a time as one).
+  NormProblem odd = problem(5003, DType::BF16, 2);
+  odd.has_bias = true;
+  odd.rows_in_phase = true;
+  odd = codegen::resolve_problem(odd);
+  LaunchConfig phased = codegen::parse_described_config(
+      "threads=320 threads_per_row=320 vec=8 registers paired_rows shared_sums shared_weights phased");
+  EXPECT_NO_THROW(codegen::check_launch_config(odd, phased));
+}
+
+// The memory-rich rule for 16-bit rows of 12289-16384 (mid_rows_copied_ahead): a cluster of two
+// blocks copying a row ahead, two an SM (12289-13312, LayerNorm to 13824, RMSNorm 14337-14848),
+// one block copying ahead (13825-14336), LayerNorm's 15361-16384 paired; from 1024 rows; not on
+// an H100, fp32 or fused rows, rows aligned to less, phased rows' twins or few rows.
+TEST(LaunchConfig, MidSixteenBitRowsCopyAheadOnMemoryRichDevices) {
+  auto norm = [](int64_t n, NormKind kind, DType x = DType::BF16, int alignment = 16) {
+    NormProblem p = problem(n, x, alignment);
+    p.kind = kind;
+    p.weight_dtype = DType::F32;
+    p.has_bias = kind == NormKind::LayerNorm;
+    return codegen::resolve_problem(p);
+  };
+  auto at = [&](int64_t n, NormKind kind, DType x = DType::BF16, int64_t m = 4096, double rate = 18.4) {
+    return choose_launch_config(norm(n, kind, x), 90, 132, m, rate);
+  };
+  struct Expected {
+    int64_t n;
+    NormKind kind;
+    int cluster;  // 0: the rule leaves the row alone
+    bool paired;
+  };
+  const Expected expected[] = {
+      {12288, NormKind::LayerNorm, 0, false}, {12296, NormKind::LayerNorm, 2, false},
+      {13312, NormKind::LayerNorm, 2, false}, {13312, NormKind::RMSNorm, 2, false},
+      {13824, NormKind::LayerNorm, 2, false}, {13824, NormKind::RMSNorm, 0, false},
+      {14080, NormKind::LayerNorm, 1, false}, {14336, NormKind::RMSNorm, 1, false},
+      {14592, NormKind::LayerNorm, 0, false}, {14592, NormKind::RMSNorm, 2, false},
+      {14848, NormKind::RMSNorm, 2, false},   {15360, NormKind::RMSNorm, 0, false},
+      {15360, NormKind::LayerNorm, 0, false}, {15368, NormKind::LayerNorm, 2, true},
+      {16384, NormKind::LayerNorm, 2, true},  {16384, NormKind::RMSNorm, 0, false},
+  };
+  for (const Expected& e : expected)
+    for (DType x : {DType::BF16, DType::F16}) {
+      const LaunchConfig c = at(e.n, e.kind, x);
+      const std::string what = std::to_string(e.n) + " " + codegen::describe(c);
+      EXPECT_NO_THROW(codegen::check_launch_config(norm(e.n, e.kind, x), c)) << what;
+      EXPECT_EQ(codegen::prune_reason(norm(e.n, e.kind, x), c, 90), "") << what;
+      if (e.cluster == 0) {
+        EXPECT_FALSE(c.shared_prefetch > 0 || c.paired_rows) << what;
+        continue;
+      }
+      EXPECT_EQ(c.cluster, e.cluster) << what;
+      EXPECT_EQ(c.paired_rows, e.paired) << what;
+      EXPECT_EQ(c.shared_prefetch, e.paired ? 0 : 1) << what;
+      EXPECT_EQ(c.min_blocks_per_sm, e.cluster == 2 && !e.paired ? 2 : 1) << what;
+      EXPECT_TRUE(c.shared_sums && c.shared_weights && c.vec == 8) << what;
+      EXPECT_EQ(codegen::elements_per_thread(norm(e.n, e.kind, x), c), 16) << what;
+      // Where the rule does not reach: the H100, few rows, fp32 rows, a fused option.
+      EXPECT_FALSE(at(e.n, e.kind, x, 4096, 12.8) == c) << what << ": an H100";
+      EXPECT_FALSE(at(e.n, e.kind, x, 512) == c) << what << ": 512 rows";
+      const LaunchConfig fp32 = at(e.n, e.kind, DType::F32);
+      EXPECT_FALSE(fp32.shared_prefetch > 0 || fp32.paired_rows) << what << ": fp32 rows";
+      NormProblem residual = norm(e.n, e.kind, x);
+      residual.residual = true;
+      const LaunchConfig fused = choose_launch_config(codegen::resolve_problem(residual), 90, 132, 4096, 18.4);
+      EXPECT_FALSE(fused.shared_prefetch > 0 || fused.paired_rows) << what << ": the residual";
+    }
+  // Rows aligned to less, and odd rows in phase (their twin's config from before the rule).
+  for (const int64_t n : {12289, 13001, 14001, 16383}) {
+    NormProblem odd = norm(n, NormKind::LayerNorm, DType::BF16, 2);
+    odd.rows_in_phase = true;
+    const LaunchConfig c = choose_launch_config(odd, 90, 132, 4096, 18.4);
+    EXPECT_FALSE(c.shared_prefetch > 0 || c.paired_rows) << n << " " << codegen::describe(c);
+    EXPECT_NO_THROW(codegen::check_launch_config(odd, c)) << n;
+    odd.rows_in_phase = false;
+    EXPECT_NO_THROW(codegen::check_launch_config(odd, choose_launch_config(odd, 90, 132, 4096, 18.4))) << n;
+  }
+}
+
 // Long 16-bit rows of one sum copy the next row ahead at 65537-262144 columns from 128 rows;
 // not LayerNorm's two sums, fp32 rows, rows aligned to less, fused options or few rows.
 TEST(LaunchConfig, LongSixteenBitRowsOfOneSumCopyTheNextRowAhead) {
@@ -1477,7 +1589,9 @@ TEST(LaunchConfig, MemoryRichDevicesTakeTheRulesTunedOnAnH200) {
       {7168, "threads=448 threads_per_row=448 vec=8 registers cluster=2 prefetch min_blocks=2 shared_sums shared_weights"},
       {8192, "threads=512 threads_per_row=512 vec=4 registers min_blocks=2 shared_sums"},
       {12288, "threads=768 threads_per_row=768 vec=8 registers prefetch shared_sums shared_weights"},
-      {14336, "threads=448 threads_per_row=448 vec=8 registers cluster=2 min_blocks=2 shared_sums shared_weights"},
+      // 14336 copies its next row ahead in one block, LayerNorm's 16384 pairs its rows
+      // (mid_rows_copied_ahead; session 47, below).
+      {14336, "threads=896 threads_per_row=896 vec=8 registers shared_prefetch=1 shared_sums shared_weights"},
       {16384, "threads=512 threads_per_row=512 vec=8 registers cluster=2 min_blocks=2 shared_sums shared_weights"},
       {32768, "threads=512 threads_per_row=512 vec=8 registers cluster=4 min_blocks=2 shared_sums shared_weights"},
       {65536, "threads=512 threads_per_row=512 vec=8 registers cluster=8 min_blocks=2 shared_sums shared_weights"},
@@ -1488,6 +1602,7 @@ TEST(LaunchConfig, MemoryRichDevicesTakeTheRulesTunedOnAnH200) {
       {4096, "threads=512 threads_per_row=512 vec=8 registers prefetch min_blocks=2"},
       {7168, "threads=896 threads_per_row=896 vec=8 registers prefetch"},
       {8192, "threads=512 threads_per_row=512 vec=8 registers prefetch"},
+      {16384, "threads=512 threads_per_row=512 vec=8 registers cluster=2 paired_rows shared_sums shared_weights"},
   };
   for (DType x : {DType::BF16, DType::F16})
     for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
@@ -1728,7 +1843,7 @@ TEST(LaunchConfig, LongSixteenBitRowsInPhaseArePhased) {
         NormProblem aligned = p;
         aligned.alignment = 16;
         aligned.n = n + 7;
-        LaunchConfig expected = choose_launch_config(aligned, 90, 132, m, 18.8);
+        LaunchConfig expected = codegen::twin_launch_config(aligned, 90, 132, m, 18.8);
         const bool register_cluster = expected.row_in_registers && !expected.staged && !expected.grid &&
                                       expected.rows_per_block() == 1 && expected.vec == 8 && expected.cluster > 1 &&
                                       expected.cluster <= codegen::kMaxPhasedCluster;

@@ -45,9 +45,6 @@ constexpr int kGridSlotsPerThread[] = {2, 1};
 // Rows from which copying rows ahead into shared memory is tried: where rows are long enough
 // for a cluster, or for one block of 8-16 elements a thread, to hold few rows an SM.
 constexpr int64_t kSharedPrefetchFromN = 8192;
-// Rows from which paired rows (LaunchConfig::paired_rows) are tried: a row group of one row at a
-// time then takes a turn or more per row of N = 262144 (16 clusters of 16 blocks).
-constexpr int64_t kPairedRowsFrom = 256;
 // A floor below which one row per block wastes the SM on block overhead.
 constexpr int kMinRowBlockThreads = 64;
 // Blocks per SM a shared-sums candidate of `threads` asks for: kSharedSumsThreadsPerSm threads,
@@ -65,17 +62,17 @@ class Candidates {
       : p_(p),
         sm_(sm),
         m_(few_rows(m, sm_count) && next_pow2(std::max<int64_t>(m, 1)) <= kMaxMergedRows ? m : -1),
-        many_rows_(sm >= 90 && (m < 0 || m >= kManyRows)),  // measured on sm_90 only
-        pairs_rows_(sm >= 90 && (m < 0 || m >= kPairedRowsFrom)) {}
+        many_rows_(sm >= 90 && (m < 0 || m >= kManyRows)) {}  // measured on sm_90 only
   void add(const LaunchConfig& c) { add(c, /*heuristic=*/false); }
   // The heuristic's configs: kept whatever the data prunes say.
   void add_heuristic(const LaunchConfig& c) { add(c, /*heuristic=*/true); }
   // c with two rows worked at once (LaunchConfig::paired_rows), in place of a prefetch or rows
   // copied ahead, at c's blocks an SM and at one (twice the registers of a row); dropped where
-  // check_launch_config says it cannot run. Only on sm_90 and for kPairedRowsFrom rows or more:
-  // a pair is worth its registers where a row group takes several turns.
+  // check_launch_config says it cannot run. Only where rows are many (sm_90, kManyRows): a pair
+  // is worth its registers where a row group takes several turns, and with fewer rows the
+  // candidates they would push past kMaxCandidates (staged rows at 256) are the ones to keep.
   void add_paired(LaunchConfig c) {
-    if (!pairs_rows_) return;
+    if (!many_rows_) return;
     c.paired_rows = true;
     c.prefetch = false;
     c.shared_prefetch = 0;
@@ -111,7 +108,6 @@ class Candidates {
   int sm_;
   int64_t m_;
   bool many_rows_;
-  bool pairs_rows_;
   std::vector<LaunchConfig> list_;
 };
 

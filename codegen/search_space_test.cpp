@@ -402,6 +402,34 @@ TEST(SearchSpace, RowsCopiedAheadForLongAlignedRows) {
   EXPECT_TRUE(copied_ahead(codegen::resolve_problem(unaligned), 90).empty()) << "odd rows";
 }
 
+// Paired rows are tried for many rows on sm_90 (the shared-sums blocks and the heuristic's
+// config, at their blocks an SM and at one), wherever the kernel takes them: not for few rows,
+// before sm_90, or with fused options.
+TEST(SearchSpace, PairedRowsForManyRowsOnSm90) {
+  auto paired = [](const NormProblem& p, int sm, int64_t m) {
+    std::vector<LaunchConfig> out;
+    for (const LaunchConfig& c : search_space(p, sm, 132, m))
+      if (c.paired_rows) {
+        EXPECT_NO_THROW(codegen::check_launch_config(p, c)) << codegen::describe(c);
+        EXPECT_FALSE(c.prefetch || c.shared_prefetch > 0) << codegen::describe(c);
+        out.push_back(c);
+      }
+    return out;
+  };
+  for (const int64_t n : {2048, 8192, 16384, 65536}) {
+    const std::vector<LaunchConfig> at_n = paired(problem(n, DType::BF16), 90, 4096);
+    EXPECT_FALSE(at_n.empty()) << n;
+    EXPECT_TRUE(std::any_of(at_n.begin(), at_n.end(), [](const LaunchConfig& c) { return c.min_blocks_per_sm == 1; }))
+        << n << ": at one block an SM too";
+    EXPECT_FALSE(paired(problem(n, DType::F32), 90, -1).empty()) << n << " fp32";
+    EXPECT_TRUE(paired(problem(n, DType::BF16), 90, 256).empty()) << n << ": few rows";
+    EXPECT_TRUE(paired(problem(n, DType::BF16), 80, 4096).empty()) << n << ": sm_80";
+  }
+  NormProblem residual = problem(16384, DType::BF16);
+  residual.residual = true;
+  EXPECT_TRUE(paired(codegen::resolve_problem(residual), 90, 4096).empty()) << "fused options";
+}
+
 // One row a block of 64 threads is left out at 1024 rows or more on sm_90 (none of 347 timed
 // came within 0.5% of the best), unless it is the heuristic's.
 TEST(SearchSpace, NoSixtyFourThreadRowBlocksForManyRowsOnSm90) {

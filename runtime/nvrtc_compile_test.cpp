@@ -227,6 +227,52 @@ TEST(Nvrtc, RowsCopiedAheadCompile) {
   EXPECT_GE(compiled, 9);
 }
 
+// Paired rows: the search space's paired candidates for many rows (clusters, one block a row,
+// fp32 and 16-bit, one sum and two) and a pinned phased one compile for sm_90 with two rows'
+// constants; the rule's LayerNorm 16384 (one block an SM) without spills.
+TEST(Nvrtc, PairedRowsCompile) {
+  std::string why;
+  if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
+  auto compile = [&](const NormProblem& p, const codegen::LaunchConfig& c) {
+    const auto src = codegen::generate_backward_source(p, c);
+    EXPECT_NE(src.text.find("kPairedRows = true"), std::string::npos);
+    runtime::CompileOutput out;
+    EXPECT_NO_THROW(out = nvrtc.compile(src.text, src.name, codegen::compile_options({90, nvrtc.version()}),
+                                        codegen::describe(p)))
+        << codegen::describe(p) << " with " << codegen::describe(c);
+    return out;
+  };
+  using test::Affine;
+  int compiled = 0;
+  for (const test::ProblemSpec& spec :
+       {test::ProblemSpec{NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 16384},
+        test::ProblemSpec{NormKind::RMSNorm, DType::F16, DType::F16, Affine::WeightOnly, 8192},
+        test::ProblemSpec{NormKind::LayerNorm, DType::F32, DType::F32, Affine::BiasOnly, 24576}}) {
+    const NormProblem p = codegen::resolve_problem(spec.problem());
+    int taken = 0;
+    for (const codegen::LaunchConfig& c : codegen::search_space(p, 90, 132, 4096)) {
+      if (!c.paired_rows || ++taken > 2) continue;
+      compile(p, c);
+      ++compiled;
+    }
+    EXPECT_GT(taken, 0) << codegen::describe(p);
+  }
+  NormProblem odd = test::make_problem(NormKind::LayerNorm, 5003, DType::BF16, DType::F32, Affine::WeightAndBias);
+  odd.alignment = 2;
+  odd.rows_in_phase = true;
+  odd = codegen::resolve_problem(odd);
+  compile(odd, codegen::parse_described_config(
+                   "threads=320 threads_per_row=320 vec=8 registers paired_rows shared_sums shared_weights phased"));
+  const NormProblem ln = codegen::resolve_problem(
+      test::make_problem(NormKind::LayerNorm, 16384, DType::BF16, DType::F32, Affine::WeightAndBias));
+  const codegen::LaunchConfig rule = codegen::choose_launch_config(ln, 90, 132, 4096, 18.4);
+  ASSERT_TRUE(rule.paired_rows) << codegen::describe(rule);
+  for (const auto& r : test::ptxas_report(compile(ln, rule)))
+    EXPECT_EQ(r.spill_stores + r.spill_loads, 0) << r.function << " spills";
+  EXPECT_GE(compiled, 6);
+}
+
 // The column pass (templates/column_pass.cuh) for sm_80 and sm_90: the heuristic's at few rows
 // and the search space's other lane counts, 16-bit and fp32 rows, odd N (a part-filled last
 // slot), rows 2-byte aligned, every affine form: both kernels compile, without spills.

@@ -173,6 +173,21 @@ TEST(TuningEntries, SharedPrefetchRoundTripsAndIsWrittenOnlyWhenOn) {
       << "more rows ahead than a kernel takes";
 }
 
+TEST(TuningEntries, PairedRowsRoundTripAndAreWrittenOnlyWhenOn) {
+  TunedConfig pairs = tuned(512, 7.5);
+  pairs.config.cluster = 2;
+  pairs.config.shared_sums = true;
+  pairs.config.paired_rows = true;
+  const std::string text = runtime::format_tuning_entries({{kKeyA, pairs}, {kKeyB, tuned(64, 3.5)}});
+  EXPECT_EQ(text.find("paired_rows"), text.rfind("paired_rows")) << "written for paired rows only:\n" << text;
+  const TuningEntries back = runtime::parse_tuning_entries(text, "test");
+  EXPECT_EQ(back.at(kKeyA).config, pairs.config);
+  EXPECT_FALSE(back.at(kKeyB).config.paired_rows);
+  std::string bad = text;
+  bad.replace(bad.find("paired_rows = true"), 18, "paired_rows = 2");
+  EXPECT_THROW(runtime::parse_tuning_entries(bad, "test"), std::runtime_error) << "not a bool";
+}
+
 // Keys needing quotes, with a ' (which toml++ 3.3 would write as an unreadable literal
 // string), a ", a backslash and a control character, read back unchanged.
 TEST(TuningEntries, KeysWithQuotesAndEscapesRoundTrip) {

@@ -89,7 +89,8 @@ TEST_F(BackwardSharedSums, EverySharedSumsCandidateMatchesTheReference) {
       const NormProblem resolved = resolved_problem(make_inputs(problem, m, fresh_seed()));
       std::vector<codegen::LaunchConfig> configs;
       for (const codegen::LaunchConfig& c : runtime::candidate_configs(resolved, limits, m, codegen::Pass::Backward))
-        if (c.shared_sums && c.shared_prefetch == 0) configs.push_back(c);  // rows copied ahead: their own test
+        // Rows copied ahead and paired rows: their own tests (BackwardSharedPrefetch, BackwardPairedRows).
+        if (c.shared_sums && c.shared_prefetch == 0 && !c.paired_rows) configs.push_back(c);
       each_config_matches_reference(limits, problem, resolved, m, configs);
       tried += static_cast<int>(configs.size());
       EXPECT_FALSE(configs.empty()) << describe_problem(problem) << ": no shared-sums candidate";
