@@ -73,7 +73,8 @@ typedef RowReducer<kThreadsPerRow, kRowsPerBlock, kButterfly> Reducer;
 // at a time, r and r + step (the rows it would take one after the other, in the same order).
 // The two rows' sums meet in one block reduction and one cluster meeting (a float4), each slot's
 // γ is read once for both, and the column sums take both rows' terms in one shared-memory round
-// trip, added in row order: the bits of every output are those of the same config unpaired.
+// trip, added in row order: the bits of every output are those of the same config unpaired over
+// the same row groups (a launch of as many groups: pairs' registers may leave fewer resident).
 // Each thread holds both rows: twice the registers of one, as with kPrefetch.
 constexpr int kRowsAtOnce = kPairedRows ? 2 : 1;
 template <int K>
