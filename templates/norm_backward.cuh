@@ -980,6 +980,12 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
     float2 sums[kRowsAtOnce];  // each row's Σg and Σg·x̂ over the thread's slots
 #pragma unroll
     for (int k = 0; k < kRowsAtOnce; ++k) sums[k] = make_float2(0.f, 0.f);
+    // Each row's statistics taken before the passes change the rows they sit beside: read from
+    // the row inside them, NVVM kept every slot's column alive to the dx pass (RMS fp32 50001 in
+    // 416-thread clusters of 8: 232 bytes spilled against 36).
+    float row_mean[kRowsAtOnce], row_rstd[kRowsAtOnce];
+#pragma unroll
+    for (int k = 0; k < kRowsAtOnce; ++k) row_mean[k] = cur[k].mean, row_rstd[k] = cur[k].rstd;
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
       float w[kVec];
@@ -1013,8 +1019,8 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
           // xh holds y: the loop below with x̂ recovered from it (an unrecoverable column's x̂ is
           // 0 here, its dγ made NaN after the last row).
           float xhat[kVec], dwi[kVec];
-          recover_slot(p, valid_k, row_k, slot_column(i, lane, rank), i, lane, rank, xh, w, cur[k].mean,
-                       cur[k].rstd, xhat);
+          recover_slot(p, valid_k, row_k, slot_column(i, lane, rank), i, lane, rank, xh, w, row_mean[k],
+                       row_rstd[k], xhat);
           if constexpr (kPackedRows) hold_recovered_slot(p, slot_column(i, lane, rank), w, xhat, cur[k].x_packed[i]);
 #pragma unroll
           for (int j = 0; j < kVec; ++j) {
@@ -1034,7 +1040,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
         float dwi[kVec];
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
-          const float xhat = normalized(xh[j], cur[k].mean, cur[k].rstd);
+          const float xhat = normalized(xh[j], row_mean[k], row_rstd[k]);
           dwi[j] = g[j] * xhat;
           xh[j] = xhat;
         }
@@ -1080,9 +1086,9 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
       mean_gx[k] = totals[k].y * kInvN;
     }
     if (valid) {
-      TDX* dx_rows[kRowsAtOnce];  // once a row, as in load_row_slice
-#pragma unroll
-      for (int k = 0; k < kRowsAtOnce; ++k) dx_rows[k] = p.dx + (row + k * step) * p.dx_stride;
+      // Once a row, as in load_row_slice (an array of the turn's rows' pointers cost RMS fp32
+      // 131072 with the gate 96 more bytes of spill loads).
+      TDX* const dx_row = p.dx + row * p.dx_stride;
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
         const i64 col = slot_column(i, lane, rank);
@@ -1093,7 +1099,8 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
           for (int k = 0; k < kRowsAtOnce; ++k) {
             const i64 row_k = row + k * step;
             if (k > 0 && row_k >= p.m) continue;  // the first row is checked above
-            const float rstd = cur[k].rstd;
+            const float rstd = row_rstd[k];
+            TDX* const dx_row_k = k == 0 ? dx_row : p.dx + row_k * p.dx_stride;
             float x_wide[kVec], g_wide[kVec];
 // fused:begin
             GateHold held_gate;  // packed rows' z, x and dy as held, for dz (kHoldsGate)
@@ -1110,7 +1117,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 // fused:end
               {
 #pragma unroll
-                for (int j = 0; j < kVec; ++j) x_wide[j] = normalized(x_wide[j], cur[k].mean, rstd);
+                for (int j = 0; j < kVec; ++j) x_wide[j] = normalized(x_wide[j], row_mean[k], rstd);
               }
 #pragma unroll
               for (int j = 0; j < kVec; ++j) g_wide[j] *= w[j];
@@ -1135,9 +1142,9 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 // fused:end
             if constexpr (kPhased) {
               const unsigned phase = row_phase(p);
-              store_phased_slot<TDX, kVec, kN>(dx_rows[k] - phase + col, col - phase, out);
+              store_phased_slot<TDX, kVec, kN>(dx_row_k - phase + col, col - phase, out);
             } else {
-              store_slot<TDX, kVec, kAlign, kN>(dx_rows[k], col, out);
+              store_slot<TDX, kVec, kAlign, kN>(dx_row_k, col, out);
             }
           }
         }
