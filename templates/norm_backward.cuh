@@ -592,8 +592,11 @@ struct ColumnSums {
     if constexpr (kHasWeight) dw.add(i, dy_xhat);
     if constexpr (kHasBias) db.add(i, dy);
   }
-  // Slot i's dγ and dβ sums read into registers and written back (SlotSums::read, write).
+  // Slot i's dγ and dβ sums read into registers and written back (SlotSums::read, write); a sum
+  // the problem lacks reads as zeros (added to, never written).
   __device__ __forceinline__ void read(int i, float (&dw_out)[kVec], float (&db_out)[kVec]) const {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) dw_out[j] = db_out[j] = 0.f;
     if constexpr (kHasWeight) dw.read(i, dw_out);
     if constexpr (kHasBias) db.read(i, db_out);
   }
