@@ -151,9 +151,12 @@ TEST_F(BackwardPhasedRows, RowsInPhaseMatchTheReferenceAndLeaveTheGapsUntouched)
   };
   // Phased on an H200 at 5003 and 8191 (many rows: halves) and at 16383 and 30001
   // (M of one row to many: the twin's cluster); the others under the rules of their own
-  // alignment, in the same layouts.
-  const Shape shapes[] = {{7, 4095},   {257, 5003},   {301, 8191},  {37, 9},      {1, 16383},
-                          {7, 16383},  {199, 16383},  {2048, 16383}, {16, 30001}, {301, 30001}};
+  // alignment, in the same layouts. 13001 and 14001 at 1024 rows or more: phased from their
+  // twin's config before the rule that copies aligned rows ahead there (twin_launch_config),
+  // whose copies phased rows cannot take.
+  const Shape shapes[] = {{7, 4095},    {257, 5003},  {301, 8191},  {37, 9},      {1, 16383},
+                          {7, 16383},   {199, 16383}, {2048, 16383}, {16, 30001}, {301, 30001},
+                          {1024, 13001}, {1100, 14001}};
   for (const LayoutProblem& lp : problems)
     for (const Shape& shape : shapes) {
       const int64_t n = shape.n;
