@@ -1152,6 +1152,24 @@ std::optional<LaunchConfig> column_pass_for_few_rows(const NormProblem& p, int64
   return column_pass_config(p, bucket >= 128 || p.n >= 16384 ? 512 : 256, column_lanes(bucket, 4));
 }
 
+// Whether the rules below may copy p's rows ahead (check_launch_config's conditions for
+// shared_prefetch, as those rules' 16-byte slots of 16-bit rows meet them): 16-bit x and dy,
+// rows aligned to 16 bytes of whole slots, no fused option, and a sum to share.
+bool copies_rows_ahead(const NormProblem& p) {
+  return dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2 && p.alignment >= 16 && p.n % 8 == 0 &&
+         !has_fused_options(p) && (p.has_weight || p.has_bias);
+}
+// The rules' blocks: 16 elements of 16-bit rows a thread (two 16-byte slots), whole warps, the
+// sums in shared memory; a block, or each of a cluster of `cluster`.
+LaunchConfig sixteen_element_blocks(int64_t n, int cluster) {
+  LaunchConfig c;
+  c.vec = 8;
+  c.cluster = cluster;
+  c.threads = c.threads_per_row = static_cast<int>(round_up(ceil_div(ceil_div(n, 8), int64_t{cluster} * 2), 32));
+  c.shared_sums = true;
+  return c;
+}
+
 // Long 16-bit rows of one column sum (RMSNorm; LayerNorm without γ or β) that a cluster of
 // blocks of 16 elements a thread holds at 65537-262144 columns: blocks of up to 1024 threads,
 // one an SM, copying the next row into shared memory while the held one is worked
@@ -1164,26 +1182,21 @@ std::optional<LaunchConfig> column_pass_for_few_rows(const NormProblem& p, int64
 // LayerNorm: its two sums, γ and a stage do not fit in shared memory at 262144 (γ then read
 // from L2: 184.8 → 275.4), and at 131072 one block an SM copying ahead took 160.9 against the
 // two blocks' 151.6.
-// Rows from which the rules below copy rows ahead (a bucket: the tuner's and the engine's key).
-constexpr int64_t kManyRowsForCopiesAhead = 1024;
-
 std::optional<LaunchConfig> rows_copied_ahead(const NormProblem& p, int sm, int64_t m) {
   const bool one_sum = p.has_weight != p.has_bias;
   // From 128 rows (a bucket: the tuner's and the engine's kernel key), 8 or more a cluster:
   // 256 rows of 262144 were measured; with fewer, little is left to copy ahead.
   const bool rows_to_copy = m < 0 || next_pow2(std::max<int64_t>(m, 1)) >= 128;
-  const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
-  if (sm < 90 || !one_sum || !rows_to_copy || !sixteen_bit || has_fused_options(p) || p.alignment < 16 ||
-      p.n % 8 != 0 || p.n <= 65536 || p.n > int64_t{kMaxCluster} * kMaxRowThreads * 16)
+  if (sm < 90 || !one_sum || !rows_to_copy || !copies_rows_ahead(p) || p.n <= 65536 ||
+      p.n > int64_t{kMaxCluster} * kMaxRowThreads * 16)
     return std::nullopt;
-  LaunchConfig c;
-  c.vec = 8;
-  c.cluster = static_cast<int>(next_pow2(ceil_div(p.n, int64_t{kMaxRowThreads} * 16)));
-  c.threads = c.threads_per_row = static_cast<int>(round_up(ceil_div(ceil_div(p.n, 8), int64_t{c.cluster} * 2), 32));
-  c.shared_sums = true;
+  LaunchConfig c = sixteen_element_blocks(p.n, static_cast<int>(next_pow2(ceil_div(p.n, int64_t{kMaxRowThreads} * 16))));
   c.shared_prefetch = 1;
   return c;
 }
+
+// Rows (a bucket, as above) from which mid_rows_copied_ahead applies.
+constexpr int64_t kManyRowsForCopiesAhead = 1024;
 
 // 16-bit rows of 12289-16384 on a memory-rich sm_90 (the H200), at many rows: one block a row,
 // or a cluster of two blocks (two an SM), of 16 elements a thread, copying the next row into
@@ -1218,28 +1231,28 @@ std::optional<LaunchConfig> mid_rows_copied_ahead(const NormProblem& p, int sm, 
   const bool one_sum = p.has_weight != p.has_bias;
   const bool two_sums = p.has_weight && p.has_bias;
   const bool many = m < 0 || next_pow2(std::max<int64_t>(m, 1)) >= kManyRowsForCopiesAhead;
-  const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2 && dtype_size(p.dx_dtype) == 2;
-  if (!memory_rich || sm < 90 || !many || !sixteen_bit || !(one_sum || two_sums) || has_fused_options(p) ||
-      p.alignment < 16 || p.n % 8 != 0 || p.n <= 12288 || p.n > 16384)
+  // Tuned with dx in x's 16-bit dtype only.
+  if (!memory_rich || sm < 90 || !many || !copies_rows_ahead(p) || dtype_size(p.dx_dtype) != 2 || p.n <= 12288 ||
+      p.n > 16384)
     return std::nullopt;
   const int64_t n = p.n;
-  LaunchConfig c;
-  c.vec = 8;
-  c.shared_sums = true;
   if (n <= 13312 || (two_sums && n <= 13824) || (one_sum && n > 14336 && n <= 14848)) {
-    c.cluster = 2;
+    LaunchConfig c = sixteen_element_blocks(n, 2);
     c.min_blocks_per_sm = 2;
     c.shared_prefetch = 1;
-  } else if (n > 13824 && n <= 14336) {
-    c.shared_prefetch = 1;
-  } else if (two_sums && n > 15360) {
-    c.cluster = 2;
-    c.paired_rows = true;
-  } else {
-    return std::nullopt;
+    return c;
   }
-  c.threads = c.threads_per_row = static_cast<int>(round_up(ceil_div(ceil_div(n, 8), int64_t{c.cluster} * 2), 32));
-  return c;
+  if (n > 13824 && n <= 14336) {
+    LaunchConfig c = sixteen_element_blocks(n, 1);
+    c.shared_prefetch = 1;
+    return c;
+  }
+  if (two_sums && n > 15360) {
+    LaunchConfig c = sixteen_element_blocks(n, 2);
+    c.paired_rows = true;
+    return c;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -1481,10 +1494,12 @@ LaunchConfig unphased_launch_config(const NormProblem& p, int sm, int sm_count, 
   // without, graph replays; LN bf16 262144 at M = 256: 278 us against 320 staged).
   const bool few = few_rows(m, sm_count);
   LaunchConfig c = config_for_many_rows(p, sm, sm_count, !few, memory_rich(memory_bytes_per_sm_cycle));
-  if (const std::optional<LaunchConfig> ahead = rows_copied_ahead(p, sm, m)) c = *ahead;
-  else if (const std::optional<LaunchConfig> mid = mid_rows_copied_ahead(p, sm, m, memory_rich(memory_bytes_per_sm_cycle));
-           mid && mid_rows_ahead)
-    c = *mid;
+  if (const std::optional<LaunchConfig> ahead = rows_copied_ahead(p, sm, m)) {
+    c = *ahead;
+  } else if (mid_rows_ahead) {
+    if (const std::optional<LaunchConfig> mid = mid_rows_copied_ahead(p, sm, m, memory_rich(memory_bytes_per_sm_cycle)))
+      c = *mid;
+  }
   if (few) {
     // Unmerged (merge = 1) at every M: in graph replays on the H100 merged blocks were slower
     // than their unmerged twin at every shape once partial rows are vector stores (bench/NOTES.md,

@@ -167,7 +167,8 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   Candidates out(p, sm, sm_count, m);
   // The heuristic for these m rows first: tuning can only match or beat what an untuned
   // engine runs. Then its config for many rows, where m is few.
-  out.add_heuristic(choose_launch_config(p, sm, sm_count, m, memory_bytes_per_sm_cycle));
+  const LaunchConfig heuristic_at_m = choose_launch_config(p, sm, sm_count, m, memory_bytes_per_sm_cycle);
+  out.add_heuristic(heuristic_at_m);
   out.add_heuristic(choose_launch_config(p, sm, sm_count, -1, memory_bytes_per_sm_cycle));
   // On a memory-rich device, the configs of the rules fitted to the H100 too.
   if (memory_rich(memory_bytes_per_sm_cycle)) {
@@ -282,12 +283,12 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
       heuristic.min_blocks_per_sm = shared_sums_blocks_per_sm(heuristic.threads);
       out.add(heuristic);
     }
-    add_copied_ahead(choose_launch_config(p, sm, sm_count, m, memory_bytes_per_sm_cycle));
+    add_copied_ahead(heuristic_at_m);
     for (const LaunchConfig& c : copied_ahead) out.add(c);
   }
   // The heuristic's config with its rows paired, where it holds one row a block in registers:
   // the shared-sums blocks above are paired each, as are the phased ones.
-  out.add_paired(choose_launch_config(p, sm, sm_count, m, memory_bytes_per_sm_cycle));
+  out.add_paired(heuristic_at_m);
 
   // Grid clusters (one block per SM owning a column slice of every row) for rows long enough
   // to need a cluster of 8 or more, and no cluster holds it or the rows are few: 1 or 2 slots
