@@ -37,11 +37,6 @@ const ProblemSpec kProblems[] = {
     {NormKind::LayerNorm, DType::BF16, DType::BF16, Affine::WeightAndBias, 2050},  // part-filled slots
 };
 constexpr int64_t kRows[] = {1, 5, 701};
-// Under a sanitizer M·N stays within NORMJIT_TEST_MAX_ELEMENTS (at least 3 rows).
-int64_t rows_for(int64_t m, int64_t n) {
-  if (m <= 5 || !sanitize_matrix()) return m;
-  return std::clamp<int64_t>(sanitize_max_elements(int64_t{1} << 20) / n, 3, m);
-}
 
 // The paired configs to test: the tuner's paired candidates for many rows (it tries pairs from
 // 256 rows), pinned at every M, and each other candidate for many rows paired where that runs
@@ -72,7 +67,7 @@ TEST_P(BackwardPairedRows, EveryPairedConfigMatchesTheReferenceAndItsUnpairedBit
   const NormProblem problem = GetParam().problem();
   int tried = 0, compared = 0;
   for (const int64_t rows : kRows) {
-    const int64_t m = rows_for(rows, problem.n);
+    const int64_t m = sanitize_rows(rows, problem.n);
     const NormInputs inputs = make_inputs(problem, m, fresh_seed());
     // Contiguous rows: the alignment the call will derive, so the pinned entry is the one used.
     const NormProblem resolved = resolved_problem(inputs);

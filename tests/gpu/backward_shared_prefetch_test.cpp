@@ -41,10 +41,6 @@ std::vector<NormProblem> problems() {
 // 1: one row group writes dγ/dβ itself; 5: fewer rows than groups; 700: the stages wrap many
 // times. Under a sanitizer M·N stays within NORMJIT_TEST_MAX_ELEMENTS (at least 3 rows).
 constexpr int64_t kRows[] = {1, 5, 700};
-int64_t rows_for(int64_t m, int64_t n) {
-  if (m <= 5 || !sanitize_matrix()) return m;
-  return std::clamp<int64_t>(sanitize_max_elements(int64_t{1} << 20) / n, 3, m);
-}
 
 // The configs copying rows ahead to test for a problem: the tuner's candidates that do, and
 // for fp32 rows, which the search space leaves out (they never won), its shared-sums candidates
@@ -80,7 +76,7 @@ TEST_F(BackwardSharedPrefetch, EveryCandidateCopyingRowsAheadMatchesTheReference
   int tried = 0;
   for (const NormProblem& problem : problems())
     for (const int64_t rows : kRows) {
-      const int64_t m = rows_for(rows, problem.n);
+      const int64_t m = sanitize_rows(rows, problem.n);
       // Contiguous rows: the alignment the call will derive, so the database entry is the one used.
       const NormProblem resolved = resolved_problem(make_inputs(problem, m, fresh_seed()));
       const std::vector<codegen::LaunchConfig> configs = copied_ahead(resolved, limits, m);

@@ -68,10 +68,6 @@ std::vector<NormProblem> problems() {
 // Under a sanitizer (NORMJIT_TEST_MATRIX=sanitize) the many-rows case keeps M·N within
 // NORMJIT_TEST_MAX_ELEMENTS, but at least 3 rows a block's worth of sums to accumulate.
 constexpr int64_t kRows[] = {1, 700};
-int64_t rows_for(int64_t m, int64_t n) {
-  if (m == 1 || !sanitize_matrix()) return m;
-  return std::clamp<int64_t>(sanitize_max_elements(int64_t{1} << 20) / n, 3, m);
-}
 
 class BackwardSharedSums : public ScratchCacheGpuTest {};
 
@@ -84,7 +80,7 @@ TEST_F(BackwardSharedSums, EverySharedSumsCandidateMatchesTheReference) {
   int tried = 0;
   for (const NormProblem& problem : problems())
     for (const int64_t rows : kRows) {
-      const int64_t m = rows_for(rows, problem.n);
+      const int64_t m = sanitize_rows(rows, problem.n);
       // Contiguous rows: the alignment the call will derive, so the database entry is the one used.
       const NormProblem resolved = resolved_problem(make_inputs(problem, m, fresh_seed()));
       std::vector<codegen::LaunchConfig> configs;
@@ -113,7 +109,7 @@ TEST_F(BackwardSharedSums, TheSameBitsTwice) {
   int compared = 0, copied_ahead = 0;
   for (const int64_t n : {8192, 16384}) {
     const NormProblem problem = make_problem(NormKind::LayerNorm, n, DType::BF16, DType::F32, Affine::WeightAndBias);
-    const int64_t m = rows_for(1000, n);
+    const int64_t m = sanitize_rows(1000, n);
     const NormInputs inputs = make_inputs(problem, m, fresh_seed());
     const NormProblem resolved = resolved_problem(inputs);
     for (const codegen::LaunchConfig& c : runtime::candidate_configs(resolved, limits, m, codegen::Pass::Backward)) {

@@ -1,5 +1,6 @@
 #include "support/sanitize_mode.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -14,6 +15,11 @@ bool sanitize_matrix() {
   std::cerr << "NORMJIT_TEST_MATRIX=" << mode << " is not a matrix: use \"full\" (or leave it unset) or \"sanitize\""
             << std::endl;
   std::exit(2);
+}
+
+int64_t sanitize_rows(int64_t m, int64_t n) {
+  if (m <= 5 || !sanitize_matrix()) return m;
+  return std::clamp<int64_t>(sanitize_max_elements(int64_t{1} << 20) / n, 3, m);
 }
 
 int64_t sanitize_max_elements(int64_t fallback) {

@@ -15,4 +15,9 @@ bool sanitize_matrix();
 // unset. A malformed value stops the binary.
 int64_t sanitize_max_elements(int64_t fallback);
 
+// The rows a case of m rows of n columns runs: m in the full matrix, and for 5 rows or fewer (one
+// row group, fewer rows than groups); under a sanitizer M·N within NORMJIT_TEST_MAX_ELEMENTS
+// (1 Mi when unset), but at least 3 rows.
+int64_t sanitize_rows(int64_t m, int64_t n);
+
 }  // namespace normjit::test
