@@ -486,10 +486,7 @@ struct GridSums {
           asm volatile("ld.global.cg.v2.f32 {%0, %1}, [%2];" : "=f"(v[i].x), "=f"(v[i].y) : "l"(row_sums + b));
       }
 #pragma unroll
-      for (int i = 1; i < kPerLane; ++i) {
-        v[0].x += v[i].x;
-        v[0].y += v[i].y;
-      }
+      for (int i = 1; i < kPerLane; ++i) add_to(v[0], v[i]);
       v[0] = group_sum<32>(v[0]);
       if (lane == 0) totals[r] = v[0];
     }
