@@ -28,7 +28,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 mkdir -p "$out"
 report=$(mktemp -d)/$name
-NORMJIT_CACHE_DIR=${NCU_CACHE_DIR:-$(mktemp -d)} timeout 120 "$ncu" --set full --import-source no -k "$kernel" -c 1 -f -o "$report" "$@" \
+NORMJIT_CACHE_DIR=${NCU_CACHE_DIR:-$(mktemp -d)} timeout 120 "$ncu" --set full --clock-control none --import-source no -k "$kernel" -c 1 -f -o "$report" "$@" \
   > "$out/$name-run.txt" 2>&1 || echo "ncu-profile.sh: ncu exited $? (see $out/$name-run.txt)" >&2
 "$ncu" --import "$report.ncu-rep" --page details > "$out/$name-details.txt" 2>&1
 "$ncu" --import "$report.ncu-rep" --page source --csv --print-source sass > "$out/$name-sass.csv" 2>&1
