@@ -300,9 +300,15 @@ __device__ __forceinline__ void load_slot_if(const T* at, i64 col, bool inside, 
     }
   }
 }
+// `col` is a slot's column, a multiple of VEC (or N, past the row: nothing is stored). Where N is
+// one too, a slot is whole just where it starts inside the row, the test its callers have made:
+// the element-by-element path is then never taken, and its branch folds away (LN bf16 32768's
+// row ran a compare and a branch a slot on it; session 48). Not for fp32: LN fp32 65536's
+// spilling clusters of eight then ran 5% slower.
 template <class T, int VEC, int ALIGN, i64 N>
 __device__ __forceinline__ void store_slot(T* row, i64 col, const float (&in)[VEC]) {
-  if (col + VEC <= N) {
+  constexpr bool kWholeOrAbsent = N % VEC == 0 && sizeof(T) == 2;
+  if (kWholeOrAbsent ? col < N : col + VEC <= N) {
     if constexpr (kRealigns<T, VEC, ALIGN>) {
       typename SlotAccess<T, VEC, ALIGN>::Piece u;
 #pragma unroll
@@ -388,6 +394,22 @@ struct PackedSlot {
         T v = {};
         if (col + j < N) v = row[col + j];
         piece[j / Access::kPer].e[j % Access::kPer] = v;
+      }
+    }
+  }
+  // load() of a slot of global memory that exists only where `inside` holds (else zero bits),
+  // its whole vectors loaded under a predicate (load_slot_if says why). Where N is a multiple of
+  // VEC every slot is whole or absent, and the element-by-element path that load() branches
+  // around for each slot and tensor is left out: LN bf16 32768's row loop ran 24 of its 407
+  // instructions a warp on those branches (session 48, Nsight Compute).
+  __device__ __forceinline__ void load_if(const T* row, i64 col, bool inside) {
+    if constexpr (N % VEC != 0) {
+      load(row, inside ? col : N);
+    } else {
+#pragma unroll
+      for (int k = 0; k < VEC / Access::kPer; ++k) {
+        piece[k].raw = typename Access::Raw{};
+        load_word_if(piece[k].raw, row + col + k * Access::kPer, inside);
       }
     }
   }
@@ -478,6 +500,7 @@ struct PackedSlot<T, VEC, ALIGN, N, true> {
       shift = 0;
     }
   }
+  __device__ __forceinline__ void load_if(const T* row, i64 col, bool inside) { load(row, inside ? col : N); }
   // The generic form's phased load, element by element: phased kernels never realign (their
   // slots are aligned chunks), but their code is compiled beside this form's.
   __device__ __forceinline__ void load_phased(const T* chunk, i64 first, bool on) {
