@@ -644,11 +644,17 @@ struct RowSlice {
 
 // A packed slot of global memory (zero bits where not `inside`): predicated where N leaves no
 // partial slot (PackedSlot::load_if). Rows loaded ahead keep load()'s branch: predicated, LN bf16
-// 12288's prefetching blocks of 768 threads spilled and ran 24% slower (session 48).
+// 12288's prefetching blocks of 768 threads spilled and ran 24% slower; so do rows held with the
+// gate's z (RMS bf16 16384 with a gate: 4 bytes spilled, 5% slower; session 48).
+constexpr bool kPredicatedPackedLoads = !kPrefetch
+// fused:begin
+                                        && !kHoldsGate
+// fused:end
+    ;
 template <class Slot, class T>
 __device__ __forceinline__ void load_packed_slot(Slot& slot, const T* row, i64 col, bool inside) {
-  if constexpr (kPrefetch) slot.load(row, inside ? col : kN);
-  else slot.load_if(row, col, inside);
+  if constexpr (kPredicatedPackedLoads) slot.load_if(row, col, inside);
+  else slot.load(row, inside ? col : kN);
 }
 
 __device__ __forceinline__ void load_row_slice(const BackwardParams& p, i64 row, int lane, unsigned rank,
