@@ -10,7 +10,6 @@
 
 #include <optional>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,27 +20,12 @@
 #include "codegen/norm_problem.h"
 #include "runtime/nvrtc.h"
 #include "support/problem_variants.h"
+#include "support/ptx_text.h"
 
 using namespace normjit;
+using normjit::test::entry_body;
 
 namespace {
-
-// The lines of one .entry's body in a PTX module (empty if the module has no such entry).
-std::vector<std::string> entry_body(const std::string& ptx, const std::string& entry) {
-  const size_t at = ptx.find(".entry " + entry + "(");
-  if (at == std::string::npos) return {};
-  size_t open = ptx.find('{', ptx.find(')', at));
-  int depth = 0;
-  size_t end = open;
-  for (; end < ptx.size(); ++end) {
-    if (ptx[end] == '{') ++depth;
-    if (ptx[end] == '}' && --depth == 0) break;
-  }
-  std::vector<std::string> lines;
-  std::istringstream in(ptx.substr(open, end - open));
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 // Index of the first line matching `pattern`, if any.
 std::optional<size_t> first(const std::vector<std::string>& lines, const std::regex& pattern) {
