@@ -12,7 +12,7 @@
 #
 # NCU_CACHE_DIR: a normjit cache dir to run with (e.g. holding a tuning.toml, so the command
 # launches a tuned config); default a fresh one (the heuristic's configs).
-# Writes OUT_DIR/NAME-{run.txt,details.txt,sass.csv,stalls.txt} (the .ncu-rep is left out:
+# Writes OUT_DIR/NAME-{run.txt,details.txt,sass.csv,stalls.txt,mix.txt} (the .ncu-rep is left out:
 # large), and prints the details' headline metrics.
 set -uo pipefail
 if [ $# -lt 4 ]; then
@@ -33,5 +33,6 @@ NORMJIT_CACHE_DIR=${NCU_CACHE_DIR:-$(mktemp -d)} timeout 120 "$ncu" --set full -
 "$ncu" --import "$report.ncu-rep" --page details > "$out/$name-details.txt" 2>&1
 "$ncu" --import "$report.ncu-rep" --page source --csv --print-source sass > "$out/$name-sass.csv" 2>&1
 python3 "$here/bench/ncu_stalls.py" "$out/$name-sass.csv" --top 20 > "$out/$name-stalls.txt" 2>&1
+python3 "$here/bench/ncu_stalls.py" "$out/$name-sass.csv" --mix > "$out/$name-mix.txt" 2>&1
 grep -E "Block Size|Duration|DRAM Throughput|L1/TEX Cache Throughput|Achieved Occupancy|No Eligible|Issued Warp|Registers Per" \
   "$out/$name-details.txt" | cut -c1-120
