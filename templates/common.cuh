@@ -602,34 +602,27 @@ __device__ __forceinline__ int block_thread() {
 }
 
 // ---- reductions ------------------------------------------------------------------------------
-// Butterfly sum over aligned groups of WIDTH lanes. Every lane ends with the same bits (each
-// step adds the same two values on both partners), which keeps the kernels deterministic.
-template <int WIDTH>
-__device__ __forceinline__ float group_sum(float v) {
-#pragma unroll
-  for (int offset = WIDTH / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
+// One butterfly step: each component adds the value of the lane `offset` away.
+__device__ __forceinline__ void add_from_lane(float& v, int offset) { v += __shfl_xor_sync(0xffffffffu, v, offset); }
+__device__ __forceinline__ void add_from_lane(float2& v, int offset) {
+  add_from_lane(v.x, offset);
+  add_from_lane(v.y, offset);
 }
-template <int WIDTH>
-__device__ __forceinline__ float2 group_sum(float2 v) {
-#pragma unroll
-  for (int offset = WIDTH / 2; offset > 0; offset /= 2) {
-    v.x += __shfl_xor_sync(0xffffffffu, v.x, offset);
-    v.y += __shfl_xor_sync(0xffffffffu, v.y, offset);
-  }
-  return v;
+__device__ __forceinline__ void add_from_lane(float4& v, int offset) {
+  add_from_lane(v.x, offset);
+  add_from_lane(v.y, offset);
+  add_from_lane(v.z, offset);
+  add_from_lane(v.w, offset);
 }
-// Two rows' sums at once (rows worked in pairs, LaunchConfig::paired_rows): each row's pair adds
-// as group_sum(float2) adds it, so the bits are those of one row at a time.
-template <int WIDTH>
-__device__ __forceinline__ float4 group_sum(float4 v) {
+// Butterfly sum over aligned groups of WIDTH lanes, of a float, a float2 (a row's Σg and Σg·x̂)
+// or a float4 (two rows' at once, LaunchConfig::paired_rows: each component adds as a float
+// alone would, so paired rows keep the bits of one row at a time). Every lane ends with the same
+// bits (each step adds the same two values on both partners), which keeps the kernels
+// deterministic.
+template <int WIDTH, class V>
+__device__ __forceinline__ V group_sum(V v) {
 #pragma unroll
-  for (int offset = WIDTH / 2; offset > 0; offset /= 2) {
-    v.x += __shfl_xor_sync(0xffffffffu, v.x, offset);
-    v.y += __shfl_xor_sync(0xffffffffu, v.y, offset);
-    v.z += __shfl_xor_sync(0xffffffffu, v.z, offset);
-    v.w += __shfl_xor_sync(0xffffffffu, v.w, offset);
-  }
+  for (int offset = WIDTH / 2; offset > 0; offset /= 2) add_from_lane(v, offset);
   return v;
 }
 __device__ __forceinline__ void add_to(float2& total, const float2& v) {
