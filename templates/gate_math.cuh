@@ -6,12 +6,15 @@ namespace nj {
 // With the SFU's approximate 2^x and reciprocal (ex2.approx, rcp.approx): 4 instructions where
 // expf and an IEEE division took about 20 an element, the gated RMSNorm at 8192 being
 // issue-bound at 68 an element (bench/NOTES.md entry 44). Relative error about 2^-22 for |z| of
-// a few, growing as |z|·2^-24 with __expf's rounding of z·log2(e); the limits stay exact:
-// e^-z overflows to ∞ below z ≈ −88, whose reciprocal is +0, and underflows to 0 above 88,
-// giving 1.
+// a few, growing as |z|·2^-24 with the rounding of z·log2(e); the limits stay exact: e^-z
+// overflows to ∞ below z ≈ −88, whose reciprocal is +0, and underflows to 0 above 88, giving 1.
+// 2^x flushes subnormal results to 0 (.ftz), as __expf's does not at the cost of a compare and
+// two predicated multiplies an element (the gated row's SASS, bench/NOTES.md entry 63): 1 + a
+// subnormal is 1 either way, so σ keeps its bits.
 __device__ __forceinline__ float sigmoid(float z) {
-  float s;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(s) : "f"(1.f + __expf(-z)));
+  float e, s;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(z * -1.4426950408889634f));
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(s) : "f"(1.f + e));
   return s;
 }
 __device__ __forceinline__ float silu(float z) { return z * sigmoid(z); }
