@@ -119,32 +119,38 @@ __device__ __forceinline__ void gate_inputs(const FusedParams& f, i64 row, i64 c
 
 // Packed rows (kPackedRows: shared sums, 16-bit rows) hold z packed beside x and dy, so that
 // neither pass reads z again, nor the dz pass x or dy: the slot's raw values, as held, go to
-// gate_grads in a HeldGateSlot. Other rows keep x and dy gated in fp32 and read z (and x or
-// dy) again for dz: NoHeldGate.
+// gate_grads in a HeldGateSlot, with an fp32 γ the dx pass has just read (dz after the norm
+// takes it; read a third time, from L1, it cost each slot two loads and their branch). A 16-bit
+// γ is read again, in one load: held, fp16 rows of 12288-131072 spilled 12-128 bytes more.
+// Other rows keep x and dy gated in fp32 and read z (and x or dy, and γ) again: NoHeldGate.
 constexpr bool kHoldsGate = kGate != 0 && kPackedRows;
+constexpr bool kGateHoldsGamma = sizeof(TW) == 4;
 struct NoHeldGate {};
 struct HeldGateSlot {
   float z[kVec], x[kVec], dy[kVec];  // as loaded, before the gate
+  float gamma[kVec];                 // kGateHoldsGamma: as the math uses it (slot_gamma)
 };
 template <bool kHeld> struct GateHoldOf { typedef NoHeldGate Type; };
 template <> struct GateHoldOf<true> { typedef HeldGateSlot Type; };
 typedef typename GateHoldOf<kHoldsGate>::Type GateHold;
 
-// A packed row's slot for the dx pass: z unpacked from z_packed, x and dy kept raw in held for
-// dz, then the gate applied to them. Nothing without a held gate.
+// A packed row's slot for the dx pass: z unpacked from z_packed, x, dy and the slot's γ kept in
+// held for dz, then the gate applied to x and dy. Nothing without a held gate.
 template <class Z>
-__device__ __forceinline__ void hold_and_apply_gate(const Z& z_packed, float (&x)[kVec], float (&dy)[kVec],
-                                                    HeldGateSlot& held) {
+__device__ __forceinline__ void hold_and_apply_gate(const Z& z_packed, const float (&gamma)[kVec], float (&x)[kVec],
+                                                    float (&dy)[kVec], HeldGateSlot& held) {
   z_packed.unpack(held.z);
 #pragma unroll
   for (int j = 0; j < kVec; ++j) {
     held.x[j] = x[j];
     held.dy[j] = dy[j];
+    if constexpr (kGateHoldsGamma) held.gamma[j] = gamma[j];
   }
   apply_gate(held.z, x, dy);
 }
 template <class Z>
-__device__ __forceinline__ void hold_and_apply_gate(const Z&, float (&)[kVec], float (&)[kVec], NoHeldGate&) {}
+__device__ __forceinline__ void hold_and_apply_gate(const Z&, const float (&)[kVec], float (&)[kVec], float (&)[kVec],
+                                                    NoHeldGate&) {}
 
 // The same for one element (interleaved staged rows): column col < N.
 __device__ __forceinline__ void gate_input_element(const FusedParams& f, i64 row, i64 col, float& x, float& dy) {
@@ -178,6 +184,21 @@ __device__ __forceinline__ void gate_slot_inputs(const P& p, i64 row, i64 col, c
   if constexpr (kGate == kGateBeforeNorm) load_slot<TX, kVec, kAlign, kN>(p.x + row * p.x_stride, col, x);
   else load_slot<TDY, kVec, kAlign, kN>(p.dy + row * p.dy_stride, col, dy);
 }
+// γ for dz after the norm: read again, or as held.
+template <class P>
+__device__ __forceinline__ void gate_slot_gamma(const P& p, i64 col, const NoHeldGate&, float (&w)[kVec]) {
+  load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
+  stored_weight_to_gamma(w);
+}
+template <class P>
+__device__ __forceinline__ void gate_slot_gamma(const P& p, i64 col, const HeldGateSlot& held, float (&w)[kVec]) {
+  if constexpr (kGateHoldsGamma) {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) w[j] = held.gamma[j];
+  } else {
+    gate_slot_gamma(p, col, NoHeldGate{}, w);
+  }
+}
 template <class P>
 __device__ __forceinline__ void gate_slot_inputs(const P&, i64, i64, const HeldGateSlot& held, float (&z)[kVec],
                                                  float (&x)[kVec], float (&dy)[kVec]) {
@@ -199,10 +220,7 @@ __device__ __forceinline__ void gate_grads(const P& p, i64 row, i64 col, const f
 #pragma unroll
     for (int j = 0; j < kVec; ++j) x[j] = dy[j] = w[j] = 1.f;
     gate_slot_inputs(p, row, col, held, z, x, dy);
-    if constexpr (kGate != kGateBeforeNorm && kHasWeight) {
-      load_slot<TW, kVec, kAlign, kN>(p.weight, col, w);
-      stored_weight_to_gamma(w);
-    }
+    if constexpr (kGate != kGateBeforeNorm && kHasWeight) gate_slot_gamma(p, col, held, w);
 #pragma unroll
     for (int j = 0; j < kVec; ++j) dz[j] = gate_element_grads(z[j], x[j], dy[j], w[j], xhat[j], grad[j]);
     store_slot<TDX, kVec, kAlign, kN>(p.fused.dz + row * p.fused.dz_stride, col, dz);

@@ -1118,14 +1118,14 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
             TDX* const dx_row_k = k == 0 ? dx_row : p.dx + row_k * p.dx_stride;
             float x_wide[kVec], g_wide[kVec];
 // fused:begin
-            GateHold held_gate;  // packed rows' z, x and dy as held, for dz (kHoldsGate)
+            GateHold held_gate;  // packed rows' z, x, dy and γ as held, for dz (kHoldsGate)
 // fused:end
             if constexpr (kPackedRows) {
               // x̂ and g again, as pass 1 made them.
               cur[k].x_packed[i].unpack(x_wide);
               cur[k].dy_packed[i].unpack(g_wide);
 // fused:begin
-              if constexpr (kHoldsGate) hold_and_apply_gate(cur[k].z_packed[i], x_wide, g_wide, held_gate);
+              if constexpr (kHoldsGate) hold_and_apply_gate(cur[k].z_packed[i], w, x_wide, g_wide, held_gate);
               if constexpr (kRecompute) {
                 // x_wide is x̂ as pass 1 held it (hold_recovered_slot).
               } else
