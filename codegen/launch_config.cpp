@@ -668,6 +668,14 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
         shared_sums_rows(2, /*wide_blocks=*/true);
       }
     }
+    // The gate at 57345-65536, many rows: a cluster of 8 blocks of 897-1024 threads of 8
+    // elements, one an SM, where the rules above left blocks of half as many threads of 16, two
+    // an SM, spilling 200-400 bytes (tune, M = 1024, fp32 γ, bench/results/2026-11-30-h200-
+    // elements-a-thread/call6.sh): RMS 65536 before the norm fp16 735 → 285 µs, bf16 440 → 276.
+    // Measured at 65536 only; shorter rows would take blocks of fewer threads, one an SM.
+    if (c.cluster > 1 && p.n > 57344 && slots <= int64_t{kMaxRowThreads} * kPortableCluster &&
+        p.gate != Gate::None && many_rows)
+      shared_sums_rows(1, /*wide_blocks=*/true);
     // LayerNorm with fp32 γ/β where one 1024-thread block holds the row (15873-16384): 4-wide
     // vectors, 4 slots a thread, so that each of a warp's fp32 γ loads fills whole sectors (8
     // columns a thread read γ as two 16-byte loads 32 bytes apart, each touching twice the
