@@ -672,7 +672,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // elements, one an SM, where the rules above left blocks of half as many threads of 16, two
     // an SM, spilling 200-400 bytes (tune, M = 1024, fp32 γ, bench/results/2026-11-30-h200-
     // elements-a-thread/call6.sh): RMS 65536 before the norm fp16 735 → 285 µs, bf16 440 → 276.
-    // Measured at 65536 only; shorter rows would take blocks of fewer threads, one an SM.
+    // bench --graph against the rule before (call7.sh): 61440-65536 1.41-1.61x in bf16 (65536
+    // after the norm 410.6 → 266.5), fp16 1.13-2.28x. Not timed below 57345, where the blocks
+    // would have fewer threads, one an SM.
     if (c.cluster > 1 && p.n > 57344 && slots <= int64_t{kMaxRowThreads} * kPortableCluster &&
         p.gate != Gate::None && many_rows)
       shared_sums_rows(1, /*wide_blocks=*/true);

@@ -504,6 +504,35 @@ TEST(LaunchConfig, ManySixteenBitRowsOf1025To2047TakeABlockOfEightElementsAThrea
 // since σ(z) is approximate (-2026-11-29-h200-{dfa438f-widen,34d0d11-gate-rules}/): these
 // blocks at 2048 too, before the norm its sums in registers at 1025-2560 but 2048, two blocks an
 // SM; after the norm prefetching above 2560.
+// The gate at 57345-65536, many rows: a cluster of 8 blocks of one slot of 8 a thread, one an SM
+// (its blocks of two slots, two an SM, spilled 200-400 bytes; bench/NOTES.md entry 63). Not at
+// 57344 and below, nor for a few rows.
+TEST(LaunchConfig, GateAtSixtyFourKiTakesClustersOfOneSlotAThread) {
+  for (Gate order : {Gate::AfterNorm, Gate::BeforeNorm})
+    for (DType x : {DType::BF16, DType::F16})
+      for (double rate : {0.0, 18.4}) {
+        for (int64_t n : {57352, 61440, 65536}) {
+          NormProblem p = with_option(n, x, NormKind::RMSNorm, no_option);
+          p.gate = order;
+          p = codegen::resolve_problem(p);
+          const LaunchConfig c = choose_launch_config(p, 90, 132, 67108864 / n, rate);
+          const std::string what = std::to_string(n) + ": " + codegen::describe(c);
+          const int threads = static_cast<int>(((n + 63) / 64 + 31) / 32 * 32);  // whole warps
+          EXPECT_TRUE(c.cluster == 8 && c.threads == threads && c.vec == 8 && c.min_blocks_per_sm == 1 &&
+                      c.shared_sums && !c.prefetch)
+              << what;
+          const LaunchConfig one_row = choose_launch_config(p, 90, 132, 1, rate);
+          EXPECT_FALSE(one_row.cluster == 8 && one_row.threads == threads && one_row.min_blocks_per_sm == 1 &&
+                       one_row.shared_sums)
+              << std::to_string(n) << " at M = 1: " << codegen::describe(one_row);
+        }
+        NormProblem p = with_option(57344, x, NormKind::RMSNorm, no_option);
+        p.gate = order;
+        const LaunchConfig c = choose_launch_config(codegen::resolve_problem(p), 90, 132, 1170, rate);
+        EXPECT_FALSE(c.cluster == 8 && c.threads == 896 && c.min_blocks_per_sm == 1) << "57344: " << codegen::describe(c);
+      }
+}
+
 TEST(LaunchConfig, GateAndParallelNormsOnBlocksOfEighthsShareSums) {
   for (DType x : {DType::BF16, DType::F16})
     for (int64_t n : {1152, 1280, 1536, 1920, 2048, 2304, 2560, 3072}) {
