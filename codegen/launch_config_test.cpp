@@ -533,6 +533,33 @@ TEST(LaunchConfig, GateAtSixtyFourKiTakesClustersOfOneSlotAThread) {
       }
 }
 
+// The gate after the norm in a cluster of two 1024-thread blocks (15873-16384), fp32 γ: γ in
+// shared memory (bench/NOTES.md entry 63). Not 16-bit γ, not before the norm, not 992 threads.
+TEST(LaunchConfig, GateAfterTheNormHoldsFp32GammaInItsPairOfWideBlocks) {
+  for (DType x : {DType::BF16, DType::F16})
+    for (int64_t n : {15880, 16000, 16384})
+      for (Gate order : {Gate::AfterNorm, Gate::BeforeNorm})
+        for (DType w : {DType::F32, x}) {
+          NormProblem p = problem(n, x);
+          p.kind = NormKind::RMSNorm;
+          p.has_bias = false;
+          p.weight_dtype = w;
+          p.gate = order;
+          const LaunchConfig c = choose_launch_config(codegen::resolve_problem(p), 90, 132, 67108864 / n, 18.4);
+          const std::string what = std::to_string(n) + ": " + codegen::describe(c);
+          const bool pair = c.cluster == 2 && c.threads == 1024 && c.shared_sums;
+          if (order == Gate::AfterNorm) EXPECT_TRUE(pair) << what;
+          EXPECT_EQ(c.shared_weights, pair && order == Gate::AfterNorm && w == DType::F32) << what;
+        }
+  NormProblem narrower = problem(15872, DType::BF16);
+  narrower.kind = NormKind::RMSNorm;
+  narrower.has_bias = false;
+  narrower.weight_dtype = DType::F32;
+  narrower.gate = Gate::AfterNorm;
+  const LaunchConfig c = choose_launch_config(codegen::resolve_problem(narrower), 90, 132, 4228, 18.4);
+  EXPECT_FALSE(c.shared_weights) << "15872: " << codegen::describe(c);
+}
+
 TEST(LaunchConfig, GateAndParallelNormsOnBlocksOfEighthsShareSums) {
   for (DType x : {DType::BF16, DType::F16})
     for (int64_t n : {1152, 1280, 1536, 1920, 2048, 2304, 2560, 3072}) {
