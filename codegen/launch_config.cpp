@@ -1357,11 +1357,11 @@ LaunchConfig with_shared_weights(const NormProblem& p, LaunchConfig c, int sm) {
   const bool for_its_width = slot_gamma_bytes > 16 ? c.min_blocks_per_sm == 1 || c.cluster > 1
                                                    : slot_gamma_bytes == 16 && (c.cluster > 1 || sixteen_bit_weights_one_block) &&
                                                          !sixteen_bit_quads;
-  // The gate after the norm in a cluster of two blocks of 1024 threads (15873-16384), fp32 γ of
-  // 16-bit rows: since bf16 rows keep the dx pass's γ for dz (kGateHoldsGamma), γ is read twice
-  // a row, both then from shared memory (tune, M = 4096, bench/results/2026-11-30-h200-elements-
-  // a-thread/call4.sh: bf16 16384 228.4 → 221.2 µs; fp16 232.7 → 220.7 with γ then held too).
-  const bool gate_pair_of_wide_blocks = p.gate == Gate::AfterNorm && dtype_size(p.x_dtype) == 2 &&
+  // The gate after the norm in a cluster of two blocks of 1024 threads (15873-16384), bf16 rows
+  // with fp32 γ: they keep the dx pass's γ for dz (kGateHoldsGamma), so γ is read twice a row,
+  // both then from shared memory. bench --graph against γ from L1 (call8.sh): 15880-16384
+  // 1.028-1.037x (16384 223.7 → 217.6 µs). fp16 rows, which read γ for dz again, 0.965-0.971x.
+  const bool gate_pair_of_wide_blocks = p.gate == Gate::AfterNorm && p.x_dtype == DType::BF16 &&
                                         dtype_size(p.weight_dtype) == 4 && c.cluster == 2 &&
                                         c.threads == kMaxRowThreads;
   const bool gains = c.shared_sums && c.row_in_registers && !c.staged && !c.grid && c.column_pass == 0 &&
