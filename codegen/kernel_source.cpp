@@ -68,6 +68,8 @@ std::string fused_constants(const NormProblem& p) {
     << ";  // 0: no dropout; keep-mask of 1: a byte, 2: a bit per element\n"
     << "constexpr int kGate = " << static_cast<int>(p.gate)
     << ";  // 0: no gate; silu(z) 1: after the norm (scales dy), 2: before it (scales x)\n"
+    << "constexpr bool kGateHoldsGamma = " << cpp_bool(gate_holds_gamma(p))
+    << ";  // packed gated rows keep the dx pass's γ for dz\n"
     << "constexpr bool kParallel = " << cpp_bool(p.parallel) << ";  // a second norm of x: dy1, γ1; dγ1, dβ1\n"
     << "constexpr bool kRecompute = " << cpp_bool(p.recompute_from_output)
     << ";  // x̂ = (y − β)/γ from the forward's output, read where x would be\n"

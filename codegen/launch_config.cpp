@@ -88,6 +88,10 @@ bool packs_rows(const NormProblem& p, const LaunchConfig& c) {
   return c.shared_sums && (dtype_size(p.x_dtype) < 4 || dtype_size(p.dy_dtype) < 4);
 }
 
+bool gate_holds_gamma(const NormProblem& p) {
+  return p.gate != Gate::None && p.x_dtype == DType::BF16 && dtype_size(p.weight_dtype) == 4;
+}
+
 int64_t block_slots(const NormProblem& p, const LaunchConfig& c) {
   return ceil_div(ceil_div(row_span(p, c), c.vec), c.cluster);
 }
@@ -1357,12 +1361,11 @@ LaunchConfig with_shared_weights(const NormProblem& p, LaunchConfig c, int sm) {
   const bool for_its_width = slot_gamma_bytes > 16 ? c.min_blocks_per_sm == 1 || c.cluster > 1
                                                    : slot_gamma_bytes == 16 && (c.cluster > 1 || sixteen_bit_weights_one_block) &&
                                                          !sixteen_bit_quads;
-  // The gate after the norm in a cluster of two blocks of 1024 threads (15873-16384), bf16 rows
-  // with fp32 γ: they keep the dx pass's γ for dz (kGateHoldsGamma), so γ is read twice a row,
-  // both then from shared memory. bench --graph against γ from L1 (call8.sh): 15880-16384
+  // The gate after the norm in a cluster of two blocks of 1024 threads (15873-16384), where its
+  // rows keep the dx pass's γ for dz (gate_holds_gamma: bf16 with fp32 γ), so γ is read twice a
+  // row, both then from shared memory. bench --graph against γ from L1 (call8.sh): 15880-16384
   // 1.028-1.037x (16384 223.7 → 217.6 µs). fp16 rows, which read γ for dz again, 0.965-0.971x.
-  const bool gate_pair_of_wide_blocks = p.gate == Gate::AfterNorm && p.x_dtype == DType::BF16 &&
-                                        dtype_size(p.weight_dtype) == 4 && c.cluster == 2 &&
+  const bool gate_pair_of_wide_blocks = p.gate == Gate::AfterNorm && gate_holds_gamma(p) && c.cluster == 2 &&
                                         c.threads == kMaxRowThreads;
   const bool gains = c.shared_sums && c.row_in_registers && !c.staged && !c.grid && c.column_pass == 0 &&
                      c.rows_per_block() == 1 && p.has_weight && for_its_width &&

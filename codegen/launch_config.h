@@ -117,6 +117,11 @@ int64_t row_span(const NormProblem& resolved, const LaunchConfig& config);
 // they are loaded (the gate, x̂ recovered from y, the second norm's gradient) is then made
 // again from the packed row for dx.
 bool packs_rows(const NormProblem& resolved, const LaunchConfig& config);
+// Whether the gated kernel of p keeps the γ its dx pass read for dz (the kernel's
+// kGateHoldsGamma, where it holds rows packed): bf16 x with fp32 γ. Other dtypes read γ again
+// (held, fp16 rows spilled 12-128 bytes more; bench/NOTES.md entry 63); with_shared_weights
+// holds γ in shared memory for the gate only where it is read no more than twice a row.
+bool gate_holds_gamma(const NormProblem& resolved);
 // config with shared_weights set where holding γ in shared memory measured faster than
 // reading it from L1 twice a row, and fits on compute capability sm: rows in registers with
 // shared sums; a slot's γ of more than 16 bytes with one block an SM or a cluster (several

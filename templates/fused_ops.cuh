@@ -119,15 +119,13 @@ __device__ __forceinline__ void gate_inputs(const FusedParams& f, i64 row, i64 c
 
 // Packed rows (kPackedRows: shared sums, 16-bit rows) hold z packed beside x and dy, so that
 // neither pass reads z again, nor the dz pass x or dy: the slot's raw values, as held, go to
-// gate_grads in a HeldGateSlot, with bf16 rows' fp32 γ the dx pass has just read (dz after the
-// norm takes it; read a third time, from L1, it cost each slot two loads and their branch: RMS
-// bf16 16384-65536 1.08-1.10x, bench/NOTES.md entry 63). Other γ is read again: held, fp16
-// rows spilled 12-128 bytes more (16-bit γ at 12288-131072, fp32 γ at 10240-65536).
+// gate_grads in a HeldGateSlot, with the γ the dx pass has just read where kGateHoldsGamma
+// (codegen::gate_holds_gamma: bf16 rows with fp32 γ; dz after the norm takes it; read a third
+// time, from L1, it cost each slot two loads and their branch: RMS bf16 16384-65536
+// 1.08-1.10x, bench/NOTES.md entry 63). Other γ is read again: held, fp16 rows spilled 12-128
+// bytes more (16-bit γ at 12288-131072, fp32 γ at 10240-65536).
 // Other rows keep x and dy gated in fp32 and read z (and x or dy, and γ) again: NoHeldGate.
 constexpr bool kHoldsGate = kGate != 0 && kPackedRows;
-template <class T> struct IsBf16 { static constexpr bool value = false; };
-template <> struct IsBf16<bf16> { static constexpr bool value = true; };
-constexpr bool kGateHoldsGamma = sizeof(TW) == 4 && IsBf16<TX>::value;
 struct NoHeldGate {};
 struct HeldGateSlot {
   float z[kVec], x[kVec], dy[kVec];  // as loaded, before the gate
