@@ -496,39 +496,41 @@ TEST(LaunchConfig, ManySixteenBitRowsOf1025To2047TakeABlockOfEightElementsAThrea
   EXPECT_EQ(choose_launch_config(with_option(2048, DType::BF16, NormKind::LayerNorm, no_option), 90, 132).vec, 4);
 }
 
-// The gate and parallel norms on many aligned 16-bit rows that a block of N/8 threads holds in
-// whole warps (1025-2047 where N % 128 == 0, 2049-3072 where N % 256 == 0): shared sums at 8
-// elements a thread, as many blocks an SM as make 1024 threads, parallel norms prefetching but
-// fp16 LayerNorms; RMSNorm's parallel norms at 3072 keep RMSNorm's registers. Fitted to
-// exhaustive tuning at 1280-3072 (bench/results/2026-11-25-h100-17a4667-fused-tune/). The gate
-// since σ(z) is approximate (-2026-11-29-h200-{dfa438f-widen,34d0d11-gate-rules}/): these
-// blocks at 2048 too, before the norm its sums in registers at 1025-2560 but 2048, two blocks an
-// SM; after the norm prefetching above 2560.
 // The gate at 57345-65536, many rows: a cluster of 8 blocks of one slot of 8 a thread, one an SM
 // (its blocks of two slots, two an SM, spilled 200-400 bytes; bench/NOTES.md entry 63). Not at
 // 57344 and below, nor for a few rows.
+namespace {
+// The gate, in either order, as with_option's option; with γ in x's dtype for the second pair.
+void gate_after_norm(NormProblem& q) { q.gate = Gate::AfterNorm; }
+void gate_before_norm(NormProblem& q) { q.gate = Gate::BeforeNorm; }
+void gate_after_norm_same_weights(NormProblem& q) {
+  q.gate = Gate::AfterNorm;
+  q.weight_dtype = q.x_dtype;
+}
+void gate_before_norm_same_weights(NormProblem& q) {
+  q.gate = Gate::BeforeNorm;
+  q.weight_dtype = q.x_dtype;
+}
+}  // namespace
+
 TEST(LaunchConfig, GateAtSixtyFourKiTakesClustersOfOneSlotAThread) {
-  for (Gate order : {Gate::AfterNorm, Gate::BeforeNorm})
+  for (auto gated : {gate_after_norm, gate_before_norm})
     for (DType x : {DType::BF16, DType::F16})
       for (double rate : {0.0, 18.4}) {
         for (int64_t n : {57352, 61440, 65536}) {
-          NormProblem p = with_option(n, x, NormKind::RMSNorm, no_option);
-          p.gate = order;
-          p = codegen::resolve_problem(p);
-          const LaunchConfig c = choose_launch_config(p, 90, 132, 67108864 / n, rate);
+          const LaunchConfig c = rows_at_rate(n, x, 16, rate, NormKind::RMSNorm, gated);
           const std::string what = std::to_string(n) + ": " + codegen::describe(c);
           const int threads = static_cast<int>(((n + 63) / 64 + 31) / 32 * 32);  // whole warps
           EXPECT_TRUE(c.cluster == 8 && c.threads == threads && c.vec == 8 && c.min_blocks_per_sm == 1 &&
                       c.shared_sums && !c.prefetch)
               << what;
-          const LaunchConfig one_row = choose_launch_config(p, 90, 132, 1, rate);
+          const LaunchConfig one_row =
+              choose_launch_config(with_option(n, x, NormKind::RMSNorm, gated), 90, 132, 1, rate);
           EXPECT_FALSE(one_row.cluster == 8 && one_row.threads == threads && one_row.min_blocks_per_sm == 1 &&
                        one_row.shared_sums)
               << std::to_string(n) << " at M = 1: " << codegen::describe(one_row);
         }
-        NormProblem p = with_option(57344, x, NormKind::RMSNorm, no_option);
-        p.gate = order;
-        const LaunchConfig c = choose_launch_config(codegen::resolve_problem(p), 90, 132, 1170, rate);
+        const LaunchConfig c = rows_at_rate(57344, x, 16, rate, NormKind::RMSNorm, gated);
         EXPECT_FALSE(c.cluster == 8 && c.threads == 896 && c.min_blocks_per_sm == 1) << "57344: " << codegen::describe(c);
       }
 }
@@ -537,30 +539,35 @@ TEST(LaunchConfig, GateAtSixtyFourKiTakesClustersOfOneSlotAThread) {
 // fp32 γ: γ in shared memory (bench/NOTES.md entry 63). Not fp16 rows, 16-bit γ, the gate before
 // the norm or 992 threads.
 TEST(LaunchConfig, GateAfterTheNormHoldsFp32GammaInItsPairOfWideBlocks) {
+  struct Gated {
+    void (*option)(NormProblem&);
+    bool after_norm, fp32_weights;
+  };
+  const Gated gates[] = {{gate_after_norm, true, true},
+                         {gate_after_norm_same_weights, true, false},
+                         {gate_before_norm, false, true},
+                         {gate_before_norm_same_weights, false, false}};
   for (DType x : {DType::BF16, DType::F16})
     for (int64_t n : {15880, 16000, 16384})
-      for (Gate order : {Gate::AfterNorm, Gate::BeforeNorm})
-        for (DType w : {DType::F32, x}) {
-          NormProblem p = problem(n, x);
-          p.kind = NormKind::RMSNorm;
-          p.has_bias = false;
-          p.weight_dtype = w;
-          p.gate = order;
-          const LaunchConfig c = choose_launch_config(codegen::resolve_problem(p), 90, 132, 67108864 / n, 18.4);
-          const std::string what = std::to_string(n) + ": " + codegen::describe(c);
-          const bool pair = c.cluster == 2 && c.threads == 1024 && c.shared_sums;
-          if (order == Gate::AfterNorm) EXPECT_TRUE(pair) << what;
-          EXPECT_EQ(c.shared_weights, pair && order == Gate::AfterNorm && x == DType::BF16 && w == DType::F32) << what;
-        }
-  NormProblem narrower = problem(15872, DType::BF16);
-  narrower.kind = NormKind::RMSNorm;
-  narrower.has_bias = false;
-  narrower.weight_dtype = DType::F32;
-  narrower.gate = Gate::AfterNorm;
-  const LaunchConfig c = choose_launch_config(codegen::resolve_problem(narrower), 90, 132, 4228, 18.4);
+      for (const Gated& g : gates) {
+        const LaunchConfig c = rows_at_rate(n, x, 16, 18.4, NormKind::RMSNorm, g.option);
+        const std::string what = std::to_string(n) + ": " + codegen::describe(c);
+        const bool pair = c.cluster == 2 && c.threads == 1024 && c.shared_sums;
+        if (g.after_norm) EXPECT_TRUE(pair) << what;
+        EXPECT_EQ(c.shared_weights, pair && g.after_norm && x == DType::BF16 && g.fp32_weights) << what;
+      }
+  const LaunchConfig c = rows_at_rate(15872, DType::BF16, 16, 18.4, NormKind::RMSNorm, gate_after_norm);
   EXPECT_FALSE(c.shared_weights) << "15872: " << codegen::describe(c);
 }
 
+// The gate and parallel norms on many aligned 16-bit rows that a block of N/8 threads holds in
+// whole warps (1025-2047 where N % 128 == 0, 2049-3072 where N % 256 == 0): shared sums at 8
+// elements a thread, as many blocks an SM as make 1024 threads, parallel norms prefetching but
+// fp16 LayerNorms; RMSNorm's parallel norms at 3072 keep RMSNorm's registers. Fitted to
+// exhaustive tuning at 1280-3072 (bench/results/2026-11-25-h100-17a4667-fused-tune/). The gate
+// since σ(z) is approximate (-2026-11-29-h200-{dfa438f-widen,34d0d11-gate-rules}/): these
+// blocks at 2048 too, before the norm its sums in registers at 1025-2560 but 2048, two blocks an
+// SM; after the norm prefetching above 2560.
 TEST(LaunchConfig, GateAndParallelNormsOnBlocksOfEighthsShareSums) {
   for (DType x : {DType::BF16, DType::F16})
     for (int64_t n : {1152, 1280, 1536, 1920, 2048, 2304, 2560, 3072}) {
