@@ -50,6 +50,42 @@ int64_t pair_from(const NormProblem& p) {
   if (p.gate == Gate::AfterNorm && p.x_dtype != DType::F16) return kMaxRowThreads * 3 / 2;
   return kMaxRowThreads * 3 / 2 + 1;
 }
+
+// The gate's rows of 32769-131072 columns, many rows, 16-bit, 8 elements a slot: where the rules
+// before leave clusters of 8 blocks of two slots a thread, two or three an SM (N/128 threads),
+// which spill 50-130 bytes after the norm and 100-430 before it, these shapes hold the row
+// without spill, one block an SM: two slots a thread in a cluster of 4 (N/64 threads, 96
+// registers), or one in the smallest cluster of at most 1024-thread blocks (8 to 65536, 16
+// beyond). Tuned (`normjit tune`, the search space, M = 64 Mi / N's bucket, RMSNorm, bf16 fp32
+// γ, fp16 fp16 γ, fp16 fp32 γ; bench/results/2026-11-30-h200-gate-rules/tune.txt), tune µs
+// against the rule before (after / before the norm):
+// - 32769-40960: two slots in a cluster of 4, 1.15-1.86x in bf16 (40960 480 → 296 / 545 →
+//   293), fp16 fp32 γ 1.02-2.28x; fp16 with 16-bit γ one slot prefetching, 1.06-2.93x (36864
+//   before the norm 633 → 270).
+// - 40961-65536: before the norm one slot in fp16, 1.41-2.12x (57344 985 → 508); bf16 from
+//   49153 either order, 1.05-1.19x (at 45056-49152 the rule before was the best). fp16 after
+//   the norm keeps the rule before to 57344 (one slot 0.89-0.91x), and with 16-bit γ takes one
+//   slot prefetching to 49152 (1.10-1.18x). From 57345 one slot for all (session 49,
+//   -elements-a-thread/call7.sh in bench --graph: 61440-65536 1.41-1.61x in bf16, fp16
+//   1.13-2.28x).
+// - 65537-131072: one slot in clusters of 16 before the norm in fp16 from 81921 (98304 1.37-1.43x;
+//   73728-81920 keep theirs, 0.8-1.0x for fp16 fp32 γ), in bf16 from 98305 (114688 1.12x,
+//   98304 0.90x); after the norm from 114689 (131072 1.10-1.27x; 114688 fp16 0.79x).
+enum class GateLongRows { Keep, TwoSlotsOneBlockAnSm, OneSlot, OneSlotPrefetching };
+GateLongRows gate_long_rows(const NormProblem& p) {
+  const bool before = p.gate == Gate::BeforeNorm;
+  const bool fp16 = p.x_dtype == DType::F16;
+  const bool fp16_gamma = fp16 && dtype_size(p.weight_dtype) == 2;
+  if (p.n <= 32768 || p.n > int64_t{kMaxRowThreads} * 8 * kMaxCluster) return GateLongRows::Keep;
+  if (p.n <= 40960) return fp16_gamma ? GateLongRows::OneSlotPrefetching : GateLongRows::TwoSlotsOneBlockAnSm;
+  if (p.n <= 65536) {
+    if (fp16_gamma && !before && p.n <= 49152) return GateLongRows::OneSlotPrefetching;
+    const bool one_slot = p.n > 57344 || (before && fp16) || (!fp16 && p.n > 49152);
+    return one_slot ? GateLongRows::OneSlot : GateLongRows::Keep;
+  }
+  const bool one_slot = before ? p.n > (fp16 ? 81920 : 98304) : p.n > 114688;
+  return one_slot ? GateLongRows::OneSlot : GateLongRows::Keep;
+}
 }  // namespace
 
 bool realigned_slots(const NormProblem& p, const LaunchConfig& c) {
@@ -672,16 +708,24 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
         shared_sums_rows(2, /*wide_blocks=*/true);
       }
     }
-    // The gate at 57345-65536, many rows: a cluster of 8 blocks of 897-1024 threads of 8
-    // elements, one an SM, where the rules above left blocks of half as many threads of 16, two
-    // an SM, spilling 200-400 bytes (tune, M = 1024, fp32 γ, bench/results/2026-11-30-h200-
-    // elements-a-thread/call6.sh): RMS 65536 before the norm fp16 735 → 285 µs, bf16 440 → 276.
-    // bench --graph against the rule before (call7.sh): 61440-65536 1.41-1.61x in bf16 (65536
-    // after the norm 410.6 → 266.5), fp16 1.13-2.28x. Not timed below 57345, where the blocks
-    // would have fewer threads, one an SM.
-    if (c.cluster > 1 && p.n > 57344 && slots <= int64_t{kMaxRowThreads} * kPortableCluster &&
-        p.gate != Gate::None && many_rows)
-      shared_sums_rows(1, /*wide_blocks=*/true);
+    // The gate's rows of 32769-131072 columns, many rows (16-bit x and dy, 16-byte slots): the
+    // rules above leave clusters of 8 blocks of two slots a thread, two or three an SM, that
+    // spill 50-430 bytes; gate_long_rows says which shape holds them instead, and why.
+    if (c.cluster > 1 && p.gate != Gate::None && many_rows && sixteen_bit && aligned) {
+      switch (gate_long_rows(p)) {
+        case GateLongRows::Keep:
+          break;
+        case GateLongRows::TwoSlotsOneBlockAnSm:
+          shared_sums_rows(2, /*wide_blocks=*/true);
+          break;
+        case GateLongRows::OneSlot:
+          shared_sums_rows(1, /*wide_blocks=*/true);
+          break;
+        case GateLongRows::OneSlotPrefetching:
+          if (shared_sums_rows(1, /*wide_blocks=*/true)) c.prefetch = true;
+          break;
+      }
+    }
     // LayerNorm with fp32 γ/β where one 1024-thread block holds the row (15873-16384): 4-wide
     // vectors, 4 slots a thread, so that each of a warp's fp32 γ loads fills whole sectors (8
     // columns a thread read γ as two 16-byte loads 32 bytes apart, each touching twice the

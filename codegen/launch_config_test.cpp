@@ -513,26 +513,69 @@ void gate_before_norm_same_weights(NormProblem& q) {
 }
 }  // namespace
 
-TEST(LaunchConfig, GateAtSixtyFourKiTakesClustersOfOneSlotAThread) {
-  for (auto gated : {gate_after_norm, gate_before_norm})
-    for (DType x : {DType::BF16, DType::F16})
-      for (double rate : {0.0, 18.4}) {
-        for (int64_t n : {57352, 61440, 65536}) {
-          const LaunchConfig c = rows_at_rate(n, x, 16, rate, NormKind::RMSNorm, gated);
-          const std::string what = std::to_string(n) + ": " + codegen::describe(c);
-          const int threads = static_cast<int>(((n + 63) / 64 + 31) / 32 * 32);  // whole warps
-          EXPECT_TRUE(c.cluster == 8 && c.threads == threads && c.vec == 8 && c.min_blocks_per_sm == 1 &&
-                      c.shared_sums && !c.prefetch)
-              << what;
-          const LaunchConfig one_row =
-              choose_launch_config(with_option(n, x, NormKind::RMSNorm, gated), 90, 132, 1, rate);
-          EXPECT_FALSE(one_row.cluster == 8 && one_row.threads == threads && one_row.min_blocks_per_sm == 1 &&
-                       one_row.shared_sums)
-              << std::to_string(n) << " at M = 1: " << codegen::describe(one_row);
+// The gate's rows of 32769-131072 columns, many rows (gate_long_rows, bench/NOTES.md entry 64):
+// which of them leave the rule before (clusters of 8 of two slots a thread) for two slots in a
+// cluster of 4 or one slot in the smallest cluster of 1024-thread blocks, by dtype and order, on
+// both devices' rules; a single row keeps its own.
+TEST(LaunchConfig, GateLongRowsTakeTheirTunedClusters) {
+  enum Shape { kKeep, kTwoSlots, kOneSlot, kOneSlotPrefetching };
+  struct Gated {
+    void (*option)(NormProblem&);
+    DType x;
+    const char* name;
+  };
+  // bf16 (either γ), fp16 with fp32 γ, fp16 with 16-bit γ; after and before the norm.
+  const Gated after[] = {{gate_after_norm, DType::BF16, "bf16 after"},
+                         {gate_after_norm_same_weights, DType::BF16, "bf16 bf16-γ after"},
+                         {gate_after_norm, DType::F16, "fp16 fp32-γ after"},
+                         {gate_after_norm_same_weights, DType::F16, "fp16 fp16-γ after"}};
+  const Gated before[] = {{gate_before_norm, DType::BF16, "bf16 before"},
+                          {gate_before_norm_same_weights, DType::BF16, "bf16 bf16-γ before"},
+                          {gate_before_norm, DType::F16, "fp16 fp32-γ before"},
+                          {gate_before_norm_same_weights, DType::F16, "fp16 fp16-γ before"}};
+  struct Expected {
+    int64_t n;
+    Shape after[4], before[4];  // in the order of the arrays above
+  };
+  const Expected table[] = {
+      {33000, {kTwoSlots, kTwoSlots, kTwoSlots, kOneSlotPrefetching}, {kTwoSlots, kTwoSlots, kTwoSlots, kOneSlotPrefetching}},
+      {40960, {kTwoSlots, kTwoSlots, kTwoSlots, kOneSlotPrefetching}, {kTwoSlots, kTwoSlots, kTwoSlots, kOneSlotPrefetching}},
+      {45056, {kKeep, kKeep, kKeep, kOneSlotPrefetching}, {kKeep, kKeep, kOneSlot, kOneSlot}},
+      {53248, {kOneSlot, kOneSlot, kKeep, kKeep}, {kOneSlot, kOneSlot, kOneSlot, kOneSlot}},
+      {61440, {kOneSlot, kOneSlot, kOneSlot, kOneSlot}, {kOneSlot, kOneSlot, kOneSlot, kOneSlot}},
+      {81920, {kKeep, kKeep, kKeep, kKeep}, {kKeep, kKeep, kKeep, kKeep}},
+      {98304, {kKeep, kKeep, kKeep, kKeep}, {kKeep, kKeep, kOneSlot, kOneSlot}},
+      {106496, {kKeep, kKeep, kKeep, kKeep}, {kOneSlot, kOneSlot, kOneSlot, kOneSlot}},
+      {122880, {kOneSlot, kOneSlot, kOneSlot, kOneSlot}, {kOneSlot, kOneSlot, kOneSlot, kOneSlot}},
+  };
+  for (double rate : {0.0, 18.4})
+    for (const Expected& e : table)
+      for (int order = 0; order < 2; ++order)
+        for (int i = 0; i < 4; ++i) {
+          const Gated& g = order == 0 ? after[i] : before[i];
+          const Shape shape = order == 0 ? e.after[i] : e.before[i];
+          const LaunchConfig c = rows_at_rate(e.n, g.x, 16, rate, NormKind::RMSNorm, g.option);
+          const std::string what = std::to_string(e.n) + " " + g.name + " at " + std::to_string(rate) + ": " +
+                                   codegen::describe(c);
+          const int64_t slots = e.n / 8;
+          const int cluster = shape == kTwoSlots ? 4 : e.n > 65536 && shape != kKeep ? 16 : 8;
+          const int per_thread = shape == kTwoSlots || shape == kKeep ? 2 : 1;
+          const int64_t threads = (slots / cluster / per_thread + 31) / 32 * 32;  // whole warps
+          EXPECT_EQ(c.vec, 8) << what;
+          EXPECT_TRUE(c.shared_sums) << what;
+          if (shape == kKeep) {
+            EXPECT_TRUE(c.cluster == 8 && c.threads == threads) << what;  // two slots a thread
+          } else {
+            EXPECT_TRUE(c.cluster == cluster && c.threads == threads && c.min_blocks_per_sm == 1 &&
+                        c.prefetch == (shape == kOneSlotPrefetching))
+                << what;
+          }
+          if (shape != kKeep) {
+            const LaunchConfig one_row =
+                choose_launch_config(with_option(e.n, g.x, NormKind::RMSNorm, g.option), 90, 132, 1, rate);
+            EXPECT_NE(codegen::describe(one_row), codegen::describe(c)) << e.n << " " << g.name << " at M = 1";
+          }
         }
-        const LaunchConfig c = rows_at_rate(57344, x, 16, rate, NormKind::RMSNorm, gated);
-        EXPECT_FALSE(c.cluster == 8 && c.threads == 896 && c.min_blocks_per_sm == 1) << "57344: " << codegen::describe(c);
-      }
 }
 
 // The gate after the norm in a cluster of two 1024-thread blocks (15873-16384), bf16 rows with
