@@ -61,7 +61,8 @@ int64_t pair_from(const NormProblem& p) {
 // against the rule before (after / before the norm):
 // - 32769-40960: two slots in a cluster of 4, 1.15-1.86x in bf16 (40960 480 → 296 / 545 →
 //   293), fp16 fp32 γ 1.02-2.28x; fp16 with 16-bit γ one slot prefetching, 1.06-2.93x (36864
-//   before the norm 633 → 270).
+//   before the norm 633 → 270), but after the norm not at 34816 (bench --graph, call2.sh:
+//   263.6 → 272.4 µs; 36864-40960 1.06-1.35x).
 // - 40961-65536: before the norm one slot in fp16, 1.41-2.12x (57344 985 → 508); bf16 from
 //   49153 either order, 1.05-1.19x (at 45056-49152 the rule before was the best). fp16 after
 //   the norm keeps the rule before to 57344 (one slot 0.89-0.91x), and with 16-bit γ takes one
@@ -77,7 +78,10 @@ GateLongRows gate_long_rows(const NormProblem& p) {
   const bool fp16 = p.x_dtype == DType::F16;
   const bool fp16_gamma = fp16 && dtype_size(p.weight_dtype) == 2;
   if (p.n <= 32768 || p.n > int64_t{kMaxRowThreads} * 8 * kMaxCluster) return GateLongRows::Keep;
-  if (p.n <= 40960) return fp16_gamma ? GateLongRows::OneSlotPrefetching : GateLongRows::TwoSlotsOneBlockAnSm;
+  if (p.n <= 40960) {
+    if (!fp16_gamma) return GateLongRows::TwoSlotsOneBlockAnSm;
+    return before || p.n > 34816 ? GateLongRows::OneSlotPrefetching : GateLongRows::Keep;
+  }
   if (p.n <= 65536) {
     if (fp16_gamma && !before && p.n <= 49152) return GateLongRows::OneSlotPrefetching;
     const bool one_slot = p.n > 57344 || (before && fp16) || (!fp16 && p.n > 49152);
