@@ -61,8 +61,8 @@ int64_t pair_from(const NormProblem& p) {
 // against the rule before (after / before the norm):
 // - 32769-40960: two slots in a cluster of 4, 1.15-1.86x in bf16 (40960 480 → 296 / 545 →
 //   293), fp16 fp32 γ 1.02-2.28x; fp16 with 16-bit γ one slot prefetching, 1.06-2.93x (36864
-//   before the norm 633 → 270), but after the norm not at 34816 (bench --graph, call2.sh:
-//   263.6 → 272.4 µs; 36864-40960 1.06-1.35x).
+//   before the norm 633 → 270). fp16 after the norm keeps the rule before to 34816 (bench
+//   --graph, call2.sh and call3.sh: 16-bit γ 263.6 → 272.4 µs, fp32 γ 264.7 → 283.2).
 // - 40961-65536: before the norm one slot in fp16, 1.41-2.12x (57344 985 → 508); bf16 from
 //   49153 either order, 1.05-1.19x (at 45056-49152 the rule before was the best). fp16 after
 //   the norm keeps the rule before to 57344 (one slot 0.89-0.91x), and with 16-bit γ takes one
@@ -79,8 +79,8 @@ GateLongRows gate_long_rows(const NormProblem& p) {
   const bool fp16_gamma = fp16 && dtype_size(p.weight_dtype) == 2;
   if (p.n <= 32768 || p.n > int64_t{kMaxRowThreads} * 8 * kMaxCluster) return GateLongRows::Keep;
   if (p.n <= 40960) {
-    if (!fp16_gamma) return GateLongRows::TwoSlotsOneBlockAnSm;
-    return before || p.n > 34816 ? GateLongRows::OneSlotPrefetching : GateLongRows::Keep;
+    if (fp16 && !before && p.n <= 34816) return GateLongRows::Keep;
+    return fp16_gamma ? GateLongRows::OneSlotPrefetching : GateLongRows::TwoSlotsOneBlockAnSm;
   }
   if (p.n <= 65536) {
     if (fp16_gamma && !before && p.n <= 49152) return GateLongRows::OneSlotPrefetching;

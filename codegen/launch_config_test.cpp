@@ -538,7 +538,7 @@ TEST(LaunchConfig, GateLongRowsTakeTheirTunedClusters) {
     Shape after[4], before[4];  // in the order of the arrays above
   };
   const Expected table[] = {
-      {33000, {kTwoSlots, kTwoSlots, kTwoSlots, kKeep}, {kTwoSlots, kTwoSlots, kTwoSlots, kOneSlotPrefetching}},
+      {33000, {kTwoSlots, kTwoSlots, kKeep, kKeep}, {kTwoSlots, kTwoSlots, kTwoSlots, kOneSlotPrefetching}},
       {36864, {kTwoSlots, kTwoSlots, kTwoSlots, kOneSlotPrefetching}, {kTwoSlots, kTwoSlots, kTwoSlots, kOneSlotPrefetching}},
       {40960, {kTwoSlots, kTwoSlots, kTwoSlots, kOneSlotPrefetching}, {kTwoSlots, kTwoSlots, kTwoSlots, kOneSlotPrefetching}},
       {45056, {kKeep, kKeep, kKeep, kOneSlotPrefetching}, {kKeep, kKeep, kOneSlot, kOneSlot}},
