@@ -70,8 +70,10 @@ int64_t pair_from(const NormProblem& p) {
 //   -elements-a-thread/call7.sh in bench --graph: 61440-65536 1.41-1.61x in bf16, fp16
 //   1.13-2.28x).
 // - 65537-131072: one slot in clusters of 16 before the norm in fp16 from 81921 (98304 1.37-1.43x;
-//   73728-81920 keep theirs, 0.8-1.0x for fp16 fp32 γ), in bf16 from 98305 (114688 1.12x,
-//   98304 0.90x); after the norm from 114689 (131072 1.10-1.27x; 114688 fp16 0.79x).
+//   in bench --graph, call2.sh and call3.sh, 90112-131072 1.30-1.94x), in bf16 from 98305
+//   (114688 1.12x, 98304 0.90x); after the norm from 114689 (131072 1.10-1.27x; 114688 fp16
+//   0.79x). At 65537-81920 fp16 with 16-bit γ before the norm prefetches in them (73728 1.17x,
+//   81920 1.33x), while fp32 γ keeps the rule before (0.85-0.94x).
 enum class GateLongRows { Keep, TwoSlotsOneBlockAnSm, OneSlot, OneSlotPrefetching };
 GateLongRows gate_long_rows(const NormProblem& p) {
   const bool before = p.gate == Gate::BeforeNorm;
@@ -87,6 +89,7 @@ GateLongRows gate_long_rows(const NormProblem& p) {
     const bool one_slot = p.n > 57344 || (before && fp16) || (!fp16 && p.n > 49152);
     return one_slot ? GateLongRows::OneSlot : GateLongRows::Keep;
   }
+  if (before && fp16_gamma && p.n <= 81920) return GateLongRows::OneSlotPrefetching;
   const bool one_slot = before ? p.n > (fp16 ? 81920 : 98304) : p.n > 114688;
   return one_slot ? GateLongRows::OneSlot : GateLongRows::Keep;
 }

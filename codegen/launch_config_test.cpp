@@ -544,7 +544,7 @@ TEST(LaunchConfig, GateLongRowsTakeTheirTunedClusters) {
       {45056, {kKeep, kKeep, kKeep, kOneSlotPrefetching}, {kKeep, kKeep, kOneSlot, kOneSlot}},
       {53248, {kOneSlot, kOneSlot, kKeep, kKeep}, {kOneSlot, kOneSlot, kOneSlot, kOneSlot}},
       {61440, {kOneSlot, kOneSlot, kOneSlot, kOneSlot}, {kOneSlot, kOneSlot, kOneSlot, kOneSlot}},
-      {81920, {kKeep, kKeep, kKeep, kKeep}, {kKeep, kKeep, kKeep, kKeep}},
+      {81920, {kKeep, kKeep, kKeep, kKeep}, {kKeep, kKeep, kKeep, kOneSlotPrefetching}},
       {98304, {kKeep, kKeep, kKeep, kKeep}, {kKeep, kKeep, kOneSlot, kOneSlot}},
       {106496, {kKeep, kKeep, kKeep, kKeep}, {kOneSlot, kOneSlot, kOneSlot, kOneSlot}},
       {122880, {kOneSlot, kOneSlot, kOneSlot, kOneSlot}, {kOneSlot, kOneSlot, kOneSlot, kOneSlot}},
