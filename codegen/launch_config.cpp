@@ -45,9 +45,11 @@ bool within_alignment(const NormProblem& p, int vec) {
 // bench/results/2026-11-29-h200-{539569c-sigmoid-2,afca9b6-final}/). fp16 after the norm keeps
 // the block at 12288 too: exhaustive tuning with the approximate σ(z) (tune µs, -dfa438f-widen/)
 // 375 for it (232 bytes spilled) against 410 for the pair, which bf16 keeps.
+// Since session 50 the gate after the norm takes pairs from 10241 in both 16-bit types (the
+// rule says how they hold the row there).
 int64_t pair_from(const NormProblem& p) {
   if (p.gate == Gate::BeforeNorm) return kMaxRowThreads + 1;
-  if (p.gate == Gate::AfterNorm && p.x_dtype != DType::F16) return kMaxRowThreads * 3 / 2;
+  if (p.gate == Gate::AfterNorm) return kMaxRowThreads * 5 / 4 + 1;
   return kMaxRowThreads * 3 / 2 + 1;
 }
 
@@ -639,6 +641,14 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // block where no half vectors would hold the row). Since σ(z) is approximate (above), the
     // gate in both 16-bit types takes the pair from 12288 after the norm and from 8193 before it
     // (pair_from).
+    // After the norm at 10241-12288, where the block of 16 spilled 88-140 bytes (session 50, tune,
+    // M = 64 Mi / N's bucket, bench/results/2026-11-30-h200-gate-rules/tune-12k.txt): with 16-bit
+    // γ the pair prefetches (1.15-1.44x, bf16 11776 407 → 282 µs), with fp32 γ it holds two slots
+    // a thread, two blocks an SM (bf16 1.07-1.29x, fp16 1.11-1.16x).
+    if (p.gate == Gate::AfterNorm && slots <= kMaxRowThreads * 3 / 2) {
+      if (dtype_size(p.weight_dtype) == 2) c.prefetch = true;
+      else pair_shared_sums(2);
+    }
   } else if (sixteen_bit_shared_sums && shared_sums_rows(2)) {
     // Parallel norms' four sums (with β) leave room for one block of 16 elements a thread per
     // SM: where one block holds the row, 8 elements a thread, so 1024 threads, do better (LN

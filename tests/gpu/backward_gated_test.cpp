@@ -1,7 +1,7 @@
 // Gated RMSNorm (docs/FUSED.md) on the GPU against the float64 reference, in both orders:
 // over N in {1, 33, 4096, 8192, 65536} and M in {1, 199, 4096} in bf16 and fp32 (z and dz
 // rows padded in some cases); in every kernel family, alone and with every other fused option;
-// with misaligned rows, a dx (and dz) dtype other than x's, and without γ; on many long rows in
+// with misaligned rows, a dx (and dz) dtype other than x's, and without γ; on many rows in
 // each of the gate's own clusters. dx, dz, dγ (and
 // dresidual_in) are NaN-poisoned before each run, and every case draws fresh inputs (its seed
 // is printed with any failure). The saved rstd of a gate-before-norm case is that of x·silu(z).
@@ -89,18 +89,20 @@ TEST_P(BackwardGated, OtherDxDtypesAndNoWeight) {
   run_fused_cases(shared_engine(), stream(), cases);
 }
 
-// Many rows (M = 300: a bucket of many rows on any GPU up to 256 SMs) of 32769-131072 columns,
-// where the gate has clusters of its own (codegen gate_long_rows): two slots a thread in a
+// Many rows (M = 300: a bucket of many rows on any GPU up to 256 SMs) where the gate has clusters
+// of its own: at 10241-12288 after the norm a pair of blocks prefetching (16-bit γ) or of two
+// slots a thread (fp32 γ); at 32769-131072 (codegen gate_long_rows) two slots a thread in a
 // cluster of 4, one slot prefetching, one slot in a cluster of 8 and of 16, and the clusters of
 // 8 of two slots it keeps; bf16 and fp16, fp32 and 16-bit γ; z rows padded in half the cases.
-TEST_P(BackwardGated, LongRowsInEachOfTheirClusters) {
+TEST_P(BackwardGated, ManyRowsInEachOfTheirClusters) {
   const struct {
     int64_t n;
     DType x;
     bool same_weights;
-  } shapes[] = {{36864, DType::BF16, false}, {36864, DType::F16, true},  {40960, DType::F16, false},
-                {45056, DType::F16, true},   {53248, DType::BF16, false}, {53248, DType::F16, false},
-                {73728, DType::F16, true},   {98304, DType::F16, true},    {122880, DType::BF16, false}};
+  } shapes[] = {{11264, DType::BF16, true},  {11264, DType::F16, false}, {36864, DType::BF16, false},
+                {36864, DType::F16, true},   {40960, DType::F16, false}, {45056, DType::F16, true},
+                {53248, DType::BF16, false}, {53248, DType::F16, false}, {73728, DType::F16, true},
+                {98304, DType::F16, true},   {122880, DType::BF16, false}};
   std::vector<FusedCase> cases;
   for (const auto& s : shapes) {
     NormProblem p = gated(GetParam(), s.n, s.x);
