@@ -44,9 +44,9 @@ bool within_alignment(const NormProblem& p, int vec) {
 // single block 252 against 276), while below it the block wins (10240 bf16: 207 against 290;
 // bench/results/2026-11-29-h200-{539569c-sigmoid-2,afca9b6-final}/). fp16 after the norm keeps
 // the block at 12288 too: exhaustive tuning with the approximate σ(z) (tune µs, -dfa438f-widen/)
-// 375 for it (232 bytes spilled) against 410 for the pair, which bf16 keeps.
-// Since session 50 the gate after the norm takes pairs from 10241 in both 16-bit types (the
-// rule says how they hold the row there).
+// 375 for it (232 bytes spilled) against 410 for the pair, which bf16 keeps. Since session 50
+// the gate after the norm takes the pair from 10241 in both 16-bit types, holding the row there
+// as that rule says (prefetching, or two slots a thread): 1.06-1.41x at 10752-12288.
 int64_t pair_from(const NormProblem& p) {
   if (p.gate == Gate::BeforeNorm) return kMaxRowThreads + 1;
   if (p.gate == Gate::AfterNorm) return kMaxRowThreads * 5 / 4 + 1;
@@ -639,8 +639,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 438 / 422 → 313 / 299 us, parallel LN 325 / 681 → 279 / 268, RMS 274 / 393 → 265 / 243;
     // fp16 alike but the gate at 14336 (315 → 351 with the exact σ(z), when fp16 gates kept the
     // block where no half vectors would hold the row). Since σ(z) is approximate (above), the
-    // gate in both 16-bit types takes the pair from 12288 after the norm and from 8193 before it
-    // (pair_from).
+    // gate in both 16-bit types takes the pair from 8193 before the norm, and after it from 12288
+    // (bf16; fp16 beyond), since session 50 from 10241 (pair_from).
     // After the norm at 10241-12288, where the block of 16 spilled 88-140 bytes (session 50, tune,
     // M = 64 Mi / N's bucket, bench/results/2026-11-30-h200-gate-rules/tune-12k.txt): with 16-bit
     // γ the pair prefetches (1.15-1.44x, bf16 11776 407 → 282 µs), with fp32 γ it holds two slots
