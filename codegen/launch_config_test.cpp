@@ -579,6 +579,31 @@ TEST(LaunchConfig, GateLongRowsTakeTheirTunedClusters) {
         }
 }
 
+// Every config the rules give a gated problem passes check_launch_config (which
+// choose_launch_config runs) and fits the SM's shared memory: both orders, three dtypes with fp32
+// and x's γ, aligned and 2-byte-aligned rows, few and many rows, both devices' rules, N from 1
+// to 2M and every multiple of 8 (and its neighbour) where the gate has rules of its own.
+TEST(LaunchConfig, EveryGatedChoicePassesItsOwnCheck) {
+  std::vector<int64_t> ns;
+  for (int64_t n = 1; n <= 2000000; n = n < 64 ? n + 1 : n * 3 / 2 + 1) ns.push_back(n);
+  for (int64_t n = 10240; n <= 12296; n += 8) ns.push_back(n);
+  for (int64_t n = 32760; n <= 131080; n += 1016) ns.insert(ns.end(), {n, n + 1});
+  for (void (*gated)(NormProblem&) :
+       {gate_after_norm, gate_before_norm, gate_after_norm_same_weights, gate_before_norm_same_weights})
+    for (DType x : {DType::F32, DType::F16, DType::BF16})
+      for (int alignment : {2, 16})
+        for (double rate : {0.0, 18.4})
+          for (int64_t m : {int64_t{1}, int64_t{4096}})
+            for (int64_t n : ns) {
+              NormProblem p = with_option(n, x, NormKind::RMSNorm, gated);
+              p.alignment = std::max(alignment, codegen::dtype_size(x));
+              p = codegen::resolve_problem(p);
+              LaunchConfig c;
+              ASSERT_NO_THROW(c = choose_launch_config(p, 90, 132, m, rate)) << codegen::describe(p) << " m " << m;
+              ASSERT_LE(codegen::dynamic_shared_bytes(p, c), codegen::max_stage_bytes(90)) << codegen::describe(p);
+            }
+}
+
 // The gate after the norm at 10241-12288, many rows (session 50): a pair of blocks, one slot a
 // thread prefetching with 16-bit γ, two slots a thread two blocks an SM with fp32 γ; the block
 // of 16 elements a thread at 10240 and before the norm's pairs unchanged.
