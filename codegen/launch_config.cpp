@@ -337,6 +337,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
                                        p.n > 4096 && !half_vectors_hold_row &&
                                        slots <= int64_t{kMaxRowThreads} * 2 * kMaxCluster;
   const bool bf16_rows = p.x_dtype == DType::BF16;
+  // The gate after the norm at 10241-12288, whose block of 16 elements a thread spilled 88-140
+  // bytes, in the pair of blocks (pair_from; session 50, tune, M = 64 Mi / N's bucket,
+  // bench/results/2026-11-30-h200-gate-rules/tune-12k.txt): with 16-bit γ one slot a thread
+  // prefetching (1.15-1.44x, bf16 11776 407 → 282 µs), with fp32 γ two slots a thread, two blocks
+  // an SM (bf16 1.07-1.29x, fp16 1.11-1.16x).
+  const bool gate_short_pair = p.gate == Gate::AfterNorm && slots <= kMaxRowThreads * 3 / 2;
   // The gate (RMSNorm), since packed rows hold z beside x and dy (kHoldsGate): shared sums, at
   // 8 elements a thread (in bf16 only until σ(z) was approximate; below). Exhaustive tuning, RMS,
   // fp32 γ, graph replays
@@ -627,7 +633,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   } else if (fused_short_rows && (p.has_weight || p.has_bias) && shared_sums_rows(2)) {
     // The other options: rows packed, sums in shared memory (one block of N/16 threads).
   } else if (sixteen_bit_shared_sums && many_rows && (p.parallel || p.gate != Gate::None) &&
-             pair_from(p) <= slots && slots <= kMaxRowThreads * 2 && pair_shared_sums(1)) {
+             pair_from(p) <= slots && slots <= kMaxRowThreads * 2 &&
+             pair_shared_sums(gate_short_pair && dtype_size(p.weight_dtype) != 2 ? 2 : 1)) {
     // The gate and parallel norms where one block of 16 elements a thread holds the row of
     // 12289-16384 (or, for parallel LayerNorms at 16384, whose four sums do not fit there,
     // staged blocks): a pair of blocks of 8 elements a thread, with shared sums. Exhaustive
@@ -641,14 +648,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // block where no half vectors would hold the row). Since σ(z) is approximate (above), the
     // gate in both 16-bit types takes the pair from 8193 before the norm, and after it from 12288
     // (bf16; fp16 beyond), since session 50 from 10241 (pair_from).
-    // After the norm at 10241-12288, where the block of 16 spilled 88-140 bytes (session 50, tune,
-    // M = 64 Mi / N's bucket, bench/results/2026-11-30-h200-gate-rules/tune-12k.txt): with 16-bit
-    // γ the pair prefetches (1.15-1.44x, bf16 11776 407 → 282 µs), with fp32 γ it holds two slots
-    // a thread, two blocks an SM (bf16 1.07-1.29x, fp16 1.11-1.16x).
-    if (p.gate == Gate::AfterNorm && slots <= kMaxRowThreads * 3 / 2) {
-      if (dtype_size(p.weight_dtype) == 2) c.prefetch = true;
-      else pair_shared_sums(2);
-    }
+    // After the norm at 10241-12288 (gate_short_pair) the pair prefetches with 16-bit γ; with
+    // fp32 γ it holds two slots a thread, two blocks an SM (the pair's iters, above).
+    if (gate_short_pair && dtype_size(p.weight_dtype) == 2) c.prefetch = true;
   } else if (sixteen_bit_shared_sums && shared_sums_rows(2)) {
     // Parallel norms' four sums (with β) leave room for one block of 16 elements a thread per
     // SM: where one block holds the row, 8 elements a thread, so 1024 threads, do better (LN
