@@ -496,9 +496,6 @@ TEST(LaunchConfig, ManySixteenBitRowsOf1025To2047TakeABlockOfEightElementsAThrea
   EXPECT_EQ(choose_launch_config(with_option(2048, DType::BF16, NormKind::LayerNorm, no_option), 90, 132).vec, 4);
 }
 
-// The gate at 57345-65536, many rows: a cluster of 8 blocks of one slot of 8 a thread, one an SM
-// (its blocks of two slots, two an SM, spilled 200-400 bytes; bench/NOTES.md entry 63). Not at
-// 57344 and below, nor for a few rows.
 namespace {
 // The gate, in either order, as with_option's option; with γ in x's dtype for the second pair.
 void gate_after_norm(NormProblem& q) { q.gate = Gate::AfterNorm; }
@@ -511,6 +508,16 @@ void gate_before_norm_same_weights(NormProblem& q) {
   q.gate = Gate::BeforeNorm;
   q.weight_dtype = q.x_dtype;
 }
+// The four of them, with what each sets.
+struct GateOption {
+  void (*apply)(NormProblem&);
+  bool after_norm, fp32_weights;
+  const char* name;
+};
+const GateOption kGateOptions[] = {{gate_after_norm, true, true, "after, fp32 γ"},
+                                   {gate_after_norm_same_weights, true, false, "after, x's γ"},
+                                   {gate_before_norm, false, true, "before, fp32 γ"},
+                                   {gate_before_norm_same_weights, false, false, "before, x's γ"}};
 }  // namespace
 
 // The gate's rows of 32769-131072 columns, many rows (gate_long_rows, bench/NOTES.md entry 64):
@@ -519,23 +526,9 @@ void gate_before_norm_same_weights(NormProblem& q) {
 // both devices' rules; a single row keeps its own.
 TEST(LaunchConfig, GateLongRowsTakeTheirTunedClusters) {
   enum Shape { kKeep, kTwoSlots, kOneSlot, kOneSlotPrefetching };
-  struct Gated {
-    void (*option)(NormProblem&);
-    DType x;
-    const char* name;
-  };
-  // bf16 (either γ), fp16 with fp32 γ, fp16 with 16-bit γ; after and before the norm.
-  const Gated after[] = {{gate_after_norm, DType::BF16, "bf16 after"},
-                         {gate_after_norm_same_weights, DType::BF16, "bf16 bf16-γ after"},
-                         {gate_after_norm, DType::F16, "fp16 fp32-γ after"},
-                         {gate_after_norm_same_weights, DType::F16, "fp16 fp16-γ after"}};
-  const Gated before[] = {{gate_before_norm, DType::BF16, "bf16 before"},
-                          {gate_before_norm_same_weights, DType::BF16, "bf16 bf16-γ before"},
-                          {gate_before_norm, DType::F16, "fp16 fp32-γ before"},
-                          {gate_before_norm_same_weights, DType::F16, "fp16 fp16-γ before"}};
   struct Expected {
     int64_t n;
-    Shape after[4], before[4];  // in the order of the arrays above
+    Shape after[4], before[4];  // bf16 with fp32 γ, bf16 with bf16 γ, fp16 with fp32 γ, fp16 with fp16 γ
   };
   const Expected table[] = {
       {33000, {kTwoSlots, kTwoSlots, kKeep, kKeep}, {kTwoSlots, kTwoSlots, kTwoSlots, kOneSlotPrefetching}},
@@ -551,12 +544,13 @@ TEST(LaunchConfig, GateLongRowsTakeTheirTunedClusters) {
   };
   for (double rate : {0.0, 18.4})
     for (const Expected& e : table)
-      for (int order = 0; order < 2; ++order)
-        for (int i = 0; i < 4; ++i) {
-          const Gated& g = order == 0 ? after[i] : before[i];
-          const Shape shape = order == 0 ? e.after[i] : e.before[i];
-          const LaunchConfig c = rows_at_rate(e.n, g.x, 16, rate, NormKind::RMSNorm, g.option);
-          const std::string what = std::to_string(e.n) + " " + g.name + " at " + std::to_string(rate) + ": " +
+      for (const GateOption& g : kGateOptions)
+        for (DType x : {DType::BF16, DType::F16}) {
+          const int column = (x == DType::F16 ? 2 : 0) + (g.fp32_weights ? 0 : 1);
+          const Shape shape = (g.after_norm ? e.after : e.before)[column];
+          const LaunchConfig c = rows_at_rate(e.n, x, 16, rate, NormKind::RMSNorm, g.apply);
+          const std::string name = std::string(x == DType::F16 ? "fp16 " : "bf16 ") + g.name;
+          const std::string what = std::to_string(e.n) + " " + name + " at " + std::to_string(rate) + ": " +
                                    codegen::describe(c);
           const int64_t slots = e.n / 8;
           const int cluster = shape == kTwoSlots ? 4 : e.n > 65536 && shape != kKeep ? 16 : 8;
@@ -573,8 +567,8 @@ TEST(LaunchConfig, GateLongRowsTakeTheirTunedClusters) {
           }
           if (shape != kKeep) {
             const LaunchConfig one_row =
-                choose_launch_config(with_option(e.n, g.x, NormKind::RMSNorm, g.option), 90, 132, 1, rate);
-            EXPECT_NE(codegen::describe(one_row), codegen::describe(c)) << e.n << " " << g.name << " at M = 1";
+                choose_launch_config(with_option(e.n, x, NormKind::RMSNorm, g.apply), 90, 132, 1, rate);
+            EXPECT_NE(codegen::describe(one_row), codegen::describe(c)) << e.n << " " << name << " at M = 1";
           }
         }
 }
@@ -588,14 +582,13 @@ TEST(LaunchConfig, EveryGatedChoicePassesItsOwnCheck) {
   for (int64_t n = 1; n <= 2000000; n = n < 64 ? n + 1 : n * 3 / 2 + 1) ns.push_back(n);
   for (int64_t n = 10240; n <= 12296; n += 8) ns.push_back(n);
   for (int64_t n = 32760; n <= 131080; n += 1016) ns.insert(ns.end(), {n, n + 1});
-  for (void (*gated)(NormProblem&) :
-       {gate_after_norm, gate_before_norm, gate_after_norm_same_weights, gate_before_norm_same_weights})
+  for (const GateOption& g : kGateOptions)
     for (DType x : {DType::F32, DType::F16, DType::BF16})
       for (int alignment : {2, 16})
         for (double rate : {0.0, 18.4})
           for (int64_t m : {int64_t{1}, int64_t{4096}})
             for (int64_t n : ns) {
-              NormProblem p = with_option(n, x, NormKind::RMSNorm, gated);
+              NormProblem p = with_option(n, x, NormKind::RMSNorm, g.apply);
               p.alignment = std::max(alignment, codegen::dtype_size(x));
               p = codegen::resolve_problem(p);
               LaunchConfig c;
@@ -632,18 +625,10 @@ TEST(LaunchConfig, GateAfterTheNormPairsFrom10241) {
 // fp32 γ: γ in shared memory (bench/NOTES.md entry 63). Not fp16 rows, 16-bit γ, the gate before
 // the norm or 992 threads.
 TEST(LaunchConfig, GateAfterTheNormHoldsFp32GammaInItsPairOfWideBlocks) {
-  struct Gated {
-    void (*option)(NormProblem&);
-    bool after_norm, fp32_weights;
-  };
-  const Gated gates[] = {{gate_after_norm, true, true},
-                         {gate_after_norm_same_weights, true, false},
-                         {gate_before_norm, false, true},
-                         {gate_before_norm_same_weights, false, false}};
   for (DType x : {DType::BF16, DType::F16})
     for (int64_t n : {15880, 16000, 16384})
-      for (const Gated& g : gates) {
-        const LaunchConfig c = rows_at_rate(n, x, 16, 18.4, NormKind::RMSNorm, g.option);
+      for (const GateOption& g : kGateOptions) {
+        const LaunchConfig c = rows_at_rate(n, x, 16, 18.4, NormKind::RMSNorm, g.apply);
         const std::string what = std::to_string(n) + ": " + codegen::describe(c);
         const bool pair = c.cluster == 2 && c.threads == 1024 && c.shared_sums;
         if (g.after_norm) EXPECT_TRUE(pair) << what;

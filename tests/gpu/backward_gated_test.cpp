@@ -1,10 +1,10 @@
 // Gated RMSNorm (docs/FUSED.md) on the GPU against the float64 reference, in both orders:
 // over N in {1, 33, 4096, 8192, 65536} and M in {1, 199, 4096} in bf16 and fp32 (z and dz
 // rows padded in some cases); in every kernel family, alone and with every other fused option;
-// with misaligned rows, a dx (and dz) dtype other than x's, and without γ; on many rows in
-// each of the gate's own clusters. dx, dz, dγ (and
-// dresidual_in) are NaN-poisoned before each run, and every case draws fresh inputs (its seed
-// is printed with any failure). The saved rstd of a gate-before-norm case is that of x·silu(z).
+// with misaligned rows, a dx (and dz) dtype other than x's, and without γ; on many rows in each
+// of the gate's own clusters. dx, dz, dγ (and dresidual_in) are NaN-poisoned before each run,
+// and every case draws fresh inputs (its seed is printed with any failure). The saved rstd of a
+// gate-before-norm case is that of x·silu(z).
 //
 // Filter: --gtest_filter='*BackwardGated*'
 #include <gtest/gtest.h>
