@@ -1486,13 +1486,15 @@ namespace {
 //   replace realigned register clusters (two chunks and selects a slot): LN/RMS bf16 fp32 γ
 //   16383 216/210 → 175/147 µs, 20001 201/175 → 176/142, 24575 226/205 → 183/157, 30001
 //   218/184 → 181/149 (graph replays, bench/results/2026-11-29-h200-phased-validate/).
-// - where it is one block, from N = kPhasedHalvesFromN, at many rows on a memory-rich device,
+// - where it is one block, from N = 5000 (since session 51 RMSNorm's from kRmsHalvesFromN and
+//   LayerNorm's from kLayerNormHalvesFromN), at many rows on a memory-rich device,
 //   with sums to share: halved, a cluster of two blocks of shared sums, two slots a thread. Tuned at M =
 //   16384 on the H200 (call6-tune.txt there), these were the fastest of every candidate or
 //   within 3% of it at LN and RMS 5003-15001 (bf16 and fp32 γ), where the rules of their own
 //   alignment were 1.01-1.67x slower (LN 13001: 468 against 292 µs). Below 5000 they lost
 //   (LN 4095: 171 against 142 µs), and so did the one block itself at 4095-8191 (LN 0.90x,
-//   RMS 8191 0.86x), which is why it is halved. In the A/B of the rule (bench --graph, M·N = 64
+//   RMS 8191 0.86x), which is why it is halved (short rows have their own rules since session 51:
+//   short_rows_in_phase_config). In the A/B of the rule (bench --graph, M·N = 64
 //   Mi, call8-ab.txt and bench.txt there) RMS 5003-15001 gained 1.08-1.56x and LN 6001-15001
 //   1.01-1.32x; LN 5003 gained 1.07x with 16-bit γ and β (167 → 156 µs) but lost 1-2% with fp32
 //   ones in bf16 (154 → 157 µs). LayerNorm's halves cap at 64 registers where blocks of 1024
@@ -1509,12 +1511,16 @@ namespace {
 //   call7-tune.txt): 7001 1.05/1.04x, 8191 1.07/1.04x, 9001 1.10/1.06x, 10001 1.09/1.05x,
 //   11001 1.24/1.21x; 6001 tied, 12289 (800 threads) 0.97x, 14001 0.93x. LayerNorm's tied or
 //   lost (4095-12289, call5-tune.txt there).
-constexpr int64_t kPhasedHalvesFromN = 5000;
 constexpr int64_t kRmsPhasedPrefetchFromN = 6145;
 constexpr int64_t kMaxRmsPhasedPrefetchThreads = 768;
+// short_rows_in_phase_config's bounds (its comment says why).
+constexpr int64_t kShortRowsInPhaseFromN = 1000;
+constexpr int64_t kRmsPhasedOneSlotToN = 2048;
+constexpr int64_t kRmsHalvesFromN = 4097;
+constexpr int64_t kLayerNormHalvesFromN = 5120;
 
 std::optional<LaunchConfig> rms_phased_prefetch_config(const NormProblem& p, const NormProblem& twin, int sm) {
-  if (p.kind != NormKind::RMSNorm || p.n < kRmsPhasedPrefetchFromN) return std::nullopt;
+  if (p.kind != NormKind::RMSNorm || (p.n < kRmsPhasedPrefetchFromN && p.n >= kRmsPhasedOneSlotToN)) return std::nullopt;
   LaunchConfig c;
   c.vec = 16 / dtype_size(p.x_dtype);
   c.prefetch = true;
@@ -1527,6 +1533,46 @@ std::optional<LaunchConfig> rms_phased_prefetch_config(const NormProblem& p, con
   return phased_config(p, c, sm);
 }
 
+// Rows in phase from kShortRowsInPhaseFromN columns to the halves, many of them, on a
+// memory-rich sm_90 (the halves' conditions). The rules of their own alignment gave rows of an
+// element a thread (vec = 1, 16 elements a thread) up to 4096 and realigned staged slots beyond,
+// which tuning at M = 64 Mi / N on the H200 (bench/results/2026-11-30-h200-odd-rows/call2/,
+// bf16 and fp16, fp32 and 16-bit γ) beat at most N:
+// - RMSNorm up to kRmsPhasedOneSlotToN: one prefetching phased block of a slot a thread
+//   (rms_phased_prefetch_config's shape): 1001 1.16-1.21x, 1537 1.11-1.12x, 2001 1.11-1.14x.
+// - RMSNorm beyond: one phased block of two slots a thread and shared sums, as many blocks an SM
+//   as shared sums take elsewhere: 3001 1.33x (the rows of an element prefetching tied it),
+//   3583 1.18-1.22x, 4095 1.10-1.11x. From kRmsHalvesFromN the halves instead (4607 1.11-1.13x,
+//   4999 1.14x against 1.09-1.12x and 1.11-1.12x for the one block).
+// - LayerNorm's phased blocks lost to its rows of an element (4095 274 against 267 µs) and its
+//   halves did at 4999-5501; beyond 4096 rows of an element, 16 a thread, two blocks an SM (96
+//   registers, no spill) took 4607 1.14x, 4999 1.09-1.20x, 5003 1.05-1.09x where the rules gave
+//   staged slots (4607, 4999) or the halves (5003); the halves from kLayerNormHalvesFromN.
+//   Up to 4096 the tuned winners were rows of an element prefetching two blocks an SM by 1.0-1.13x
+//   but spill 28-152 bytes in fp16 and at 3001: LayerNorm keeps its rules there.
+
+std::optional<LaunchConfig> short_rows_in_phase_config(const NormProblem& p, const NormProblem& twin, int sm) {
+  LaunchConfig c;
+  if (p.kind == NormKind::LayerNorm) {
+    if (p.n <= 4096) return std::nullopt;
+    c.vec = 1;
+    c.threads = c.threads_per_row = static_cast<int>(round_up(ceil_div(p.n, int64_t{kMaxRegisterElementsPerThread}), 32));
+    c.min_blocks_per_sm = 2;
+    return c;
+  }
+  std::optional<LaunchConfig> phased;
+  if (p.n < kRmsPhasedOneSlotToN) {
+    phased = rms_phased_prefetch_config(p, twin, sm);
+  } else {
+    c.vec = 16 / dtype_size(p.x_dtype);
+    c.shared_sums = true;
+    c.threads = c.threads_per_row = static_cast<int>(round_up(ceil_div(ceil_div(twin.n, int64_t{c.vec}), int64_t{2}), 32));
+    phased = phased_config(p, c, sm);
+  }
+  if (phased) phased->min_blocks_per_sm = shared_sums_blocks_per_sm(p, *phased, sm);  // as the tuned blocks
+  return phased;
+}
+
 // choose_launch_config for rows that are not phased; mid_rows_ahead: with mid_rows_copied_ahead.
 LaunchConfig unphased_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m,
                                     double memory_bytes_per_sm_cycle, bool mid_rows_ahead);
@@ -1537,9 +1583,11 @@ std::optional<LaunchConfig> phased_launch_config(const NormProblem& p, int sm, i
   if (!twin) return std::nullopt;
   const LaunchConfig aligned = twin_launch_config(*twin, sm, sm_count, m, memory_bytes_per_sm_cycle);
   if (aligned.cluster >= 2) return phased_config(p, aligned, sm);
-  if (sm < 90 || !memory_rich(memory_bytes_per_sm_cycle) || few_rows(m, sm_count) || p.n < kPhasedHalvesFromN ||
+  if (sm < 90 || !memory_rich(memory_bytes_per_sm_cycle) || few_rows(m, sm_count) || p.n < kShortRowsInPhaseFromN ||
       !(p.has_weight || p.has_bias) || aligned.grid || aligned.rows_per_block() != 1)
     return std::nullopt;
+  if (p.n < (p.kind == NormKind::RMSNorm ? kRmsHalvesFromN : kLayerNormHalvesFromN))
+    return short_rows_in_phase_config(p, *twin, sm);
   if (const std::optional<LaunchConfig> one = rms_phased_prefetch_config(p, *twin, sm)) return one;
   LaunchConfig halves;
   halves.vec = 16 / dtype_size(p.x_dtype);

@@ -153,10 +153,13 @@ TEST_F(BackwardPhasedRows, RowsInPhaseMatchTheReferenceAndLeaveTheGapsUntouched)
   // (M of one row to many: the twin's cluster); the others under the rules of their own
   // alignment, in the same layouts. 13001 and 14001 at 1024 rows or more: phased from their
   // twin's config before the rule that copies aligned rows ahead there (twin_launch_config),
-  // whose copies phased rows cannot take.
+  // whose copies phased rows cannot take. 1537-4607 at many rows: RMSNorm's phased blocks of a
+  // slot a thread prefetching (1537, 2001) and of two slots (3001, 4095), LayerNorm's rows of an
+  // element at 4607 (short_rows_in_phase_config).
   const Shape shapes[] = {{7, 4095},    {257, 5003},  {301, 8191},  {37, 9},      {1, 16383},
                           {7, 16383},   {199, 16383}, {2048, 16383}, {16, 30001}, {301, 30001},
-                          {1024, 13001}, {1100, 14001}};
+                          {1024, 13001}, {1100, 14001}, {301, 1537}, {263, 2001}, {301, 3001},
+                          {257, 4095},  {301, 4607}};
   for (const LayoutProblem& lp : problems)
     for (const Shape& shape : shapes) {
       const int64_t n = shape.n;
@@ -178,9 +181,11 @@ TEST_F(BackwardPhasedRows, RowsInPhaseMatchTheReferenceAndLeaveTheGapsUntouched)
       // The rules must reach some rows: long odd rows at many rows are phased, in a cluster of
       // two halves (8191) or the twin's cluster (30001), with γ or β on a memory-rich sm_90
       // (unweighted fp16 LayerNorm's twin at 30008 is a staged cluster).
-      if ((n == 30001 || n == 8191) && shape.m == 301 && lp.affine != Affine::None && limits.sm >= 90 &&
-          codegen::memory_rich(limits.memory_bytes_per_sm_cycle))
+      const bool rich_sm90 = limits.sm >= 90 && codegen::memory_rich(limits.memory_bytes_per_sm_cycle);
+      if ((n == 30001 || n == 8191) && shape.m == 301 && lp.affine != Affine::None && rich_sm90)
         EXPECT_TRUE(config.phased) << "long odd rows at many rows: " << codegen::describe(resolved) << " " << codegen::describe(config);
+      if (lp.kind == NormKind::RMSNorm && n >= 1537 && n <= 4095 && shape.m > 256 && rich_sm90)
+        EXPECT_TRUE(config.phased) << "short odd RMSNorm rows at many rows: " << codegen::describe(config);
     }
 }
 
