@@ -459,6 +459,16 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     return take_shared_sums(before);
   };
 
+  // One block of 8-byte vectors, four a thread, with shared sums; false, c unchanged, where the
+  // sums do not fit.
+  auto quarter_vector_block = [&]() {
+    const LaunchConfig before = c;
+    c.vec = 4;
+    c.cluster = 1;
+    one_row_per_block(ceil_div(p.n, int64_t{4}), 4);
+    return take_shared_sums(before);
+  };
+
   // Staged clusters of 1024-thread blocks: slots a thread, and blocks at most.
   const int wide_cluster_slots = p.has_bias ? 1 : 2;
   const int64_t wide_cluster_limit = p.has_bias ? 8 : kMaxCluster;
@@ -632,6 +642,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     take_shared_sums(registers);
   } else if (fused_short_rows && (p.has_weight || p.has_bias) && shared_sums_rows(2)) {
     // The other options: rows packed, sums in shared memory (one block of N/16 threads).
+  } else if (sixteen_bit_shared_sums && many_rows && gate_short_pair && bf16_rows && dtype_size(p.weight_dtype) == 4 &&
+             pair_from(p) <= slots && quarter_vector_block()) {
+    // bf16 with fp32 γ after the norm at 10241-12288: one block of 8-byte vectors, four a
+    // thread (N/16 threads), shared sums, where the pair below took 1.03-1.09x its time (tune,
+    // M = 64 Mi / N's bucket, -gate-rules/tune-12k.txt: 10752 297 against 308 µs, 11264 310 /
+    // 319, 11776 323 / 351, 12288 332 / 352). fp16 and 16-bit γ kept the pair there.
   } else if (sixteen_bit_shared_sums && many_rows && (p.parallel || p.gate != Gate::None) &&
              pair_from(p) <= slots && slots <= kMaxRowThreads * 2 &&
              pair_shared_sums(gate_short_pair && dtype_size(p.weight_dtype) != 2 ? 2 : 1)) {

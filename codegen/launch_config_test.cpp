@@ -598,8 +598,9 @@ TEST(LaunchConfig, EveryGatedChoicePassesItsOwnCheck) {
 }
 
 // The gate after the norm at 10241-12288, many rows (session 50): a pair of blocks, one slot a
-// thread prefetching with 16-bit γ, two slots a thread two blocks an SM with fp32 γ; the block
-// of 16 elements a thread at 10240 and before the norm's pairs unchanged.
+// thread prefetching with 16-bit γ, two slots a thread two blocks an SM with fp16 rows and fp32
+// γ, and since session 51 one block of 8-byte vectors, four a thread, with bf16 rows and fp32 γ;
+// the block of 16 elements a thread at 10240 and before the norm's pairs unchanged.
 TEST(LaunchConfig, GateAfterTheNormPairsFrom10241) {
   for (double rate : {0.0, 18.4})
     for (DType x : {DType::BF16, DType::F16})
@@ -610,9 +611,14 @@ TEST(LaunchConfig, GateAfterTheNormPairsFrom10241) {
         EXPECT_TRUE(same.cluster == 2 && same.threads == (per_block + 31) / 32 * 32 && same.prefetch && same.shared_sums)
             << what << codegen::describe(same);
         const LaunchConfig fp32 = rows_at_rate(n, x, 16, rate, NormKind::RMSNorm, gate_after_norm);
-        EXPECT_TRUE(fp32.cluster == 2 && fp32.threads == ((per_block + 1) / 2 + 31) / 32 * 32 && fp32.min_blocks_per_sm == 2 &&
-                    !fp32.prefetch && fp32.shared_sums)
-            << what << codegen::describe(fp32);
+        if (x == DType::BF16)
+          EXPECT_TRUE(fp32.cluster == 1 && fp32.vec == 4 && fp32.threads == ((n + 15) / 16 + 31) / 32 * 32 && !fp32.prefetch &&
+                      fp32.shared_sums)
+              << what << codegen::describe(fp32);
+        else
+          EXPECT_TRUE(fp32.cluster == 2 && fp32.threads == ((per_block + 1) / 2 + 31) / 32 * 32 &&
+                      fp32.min_blocks_per_sm == 2 && !fp32.prefetch && fp32.shared_sums)
+              << what << codegen::describe(fp32);
         const LaunchConfig before = rows_at_rate(n, x, 16, rate, NormKind::RMSNorm, gate_before_norm);
         EXPECT_TRUE(before.cluster == 2 && before.threads == (per_block + 31) / 32 * 32 && !before.prefetch)
             << what << "before the norm: " << codegen::describe(before);
@@ -709,11 +715,13 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4097To16384) {
       gated.gate = Gate::BeforeNorm;
       const LaunchConfig g = choose_launch_config(codegen::resolve_problem(gated), 90, 132);
       EXPECT_TRUE(g.cluster == 2 && g.shared_sums && g.threads == n / 16 && !g.prefetch) << n << ": " << codegen::describe(g);
-      // After the norm the pair from 10241 (session 50; fp32 γ: two slots a thread to 12288):
-      // below it one block of 16 wins.
+      // After the norm the pair from 10241 (session 50; fp32 γ: two slots a thread to 12288, in
+      // bf16 one block of 8-byte vectors there since session 51): below it one block of 16 wins.
       gated.gate = Gate::AfterNorm;
       const LaunchConfig a = choose_launch_config(codegen::resolve_problem(gated), 90, 132);
-      EXPECT_EQ(a.cluster, n > 10240 ? 2 : 1) << n << ": " << codegen::describe(a);
+      const bool quarter_vectors = x == DType::BF16 && n > 10240 && n <= 12288;
+      EXPECT_EQ(a.cluster, n > 10240 && !quarter_vectors ? 2 : 1) << n << ": " << codegen::describe(a);
+      EXPECT_EQ(a.vec, quarter_vectors ? 4 : 8) << n << ": " << codegen::describe(a);
       EXPECT_TRUE(a.shared_sums && !a.prefetch) << n << ": " << codegen::describe(a);
     }
     for (int64_t n : {12800, 14336, 16384}) {
