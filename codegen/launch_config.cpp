@@ -1533,10 +1533,13 @@ constexpr int64_t kMaxRmsPhasedPrefetchThreads = 768;
 constexpr int64_t kShortRowsInPhaseFromN = 1000;
 constexpr int64_t kRmsPhasedOneSlotToN = 2048;
 constexpr int64_t kRmsHalvesFromN = 4097;
+constexpr int64_t kLayerNormElementRowsFromN = 4097;
 constexpr int64_t kLayerNormHalvesFromN = 5120;
 
+// One prefetching phased block of shared sums for RMSNorm's rows in phase (its callers say
+// where), as many threads as hold the span at one or two slots a thread.
 std::optional<LaunchConfig> rms_phased_prefetch_config(const NormProblem& p, const NormProblem& twin, int sm) {
-  if (p.kind != NormKind::RMSNorm || (p.n < kRmsPhasedPrefetchFromN && p.n >= kRmsPhasedOneSlotToN)) return std::nullopt;
+  if (p.kind != NormKind::RMSNorm) return std::nullopt;
   LaunchConfig c;
   c.vec = 16 / dtype_size(p.x_dtype);
   c.prefetch = true;
@@ -1564,13 +1567,14 @@ std::optional<LaunchConfig> rms_phased_prefetch_config(const NormProblem& p, con
 //   halves did at 4999-5501; beyond 4096 rows of an element, 16 a thread, two blocks an SM (96
 //   registers, no spill) took 4607 1.14x, 4999 1.09-1.20x, 5003 1.05-1.09x where the rules gave
 //   staged slots (4607, 4999) or the halves (5003); the halves from kLayerNormHalvesFromN.
-//   Up to 4096 the tuned winners were rows of an element prefetching two blocks an SM by 1.0-1.13x
-//   but spill 28-152 bytes in fp16 and at 3001: LayerNorm keeps its rules there.
-
+//   Below kLayerNormElementRowsFromN the tuned winners were rows of an element prefetching two
+//   blocks an SM by 1.0-1.13x, but they spill 28-152 bytes in fp16 and at 3001: LayerNorm keeps
+//   its rules there. (Not phased, these come from in_phase_launch_config all the same: they are
+//   the rule for rows in phase.)
 std::optional<LaunchConfig> short_rows_in_phase_config(const NormProblem& p, const NormProblem& twin, int sm) {
   LaunchConfig c;
   if (p.kind == NormKind::LayerNorm) {
-    if (p.n <= 4096) return std::nullopt;
+    if (p.n < kLayerNormElementRowsFromN) return std::nullopt;
     c.vec = 1;
     c.threads = c.threads_per_row = static_cast<int>(round_up(ceil_div(p.n, int64_t{kMaxRegisterElementsPerThread}), 32));
     c.min_blocks_per_sm = 2;
@@ -1593,8 +1597,10 @@ std::optional<LaunchConfig> short_rows_in_phase_config(const NormProblem& p, con
 LaunchConfig unphased_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m,
                                     double memory_bytes_per_sm_cycle, bool mid_rows_ahead);
 
-std::optional<LaunchConfig> phased_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m,
-                                                 double memory_bytes_per_sm_cycle) {
+// The config of rows in phase (phases_rows): phased, but LayerNorm's short_rows_in_phase_config;
+// nullopt where they take the rules of their alignment.
+std::optional<LaunchConfig> in_phase_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m,
+                                                   double memory_bytes_per_sm_cycle) {
   const std::optional<NormProblem> twin = phased_twin(p);
   if (!twin) return std::nullopt;
   const LaunchConfig aligned = twin_launch_config(*twin, sm, sm_count, m, memory_bytes_per_sm_cycle);
@@ -1604,7 +1610,8 @@ std::optional<LaunchConfig> phased_launch_config(const NormProblem& p, int sm, i
     return std::nullopt;
   if (p.n < (p.kind == NormKind::RMSNorm ? kRmsHalvesFromN : kLayerNormHalvesFromN))
     return short_rows_in_phase_config(p, *twin, sm);
-  if (const std::optional<LaunchConfig> one = rms_phased_prefetch_config(p, *twin, sm)) return one;
+  if (p.n >= kRmsPhasedPrefetchFromN)
+    if (const std::optional<LaunchConfig> one = rms_phased_prefetch_config(p, *twin, sm)) return one;
   LaunchConfig halves;
   halves.vec = 16 / dtype_size(p.x_dtype);
   halves.cluster = 2;
@@ -1620,9 +1627,9 @@ std::optional<LaunchConfig> phased_launch_config(const NormProblem& p, int sm, i
 
 LaunchConfig choose_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m,
                                   double memory_bytes_per_sm_cycle) {
-  if (const std::optional<LaunchConfig> phased = phased_launch_config(p, sm, sm_count, m, memory_bytes_per_sm_cycle)) {
-    check_launch_config(p, *phased);
-    return *phased;
+  if (const std::optional<LaunchConfig> in_phase = in_phase_launch_config(p, sm, sm_count, m, memory_bytes_per_sm_cycle)) {
+    check_launch_config(p, *in_phase);
+    return *in_phase;
   }
   return unphased_launch_config(p, sm, sm_count, m, memory_bytes_per_sm_cycle, /*mid_rows_ahead=*/true);
 }
