@@ -91,19 +91,19 @@ TEST_P(BackwardGated, OtherDxDtypesAndNoWeight) {
 
 // Many rows (M = 300: a bucket of many rows on any GPU up to 256 SMs) where the gate has clusters
 // of its own: at 10241-12288 after the norm a pair of blocks prefetching (16-bit γ) or of two
-// slots a thread (fp16, fp32 γ), or one block of 8-byte vectors (bf16, fp32 γ; 10752); at 32769-131072 (codegen gate_long_rows) two slots a thread in a
-// cluster of 4, one slot prefetching, one slot in a cluster of 8 and of 16, and the clusters of
-// 8 of two slots it keeps; bf16 and fp16, fp32 and 16-bit γ; z rows padded in half the cases.
+// slots a thread (fp16, fp32 γ), or one block of 8-byte vectors (bf16, fp32 γ; 10752); at
+// 32769-131072 (codegen gate_long_rows) two slots a thread in a cluster of 4, one slot
+// prefetching, one slot in a cluster of 8 and of 16, and the clusters of 8 of two slots it keeps;
+// bf16 and fp16, fp32 and 16-bit γ; z rows padded in half the cases.
 TEST_P(BackwardGated, ManyRowsInEachOfTheirClusters) {
   const struct {
     int64_t n;
     DType x;
     bool same_weights;
   } shapes[] = {{11264, DType::BF16, true},  {11264, DType::F16, false}, {10752, DType::BF16, false},
-                {36864, DType::BF16, false},
-                {36864, DType::F16, true},   {40960, DType::F16, false}, {45056, DType::F16, true},
-                {53248, DType::BF16, false}, {53248, DType::F16, false}, {73728, DType::F16, true},
-                {98304, DType::F16, true},   {122880, DType::BF16, false}};
+                {36864, DType::BF16, false}, {36864, DType::F16, true},   {40960, DType::F16, false},
+                {45056, DType::F16, true},   {53248, DType::BF16, false}, {53248, DType::F16, false},
+                {73728, DType::F16, true},   {98304, DType::F16, true},   {122880, DType::BF16, false}};
   std::vector<FusedCase> cases;
   for (const auto& s : shapes) {
     NormProblem p = gated(GetParam(), s.n, s.x);
