@@ -1546,10 +1546,24 @@ std::optional<LaunchConfig> rms_phased_prefetch_config(const NormProblem& p, con
   c.shared_sums = true;
   const int64_t slots = ceil_div(twin.n, c.vec);
   const int64_t per_thread = ceil_div(slots, int64_t{kMaxRowThreads});
-  const int64_t threads = round_up(ceil_div(slots, per_thread), 32);
+  const int64_t threads = warp_threads(slots, per_thread);
   if (per_thread > 2 || (per_thread == 2 && threads > kMaxRmsPhasedPrefetchThreads)) return std::nullopt;
   c.threads = c.threads_per_row = static_cast<int>(threads);
   return phased_config(p, c, sm);
+}
+
+// Phased blocks of two slots a thread with shared sums, one (cluster 1) or a cluster of
+// `cluster` sharing the row, as many blocks an SM as shared sums take elsewhere: RMSNorm's short
+// rows' one block and the halves (cluster 2).
+std::optional<LaunchConfig> phased_two_slot_blocks(const NormProblem& p, const NormProblem& twin, int cluster, int sm) {
+  LaunchConfig c;
+  c.vec = 16 / dtype_size(p.x_dtype);
+  c.cluster = cluster;
+  c.shared_sums = true;
+  c.threads = c.threads_per_row = static_cast<int>(warp_threads(ceil_div(twin.n, c.vec), int64_t{2} * cluster));
+  std::optional<LaunchConfig> phased = phased_config(p, c, sm);
+  if (phased) phased->min_blocks_per_sm = shared_sums_blocks_per_sm(p, *phased, sm);
+  return phased;
 }
 
 // Rows in phase from kShortRowsInPhaseFromN columns to the halves, many of them, on a
@@ -1572,23 +1586,16 @@ std::optional<LaunchConfig> rms_phased_prefetch_config(const NormProblem& p, con
 //   its rules there. (Not phased, these come from in_phase_launch_config all the same: they are
 //   the rule for rows in phase.)
 std::optional<LaunchConfig> short_rows_in_phase_config(const NormProblem& p, const NormProblem& twin, int sm) {
-  LaunchConfig c;
   if (p.kind == NormKind::LayerNorm) {
     if (p.n < kLayerNormElementRowsFromN) return std::nullopt;
+    LaunchConfig c;
     c.vec = 1;
-    c.threads = c.threads_per_row = static_cast<int>(round_up(ceil_div(p.n, int64_t{kMaxRegisterElementsPerThread}), 32));
+    c.threads = c.threads_per_row = static_cast<int>(warp_threads(p.n, kMaxRegisterElementsPerThread));
     c.min_blocks_per_sm = 2;
     return c;
   }
-  std::optional<LaunchConfig> phased;
-  if (p.n < kRmsPhasedOneSlotToN) {
-    phased = rms_phased_prefetch_config(p, twin, sm);
-  } else {
-    c.vec = 16 / dtype_size(p.x_dtype);
-    c.shared_sums = true;
-    c.threads = c.threads_per_row = static_cast<int>(round_up(ceil_div(ceil_div(twin.n, int64_t{c.vec}), int64_t{2}), 32));
-    phased = phased_config(p, c, sm);
-  }
+  if (p.n >= kRmsPhasedOneSlotToN) return phased_two_slot_blocks(p, twin, 1, sm);
+  std::optional<LaunchConfig> phased = rms_phased_prefetch_config(p, twin, sm);
   if (phased) phased->min_blocks_per_sm = shared_sums_blocks_per_sm(p, *phased, sm);  // as the tuned blocks
   return phased;
 }
@@ -1612,16 +1619,7 @@ std::optional<LaunchConfig> in_phase_launch_config(const NormProblem& p, int sm,
     return short_rows_in_phase_config(p, *twin, sm);
   if (p.n >= kRmsPhasedPrefetchFromN)
     if (const std::optional<LaunchConfig> one = rms_phased_prefetch_config(p, *twin, sm)) return one;
-  LaunchConfig halves;
-  halves.vec = 16 / dtype_size(p.x_dtype);
-  halves.cluster = 2;
-  halves.shared_sums = true;
-  const int64_t lanes = ceil_div(ceil_div(ceil_div(twin->n, halves.vec), halves.cluster), 2);
-  halves.threads = halves.threads_per_row = static_cast<int>(round_up(lanes, 32));
-  std::optional<LaunchConfig> c = phased_config(p, halves, sm);
-  if (!c) return std::nullopt;
-  c->min_blocks_per_sm = shared_sums_blocks_per_sm(p, *c, sm);  // as shared sums take elsewhere
-  return c;
+  return phased_two_slot_blocks(p, *twin, 2, sm);
 }
 }  // namespace
 
