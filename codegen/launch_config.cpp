@@ -399,15 +399,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
                                 (eight_byte_block_rows || (p.n > 2048 && p.n <= 3072 && p.n % 256 == 0) ||
                                  (p.n == 2048 && p.gate != Gate::None));
   // Option-free rows of 513-2047 that leave a warp's last vector pass part-empty, on memory-rich
-  // devices: not the H100's staged blocks (below) at 513-640 (a warp a row) and at 769-2047
-  // (shared sums) but for LayerNorm's fp16 rows up to 1280, which lost there (A/B on the H200:
-  // 712 0.93x a warp a row; LN fp16 776-1208 0.90-0.97x with shared sums, bf16 1.03-1.06x;
-  // bench/results/2026-11-29-h200-a6d2427-rules/).
+  // devices: not the H100's staged blocks (below) but a warp a row up to 1023 and paired rows
+  // with shared sums beyond (rich_paired_rows_config says why).
   const bool rich_part_warp_rows = memory_rich && sixteen_bit_block_rules && !has_fused_options(p) &&
                                    (p.has_weight || p.has_bias) && p.n > 512 && p.n < 2048 && p.n % 128 != 0;
-  const bool rich_warp_rows = rich_part_warp_rows && p.n <= 640;
-  const bool rich_shared_sum_rows = rich_part_warp_rows && p.n > 768 &&
-                                    !(p.kind == NormKind::LayerNorm && p.x_dtype == DType::F16 && p.n <= 1280);
+  const bool rich_warp_rows = rich_part_warp_rows && p.n < 1024;
+  const bool rich_paired_rows = rich_part_warp_rows && p.n > 1024;
   // The gate before the norm keeps its sums in registers there up to 2560 but at 2048 (below).
   const bool gate_before_in_registers =
       p.gate == Gate::BeforeNorm && (eight_byte_block_rows || (p.n > 2048 && p.n <= 2560));
@@ -467,6 +464,28 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     c.cluster = 1;
     one_row_per_block(ceil_div(p.n, int64_t{4}), 4);
     return take_shared_sums(before);
+  };
+
+  // Option-free 16-bit rows of 1025-2047 that leave a warp's last vector pass part-empty, many of
+  // them on a memory-rich device: two rows a turn (paired_rows) with shared sums (and, by
+  // with_shared_weights, γ in shared memory), in place of a row a turn with shared sums at as
+  // many blocks an SM as 1024 threads make (and LayerNorm's fp16 rows up to 1280 staged).
+  // RMSNorm keeps that block (a slot a thread up to 128 threads, then two); LayerNorm takes a
+  // slot a thread, in one block up to 160 threads, then in a cluster of two. Paired rows hold two
+  // rows' registers: one block an SM (at the 6-10 of 96-160 threads they spilled: LN 1128 205 µs
+  // against 142, RMS 1128 361 against 129), LayerNorm's clusters 8 (85 registers at 96 threads).
+  // Tune on the H200, M = 64 Mi / N's bucket, bf16 fp32 γ / fp16 fp16 γ, against the rule
+  // before (bench/results/2026-11-30-h200-odd-rows/call7/; bench/NOTES.md entry 66 has the A/B):
+  // RMS 1256 1.04 / 1.09x, 1512 1.05 / 1.10x, 2024 1.05 / 1.08x; LN 1256 1.04 / 1.22x, 1512
+  // 1.02 / 1.13x, 2024 1.11 / 1.13x. False, c unchanged, where the sums do not fit.
+  auto rich_paired_rows_config = [&]() {
+    const bool taken = p.kind == NormKind::RMSNorm ? shared_sums_rows(static_cast<int>(ceil_div(slots, 128)))
+                       : slots <= kMaxPairedLayerNormBlockThreads ? shared_sums_rows(1)
+                                                                   : pair_shared_sums(1);
+    if (!taken) return false;
+    c.paired_rows = true;
+    c.min_blocks_per_sm = c.cluster == 1 ? 1 : kPairedLayerNormClusterBlocksPerSm;
+    return true;
   };
 
   // Staged clusters of 1024-thread blocks: slots a thread, and blocks at most.
@@ -589,13 +608,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // in bench against the 8 elements a thread in registers (2049-3072) and the 8-byte vectors
     // it took before (bench/results/2026-11-25-h100-4a91695-recompute-rules/): bf16 2304 203 →
     // 172 us, 2560 191 → 172, 3072 181 → 173, 3584 255 → 158, 4000 255 → 169; fp16 alike.
-  } else if (rich_shared_sum_rows && shared_sums_rows(static_cast<int>(ceil_div(slots, 128)))) {
-    // On memory-rich devices, option-free 16-bit rows of 769-2047 that leave a warp's last
-    // vector pass part-empty: a block of up to 128 threads holding the row in 16-byte slots
-    // with shared sums, as many blocks an SM as 1024 threads make, not the staged blocks below.
-    // The exhaustive best on the H200 at LN/RMS bf16 1000, 1500 (16-byte aligned rows) and
-    // 1960, 1.02-1.28x the staged; in bench 1.03-1.25x at 776-2040 (LN fp16 from 1400)
-    // (bench/results/2026-11-29-h200-{6549637-odd-tune,a8e56d9-odd-tune2}/, bench/NOTES.md entry 47).
+  } else if (rich_paired_rows && rich_paired_rows_config()) {
   } else if (sm >= 90 && sixteen_bit && aligned && p.n > 512 && p.n <= 2048 && p.n % 128 != 0 &&
              !rich_warp_rows && stage(1, 1)) {
     // 16-bit rows of 512-2048 that leave a warp's last 8-byte vector pass part-empty: one

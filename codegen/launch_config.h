@@ -191,6 +191,12 @@ constexpr int kPrefetchBlockThreads = 256;
 // Threads per SM that shared-sums configs aim for: 64 registers a thread (65536 / 64).
 constexpr int kSharedSumsThreadsPerSm = 1024;
 
+// Paired LayerNorm rows of 1025-2047 on memory-rich devices (config_for_many_rows): the most
+// slots (threads, a slot each) of one block, beyond which a cluster of two shares the row, and
+// the clusters' blocks an SM (96-128 threads: 64-85 registers a thread).
+constexpr int kMaxPairedLayerNormBlockThreads = 160;
+constexpr int kPairedLayerNormClusterBlocksPerSm = 8;
+
 // Slots (16-byte vectors of x) per thread whose dγ/dβ accumulators staged rows keep in registers.
 constexpr int kMaxStagedSlotsPerThread = 4;
 

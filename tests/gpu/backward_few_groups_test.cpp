@@ -41,8 +41,11 @@ namespace {
 // fused problems have rules of their own (launch_config.cpp): 1280 and 2560 (blocks of N/8
 // threads), 5120, 14336 and 16384 (pairs of blocks, prefetching gates, shared sums in place of
 // RMSNorm's half vectors); 12288, where memory-rich devices (an H200) prefetch one block of 768
-// threads with shared sums (the matrix runs 12288 at few rows only).
-constexpr int64_t kHiddenSizes[] = {1, 33, 1000, 1280, 2560, 4096, 5120, 8192, 12288, 14336, 16384, 32768, 65536, 262144};
+// threads with shared sums (the matrix runs 12288 at few rows only); 1128 and 1768, where
+// memory-rich devices pair 16-bit rows (LayerNorm in one block, then in a cluster of two; RMSNorm
+// in one block), and 1000, where they take a warp a row.
+constexpr int64_t kHiddenSizes[] = {1,    33,   1000,  1128,  1280,  1768,  2560,  4096,
+                                    5120, 8192, 12288, 14336, 16384, 32768, 65536, 262144};
 constexpr int64_t kManyRows[] = {199, 4096};
 constexpr int64_t kGroups = 2;  // row groups the launch is told are resident
 constexpr int64_t kRounds = 3;  // rows per group slot, the last one short of a full round
