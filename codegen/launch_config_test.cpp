@@ -1809,7 +1809,7 @@ TEST(LaunchConfig, MemoryRichDevicesTakeTheRulesTunedOnAnH200) {
 
 
 // The memory-rich rules of sessions 34 and 52 (bench/results/2026-11-29-h200-{a6d2427-rules,
-// *-rules-2}/, 2026-12-01-h200-short-rows/): option-free 16-bit rows of 513-2047 not a multiple
+// *-rules-2}/, 2026-11-30-h200-short-rows/): option-free 16-bit rows of 513-2047 not a multiple
 // of 128 (a warp a row up to 1023, paired rows with shared sums beyond), and rows aligned to
 // less staged in blocks of up to 800 threads.
 TEST(LaunchConfig, MemoryRichShortRowsLeaveTheStagedBlocks) {
