@@ -399,12 +399,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
                                 (eight_byte_block_rows || (p.n > 2048 && p.n <= 3072 && p.n % 256 == 0) ||
                                  (p.n == 2048 && p.gate != Gate::None));
   // Option-free rows of 513-2047 that leave a warp's last vector pass part-empty, on memory-rich
-  // devices: not the H100's staged blocks (below) but a warp a row up to 1023 and paired rows
-  // with shared sums beyond (rich_paired_rows_config says why).
+  // devices: not the H100's staged blocks (below) but a warp a row up to 1023 (there, below) and
+  // a block of shared sums beyond (rich_shared_sum_rows_config says which).
   const bool rich_part_warp_rows = memory_rich && sixteen_bit_block_rules && !has_fused_options(p) &&
                                    (p.has_weight || p.has_bias) && p.n > 512 && p.n < 2048 && p.n % 128 != 0;
   const bool rich_warp_rows = rich_part_warp_rows && p.n < 1024;
-  const bool rich_paired_rows = rich_part_warp_rows && p.n > 1024;
+  const bool rich_shared_sum_rows = rich_part_warp_rows && p.n > 1024;
   // The gate before the norm keeps its sums in registers there up to 2560 but at 2048 (below).
   const bool gate_before_in_registers =
       p.gate == Gate::BeforeNorm && (eight_byte_block_rows || (p.n > 2048 && p.n <= 2560));
@@ -469,16 +469,23 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // Option-free 16-bit rows of 1025-2047 that leave a warp's last vector pass part-empty, many of
   // them on a memory-rich device: two rows a turn (paired_rows) with shared sums (and, by
   // with_shared_weights, γ in shared memory), in place of a row a turn with shared sums at as
-  // many blocks an SM as 1024 threads make (and LayerNorm's fp16 rows up to 1280 staged).
-  // RMSNorm keeps that block (a slot a thread up to 128 threads, then two); LayerNorm takes a
-  // slot a thread, in one block up to 160 threads, then in a cluster of two. Paired rows hold two
-  // rows' registers: one block an SM (at the 6-10 of 96-160 threads they spilled: LN 1128 205 µs
-  // against 142, RMS 1128 361 against 129), LayerNorm's clusters 8 (85 registers at 96 threads).
-  // Tune on the H200, M = 64 Mi / N's bucket, bf16 fp32 γ / fp16 fp16 γ, against the rule
-  // before (bench/results/2026-11-30-h200-odd-rows/call7/; bench/NOTES.md entry 66 has the A/B):
-  // RMS 1256 1.04 / 1.09x, 1512 1.05 / 1.10x, 2024 1.05 / 1.08x; LN 1256 1.04 / 1.22x, 1512
-  // 1.02 / 1.13x, 2024 1.11 / 1.13x. False, c unchanged, where the sums do not fit.
-  auto rich_paired_rows_config = [&]() {
+  // many blocks an SM as 1024 threads make (session 34's rule, bench/NOTES.md entry 47) and of
+  // LayerNorm's fp16 rows' staged blocks up to 1280. RMSNorm keeps that rule's block (a slot a
+  // thread up to 128 threads, then two); LayerNorm takes a slot a thread, in one block up to
+  // kMaxPairedLayerNormBlockThreads, then in a cluster of two. Paired rows hold two rows'
+  // registers: one block an SM (at the 6-10 of 96-160 threads that shared sums take they spilled
+  // in tune: LN 1128 205 µs against 142, RMS 1128 361 against 129), LayerNorm's clusters 8 (85
+  // registers at 96 threads). Found by tune on the H200 (bench/results/2026-11-30-h200-odd-rows/
+  // call7/). In bench --graph against the rule before (M·N = 64 Mi, two rounds within 1%;
+  // bench/results/2026-11-30-h200-short-rows/call1/, 1032-2024): RMS bf16 fp32 γ 1.00-1.08x,
+  // bf16 γ 0.99-1.04x, fp16 fp16 γ 1.05-1.10x; LN bf16 fp32 γ 1.02-1.14x, fp16 fp16 γ 1.10-1.28x.
+  // LayerNorm's bf16 rows with 16-bit γ and β lost up to 1640 (1296 0.94x, 1384 0.96x; 1768-2024
+  // 1.03-1.08x): up to kMaxUnpairedBf16LayerNormColumns they keep the rule before.
+  // False, c unchanged, where the sums do not fit.
+  auto rich_shared_sum_rows_config = [&]() {
+    if (p.kind == NormKind::LayerNorm && bf16_rows && dtype_size(p.weight_dtype) == 2 &&
+        p.n <= kMaxUnpairedBf16LayerNormColumns)
+      return shared_sums_rows(static_cast<int>(ceil_div(slots, 128)));
     const bool taken = p.kind == NormKind::RMSNorm ? shared_sums_rows(static_cast<int>(ceil_div(slots, 128)))
                        : slots <= kMaxPairedLayerNormBlockThreads ? shared_sums_rows(1)
                                                                    : pair_shared_sums(1);
@@ -608,15 +615,22 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // in bench against the 8 elements a thread in registers (2049-3072) and the 8-byte vectors
     // it took before (bench/results/2026-11-25-h100-4a91695-recompute-rules/): bf16 2304 203 →
     // 172 us, 2560 191 → 172, 3072 181 → 173, 3584 255 → 158, 4000 255 → 169; fp16 alike.
-  } else if (rich_paired_rows && rich_paired_rows_config()) {
+  } else if (rich_shared_sum_rows && rich_shared_sum_rows_config()) {
   } else if (sm >= 90 && sixteen_bit && aligned && p.n > 512 && p.n <= 2048 && p.n % 128 != 0 &&
              !rich_warp_rows && stage(1, 1)) {
     // 16-bit rows of 512-2048 that leave a warp's last 8-byte vector pass part-empty: one
     // staged row per block, a slot a thread (N = 1000: LN 331 us vs 387 for a warp per row,
     // RMS 300 vs 330; bench/results/2026-11-23-h100-8109dfa-tune/). Why a warp per row loses
-    // 35% against N = 1024 is not understood. On memory-rich devices most option-free rows take
-    // the rule above, and 513-640 a warp a row (below: LN bf16 520 1.23x, 600 1.09x; RMS 1.14x,
-    // 1.04x; fp16 alike).
+    // 35% against N = 1024 is not understood. On memory-rich devices the option-free rows take
+    // the rule above from 1025, and up to 1023 a warp a row (below): LN bf16 520 1.23x, 600
+    // 1.09x, RMS 1.14x, 1.04x, fp16 alike (session 34); since session 52 641-1023 too, where
+    // session 51's tune found it the best or within 4% of it at 744-1000 (-odd-rows/call7/).
+    // In bench --graph against the staged blocks (641-768) and shared sums (769-1023) before
+    // (M·N = 64 Mi, two rounds within 1%; bench/results/2026-11-30-h200-short-rows/call1/):
+    // 648 1.27-1.39x, 800 1.18-1.39x, 1000 1.00-1.29x (RMS bf16 1.00-1.03), 1016 1.04-1.24x,
+    // both kinds, bf16 with fp32 and bf16 γ, fp16 with fp16 γ; none slower. Session 34 had
+    // read 712 0.93x a warp a row in LayerNorm, against the staged blocks as well: 1.24-1.27x
+    // now.
   } else if (sm >= 90 && sixteen_bit && aligned && p.n <= 2048) {
     // 16-bit rows up to 2048: 8-byte vectors, a warp per row (4 rows a block) up to N = 1024,
     // then a block of 4 vectors a thread (bench/results/2026-11-23-h100-06afd96-tune: LN 1024
@@ -1624,7 +1638,11 @@ std::optional<LaunchConfig> in_phase_launch_config(const NormProblem& p, int sm,
   const std::optional<NormProblem> twin = phased_twin(p);
   if (!twin) return std::nullopt;
   const LaunchConfig aligned = twin_launch_config(*twin, sm, sm_count, m, memory_bytes_per_sm_cycle);
-  if (aligned.cluster >= 2) return phased_config(p, aligned, sm);
+  // Not paired twins (LayerNorm's clusters of two at 1281-2047, rich_shared_sum_rows_config):
+  // phased, they took 1.3-1.56x the time of the rows of an element a thread (bench --graph, bf16
+  // and fp16, fp32 and 16-bit γ; bench/results/2026-11-30-h200-short-rows/call1/: 1537 131 →
+  // 203 µs), which keep the rules of their alignment.
+  if (aligned.cluster >= 2 && !aligned.paired_rows) return phased_config(p, aligned, sm);
   if (sm < 90 || !memory_rich(memory_bytes_per_sm_cycle) || few_rows(m, sm_count) || p.n < kShortRowsInPhaseFromN ||
       !(p.has_weight || p.has_bias) || aligned.grid || aligned.rows_per_block() != 1)
     return std::nullopt;

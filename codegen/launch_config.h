@@ -196,6 +196,8 @@ constexpr int kSharedSumsThreadsPerSm = 1024;
 // the clusters' blocks an SM (96-128 threads: 64-85 registers a thread).
 constexpr int kMaxPairedLayerNormBlockThreads = 160;
 constexpr int kPairedLayerNormClusterBlocksPerSm = 8;
+// ... and the columns up to which LayerNorm's bf16 rows with 16-bit γ and β keep a row a turn.
+constexpr int64_t kMaxUnpairedBf16LayerNormColumns = 1664;
 
 // Slots (16-byte vectors of x) per thread whose dγ/dβ accumulators staged rows keep in registers.
 constexpr int kMaxStagedSlotsPerThread = 4;

@@ -1844,6 +1844,25 @@ TEST(LaunchConfig, MemoryRichShortRowsLeaveTheStagedBlocks) {
       for (int64_t n : {1024, 1536})
         EXPECT_FALSE(at(n, kind, 18.8, x).paired_rows) << n << ": warps fill their last pass";
     }
+  // LayerNorm's bf16 rows with 16-bit γ and β keep a row a turn up to 1664 (paired, 0.94-0.99x).
+  auto sixteen_bit_weights = [](NormProblem& p) { p.weight_dtype = p.x_dtype; };
+  for (int64_t n : {1032, 1400, 1640}) {
+    const LaunchConfig c = at(n, NormKind::LayerNorm, 18.8, DType::BF16, sixteen_bit_weights);
+    EXPECT_FALSE(c.paired_rows) << n;
+    EXPECT_TRUE(c.shared_sums && c.cluster == 1 && c.min_blocks_per_sm > 1) << n << " " << codegen::describe(c);
+    EXPECT_TRUE(at(n, NormKind::LayerNorm, 18.8, DType::F16, sixteen_bit_weights).paired_rows) << n << ": fp16 pairs";
+    EXPECT_TRUE(at(n, NormKind::RMSNorm, 18.8, DType::BF16, sixteen_bit_weights).paired_rows) << n << ": RMSNorm pairs";
+  }
+  EXPECT_TRUE(at(1768, NormKind::LayerNorm, 18.8, DType::BF16, sixteen_bit_weights).paired_rows);
+  // Rows in phase whose twin is a paired cluster (LayerNorm 1281-2047) are not phased: they
+  // keep the rules of their alignment (phased pairs took 1.3-1.56x their time).
+  for (int64_t n : {1281, 1537, 2001}) {
+    NormProblem odd = with_option(n, DType::BF16, NormKind::LayerNorm, no_option);
+    odd.alignment = 2;
+    odd.rows_in_phase = true;
+    const LaunchConfig c = choose_launch_config(codegen::resolve_problem(odd), 90, 132, 67108864 / n, 18.8);
+    EXPECT_FALSE(c.phased || c.paired_rows) << n << " " << codegen::describe(c);
+  }
 
   // LayerNorm's rows of 12289-12800 aligned to 2 bytes: one staged block of 800 threads, not a
   // cluster of two (1.33-1.39x); 768 threads at most on an H100, and for aligned rows.
