@@ -12,7 +12,7 @@ NORMJIT_CACHE_DIR=$(mktemp -d) NORMJIT_LIBRARY=$PWD/$B/libnormjit.so timeout 150
 echo "python exit $? at $SECONDS s"; tail -4 $OUT/python-tests.txt
 run() {  # $1 = label, rest = tune args
   local label=$1; shift
-  NORMJIT_CACHE_DIR=$(mktemp -d) timeout 25 $B/normjit tune --align 2 "$@" 2>>$OUT/tune.err | grep -E "^(rms|layer)norm" | sed "s/^/$label /"
+  NORMJIT_CACHE_DIR=$(mktemp -d) timeout 40 $B/normjit tune --align 2 "$@" 2>>$OUT/tune.err | grep -E "^(rms|layer)norm" | sed "s/^/$label /"
 }
 {
 for n in 745 999 647 871 519; do
