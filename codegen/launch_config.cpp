@@ -512,6 +512,17 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // Rows of an element held 16 a thread (row_in_one_block) fill an SM only in blocks that tile
   // kHeldElementRowThreadsPerSm threads.
   const bool held_elements_fill_sm = kHeldElementRowThreadsPerSm % row_block_threads(slots, max_iters) == 0;
+  // 16-bit rows of 513-768 columns aligned to 2 bytes (odd N: rows of an element a slot), and
+  // RMSNorm's to 999, many of them on a memory-rich sm_90: a warp a row, 16 rows a block, in
+  // place of a block of 64 threads a row. Tune on the H200 (rows in phase, M = 64 Mi / N's
+  // bucket, bf16 fp32 γ and fp16 fp16 γ; bench/results/2026-11-30-h200-short-rows/call3/): LN
+  // 519 1.20-1.23x, 647 1.22x, 745 1.20-1.22x; RMS 519 1.18-1.22x, 647 1.08-1.09x, 745
+  // 1.21-1.24x, 871 1.08-1.10x, 999 1.10-1.12x. Not LayerNorm's 871 (28 elements a thread with
+  // its two sums: 0.95x). bench/NOTES.md entry 66 has the A/B.
+  const bool rich_element_warp_rows = memory_rich && many_rows && sm >= 90 && sixteen_bit && c.vec == 1 &&
+                                      !has_fused_options(p) && (p.has_weight || p.has_bias) && p.n > 512 &&
+                                      p.n <= (p.kind == NormKind::LayerNorm ? kMaxLayerNormElementWarpRowColumns
+                                                                           : kMaxRmsElementWarpRowColumns);
   const bool rich_unaligned_prefetch_rows = memory_rich && many_rows && sm >= 90 && sixteen_bit && c.vec <= 2 &&
                                             !has_fused_options(p) && p.n <= 4096 &&
                                             slots <= int64_t{kUnalignedPrefetchSlots} * kMaxUnalignedPrefetchThreads &&
@@ -646,9 +657,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     } else {
       one_row_per_block(quads, 4);
     }
-  } else if (slots <= int64_t{32} * max_iters) {
+  } else if (slots <= int64_t{32} * max_iters || rich_element_warp_rows) {
     c.threads_per_row = 32;  // one warp per row
-    c.threads = 256;
+    c.threads = rich_element_warp_rows ? kElementWarpRowThreads : 256;
   } else if (sm >= 90 && aligned && (slots <= prefetch_block || fp32_prefetch_wide)) {
     c.prefetch = true;
     one_row_per_block(slots, prefetch_iters);

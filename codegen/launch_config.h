@@ -198,6 +198,11 @@ constexpr int kMaxPairedLayerNormBlockThreads = 160;
 constexpr int kPairedLayerNormClusterBlocksPerSm = 8;
 // ... and the columns up to which LayerNorm's bf16 rows with 16-bit γ and β keep a row a turn.
 constexpr int64_t kMaxUnpairedBf16LayerNormColumns = 1664;
+// 16-bit rows aligned to 2 bytes held a warp a row on memory-rich devices (config_for_many_rows):
+// the most columns (LayerNorm, RMSNorm), and the block's threads (16 rows).
+constexpr int64_t kMaxLayerNormElementWarpRowColumns = 768;
+constexpr int64_t kMaxRmsElementWarpRowColumns = 999;
+constexpr int kElementWarpRowThreads = 512;
 
 // Slots (16-byte vectors of x) per thread whose dγ/dβ accumulators staged rows keep in registers.
 constexpr int kMaxStagedSlotsPerThread = 4;

@@ -155,11 +155,12 @@ TEST_F(BackwardPhasedRows, RowsInPhaseMatchTheReferenceAndLeaveTheGapsUntouched)
   // twin's config before the rule that copies aligned rows ahead there (twin_launch_config),
   // whose copies phased rows cannot take. 1537-4607 at many rows: RMSNorm's phased blocks of a
   // slot a thread prefetching (1537, 2001) and of two slots (3001, 4095), LayerNorm's rows of an
-  // element at 4607 (short_rows_in_phase_config).
+  // element at 4607 (short_rows_in_phase_config). 745 and 999 at many rows: a warp a row of
+  // elements (RMSNorm to 999, LayerNorm to 768); 1281, whose twin's paired cluster is not phased.
   const Shape shapes[] = {{7, 4095},    {257, 5003},  {301, 8191},  {37, 9},      {1, 16383},
                           {7, 16383},   {199, 16383}, {2048, 16383}, {16, 30001}, {301, 30001},
                           {1024, 13001}, {1100, 14001}, {301, 1537}, {263, 2001}, {301, 3001},
-                          {257, 4095},  {301, 4607}};
+                          {257, 4095},  {301, 4607},  {301, 745},   {263, 999},  {301, 1281}};
   for (const LayoutProblem& lp : problems)
     for (const Shape& shape : shapes) {
       const int64_t n = shape.n;
@@ -186,6 +187,9 @@ TEST_F(BackwardPhasedRows, RowsInPhaseMatchTheReferenceAndLeaveTheGapsUntouched)
         EXPECT_TRUE(config.phased) << "long odd rows at many rows: " << codegen::describe(resolved) << " " << codegen::describe(config);
       if (lp.kind == NormKind::RMSNorm && n >= 1537 && n <= 4095 && shape.m > 256 && rich_sm90)
         EXPECT_TRUE(config.phased) << "short odd RMSNorm rows at many rows: " << codegen::describe(config);
+      const bool element_warp_rows = n == 745 || (n == 999 && lp.kind == NormKind::RMSNorm);
+      if (element_warp_rows && shape.m > 256 && lp.affine != Affine::None && rich_sm90)
+        EXPECT_EQ(config.threads_per_row, 32) << "odd rows of 513-999 at many rows: " << codegen::describe(config);
     }
 }
 
