@@ -1568,7 +1568,7 @@ namespace {
 constexpr int64_t kRmsPhasedPrefetchFromN = 6145;
 constexpr int64_t kMaxRmsPhasedPrefetchThreads = 768;
 // short_rows_in_phase_config's bounds (its comment says why).
-constexpr int64_t kShortRowsInPhaseFromN = 936;
+constexpr int64_t kShortRowsInPhaseFromN = 960;
 constexpr int64_t kRmsPhasedOneSlotToN = 2048;
 constexpr int64_t kRmsHalvesFromN = 4097;
 constexpr int64_t kLayerNormElementRowsFromN = 4097;
@@ -1623,6 +1623,10 @@ std::optional<LaunchConfig> phased_two_slot_blocks(const NormProblem& p, const N
 //   blocks an SM by 1.0-1.13x, but they spill 28-152 bytes in fp16 and at 3001: LayerNorm keeps
 //   its rules there. (Not phased, these come from in_phase_launch_config all the same: they are
 //   the rule for rows in phase.)
+// Since session 52 RMSNorm's one prefetching block from 960 (was 1000): in bench --graph against
+// the warp a row of elements that rows aligned to 2 bytes take up to 999 (config_for_many_rows;
+// bench/results/2026-11-30-h200-short-rows/call5/, bf16 and fp16, fp32 γ) 967 1.02-1.06x, 999
+// 1.07-1.13x; 937 tied (bf16 1.01x, fp16 0.98x), which keeps the warp.
 std::optional<LaunchConfig> short_rows_in_phase_config(const NormProblem& p, const NormProblem& twin, int sm) {
   if (p.kind == NormKind::LayerNorm) {
     if (p.n < kLayerNormElementRowsFromN) return std::nullopt;

@@ -1854,6 +1854,24 @@ TEST(LaunchConfig, MemoryRichShortRowsLeaveTheStagedBlocks) {
     EXPECT_TRUE(at(n, NormKind::RMSNorm, 18.8, DType::BF16, sixteen_bit_weights).paired_rows) << n << ": RMSNorm pairs";
   }
   EXPECT_TRUE(at(1768, NormKind::LayerNorm, 18.8, DType::BF16, sixteen_bit_weights).paired_rows);
+  // Rows aligned to 2 bytes (odd N, in phase or not) of 513-768, and RMSNorm's to 999: a warp a
+  // row of elements, 16 rows a block (in phase, RMSNorm's from 960 take their phased block).
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (bool in_phase : {false, true})
+      for (int64_t n : {513, 745, 767, 801, 959, 999, 1001}) {
+        NormProblem odd = with_option(n, DType::F16, kind, no_option);
+        odd.alignment = 2;
+        odd.rows_in_phase = in_phase;
+        odd = codegen::resolve_problem(odd);
+        const LaunchConfig c = choose_launch_config(odd, 90, 132, 67108864 / n, 18.8);
+        const bool warp = n <= (kind == NormKind::LayerNorm ? 768 : in_phase ? 959 : 999);
+        EXPECT_EQ(codegen::describe(c) == "threads=512 threads_per_row=32 vec=1 registers", warp)
+            << n << (in_phase ? " in phase: " : ": ") << codegen::describe(c);
+        if (warp) {
+          EXPECT_NE(choose_launch_config(odd, 90, 132, 200, 18.8).threads, 512) << n << ": few rows";
+          EXPECT_NE(choose_launch_config(odd, 90, 132, 67108864 / n, 0).threads, 512) << n << ": the H100's rules";
+        }
+      }
   // Rows in phase whose twin is a paired cluster (LayerNorm 1281-2047) are not phased: they
   // keep the rules of their alignment (phased pairs took 1.3-1.56x their time).
   for (int64_t n : {1281, 1537, 2001}) {
@@ -2119,13 +2137,15 @@ TEST(LaunchConfig, LongSixteenBitRowsInPhaseArePhased) {
   EXPECT_FALSE(choose_launch_config(aligned, 90, 132, 2236, 18.8).phased) << "aligned rows";
 }
 
-// 16-bit rows in phase of 1000-4096 columns (RMSNorm) or 4097-5119 (LayerNorm), many of them on a
+// 16-bit rows in phase of 960-4096 columns (RMSNorm) or 4097-5119 (LayerNorm), many of them on a
 // memory-rich sm_90, take the blocks tuning found (codegen/launch_config.cpp,
 // short_rows_in_phase_config): RMSNorm to 2047 one prefetching phased block of a slot a thread,
 // then one phased block of two slots a thread, both of shared sums and as many blocks an SM as
-// shared sums take; LayerNorm rows of an element, 16 a thread, two blocks an SM. Not at few rows,
-// by the H100's rules, out of phase, in fp32, nor below 1000 columns; LayerNorm's rows to 4096
-// keep the rules of their alignment. Each config passes its check and fits an SM.
+// shared sums take (whatever the twin's shape: since session 52 the twins of 1001-1017 are a warp
+// a row); LayerNorm rows of an element, 16 a thread, two blocks an SM. Not at few rows, by the
+// H100's rules, out of phase, in fp32, nor below 960 columns (a warp a row of elements there);
+// LayerNorm's rows to 4096 keep the rules of their alignment (also where their twin is a paired
+// cluster: not phased). Each config passes its check and fits an SM.
 TEST(LaunchConfig, ShortSixteenBitRowsInPhaseTakeTheirTunedBlocks) {
   auto in_phase = [](int64_t n, DType x, DType weight, NormKind kind) {
     NormProblem p = with_option(n, x, kind, no_option);
@@ -2138,7 +2158,7 @@ TEST(LaunchConfig, ShortSixteenBitRowsInPhaseTakeTheirTunedBlocks) {
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     for (DType x : {DType::BF16, DType::F16})
       for (DType weight : {DType::F32, x})
-        for (int64_t n = 1001; n <= 5119; n += (n < 2100 ? 2 : 14)) {
+        for (int64_t n = 961; n <= 5119; n += (n < 2100 ? 2 : 14)) {
           const NormProblem p = in_phase(n, x, weight, kind);
           const int64_t m = 67108864 / n;
           const LaunchConfig c = choose_launch_config(p, 90, 132, m, 18.4);
@@ -2148,7 +2168,7 @@ TEST(LaunchConfig, ShortSixteenBitRowsInPhaseTakeTheirTunedBlocks) {
           aligned.alignment = 16;
           aligned.n = n + 7;
           const LaunchConfig twin = codegen::twin_launch_config(aligned, 90, 132, m, 18.4);
-          if (twin.cluster > 1 || twin.rows_per_block() != 1) {  // a cluster's twin: the test above
+          if (twin.cluster > 1 && !twin.paired_rows) {  // a cluster's twin: the test above
             skipped += kind == NormKind::RMSNorm ? n < 4097 : n > 4096;
             continue;
           }
@@ -2182,7 +2202,8 @@ TEST(LaunchConfig, ShortSixteenBitRowsInPhaseTakeTheirTunedBlocks) {
           EXPECT_FALSE(choose_launch_config(apart, 90, 132, m, 18.4) == c) << what << ": out of phase";
         }
   EXPECT_GT(taken, 8 * skipped) << "the rules' range is mostly twins of one block";
-  EXPECT_FALSE(choose_launch_config(in_phase(999, DType::BF16, DType::F32, NormKind::RMSNorm), 90, 132, 67175, 18.4).phased);
+  const LaunchConfig below = choose_launch_config(in_phase(959, DType::BF16, DType::F32, NormKind::RMSNorm), 90, 132, 69977, 18.4);
+  EXPECT_EQ(codegen::describe(below), "threads=512 threads_per_row=32 vec=1 registers") << "a warp a row of elements";
   NormProblem fp32 = in_phase(3001, DType::F32, DType::F32, NormKind::RMSNorm);
   fp32.alignment = 4;
   EXPECT_FALSE(choose_launch_config(fp32, 90, 132, 22362, 18.4).phased) << "fp32";
