@@ -518,7 +518,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // bucket, bf16 fp32 γ and fp16 fp16 γ; bench/results/2026-11-30-h200-short-rows/call3/): LN
   // 519 1.20-1.23x, 647 1.22x, 745 1.20-1.22x; RMS 519 1.18-1.22x, 647 1.08-1.09x, 745
   // 1.21-1.24x, 871 1.08-1.10x, 999 1.10-1.12x. Not LayerNorm's 871 (28 elements a thread with
-  // its two sums: 0.95x). bench/NOTES.md entry 66 has the A/B.
+  // its two sums: 0.95x). In bench --graph against the blocks of 64 threads (two rounds;
+  // -short-rows/call4/): LN 513-767 1.18-1.25x (66 → 81% of copy), RMS 513-999 1.08-1.26x. Rows
+  // in phase of RMSNorm from 960 take their phased block instead (short_rows_in_phase_config).
   const bool rich_element_warp_rows = memory_rich && many_rows && sm >= 90 && sixteen_bit && c.vec == 1 &&
                                       !has_fused_options(p) && (p.has_weight || p.has_bias) && p.n > 512 &&
                                       p.n <= (p.kind == NormKind::LayerNorm ? kMaxLayerNormElementWarpRowColumns
@@ -627,6 +629,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // it took before (bench/results/2026-11-25-h100-4a91695-recompute-rules/): bf16 2304 203 →
     // 172 us, 2560 191 → 172, 3072 181 → 173, 3584 255 → 158, 4000 255 → 169; fp16 alike.
   } else if (rich_shared_sum_rows && rich_shared_sum_rows_config()) {
+    // Paired rows with shared sums, or LayerNorm's bf16 rows with 16-bit γ to 1664 a row a turn
+    // (the lambda says why).
   } else if (sm >= 90 && sixteen_bit && aligned && p.n > 512 && p.n <= 2048 && p.n % 128 != 0 &&
              !rich_warp_rows && stage(1, 1)) {
     // 16-bit rows of 512-2048 that leave a warp's last 8-byte vector pass part-empty: one
