@@ -22,7 +22,7 @@ if [ "$what" = all ] || [ "$what" = tests ] || [ "$what" = gpu-tests ]; then
   # directory, which many processes may use at once (docs/RELIABILITY.md). One log per shard.
   shards="${GPU_TEST_SHARDS:-1}"
   if [ "$shards" -le 1 ]; then
-    "$build/tests/normjit_gpu_tests" 2>&1 | tee "$out/gpu-tests.txt" | grep -E "^\[  (FAILED|PASSED|SKIPPED) |^normjit GPU|tests? (ran|skipped)|FAILED" | head -80
+    "$build/tests/normjit_gpu_tests" ${GPU_TEST_FILTER:+--gtest_filter="$GPU_TEST_FILTER"} 2>&1 | tee "$out/gpu-tests.txt" | grep -E "^\[  (FAILED|PASSED|SKIPPED) |^normjit GPU|tests? (ran|skipped)|FAILED" | head -80
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   else
     pids=()
