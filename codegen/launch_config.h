@@ -109,6 +109,9 @@ LaunchConfig twin_launch_config(const NormProblem& twin, int sm, int sm_count, i
 // its shape is one phased kernels have: a row in registers in 16-byte slots, unstaged, one row a
 // block or a cluster of up to kMaxPhasedCluster blocks, unmerged, no column pass. None otherwise.
 std::optional<LaunchConfig> phased_config(const NormProblem& resolved, const LaunchConfig& twin_config, int sm);
+// The block shape phased kernels have (check_launch_config's phased rows): a row held in
+// registers, one row a block or cluster, unstaged, unmerged, no column pass.
+bool phased_block_shape(const LaunchConfig& config);
 // Columns of slots a row of p spans under config: n, or phased n + vec − 1 (the shift).
 int64_t row_span(const NormProblem& resolved, const LaunchConfig& config);
 
@@ -231,6 +234,9 @@ size_t static_merge_bytes(const NormProblem& resolved, const LaunchConfig& confi
 // Shared memory one block of config takes from its SM: dynamic, merge buffer and reserve; an SM
 // holds config.min_blocks_per_sm of them where that many times this fits max_shared_per_sm.
 size_t block_shared_bytes(const NormProblem& resolved, const LaunchConfig& config);
+// Blocks an SM for a config of shared sums whose rows are held packed: 1024 threads' worth
+// (kSharedSumsThreadsPerSm), as the SM's shared memory allows.
+int shared_sums_blocks_per_sm(const NormProblem& resolved, const LaunchConfig& config, int sm);
 
 // Largest cluster a launch may ask for (16 is beyond the portable 8: the kernel opts in).
 constexpr int kMaxCluster = 16;
