@@ -482,13 +482,13 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // 1.03-1.08x): up to kMaxUnpairedBf16LayerNormColumns they keep the rule before.
   // False, c unchanged, where the sums do not fit.
   auto rich_shared_sum_rows_config = [&]() {
-    if (p.kind == NormKind::LayerNorm && bf16_rows && dtype_size(p.weight_dtype) == 2 &&
-        p.n <= kMaxUnpairedBf16LayerNormColumns)
-      return shared_sums_rows(static_cast<int>(ceil_div(slots, 128)));
-    const bool taken = p.kind == NormKind::RMSNorm ? shared_sums_rows(static_cast<int>(ceil_div(slots, 128)))
+    const bool layer_norm = p.kind == NormKind::LayerNorm;
+    const bool paired = !(layer_norm && bf16_rows && dtype_size(p.weight_dtype) == 2 &&
+                          p.n <= kMaxUnpairedBf16LayerNormColumns);
+    const bool taken = !layer_norm || !paired ? shared_sums_rows(static_cast<int>(ceil_div(slots, 128)))
                        : slots <= kMaxPairedLayerNormBlockThreads ? shared_sums_rows(1)
                                                                    : pair_shared_sums(1);
-    if (!taken) return false;
+    if (!taken || !paired) return taken;
     c.paired_rows = true;
     c.min_blocks_per_sm = c.cluster == 1 ? 1 : kPairedLayerNormClusterBlocksPerSm;
     return true;
