@@ -511,6 +511,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // Rows of an element held 16 a thread (row_in_one_block) fill an SM only in blocks that tile
   // kHeldElementRowThreadsPerSm threads.
   const bool held_elements_fill_sm = kHeldElementRowThreadsPerSm % row_block_threads(slots, max_iters) == 0;
+  // Option-free rows, many of them on a memory-rich sm_90: what the memory-rich rules below for
+  // rows aligned to less than 16 bytes (and fp32 rows) have in common.
+  const bool rich_option_free_rows = memory_rich && many_rows && sm >= 90 && !has_fused_options(p);
   // 16-bit rows of 513-768 columns aligned to 2 bytes (odd N: rows of an element a slot), and
   // RMSNorm's to 999, many of them on a memory-rich sm_90: a warp a row, 16 rows a block, in
   // place of a block of 64 threads a row. Tune on the H200 (rows in phase, M = 64 Mi / N's
@@ -520,12 +523,11 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // its two sums: 0.95x). In bench --graph against the blocks of 64 threads (two rounds;
   // -short-rows/call4/): LN 513-767 1.18-1.25x (66 → 81% of copy), RMS 513-999 1.08-1.26x. Rows
   // in phase of RMSNorm from 960 take their phased block instead (short_rows_in_phase_config).
-  const bool rich_element_warp_rows = memory_rich && many_rows && sm >= 90 && sixteen_bit && c.vec == 1 &&
-                                      !has_fused_options(p) && (p.has_weight || p.has_bias) && p.n > 512 &&
+  const bool rich_element_warp_rows = rich_option_free_rows && sixteen_bit && c.vec == 1 &&
+                                      (p.has_weight || p.has_bias) && p.n > 512 &&
                                       p.n <= (p.kind == NormKind::LayerNorm ? kMaxLayerNormElementWarpRowColumns
                                                                            : kMaxRmsElementWarpRowColumns);
-  const bool rich_unaligned_prefetch_rows = memory_rich && many_rows && sm >= 90 && sixteen_bit && c.vec <= 2 &&
-                                            !has_fused_options(p) && p.n <= 4096 &&
+  const bool rich_unaligned_prefetch_rows = rich_option_free_rows && sixteen_bit && c.vec <= 2 && p.n <= 4096 &&
                                             slots <= int64_t{kUnalignedPrefetchSlots} * kMaxUnalignedPrefetchThreads &&
                                             (c.vec == 2 || (!held_elements_fill_sm && bf16_rows));
   // fp32 rows of slots of one element past 5120 columns, and of two past 8192, on memory-rich
@@ -535,8 +537,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   const int64_t element_row_blocks = ceil_div(slots, int64_t{kMaxElementRowBlockThreads} * 8 / c.vec);
   const int wide_element_row_iters = (p.has_bias ? 8 : 16) / c.vec;
   const bool rich_fp32_element_rows =
-      memory_rich && many_rows && sm >= 90 && p.x_dtype == DType::F32 && p.dy_dtype == DType::F32 && c.vec <= 2 &&
-      !has_fused_options(p) &&
+      rich_option_free_rows && p.x_dtype == DType::F32 && p.dy_dtype == DType::F32 && c.vec <= 2 &&
       ((element_row_blocks > 1 && (c.vec == 1 || p.n > 8192)) ||
        (c.vec == 2 && p.n > (p.has_bias ? 4096 : kMinFp32PairPrefetchColumnsNoBias) && p.n <= 6144)) &&
       (element_row_blocks <= kPortableCluster ||
@@ -545,8 +546,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // 16-bit rows aligned to 4 or 8 bytes of 4097-16384 on memory-rich devices (the rule says why).
   const bool fp16_layer_norm = p.x_dtype == DType::F16 && p.has_bias;
   const bool rich_unaligned_block_rows =
-      memory_rich && many_rows && sm >= 90 && sixteen_bit && !aligned && c.vec >= 2 && !has_fused_options(p) &&
-      p.n > 4096 && p.n <= kMaxRowThreads * 16 &&
+      rich_option_free_rows && sixteen_bit && !aligned && c.vec >= 2 && p.n > 4096 && p.n <= kMaxRowThreads * 16 &&
       (p.n <= 8192 ? c.vec == 4 || !(fp16_layer_norm && p.n > int64_t{kMaxFp16LayerNormPrefetchThreads} * 8)
                    : !p.has_bias || c.vec == 4 || p.n > int64_t{kMaxStagedSlotRowThreads} * 16);
   // One block holding the row in registers, 16 elements a thread: aligned fp32 rows of 4097-8192
