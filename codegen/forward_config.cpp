@@ -7,6 +7,7 @@
 
 #include "codegen/integer_math.h"
 #include "codegen/norm_problem.h"
+#include "codegen/phased_rows_config.h"
 #include "normjit/normjit.hpp"
 
 namespace normjit::codegen {

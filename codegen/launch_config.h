@@ -95,20 +95,11 @@ constexpr int kMaxPhasedCluster = 4;
 // in phase, x, dy and dx of one element size, at least 16 bytes long (shorter rows share the
 // tensor's last chunk), and no fused option (their rows are not phased).
 bool phases_rows(const NormProblem& resolved);
-// The aligned twin of a problem whose rows can be phased: the same problem with rows aligned to
-// 16 bytes and as long as the phased span (n + vec − 1), whose configs phased rows take. Only
-// 16-bit rows so far (fp32 rows of an element already read whole lines a warp access); none
-// otherwise.
-std::optional<NormProblem> phased_twin(const NormProblem& resolved);
-// The aligned twin's config that phased rows start from: choose_launch_config's, but without the
+// The aligned twin's config (phased_twin, codegen/phased_rows_config.h) that phased rows start from: choose_launch_config's, but without the
 // memory-rich rule of rows copied ahead at 12289-16384 columns (copies need rows aligned to 16
 // bytes, and phased rows were not timed in its clusters of two or paired).
 LaunchConfig twin_launch_config(const NormProblem& twin, int sm, int sm_count, int64_t m,
                                 double memory_bytes_per_sm_cycle);
-// A config of the aligned twin as phased rows of p run it (γ in shared memory on sm `sm`), where
-// its shape is one phased kernels have: a row in registers in 16-byte slots, unstaged, one row a
-// block or a cluster of up to kMaxPhasedCluster blocks, unmerged, no column pass. None otherwise.
-std::optional<LaunchConfig> phased_config(const NormProblem& resolved, const LaunchConfig& twin_config, int sm);
 // The block shape phased kernels have (check_launch_config's phased rows): a row held in
 // registers, one row a block or cluster, unstaged, unmerged, no column pass.
 bool phased_block_shape(const LaunchConfig& config);

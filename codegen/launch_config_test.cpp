@@ -10,6 +10,7 @@
 #include "codegen/integer_math.h"
 #include "codegen/kernel_source.h"
 #include "codegen/norm_problem.h"
+#include "codegen/phased_rows_config.h"
 #include "codegen/search_space.h"
 
 using namespace normjit;

@@ -6,6 +6,7 @@
 
 #include "codegen/integer_math.h"
 #include "codegen/norm_problem.h"
+#include "codegen/phased_rows_config.h"
 
 namespace normjit::codegen {
 namespace {
