@@ -1855,15 +1855,19 @@ TEST(LaunchConfig, MemoryRichShortRowsLeaveTheStagedBlocks) {
     EXPECT_TRUE(at(n, NormKind::RMSNorm, 18.8, DType::BF16, sixteen_bit_weights).paired_rows) << n << ": RMSNorm pairs";
   }
   EXPECT_TRUE(at(1768, NormKind::LayerNorm, 18.8, DType::BF16, sixteen_bit_weights).paired_rows);
-  // Rows aligned to 2 bytes (odd N, in phase or not) of 513-768, and RMSNorm's to 999: a warp a
-  // row of elements, 16 rows a block (in phase, RMSNorm's from 960 take their phased block).
+  // Rows aligned to 2 bytes (odd N), in phase or not.
+  auto odd_rows = [](int64_t n, DType x, NormKind kind, bool in_phase) {
+    NormProblem p = with_option(n, x, kind, no_option);
+    p.alignment = 2;
+    p.rows_in_phase = in_phase;
+    return codegen::resolve_problem(p);
+  };
+  // Those of 513-768, and RMSNorm's to 999: a warp a row of elements, 16 rows a block (in phase,
+  // RMSNorm's from 960 take their phased block).
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     for (bool in_phase : {false, true})
       for (int64_t n : {513, 745, 767, 801, 959, 999, 1001}) {
-        NormProblem odd = with_option(n, DType::F16, kind, no_option);
-        odd.alignment = 2;
-        odd.rows_in_phase = in_phase;
-        odd = codegen::resolve_problem(odd);
+        const NormProblem odd = odd_rows(n, DType::F16, kind, in_phase);
         const LaunchConfig c = choose_launch_config(odd, 90, 132, 67108864 / n, 18.8);
         const bool warp = n <= (kind == NormKind::LayerNorm ? 768 : in_phase ? 959 : 999);
         EXPECT_EQ(codegen::describe(c) == "threads=512 threads_per_row=32 vec=1 registers", warp)
@@ -1876,10 +1880,8 @@ TEST(LaunchConfig, MemoryRichShortRowsLeaveTheStagedBlocks) {
   // Rows in phase whose twin is a paired cluster (LayerNorm 1281-2047) are not phased: they
   // keep the rules of their alignment (phased pairs took 1.3-1.56x their time).
   for (int64_t n : {1281, 1537, 2001}) {
-    NormProblem odd = with_option(n, DType::BF16, NormKind::LayerNorm, no_option);
-    odd.alignment = 2;
-    odd.rows_in_phase = true;
-    const LaunchConfig c = choose_launch_config(codegen::resolve_problem(odd), 90, 132, 67108864 / n, 18.8);
+    const LaunchConfig c =
+        choose_launch_config(odd_rows(n, DType::BF16, NormKind::LayerNorm, true), 90, 132, 67108864 / n, 18.8);
     EXPECT_FALSE(c.phased || c.paired_rows) << n << " " << codegen::describe(c);
   }
 
