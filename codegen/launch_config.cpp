@@ -527,6 +527,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
                                       (p.has_weight || p.has_bias) && p.n > 512 &&
                                       p.n <= (p.kind == NormKind::LayerNorm ? kMaxLayerNormElementWarpRowColumns
                                                                            : kMaxRmsElementWarpRowColumns);
+  // LayerNorm's rows of an element a thread in blocks of 16 elements a thread (row_in_one_block),
+  // many of them on a memory-rich sm_90 (the rule there says why).
+  const bool rich_layer_norm_element_rows = rich_option_free_rows && sixteen_bit && c.vec == 1 &&
+                                            p.kind == NormKind::LayerNorm && p.has_bias;
   const bool rich_unaligned_prefetch_rows = rich_option_free_rows && sixteen_bit && c.vec <= 2 && p.n <= 4096 &&
                                             slots <= int64_t{kUnalignedPrefetchSlots} * kMaxUnalignedPrefetchThreads &&
                                             (c.vec == 2 || (!held_elements_fill_sm && bf16_rows));
@@ -953,6 +957,24 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 2049-3072 is gone since 16-bit rows load without per-slot branches, which ptxas
     // serialized (load_slot_if; bench/NOTES.md entries 35, 48).
     one_row_per_block(slots, max_iters);
+    if (rich_layer_norm_element_rows && c.threads == kElementRowSmallBlockThreads) {
+      // LayerNorm's blocks of 64 (769-1024 columns): 128 registers, so that 8 of them fill an
+      // SM. ptxas gave 897-959 139 (7 blocks an SM, 448 threads): LN 935 took 162 µs where 871
+      // and 961 took 131-137 (bench --graph, bench/results/2026-11-30-h200-pairs-odd-layernorm/
+      // call1/). At 128 they spill nothing.
+      c.min_blocks_per_sm = kHeldElementRowThreadsPerSm / c.threads;
+    } else if (rich_layer_norm_element_rows && c.threads <= kElementRowPrefetchBlockThreads) {
+      // LayerNorm's blocks of 96-128 (1025-2048 columns; bf16's of 1025-1536 prefetch 8 a thread,
+      // rich_unaligned_prefetch_rows): prefetching the next row, two blocks an SM (120-163
+      // registers at the cap of 255: no spill). In bench --graph against the block alone (call 1
+      // there, abQ: bf16 and fp16, fp32 and 16-bit γ, rows in phase): fp16 1201 1.09-1.12x, 1537
+      // 1.00-1.06x, 2001 1.04-1.15x, 2047 1.05-1.14x. Not the blocks of 192-256 (2561-4096):
+      // two an SM cap them at 128-170 registers, where they spill (LN fp16 3001 40 bytes, 0.80x;
+      // 3457 632 bytes), and 2049-2560 prefetch 8 a thread already (rich_unaligned_prefetch_rows:
+      // at 16 a thread LN 2559 lost, 0.94-0.99x).
+      c.prefetch = true;
+      c.min_blocks_per_sm = 2;
+    }
   } else if (sm >= 80 && staged_slots <= int64_t{kMaxRegisterRowThreads} * staged_iters &&
              stage(1, staged_iters)) {
     // One row per block, staged (up to N = 8192). 16-bit RMSNorm rows aligned to less than 16
@@ -1102,6 +1124,11 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 16-bit (bf16 and fp16, fp32 γ) at 4608-7168 and 13824-15360: 1.02-1.42x the speed but LN
     // bf16 13824 (0.87, above); fp32 at 4608-6144 and 13824-15360: LN 1.02-1.24x, RMS 1.03-1.27x.
     const LaunchConfig chosen = c;
+    const bool option_free_layer_norm = p.kind == NormKind::LayerNorm && p.has_bias && !has_fused_options(p);
+    const bool layer_norm_prefetch_block =
+        option_free_layer_norm && (p.n == 3584 || p.n == 7168 || p.n == 8192 ||
+                                   ((p.n == 1024 || p.n == 4096 || p.n == 6656) && p.x_dtype == DType::BF16));
+    const bool paired_layer_norm = option_free_layer_norm && sixteen_bit && dtype_size(p.dx_dtype) == 2;
     // A row a block (or cluster), `iters` slots of `vec` a thread, sums in registers ...
     auto block_rows = [&](int vec, int cluster, int iters, bool prefetch) {
       c = LaunchConfig{};
@@ -1120,9 +1147,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
         shared_rows(4, 2, 2, false);
       else if (p.n > 13312 && p.n <= 15360 && p.n % 512 == 0)
         shared_rows(4, 2, 2, true);
-    } else if (p.kind == NormKind::LayerNorm && p.has_bias && !has_fused_options(p) &&
-               (p.n == 3584 || p.n == 6656 || p.n == 7168 || p.n == 8192 ||
-                ((p.n == 1024 || p.n == 4096) && p.x_dtype == DType::BF16))) {
+    } else if (layer_norm_prefetch_block) {
       // LayerNorm (γ and β) retuned on the H200 (session 37, bench/results/
       // 2026-11-29-h200-sweep-retune/, bf16, fp32 γ, tune µs): one block a row prefetching,
       // its sums in registers, 8 elements a thread (two blocks an SM up to 512 threads: LN
@@ -1136,9 +1161,26 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       // 0.99x). Where it lost the rules before stay: blocks of 320-384 threads (2560, 3072:
       // 0.90-0.96x), 16 a thread in 96-128 or 480 threads (fp16 1536-2048 0.85-0.91x; 7680 with
       // fp32 γ 0.89-0.90x), and 4097-6144 (5120: the cluster of two the best in tuning). Not
-      // RMSNorm: within 1.03 of its best already.
+      // RMSNorm: within 1.03 of its best already. fp16 6656 pairs its rows since session 53
+      // (below: 1.23-1.25x).
       block_rows(staged_vec, 1, p.n == 8192 ? 2 : 1, true);
       if (p.n <= 4096) c.min_blocks_per_sm = 2;
+    } else if (paired_layer_norm && (p.n == 1024 || (p.n > 1024 && p.n <= 7168 && p.n % 512 == 0))) {
+      // LayerNorm's rows of 1024 (fp16: bf16 prefetches, above) and 1536-7168 in 512-column
+      // steps but the prefetching blocks above: two rows a turn (paired_rows), a slot of 8 a
+      // thread, sums shared, one block of N/8 threads at 1024, else a cluster of two, as many
+      // blocks an SM as shared sums take (no spill: 64-79 registers). In place of a warp a row of
+      // 8-byte vectors (1024) and of the cluster of two prefetching (below). Session 51's tune
+      // found them at fp16 1024 (1.09x) and 5120 (1.03-1.04x; bench/results/2026-11-30-h200-odd-
+      // rows/call6/). In bench --graph against the rules before (M·N = 64 Mi, two rounds within
+      // 1%; bench/results/2026-11-30-h200-pairs-odd-layernorm/call1/, abP: bf16 and fp16, fp32 and
+      // 16-bit γ): fp16 1024 1.10x (113 → 103 µs, 87 → 96% of copy), 1536-3072 1.03-1.04x, fp16
+      // 4096 1.04x, 4608-5120 1.03-1.05x, 6144 1.01-1.02x, 5632 1.00x, fp16 6656 1.23-1.25x (142 →
+      // 114 µs, where the prefetching block lost its bf16 gain). The prefetching blocks stay where
+      // pairs lost: bf16 4096 and 6656 (0.975-0.98x), 3584 and 7168 (bf16 0.985-0.99x, fp16
+      // 1.00-1.01x).
+      block_rows(staged_vec, p.n == 1024 ? 1 : 2, 1, false);
+      if (take_shared_sums(chosen)) c.paired_rows = true;  // else c is chosen again
     } else if (p.n > 1024 && p.n <= 7168 && p.n % 512 == 0)
       shared_rows(staged_vec, 2, 1, true);
     else if (p.n == 8192)

@@ -180,6 +180,11 @@ constexpr int64_t kMaxFp32PairRowBlockColumns = 13312;
 constexpr int64_t kMinFp32PairPrefetchColumnsNoBias = 4608;
 // Threads an SM holds of rows held 16 elements a thread (about 128 registers each).
 constexpr int kHeldElementRowThreadsPerSm = 512;
+// LayerNorm's blocks of rows of an element, 16 a thread, on memory-rich devices
+// (config_for_many_rows): those held to kHeldElementRowThreadsPerSm / 64 blocks an SM (769-1024
+// columns), and the largest that prefetch two an SM (1025-2048).
+constexpr int kElementRowSmallBlockThreads = 64;
+constexpr int kElementRowPrefetchBlockThreads = 128;
 constexpr int kPrefetchBlockThreads = 256;
 
 // Threads per SM that shared-sums configs aim for: 64 registers a thread (65536 / 64).
@@ -195,7 +200,7 @@ constexpr int64_t kMaxUnpairedBf16LayerNormColumns = 1664;
 // 16-bit rows aligned to 2 bytes held a warp a row on memory-rich devices (config_for_many_rows):
 // the most columns (LayerNorm, RMSNorm), and the block's threads (16 rows).
 constexpr int64_t kMaxLayerNormElementWarpRowColumns = 768;
-constexpr int64_t kMaxRmsElementWarpRowColumns = 999;
+constexpr int64_t kMaxRmsElementWarpRowColumns = 1023;
 constexpr int kElementWarpRowThreads = 512;
 
 // Slots (16-byte vectors of x) per thread whose dγ/dβ accumulators staged rows keep in registers.

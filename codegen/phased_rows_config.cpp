@@ -67,6 +67,7 @@ constexpr int64_t kMaxRmsPhasedPrefetchThreads = 768;
 // short_rows_in_phase_config's bounds (its comment says why).
 constexpr int64_t kShortRowsInPhaseFromN = 960;
 constexpr int64_t kRmsPhasedOneSlotToN = 2048;
+constexpr int64_t kMaxRmsShortPhasedSlots = 128;  // up to kMaxRmsElementWarpRowColumns
 constexpr int64_t kRmsHalvesFromN = 4097;
 constexpr int64_t kLayerNormElementRowsFromN = 4097;
 constexpr int64_t kLayerNormHalvesFromN = 5120;
@@ -134,6 +135,13 @@ std::optional<LaunchConfig> short_rows_in_phase_config(const NormProblem& p, con
     return c;
   }
   if (p.n >= kRmsPhasedOneSlotToN) return phased_two_slot_blocks(p, twin, 1, sm);
+  // Where the block's last warp would hold one slot (1018-1023 columns, 129 chunks: 160 threads),
+  // the warp a row of elements of their alignment instead (config_for_many_rows, to
+  // kMaxRmsElementWarpRowColumns): tuned at 1019, 1021 and 1023 (M = 64 Mi / N's bucket, bf16 fp32
+  // γ and fp16 fp16 γ; bench/results/2026-11-30-h200-pairs-odd-layernorm/call1/tune.txt) 236 µs
+  // against 276-283 for the phased block, the best of 39 candidates.
+  if (p.n <= kMaxRmsElementWarpRowColumns && ceil_div(twin.n, int64_t{16 / dtype_size(p.x_dtype)}) > kMaxRmsShortPhasedSlots)
+    return std::nullopt;
   std::optional<LaunchConfig> phased = rms_phased_prefetch_config(p, twin, sm);
   if (phased) phased->min_blocks_per_sm = shared_sums_blocks_per_sm(p, *phased, sm);  // as the tuned blocks
   return phased;

@@ -44,8 +44,11 @@ namespace {
 // threads with shared sums (the matrix runs 12288 at few rows only); 1128 and 1768, where
 // memory-rich devices pair 16-bit rows (LayerNorm in one block, then in a cluster of two; RMSNorm
 // in one block), and 1000, where they take a warp a row.
-constexpr int64_t kHiddenSizes[] = {1,    33,   1000,  1128,  1280,  1768,  2560,  4096,
-                                    5120, 8192, 12288, 14336, 16384, 32768, 65536, 262144};
+// 935, 1201, 1901 (odd, so in phase): LayerNorm's rows of an element in blocks of 64 held to
+// 128 registers, and of 96-128 prefetching; 1021 RMSNorm's warp a row of them; 1024, 1536, 6656
+// LayerNorm's paired rows (fp16 1024 one block, else a cluster of two).
+constexpr int64_t kHiddenSizes[] = {1,    33,   935,  1000, 1021,  1024,  1128,  1201,  1280,  1536,  1768,
+                                    1901, 2560, 4096, 5120, 6656, 8192, 12288, 14336, 16384, 32768, 65536, 262144};
 constexpr int64_t kManyRows[] = {199, 4096};
 constexpr int64_t kGroups = 2;  // row groups the launch is told are resident
 constexpr int64_t kRounds = 3;  // rows per group slot, the last one short of a full round
