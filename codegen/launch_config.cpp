@@ -963,12 +963,15 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       // and 961 took 131-137 (bench --graph, bench/results/2026-11-30-h200-pairs-odd-layernorm/
       // call1/). At 128 they spill nothing.
       c.min_blocks_per_sm = kHeldElementRowThreadsPerSm / c.threads;
-    } else if (rich_layer_norm_element_rows && c.threads <= kElementRowPrefetchBlockThreads) {
-      // LayerNorm's blocks of 96-128 (1025-2048 columns; bf16's of 1025-1536 prefetch 8 a thread,
-      // rich_unaligned_prefetch_rows): prefetching the next row, two blocks an SM (120-163
-      // registers at the cap of 255: no spill). In bench --graph against the block alone (call 1
-      // there, abQ: bf16 and fp16, fp32 and 16-bit γ, rows in phase): fp16 1201 1.09-1.12x, 1537
-      // 1.00-1.06x, 2001 1.04-1.15x, 2047 1.05-1.14x. Not the blocks of 192-256 (2561-4096):
+    } else if (rich_layer_norm_element_rows && c.threads == kElementRowPrefetchBlockThreads) {
+      // LayerNorm's blocks of 128 (1537-2048 columns): prefetching the next row, two blocks an SM
+      // (120-163 registers at the cap of 255: no spill; three fit). In bench --graph against the
+      // block alone (bf16 and fp16, fp32 and 16-bit γ, rows in phase; bench/results/
+      // 2026-11-30-h200-pairs-odd-layernorm/, call 1's abQ and call 2): 1537 1.00-1.06x, 1793
+      // 1.06-1.14x, 1901 1.21-1.37x (166 → 125 µs), 2001 1.04-1.15x, 2047 1.05-1.14x. Not fp16's
+      // blocks of 96 (1025-1536; bf16's prefetch 8 a thread there, rich_unaligned_prefetch_rows):
+      // 1201 gained 1.09-1.12x, but at 1409 180 registers leave three blocks of 96 an SM and it
+      // took twice the time (140 → 285 µs). Not the blocks of 192-256 (2561-4096):
       // two an SM cap them at 128-170 registers, where they spill (LN fp16 3001 40 bytes, 0.80x;
       // 3457 632 bytes), and 2049-2560 prefetch 8 a thread already (rich_unaligned_prefetch_rows:
       // at 16 a thread LN 2559 lost, 0.94-0.99x).

@@ -182,7 +182,7 @@ constexpr int64_t kMinFp32PairPrefetchColumnsNoBias = 4608;
 constexpr int kHeldElementRowThreadsPerSm = 512;
 // LayerNorm's blocks of rows of an element, 16 a thread, on memory-rich devices
 // (config_for_many_rows): those held to kHeldElementRowThreadsPerSm / 64 blocks an SM (769-1024
-// columns), and the largest that prefetch two an SM (1025-2048).
+// columns), and those that prefetch two an SM (1537-2048).
 constexpr int kElementRowSmallBlockThreads = 64;
 constexpr int kElementRowPrefetchBlockThreads = 128;
 constexpr int kPrefetchBlockThreads = 256;

@@ -44,19 +44,25 @@ namespace {
 // threads with shared sums (the matrix runs 12288 at few rows only); 1128 and 1768, where
 // memory-rich devices pair 16-bit rows (LayerNorm in one block, then in a cluster of two; RMSNorm
 // in one block), and 1000, where they take a warp a row.
-// 935, 1201, 1901 (odd, so in phase): LayerNorm's rows of an element in blocks of 64 held to
-// 128 registers, and of 96-128 prefetching; 1021 RMSNorm's warp a row of them; 1024, 1536, 6656
-// LayerNorm's paired rows (fp16 1024 one block, else a cluster of two).
+// 935, 1021, 1201, 1901 (odd, so in phase; RMSNorm's phased at 1201 and 1901): LayerNorm's rows
+// of an element in blocks of 64 held to 128 registers (935, 1021), of 96 (1201) and of 128
+// prefetching (1901); RMSNorm's warp a row of them (1021); 1024, 1536, 6656 LayerNorm's paired
+// rows (fp16 1024 one block, else a cluster of two).
 constexpr int64_t kHiddenSizes[] = {1,    33,   935,  1000, 1021,  1024,  1128,  1201,  1280,  1536,  1768,
                                     1901, 2560, 4096, 5120, 6656, 8192, 12288, 14336, 16384, 32768, 65536, 262144};
 constexpr int64_t kManyRows[] = {199, 4096};
 constexpr int64_t kGroups = 2;  // row groups the launch is told are resident
 constexpr int64_t kRounds = 3;  // rows per group slot, the last one short of a full round
 
-// Rows that give each of kGroups groups kRounds rounds of its slot (rows a block, or a merged
+// Row groups the launch is told are resident for config c: kGroups, but for phased configs,
+// whose groups each take rows of one phase, which repeats every c.vec rows: c.vec of them
+// (runtime::row_groups makes a multiple of c.vec groups, or a group a row).
+int64_t resident_for(const codegen::LaunchConfig& c) { return c.phased ? c.vec : kGroups; }
+
+// Rows that give each of those groups kRounds rounds of its slot (rows a block, or a merged
 // cluster, takes at once), the last round one row short.
 int64_t rows_for(const codegen::LaunchConfig& c) {
-  return kGroups * kRounds * int64_t{c.rows_per_block()} * c.merge - 1;
+  return resident_for(c) * kRounds * int64_t{c.rows_per_block()} * c.merge - 1;
 }
 
 struct Case {
@@ -65,7 +71,7 @@ struct Case {
 };
 
 // Runs each case over rows_for(config) rows with the config the engine picks for each of
-// kManyRows (each distinct one once), told that kGroups groups are resident, against the
+// kManyRows (each distinct one once), told that resident_for's groups are resident, against the
 // reference. Returns how many runs there were.
 int run_over_two_groups(const std::vector<Case>& cases, CUstream stream) {
   Engine& engine = shared_engine();
@@ -83,15 +89,15 @@ int run_over_two_groups(const std::vector<Case>& cases, CUstream stream) {
     for (const int64_t many : kManyRows) {
       const LoadedKernel& chosen = engine.impl().kernel_for(ctx, resolved[i], many);
       if (!seen.insert(codegen::describe(chosen.config)).second) continue;
-      LoadedKernel few = chosen;  // the same module, told that two groups are resident
-      few.resident_groups = std::min<int64_t>(few.resident_groups, kGroups);
+      LoadedKernel few = chosen;  // the same module, told that two groups (phased: c.vec) are resident
+      few.resident_groups = std::min<int64_t>(few.resident_groups, resident_for(chosen.config));
       const int64_t m = rows_for(chosen.config);
       const NormInputs inputs = make_inputs(problem, m, fresh_seed(), {}, cases[i].spec);
       const std::string what = describe_problem(problem) + " with M=" + std::to_string(many) + "'s config " +
                                codegen::describe(chosen.config) + ", run on M=" + std::to_string(m);
       // A grid cluster is one group whatever the rows, the column pass a group (a float2 of
-      // sums) per row whatever is resident; every other config must get kGroups.
-      const int64_t groups = chosen.config.grid ? 1 : chosen.config.column_pass > 0 ? m : kGroups;
+      // sums) per row whatever is resident; every other config must get resident_for's.
+      const int64_t groups = chosen.config.grid ? 1 : chosen.config.column_pass > 0 ? m : resident_for(chosen.config);
       EXPECT_EQ(runtime::row_groups(few.config, few.limits, m, few.resident_groups), groups) << what;
 
       DeviceCase device(inputs, RunOptions{});
