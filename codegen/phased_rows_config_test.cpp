@@ -140,10 +140,11 @@ TEST(PhasedRowsConfig, LongSixteenBitRowsInPhaseArePhased) {
 // short_rows_in_phase_config): RMSNorm to 2047 one prefetching phased block of a slot a thread,
 // then one phased block of two slots a thread, both of shared sums and as many blocks an SM as
 // shared sums take (whatever the twin's shape: since session 52 the twins of 1001-1017 are a warp
-// a row); LayerNorm rows of an element, 16 a thread, two blocks an SM. Not at few rows, by the
-// H100's rules, out of phase, in fp32, nor below 960 columns (a warp a row of elements there);
-// LayerNorm's rows to 4096 keep the rules of their alignment (also where their twin is a paired
-// cluster: not phased). Each config passes its check and fits an SM.
+// a row), but at 1018-1023, where the block's last warp would hold one slot (session 53: a warp a
+// row of elements there); LayerNorm rows of an element, 16 a thread, two blocks an SM. Not at few
+// rows, by the H100's rules, out of phase, in fp32, nor below 960 columns (a warp a row of
+// elements there); LayerNorm's rows to 4096 keep the rules of their alignment (also where their
+// twin is a paired cluster: not phased). Each config passes its check and fits an SM.
 TEST(PhasedRowsConfig, ShortSixteenBitRowsInPhaseTakeTheirTunedBlocks) {
   auto in_phase = [](int64_t n, DType x, DType weight, NormKind kind) { return rows_in_phase(n, x, weight, kind); };
   int taken = 0, skipped = 0;  // shapes of the rules' range whose twin is one block, or not
@@ -167,7 +168,10 @@ TEST(PhasedRowsConfig, ShortSixteenBitRowsInPhaseTakeTheirTunedBlocks) {
           ++taken;
           EXPECT_LE(c.min_blocks_per_sm * codegen::block_shared_bytes(p, c), codegen::max_shared_per_sm(90)) << what;
           const int64_t chunks = codegen::ceil_div(n + 7, 8);
-          if (kind == NormKind::RMSNorm && n < 4097) {
+          const bool warp = kind == NormKind::RMSNorm && n >= 1018 && n <= 1023;
+          if (warp) {
+            EXPECT_EQ(codegen::describe(c), "threads=512 threads_per_row=32 vec=1 registers") << what << ": a warp a row";
+          } else if (kind == NormKind::RMSNorm && n < 4097) {
             ASSERT_TRUE(c.phased && c.shared_sums && c.shared_weights && c.row_in_registers) << what;
             EXPECT_EQ(c.cluster, 1) << what;
             EXPECT_EQ(c.prefetch, n < 2048) << what;
@@ -182,10 +186,15 @@ TEST(PhasedRowsConfig, ShortSixteenBitRowsInPhaseTakeTheirTunedBlocks) {
           } else if (kind == NormKind::LayerNorm) {
             EXPECT_FALSE(c.phased) << what;
             EXPECT_EQ(c.vec, 1) << what << ": the rules of its alignment";
+            // (Since session 53 its blocks of 64 threads hold 8 an SM, those of 128 prefetch, not
+            // fp16's of 96.)
+            if (n <= 1024) EXPECT_TRUE(c.threads == 64 && c.min_blocks_per_sm == 8) << what;
+            if (n > 1024 && n <= 1536 && x == DType::F16) EXPECT_FALSE(c.prefetch) << what;
+            if (n > 1536 && n <= 2048) EXPECT_TRUE(c.threads == 128 && c.prefetch && c.min_blocks_per_sm == 2) << what;
           } else {
             EXPECT_TRUE(c.phased && c.cluster == 2) << what << ": the halves";
           }
-          const bool rule = (kind == NormKind::RMSNorm && n < 4097) || (kind == NormKind::LayerNorm && n > 4096);
+          const bool rule = (kind == NormKind::RMSNorm && n < 4097 && !warp) || (kind == NormKind::LayerNorm && n > 4096);
           if (!rule || n % 98 != 1) continue;  // the rest at a sample
           EXPECT_FALSE(choose_launch_config(p, 90, 132, 64, 18.4) == c) << what << ": few rows";
           EXPECT_FALSE(choose_launch_config(p, 90, 132, m) == c) << what << ": the H100's rules";
@@ -196,6 +205,12 @@ TEST(PhasedRowsConfig, ShortSixteenBitRowsInPhaseTakeTheirTunedBlocks) {
   EXPECT_GT(taken, 8 * skipped) << "the rules' range is mostly twins of one block";
   const LaunchConfig below = choose_launch_config(in_phase(959, DType::BF16, DType::F32, NormKind::RMSNorm), 90, 132, 69977, 18.4);
   EXPECT_EQ(codegen::describe(below), "threads=512 threads_per_row=32 vec=1 registers") << "a warp a row of elements";
+  EXPECT_TRUE(choose_launch_config(in_phase(1017, DType::BF16, DType::F32, NormKind::RMSNorm), 90, 132, 65987, 18.4).phased)
+      << "its block's last warp holds 32 slots";
+  EXPECT_EQ(codegen::describe(
+                choose_launch_config(in_phase(1018, DType::BF16, DType::F32, NormKind::RMSNorm), 90, 132, 65922, 18.4)),
+            "threads=512 threads_per_row=32 vec=1 registers")
+      << "its block's last warp would hold one slot";
   NormProblem fp32 = in_phase(3001, DType::F32, DType::F32, NormKind::RMSNorm);
   fp32.alignment = 4;
   EXPECT_FALSE(choose_launch_config(fp32, 90, 132, 22362, 18.4).phased) << "fp32";

@@ -232,10 +232,10 @@ TEST_F(Cli, EmitTakesTheDevicesMemoryRate) {
 }
 
 // tune --list lists a memory-rich device's candidates too, the heuristic's first (at LN bf16
-// 5120 on an H200, a cluster of two prefetching blocks); a tuning run reads the GPU's own rate.
+// 5120 on an H200, a cluster of two blocks of paired rows); a tuning run reads the GPU's own rate.
 TEST_F(Cli, TuneListTakesTheDevicesMemoryRate) {
   const std::string problem = "tune --list --kind layernorm --n 5120 --dtype bf16 --weight-dtype fp32 --m 13107";
-  const std::string rich = "threads=320 threads_per_row=320 vec=8 registers cluster=2 prefetch min_blocks=3 "
+  const std::string rich = "threads=320 threads_per_row=320 vec=8 registers cluster=2 paired_rows min_blocks=3 "
                            "shared_sums shared_weights";
   // The first candidate listed for sm_90.
   auto first_sm90 = [](const std::string& out) {
