@@ -231,6 +231,14 @@ int shared_sums_blocks_per_sm(const NormProblem& p, const LaunchConfig& c, int s
 
 namespace {
 
+// Blocks an SM for LayerNorm's blocks of rows of an element, 16 a thread, on memory-rich
+// devices (config_for_many_rows says why), by threads a block; 0 for the shapes left to ptxas.
+int element_blocks_per_sm(int threads) {
+  for (const ElementBlockFill& fill : kLayerNormElementBlocksPerSm)
+    if (fill.threads == threads) return fill.blocks_per_sm;
+  return 0;
+}
+
 // The heuristic for many rows a block (M well beyond the SMs): staging and prefetch keep the
 // next rows' loads in flight. many_rows: M is not few (few_rows); then shared sums also where
 // one block holds the row, and the rules fitted to many rows only (few rows want the latency
@@ -957,21 +965,26 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 2049-3072 is gone since 16-bit rows load without per-slot branches, which ptxas
     // serialized (load_slot_if; bench/NOTES.md entries 35, 48).
     one_row_per_block(slots, max_iters);
-    if (rich_layer_norm_element_rows && c.threads == kElementRowSmallBlockThreads) {
-      // LayerNorm's blocks of 64 (769-1024 columns): 128 registers, so that 8 of them fill an
-      // SM. ptxas gave 897-959 139 (7 blocks an SM, 448 threads): LN 935 took 162 µs where 871
-      // and 961 took 131-137 (bench --graph, bench/results/2026-11-30-h200-pairs-odd-layernorm/
-      // call1/). At 128 they spill nothing.
-      c.min_blocks_per_sm = kHeldElementRowThreadsPerSm / c.threads;
+    if (const int blocks = rich_layer_norm_element_rows ? element_blocks_per_sm(c.threads) : 0) {
+      // LayerNorm's blocks of 64 (769-1024 columns) and of 96 (fp16's 1025-1536): as many an SM
+      // as ptxas then holds at 96 registers a thread without spilling (10 and 6: 640 and 576
+      // threads). Unbounded it gave them 109-151 registers, 7-8 blocks of 64 an SM (448-512
+      // threads; 139 at 897-959) and 4-5 of 96 (384-480). The rows want the threads: in bench
+      // --graph (bf16 and fp16, fp32 and 16-bit γ, rows in phase; bench/results/2026-11-30-h200-
+      // pairs-odd-layernorm/), 8 blocks of 64 at 128 registers against 7 took LN 903-951
+      // 1.12-1.14x (935 162 → 142 µs; call 2), and 10 at 96 against 8 801-1021 1.01-1.09x (801
+      // 141 → 130; call 6); fp16's 6 blocks of 96 1025-1535 1.00-1.26x (1201 174 → 138; call 6).
+      c.min_blocks_per_sm = blocks;
     } else if (rich_layer_norm_element_rows && c.threads == kElementRowPrefetchBlockThreads) {
       // LayerNorm's blocks of 128 (1537-2048 columns): prefetching the next row, two blocks an SM
       // (120-163 registers at the cap of 255: no spill; three fit). In bench --graph against the
       // block alone (bf16 and fp16, fp32 and 16-bit γ, rows in phase; bench/results/
       // 2026-11-30-h200-pairs-odd-layernorm/, call 1's abQ and call 2): 1537 1.00-1.06x, 1793
-      // 1.06-1.14x, 1901 1.21-1.37x (166 → 125 µs), 2001 1.04-1.15x, 2047 1.05-1.14x. Not fp16's
-      // blocks of 96 (1025-1536; bf16's prefetch 8 a thread there, rich_unaligned_prefetch_rows):
-      // 1201 gained 1.09-1.12x, but at 1409 180 registers leave three blocks of 96 an SM and it
-      // took twice the time (140 → 285 µs). Not the blocks of 192-256 (2561-4096):
+      // 1.06-1.14x, 1901 1.21-1.37x (166 → 125 µs), 2001 1.04-1.15x, 2047 1.05-1.14x. fp16's
+      // blocks of 96 (1025-1536; bf16's prefetch 8 a thread there, rich_unaligned_prefetch_rows)
+      // take 6 an SM instead (above): prefetching two an SM, 1201 gained 1.09-1.12x, but at 1409
+      // 180 registers left three of 96 an SM and it took twice the time (140 → 285 µs). Not the
+      // blocks of 192-256 (2561-4096):
       // two an SM cap them at 128-170 registers, where they spill (LN fp16 3001 40 bytes, 0.80x;
       // 3457 632 bytes), and 2049-2560 prefetch 8 a thread already (rich_unaligned_prefetch_rows:
       // at 16 a thread LN 2559 lost, 0.94-0.99x).

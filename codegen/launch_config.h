@@ -181,9 +181,14 @@ constexpr int64_t kMinFp32PairPrefetchColumnsNoBias = 4608;
 // Threads an SM holds of rows held 16 elements a thread (about 128 registers each).
 constexpr int kHeldElementRowThreadsPerSm = 512;
 // LayerNorm's blocks of rows of an element, 16 a thread, on memory-rich devices
-// (config_for_many_rows): those held to kHeldElementRowThreadsPerSm / 64 blocks an SM (769-1024
-// columns), and those that prefetch two an SM (1537-2048).
-constexpr int kElementRowSmallBlockThreads = 64;
+// (config_for_many_rows): blocks an SM by threads a block, each at 96 registers (64: 769-1024
+// columns; 96: fp16's 1025-1536) ...
+struct ElementBlockFill {
+  int threads;
+  int blocks_per_sm;
+};
+constexpr ElementBlockFill kLayerNormElementBlocksPerSm[] = {{64, 10}, {96, 6}};
+// ... and the blocks that prefetch two an SM (1537-2048).
 constexpr int kElementRowPrefetchBlockThreads = 128;
 constexpr int kPrefetchBlockThreads = 256;
 
