@@ -187,7 +187,7 @@ struct ElementBlockFill {
   int threads;
   int blocks_per_sm;
 };
-constexpr ElementBlockFill kLayerNormElementBlocksPerSm[] = {{64, 10}, {96, 6}};
+constexpr ElementBlockFill kLayerNormElementBlocksPerSm[] = {{64, 10}, {96, 6}, {192, 3}};
 // ... and the blocks that prefetch two an SM (1537-2048).
 constexpr int kElementRowPrefetchBlockThreads = 128;
 constexpr int kPrefetchBlockThreads = 256;
