@@ -1957,6 +1957,10 @@ TEST(LaunchConfig, MemoryRichUnalignedShortRowsPrefetch) {
     EXPECT_EQ(codegen::describe(at(3002, 4, 18.8, kind)), "threads=192 threads_per_row=192 vec=2 registers prefetch");
     EXPECT_EQ(codegen::describe(at(4002, 4, 18.8, kind)), "threads=256 threads_per_row=256 vec=2 registers prefetch");
     EXPECT_FALSE(at(2561, 2, 18.8, kind).prefetch) << "two blocks of 352 threads spill";
+    // LayerNorm's 16 a thread there: 3 blocks of 192 an SM at 96 registers (session 53).
+    EXPECT_EQ(codegen::describe(at(2561, 2, 18.8, kind)), kind == NormKind::LayerNorm
+                                                              ? "threads=192 threads_per_row=192 vec=1 registers min_blocks=3"
+                                                              : "threads=192 threads_per_row=192 vec=1 registers");
     // Blocks of 64 or 128 threads of 16 elements fill an SM: not 8 a thread. LayerNorm's of 128
     // prefetch those 16, two an SM, and its blocks of 64 hold 10 an SM (session 53,
     // -pairs-odd-layernorm/); RMSNorm's 1001 takes a warp a row (MemoryRichShortRowsLeaveTheStagedBlocks).
