@@ -135,12 +135,16 @@ std::optional<LaunchConfig> short_rows_in_phase_config(const NormProblem& p, con
     return c;
   }
   if (p.n >= kRmsPhasedOneSlotToN) return phased_two_slot_blocks(p, twin, 1, sm);
-  // Where the block's last warp would hold one slot (1018-1023 columns, 129 chunks: 160 threads),
-  // the warp a row of elements of their alignment instead (config_for_many_rows, to
-  // kMaxRmsElementWarpRowColumns): tuned at 1019, 1021 and 1023 (M = 64 Mi / N's bucket, bf16 fp32
-  // γ and fp16 fp16 γ; bench/results/2026-11-30-h200-pairs-odd-layernorm/call1/tune.txt) 236 µs
-  // against 276-283 for the phased block, the best of 39 candidates.
-  if (p.n <= kMaxRmsElementWarpRowColumns && ceil_div(twin.n, int64_t{16 / dtype_size(p.x_dtype)}) > kMaxRmsShortPhasedSlots)
+  // Where the block's last warp would hold one chunk (1018-1023 columns, 129 chunks: 160 threads),
+  // the rules of their alignment instead (config_for_many_rows): for odd N a warp a row of
+  // elements (to kMaxRmsElementWarpRowColumns), tuned at 1019, 1021 and 1023 (M = 64 Mi / N's
+  // bucket, bf16 fp32 γ and fp16 fp16 γ; bench/results/2026-11-30-h200-pairs-odd-layernorm/
+  // call1/tune.txt) 236 µs against 276-283 for the phased block, the best of 39 candidates; in
+  // bench --graph 1.16-1.19x (call 2: 71 → 82-83% of copy). For rows aligned to 4 bytes (1018,
+  // 1022) blocks of 64 threads of two-element slots: 1018 1.34-1.38x (call 2). Rows aligned to 8
+  // bytes (1020) keep the phased block: their alignment's blocks were not timed.
+  if (p.n <= kMaxRmsElementWarpRowColumns && p.alignment <= 4 &&
+      ceil_div(twin.n, int64_t{16 / dtype_size(p.x_dtype)}) > kMaxRmsShortPhasedSlots)
     return std::nullopt;
   std::optional<LaunchConfig> phased = rms_phased_prefetch_config(p, twin, sm);
   if (phased) phased->min_blocks_per_sm = shared_sums_blocks_per_sm(p, *phased, sm);  // as the tuned blocks

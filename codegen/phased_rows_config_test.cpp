@@ -140,8 +140,8 @@ TEST(PhasedRowsConfig, LongSixteenBitRowsInPhaseArePhased) {
 // short_rows_in_phase_config): RMSNorm to 2047 one prefetching phased block of a slot a thread,
 // then one phased block of two slots a thread, both of shared sums and as many blocks an SM as
 // shared sums take (whatever the twin's shape: since session 52 the twins of 1001-1017 are a warp
-// a row), but at 1018-1023, where the block's last warp would hold one slot (session 53: a warp a
-// row of elements there); LayerNorm rows of an element, 16 a thread, two blocks an SM. Not at few
+// a row), but at 1018-1023 aligned to 2 or 4 bytes, where the block's last warp would hold one
+// slot (session 53: the rules of their alignment there, a warp a row of elements for odd N); LayerNorm rows of an element, 16 a thread, two blocks an SM. Not at few
 // rows, by the H100's rules, out of phase, in fp32, nor below 960 columns (a warp a row of
 // elements there); LayerNorm's rows to 4096 keep the rules of their alignment (also where their
 // twin is a paired cluster: not phased). Each config passes its check and fits an SM.
@@ -214,6 +214,13 @@ TEST(PhasedRowsConfig, ShortSixteenBitRowsInPhaseTakeTheirTunedBlocks) {
                 choose_launch_config(in_phase(1018, DType::BF16, DType::F32, NormKind::RMSNorm), 90, 132, 65922, 18.4)),
             "threads=512 threads_per_row=32 vec=1 registers")
       << "its block's last warp would hold one slot";
+  // Rows of 1018 and 1020 as contiguous tensors have them: aligned to 4 bytes, their alignment's
+  // blocks of two-element slots; to 8, the phased block still (their blocks were not timed).
+  auto in_phase_aligned = [](int64_t n, int alignment) {
+    return rows_in_phase(n, DType::BF16, DType::F32, NormKind::RMSNorm, alignment);
+  };
+  EXPECT_FALSE(choose_launch_config(in_phase_aligned(1018, 4), 90, 132, 65922, 18.4).phased) << "1018, 4 bytes";
+  EXPECT_TRUE(choose_launch_config(in_phase_aligned(1020, 8), 90, 132, 65793, 18.4).phased) << "1020, 8 bytes";
   NormProblem fp32 = in_phase(3001, DType::F32, DType::F32, NormKind::RMSNorm);
   fp32.alignment = 4;
   EXPECT_FALSE(choose_launch_config(fp32, 90, 132, 22362, 18.4).phased) << "fp32";
