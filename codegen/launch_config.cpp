@@ -966,14 +966,17 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // serialized (load_slot_if; bench/NOTES.md entries 35, 48).
     one_row_per_block(slots, max_iters);
     if (const int blocks = rich_layer_norm_element_rows ? element_blocks_per_sm(c.threads) : 0) {
-      // LayerNorm's blocks of 64 (769-1024 columns) and of 96 (fp16's 1025-1536): as many an SM
-      // as ptxas then holds at 96 registers a thread without spilling (10 and 6: 640 and 576
-      // threads). Unbounded it gave them 109-151 registers, 7-8 blocks of 64 an SM (448-512
-      // threads; 139 at 897-959) and 4-5 of 96 (384-480). The rows want the threads: in bench
-      // --graph (bf16 and fp16, fp32 and 16-bit γ, rows in phase; bench/results/2026-11-30-h200-
-      // pairs-odd-layernorm/), 8 blocks of 64 at 128 registers against 7 took LN 903-951
-      // 1.12-1.14x (935 162 → 142 µs; call 2), and 10 at 96 against 8 801-1021 1.01-1.09x (801
-      // 141 → 130; call 6); fp16's 6 blocks of 96 1025-1535 1.00-1.26x (1201 174 → 138; call 6).
+      // LayerNorm's blocks of 64 (769-1024 columns), of 96 (fp16's 1025-1536) and of 192
+      // (2561-3072): as many an SM as ptxas then holds at 96 registers a thread without spilling
+      // (10, 6 and 3: 640, 576 and 576 threads). Unbounded it gave them 109-151 registers: 7-8
+      // blocks of 64 an SM (448-512 threads; 139 at 897-959), 4-5 of 96 (384-480), 2 of 192. The
+      // rows want the threads: in bench --graph (bf16 and fp16, fp32 and 16-bit γ, rows in
+      // phase; bench/results/2026-11-30-h200-pairs-odd-layernorm/), 8 blocks of 64 at 128
+      // registers against 7 took LN 903-951 1.12-1.14x (935 162 → 142 µs; call 2), and 10 at 96
+      // against 8 801-1021 1.01-1.09x (801 141 → 130; call 6); fp16's 6 blocks of 96 1025-1535
+      // 1.00-1.26x (1201 174 → 138; call 6); 3 of 192 2561-3071 1.11-1.34x (2561 187 → 141;
+      // call 7). Not the blocks of 224-256 (3073-4096): at 3 an SM ptxas holds them at 80
+      // registers and spills 88-630 bytes (LN 3201, 3457, 4095).
       c.min_blocks_per_sm = blocks;
     } else if (rich_layer_norm_element_rows && c.threads == kElementRowPrefetchBlockThreads) {
       // LayerNorm's blocks of 128 (1537-2048 columns): prefetching the next row, two blocks an SM
@@ -984,10 +987,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       // blocks of 96 (1025-1536; bf16's prefetch 8 a thread there, rich_unaligned_prefetch_rows)
       // take 6 an SM instead (above): prefetching two an SM, 1201 gained 1.09-1.12x, but at 1409
       // 180 registers left three of 96 an SM and it took twice the time (140 → 285 µs). Not the
-      // blocks of 192-256 (2561-4096):
-      // two an SM cap them at 128-170 registers, where they spill (LN fp16 3001 40 bytes, 0.80x;
-      // 3457 632 bytes), and 2049-2560 prefetch 8 a thread already (rich_unaligned_prefetch_rows:
-      // at 16 a thread LN 2559 lost, 0.94-0.99x).
+      // blocks of 192-256 (2561-4096): prefetching two an SM caps them at 128-170 registers, where
+      // they spill (LN fp16 3001 40 bytes, 0.80x; 3457 632 bytes); and 2049-2560 prefetch 8 a
+      // thread already (rich_unaligned_prefetch_rows: at 16 a thread LN 2559 lost, 0.94-0.99x).
       c.prefetch = true;
       c.min_blocks_per_sm = 2;
     }

@@ -182,7 +182,7 @@ constexpr int64_t kMinFp32PairPrefetchColumnsNoBias = 4608;
 constexpr int kHeldElementRowThreadsPerSm = 512;
 // LayerNorm's blocks of rows of an element, 16 a thread, on memory-rich devices
 // (config_for_many_rows): blocks an SM by threads a block, each at 96 registers (64: 769-1024
-// columns; 96: fp16's 1025-1536) ...
+// columns; 96: fp16's 1025-1536; 192: 2561-3072) ...
 struct ElementBlockFill {
   int threads;
   int blocks_per_sm;
