@@ -231,12 +231,12 @@ int shared_sums_blocks_per_sm(const NormProblem& p, const LaunchConfig& c, int s
 
 namespace {
 
-// Blocks an SM for LayerNorm's blocks of rows of an element, 16 a thread, on memory-rich
-// devices (config_for_many_rows says why), by threads a block; 0 for the shapes left to ptxas.
-int element_blocks_per_sm(int threads) {
-  for (const ElementBlockFill& fill : kLayerNormElementBlocksPerSm)
-    if (fill.threads == threads) return fill.blocks_per_sm;
-  return 0;
+// How LayerNorm's blocks of rows of an element, 16 a thread, fill a memory-rich SM
+// (config_for_many_rows says why), by threads a block; null for the shapes left to ptxas.
+const ElementBlockFill* element_block_fill(int threads) {
+  for (const ElementBlockFill& fill : kLayerNormElementBlocks)
+    if (fill.threads == threads) return &fill;
+  return nullptr;
 }
 
 // The heuristic for many rows a block (M well beyond the SMs): staging and prefetch keep the
@@ -531,14 +531,13 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // its two sums: 0.95x). In bench --graph against the blocks of 64 threads (two rounds;
   // -short-rows/call4/): LN 513-767 1.18-1.25x (66 → 81% of copy), RMS 513-999 1.08-1.26x. Rows
   // in phase of RMSNorm from 960 take their phased block instead (short_rows_in_phase_config).
-  const bool rich_element_warp_rows = rich_option_free_rows && sixteen_bit && c.vec == 1 &&
-                                      (p.has_weight || p.has_bias) && p.n > 512 &&
+  const bool rich_element_rows = rich_option_free_rows && sixteen_bit && c.vec == 1;
+  const bool rich_element_warp_rows = rich_element_rows && (p.has_weight || p.has_bias) && p.n > 512 &&
                                       p.n <= (p.kind == NormKind::LayerNorm ? kMaxLayerNormElementWarpRowColumns
                                                                            : kMaxRmsElementWarpRowColumns);
   // LayerNorm's rows of an element a thread in blocks of 16 elements a thread (row_in_one_block),
   // many of them on a memory-rich sm_90 (the rule there says why).
-  const bool rich_layer_norm_element_rows = rich_option_free_rows && sixteen_bit && c.vec == 1 &&
-                                            p.kind == NormKind::LayerNorm && p.has_bias;
+  const bool rich_layer_norm_element_rows = rich_element_rows && p.kind == NormKind::LayerNorm && p.has_bias;
   const bool rich_unaligned_prefetch_rows = rich_option_free_rows && sixteen_bit && c.vec <= 2 && p.n <= 4096 &&
                                             slots <= int64_t{kUnalignedPrefetchSlots} * kMaxUnalignedPrefetchThreads &&
                                             (c.vec == 2 || (!held_elements_fill_sm && bf16_rows));
@@ -965,7 +964,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 2049-3072 is gone since 16-bit rows load without per-slot branches, which ptxas
     // serialized (load_slot_if; bench/NOTES.md entries 35, 48).
     one_row_per_block(slots, max_iters);
-    if (const int blocks = rich_layer_norm_element_rows ? element_blocks_per_sm(c.threads) : 0) {
+    if (const ElementBlockFill* fill = rich_layer_norm_element_rows ? element_block_fill(c.threads) : nullptr) {
       // LayerNorm's blocks of 64 (769-1024 columns), of 96 (fp16's 1025-1536) and of 192
       // (2561-3072): as many an SM as ptxas then holds at 96 registers a thread without spilling
       // (10, 6 and 3: 640, 576 and 576 threads). Unbounded it gave them 109-151 registers: 7-8
@@ -977,21 +976,17 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       // 1.00-1.26x (1201 174 → 138; call 6); 3 of 192 2561-3071 1.11-1.34x (2561 187 → 141;
       // call 7). Not the blocks of 224-256 (3073-4096): at 3 an SM ptxas holds them at 80
       // registers and spills 88-630 bytes (LN 3201, 3457, 4095).
-      c.min_blocks_per_sm = blocks;
-    } else if (rich_layer_norm_element_rows && c.threads == kElementRowPrefetchBlockThreads) {
-      // LayerNorm's blocks of 128 (1537-2048 columns): prefetching the next row, two blocks an SM
-      // (120-163 registers at the cap of 255: no spill; three fit). In bench --graph against the
-      // block alone (bf16 and fp16, fp32 and 16-bit γ, rows in phase; bench/results/
-      // 2026-11-30-h200-pairs-odd-layernorm/, call 1's abQ and call 2): 1537 1.00-1.06x, 1793
-      // 1.06-1.14x, 1901 1.21-1.37x (166 → 125 µs), 2001 1.04-1.15x, 2047 1.05-1.14x. fp16's
-      // blocks of 96 (1025-1536; bf16's prefetch 8 a thread there, rich_unaligned_prefetch_rows)
-      // take 6 an SM instead (above): prefetching two an SM, 1201 gained 1.09-1.12x, but at 1409
-      // 180 registers left three of 96 an SM and it took twice the time (140 → 285 µs). Not the
-      // blocks of 192-256 (2561-4096): prefetching two an SM caps them at 128-170 registers, where
-      // they spill (LN fp16 3001 40 bytes, 0.80x; 3457 632 bytes); and 2049-2560 prefetch 8 a
-      // thread already (rich_unaligned_prefetch_rows: at 16 a thread LN 2559 lost, 0.94-0.99x).
-      c.prefetch = true;
-      c.min_blocks_per_sm = 2;
+      // The blocks of 128 (1537-2048) prefetch the next row instead, two an SM (120-163 registers
+      // at the cap of 255: no spill; three fit). Against the block alone (call 1's abQ and call
+      // 2): 1537 1.00-1.06x, 1793 1.06-1.14x, 1901 1.21-1.37x (166 → 125 µs), 2001 1.04-1.15x,
+      // 2047 1.05-1.14x. fp16's blocks of 96 (bf16's prefetch 8 a thread there,
+      // rich_unaligned_prefetch_rows) prefetching two an SM gained 1.09-1.12x at 1201, but at
+      // 1409 180 registers left three of 96 an SM and it took twice the time (140 → 285 µs). The
+      // blocks of 192-256 prefetching two an SM are capped at 128-170 registers, where they spill
+      // (LN fp16 3001 40 bytes, 0.80x; 3457 632 bytes); and 2049-2560 prefetch 8 a thread already
+      // (rich_unaligned_prefetch_rows: at 16 a thread LN 2559 lost, 0.94-0.99x).
+      c.min_blocks_per_sm = fill->blocks_per_sm;
+      if (fill->prefetch) c.prefetch = true;
     }
   } else if (sm >= 80 && staged_slots <= int64_t{kMaxRegisterRowThreads} * staged_iters &&
              stage(1, staged_iters)) {
@@ -1147,6 +1142,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
         option_free_layer_norm && (p.n == 3584 || p.n == 7168 || p.n == 8192 ||
                                    ((p.n == 1024 || p.n == 4096 || p.n == 6656) && p.x_dtype == DType::BF16));
     const bool paired_layer_norm = option_free_layer_norm && sixteen_bit && dtype_size(p.dx_dtype) == 2;
+    const bool half_kilo_steps = p.n > 1024 && p.n <= 7168 && p.n % 512 == 0;  // 1536-7168
     // A row a block (or cluster), `iters` slots of `vec` a thread, sums in registers ...
     auto block_rows = [&](int vec, int cluster, int iters, bool prefetch) {
       c = LaunchConfig{};
@@ -1183,7 +1179,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       // (below: 1.23-1.25x).
       block_rows(staged_vec, 1, p.n == 8192 ? 2 : 1, true);
       if (p.n <= 4096) c.min_blocks_per_sm = 2;
-    } else if (paired_layer_norm && (p.n == 1024 || (p.n > 1024 && p.n <= 7168 && p.n % 512 == 0))) {
+    } else if (paired_layer_norm && (p.n == 1024 || half_kilo_steps)) {
       // LayerNorm's rows of 1024 (fp16: bf16 prefetches, above) and 1536-7168 in 512-column
       // steps but the prefetching blocks above: two rows a turn (paired_rows), a slot of 8 a
       // thread, sums shared, one block of N/8 threads at 1024, else a cluster of two, as many
@@ -1199,7 +1195,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       // 1.00-1.01x).
       block_rows(staged_vec, p.n == 1024 ? 1 : 2, 1, false);
       if (take_shared_sums(chosen)) c.paired_rows = true;  // else c is chosen again
-    } else if (p.n > 1024 && p.n <= 7168 && p.n % 512 == 0)
+    } else if (half_kilo_steps)
       shared_rows(staged_vec, 2, 1, true);
     else if (p.n == 8192)
       shared_rows(4, 1, 4, false);

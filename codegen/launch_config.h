@@ -181,15 +181,15 @@ constexpr int64_t kMinFp32PairPrefetchColumnsNoBias = 4608;
 // Threads an SM holds of rows held 16 elements a thread (about 128 registers each).
 constexpr int kHeldElementRowThreadsPerSm = 512;
 // LayerNorm's blocks of rows of an element, 16 a thread, on memory-rich devices
-// (config_for_many_rows): blocks an SM by threads a block, each at 96 registers (64: 769-1024
-// columns; 96: fp16's 1025-1536; 192: 2561-3072) ...
+// (config_for_many_rows): blocks an SM by threads a block, at 96 registers a thread (64:
+// 769-1024 columns; 96: fp16's 1025-1536; 192: 2561-3072), or prefetching the next row two an
+// SM (128: 1537-2048).
 struct ElementBlockFill {
   int threads;
   int blocks_per_sm;
+  bool prefetch;
 };
-constexpr ElementBlockFill kLayerNormElementBlocksPerSm[] = {{64, 10}, {96, 6}, {192, 3}};
-// ... and the blocks that prefetch two an SM (1537-2048).
-constexpr int kElementRowPrefetchBlockThreads = 128;
+constexpr ElementBlockFill kLayerNormElementBlocks[] = {{64, 10, false}, {96, 6, false}, {128, 2, true}, {192, 3, false}};
 constexpr int kPrefetchBlockThreads = 256;
 
 // Threads per SM that shared-sums configs aim for: 64 registers a thread (65536 / 64).
