@@ -67,7 +67,7 @@ constexpr int64_t kMaxRmsPhasedPrefetchThreads = 768;
 // short_rows_in_phase_config's bounds (its comment says why).
 constexpr int64_t kShortRowsInPhaseFromN = 960;
 constexpr int64_t kRmsPhasedOneSlotToN = 2048;
-constexpr int64_t kMaxRmsShortPhasedSlots = 128;  // up to kMaxRmsElementWarpRowColumns
+constexpr int kMaxRmsShortPhasedThreads = 128;  // up to kMaxRmsElementWarpRowColumns
 constexpr int64_t kRmsHalvesFromN = 4097;
 constexpr int64_t kLayerNormElementRowsFromN = 4097;
 constexpr int64_t kLayerNormHalvesFromN = 5120;
@@ -143,11 +143,10 @@ std::optional<LaunchConfig> short_rows_in_phase_config(const NormProblem& p, con
   // bench --graph 1.16-1.19x (call 2: 71 → 82-83% of copy). For rows aligned to 4 bytes (1018,
   // 1022) blocks of 64 threads of two-element slots: 1018 1.34-1.38x (call 2). Rows aligned to 8
   // bytes (1020) keep the phased block: their alignment's blocks were not timed.
-  if (p.n <= kMaxRmsElementWarpRowColumns && p.alignment <= 4 &&
-      ceil_div(twin.n, int64_t{16 / dtype_size(p.x_dtype)}) > kMaxRmsShortPhasedSlots)
-    return std::nullopt;
   std::optional<LaunchConfig> phased = rms_phased_prefetch_config(p, twin, sm);
-  if (phased) phased->min_blocks_per_sm = shared_sums_blocks_per_sm(p, *phased, sm);  // as the tuned blocks
+  if (!phased || (p.n <= kMaxRmsElementWarpRowColumns && p.alignment <= 4 && phased->threads > kMaxRmsShortPhasedThreads))
+    return std::nullopt;
+  phased->min_blocks_per_sm = shared_sums_blocks_per_sm(p, *phased, sm);  // as the tuned blocks
   return phased;
 }
 
