@@ -232,10 +232,11 @@ int shared_sums_blocks_per_sm(const NormProblem& p, const LaunchConfig& c, int s
 namespace {
 
 // How LayerNorm's blocks of rows of an element, 16 a thread, fill a memory-rich SM
-// (config_for_many_rows says why), by threads a block; null for the shapes left to ptxas.
-const ElementBlockFill* element_block_fill(int threads) {
+// (config_for_many_rows says why), by threads a block and x's type; null for the shapes left to
+// ptxas.
+const ElementBlockFill* element_block_fill(int threads, DType x_dtype) {
   for (const ElementBlockFill& fill : kLayerNormElementBlocks)
-    if (fill.threads == threads) return &fill;
+    if (fill.threads == threads && fill.x_dtype.value_or(x_dtype) == x_dtype) return &fill;
   return nullptr;
 }
 
@@ -964,7 +965,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // 2049-3072 is gone since 16-bit rows load without per-slot branches, which ptxas
     // serialized (load_slot_if; bench/NOTES.md entries 35, 48).
     one_row_per_block(slots, max_iters);
-    if (const ElementBlockFill* fill = rich_layer_norm_element_rows ? element_block_fill(c.threads) : nullptr) {
+    if (const ElementBlockFill* fill = rich_layer_norm_element_rows ? element_block_fill(c.threads, p.x_dtype) : nullptr) {
       // LayerNorm's blocks of 64 (769-1024 columns), of 96 (fp16's 1025-1536) and of 192
       // (2561-3072): as many an SM as ptxas then holds at 96 registers a thread without spilling
       // (10, 6 and 3: 640, 576 and 576 threads). Unbounded it gave them 109-151 registers: 7-8
@@ -976,15 +977,21 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       // 1.00-1.26x (1201 174 → 138; call 6); 3 of 192 2561-3071 1.11-1.34x (2561 187 → 141;
       // call 7). Not the blocks of 224-256 (3073-4096): at 3 an SM ptxas holds them at 80
       // registers and spills 88-630 bytes (LN 3201, 3457, 4095).
-      // The blocks of 128 (1537-2048) prefetch the next row instead, two an SM (120-163 registers
-      // at the cap of 255: no spill; three fit). Against the block alone (call 1's abQ and call
-      // 2): 1537 1.00-1.06x, 1793 1.06-1.14x, 1901 1.21-1.37x (166 → 125 µs), 2001 1.04-1.15x,
-      // 2047 1.05-1.14x. fp16's blocks of 96 (bf16's prefetch 8 a thread there,
-      // rich_unaligned_prefetch_rows) prefetching two an SM gained 1.09-1.12x at 1201, but at
-      // 1409 180 registers left three of 96 an SM and it took twice the time (140 → 285 µs). The
-      // blocks of 192-256 prefetching two an SM are capped at 128-170 registers, where they spill
-      // (LN fp16 3001 40 bytes, 0.80x; 3457 632 bytes); and 2049-2560 prefetch 8 a thread already
-      // (rich_unaligned_prefetch_rows: at 16 a thread LN 2559 lost, 0.94-0.99x).
+      // bf16's blocks of 128 (1537-2048) prefetch the next row instead, two an SM (120-163
+      // registers at the cap of 255: no spill; three fit). Against the block alone (session 53,
+      // -pairs-odd-layernorm/ call 1's abQ and call 2): 1537 1.00-1.06x, 1793 1.06-1.14x, 1901
+      // 1.21-1.37x (166 → 125 µs), 2001 1.04-1.15x, 2047 1.05-1.14x; five an SM without prefetch
+      // lost to it, 0.96-0.97x in tune (-odd-occupancy/ call 1). (bf16's 2049-2560 prefetch 8 a
+      // thread, rich_unaligned_prefetch_rows: at 16 a thread LN 2559 lost, 0.94-0.99x.)
+      // fp16's blocks of 128 hold five an SM and of 160 (2049-2560) four, at 96 registers as
+      // above (session 54, bench/results/2026-11-30-h200-odd-occupancy/): ptxas had given the
+      // blocks of 160 119-186 registers (2433-2557: 186, two an SM). In bench --graph against the
+      // rules before (call 2, fp32 and fp16 γ, two rounds): 1601-2047 1.03-1.09x, 2113-2305
+      // 1.08-1.13x, 2433-2553 2.4x (2553 325 → 137 µs), 2559 1.05x.
+      // Not prefetching elsewhere: fp16's blocks of 96 prefetching two an SM gained 1.09-1.12x at
+      // 1201, but at 1409 180 registers left three of 96 an SM and it took twice the time (140 →
+      // 285 µs). The blocks of 192-256 prefetching two an SM are capped at 128-170 registers,
+      // where they spill (LN fp16 3001 40 bytes, 0.80x; 3457 632 bytes).
       c.min_blocks_per_sm = fill->blocks_per_sm;
       if (fill->prefetch) c.prefetch = true;
     }

@@ -1942,8 +1942,8 @@ TEST(LaunchConfig, MemoryRichShortRowsLeaveTheStagedBlocks) {
 // 16-bit rows aligned to 2 or 4 bytes on memory-rich devices prefetch the next row, 8 slots a
 // thread, two blocks an SM for rows of an element (bench/results/2026-11-29-h200-predicated-loads/):
 // up to 2560 columns at 2-byte alignment (bf16 only, where 16 elements a thread would take blocks
-// of 96 or 160 threads), 4096 at 4; not 8-byte aligned rows, nor on an H100. LayerNorm's blocks
-// of 128 threads of 16 elements (1537-2048) prefetch those, two an SM.
+// of 96 or 160 threads), 4096 at 4; not 8-byte aligned rows, nor on an H100. LayerNorm's bf16
+// blocks of 128 threads of 16 elements (1537-2048) prefetch those, two an SM.
 TEST(LaunchConfig, MemoryRichUnalignedShortRowsPrefetch) {
   auto at = [](int64_t n, int alignment, double rate, NormKind kind = NormKind::LayerNorm,
                void (*option)(NormProblem&) = no_option) {
@@ -1975,6 +1975,14 @@ TEST(LaunchConfig, MemoryRichUnalignedShortRowsPrefetch) {
     fp16.alignment = 2;
     EXPECT_FALSE(choose_launch_config(codegen::resolve_problem(fp16), 90, 132, 67108864 / 1505, 18.8).prefetch)
         << "fp16 rows of an element (LayerNorm's blocks of 96 prefetching took 2x the time at 1409)";
+    // fp16 LayerNorm's blocks of 128 and 160 hold 5 and 4 an SM at 96 registers without
+    // prefetching (session 54, -odd-occupancy/: ptxas gave 2433-2557 186 registers, two an SM).
+    for (auto [n, threads, blocks] : {std::tuple{2001, 128, 5}, {2553, 160, 4}}) {
+      fp16.n = n;
+      fp16.alignment = 2;
+      const LaunchConfig c = choose_launch_config(codegen::resolve_problem(fp16), 90, 132, 67108864 / n, 18.8);
+      EXPECT_TRUE(c.threads == threads && !c.prefetch && c.min_blocks_per_sm == (ln ? blocks : 1)) << n << ": " << codegen::describe(c);
+    }
     fp16.n = 3002;
     fp16.alignment = 4;
     EXPECT_TRUE(choose_launch_config(codegen::resolve_problem(fp16), 90, 132, 67108864 / 3002, 18.8).prefetch)

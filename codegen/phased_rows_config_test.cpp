@@ -187,11 +187,16 @@ TEST(PhasedRowsConfig, ShortSixteenBitRowsInPhaseTakeTheirTunedBlocks) {
             EXPECT_FALSE(c.phased) << what;
             EXPECT_EQ(c.vec, 1) << what << ": the rules of its alignment";
             // (Since session 53 its blocks of 64 threads hold 10 an SM, fp16's of 96 6, those of
-            // 192 3, all without prefetching, and those of 128 prefetch.)
+            // 192 3, all without prefetching, and bf16's of 128 prefetch; since session 54 fp16's
+            // of 128 hold 5 an SM and of 160 4, without prefetching.)
+            const bool fp16 = x == DType::F16;
             if (n <= 1024) EXPECT_TRUE(c.threads == 64 && c.min_blocks_per_sm == 10) << what;
-            if (n > 1024 && n <= 1536 && x == DType::F16)
+            if (n > 1024 && n <= 1536 && fp16)
               EXPECT_TRUE(c.threads == 96 && !c.prefetch && c.min_blocks_per_sm == 6) << what;
-            if (n > 1536 && n <= 2048) EXPECT_TRUE(c.threads == 128 && c.prefetch && c.min_blocks_per_sm == 2) << what;
+            if (n > 1536 && n <= 2048)
+              EXPECT_TRUE(c.threads == 128 && c.prefetch == !fp16 && c.min_blocks_per_sm == (fp16 ? 5 : 2)) << what;
+            if (n > 2048 && n <= 2560 && fp16)
+              EXPECT_TRUE(c.threads == 160 && !c.prefetch && c.min_blocks_per_sm == 4) << what;
             if (n > 2560 && n <= 3072) EXPECT_TRUE(c.threads == 192 && !c.prefetch && c.min_blocks_per_sm == 3) << what;
             if (n > 3072 && n <= 4096) EXPECT_EQ(c.min_blocks_per_sm, 1) << what << ": at 3 an SM they spill";
           } else {
