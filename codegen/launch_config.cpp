@@ -975,8 +975,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       // registers against 7 took LN 903-951 1.12-1.14x (935 162 → 142 µs; call 2), and 10 at 96
       // against 8 801-1021 1.01-1.09x (801 141 → 130; call 6); fp16's 6 blocks of 96 1025-1535
       // 1.00-1.26x (1201 174 → 138; call 6); 3 of 192 2561-3071 1.11-1.34x (2561 187 → 141;
-      // call 7). Not the blocks of 224-256 (3073-4096): at 3 an SM ptxas holds them at 80
-      // registers and spills 88-630 bytes (LN 3201, 3457, 4095).
+      // call 7). The blocks of 224 (3073-3584) spill at 3 an SM (80 registers: 188-284 bytes);
+      // widened to 256 threads, 12-14 elements a thread, they do not, and in bench --graph against
+      // the 224 threads two an SM (session 54, -odd-occupancy/ call 5, bf16 and fp16, fp32 and
+      // 16-bit γ, two rounds) took 3073-3457 1.08-1.16x (3201 158 → 136 µs), 3583 1.03-1.06x.
+      // Not the blocks of 256 (3585-4096): at 3 an SM they spill (4095 88 bytes), and neither 352
+      // to 512 threads two an SM nor clusters of two of 128 beat them at 4095 (call 1's tune).
       // bf16's blocks of 128 (1537-2048) prefetch the next row instead, two an SM (120-163
       // registers at the cap of 255: no spill; three fit). Against the block alone (session 53,
       // -pairs-odd-layernorm/ call 1's abQ and call 2): 1537 1.00-1.06x, 1793 1.06-1.14x, 1901
@@ -992,6 +996,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       // 1201, but at 1409 180 registers left three of 96 an SM and it took twice the time (140 →
       // 285 µs). The blocks of 192-256 prefetching two an SM are capped at 128-170 registers,
       // where they spill (LN fp16 3001 40 bytes, 0.80x; 3457 632 bytes).
+      c.threads = c.threads_per_row = fill->take_threads;
       c.min_blocks_per_sm = fill->blocks_per_sm;
       if (fill->prefetch) c.prefetch = true;
     }

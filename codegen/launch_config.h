@@ -181,19 +181,22 @@ constexpr int64_t kMinFp32PairPrefetchColumnsNoBias = 4608;
 // Threads an SM holds of rows held 16 elements a thread (about 128 registers each).
 constexpr int kHeldElementRowThreadsPerSm = 512;
 // LayerNorm's blocks of rows of an element, 16 a thread, on memory-rich devices
-// (config_for_many_rows): blocks an SM by threads a block and x's type (nullopt: both 16-bit
-// types), at 96 registers a thread (64: 769-1024 columns; 96: fp16's 1025-1536; 128: fp16's
-// 1537-2048; 160: fp16's 2049-2560; 192: 2561-3072), or bf16's prefetching the next row two an
-// SM (128: 1537-2048).
+// (config_for_many_rows): by threads a block and x's type (nullopt: both 16-bit types), the
+// threads to take instead, blocks an SM and whether to prefetch. At 96 registers a thread (64:
+// 769-1024 columns; 96: fp16's 1025-1536; 128: fp16's 1537-2048; 160: fp16's 2049-2560; 192:
+// 2561-3072), at 80 the blocks of 224 (3073-3584) widened to 256, 12-14 a thread, or bf16's
+// prefetching the next row two an SM (128: 1537-2048).
 struct ElementBlockFill {
   int threads;
   std::optional<DType> x_dtype;
+  int take_threads;
   int blocks_per_sm;
   bool prefetch;
 };
 constexpr ElementBlockFill kLayerNormElementBlocks[] = {
-    {64, std::nullopt, 10, false},  {96, std::nullopt, 6, false}, {128, DType::BF16, 2, true},
-    {128, DType::F16, 5, false},    {160, std::nullopt, 4, false}, {192, std::nullopt, 3, false}};
+    {64, std::nullopt, 64, 10, false},     {96, std::nullopt, 96, 6, false},  {128, DType::BF16, 128, 2, true},
+    {128, DType::F16, 128, 5, false},      {160, std::nullopt, 160, 4, false}, {192, std::nullopt, 192, 3, false},
+    {224, std::nullopt, 256, 3, false}};
 constexpr int kPrefetchBlockThreads = 256;
 
 // Threads per SM that shared-sums configs aim for: 64 registers a thread (65536 / 64).

@@ -46,11 +46,12 @@ namespace {
 // in one block), and 1000, where they take a warp a row.
 // 935, 1021, 1201, 1901 (odd, so in phase; RMSNorm's phased at 1201 and 1901): LayerNorm's rows
 // of an element in blocks of 64 held to 96 registers (935, 1021), of 96 (1201), of 128 (1901:
-// bf16's prefetching, fp16's five an SM), of 160 (fp16's 2553, four an SM) and of 192 (3001);
+// bf16's prefetching, fp16's five an SM), of 160 (fp16's 2553, four an SM), of 192 (3001) and
+// of 224 widened to 256 (3329, three an SM);
 // RMSNorm's warp a row of them (1021); 1024, 1536, 6656 LayerNorm's paired rows (fp16 1024 one
 // block, else a cluster of two).
-constexpr int64_t kHiddenSizes[] = {1,    33,   935,  1000,  1021,  1024,  1128,  1201,  1280,  1536,  1768,  3001,  1901,
-                                    2553, 2560, 4096, 5120, 6656, 8192, 12288, 14336, 16384, 32768, 65536, 262144};
+constexpr int64_t kHiddenSizes[] = {1,    33,   935,  1000, 1021, 1024, 1128,  1201,  1280,  1536,  1768,  3001,  1901,
+                                    2553, 2560, 3329, 4096, 5120, 6656, 8192, 12288, 14336, 16384, 32768, 65536, 262144};
 constexpr int64_t kManyRows[] = {199, 4096};
 constexpr int64_t kGroups = 2;  // row groups the launch is told are resident
 constexpr int64_t kRounds = 3;  // rows per group slot, the last one short of a full round
