@@ -104,6 +104,21 @@ std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int s
   return blocks;
 }
 
+// Whether option-free 16-bit rows held by one 1024-thread block an SM, or a cluster of them,
+// load their next row while this one meets, on a memory-rich device (an H200): where each
+// block (or cluster) takes two rows or more (m's bucket: the clusters an SM's worth of blocks
+// makes take m · cluster / SMs rows each). `tune --forward --config` beside the heuristic, bf16,
+// M·N = 64 Mi (bench/results/2026-11-30-h200-odd-occupancy/, calls 4-5): RMS 65536-262144
+// 1.18-1.21x, LN 1.04-1.09x (ptxas spills 4-36 bytes at the cap of 64 registers with fp32 γ),
+// 32768 (one block) 1.02-1.08x. In bench --graph against the rules before (call 5, bf16 and fp16,
+// fp32 and 16-bit γ, two rounds): RMS 65536-262144 1.17-1.22x, LN 65536-131072 1.02-1.07x,
+// 262144 0.99-1.06x. Not RMSNorm's clusters of 640-768 threads (40960, 98304, 196608), unbounded
+// at 74-76 registers: 0.86-0.97x.
+bool prefetches_long_rows(const NormProblem& p, int64_t m, int sm_count, int cluster, bool memory_rich_device) {
+  return memory_rich_device && !has_forward_fused_options(p) && dtype_size(p.x_dtype) == 2 &&
+         (m < 0 || int64_t{next_pow2(std::max<int64_t>(m, 1))} * cluster >= 4 * int64_t{grid_cluster_blocks(sm_count)});
+}
+
 // Phased rows (odd 16-bit rows in phase, templates/norm_forward.cuh kPhased) on a memory-rich
 // sm_90 at many rows: one block holding the row's span at four 16-byte slots a thread, two where
 // four make fewer than 256 threads and two make 256-512, γ and β held in shared memory at the
@@ -384,6 +399,10 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
         }
       }
     }
+    // Rows two slots a thread cannot hold in one block: its 1024 threads prefetch as clusters
+    // of them do (prefetches_long_rows).
+    if (sm >= 90 && !c.prefetch && c.threads == kMaxForwardRowThreads && slot_bytes == 16 && !holds_few_elements(p, c))
+      c.prefetch = prefetches_long_rows(p, m, sm_count, 1, memory_rich(memory_bytes_per_sm_cycle));
   } else if (const std::optional<ClusterBlocks> blocks = register_cluster_blocks(
                  p, sm, slots, target_iters, max_iters, wide_threads,
                  memory_rich(memory_bytes_per_sm_cycle) && !few_rows(m, sm_count) && !has_forward_fused_options(p))) {
@@ -392,6 +411,11 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     // 64 registers a thread, but not for 128 bytes of x a thread (one block an SM; LN fp32
     // 131072 in 512-thread blocks tuned 6-10% ahead of the 1024-thread ones it had, unbounded).
     c.min_blocks_per_sm = blocks->wide ? 1 : registers_bound_blocks(c.threads);
+    // A memory-rich device (an H200), option-free 16-bit rows: clusters of 1024-thread blocks
+    // load their next row while this one's blocks meet (one block an SM: nothing else hides the
+    // meeting), where each cluster takes two rows or more (prefetches_long_rows says which).
+    c.prefetch = c.threads == kMaxForwardRowThreads &&
+                 prefetches_long_rows(p, m, sm_count, c.cluster, memory_rich(memory_bytes_per_sm_cycle));
   } else {
     // One 1024-thread block an SM (64 registers: x is held packed, so a batch fits without
     // spills): as many loads in flight as two of 512, half the rows' bytes waiting in L2 for

@@ -860,6 +860,51 @@ TEST(ForwardConfig, MemoryRichDevicesPrefetchTwoSlotsAThread) {
   EXPECT_EQ(choose_forward_config(odd, 90, 13413, 132, 18.4), choose_forward_config(odd, 90, 13413, 132));
 }
 
+// 16-bit rows held by one 1024-thread block an SM or a cluster of them, on a memory-rich device
+// (an H200), many option-free rows: the block or cluster prefetches the next row where each takes
+// two rows or more (session 54, bench/results/2026-11-30-h200-odd-occupancy/: RMS 1.17-1.22x, LN
+// 1.02-1.07x in bench; 262144 at 256 rows too). The same configs otherwise; not RMSNorm's
+// clusters of 640-768 threads (0.86-0.97x), not on an H100, at fewer rows, with fused options or
+// for fp32 rows; streamed rows are not clusters.
+TEST(ForwardConfig, MemoryRichSixteenBitClustersPrefetchTheNextRow) {
+  using codegen::choose_forward_config;
+  int prefetching = 0;
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (DType x : {DType::BF16, DType::F16})
+      for (DType weight : {DType::F32, x})
+        for (int64_t n : {40960, 65536, 98304, 131072, 196608, 262144}) {
+          const NormProblem p = problem(kind, n, x, weight);
+          const int64_t m = 67108864 / n;
+          const codegen::LaunchConfig rich = choose_forward_config(p, 90, m, 132, 18.4);
+          codegen::LaunchConfig h100 = choose_forward_config(p, 90, m, 132);
+          const std::string what = codegen::describe_forward(p) + ": " + codegen::describe(rich);
+          EXPECT_NO_THROW(codegen::check_forward_config(p, rich)) << what;
+          EXPECT_FALSE(h100.prefetch) << what << ": the H100's rules";
+          EXPECT_EQ(rich.prefetch, rich.cluster > 1 && rich.threads == 1024) << what;
+          prefetching += rich.prefetch;
+          h100.prefetch = rich.prefetch;
+          EXPECT_EQ(rich, h100) << what << ": the clusters are the H100 rules' but for prefetch";
+          EXPECT_FALSE(choose_forward_config(p, 90, 32, 132, 18.4).prefetch) << what << ": a row or less a cluster";
+          NormProblem residual = p;
+          residual.residual = true;
+          residual = codegen::resolve_forward_problem(residual);
+          EXPECT_FALSE(choose_forward_config(residual, 90, m, 132, 18.4).prefetch) << what << ": fused";
+        }
+  // Clusters of 1024-thread blocks at 65536, 131072 and 262144 (RMSNorm's of 640-768 threads at
+  // the others; LayerNorm's rows there are streamed).
+  EXPECT_EQ(prefetching, 2 * 4 * 3);
+  // One block of 1024 threads, four slots a thread (32768).
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+    const NormProblem p = problem(kind, 32768, DType::BF16);
+    const codegen::LaunchConfig c = choose_forward_config(p, 90, 2048, 132, 18.4);
+    EXPECT_TRUE(c.prefetch && c.cluster == 1 && c.threads == 1024) << codegen::describe(c);
+    EXPECT_FALSE(choose_forward_config(p, 90, 2048, 132).prefetch) << "the H100's rules";
+    EXPECT_FALSE(choose_forward_config(p, 90, 256, 132, 18.4).prefetch) << "256 rows: fewer than two a block";
+  }
+  const NormProblem fp32 = problem(NormKind::RMSNorm, 65536, DType::F32);
+  EXPECT_FALSE(choose_forward_config(fp32, 90, 1024, 132, 18.4).prefetch) << "fp32";
+}
+
 // γ and β held in shared memory (shared_weights): tuner candidates only, where a slot's γ spans
 // two 16-byte loads (fp32 γ of 8-element slots); the check says where they cannot run.
 TEST(ForwardSearchSpace, HoldsWeightsInSharedMemoryWhereASlotsGammaSpansTwoLoads) {

@@ -441,8 +441,8 @@ TEST_F(ForwardTuning, EveryCandidateMatchesTheReference) {
 
 // The memory-rich rules' forward configs (codegen::choose_forward_config at an H200's 18.4
 // bytes an SM cycle: 16-bit rows at two 16-byte slots a thread, the next row prefetched; fp32
-// clusters at 128 bytes a thread), pinned so that any GPU runs them, at many rows (a bucket past
-// two rows an SM) against the reference.
+// clusters at 128 bytes a thread; 16-bit clusters prefetching the next row), pinned so that any
+// GPU runs them, at many rows (a bucket past two rows an SM) against the reference.
 TEST_F(ForwardTuning, MemoryRichPrefetchingRowsMatchTheReference) {
   NJ_REQUIRE_GPU();
   const CUcontext ctx = GpuContext::get()->context();
@@ -451,7 +451,8 @@ TEST_F(ForwardTuning, MemoryRichPrefetchingRowsMatchTheReference) {
   constexpr int64_t m = 301;  // bucket 512: many rows on a device of up to 256 SMs
   const std::pair<DType, int64_t> shapes[] = {{DType::BF16, 5120}, {DType::F16, 6144}, {DType::BF16, 8192},
                                               {DType::F16, 12288}, {DType::BF16, 16384}, {DType::F32, 49152},
-                                              {DType::F32, 65536}, {DType::F32, 131072}};
+                                              {DType::F32, 65536}, {DType::F32, 131072}, {DType::BF16, 65536},
+                                              {DType::F16, 131072}};
   int tried = 0;
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     for (const auto& [x, n] : shapes) {
@@ -469,7 +470,7 @@ TEST_F(ForwardTuning, MemoryRichPrefetchingRowsMatchTheReference) {
       check_case(engine, c, stream());
       ++tried;
     }
-  EXPECT_EQ(tried, 16);
+  EXPECT_EQ(tried, 20);
 }
 
 // γ and β held in shared memory (shared_weights, a tuner candidate): the memory-rich heuristic's
