@@ -110,10 +110,11 @@ std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int s
 // makes take m · cluster / SMs rows each). `tune --forward --config` beside the heuristic, bf16,
 // M·N = 64 Mi (bench/results/2026-11-30-h200-odd-occupancy/, calls 4-5): RMS 65536-262144
 // 1.18-1.21x, LN 1.04-1.09x (ptxas spills 4-36 bytes at the cap of 64 registers with fp32 γ),
-// 32768 (one block) 1.02-1.08x. In bench --graph against the rules before (call 5, bf16 and fp16,
-// fp32 and 16-bit γ, two rounds): RMS 65536-262144 1.17-1.22x, LN 65536-131072 1.02-1.07x,
-// 262144 0.99-1.06x. Not RMSNorm's clusters of 640-768 threads (40960, 98304, 196608), unbounded
-// at 74-76 registers: 0.86-0.97x.
+// 32768 (one block) 1.02-1.08x. In bench --graph against the rules before (calls 5-6, bf16 and
+// fp16, fp32 and 16-bit γ, two rounds): RMS 65536-262144 1.17-1.22x, LN 65536-131072
+// 1.02-1.07x, 262144 0.98-1.06x (fp32 γ 0.98-1.00x, 16-bit γ 1.03-1.06x), 32768 1.01-1.07x. Not
+// RMSNorm's clusters of 640-768 threads (40960, 98304, 196608), unbounded at 74-76 registers:
+// 0.86-0.97x.
 bool prefetches_long_rows(const NormProblem& p, int64_t m, int sm_count, int cluster, bool memory_rich_device) {
   return memory_rich_device && !has_forward_fused_options(p) && dtype_size(p.x_dtype) == 2 &&
          (m < 0 || int64_t{next_pow2(std::max<int64_t>(m, 1))} * cluster >= 4 * int64_t{grid_cluster_blocks(sm_count)});
@@ -400,8 +401,12 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
       }
     }
     // Rows two slots a thread cannot hold in one block: its 1024 threads prefetch as clusters
-    // of them do (prefetches_long_rows).
-    if (sm >= 90 && !c.prefetch && c.threads == kMaxForwardRowThreads && slot_bytes == 16 && !holds_few_elements(p, c))
+    // of them do (prefetches_long_rows), where every thread holds as many slots. In bench --graph
+    // (call 6): 32768 1.01-1.07x, but 32000 (3.9 slots a thread; 7.8 in LayerNorm's 4-element
+    // slots with fp32 γ) 0.94-1.00x.
+    const int64_t row_slots = ceil_div(p.n, int64_t{c.vec});
+    if (sm >= 90 && !c.prefetch && c.threads == kMaxForwardRowThreads && slot_bytes == 16 && !holds_few_elements(p, c) &&
+        row_slots % c.threads == 0)
       c.prefetch = prefetches_long_rows(p, m, sm_count, 1, memory_rich(memory_bytes_per_sm_cycle));
   } else if (const std::optional<ClusterBlocks> blocks = register_cluster_blocks(
                  p, sm, slots, target_iters, max_iters, wide_threads,

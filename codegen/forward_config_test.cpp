@@ -900,6 +900,9 @@ TEST(ForwardConfig, MemoryRichSixteenBitClustersPrefetchTheNextRow) {
     EXPECT_TRUE(c.prefetch && c.cluster == 1 && c.threads == 1024) << codegen::describe(c);
     EXPECT_FALSE(choose_forward_config(p, 90, 2048, 132).prefetch) << "the H100's rules";
     EXPECT_FALSE(choose_forward_config(p, 90, 256, 132, 18.4).prefetch) << "256 rows: fewer than two a block";
+    EXPECT_EQ(choose_forward_config(problem(kind, 32000, DType::BF16), 90, 2097, 132, 18.4),
+              choose_forward_config(problem(kind, 32000, DType::BF16), 90, 2097, 132))
+        << "32000: threads of 3 and 4 slots (0.94-1.00x prefetching)";
   }
   const NormProblem fp32 = problem(NormKind::RMSNorm, 65536, DType::F32);
   EXPECT_FALSE(choose_forward_config(fp32, 90, 1024, 132, 18.4).prefetch) << "fp32";
