@@ -12,6 +12,7 @@
 #include <string>
 
 #include "codegen/cache_key.h"
+#include "codegen/forward_config.h"
 #include "codegen/kernel_source.h"
 #include "codegen/launch_config.h"
 #include "codegen/norm_problem.h"
@@ -33,15 +34,22 @@ struct Case {
   const char* why;
 };
 
-int scalar_half_accesses(const NormProblem& problem, const codegen::LaunchConfig& config) {
+// Scalar 16-bit global accesses in the entry's PTX; of `prefix` (ld or st) only, if given.
+int scalar_half_accesses(const codegen::KernelSource& src, const NormProblem& problem, const char* entry,
+                         const char* prefix = nullptr) {
   const auto& nvrtc = runtime::Nvrtc::get();
-  const codegen::KernelSource src = codegen::generate_backward_source(problem, config);
   const std::string ptx =
       nvrtc.compile_to_ptx(src.text, src.name, codegen::compile_options({90, nvrtc.version()}), codegen::describe(problem));
   int count = 0;
-  for (const std::string& line : test::entry_body(ptx, codegen::KernelSource::kBackwardEntry))
-    count += std::regex_search(line, kScalarHalfAccess);
+  std::smatch m;
+  for (const std::string& line : test::entry_body(ptx, entry))
+    count += std::regex_search(line, m, kScalarHalfAccess) && (!prefix || m[2] == prefix);
   return count;
+}
+
+int scalar_half_accesses(const NormProblem& problem, const codegen::LaunchConfig& config) {
+  return scalar_half_accesses(codegen::generate_backward_source(problem, config), problem,
+                              codegen::KernelSource::kBackwardEntry);
 }
 
 TEST(WholeSlotsPtx, PackedRowsOfWholeSlotsHaveNoElementPath) {
@@ -77,6 +85,26 @@ TEST(WholeSlotsPtx, PackedRowsOfWholeSlotsHaveNoElementPath) {
     ASSERT_NO_THROW(count = scalar_half_accesses(p, config)) << what;
     if (c.element_path) EXPECT_GT(count, 0) << what << ": no scalar 16-bit access found where one must be";
     else EXPECT_EQ(count, 0) << what << ": scalar 16-bit global accesses in a row of whole slots";
+  }
+}
+
+// The forward's y keeps store_slot's element path (FOLD = false) at whole slots: with the fold
+// its prefetching blocks ran 0.69-0.87x (LN and RMS bf16 5120-7168, RMS 12288-14336; session 54,
+// bench/results/2026-11-30-h200-odd-occupancy/ calls 8-10: the fold entered in session 48, the
+// forward untimed there). Read off the forward entry's PTX: 2-byte stores beside the vector ones.
+TEST(WholeSlotsPtx, TheForwardsStoresKeepTheElementPath) {
+  std::string why;
+  if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+    const NormProblem p = codegen::resolve_forward_problem(test::make_problem(
+        kind, 12288, DType::BF16, DType::F32, kind == NormKind::LayerNorm ? test::Affine::WeightAndBias : test::Affine::WeightOnly));
+    const codegen::LaunchConfig config = codegen::parse_described_config("threads=768 threads_per_row=768 vec=8 registers prefetch");
+    ASSERT_NO_THROW(codegen::check_forward_config(p, config)) << codegen::describe(p);
+    int stores = 0;
+    ASSERT_NO_THROW(stores = scalar_half_accesses(codegen::generate_forward_source(p, config), p,
+                                                  codegen::KernelSource::kForwardEntry, "st"))
+        << codegen::describe(p);
+    EXPECT_GT(stores, 0) << codegen::describe(p) << ": the forward's y stores lost their element path";
   }
 }
 
