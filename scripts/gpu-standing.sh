@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# On the GPU machine, from the repository root, with the build folder copied there: the standing
+# sweep of both passes (bench --graph at the speed issue's N and its odd N, both kinds, bf16 and
+# fp16 with fp32 and 16-bit γ, and fp32; M·N = 64 Mi), then each pass against a baseline run of
+# the same device (bench/regressions.py), so that a change to a shared template cannot slow a pass
+# nobody timed (bench/NOTES.md entry 68: the forward ran 0.69-0.87x at 5120-7168 for six sessions).
+#
+#   BUILD_DIR=build-device OUT=$OUT scripts/gpu-standing.sh [BASELINE_DIR]
+#
+# Writes $OUT/standing-{backward,forward}.{json,txt} and, with BASELINE_DIR (a folder holding an
+# earlier run's standing-*.json, e.g. a session's bench/results/<dir>/callN/), the checks'
+# verdicts into $OUT/standing-check.txt. Exit status: non-zero when a bench failed or a shape
+# got slower than the baseline by more than ${TOLERANCE:-0.03}. About 4-6 minutes on an H200.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build="${BUILD_DIR:-build}"
+out="${OUT:-/tmp/normjit-out}"
+baseline="${1:-}"
+mkdir -p "$out"
+n="256,512,1024,2048,4096,5120,7168,8192,12288,14336,16384,32768,65536,131072,262144,1048576,1000,4095,5003"
+status=0
+for pass in backward forward; do
+  flags=(--graph --n "$n")
+  [ "$pass" = forward ] && flags+=(--forward)
+  NORMJIT_CACHE_DIR="$(mktemp -d)" timeout "${BENCH_TIMEOUT:-300}" "$build/normjit" bench "${flags[@]}" \
+    --json "$out/standing-$pass.json" > "$out/standing-$pass.txt" 2>&1 || { echo "gpu-standing: $pass bench exited $?"; status=1; }
+  if [ -n "$baseline" ]; then
+    if [ -f "$baseline/standing-$pass.json" ]; then
+      python3 bench/regressions.py --tolerance "${TOLERANCE:-0.03}" "$baseline/standing-$pass.json" "$out/standing-$pass.json" \
+        >> "$out/standing-check.txt" 2>&1 || status=1
+    else
+      echo "gpu-standing: no $baseline/standing-$pass.json to check $pass against" | tee -a "$out/standing-check.txt"
+    fi
+  fi
+done
+[ -f "$out/standing-check.txt" ] && cat "$out/standing-check.txt"
+exit $status
