@@ -12,7 +12,7 @@
 # verdicts into $OUT/standing-check.txt. Exit status: non-zero when a bench failed or a shape
 # got slower than the baseline by more than ${TOLERANCE:-0.03}. About 4-6 minutes on an H200.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 build="${BUILD_DIR:-build}"
 out="${OUT:-/tmp/normjit-out}"
 baseline="${1:-}"
@@ -29,7 +29,7 @@ for pass in backward forward; do
       python3 bench/regressions.py --tolerance "${TOLERANCE:-0.03}" "$baseline/standing-$pass.json" "$out/standing-$pass.json" \
         >> "$out/standing-check.txt" 2>&1 || status=1
     else
-      echo "gpu-standing: no $baseline/standing-$pass.json to check $pass against" | tee -a "$out/standing-check.txt"
+      echo "gpu-standing: no $baseline/standing-$pass.json to check $pass against" >> "$out/standing-check.txt"
     fi
   fi
 done
