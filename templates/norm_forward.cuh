@@ -99,6 +99,10 @@ constexpr i64 kSlots = (kRowSpan + kVec - 1) / kVec;  // vector slots per row
 constexpr int kRowThreads = kThreadsPerRow * kCluster;
 constexpr int kIters = (int)((kSlots + kRowThreads - 1) / kRowThreads);
 constexpr float kInvN = 1.0f / (float)kN;
+// Whether the forward's stores (y, y1, h) fold store_slot's element path at whole slots: no.
+// Folded (session 48, for the backward's dx), its prefetching blocks ran 0.69-0.87x of their time
+// (LN and RMS 5120-7168, RMS 12288-14336; bench/NOTES.md entry 68).
+constexpr bool kFoldWholeSlotStores = false;
 
 // The butterfly where the block is the whole row, but not for LayerNorm's two sums a row
 // (templates/common.cuh says why).
@@ -445,7 +449,7 @@ __device__ __forceinline__ void second_output_slot(const ForwardParams& p, i64 r
   affine_slot(p.weight1, p.bias1, col, w, b);
 #pragma unroll
   for (int j = 0; j < kVec; ++j) y[j] = xhat[j] * w[j] + b[j];
-  store_slot<TY, kVec, kAlign, kN, false>(p.y1 + row * p.y1_stride, col, y);
+  store_slot<TY, kVec, kAlign, kN, kFoldWholeSlotStores>(p.y1 + row * p.y1_stride, col, y);
 }
 
 // What the forward writes besides y of a slot of h (col < N): h itself and the keep-mask (from
@@ -456,7 +460,7 @@ __device__ __forceinline__ void second_output_slot(const ForwardParams& p, i64 r
 __device__ __forceinline__ void write_pre_norm_outputs(const ForwardParams& p, i64 row, i64 col, const float (&h)[kVec],
                                                        unsigned keep) {
   if constexpr (kPreNormSum) {
-    if (p.residual_out) store_slot<TX, kVec, kAlign, kN, false>(p.residual_out + row * p.residual_out_stride, col, h);
+    if (p.residual_out) store_slot<TX, kVec, kAlign, kN, kFoldWholeSlotStores>(p.residual_out + row * p.residual_out_stride, col, h);
   }
   if constexpr (kDropoutMask != 0) {
     if (!p.keep) return;
@@ -542,7 +546,7 @@ __device__ __forceinline__ void output_slot(const ForwardParams& p, i64 row, TY*
   if constexpr (kPhased)
     store_phased_slot<TY, kVec, kN>(y_row - phase + col, col - phase, y);
   else
-    store_slot<TY, kVec, kAlign, kN, false>(y_row, col, y);
+    store_slot<TY, kVec, kAlign, kN, kFoldWholeSlotStores>(y_row, col, y);
 }
 
 __device__ __forceinline__ void save_statistics(const ForwardParams& p, i64 row, float mean, float rstd) {
