@@ -17,9 +17,7 @@ import argparse
 import json
 import sys
 
-
-def key(row):
-    return row["kind"], row["dtype"], row["weight_dtype"], row["n"], row["m"], row.get("fused", "")
+from compare_bench import key  # a shape's identity, as the A/B compares it
 
 
 def time_of(row, graph):
