@@ -95,9 +95,10 @@ constexpr int kMaxPhasedCluster = 4;
 // in phase, x, dy and dx of one element size, at least 16 bytes long (shorter rows share the
 // tensor's last chunk), and no fused option (their rows are not phased).
 bool phases_rows(const NormProblem& resolved);
-// The aligned twin's config (phased_twin, codegen/phased_rows_config.h) that phased rows start from: choose_launch_config's, but without the
-// memory-rich rule of rows copied ahead at 12289-16384 columns (copies need rows aligned to 16
-// bytes, and phased rows were not timed in its clusters of two or paired).
+// The aligned twin's config (phased_twin, codegen/phased_rows_config.h) that phased rows start
+// from: choose_launch_config's, but without the memory-rich rule of rows copied ahead at
+// 12289-16384 columns (copies need rows aligned to 16 bytes, and phased rows were not timed in
+// its clusters of two or paired).
 LaunchConfig twin_launch_config(const NormProblem& twin, int sm, int sm_count, int64_t m,
                                 double memory_bytes_per_sm_cycle);
 // The block shape phased kernels have (check_launch_config's phased rows): a row held in

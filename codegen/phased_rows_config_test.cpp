@@ -141,10 +141,11 @@ TEST(PhasedRowsConfig, LongSixteenBitRowsInPhaseArePhased) {
 // then one phased block of two slots a thread, both of shared sums and as many blocks an SM as
 // shared sums take (whatever the twin's shape: since session 52 the twins of 1001-1017 are a warp
 // a row), but at 1018-1023 aligned to 2 or 4 bytes, where the block's last warp would hold one
-// slot (session 53: the rules of their alignment there, a warp a row of elements for odd N); LayerNorm rows of an element, 16 a thread, two blocks an SM. Not at few
-// rows, by the H100's rules, out of phase, in fp32, nor below 960 columns (a warp a row of
-// elements there); LayerNorm's rows to 4096 keep the rules of their alignment (also where their
-// twin is a paired cluster: not phased). Each config passes its check and fits an SM.
+// slot (session 53: the rules of their alignment there, a warp a row of elements for odd N);
+// LayerNorm rows of an element, 16 a thread, two blocks an SM. Not at few rows, by the H100's
+// rules, out of phase, in fp32, nor below 960 columns (a warp a row of elements there);
+// LayerNorm's rows to 4096 keep the rules of their alignment (also where their twin is a paired
+// cluster: not phased). Each config passes its check and fits an SM.
 TEST(PhasedRowsConfig, ShortSixteenBitRowsInPhaseTakeTheirTunedBlocks) {
   auto in_phase = [](int64_t n, DType x, DType weight, NormKind kind) { return rows_in_phase(n, x, weight, kind); };
   int taken = 0, skipped = 0;  // shapes of the rules' range whose twin is one block, or not
