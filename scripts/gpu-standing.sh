@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # On the GPU machine, from the repository root, with the build folder copied there: the standing
 # sweep of both passes (bench --graph at the speed issue's N and its odd N, both kinds, bf16 and
-# fp16 with fp32 and 16-bit γ, and fp32; M·N = 64 Mi), then each pass against a baseline run of
-# the same device (bench/regressions.py), so that a change to a shared template cannot slow a pass
+# fp16 with fp32 and 16-bit γ, and fp32; M·N = 64 Mi) and of the fused options of both passes
+# (bf16, fp32 γ, 4096-32768 and odd 4095), then each against a baseline run of the same device
+# (bench/regressions.py), so that a change to a shared template cannot slow a pass or an option
 # nobody timed (bench/NOTES.md entry 68: the forward ran 0.69-0.87x at 5120-7168 for six sessions).
 #
 #   BUILD_DIR=build-device OUT=$OUT scripts/gpu-standing.sh [BASELINE_DIR]
 #
-# Writes $OUT/standing-{backward,forward}.{json,txt} and, with BASELINE_DIR (a folder holding an
+# Writes $OUT/standing-{backward,forward,fused-backward,fused-forward}.{json,txt} and, with BASELINE_DIR (a folder holding an
 # earlier run's standing-*.json, e.g. a session's bench/results/<dir>/callN/), the checks'
 # verdicts into $OUT/standing-check.txt. Exit status: non-zero when a bench failed or a shape
-# got slower than the baseline by more than ${TOLERANCE:-0.03}. About 4-6 minutes on an H200.
+# got slower than the baseline by more than ${TOLERANCE:-0.03}. About 6-8 minutes on an H200.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 build="${BUILD_DIR:-build}"
@@ -18,10 +19,17 @@ out="${OUT:-/tmp/normjit-out}"
 baseline="${1:-}"
 mkdir -p "$out"
 n="256,512,1024,2048,4096,5120,7168,8192,12288,14336,16384,32768,65536,131072,262144,1048576,1000,4095,5003"
+# The fused sets of issue 5 (docs/FUSED.md); the forward has no recompute.
+fused_n="4096,8192,16384,32768,4095"
+fused="none,residual,all,gate,gate-before,parallel,recompute"
 status=0
-for pass in backward forward; do
-  flags=(--graph --n "$n")
-  [ "$pass" = forward ] && flags+=(--forward)
+for pass in backward forward fused-backward fused-forward; do
+  case "$pass" in
+    backward) flags=(--graph --n "$n") ;;
+    forward) flags=(--graph --n "$n" --forward) ;;
+    fused-backward) flags=(--graph --n "$fused_n" --dtypes bf16 --weights fp32 --fused "$fused") ;;
+    fused-forward) flags=(--graph --n "$fused_n" --dtypes bf16 --weights fp32 --fused "${fused%,recompute}" --forward) ;;
+  esac
   NORMJIT_CACHE_DIR="$(mktemp -d)" timeout "${BENCH_TIMEOUT:-300}" "$build/normjit" bench "${flags[@]}" \
     --json "$out/standing-$pass.json" > "$out/standing-$pass.txt" 2>&1 || { echo "gpu-standing: $pass bench exited $?"; status=1; }
   if [ -n "$baseline" ]; then
