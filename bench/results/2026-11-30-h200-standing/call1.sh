@@ -6,6 +6,6 @@
 set -uo pipefail
 B=build-device
 scripts/gpu-environment.sh $B > $OUT/environment.txt 2>&1
-BENCH_TIMEOUT=200 BUILD_DIR=$B OUT=$OUT timeout 570 scripts/gpu-standing.sh
+BENCH_TIMEOUT=250 BUILD_DIR=$B OUT=$OUT timeout 570 scripts/gpu-standing.sh
 echo "standing exit $? at $SECONDS s"
 for f in $OUT/standing-*.txt; do echo "== $f"; grep -cE '^(layer|rms)' $f; done
