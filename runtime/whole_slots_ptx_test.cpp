@@ -88,23 +88,39 @@ TEST(WholeSlotsPtx, PackedRowsOfWholeSlotsHaveNoElementPath) {
   }
 }
 
-// The forward's y keeps store_slot's element path (FOLD = false) at whole slots: with the fold
-// its prefetching blocks ran 0.69-0.87x (LN and RMS bf16 5120-7168, RMS 12288-14336; session 54,
-// bench/results/2026-11-30-h200-odd-occupancy/ calls 8-10: the fold entered in session 48, the
-// forward untimed there). Read off the forward entry's PTX: 2-byte stores beside the vector ones.
-TEST(WholeSlotsPtx, TheForwardsStoresKeepTheElementPath) {
+// The forward's prefetching blocks keep store_slot's element path for y (FOLD = false) at whole
+// slots: with the fold they ran 0.69-0.87x (LN and RMS bf16 5120-7168, RMS 12288-14336; session
+// 54, bench/results/2026-11-30-h200-odd-occupancy/ calls 8-10: the fold entered in session 48,
+// the forward untimed there). Its other rows fold it: without, LayerNorm's warp rows of 1000 ran
+// 0.91x (session 55, -standing/). Read off the forward entry's PTX: 2-byte stores beside the
+// vector ones, or none.
+TEST(WholeSlotsPtx, TheForwardsPrefetchingStoresKeepTheElementPath) {
   std::string why;
   if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
+  struct ForwardCase {
+    int n;
+    const char* config;
+    bool element_path;
+  };
+  const ForwardCase cases[] = {
+      {12288, "threads=768 threads_per_row=768 vec=8 registers prefetch", true},
+      {12288, "threads=768 threads_per_row=768 vec=8 registers", false},
+      {1000, "threads=256 threads_per_row=32 vec=8 registers", false},
+  };
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
-    const NormProblem p = codegen::resolve_forward_problem(test::make_problem(
-        kind, 12288, DType::BF16, DType::F32, kind == NormKind::LayerNorm ? test::Affine::WeightAndBias : test::Affine::WeightOnly));
-    const codegen::LaunchConfig config = codegen::parse_described_config("threads=768 threads_per_row=768 vec=8 registers prefetch");
-    ASSERT_NO_THROW(codegen::check_forward_config(p, config)) << codegen::describe(p);
-    int stores = 0;
-    ASSERT_NO_THROW(stores = scalar_half_accesses(codegen::generate_forward_source(p, config), p,
-                                                  codegen::KernelSource::kForwardEntry, "st"))
-        << codegen::describe(p);
-    EXPECT_GT(stores, 0) << codegen::describe(p) << ": the forward's y stores lost their element path";
+    for (const ForwardCase& c : cases) {
+      const NormProblem p = codegen::resolve_forward_problem(test::make_problem(
+          kind, c.n, DType::BF16, DType::F32, kind == NormKind::LayerNorm ? test::Affine::WeightAndBias : test::Affine::WeightOnly));
+      const codegen::LaunchConfig config = codegen::parse_described_config(c.config);
+      const std::string what = codegen::describe(p) + " with " + c.config;
+      ASSERT_NO_THROW(codegen::check_forward_config(p, config)) << what;
+      int stores = 0;
+      ASSERT_NO_THROW(stores = scalar_half_accesses(codegen::generate_forward_source(p, config), p,
+                                                    codegen::KernelSource::kForwardEntry, "st"))
+          << what;
+      if (c.element_path) EXPECT_GT(stores, 0) << what << ": the prefetching block's y stores lost their element path";
+      else EXPECT_EQ(stores, 0) << what << ": y stores an element at a time in a row of whole slots";
+    }
   }
 }
 

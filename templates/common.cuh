@@ -304,8 +304,8 @@ __device__ __forceinline__ void load_slot_if(const T* at, i64 col, bool inside, 
 // one too, a slot is whole just where it starts inside the row, the test its callers have made:
 // the element-by-element path is then never taken, and its branch folds away (LN bf16 32768's
 // row ran a compare and a branch a slot on it; session 48). Not for fp32: LN fp32 65536's
-// spilling clusters of eight then ran 5% slower. Nor for the forward's stores (FOLD = false,
-// norm_forward.cuh kFoldWholeSlotStores says why).
+// spilling clusters of eight then ran 5% slower. Nor for the forward's prefetching blocks' stores
+// (norm_forward.cuh kFoldWholeSlotStores says why).
 template <class T, int VEC, int ALIGN, i64 N, bool FOLD = true>
 __device__ __forceinline__ void store_slot(T* row, i64 col, const float (&in)[VEC]) {
   constexpr bool kWholeOrAbsent = FOLD && N % VEC == 0 && sizeof(T) == 2;

@@ -99,10 +99,11 @@ constexpr i64 kSlots = (kRowSpan + kVec - 1) / kVec;  // vector slots per row
 constexpr int kRowThreads = kThreadsPerRow * kCluster;
 constexpr int kIters = (int)((kSlots + kRowThreads - 1) / kRowThreads);
 constexpr float kInvN = 1.0f / (float)kN;
-// Whether the forward's stores (y, y1, h) fold store_slot's element path at whole slots: no.
-// Folded (session 48, for the backward's dx), its prefetching blocks ran 0.69-0.87x of their time
-// (LN and RMS 5120-7168, RMS 12288-14336; bench/NOTES.md entry 68).
-constexpr bool kFoldWholeSlotStores = false;
+// Whether the forward's stores (y, y1, h) fold store_slot's element path at whole slots: where
+// the rows are not prefetched. Folded (session 48, for the backward's dx), the prefetching blocks
+// ran 0.69-0.87x of their time (LN and RMS 5120-7168, RMS 12288-14336); unfolded, LayerNorm's
+// warp rows of 1000 ran 0.91x (bench/NOTES.md entries 68-69).
+constexpr bool kFoldWholeSlotStores = !kPrefetch;
 
 // The butterfly where the block is the whole row, but not for LayerNorm's two sums a row
 // (templates/common.cuh says why).
