@@ -85,13 +85,23 @@ __device__ __forceinline__ bool kept(const FusedParams& f, i64 row, i64 col) {
   else return (mask[col >> 3] >> (col & 7)) & 1;
 }
 
-// dx_in of one element from dh: the branch's scale (row scale, dropout) applied.
-__device__ __forceinline__ float branch_grad(const FusedParams& f, i64 row, i64 col, float dh) {
+// dx_in of one element from dh: the branch's scale (row scale, dropout) applied, the row's
+// scale and the element's keep as read.
+__device__ __forceinline__ float scaled_branch_grad(const FusedParams& f, float dh, float rowscale, bool keep) {
   float g = dh;
-  if constexpr (kRowScale) g *= f.rowscale[row];
+  if constexpr (kRowScale) g *= rowscale;
   // A product, not a select: a NaN in a dropped element stays NaN, as in dh·mask/(1 − p).
-  if constexpr (kDropoutMask != 0) g *= kept(f, row, col) ? (float)f.keep_scale : 0.f;
+  if constexpr (kDropoutMask != 0) g *= keep ? (float)f.keep_scale : 0.f;
   return g;
+}
+
+// The same, read here.
+__device__ __forceinline__ float branch_grad(const FusedParams& f, i64 row, i64 col, float dh) {
+  float rowscale = 1.f;
+  bool keep = true;
+  if constexpr (kRowScale) rowscale = f.rowscale[row];
+  if constexpr (kDropoutMask != 0) keep = kept(f, row, col);
+  return scaled_branch_grad(f, dh, rowscale, keep);
 }
 
 // ---- gated RMSNorm ------------------------------------------------------------------------------
@@ -330,35 +340,75 @@ __device__ __forceinline__ unsigned unrecoverable_slot(const P& p, i64 col) {
 }
 
 // ---- the norm's input gradient to dx ----------------------------------------------------------
-// One slot (kVec columns from col; those past N are ignored): `grad` comes in as the norm's
-// input gradient (x̂ is the slot's normalised input) and leaves as what dx receives (NaN where
-// kRecompute could not recover x̂). kXhatMarked: x̂ is NaN in such columns already
-// (hold_recovered_slot), so grad is too, and γ need not be read again to find them.
-// dresidual is read before dx is written, by this thread, so dx may be dresidual itself
-// (in-place accumulation).
-template <bool kXhatMarked = false, class P, class H = NoHeldGate>
-__device__ __forceinline__ void fused_input_grad(const P& p, i64 row, i64 col, const float (&xhat)[kVec],
-                                                 float (&grad)[kVec], const H& held_gate = H()) {
+// What a slot's dx takes from memory besides the row (kVec columns from col): dresidual, the
+// row's scale, the keep bits and, recomputing, the columns γ cannot recover. Read apart from
+// their use so that a row's dx loop can read several slots' before it stores any dx: dx may be
+// dresidual itself (in-place accumulation), so no load after a dx store can be moved ahead of
+// it, and read slot by slot each slot's loads waited a full trip to memory. Element rows of
+// odd N (16 slots of one element a thread) ran the residual at 26% of copy so (session 55).
+struct FusedSlotInputs {
+  float dres[kVec];  // kResidual
+  float rowscale;
+  unsigned keep;     // bit j: column col + j kept (kDropoutMask)
+  unsigned unknown;  // bit j: column col + j unrecoverable (kRecompute)
+};
+
+// How many slots a row's dx loop reads ahead of its dx stores (kReadsFusedAhead: where a slot's
+// dx reads anything of its own, and slots are narrower than 8 elements): 8 elements' worth, a
+// register each. Element rows make two trips to memory instead of 16. Slots of 8 read their own
+// just before their use, as before: read at the top of the slot, 16-bit clusters of 32768 with
+// the residual spilled 16-72 bytes.
+constexpr int kFusedReadAhead = kVec >= 8 ? 1 : 8 / kVec;
+constexpr bool kReadsFusedAhead = (kResidual || kScalesBranch || (kRecompute && kHasWeight)) && kFusedReadAhead > 1;
+
+// kXhatMarked: x̂ is NaN in unrecoverable columns already (hold_recovered_slot), so γ need not
+// be read again to find them.
+template <bool kXhatMarked = false, class P>
+__device__ __forceinline__ FusedSlotInputs read_fused_slot(const P& p, i64 row, i64 col) {
   const FusedParams& f = p.fused;
-  if constexpr (kRecompute && kHasWeight && !kXhatMarked) {
-    const unsigned unknown = unrecoverable_slot(p, col);
+  FusedSlotInputs in{};
+  if constexpr (kRecompute && kHasWeight && !kXhatMarked) in.unknown = unrecoverable_slot(p, col);
+  if constexpr (kResidual) load_slot<TDX, kVec, kAlign, kN>(f.dresidual + row * f.dresidual_stride, col, in.dres);
+  if constexpr (kRowScale) in.rowscale = f.rowscale[row];
+  if constexpr (kDropoutMask != 0) {
 #pragma unroll
     for (int j = 0; j < kVec; ++j)
-      if ((unknown >> j) & 1u) grad[j] = unrecoverable_value();
+      if (col + j < kN && kept(f, row, col + j)) in.keep |= 1u << j;
+  }
+  return in;
+}
+
+// One slot: `grad` comes in as the norm's input gradient (x̂ is the slot's normalised input)
+// and leaves as what dx receives (NaN where kRecompute could not recover x̂), from the slot's
+// inputs as read_fused_slot read them. dx may be dresidual itself: read_fused_slot reads it
+// before dx is written, by this thread.
+template <bool kXhatMarked = false, class P, class H = NoHeldGate>
+__device__ __forceinline__ void fused_input_grad(const P& p, i64 row, i64 col, const float (&xhat)[kVec],
+                                                 float (&grad)[kVec], const FusedSlotInputs& in,
+                                                 const H& held_gate = H()) {
+  const FusedParams& f = p.fused;
+  if constexpr (kRecompute && kHasWeight && !kXhatMarked) {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      if ((in.unknown >> j) & 1u) grad[j] = unrecoverable_value();
   }
   gate_grads(p, row, col, xhat, grad, held_gate);
   if constexpr (kResidual) {
-    float dres[kVec];
-    load_slot<TDX, kVec, kAlign, kN>(f.dresidual + row * f.dresidual_stride, col, dres);
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) grad[j] += dres[j];
+    for (int j = 0; j < kVec; ++j) grad[j] += in.dres[j];
   }
   if constexpr (kScalesBranch) {
     if (f.dresidual_in) store_slot<TDX, kVec, kAlign, kN>(f.dresidual_in + row * f.dresidual_in_stride, col, grad);
 #pragma unroll
-    for (int j = 0; j < kVec; ++j)
-      if (col + j < kN) grad[j] = branch_grad(f, row, col + j, grad[j]);
+    for (int j = 0; j < kVec; ++j) grad[j] = scaled_branch_grad(f, grad[j], in.rowscale, (in.keep >> j) & 1u);
   }
+}
+
+// The same, its inputs read just before.
+template <bool kXhatMarked = false, class P, class H = NoHeldGate>
+__device__ __forceinline__ void fused_input_grad(const P& p, i64 row, i64 col, const float (&xhat)[kVec],
+                                                 float (&grad)[kVec], const H& held_gate = H()) {
+  fused_input_grad<kXhatMarked>(p, row, col, xhat, grad, read_fused_slot<kXhatMarked>(p, row, col), held_gate);
 }
 
 // The same for one element (interleaved staged rows): column col < N.

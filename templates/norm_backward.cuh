@@ -1104,9 +1104,24 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
       // Once a row, as in load_row_slice (an array of the turn's rows' pointers cost RMS fp32
       // 131072 with the gate 96 more bytes of spill loads).
       TDX* const dx_row = p.dx + row * p.dx_stride;
+// fused:begin
+      FusedSlotInputs ahead[kFusedReadAhead][kRowsAtOnce];  // read before the dx stores they precede
+// fused:end
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
         const i64 col = slot_column(i, lane, rank);
+// fused:begin
+        if (kReadsFusedAhead && i % kFusedReadAhead == 0) {
+#pragma unroll
+          for (int a = 0; a < kFusedReadAhead; ++a) {
+            const i64 col_a = slot_column(i + a, lane, rank);
+            if (i + a >= kIters || col_a >= kRowSpan) continue;
+#pragma unroll
+            for (int k = 0; k < kRowsAtOnce; ++k)
+              if (k == 0 || row + k * step < p.m) ahead[a][k] = read_fused_slot<kPackedRows>(p, row + k * step, col_a);
+          }
+        }
+// fused:end
         if (col < kRowSpan) {
           float w[kVec];
           if constexpr (kPackedRows) slot_gamma(p, i, lane, rank, w);  // once for the turn's rows
@@ -1153,7 +1168,10 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 // fused:begin
             // Packed rows hold pass 1's x̂, NaN where unrecoverable (hold_recovered_slot); rows
             // held as fp32 keep its 0 there, so fused_input_grad finds those columns from γ.
-            fused_input_grad<kPackedRows>(p, row_k, col, xh, out, held_gate);
+            if constexpr (kReadsFusedAhead)
+              fused_input_grad<kPackedRows>(p, row_k, col, xh, out, ahead[i % kFusedReadAhead][k], held_gate);
+            else
+              fused_input_grad<kPackedRows>(p, row_k, col, xh, out, held_gate);
 // fused:end
             if constexpr (kPhased) {
               const unsigned phase = row_phase(p);

@@ -125,11 +125,14 @@ TEST_F(BackwardFusedFamilies, EveryOptionOnManyRowsOf1025To16384) {
 }
 
 // dx is dresidual itself: each element of dresidual is read before the same thread writes dx
-// there, in every family; rows padded to N + 8 leave the gaps between them untouched.
+// there, in every family; rows padded to N + 8 leave the gaps between them untouched. 4095 in
+// 16-bit: rows of an element a slot, which read eight slots' dresidual ahead of their dx stores.
 TEST_F(BackwardFusedFamilies, AccumulatesInPlaceIntoDresidual) {
+  std::vector<FamilyShape> shapes = kFamilyShapes;
+  shapes.push_back({4095, 1024});
   std::vector<FusedCase> cases;
   for (const Options& o : {kOptions[0], kOptions[std::size(kOptions) - 1]})  // residual alone; all
-    for (const FamilyShape& f : kFamilyShapes)
+    for (const FamilyShape& f : shapes)
       for (DType x : {DType::BF16, DType::F32}) {
         const NormKind kind = x == DType::BF16 ? NormKind::LayerNorm : NormKind::RMSNorm;
         FusedCase c{with_options(fused_base_problem(kind, f.n, x), o), f.m, FusedSpec{0.1, true, f.n + 8}, {}};
