@@ -396,6 +396,58 @@ __device__ __forceinline__ unsigned slot_keep_bits(const ForwardParams& p, i64 r
   return keep_bits<kVec, kVec % 4 == 0>(p.seed, p.offset, (unsigned long long)row, col, (unsigned)p.drop_below);
 }
 
+// One Philox draw gives four columns' draws. A thread whose slots are narrower than four columns
+// drew them for itself and used one or two, and drew the eight of a bit-packed mask's byte again
+// to write it: element rows of odd 16-bit N ran 16x the option-free row's time with dropout
+// (session 55). Where a warp's lanes hold consecutive slots (rows of whole warps, kWarpDraws),
+// the warp draws the next 32 groups of four columns of its slots, one a lane, and hands each lane
+// its words by shuffles (4 / kVec slots a draw), and a mask byte's bits are gathered from the
+// lanes that hold them.
+constexpr bool kWarpDraws = kDropoutMask != 0 && kVec < 4 && kThreadsPerRow % 32 == 0 && !kPhased;
+
+// keep[i]: the keep bits of the thread's slot i of `row` (bit j: column col_i + j) where
+// kWarpDraws; with a bit-packed mask, bits 8-15 of a slot that starts a byte of the mask hold
+// that byte. Every thread of the warp calls it (its shuffles), past the row's end too.
+__device__ __forceinline__ void row_keep_bits(const ForwardParams& p, i64 row, int lane, unsigned (&keep)[kIters]) {
+  if constexpr (kWarpDraws) {
+    constexpr unsigned kWarp = 0xffffffffu;
+    constexpr int kGroups = 8 * kVec;       // groups of four columns a warp's slots span
+    constexpr int kBatch = 32 / kGroups;    // slots a lane draws for at once
+    const int l = lane % 32;                // lane - l: the warp's first lane (rows of whole warps)
+    const unsigned drop_below = (unsigned)p.drop_below;
+#pragma unroll
+    for (int i0 = 0; i0 < kIters; i0 += kBatch) {
+      const i64 warp_col = ((i64)(i0 + l / kGroups) * kRowThreads + (lane - l)) * kVec;  // a multiple of 32
+      const Philox4 d = dropout_draws(p.seed, p.offset, (unsigned long long)row,
+                                      (unsigned long long)(warp_col / 4 + l % kGroups));
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        if (i0 + b >= kIters) break;
+        const int src = b * kGroups + l * kVec / 4;
+        const unsigned w0 = __shfl_sync(kWarp, d.w[0], src), w1 = __shfl_sync(kWarp, d.w[1], src);
+        const unsigned w2 = __shfl_sync(kWarp, d.w[2], src), w3 = __shfl_sync(kWarp, d.w[3], src);
+        unsigned bits = 0;
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          const int word = (l * kVec + j) % 4;
+          const unsigned draw = word == 0 ? w0 : word == 1 ? w1 : word == 2 ? w2 : w3;
+          bits |= (draw >= drop_below ? 1u : 0u) << j;
+        }
+        keep[i0 + b] = bits;
+      }
+    }
+    if constexpr (kDropoutMask == 2) {
+#pragma unroll
+      for (int i = 0; i < kIters; ++i) {
+        unsigned byte = keep[i];
+#pragma unroll
+        for (int k = 1; k < 8 / kVec; ++k) byte |= __shfl_down_sync(kWarp, keep[i], k) << (k * kVec);
+        keep[i] |= (byte & 0xffu) << 8;
+      }
+    }
+  }
+}
+
 // Replaces a slot of x as loaded by h = dropout(x)·rowscale + residual, rounded to x's dtype
 // (elements past N stay 0). A dropped element is x·0, so a NaN stays NaN, as in torch's dropout.
 // Each step is one fp32 operation rounded to nearest (no product fused into the sum), so h
@@ -403,12 +455,14 @@ __device__ __forceinline__ unsigned slot_keep_bits(const ForwardParams& p, i64 r
 // keep bits (0 without dropout), which the mask is written from: a Philox draw costs ~100
 // integer operations per four elements, which made the forward with dropout compute-bound
 // when it was drawn twice.
-__device__ __forceinline__ unsigned form_pre_norm_sum(const ForwardParams& p, i64 row, i64 col, Packed& held) {
+// kDrawn: `keep` holds the slot's keep bits as row_keep_bits drew them (else they are drawn here).
+template <bool kDrawn = false>
+__device__ __forceinline__ unsigned form_pre_norm_sum(const ForwardParams& p, i64 row, i64 col, Packed& held,
+                                                      unsigned keep = 0) {
   float h[kVec];
   held.unpack(h);
-  unsigned keep = 0;
   if constexpr (kDropoutMask != 0) {
-    keep = slot_keep_bits(p, row, col);
+    if constexpr (!kDrawn) keep = slot_keep_bits(p, row, col);
     const float scale = (float)p.keep_scale;
 #pragma unroll
     for (int j = 0; j < kVec; ++j) h[j] = __fmul_rn(h[j], (keep >> j) & 1u ? scale : 0.f);
@@ -425,7 +479,7 @@ __device__ __forceinline__ unsigned form_pre_norm_sum(const ForwardParams& p, i6
     for (int j = 0; j < kVec; ++j) h[j] = __fadd_rn(h[j], r[j]);
   }
   held.pack(h);
-  return keep;
+  return kDropoutMask != 0 ? keep : 0u;
 }
 
 // The gate before the norm: the norm's input is h·silu(z), in fp32.
@@ -471,7 +525,9 @@ __device__ __forceinline__ void write_pre_norm_outputs(const ForwardParams& p, i
       for (int j = 0; j < kVec; ++j)
         if (col + j < kN) mask[col + j] = (unsigned char)((keep >> j) & 1u);
     } else if (col % 8 == 0) {
-      if constexpr (kVec != 8)
+      if constexpr (kWarpDraws)
+        keep >>= 8;  // the byte, gathered by row_keep_bits
+      else if constexpr (kVec != 8)
         keep = keep_bits<8, kVec % 4 == 0>(p.seed, p.offset, (unsigned long long)row, col, (unsigned)p.drop_below);
       if (kN - col < 8) keep &= (1u << (kN - col)) - 1u;
       mask[col >> 3] = (unsigned char)keep;
@@ -716,7 +772,7 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
     Packed packed[kIters];
 // fused:begin
     Packed gate_z[kHoldsGate ? kIters : 1];
-    unsigned keep[kDropoutMask != 0 ? kIters : 1];  // each slot's keep bits, for the mask
+    unsigned keep[kIters];  // each slot's keep bits, for the mask (kDropoutMask)
 // fused:end
     if constexpr (kPrefetch) {
 #pragma unroll
@@ -727,12 +783,13 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
     }
     complete_phased_row(p, row, lane, phase, packed);
 // fused:begin
+    row_keep_bits(p, row, lane, keep);  // every thread (the warp's shuffles), with kWarpDraws
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
       const i64 col = forward_slot_column(i, lane);
       if (valid && col < kN) {
         if constexpr (kPreNormSum) {
-          const unsigned bits = form_pre_norm_sum(p, row, col, packed[i]);
+          const unsigned bits = form_pre_norm_sum<kWarpDraws>(p, row, col, packed[i], keep[i]);
           if constexpr (kDropoutMask != 0) keep[i] = bits;
         }
         if constexpr (kHoldsGate) gate_z[i].load(p.z + row * p.z_stride, col);

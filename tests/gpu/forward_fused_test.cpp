@@ -285,6 +285,29 @@ TEST_F(ForwardFused, LayerNormDropoutOnManyRowsOfNarrowBlocks) {
     }
 }
 
+// Dropout on many rows of odd N, whose 16-bit rows are aligned to 2 or 4 bytes: slots of one or
+// two elements, where a warp draws its lanes' keep bits together and gathers a bit-packed
+// mask's bytes by shuffles (row_keep_bits, kWarpDraws): warp rows (1001), blocks of 160-512
+// threads (2050, 4095, 5003); bits with every option, and bytes.
+TEST_F(ForwardFused, DropoutOnManyOddRowsOfNarrowSlots) {
+  Engine& engine = shared_engine();
+  int i = 0;
+  for (int64_t n : {1001, 2050, 4095, 5003})
+    for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+      for (DropoutMask mask : {DropoutMask::Bits, DropoutMask::Bytes}) {
+        FusedForwardCase c;
+        c.options = mask == DropoutMask::Bits ? "dropout bits (all options)" : "dropout bytes";
+        c.problem = make_problem(kind, n, i % 2 == 0 ? DType::BF16 : DType::F16, DType::F32,
+                                 kind == NormKind::LayerNorm ? Affine::WeightAndBias : Affine::WeightOnly);
+        c.problem.dropout = mask;
+        c.problem.residual = c.problem.rowscale = c.problem.zero_centered_weight = mask == DropoutMask::Bits;
+        c.write_mask = i % 3 != 2;
+        c.m = 600;
+        check_case(engine, c, stream());
+        ++i;
+      }
+}
+
 // The mask depends on (seed, offset, row, col) only: the same call gives the same bits, another
 // offset other bits, and about 1 − p of the elements are kept.
 TEST_F(ForwardFused, TheDropoutMaskIsReproducibleAndKeepsOneMinusP) {
