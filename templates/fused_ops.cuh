@@ -341,7 +341,7 @@ __device__ __forceinline__ unsigned unrecoverable_slot(const P& p, i64 col) {
 
 // ---- the norm's input gradient to dx ----------------------------------------------------------
 // What a slot's dx takes from memory besides the row (kVec columns from col): dresidual, the
-// row's scale, the keep bits and, recomputing, the columns γ cannot recover. Read apart from
+// row's scale and the keep bits. Read apart from
 // their use so that a row's dx loop can read several slots' before it stores any dx: dx may be
 // dresidual itself (in-place accumulation), so no load after a dx store can be moved ahead of
 // it, and read slot by slot each slot's loads waited a full trip to memory. Element rows of
@@ -350,7 +350,6 @@ struct FusedSlotInputs {
   float dres[kVec];  // kResidual
   float rowscale;
   unsigned keep;     // bit j: column col + j kept (kDropoutMask)
-  unsigned unknown;  // bit j: column col + j unrecoverable (kRecompute)
 };
 
 // How many slots a row's dx loop reads ahead of its dx stores (kReadsFusedAhead: where a slot's
@@ -359,15 +358,12 @@ struct FusedSlotInputs {
 // just before their use, as before: read at the top of the slot, 16-bit clusters of 32768 with
 // the residual spilled 16-72 bytes.
 constexpr int kFusedReadAhead = kVec >= 8 ? 1 : 8 / kVec;
-constexpr bool kReadsFusedAhead = (kResidual || kScalesBranch || (kRecompute && kHasWeight)) && kFusedReadAhead > 1;
+constexpr bool kReadsFusedAhead = (kResidual || kScalesBranch) && kFusedReadAhead > 1;
 
-// kXhatMarked: x̂ is NaN in unrecoverable columns already (hold_recovered_slot), so γ need not
-// be read again to find them.
-template <bool kXhatMarked = false, class P>
+template <class P>
 __device__ __forceinline__ FusedSlotInputs read_fused_slot(const P& p, i64 row, i64 col) {
   const FusedParams& f = p.fused;
   FusedSlotInputs in{};
-  if constexpr (kRecompute && kHasWeight && !kXhatMarked) in.unknown = unrecoverable_slot(p, col);
   if constexpr (kResidual) load_slot<TDX, kVec, kAlign, kN>(f.dresidual + row * f.dresidual_stride, col, in.dres);
   if constexpr (kRowScale) in.rowscale = f.rowscale[row];
   if constexpr (kDropoutMask != 0) {
@@ -381,16 +377,20 @@ __device__ __forceinline__ FusedSlotInputs read_fused_slot(const P& p, i64 row, 
 // One slot: `grad` comes in as the norm's input gradient (x̂ is the slot's normalised input)
 // and leaves as what dx receives (NaN where kRecompute could not recover x̂), from the slot's
 // inputs as read_fused_slot read them. dx may be dresidual itself: read_fused_slot reads it
-// before dx is written, by this thread.
+// before dx is written, by this thread. kXhatMarked: x̂ is NaN in unrecoverable columns already
+// (hold_recovered_slot), so grad is too, and γ need not be read again to find them. Otherwise
+// γ is read here, not ahead: read ahead, recomputing rows of an element ran 0.79-0.84x
+// (RMS bf16 4095, LN fp32 5003; session 55).
 template <bool kXhatMarked = false, class P, class H = NoHeldGate>
 __device__ __forceinline__ void fused_input_grad(const P& p, i64 row, i64 col, const float (&xhat)[kVec],
                                                  float (&grad)[kVec], const FusedSlotInputs& in,
                                                  const H& held_gate = H()) {
   const FusedParams& f = p.fused;
   if constexpr (kRecompute && kHasWeight && !kXhatMarked) {
+    const unsigned unknown = unrecoverable_slot(p, col);
 #pragma unroll
     for (int j = 0; j < kVec; ++j)
-      if ((in.unknown >> j) & 1u) grad[j] = unrecoverable_value();
+      if ((unknown >> j) & 1u) grad[j] = unrecoverable_value();
   }
   gate_grads(p, row, col, xhat, grad, held_gate);
   if constexpr (kResidual) {
@@ -408,7 +408,7 @@ __device__ __forceinline__ void fused_input_grad(const P& p, i64 row, i64 col, c
 template <bool kXhatMarked = false, class P, class H = NoHeldGate>
 __device__ __forceinline__ void fused_input_grad(const P& p, i64 row, i64 col, const float (&xhat)[kVec],
                                                  float (&grad)[kVec], const H& held_gate = H()) {
-  fused_input_grad<kXhatMarked>(p, row, col, xhat, grad, read_fused_slot<kXhatMarked>(p, row, col), held_gate);
+  fused_input_grad<kXhatMarked>(p, row, col, xhat, grad, read_fused_slot(p, row, col), held_gate);
 }
 
 // The same for one element (interleaved staged rows): column col < N.

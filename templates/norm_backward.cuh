@@ -1118,7 +1118,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
             if (i + a >= kIters || col_a >= kRowSpan) continue;
 #pragma unroll
             for (int k = 0; k < kRowsAtOnce; ++k)
-              if (k == 0 || row + k * step < p.m) ahead[a][k] = read_fused_slot<kPackedRows>(p, row + k * step, col_a);
+              if (k == 0 || row + k * step < p.m) ahead[a][k] = read_fused_slot(p, row + k * step, col_a);
           }
         }
 // fused:end
