@@ -11,7 +11,7 @@
 # Writes $OUT/standing-{backward,forward,fused-backward,fused-forward}.{json,txt} and, with BASELINE_DIR (a folder holding an
 # earlier run's standing-*.json, e.g. a session's bench/results/<dir>/callN/), the checks'
 # verdicts into $OUT/standing-check.txt. Exit status: non-zero when a bench failed or a shape
-# got slower than the baseline by more than ${TOLERANCE:-0.03}. About 6-8 minutes on an H200.
+# got slower than the baseline by more than ${TOLERANCE:-0.03}. About 2.5 minutes on an H200.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 build="${BUILD_DIR:-build}"
