@@ -265,47 +265,41 @@ TEST_F(ForwardFused, MatchesTheFloat64ReferenceForEachOptionAndCombination) {
   for (const FusedForwardCase& c : cases()) check_case(engine, c, stream());
 }
 
+// Dropout on 600 rows, the x dtype alternating bf16 / fp16 with i: a bit-packed mask with every
+// other option on, or a byte mask alone; every third case without the mask written.
+FusedForwardCase dropout_case(NormKind kind, int64_t n, DropoutMask mask, int i) {
+  FusedForwardCase c;
+  c.options = mask == DropoutMask::Bits ? "dropout bits (all options)" : "dropout bytes";
+  c.problem = make_problem(kind, n, i % 2 == 0 ? DType::BF16 : DType::F16, DType::F32,
+                           kind == NormKind::LayerNorm ? Affine::WeightAndBias : Affine::WeightOnly);
+  c.problem.dropout = mask;
+  c.problem.residual = c.problem.rowscale = c.problem.zero_centered_weight = mask == DropoutMask::Bits;
+  c.write_mask = i % 3 != 2;
+  c.m = 600;
+  return c;
+}
+
 // LayerNorm drawing a dropout mask on many 16-bit rows whose blocks take one or two slots a
 // thread (codegen/forward_config.cpp): bits and bytes, alone and with the other options.
 TEST_F(ForwardFused, LayerNormDropoutOnManyRowsOfNarrowBlocks) {
   Engine& engine = shared_engine();
   int i = 0;
   for (int64_t n : {2560, 3072, 5120, 6144, 7168})
-    for (DropoutMask mask : {DropoutMask::Bits, DropoutMask::Bytes}) {
-      FusedForwardCase c;
-      c.options = mask == DropoutMask::Bits ? "dropout bits (all options)" : "dropout bytes";
-      c.problem = make_problem(NormKind::LayerNorm, n, i % 2 == 0 ? DType::BF16 : DType::F16, DType::F32,
-                               Affine::WeightAndBias);
-      c.problem.dropout = mask;
-      c.problem.residual = c.problem.rowscale = c.problem.zero_centered_weight = mask == DropoutMask::Bits;
-      c.write_mask = i % 3 != 2;
-      c.m = 600;
-      check_case(engine, c, stream());
-      ++i;
-    }
+    for (DropoutMask mask : {DropoutMask::Bits, DropoutMask::Bytes})
+      check_case(engine, dropout_case(NormKind::LayerNorm, n, mask, i++), stream());
 }
 
 // Dropout on many rows of odd N, whose 16-bit rows are aligned to 2 or 4 bytes: slots of one or
 // two elements, where a warp draws its lanes' keep bits together and gathers a bit-packed
-// mask's bytes by shuffles (row_keep_bits, kWarpDraws): warp rows (1001), blocks of 160-512
-// threads (2050, 4095, 5003); bits with every option, and bytes.
+// mask's bytes from its vote or by shuffles (row_keep_bits, kWarpDraws): warp rows (1001),
+// blocks of 160-512 threads (2050, 4095, 5003).
 TEST_F(ForwardFused, DropoutOnManyOddRowsOfNarrowSlots) {
   Engine& engine = shared_engine();
   int i = 0;
   for (int64_t n : {1001, 2050, 4095, 5003})
     for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
-      for (DropoutMask mask : {DropoutMask::Bits, DropoutMask::Bytes}) {
-        FusedForwardCase c;
-        c.options = mask == DropoutMask::Bits ? "dropout bits (all options)" : "dropout bytes";
-        c.problem = make_problem(kind, n, i % 2 == 0 ? DType::BF16 : DType::F16, DType::F32,
-                                 kind == NormKind::LayerNorm ? Affine::WeightAndBias : Affine::WeightOnly);
-        c.problem.dropout = mask;
-        c.problem.residual = c.problem.rowscale = c.problem.zero_centered_weight = mask == DropoutMask::Bits;
-        c.write_mask = i % 3 != 2;
-        c.m = 600;
-        check_case(engine, c, stream());
-        ++i;
-      }
+      for (DropoutMask mask : {DropoutMask::Bits, DropoutMask::Bytes})
+        check_case(engine, dropout_case(kind, n, mask, i++), stream());
 }
 
 // The mask depends on (seed, offset, row, col) only: the same call gives the same bits, another
