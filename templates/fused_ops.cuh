@@ -341,11 +341,11 @@ __device__ __forceinline__ unsigned unrecoverable_slot(const P& p, i64 col) {
 
 // ---- the norm's input gradient to dx ----------------------------------------------------------
 // What a slot's dx takes from memory besides the row (kVec columns from col): dresidual, the
-// row's scale and the keep bits. Read apart from
-// their use so that a row's dx loop can read several slots' before it stores any dx: dx may be
-// dresidual itself (in-place accumulation), so no load after a dx store can be moved ahead of
-// it, and read slot by slot each slot's loads waited a full trip to memory. Element rows of
-// odd N (16 slots of one element a thread) ran the residual at 26% of copy so (session 55).
+// row's scale and the keep bits. Read apart from their use so that a row's dx loop can read
+// several slots' before it stores any dx: dx may be dresidual itself (in-place accumulation), so
+// no load after a dx store can be moved ahead of it, and read slot by slot each slot's loads
+// waited a full trip to memory. Element rows of odd N (16 slots of one element a thread) ran
+// the residual at 26% of copy so (session 55).
 struct FusedSlotInputs {
   float dres[kVec];  // kResidual
   float rowscale;
