@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "codegen/cache_key.h"
 #include "codegen/forward_config.h"
 #include "codegen/kernel_source.h"
 #include "codegen/launch_config.h"
@@ -57,11 +56,6 @@ void expect_waits_first(const std::string& ptx, const std::string& entry, bool l
   if (const auto start = first(body, kLetStart)) EXPECT_GT(*start, *wait) << "lets its dependent start before it waits";
 }
 
-std::string backward_ptx(const runtime::Nvrtc& nvrtc, const NormProblem& p, const codegen::LaunchConfig& c) {
-  const codegen::KernelSource src = codegen::generate_backward_source(p, c);
-  return nvrtc.compile_to_ptx(src.text, src.name, codegen::compile_options({90, nvrtc.version()}), codegen::describe(p));
-}
-
 class DependentLaunchPtx : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -71,7 +65,6 @@ class DependentLaunchPtx : public ::testing::Test {
 };
 
 TEST_F(DependentLaunchPtx, EveryBackwardKernelWaitsBeforeItTouchesGlobalMemory) {
-  const auto& nvrtc = runtime::Nvrtc::get();
   struct Case {
     NormProblem problem;
     int64_t m;             // for the heuristic: -1 many rows
@@ -108,7 +101,7 @@ TEST_F(DependentLaunchPtx, EveryBackwardKernelWaitsBeforeItTouchesGlobalMemory) 
         c.streamed ? codegen::streamed_launch_config(p) : codegen::choose_launch_config(p, 90, 132, c.m, 18.4);
     const std::string what = codegen::describe(p) + " with " + codegen::describe(config);
     std::string ptx;
-    ASSERT_NO_THROW(ptx = backward_ptx(nvrtc, p, config)) << what;
+    ASSERT_NO_THROW(ptx = test::sm90_ptx(codegen::generate_backward_source(p, config), codegen::describe(p))) << what;
     using codegen::KernelSource;
     expect_waits_first(ptx, KernelSource::kBackwardEntry, config.column_pass > 0, what);
     expect_waits_first(ptx, KernelSource::kReduceEntry, false, what);
@@ -117,7 +110,6 @@ TEST_F(DependentLaunchPtx, EveryBackwardKernelWaitsBeforeItTouchesGlobalMemory) 
 }
 
 TEST_F(DependentLaunchPtx, EveryForwardKernelWaitsBeforeItTouchesGlobalMemory) {
-  const auto& nvrtc = runtime::Nvrtc::get();
   using test::Affine;
   using test::make_problem;
   const NormProblem problems[] = {
@@ -130,10 +122,8 @@ TEST_F(DependentLaunchPtx, EveryForwardKernelWaitsBeforeItTouchesGlobalMemory) {
     const NormProblem p = codegen::resolve_forward_problem(problem);
     const codegen::LaunchConfig config = codegen::choose_forward_config(p, 90, -1, 132);
     const std::string what = codegen::describe_forward(p) + " with " + codegen::describe(config);
-    const codegen::KernelSource src = codegen::generate_forward_source(p, config);
     std::string ptx;
-    ASSERT_NO_THROW(ptx = nvrtc.compile_to_ptx(src.text, src.name, codegen::compile_options({90, nvrtc.version()}),
-                                               codegen::describe_forward(p)))
+    ASSERT_NO_THROW(ptx = test::sm90_ptx(codegen::generate_forward_source(p, config), codegen::describe_forward(p)))
         << what;
     expect_waits_first(ptx, codegen::KernelSource::kForwardEntry, false, what);
   }

@@ -11,7 +11,6 @@
 #include <regex>
 #include <string>
 
-#include "codegen/cache_key.h"
 #include "codegen/forward_config.h"
 #include "codegen/kernel_source.h"
 #include "codegen/launch_config.h"
@@ -37,9 +36,7 @@ struct Case {
 // Scalar 16-bit global accesses in the entry's PTX; of `prefix` (ld or st) only, if given.
 int scalar_half_accesses(const codegen::KernelSource& src, const NormProblem& problem, const char* entry,
                          const char* prefix = nullptr) {
-  const auto& nvrtc = runtime::Nvrtc::get();
-  const std::string ptx =
-      nvrtc.compile_to_ptx(src.text, src.name, codegen::compile_options({90, nvrtc.version()}), codegen::describe(problem));
+  const std::string ptx = test::sm90_ptx(src, codegen::describe(problem));
   int count = 0;
   std::smatch m;
   for (const std::string& line : test::entry_body(ptx, entry))

@@ -2,7 +2,15 @@
 
 #include <sstream>
 
+#include "codegen/cache_key.h"
+#include "runtime/nvrtc.h"
+
 namespace normjit::test {
+
+std::string sm90_ptx(const codegen::KernelSource& src, const std::string& what) {
+  const auto& nvrtc = runtime::Nvrtc::get();
+  return nvrtc.compile_to_ptx(src.text, src.name, codegen::compile_options({90, nvrtc.version()}), what);
+}
 
 std::vector<std::string> entry_body(const std::string& ptx, const std::string& entry) {
   const size_t at = ptx.find(".entry " + entry + "(");
