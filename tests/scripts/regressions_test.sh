@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # bench/regressions.py's verdicts on made-up bench --json runs (no GPU): a shape slower by more
-# than the tolerance fails the check and is named, one within it passes, and runs of another
-# device or pass are refused. Usage: tests/scripts/regressions_test.sh REPO_ROOT
+# than the tolerance fails the check and is named, one within it passes, several runs of a build
+# count each shape's fastest, and runs of another device or pass are refused.
+# Usage: tests/scripts/regressions_test.sh REPO_ROOT
 set -uo pipefail
 root="${1:-$(cd "$(dirname "$0")/../.." && pwd)}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-run() {  # run NAME OLD NEW EXPECTED_STATUS [PATTERN]: runs the check, tests its status and output
-  local name=$1 old=$2 new=$3 want=$4 pattern=${5:-}
-  python3 "$root/bench/regressions.py" "$tmp/$old" "$tmp/$new" > "$tmp/$name.out" 2>&1
+run() {  # run NAME OLD NEW[,NEW2...] EXPECTED_STATUS [PATTERN]: runs the check, tests its status and output
+  local name=$1 old=$2 new=$3 want=$4 pattern=${5:-} runs=()
+  IFS=, read -r -a runs <<< "$new"
+  python3 "$root/bench/regressions.py" "$tmp/$old" "${runs[@]/#/$tmp/}" > "$tmp/$name.out" 2>&1
   local got=$?
   if [ "$got" -ne "$want" ]; then
     echo "FAIL $name: exit $got, expected $want"; cat "$tmp/$name.out"; fail=1
@@ -42,4 +44,8 @@ run config base.json slow.json 1 "config threads=320 -> threads=320 prefetch"
 run device base.json h100.json 2 "not comparable: device"
 run pass base.json bwd.json 2 "not comparable: pass"
 run disjoint base.json none.json 2 "no shape in common"
+# Several runs of one build: each shape's fastest counts.
+run fastest base.json slow.json,same.json 0 "(the fastest of 2 runs), tolerance 3%: 0 slower"
+run fastest-slow base.json slow.json,slow.json 1 "N=5120 M=13107: 69.2 -> 86.8 us (0.80x)"
+run runs-device base.json same.json,h100.json 2 "not comparable: device"
 exit $fail
