@@ -91,7 +91,7 @@ TEST(WholeSlotsPtx, PackedRowsOfWholeSlotsHaveNoElementPath) {
 // the forward untimed there). Its other rows fold it: without, LayerNorm's warp rows of 1000 ran
 // 0.91x (session 55, -standing/). Read off the forward entry's PTX: 2-byte stores beside the
 // vector ones, or none.
-TEST(WholeSlotsPtx, TheForwardsPrefetchingStoresKeepTheElementPath) {
+TEST(WholeSlotsPtx, TheForwardFoldsItsStoresWhereRowsAreNotPrefetched) {
   std::string why;
   if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
   struct ForwardCase {
