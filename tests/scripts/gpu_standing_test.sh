@@ -27,10 +27,11 @@ printf '{"device":"stub","pass":"%s","copy_gbs":4000,"rows":[{"kind":"rmsnorm","
   "$pass" "$us" "$us" > "$json"
 STUB
 chmod +x "$tmp/build/normjit"
+# The baseline: the stub's own runs at 100 µs.
+echo 100 > "$tmp/times"
 for pass in backward forward fused-backward fused-forward; do
-  p=backward; case $pass in *forward) p=forward ;; esac
-  printf '{"device":"stub","pass":"%s","copy_gbs":4000,"rows":[{"kind":"rmsnorm","dtype":"bf16","weight_dtype":"fp32","m":16384,"n":4096,"us":100,"graph_us":100,"pct_copy":90,"config":"threads=128"}]}\n' \
-    "$p" > "$tmp/baseline/standing-$pass.json"
+  forward=(); case $pass in *forward) forward=(--forward) ;; esac
+  STANDING_TEST_DIR="$tmp" "$tmp/build/normjit" bench "${forward[@]}" --json "$tmp/baseline/standing-$pass.json"
 done
 run() {  # run NAME EXPECTED_STATUS PATTERN TIMES...: the times the stub gives, call by call
   local name=$1 want=$2 pattern=$3
