@@ -431,7 +431,7 @@ __device__ __forceinline__ void row_keep_bits(const ForwardParams& p, i64 row, i
         for (int j = 0; j < kVec; ++j) {
           const int word = (l * kVec + j) % 4;
           const unsigned draw = word == 0 ? w0 : word == 1 ? w1 : word == 2 ? w2 : w3;
-          bits |= (draw >= drop_below ? 1u : 0u) << j;
+          bits |= kept_bit(draw, drop_below) << j;
         }
         keep[i0 + b] = bits;
       }

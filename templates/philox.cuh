@@ -43,9 +43,12 @@ NJ_HOST_DEVICE Philox4 dropout_draws(unsigned long long seed, unsigned long long
                        (unsigned)(seed >> 32));
 }
 
-// Bit j set when column col + j (j < COUNT) of the row is kept: its draw is >= drop_below
-// (p·2^32, rounded down). ALIGNED4: col is a multiple of 4, so the draws of a group of four
-// are taken together.
+// Whether an element of draw `draw` is kept, as a bit: its draw is >= drop_below (p·2^32, rounded
+// down).
+NJ_HOST_DEVICE unsigned kept_bit(unsigned draw, unsigned drop_below) { return draw >= drop_below ? 1u : 0u; }
+
+// Bit j set when column col + j (j < COUNT) of the row is kept (kept_bit). ALIGNED4: col is a
+// multiple of 4, so the draws of a group of four are taken together.
 template <int COUNT, bool ALIGNED4>
 NJ_HOST_DEVICE unsigned keep_bits(unsigned long long seed, unsigned long long offset, unsigned long long row,
                                   long long col, unsigned drop_below) {
@@ -55,7 +58,7 @@ NJ_HOST_DEVICE unsigned keep_bits(unsigned long long seed, unsigned long long of
   for (int j = 0; j < COUNT; ++j) {
     const unsigned long long c = (unsigned long long)(col + j);
     if (ALIGNED4 ? j % 4 == 0 : (j == 0 || c % 4 == 0)) draws = dropout_draws(seed, offset, row, c / 4);
-    bits |= (draws.w[c % 4] >= drop_below ? 1u : 0u) << j;
+    bits |= kept_bit(draws.w[c % 4], drop_below) << j;
   }
   return bits;
 }
