@@ -8,7 +8,7 @@ B=build-device
 P="--dtype bf16 --weight-dtype fp32 --n 4095 --align 2 --m 16388"
 for s in "ln-recompute layernorm --recompute-from-output" "rms-recompute rmsnorm --recompute-from-output" "ln-none layernorm"; do
   set -- $s; name=$1 kind=$2; shift 2
-  timeout 150 scripts/ncu-profile.sh $OUT/ncu $name -- $B/normjit tune --kind $kind $P "$@" --m 16388
+  timeout 150 scripts/ncu-profile.sh $OUT/ncu $name -- $B/normjit tune --kind $kind $P "$@"
   echo "ncu $name done at $SECONDS s"
 done
 for s in "layernorm --recompute-from-output" "rmsnorm --recompute-from-output" "layernorm --parallel" "layernorm --fused all"; do
