@@ -8,7 +8,8 @@ set -uo pipefail
 B=build-device
 tune_set() {  # BIN LABEL
   while read -r kind dtype n m opts; do
-    NORMJIT_CACHE_DIR=$(mktemp -d) timeout 60 $1 tune --kind $kind --dtype $dtype --weight-dtype fp32 --n $n --align 2 --m $m $opts 2>/dev/null \
+    align=2; [ $dtype = fp32 ] && align=4
+    NORMJIT_CACHE_DIR=$(mktemp -d) timeout 60 $1 tune --kind $kind --dtype $dtype --weight-dtype fp32 --n $n --align $align --m $m $opts 2>/dev/null \
       | grep " M<=" | sed "s/^/$2 /" >> $OUT/tune.txt
   done <<'SHAPES'
 layernorm bf16 1001 67041 --recompute-from-output
