@@ -205,9 +205,6 @@ __device__ __forceinline__ BackwardParams second_norm_params(const BackwardParam
 // element_column(i, j, lane, rank). Elements past N, and a row that does not exist, come out 0.
 // Where γ = 0: x̂ of the given x (normalised with the row's mean and rstd), or 0 without x
 // (unrecoverable: that column's dγ and dx are made NaN elsewhere). No division by zero.
-// A row that does not exist is selected away, not branched around: behind a branch on `valid`
-// NVVM sank each slot's load of y into it, and LayerNorm's rows of an element (bf16 4095) waited
-// a full trip to memory a slot (Nsight Compute, session 56: 0.27 of the option-free row).
 __device__ __forceinline__ i64 recover_column(i64 col, int i, int j, int lane, unsigned rank) {
   if constexpr (kInterleaved) return element_column(i, j, lane, rank);
   else return col + j < kN ? col + j : kN;
@@ -217,7 +214,8 @@ __device__ __forceinline__ void recover_slot(const BackwardParams& p, bool valid
                                              float mean, float rstd, float (&xhat)[kVec]) {
   float beta[kVec];
 #pragma unroll
-  for (int j = 0; j < kVec; ++j) beta[j] = 0.f;
+  for (int j = 0; j < kVec; ++j) beta[j] = xhat[j] = 0.f;
+  if (!valid) return;
   if constexpr (kHasBias) {
     if constexpr (kInterleaved) {
 #pragma unroll
@@ -234,12 +232,11 @@ __device__ __forceinline__ void recover_slot(const BackwardParams& p, bool valid
   for (int j = 0; j < kVec; ++j) {
     const bool z = kHasWeight && gamma[j] == 0.f;
     // __fdividef: within 2 ulp, without the IEEE division's slow path (|γ| < 2^126 always).
-    const float v = kHasWeight ? __fdividef(y[j] - beta[j], z ? 1.f : gamma[j]) : y[j] - beta[j];
-    xhat[j] = valid && !z ? v : 0.f;
+    xhat[j] = kHasWeight ? __fdividef(y[j] - beta[j], z ? 1.f : gamma[j]) : y[j] - beta[j];
     zero |= z;
   }
   if constexpr (kHasWeight) {
-    if (zero && valid) {
+    if (zero) {
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
         const i64 c = recover_column(col, i, j, lane, rank);
