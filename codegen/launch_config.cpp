@@ -542,6 +542,21 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   const bool rich_unaligned_prefetch_rows = rich_option_free_rows && sixteen_bit && c.vec <= 2 && p.n <= 4096 &&
                                             slots <= int64_t{kUnalignedPrefetchSlots} * kMaxUnalignedPrefetchThreads &&
                                             (c.vec == 2 || (!held_elements_fill_sm && bf16_rows));
+  // Rows of an element a slot with fused options (but parallel norms) of 769-1024 and 2561-4096
+  // columns, many of them on a memory-rich sm_90: blocks of 8 elements a thread, two an SM, in
+  // place of the option-free rows' 16 a thread, one to two an SM as ptxas left them. Without a
+  // register bound ptxas issued each slot's loads just before its use in some of those kernels
+  // (LN bf16 4095 with x̂ recomputed: 0.27 of the option-free row, Nsight Compute, session 56).
+  // Every candidate timed on the H200 (bench/results/2026-11-30-h200-odd-recompute/call5/, bf16
+  // fp32 γ, fp16 and fp32, M = 64 Mi / N's bucket), the heuristic's against this rule's share of
+  // the best: 3001 1.75-2.22 → 1.00-1.57 (residual, all, recompute, gate); 4095 LN recompute
+  // 2.40 → 1.19, the residual 1.13-1.29 → 1.00-1.08; 1001 LN fp32 recompute 1.88 → 1.00, the
+  // residual 1.28-1.30 → 1.00-1.03. Lost: parallel norms at 4095 (1.23 → 1.38, which keep their
+  // blocks), LN fp32 recompute at 4095 (1.00 → 1.19) and RMS recompute at 1001 (1.15 → 1.19).
+  // Not 1025-2560: at 1537 blocks of 8 a thread lost (all 1.01 → 1.84).
+  const bool rich_fused_element_rows = memory_rich && many_rows && sm >= 90 && has_fused_options(p) && !p.parallel &&
+                                       c.vec == 1 && (p.has_weight || p.has_bias) &&
+                                       ((p.n > 768 && p.n <= 1024) || (p.n > 2560 && p.n <= 4096));
   // fp32 rows of slots of one element past 5120 columns, and of two past 8192, on memory-rich
   // devices (the rule says why): blocks of 8 elements a thread, and in the widest clusters 8
   // (with β) or 16 a thread, the most blocks of them that stay within the rule. Slots a thread
@@ -999,6 +1014,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
       c.threads = c.threads_per_row = fill->take_threads;
       c.min_blocks_per_sm = fill->blocks_per_sm;
       if (fill->prefetch) c.prefetch = true;
+    } else if (rich_fused_element_rows) {
+      one_row_per_block(slots, 8);
+      c.min_blocks_per_sm = 2;
     }
   } else if (sm >= 80 && staged_slots <= int64_t{kMaxRegisterRowThreads} * staged_iters &&
              stage(1, staged_iters)) {
