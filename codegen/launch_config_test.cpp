@@ -1993,6 +1993,60 @@ TEST(LaunchConfig, MemoryRichUnalignedShortRowsPrefetch) {
   }
 }
 
+// Fused options on rows of an element, many rows on an H200: blocks of 8 elements a thread, two
+// an SM, in the ranges where they measured faster (rich_fused_element_rows, session 56); the
+// rules before elsewhere.
+TEST(LaunchConfig, MemoryRichFusedElementRowsTakeBlocksOfEightTwoAnSm) {
+  auto residual = [](NormProblem& p) { p.residual = true; };
+  auto all = [](NormProblem& p) {
+    p.residual = p.zero_centered_weight = p.rowscale = true;
+    p.dropout = DropoutMask::Bits;
+  };
+  auto gate = [](NormProblem& p) { p.gate = Gate::AfterNorm; };
+  auto recompute = [](NormProblem& p) { p.recompute_from_output = true; };
+  auto parallel = [](NormProblem& p) { p.parallel = true; };
+  auto eights = [](const LaunchConfig& c, int64_t n) {
+    return codegen::describe(c) == "threads=" + std::to_string((n + 255) / 256 * 32) + " threads_per_row=" +
+                                       std::to_string((n + 255) / 256 * 32) + " vec=1 registers min_blocks=2";
+  };
+  struct Case {
+    int64_t n;
+    DType x;
+    NormKind kind;
+    void (*option)(NormProblem&);
+    bool takes;
+    const char* why;
+  };
+  const NormKind ln = NormKind::LayerNorm, rms = NormKind::RMSNorm;
+  for (const Case& k : std::initializer_list<Case>{
+           {1001, DType::BF16, ln, residual, true, "769-1024"},
+           {897, DType::BF16, rms, all, true, "769-1024"},
+           {1001, DType::BF16, rms, gate, true, "769-1024"},
+           {2561, DType::BF16, ln, all, true, "2561-3072"},
+           {3001, DType::BF16, rms, gate, true, "2561-3072"},
+           {3001, DType::F32, ln, residual, true, "2561-3072"},
+           {3585, DType::BF16, ln, residual, true, "the residual alone to 4096"},
+           {4095, DType::BF16, rms, residual, true, "the residual alone to 4096"},
+           {4095, DType::BF16, ln, recompute, true, "recompute, 16-bit, 3585-4096"},
+           {4095, DType::F16, rms, recompute, true, "recompute, 16-bit, 3585-4096"},
+           {1001, DType::F32, ln, recompute, true, "recompute, fp32, 769-1024"},
+           {3585, DType::BF16, ln, all, false, "all four lost at 3585 (0.70x)"},
+           {3585, DType::BF16, rms, gate, false, "the gate lost at 3585 (0.73x)"},
+           {897, DType::BF16, ln, recompute, false, "recompute lost at 897 (LN 0.65x)"},
+           {3001, DType::BF16, rms, recompute, false, "recompute lost at 2561-3585"},
+           {4095, DType::F32, ln, recompute, false, "fp32 recompute lost at 4095 (LN 0.82x)"},
+           {4095, DType::BF16, ln, parallel, false, "parallel norms keep their blocks"},
+           {1537, DType::BF16, ln, residual, false, "1025-2560 keep their blocks"},
+           {4095, DType::BF16, ln, no_option, false, "the option-free rows' own rules"},
+       }) {
+    const LaunchConfig c = rows_at_rate(k.n, k.x, k.x == DType::F32 ? 4 : 2, 18.4, k.kind, k.option);
+    EXPECT_EQ(eights(c, k.n), k.takes) << k.n << " " << codegen::dtype_name(k.x) << " " << codegen::kind_name(k.kind) << " ("
+                                        << k.why << "): " << codegen::describe(c);
+  }
+  EXPECT_FALSE(eights(rows_at_rate(3001, DType::BF16, 2, 0, ln, residual), 3001)) << "the H100's rules";
+  EXPECT_FALSE(eights(rows_at_rate(3008, DType::BF16, 16, 18.4, ln, residual), 3008)) << "aligned rows";
+}
+
 TEST(LaunchConfig, MemoryRichFp32ElementRowsDoNotSpillTheirBlocksOfEight) {
   auto at = [](int64_t n, double rate, NormKind kind = NormKind::LayerNorm, void (*option)(NormProblem&) = no_option) {
     return codegen::describe(rows_at_rate(n, DType::F32, 4, rate, kind, option));
