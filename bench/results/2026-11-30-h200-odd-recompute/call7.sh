@@ -15,7 +15,7 @@ timeout 200 scripts/bench-ab.sh $B/v/old $B/normjit $OUT/ab \
   fp32 "--graph --dtypes fp32 --n 1001,4095,65536 --fused none,all,recompute" > $OUT/ab.txt 2>&1
 echo "ab exit $? at $SECONDS s"
 grep -E "median" $OUT/ab.txt
-BENCH_TIMEOUT=250 BUILD_DIR=$B OUT=$OUT timeout 240 scripts/gpu-standing.sh bench/results/2026-11-30-h200-standing/call4
+BENCH_TIMEOUT=250 BUILD_DIR=$B OUT=$OUT timeout 280 scripts/gpu-standing.sh bench/results/2026-11-30-h200-standing/call4
 echo "standing exit $? at $SECONDS s"
-mkdir -p $OUT/logs && mv $OUT/gpu-tests*.txt $OUT/tests-run.txt $OUT/ab $OUT/standing-*.txt $OUT/logs/ 2>/dev/null
+mkdir -p $OUT/logs && mv $OUT/gpu-tests*.txt $OUT/tests-run.txt $OUT/ab $OUT/ab.txt $OUT/standing-*.txt $OUT/standing-*-again.json $OUT/logs/ 2>/dev/null
 tar czf $OUT/call7.tgz -C $OUT logs && rm -rf $OUT/logs
