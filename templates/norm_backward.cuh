@@ -261,26 +261,17 @@ __device__ __forceinline__ float finite_stays_finite(float v, T) { return v; }
 __device__ __forceinline__ float finite_stays_finite(float v, f16) {
   return fabsf(v) > 65504.f && fabsf(v) != __int_as_float(0x7f800000) ? copysignf(65504.f, v) : v;
 }
-// Rows held as fp32 keep the same marks (mark_unrecoverable_slot): their dx pass read γ again
-// for them, behind each slot's dx store, and LayerNorm's rows of an element (4095) ran 0.27 of
-// the option-free row so.
-__device__ __forceinline__ void mark_unrecoverable_slot(const BackwardParams& p, i64 col, const float (&w)[kVec],
-                                                        float (&xhat)[kVec]) {
-  if constexpr (kHasWeight) {
-#pragma unroll
-    for (int j = 0; j < kVec; ++j)
-      if (w[j] == 0.f && col + j < kN && !p.fused.fallback_x) xhat[j] = unrecoverable_value();
-  }
-}
 template <class Packed>
 __device__ __forceinline__ void hold_recovered_slot(const BackwardParams& p, i64 col, const float (&w)[kVec],
                                                     const float (&xhat)[kVec], Packed& held) {
   float v[kVec];
 #pragma unroll
-  for (int j = 0; j < kVec; ++j) v[j] = xhat[j];
-  mark_unrecoverable_slot(p, col, w, v);
-#pragma unroll
-  for (int j = 0; j < kVec; ++j) v[j] = finite_stays_finite(v[j], TX{});
+  for (int j = 0; j < kVec; ++j) {
+    v[j] = xhat[j];
+    if constexpr (kHasWeight)
+      if (w[j] == 0.f && col + j < kN && !p.fused.fallback_x) v[j] = unrecoverable_value();
+    v[j] = finite_stays_finite(v[j], TX{});
+  }
   held.pack(v);
 }
 
@@ -1055,7 +1046,6 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
             sums[k].x += gw;
             sums[k].y += gw * xhat[j];
           }
-          if constexpr (!kPackedRows) mark_unrecoverable_slot(p, slot_column(i, lane, rank), w, xh);
           column_sums.add(i, dwi, g);
 #pragma unroll
           for (int j = 0; j < kVec; ++j) g[j] *= w[j];
@@ -1176,11 +1166,12 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 #pragma unroll
             for (int j = 0; j < kVec; ++j) out[j] = input_grad(g[j], xh[j], rstd, mean_g[k], mean_gx[k]);
 // fused:begin
-            // Rows hold pass 1's x̂, NaN where unrecoverable (hold_recovered_slot, mark_unrecoverable_slot).
+            // Packed rows hold pass 1's x̂, NaN where unrecoverable (hold_recovered_slot); rows
+            // held as fp32 keep its 0 there, so fused_input_grad finds those columns from γ.
             if constexpr (kReadsFusedAhead)
-              fused_input_grad<true>(p, row_k, col, xh, out, ahead[i % kFusedReadAhead][k], held_gate);
+              fused_input_grad<kPackedRows>(p, row_k, col, xh, out, ahead[i % kFusedReadAhead][k], held_gate);
             else
-              fused_input_grad<true>(p, row_k, col, xh, out, held_gate);
+              fused_input_grad<kPackedRows>(p, row_k, col, xh, out, held_gate);
 // fused:end
             if constexpr (kPhased) {
               const unsigned phase = row_phase(p);
