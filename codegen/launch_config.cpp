@@ -547,27 +547,26 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // SM as ptxas left them, where that measured faster:
   // - the elementwise options (residual, row scale, dropout, zero-centred γ, the gate) at 769-1024
   //   and 2561-3072 columns, the residual alone also at 3073-4096;
-  // - x̂ recomputed from y at 3585-4096 in 16-bit rows and at 769-1024 in fp32 rows.
+  // - x̂ recomputed from y in 16-bit rows of 3841-4096.
   // Without a register bound ptxas issued each slot's loads just before their use in some of
   // these kernels (LN bf16 4095 recomputing x̂: 0.27 of the option-free row; Nsight Compute,
   // bench/results/2026-11-30-h200-odd-recompute/call2/), and which ones it did so in follows
   // no rule we found: the same config ran bf16 LN 4095 at 945 µs and fp16 at 393 (call 5).
   // Every candidate timed (call 5: bf16 fp32 γ, fp16, fp32; M = 64 Mi / N's bucket), then in
-  // bench --graph against the session's start, two rounds (call 6; bf16 fp32 γ and fp32):
-  // residual 1.03-2.23x (2561 and 3001 513/455 → 236/214 µs), all four 1.07-2.17x but RMS 897
-  // (0.93x), the gate 1.01-1.66x, recompute at 4095 2.08x (LN 499 → 240 µs) and 1.29x (RMS),
-  // fp32 at 1001 0.94-1.08x (where the marks of 0c66f20 alone took LN 212 → 429 µs, call 2).
-  // Where they lost the rules before stay: all four and the gate at 3585 (0.70-0.86x),
-  // recompute at 897 (LN 0.65x), 2561-3585 (0.67-0.78x; but LN 3001 1.37x) and fp32 4095 (LN
-  // 0.82x), fp32 all at 4095 (LN 0.91x), and parallel norms (their best at 4095 prefetches 16 a
-  // thread; 8 a thread lost, 1.23 → 1.38 of the best). 1025-2560 keep theirs: at 1537 8 a
-  // thread lost (all 1.01 → 1.84 of the best).
+  // bench --graph against the rules before, two rounds (calls 6-7; bf16 fp32 γ and fp32):
+  // residual 1.03-2.23x (2561 and 3001 498/442 → 233/212 µs), all four 1.07-2.17x but RMS 897
+  // (0.93x) and fp32 RMS 1001 (0.95x), the gate 1.01-1.66x. Recompute at 4095: LN 992 → 421 µs
+  // in tune (call 1); in bench, call 8. Where they lost the rules before stay: all four and the
+  // gate at 3585 (0.70-0.86x), fp32 all at 4095 (LN 0.91x), recompute at 897 and 2561-3585
+  // (0.65-0.78x in calls 6-7, with 0c66f20's marks since reverted), and parallel norms (their
+  // best at 4095 prefetches 16 a thread; 8 a thread lost, 1.23 → 1.38 of the best). 1025-2560
+  // keep theirs: at 1537 8 a thread lost (all 1.01 → 1.84 of the best).
   NormProblem residual_only = p;
   residual_only.residual = false;
   const bool only_residual = p.residual && !has_fused_options(residual_only);
   const bool fused_short_window = (p.n > 768 && p.n <= 1024) || (p.n > 2560 && p.n <= 3072);
   const bool fused_element_rows_gain =
-      p.recompute_from_output ? (sixteen_bit ? p.n > 3584 && p.n <= 4096 : p.n > 768 && p.n <= 1024)
+      p.recompute_from_output ? sixteen_bit && p.n > 3840 && p.n <= 4096
                               : fused_short_window || (only_residual && p.n > 3072 && p.n <= 4096);
   const bool rich_fused_element_rows = memory_rich && many_rows && sm >= 90 && has_fused_options(p) && !p.parallel &&
                                        c.vec == 1 && (p.has_weight || p.has_bias) && fused_element_rows_gain;
