@@ -547,7 +547,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // SM as ptxas left them, where that measured faster:
   // - the elementwise options (residual, row scale, dropout, zero-centred γ, the gate) at 769-1024
   //   and 2561-3072 columns, the residual alone also at 3073-4096;
-  // - x̂ recomputed from y in 16-bit rows of 3841-4096.
+  // - LayerNorm's x̂ recomputed from y in bf16 rows of 3841-4096 (fp16's 4095 ran its blocks of
+  //   16 a thread at the best candidate's time, and 8 a thread 1.03x slower: call 5).
   // Without a register bound ptxas issued each slot's loads just before their use in some of
   // these kernels (LN bf16 4095 recomputing x̂: 0.27 of the option-free row; Nsight Compute,
   // bench/results/2026-11-30-h200-odd-recompute/call2/), and which ones it did so in follows
@@ -555,19 +556,20 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // Every candidate timed (call 5: bf16 fp32 γ, fp16, fp32; M = 64 Mi / N's bucket), then in
   // bench --graph against the rules before, two rounds (calls 6-7; bf16 fp32 γ and fp32):
   // residual 1.03-2.23x (2561 and 3001 498/442 → 233/212 µs), all four 1.07-2.17x but RMS 897
-  // (0.93x) and fp32 RMS 1001 (0.95x), the gate 1.01-1.66x. Recompute at 4095: LN 992 → 421 µs
-  // in tune (call 1); in bench, call 8. Where they lost the rules before stay: all four and the
-  // gate at 3585 (0.70-0.86x), fp32 all at 4095 (LN 0.91x), recompute at 897 and 2561-3585
+  // (0.93x) and fp32 RMS 1001 (0.95x), the gate 1.01-1.66x; LayerNorm's recompute (call 8, the
+  // final kernels) 3841 525 → 221 µs, 4095 498 → 213 (20 → 47% of copy). Where they lost the
+  // rules before stay: all four and the gate at 3585 (0.70-0.86x), fp32 all at 4095 (LN 0.91x),
+  // RMSNorm's recompute at 4095 (0.82x; 3841 gained 1.48x), recompute at 897 and 2561-3585
   // (0.65-0.78x in calls 6-7, with 0c66f20's marks since reverted), and parallel norms (their
   // best at 4095 prefetches 16 a thread; 8 a thread lost, 1.23 → 1.38 of the best). 1025-2560
   // keep theirs: at 1537 8 a thread lost (all 1.01 → 1.84 of the best).
-  NormProblem residual_only = p;
-  residual_only.residual = false;
-  const bool only_residual = p.residual && !has_fused_options(residual_only);
+  NormProblem option_free = p;
+  option_free.residual = false;
+  const bool residual_alone = p.residual && !has_fused_options(option_free);  // no other fused option
   const bool fused_short_window = (p.n > 768 && p.n <= 1024) || (p.n > 2560 && p.n <= 3072);
   const bool fused_element_rows_gain =
-      p.recompute_from_output ? sixteen_bit && p.n > 3840 && p.n <= 4096
-                              : fused_short_window || (only_residual && p.n > 3072 && p.n <= 4096);
+      p.recompute_from_output ? p.kind == NormKind::LayerNorm && bf16_rows && p.n > 3840 && p.n <= 4096
+                              : fused_short_window || (residual_alone && p.n > 3072 && p.n <= 4096);
   const bool rich_fused_element_rows = memory_rich && many_rows && sm >= 90 && has_fused_options(p) && !p.parallel &&
                                        c.vec == 1 && (p.has_weight || p.has_bias) && fused_element_rows_gain;
   // fp32 rows of slots of one element past 5120 columns, and of two past 8192, on memory-rich
@@ -1145,9 +1147,6 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // cluster of two prefetching blocks 150.8 against 155.3 for the H100 rules', 12288 768 threads
   // prefetching 234.6 against 258.9. Not the non-prefetching ones (8192's 4-wide slots: 173.0
   // against 159.0), nor the four elementwise options together (4096 and 12288 slower so).
-  NormProblem option_free = p;
-  option_free.residual = false;
-  const bool residual_alone = p.residual && !has_fused_options(option_free);
   if (memory_rich && many_rows && sm >= 90 && (sixteen_bit || fp32_rows) && aligned &&
       (!has_fused_options(p) || (residual_alone && sixteen_bit)) && (p.has_weight || p.has_bias)) {
     // A memory-rich device (an H200) wants more of each SM's rows in flight than the rules
