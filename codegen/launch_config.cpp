@@ -557,7 +557,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   // bench --graph against the rules before, two rounds (calls 6-7; bf16 fp32 γ and fp32):
   // residual 1.03-2.23x (2561 and 3001 498/442 → 233/212 µs), all four 1.07-2.17x but RMS 897
   // (0.93x) and fp32 RMS 1001 (0.95x), the gate 1.01-1.66x; LayerNorm's recompute (call 8, the
-  // final kernels) 3841 525 → 221 µs, 4095 498 → 213 (20 → 47% of copy). Where they lost the
+  // final kernels) 3841 525 → 221 µs, 4095 498 → 213 (20 → about 46% of copy). Where they lost the
   // rules before stay: all four and the gate at 3585 (0.70-0.86x), fp32 all at 4095 (LN 0.91x),
   // RMSNorm's recompute at 4095 (0.82x; 3841 gained 1.48x), recompute at 897 and 2561-3585
   // (0.65-0.78x in calls 6-7, with 0c66f20's marks since reverted), and parallel norms (their
