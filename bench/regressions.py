@@ -7,8 +7,9 @@ Matches shapes by kind, dtypes, N, M and fused options; compares graph-replay ti
 runs have them (plain-launch times otherwise), and lists every shape whose time grew by more
 than the tolerance (default 3%: two bench runs of one build agree within 1-2%, rows of 256-512
 rows within 4%), with both configs. Several NEW runs of the same build count each shape's
-fastest: a re-timed run clears a shape that was slow once by chance. Exit status: 0 when none did, 1 when some did, 2 when the runs cannot be compared
-(another device or pass, or no shape in common).
+fastest: a re-timed run clears a shape that was slow once by chance. Exit status: 0 when none
+did, 1 when some did, 2 when the runs cannot be compared (another device or pass, or no shape
+in common).
 
 Why: session 48 changed a template the forward shares and timed only the backward; the forward's
 prefetching blocks at 5120-7168 ran 0.69-0.87x for six sessions before a standing run showed it
@@ -23,6 +24,11 @@ from compare_bench import key  # a shape's identity, as the A/B compares it
 
 def time_of(row, graph):
     return row["graph_us"] if graph else row["us"]
+
+
+def best_time(row):
+    """The row's time for choosing among runs: graph replay where it has one."""
+    return row.get("graph_us") or row["us"]
 
 
 def main():
@@ -47,7 +53,7 @@ def main():
     for run in runs:
         for r in run["rows"]:
             best = fastest.get(key(r))
-            if best is None or (r.get("graph_us") or r["us"]) < (best.get("graph_us") or best["us"]):
+            if best is None or best_time(r) < best_time(best):
                 fastest[key(r)] = r
     before = {key(r): r for r in old["rows"]}
     pairs = [(before[k], r) for k, r in fastest.items() if k in before]

@@ -2005,9 +2005,9 @@ TEST(LaunchConfig, MemoryRichFusedElementRowsTakeBlocksOfEightTwoAnSm) {
   auto gate = [](NormProblem& p) { p.gate = Gate::AfterNorm; };
   auto recompute = [](NormProblem& p) { p.recompute_from_output = true; };
   auto parallel = [](NormProblem& p) { p.parallel = true; };
-  auto eights = [](const LaunchConfig& c, int64_t n) {
-    return codegen::describe(c) == "threads=" + std::to_string((n + 255) / 256 * 32) + " threads_per_row=" +
-                                       std::to_string((n + 255) / 256 * 32) + " vec=1 registers min_blocks=2";
+  auto eights = [](const LaunchConfig& c, int64_t n) {  // whole warps of 8 elements a thread, two an SM
+    const std::string threads = std::to_string(codegen::warp_threads(n, 8));
+    return codegen::describe(c) == "threads=" + threads + " threads_per_row=" + threads + " vec=1 registers min_blocks=2";
   };
   struct Case {
     int64_t n;
