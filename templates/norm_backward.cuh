@@ -211,12 +211,16 @@ __device__ __forceinline__ i64 recover_column(i64 col, int i, int j, int lane, u
 }
 __device__ __forceinline__ void recover_slot(const BackwardParams& p, bool valid, i64 row, i64 col, int i, int lane,
                                              unsigned rank, const float (&y)[kVec], const float (&gamma)[kVec],
-                                             float mean, float rstd, float (&xhat)[kVec]) {
+                                             float mean, float rstd, float (&xhat)[kVec],
+                                             const float (*read_beta)[kVec] = nullptr) {
   float beta[kVec];
 #pragma unroll
   for (int j = 0; j < kVec; ++j) beta[j] = xhat[j] = 0.f;
   if (!valid) return;
-  if constexpr (kHasBias) {
+  if (read_beta) {  // β read already (RowTopWeights)
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) beta[j] = (*read_beta)[j];
+  } else if constexpr (kHasBias) {
     if constexpr (kInterleaved) {
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
@@ -942,6 +946,31 @@ __device__ __forceinline__ void slot_gamma(const BackwardParams& p, int i, int l
 // fused:end
 }
 
+// fused:begin
+// Recompute's γ and β of the thread's slots, read at the top of each row instead of at each
+// slot's turn (rows in registers, neither packed nor interleaved): left to itself ptxas issued
+// them and the slot's y inside the slot's branch just before their use, so a row made one trip
+// to memory per slot (LN bf16 4095: 75% long-scoreboard stalls, bench/NOTES.md entry 70). The
+// __syncwarp keeps the loads above the first slot's math.
+constexpr bool kWeightsAtRowTop = kRecompute && !kPackedRows && !kInterleaved;
+struct RowTopWeights {
+  float gamma[kWeightsAtRowTop ? kIters : 1][kVec], beta[kWeightsAtRowTop ? kIters : 1][kVec];
+  __device__ __forceinline__ void read(const BackwardParams& p, int lane, unsigned rank) {
+    if constexpr (kWeightsAtRowTop) {
+#pragma unroll
+      for (int i = 0; i < kIters; ++i) {
+        slot_gamma(p, i, lane, rank, gamma[i]);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) beta[i][j] = 0.f;
+        const i64 col = slot_column(i, lane, rank);
+        if (kHasBias && col < kN) load_slot<TW, kVec, kAlign, kN>(p.fused.bias, col, beta[i]);
+      }
+      __syncwarp();
+    }
+  }
+};
+// fused:end
+
 template <int kUnused = 0>
 __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams& p) {
   __shared__ RowSums reduce_buffer[2][kRowsPerBlock][TurnReducer::kWarps];
@@ -990,6 +1019,10 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
       for (int k = 0; k < kRowsAtOnce; ++k) load_row_slice(p, row + k * step, lane, rank, cur[k]);
     RowSlice next;
     if constexpr (kPrefetch) load_row_slice(p, row + step, lane, rank, next);
+// fused:begin
+    RowTopWeights top;
+    top.read(p, lane, rank);
+// fused:end
 #pragma unroll
     for (int k = 0; k < kRowsAtOnce; ++k) complete_phased_row(p, row + k * step, lane, rank, cur[k]);
     float2 sums[kRowsAtOnce];  // each row's Σg and Σg·x̂ over the thread's slots
@@ -1026,6 +1059,12 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
         }
         float (&xh)[kVec] = kPackedRows ? x_wide : cur[k].x[kPackedRows ? 0 : i];
         float (&g)[kVec] = kPackedRows ? dy_wide : cur[k].dy[kPackedRows ? 0 : i];
+// fused:begin
+        if constexpr (kWeightsAtRowTop) {
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) w[j] = top.gamma[i][j];
+        } else
+// fused:end
         if (k == 0) slot_gamma(p, i, lane, rank, w);  // once for the turn's rows
 // fused:begin
         float dy1[kVec], g1[kVec];
@@ -1035,7 +1074,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
           // 0 here, its dγ made NaN after the last row).
           float xhat[kVec], dwi[kVec];
           recover_slot(p, valid_k, row_k, slot_column(i, lane, rank), i, lane, rank, xh, w, row_mean[k],
-                       row_rstd[k], xhat);
+                       row_rstd[k], xhat, kWeightsAtRowTop ? &top.beta[i] : nullptr);
           if constexpr (kPackedRows) hold_recovered_slot(p, slot_column(i, lane, rank), w, xhat, cur[k].x_packed[i]);
 #pragma unroll
           for (int j = 0; j < kVec; ++j) {
