@@ -90,13 +90,15 @@ std::optional<LaunchConfig> rms_phased_prefetch_config(const NormProblem& p, con
 
 // Phased blocks of two slots a thread with shared sums, one (cluster 1) or a cluster of
 // `cluster` sharing the row, as many blocks an SM as shared sums take elsewhere: RMSNorm's short
-// rows' one block and the halves (cluster 2).
+// rows' one block and the halves (cluster 2). None where such blocks would pass kMaxRowThreads.
 std::optional<LaunchConfig> phased_two_slot_blocks(const NormProblem& p, const NormProblem& twin, int cluster, int sm) {
   LaunchConfig c;
   c.vec = 16 / dtype_size(p.x_dtype);
   c.cluster = cluster;
   c.shared_sums = true;
-  c.threads = c.threads_per_row = static_cast<int>(warp_threads(ceil_div(twin.n, c.vec), int64_t{2} * cluster));
+  const int64_t threads = warp_threads(ceil_div(twin.n, c.vec), int64_t{2} * cluster);
+  if (threads > kMaxRowThreads) return std::nullopt;
+  c.threads = c.threads_per_row = static_cast<int>(threads);
   std::optional<LaunchConfig> phased = phased_config(p, c, sm);
   if (phased) phased->min_blocks_per_sm = shared_sums_blocks_per_sm(p, *phased, sm);
   return phased;
@@ -169,7 +171,9 @@ std::optional<LaunchConfig> in_phase_launch_config(const NormProblem& p, int sm,
   // row at 1007-1024: RMS 1001 fell back to the rules of its alignment, 108 → 131 µs, call 4).
   if (p.n < (p.kind == NormKind::RMSNorm ? kRmsHalvesFromN : kLayerNormHalvesFromN))
     return short_rows_in_phase_config(p, *twin, sm);
-  if (aligned.rows_per_block() != 1) return std::nullopt;
+  // The halves replace one block holding the row in registers: not the rows streamed past
+  // 262144 columns (until session 57 they asked 8224 threads there, and the heuristic threw).
+  if (aligned.rows_per_block() != 1 || !aligned.row_in_registers) return std::nullopt;
   if (p.n >= kRmsPhasedPrefetchFromN)
     if (const std::optional<LaunchConfig> one = rms_phased_prefetch_config(p, *twin, sm)) return one;
   return phased_two_slot_blocks(p, *twin, 2, sm);

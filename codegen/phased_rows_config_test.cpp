@@ -233,3 +233,24 @@ TEST(PhasedRowsConfig, ShortSixteenBitRowsInPhaseTakeTheirTunedBlocks) {
   fp32.alignment = 4;
   EXPECT_FALSE(choose_launch_config(fp32, 90, 132, 22362, 18.4).phased) << "fp32";
 }
+
+// Every N of rows in phase has a config that runs, on the H100's rules and a memory-rich
+// device's, for many rows and few: around the longest row clusters hold (262144, whose twins
+// 262143-266240 the aligned rules stream) the halves asked for 8224 threads until session 57,
+// and the heuristic threw for any 16-bit backward there.
+TEST(PhasedRowsConfig, EveryRowInPhaseHasAConfigThatRuns) {
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (DType x : {DType::BF16, DType::F16})
+      for (DType w : {DType::F32, x})
+        for (int64_t n : {4097, 6145, 65535, 131073, 196607, 262137, 262143, 262145, 263001, 266239, 266247, 270337,
+                          524287, 1048575})
+          for (double rate : {0.0, 18.4})
+            for (int64_t m : {int64_t{1}, 67108864 / n + 1}) {
+              const NormProblem p = rows_in_phase(n, x, w, kind);
+              LaunchConfig c;
+              EXPECT_NO_THROW(c = choose_launch_config(p, 90, 132, m, rate))
+                  << codegen::describe(p) << " M=" << m << " rate " << rate;
+              EXPECT_NO_THROW(codegen::check_launch_config(p, c)) << codegen::describe(c);
+              EXPECT_NO_THROW(codegen::search_space(p, 90, 132, m, rate)) << codegen::describe(p);
+            }
+}

@@ -197,5 +197,17 @@ TEST_F(BackwardPhasedRows, RowsInPhaseMatchTheReferenceAndLeaveTheGapsUntouched)
     }
 }
 
+// Just past the longest rows a cluster holds (262144 columns), rows in phase at many rows: until
+// session 57 the heuristic gave them halves of 8224 threads on a memory-rich device and threw.
+TEST_F(BackwardPhasedRows, RowsInPhaseJustPastTheLongestClusterRowsRun) {
+  NJ_REQUIRE_GPU();
+  Engine& engine = shared_engine();
+  for (const LayoutProblem& lp : {LayoutProblem{NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias},
+                                  LayoutProblem{NormKind::RMSNorm, DType::F16, DType::F16, Affine::WeightOnly}}) {
+    const NormProblem problem = make_problem(lp.kind, 262145, lp.x, lp.weight, lp.affine);
+    EXPECT_TRUE(backward_matches_reference(engine, make_inputs(problem, 257, fresh_seed()), stream()));
+  }
+}
+
 }  // namespace
 }  // namespace normjit::test
