@@ -58,7 +58,7 @@ std::string problem_constants(const NormProblem& p, const LaunchConfig& c) {
 }
 
 // The fused options' constants, emitted only when one is on (an option-free source has none).
-std::string fused_constants(const NormProblem& p) {
+std::string fused_constants(const NormProblem& p, const LaunchConfig& c) {
   std::ostringstream s;
   s << "namespace nj {\nnamespace cfg {\n"
     << "constexpr bool kResidual = " << cpp_bool(p.residual) << ";  // dresidual added to dh\n"
@@ -73,6 +73,7 @@ std::string fused_constants(const NormProblem& p) {
     << "constexpr bool kParallel = " << cpp_bool(p.parallel) << ";  // a second norm of x: dy1, γ1; dγ1, dβ1\n"
     << "constexpr bool kRecompute = " << cpp_bool(p.recompute_from_output)
     << ";  // x̂ = (y − β)/γ from the forward's output, read where x would be\n"
+    << "constexpr bool kEarlyWeights = " << cpp_bool(c.early_weights) << ";  // the recompute's γ, β read at each row's top\n"
     << "}  // namespace cfg\n}  // namespace nj\n";
   return s.str();
 }
@@ -177,7 +178,7 @@ KernelSource generate_backward_source(const NormProblem& p, const LaunchConfig& 
     << "// launch: " << describe(c) << "\n\n"
     << template_switches(p, c) << template_text("common.cuh") << "\n"
     << problem_constants(p, c) << "\n";
-  if (fused) s << fused_constants(p) << "\n" << template_text("gate_math.cuh") << "\n" << template_text("fused_ops.cuh") << "\n";
+  if (fused) s << fused_constants(p, c) << "\n" << template_text("gate_math.cuh") << "\n" << template_text("fused_ops.cuh") << "\n";
   s << select_fused_blocks(template_text("norm_backward.cuh"), fused) << "\n";
   if (c.column_pass > 0) s << template_text("column_pass.cuh") << "\n";
   const ReduceShape r = reduce_shape(p);

@@ -124,7 +124,7 @@ bool operator==(const LaunchConfig& a, const LaunchConfig& b) {
          a.row_in_registers == b.row_in_registers && a.cluster == b.cluster && a.merge == b.merge && a.grid == b.grid &&
          a.prefetch == b.prefetch &&
          a.staged == b.staged && a.stages == b.stages && a.shared_prefetch == b.shared_prefetch &&
-         a.paired_rows == b.paired_rows &&
+         a.paired_rows == b.paired_rows && a.early_weights == b.early_weights &&
          a.min_blocks_per_sm == b.min_blocks_per_sm &&
          a.shared_sums == b.shared_sums && a.shared_weights == b.shared_weights && a.phased == b.phased &&
          a.column_pass == b.column_pass;
@@ -1707,6 +1707,12 @@ void check_launch_config(const NormProblem& p, const LaunchConfig& c) {
            "prefetch, shared prefetch, several rows a block, grid, merge or column pass");
     if (has_fused_options(p)) fail("paired rows take no fused options");
   }
+  if (c.early_weights) {
+    if (!p.recompute_from_output) fail("early weights read γ and β for x̂ recomputed from y: the problem does not recompute");
+    if (!c.row_in_registers || c.staged || packs_rows(p, c))
+      fail("early weights are for rows held in registers as fp32: not streamed, staged or packed (16-bit rows with "
+           "shared sums)");
+  }
   if (c.stages < 2 || c.stages > (c.grid ? kMaxGridStages : 4) || (!c.staged && c.stages != 2))
     fail("stages must be 2 to 4 (2 unless staged; up to " + std::to_string(kMaxGridStages) + " for a grid cluster)");
   if (dynamic_shared_bytes(p, c) > max_stage_bytes(90))
@@ -1757,6 +1763,7 @@ std::string describe(const LaunchConfig& c) {
   if (c.staged && c.stages != 2) s << " stages=" << c.stages;
   if (c.shared_prefetch > 0) s << " shared_prefetch=" << c.shared_prefetch;
   if (c.paired_rows) s << " paired_rows";
+  if (c.early_weights) s << " early_weights";
   if (c.min_blocks_per_sm > 1) s << " min_blocks=" << c.min_blocks_per_sm;
   if (c.shared_sums) s << " shared_sums";
   if (c.shared_weights) s << " shared_weights";
@@ -1787,6 +1794,7 @@ LaunchConfig parse_described_config(std::string_view text) {
       else if (word == "shared_weights") c.shared_weights = true;
       else if (word == "phased") c.phased = true;
       else if (word == "paired_rows") c.paired_rows = true;
+      else if (word == "early_weights") c.early_weights = true;
       else fail("'" + word + "' is no flag of a launch config");
       continue;
     }

@@ -1461,6 +1461,35 @@ TEST(LaunchConfig, CheckRejectsPairedRowsThatCannotRun) {
   EXPECT_NO_THROW(codegen::check_launch_config(odd, phased));
 }
 
+// Early weights: x̂ recomputed from y, rows held in registers as fp32 (not streamed, staged or
+// packed), any block shape; described and parsed back.
+TEST(LaunchConfig, CheckRejectsEarlyWeightsThatCannotRun) {
+  auto recompute = [](NormProblem& p) { p.recompute_from_output = true; };
+  const NormProblem p = with_option(3001, DType::BF16, NormKind::LayerNorm, recompute);
+  const LaunchConfig c = codegen::parse_described_config("threads=384 threads_per_row=384 vec=1 registers early_weights");
+  EXPECT_TRUE(c.early_weights);
+  EXPECT_NO_THROW(codegen::check_launch_config(p, c));
+  EXPECT_EQ(codegen::parse_described_config(codegen::describe(c)), c);
+  LaunchConfig late = c;
+  late.early_weights = false;
+  EXPECT_FALSE(late == c);
+  EXPECT_NO_THROW(codegen::check_launch_config(with_option(33, DType::F32, NormKind::RMSNorm, recompute),
+                                               codegen::parse_described_config(
+                                                   "threads=128 threads_per_row=16 vec=1 registers early_weights")))
+      << "several rows a block";
+  EXPECT_NO_THROW(codegen::check_launch_config(
+      with_option(3001, DType::F32, NormKind::LayerNorm, recompute),
+      codegen::parse_described_config("threads=384 threads_per_row=384 vec=1 registers min_blocks=2 shared_sums early_weights")))
+      << "fp32 rows with shared sums are held as fp32";
+  for (const char* bad : {"threads=384 threads_per_row=384 vec=1 registers min_blocks=2 shared_sums early_weights",
+                          "threads=384 threads_per_row=384 vec=8 registers staged early_weights",
+                          "threads=512 threads_per_row=512 vec=1 streamed early_weights"})
+    EXPECT_THROW(codegen::check_launch_config(p, codegen::parse_described_config(bad)), std::invalid_argument) << bad;
+  EXPECT_THROW(codegen::check_launch_config(with_option(3001, DType::BF16, NormKind::LayerNorm, no_option), c),
+               std::invalid_argument)
+      << "no recompute";
+}
+
 // The memory-rich rule for 16-bit rows of 12289-16384 (mid_rows_copied_ahead): a cluster of two
 // blocks copying a row ahead, two an SM (12289-13312, LayerNorm to 13824, RMSNorm 14337-14848),
 // one block copying ahead (13825-14336), LayerNorm's 15361-16384 paired; from 1024 rows; not on

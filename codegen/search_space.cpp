@@ -412,6 +412,23 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
 
   std::vector<LaunchConfig> list = out.take();
   if (list.size() > kMaxCandidates) list.resize(kMaxCandidates);  // enumeration order is priority order
+  // Recomputing x̂ from y, the first kMaxFlippedCandidates configs also with their γ and β read
+  // the other way (early_weights flipped), where check_launch_config allows it: which of the two
+  // schedules ptxas makes faster changes from shape to shape (bench/NOTES.md entry 71). After
+  // the others, so that they do not push the rest of the search space out.
+  if (p.recompute_from_output) {
+    const size_t bases = std::min(list.size(), kMaxFlippedCandidates);
+    for (size_t i = 0; i < bases; ++i) {
+      LaunchConfig flipped = list[i];
+      flipped.early_weights = !flipped.early_weights;
+      try {
+        check_launch_config(p, flipped);
+      } catch (const std::invalid_argument&) {
+        continue;
+      }
+      if (std::find(list.begin(), list.end(), flipped) == list.end()) list.push_back(flipped);
+    }
+  }
   return list;
 }
 

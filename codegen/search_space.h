@@ -48,6 +48,8 @@ std::string prune_reason(const NormProblem& resolved, const LaunchConfig& config
 // prune_reason. At most kMaxCandidates,
 // so that one shape compiles and times in about a second on a 16-core host.
 constexpr size_t kMaxCandidates = 40;
+// ... and, for x̂ recomputed from y, up to this many more: the first ones with early_weights flipped.
+constexpr size_t kMaxFlippedCandidates = 20;
 // Phased configs among them (rows that can be phased): at most this many, right after the heuristic's.
 constexpr int kMaxPhasedCandidates = 8;
 std::vector<LaunchConfig> search_space(const NormProblem& resolved, int sm, int sm_count = 0, int64_t m = -1,

@@ -449,6 +449,38 @@ TEST(SearchSpace, NoSixtyFourThreadRowBlocksForManyRowsOnSm90) {
 }
 
 // `normjit emit --config` takes a candidate as `tune --list` prints it: every field comes back.
+// Recomputing x̂ from y, the first kMaxFlippedCandidates configs come again after the others
+// with early_weights flipped, where it runs (rows in registers as fp32); other problems never.
+TEST(SearchSpace, RecomputeTriesItsFirstConfigsWithEarlyWeightsFlipped) {
+  for (const NormProblem& plain : sweep()) {
+    NormProblem p = plain;
+    p.recompute_from_output = true;
+    p = codegen::resolve_problem(p);
+    const std::vector<LaunchConfig> with = search_space(p, 90, 132, 65536, 18.4);
+    const std::vector<LaunchConfig> without = search_space(plain, 90, 132, 65536, 18.4);
+    EXPECT_TRUE(std::none_of(without.begin(), without.end(), [](const LaunchConfig& c) { return c.early_weights; }))
+        << codegen::describe(plain);
+    const size_t bases = std::count_if(with.begin(), with.end(), [](const LaunchConfig& c) { return !c.early_weights; });
+    EXPECT_LE(bases, codegen::kMaxCandidates) << codegen::describe(p);
+    EXPECT_LE(with.size(), bases + codegen::kMaxFlippedCandidates) << codegen::describe(p);
+    size_t flips = 0;
+    for (size_t i = 0; i < std::min(bases, codegen::kMaxFlippedCandidates); ++i) {
+      LaunchConfig f = with[i];
+      f.early_weights = !f.early_weights;
+      bool runs = true;
+      try {
+        codegen::check_launch_config(p, f);
+      } catch (const std::invalid_argument&) {
+        runs = false;
+      }
+      EXPECT_EQ(std::count(with.begin(), with.end(), f), runs ? 1 : 0) << codegen::describe(p) << ": " << codegen::describe(f);
+      flips += runs;
+    }
+    EXPECT_EQ(with.size(), bases + flips) << codegen::describe(p);
+    if (p.n == 4095 && p.alignment == 2) EXPECT_GE(flips, 10u) << codegen::describe(p);
+  }
+}
+
 TEST(SearchSpace, EveryCandidateParsesBackFromItsDescription) {
   for (int sm : {80, 90})
     for (const NormProblem& p : sweep())

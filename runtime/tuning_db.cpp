@@ -178,6 +178,7 @@ std::string format_tuning_entries(const TuningEntries& entries) {
     if (e.config.column_pass > 0) t.insert("column_pass", e.config.column_pass);
     if (e.config.shared_prefetch > 0) t.insert("shared_prefetch", e.config.shared_prefetch);
     if (e.config.paired_rows) t.insert("paired_rows", true);
+    if (e.config.early_weights) t.insert("early_weights", true);
     t.insert("us", e.us);
     if (e.heuristic_us > 0) t.insert("heuristic_us", e.heuristic_us);
     t.insert("candidates", e.candidates);
@@ -216,7 +217,8 @@ TuningEntries parse_tuning_entries(const std::string& text, const std::string& o
     for (const auto& [field, value] : *t) {
       static const char* kFields[] = {"threads", "threads_per_row", "vec", "row_in_registers", "cluster", "merge",
                                       "grid", "prefetch", "staged", "stages", "min_blocks_per_sm", "shared_sums",
-                                      "shared_weights", "phased", "column_pass", "shared_prefetch", "paired_rows", "us",
+                                      "shared_weights", "phased", "column_pass", "shared_prefetch", "paired_rows",
+                                      "early_weights", "us",
                                       "heuristic_us", "candidates", "tuned_at"};
       bool known = false;
       for (const char* f : kFields) known |= field.str() == f;
@@ -252,6 +254,7 @@ TuningEntries parse_tuning_entries(const std::string& text, const std::string& o
           static_cast<int>(want_int(*t, "shared_prefetch", origin, key, 1, codegen::kMaxSharedPrefetch));
     // Written only for paired rows.
     e.config.paired_rows = t->contains("paired_rows") && want_bool(*t, "paired_rows", origin, key);
+    e.config.early_weights = t->contains("early_weights") && want_bool(*t, "early_weights", origin, key);  // likewise
     e.us = want_time(*t, "us", origin, key, true);
     e.heuristic_us = want_time(*t, "heuristic_us", origin, key, false);
     if (t->contains("candidates")) e.candidates = static_cast<int>(want_int(*t, "candidates", origin, key, 0, 1 << 20));

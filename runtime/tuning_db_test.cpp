@@ -188,6 +188,20 @@ TEST(TuningEntries, PairedRowsRoundTripAndAreWrittenOnlyWhenOn) {
   EXPECT_THROW(runtime::parse_tuning_entries(bad, "test"), std::runtime_error) << "not a bool";
 }
 
+TEST(TuningEntries, EarlyWeightsRoundTripAndAreWrittenOnlyWhenOn) {
+  TunedConfig early = tuned(384, 6.5);
+  early.config.vec = 1;
+  early.config.early_weights = true;
+  const std::string text = runtime::format_tuning_entries({{kKeyA, early}, {kKeyB, tuned(64, 3.5)}});
+  EXPECT_EQ(text.find("early_weights"), text.rfind("early_weights")) << "written for early weights only:\n" << text;
+  const TuningEntries back = runtime::parse_tuning_entries(text, "test");
+  EXPECT_EQ(back.at(kKeyA).config, early.config);
+  EXPECT_FALSE(back.at(kKeyB).config.early_weights);
+  std::string bad = text;
+  bad.replace(bad.find("early_weights = true"), 20, "early_weights = 1");
+  EXPECT_THROW(runtime::parse_tuning_entries(bad, "test"), std::runtime_error) << "not a bool";
+}
+
 // Keys needing quotes, with a ' (which toml++ 3.3 would write as an unreadable literal
 // string), a ", a backslash and a control character, read back unchanged.
 TEST(TuningEntries, KeysWithQuotesAndEscapesRoundTrip) {

@@ -948,15 +948,15 @@ __device__ __forceinline__ void slot_gamma(const BackwardParams& p, int i, int l
 
 // fused:begin
 // Recompute's γ and β of the thread's slots, read at the top of each row instead of at each
-// slot's turn (rows in registers, neither packed nor interleaved): left to itself ptxas issued
-// them and the slot's y inside the slot's branch just before their use, so a row made one trip
-// to memory per slot (LN bf16 4095: 75% long-scoreboard stalls, bench/NOTES.md entry 70). The
-// __syncwarp keeps the loads above the first slot's math.
-constexpr bool kWeightsAtRowTop = kRecompute && !kPackedRows && !kInterleaved;
+// slot's turn (kEarlyWeights: rows held in registers as fp32). Left to itself ptxas can issue
+// them and the slot's y inside the slot's branch just before their use, so that a row makes one
+// trip to memory per slot (LN bf16 4095: 75% long-scoreboard stalls, bench/NOTES.md entry 70);
+// the __syncwarp keeps them above the first slot's math. Elsewhere the schedule it leaves is
+// the slower one (entry 71): a config's choice.
 struct RowTopWeights {
-  float gamma[kWeightsAtRowTop ? kIters : 1][kVec], beta[kWeightsAtRowTop ? kIters : 1][kVec];
+  float gamma[kEarlyWeights ? kIters : 1][kVec], beta[kEarlyWeights ? kIters : 1][kVec];
   __device__ __forceinline__ void read(const BackwardParams& p, int lane, unsigned rank) {
-    if constexpr (kWeightsAtRowTop) {
+    if constexpr (kEarlyWeights) {
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
         slot_gamma(p, i, lane, rank, gamma[i]);
@@ -969,6 +969,8 @@ struct RowTopWeights {
     }
   }
 };
+static_assert(!kEarlyWeights || (kRecompute && kRowInRegisters && !kStaged && !kPackedRows),
+              "early weights: recompute rows held in registers as fp32 (check_launch_config)");
 // fused:end
 
 template <int kUnused = 0>
@@ -1060,7 +1062,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
         float (&xh)[kVec] = kPackedRows ? x_wide : cur[k].x[kPackedRows ? 0 : i];
         float (&g)[kVec] = kPackedRows ? dy_wide : cur[k].dy[kPackedRows ? 0 : i];
 // fused:begin
-        if constexpr (kWeightsAtRowTop) {
+        if constexpr (kEarlyWeights) {
 #pragma unroll
           for (int j = 0; j < kVec; ++j) w[j] = top.gamma[i][j];
         } else
@@ -1074,7 +1076,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
           // 0 here, its dγ made NaN after the last row).
           float xhat[kVec], dwi[kVec];
           recover_slot(p, valid_k, row_k, slot_column(i, lane, rank), i, lane, rank, xh, w, row_mean[k],
-                       row_rstd[k], xhat, kWeightsAtRowTop ? &top.beta[i] : nullptr);
+                       row_rstd[k], xhat, kEarlyWeights ? &top.beta[i] : nullptr);
           if constexpr (kPackedRows) hold_recovered_slot(p, slot_column(i, lane, rank), w, xhat, cur[k].x_packed[i]);
 #pragma unroll
           for (int j = 0; j < kVec; ++j) {
