@@ -566,9 +566,19 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   NormProblem option_free = p;
   option_free.residual = false;
   const bool residual_alone = p.residual && !has_fused_options(option_free);  // no other fused option
+  // Since session 57 the recompute's blocks of 8 a thread read γ and β at each row's top
+  // (early_weights) at 2305-3328 columns, and RMSNorm's in 16-bit rows of 3841-4096: each
+  // config timed by normjit tune --config at M = 64 Mi / N's bucket (bench/results/
+  // 2026-12-01-h200-recompute-row-top/call2/, bf16 and fp16 with fp32 γ, and fp32), against the
+  // rules before: LN 2305-3201 1.11-4.77x (bf16 3201 1852 → 388 µs), RMS 1.10-1.97x; RMS 16-bit
+  // 3841-4095 1.15-1.47x. Elsewhere neither won as a rule: the same flag lost 0.59-0.86x at LN
+  // bf16 1283 and 1793, fp16 3841 and fp32 1001 and 3841 (its schedule is ptxas's to make).
+  const bool recompute_early_rows =
+      (p.n > 2304 && p.n <= 3328) || (p.kind == NormKind::RMSNorm && sixteen_bit && p.n > 3840 && p.n <= 4096);
   const bool fused_short_window = (p.n > 768 && p.n <= 1024) || (p.n > 2560 && p.n <= 3072);
   const bool fused_element_rows_gain =
-      p.recompute_from_output ? p.kind == NormKind::LayerNorm && bf16_rows && p.n > 3840 && p.n <= 4096
+      p.recompute_from_output ? (p.kind == NormKind::LayerNorm && bf16_rows && p.n > 3840 && p.n <= 4096) ||
+                                    recompute_early_rows
                               : fused_short_window || (residual_alone && p.n > 3072 && p.n <= 4096);
   const bool rich_fused_element_rows = memory_rich && many_rows && sm >= 90 && has_fused_options(p) && !p.parallel &&
                                        c.vec == 1 && (p.has_weight || p.has_bias) && fused_element_rows_gain;
@@ -1032,6 +1042,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     } else if (rich_fused_element_rows) {
       one_row_per_block(slots, 8);
       c.min_blocks_per_sm = 2;
+      c.early_weights = p.recompute_from_output && recompute_early_rows;
     }
   } else if (sm >= 80 && staged_slots <= int64_t{kMaxRegisterRowThreads} * staged_iters &&
              stage(1, staged_iters)) {

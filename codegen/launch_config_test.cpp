@@ -2024,7 +2024,8 @@ TEST(LaunchConfig, MemoryRichUnalignedShortRowsPrefetch) {
 
 // Fused options on rows of an element, many rows on an H200: blocks of 8 elements a thread, two
 // an SM, in the ranges where they measured faster (rich_fused_element_rows, session 56); the
-// rules before elsewhere.
+// rules before elsewhere. The recompute's at 2305-3328 and RMSNorm's 16-bit 3841-4096 read their
+// weights early (session 57); no other config does.
 TEST(LaunchConfig, MemoryRichFusedElementRowsTakeBlocksOfEightTwoAnSm) {
   auto residual = [](NormProblem& p) { p.residual = true; };
   auto all = [](NormProblem& p) {
@@ -2035,8 +2036,10 @@ TEST(LaunchConfig, MemoryRichFusedElementRowsTakeBlocksOfEightTwoAnSm) {
   auto recompute = [](NormProblem& p) { p.recompute_from_output = true; };
   auto parallel = [](NormProblem& p) { p.parallel = true; };
   auto eights = [](const LaunchConfig& c, int64_t n) {  // whole warps of 8 elements a thread, two an SM
+    LaunchConfig late = c;
+    late.early_weights = false;
     const std::string threads = std::to_string(codegen::warp_threads(n, 8));
-    return codegen::describe(c) == "threads=" + threads + " threads_per_row=" + threads + " vec=1 registers min_blocks=2";
+    return codegen::describe(late) == "threads=" + threads + " threads_per_row=" + threads + " vec=1 registers min_blocks=2";
   };
   struct Case {
     int64_t n;
@@ -2059,13 +2062,19 @@ TEST(LaunchConfig, MemoryRichFusedElementRowsTakeBlocksOfEightTwoAnSm) {
            {4095, DType::BF16, ln, recompute, true, "LayerNorm's recompute, bf16, 3841-4096"},
            {3841, DType::BF16, ln, recompute, true, "LayerNorm's recompute, bf16, 3841-4096"},
            {4095, DType::F16, ln, recompute, false, "fp16's recompute ran its blocks at the best time"},
-           {4095, DType::BF16, rms, recompute, false, "RMSNorm's recompute lost at 4095 (0.82x)"},
+           {4095, DType::BF16, rms, recompute, true, "RMSNorm's recompute in 16-bit rows of 3841-4096, early"},
+           {3841, DType::F16, rms, recompute, true, "RMSNorm's recompute in 16-bit rows of 3841-4096, early"},
+           {4095, DType::F32, rms, recompute, false, "not fp32 RMSNorm's recompute at 3841-4096"},
+           {2305, DType::F32, ln, recompute, true, "the recompute at 2305-3328, early"},
+           {3001, DType::BF16, rms, recompute, true, "the recompute at 2305-3328, early"},
+           {3328, DType::F16, ln, recompute, true, "the recompute at 2305-3328, early"},
+           {3329, DType::BF16, ln, recompute, false, "the recompute at 3329-3840 keeps its blocks"},
+           {2304, DType::BF16, ln, recompute, false, "the recompute to 2304 keeps its blocks"},
            {3585, DType::BF16, ln, recompute, false, "recompute lost at 3585"},
            {1001, DType::F32, ln, recompute, false, "fp32 recompute keeps its blocks"},
            {3585, DType::BF16, ln, all, false, "all four lost at 3585 (0.70x)"},
            {3585, DType::BF16, rms, gate, false, "the gate lost at 3585 (0.73x)"},
            {897, DType::BF16, ln, recompute, false, "recompute lost at 897 (LN 0.65x)"},
-           {3001, DType::BF16, rms, recompute, false, "recompute lost at 2561-3585"},
            {4095, DType::F32, ln, recompute, false, "fp32 recompute lost at 4095 (LN 0.82x)"},
            {4095, DType::BF16, ln, parallel, false, "parallel norms keep their blocks"},
            {1537, DType::BF16, ln, residual, false, "1025-2560 keep their blocks"},
@@ -2074,6 +2083,8 @@ TEST(LaunchConfig, MemoryRichFusedElementRowsTakeBlocksOfEightTwoAnSm) {
     const LaunchConfig c = rows_at_rate(k.n, k.x, k.x == DType::F32 ? 4 : 2, 18.4, k.kind, k.option);
     EXPECT_EQ(eights(c, k.n), k.takes) << k.n << " " << codegen::dtype_name(k.x) << " " << codegen::kind_name(k.kind) << " ("
                                         << k.why << "): " << codegen::describe(c);
+    const bool early = k.takes && k.option == +recompute && (k.n <= 3328 || k.kind == rms);
+    EXPECT_EQ(c.early_weights, early) << k.n << " " << codegen::dtype_name(k.x) << " (" << k.why << "): " << codegen::describe(c);
   }
   EXPECT_FALSE(eights(rows_at_rate(3001, DType::BF16, 2, 0, ln, residual), 3001)) << "the H100's rules";
   EXPECT_FALSE(eights(rows_at_rate(3008, DType::BF16, 16, 18.4, ln, residual), 3008)) << "aligned rows";
