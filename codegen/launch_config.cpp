@@ -567,14 +567,17 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   option_free.residual = false;
   const bool residual_alone = p.residual && !has_fused_options(option_free);  // no other fused option
   // Since session 57 the recompute's blocks of 8 a thread read γ and β at each row's top
-  // (early_weights) at 2305-3328 columns, and RMSNorm's in 16-bit rows of 3841-4096: each
+  // (early_weights) at 2049-3584 columns, and RMSNorm's in 16-bit rows of 3841-4096: each
   // config timed by normjit tune --config at M = 64 Mi / N's bucket (bench/results/
-  // 2026-12-01-h200-recompute-row-top/call2/, bf16 and fp16 with fp32 γ, and fp32), against the
-  // rules before: LN 2305-3201 1.11-4.77x (bf16 3201 1852 → 388 µs), RMS 1.10-1.97x; RMS 16-bit
-  // 3841-4095 1.15-1.47x. Elsewhere neither won as a rule: the same flag lost 0.59-0.86x at LN
-  // bf16 1283 and 1793, fp16 3841 and fp32 1001 and 3841 (its schedule is ptxas's to make).
+  // 2026-12-01-h200-recompute-row-top/call2/ and call4/, bf16 and fp16 with fp32 γ, and fp32),
+  // against the rules before: LN 2049-3583 1.11-4.92x (bf16 3201 1852 → 388 µs, 3457 2078 →
+  // 424), RMS 1.04-2.25x; RMS 16-bit 3841-4095 1.15-1.47x. In bench --graph (call 3, 2305-3201
+  // and RMS 16-bit 3841-4095) 1.09-4.93x. Elsewhere neither won as a rule: at 1857-1985 (blocks
+  // of 128) and 3585 (of 256) each of the four configs won some shapes and lost others, and the
+  // same flag alone lost 0.59-0.86x at LN bf16 1283 and 1793, fp16 3841 and fp32 1001 and 3841
+  // (its schedule is ptxas's to make): those keep their rules, and the tuner tries both.
   const bool recompute_early_rows =
-      (p.n > 2304 && p.n <= 3328) || (p.kind == NormKind::RMSNorm && sixteen_bit && p.n > 3840 && p.n <= 4096);
+      (p.n > 2048 && p.n <= 3584) || (p.kind == NormKind::RMSNorm && sixteen_bit && p.n > 3840 && p.n <= 4096);
   const bool fused_short_window = (p.n > 768 && p.n <= 1024) || (p.n > 2560 && p.n <= 3072);
   const bool fused_element_rows_gain =
       p.recompute_from_output ? (p.kind == NormKind::LayerNorm && bf16_rows && p.n > 3840 && p.n <= 4096) ||

@@ -2024,7 +2024,7 @@ TEST(LaunchConfig, MemoryRichUnalignedShortRowsPrefetch) {
 
 // Fused options on rows of an element, many rows on an H200: blocks of 8 elements a thread, two
 // an SM, in the ranges where they measured faster (rich_fused_element_rows, session 56); the
-// rules before elsewhere. The recompute's at 2305-3328 and RMSNorm's 16-bit 3841-4096 read their
+// rules before elsewhere. The recompute's at 2049-3584 and RMSNorm's 16-bit 3841-4096 read their
 // weights early (session 57); no other config does.
 TEST(LaunchConfig, MemoryRichFusedElementRowsTakeBlocksOfEightTwoAnSm) {
   auto residual = [](NormProblem& p) { p.residual = true; };
@@ -2065,11 +2065,13 @@ TEST(LaunchConfig, MemoryRichFusedElementRowsTakeBlocksOfEightTwoAnSm) {
            {4095, DType::BF16, rms, recompute, true, "RMSNorm's recompute in 16-bit rows of 3841-4096, early"},
            {3841, DType::F16, rms, recompute, true, "RMSNorm's recompute in 16-bit rows of 3841-4096, early"},
            {4095, DType::F32, rms, recompute, false, "not fp32 RMSNorm's recompute at 3841-4096"},
-           {2305, DType::F32, ln, recompute, true, "the recompute at 2305-3328, early"},
-           {3001, DType::BF16, rms, recompute, true, "the recompute at 2305-3328, early"},
-           {3328, DType::F16, ln, recompute, true, "the recompute at 2305-3328, early"},
-           {3329, DType::BF16, ln, recompute, false, "the recompute at 3329-3840 keeps its blocks"},
-           {2304, DType::BF16, ln, recompute, false, "the recompute to 2304 keeps its blocks"},
+           {2305, DType::F32, ln, recompute, true, "the recompute at 2049-3584, early"},
+           {3001, DType::BF16, rms, recompute, true, "the recompute at 2049-3584, early"},
+           {3328, DType::F16, ln, recompute, true, "the recompute at 2049-3584, early"},
+           {3583, DType::BF16, ln, recompute, true, "the recompute at 2049-3584, early"},
+           {2049, DType::F32, rms, recompute, true, "the recompute at 2049-3584, early"},
+           {3585, DType::F16, rms, recompute, false, "the recompute at 3585-3840 keeps its blocks"},
+           {1985, DType::BF16, ln, recompute, false, "the recompute to 2048 keeps its blocks"},
            {3585, DType::BF16, ln, recompute, false, "recompute lost at 3585"},
            {1001, DType::F32, ln, recompute, false, "fp32 recompute keeps its blocks"},
            {3585, DType::BF16, ln, all, false, "all four lost at 3585 (0.70x)"},
@@ -2083,7 +2085,7 @@ TEST(LaunchConfig, MemoryRichFusedElementRowsTakeBlocksOfEightTwoAnSm) {
     const LaunchConfig c = rows_at_rate(k.n, k.x, k.x == DType::F32 ? 4 : 2, 18.4, k.kind, k.option);
     EXPECT_EQ(eights(c, k.n), k.takes) << k.n << " " << codegen::dtype_name(k.x) << " " << codegen::kind_name(k.kind) << " ("
                                         << k.why << "): " << codegen::describe(c);
-    const bool early = k.takes && k.option == +recompute && (k.n <= 3328 || k.kind == rms);
+    const bool early = k.takes && k.option == +recompute && (k.n <= 3584 || k.kind == rms);
     EXPECT_EQ(c.early_weights, early) << k.n << " " << codegen::dtype_name(k.x) << " (" << k.why << "): " << codegen::describe(c);
   }
   EXPECT_FALSE(eights(rows_at_rate(3001, DType::BF16, 2, 0, ln, residual), 3001)) << "the H100's rules";
