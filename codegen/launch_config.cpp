@@ -941,6 +941,15 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // (4095: within 1% of the best).
     c.prefetch = true;
     one_row_per_block(slots, 8);
+    // On a memory-rich device, many such rows recomputing x̂ from y at 4097-5120 columns: the same blocks without the next row, two an SM. tune --config at M =
+    // 64 Mi / N's bucket (bench/results/2026-12-01-h200-recompute-row-top/call2/): LN 4609 1.28x,
+    // 5003 1.21x, RMS 4609 1.50x, 5003 1.18x; with early_weights 5003 lost (LN 0.90x). At 6001
+    // (rich_fp32_element_rows) RMS tied, and the rule stops at 5120.
+    if (memory_rich && many_rows && p.recompute_from_output && !sixteen_bit && c.vec == 1 && p.n > 4096 &&
+        p.n <= 5120) {
+      c.prefetch = false;
+      c.min_blocks_per_sm = 2;
+    }
   } else if (rich_unaligned_prefetch_rows) {
     // Memory-rich devices: 16-bit rows aligned to 2 or 4 bytes prefetch the next row, 8 slots a
     // thread (8 or 16 elements), two blocks an SM for rows of an element (LN 2505 1.01x, 3001
