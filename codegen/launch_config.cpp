@@ -941,9 +941,12 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // (4095: within 1% of the best).
     c.prefetch = true;
     one_row_per_block(slots, 8);
-    // On a memory-rich device, many such rows recomputing x̂ from y at 4097-5120 columns: the same blocks without the next row, two an SM. tune --config at M =
-    // 64 Mi / N's bucket (bench/results/2026-12-01-h200-recompute-row-top/call2/): LN 4609 1.28x,
-    // 5003 1.21x, RMS 4609 1.50x, 5003 1.18x; with early_weights 5003 lost (LN 0.90x). At 6001
+    // On a memory-rich device, many such rows recomputing x̂ from y: the same blocks without the
+    // next row, two an SM (at 48 registers LN spills 60-156 bytes). tune --config at M = 64 Mi /
+    // N's bucket (bench/results/2026-12-01-h200-recompute-row-top/call2/, call6/): LN 4609 1.28x,
+    // 5003 1.21x, RMS 4609 1.50x, 5003 1.18x, one an SM 1.08-1.61x slower (call 6);
+    // with early_weights 5003 lost (LN 0.90x). In bench --graph against the rule before, two
+    // rounds (call 6): LN 1.12-1.38x (4097 432 → 327 µs), RMS 1.18-1.61x. At 6001
     // (rich_fp32_element_rows) RMS tied, and the rule stops at 5120.
     if (memory_rich && many_rows && p.recompute_from_output && !sixteen_bit && c.vec == 1 && p.n > 4096 &&
         p.n <= 5120) {

@@ -2090,6 +2090,16 @@ TEST(LaunchConfig, MemoryRichFusedElementRowsTakeBlocksOfEightTwoAnSm) {
   }
   EXPECT_FALSE(eights(rows_at_rate(3001, DType::BF16, 2, 0, ln, residual), 3001)) << "the H100's rules";
   EXPECT_FALSE(eights(rows_at_rate(3008, DType::BF16, 16, 18.4, ln, residual), 3008)) << "aligned rows";
+  // fp32 recompute rows of 4097-5120 (session 57): their blocks of 8 a thread without the next
+  // row, two an SM; the option-free rows, the H100's rules and 5121 on prefetch.
+  for (NormKind kind : {ln, rms})
+    for (int64_t n : {4097, 4609, 5119}) {
+      const LaunchConfig c = rows_at_rate(n, DType::F32, 4, 18.4, kind, recompute);
+      EXPECT_TRUE(eights(c, n) && !c.early_weights) << n << ": " << codegen::describe(c);
+      EXPECT_TRUE(rows_at_rate(n, DType::F32, 4, 18.4, kind, no_option).prefetch) << n << " option-free";
+      EXPECT_TRUE(rows_at_rate(n, DType::F32, 4, 0, kind, recompute).prefetch) << n << " on the H100's rules";
+    }
+  EXPECT_TRUE(rows_at_rate(5121, DType::F32, 4, 18.4, ln, recompute).prefetch) << "past 5120";
 }
 
 TEST(LaunchConfig, MemoryRichFp32ElementRowsDoNotSpillTheirBlocksOfEight) {
