@@ -173,33 +173,35 @@ TEST(TuningEntries, SharedPrefetchRoundTripsAndIsWrittenOnlyWhenOn) {
       << "more rows ahead than a kernel takes";
 }
 
+namespace {
+// A flag of the config written only when set (`field`, the member `flag` of `on`, which has it
+// set): it round-trips, an entry without it reads it false, and a value not a bool is corrupt.
+void flag_round_trips(const TunedConfig& on, const std::string& field, bool codegen::LaunchConfig::*flag) {
+  const std::string text = runtime::format_tuning_entries({{kKeyA, on}, {kKeyB, tuned(64, 3.5)}});
+  EXPECT_EQ(text.find(field), text.rfind(field)) << "written where set only:\n" << text;
+  const TuningEntries back = runtime::parse_tuning_entries(text, "test");
+  EXPECT_EQ(back.at(kKeyA).config, on.config);
+  EXPECT_FALSE(back.at(kKeyB).config.*flag);
+  std::string bad = text;
+  const std::string written = field + " = true";
+  bad.replace(bad.find(written), written.size(), field + " = 2");
+  EXPECT_THROW(runtime::parse_tuning_entries(bad, "test"), std::runtime_error) << field << ": not a bool";
+}
+}  // namespace
+
 TEST(TuningEntries, PairedRowsRoundTripAndAreWrittenOnlyWhenOn) {
   TunedConfig pairs = tuned(512, 7.5);
   pairs.config.cluster = 2;
   pairs.config.shared_sums = true;
   pairs.config.paired_rows = true;
-  const std::string text = runtime::format_tuning_entries({{kKeyA, pairs}, {kKeyB, tuned(64, 3.5)}});
-  EXPECT_EQ(text.find("paired_rows"), text.rfind("paired_rows")) << "written for paired rows only:\n" << text;
-  const TuningEntries back = runtime::parse_tuning_entries(text, "test");
-  EXPECT_EQ(back.at(kKeyA).config, pairs.config);
-  EXPECT_FALSE(back.at(kKeyB).config.paired_rows);
-  std::string bad = text;
-  bad.replace(bad.find("paired_rows = true"), 18, "paired_rows = 2");
-  EXPECT_THROW(runtime::parse_tuning_entries(bad, "test"), std::runtime_error) << "not a bool";
+  flag_round_trips(pairs, "paired_rows", &codegen::LaunchConfig::paired_rows);
 }
 
 TEST(TuningEntries, EarlyWeightsRoundTripAndAreWrittenOnlyWhenOn) {
   TunedConfig early = tuned(384, 6.5);
   early.config.vec = 1;
   early.config.early_weights = true;
-  const std::string text = runtime::format_tuning_entries({{kKeyA, early}, {kKeyB, tuned(64, 3.5)}});
-  EXPECT_EQ(text.find("early_weights"), text.rfind("early_weights")) << "written for early weights only:\n" << text;
-  const TuningEntries back = runtime::parse_tuning_entries(text, "test");
-  EXPECT_EQ(back.at(kKeyA).config, early.config);
-  EXPECT_FALSE(back.at(kKeyB).config.early_weights);
-  std::string bad = text;
-  bad.replace(bad.find("early_weights = true"), 20, "early_weights = 1");
-  EXPECT_THROW(runtime::parse_tuning_entries(bad, "test"), std::runtime_error) << "not a bool";
+  flag_round_trips(early, "early_weights", &codegen::LaunchConfig::early_weights);
 }
 
 // Keys needing quotes, with a ' (which toml++ 3.3 would write as an unreadable literal
