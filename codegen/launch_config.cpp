@@ -948,8 +948,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // with early_weights 5003 lost (LN 0.90x). In bench --graph against the rule before, two
     // rounds (call 6): LN 1.12-1.38x (4097 432 → 327 µs), RMS 1.18-1.61x. At 6001
     // (rich_fp32_element_rows) RMS tied, and the rule stops at 5120.
-    if (memory_rich && many_rows && p.recompute_from_output && !sixteen_bit && c.vec == 1 && p.n > 4096 &&
-        p.n <= 5120) {
+    if (memory_rich && many_rows && p.recompute_from_output && p.n <= 5120) {
       c.prefetch = false;
       c.min_blocks_per_sm = 2;
     }

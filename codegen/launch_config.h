@@ -38,8 +38,8 @@ struct LaunchConfig {
   bool early_weights = false;  // x̂ recomputed from y (NormProblem::recompute_from_output), rows held
                                // in registers as fp32 (not packs_rows): each thread reads its
                                // slots' γ and β at the top of each row, not at each slot's turn
-                               // (templates/norm_backward.cuh, RowTopWeights); sooner for some
-                               // shapes, later for others (bench/NOTES.md entry 71)
+                               // (templates/norm_backward.cuh, RowTopWeights); faster for some
+                               // shapes, slower for others (bench/NOTES.md entry 71)
   int min_blocks_per_sm = 1;  // ptxas keeps registers low enough for this many blocks per SM
   bool shared_sums = false;   // each thread sums its columns' dγ/dβ in shared memory, not in
                               // registers: one row per block (or cluster), and the registers

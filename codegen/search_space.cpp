@@ -81,6 +81,21 @@ class Candidates {
     c.min_blocks_per_sm = 1;
     add(c);
   }
+  // Recomputing x̂ from y, the first `first` configs again with their γ and β read the other
+  // way (LaunchConfig::early_weights flipped), where it runs: which of the two schedules ptxas
+  // makes faster changes from shape to shape (bench/NOTES.md entry 71).
+  void add_early_weights_flipped(size_t first) {
+    if (!p_.recompute_from_output) return;
+    for (size_t i = 0; i < std::min(first, list_.size()); ++i) {
+      LaunchConfig flipped = list_[i];
+      flipped.early_weights = !flipped.early_weights;
+      add_one(flipped);
+    }
+  }
+  // Enumeration order is priority order: what is past `most` is dropped.
+  void keep_first(size_t most) {
+    if (list_.size() > most) list_.resize(most);
+  }
   std::vector<LaunchConfig> take() { return std::move(list_); }
 
  private:
@@ -410,26 +425,10 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
       out.add(c);
     }
 
-  std::vector<LaunchConfig> list = out.take();
-  if (list.size() > kMaxCandidates) list.resize(kMaxCandidates);  // enumeration order is priority order
-  // Recomputing x̂ from y, the first kMaxFlippedCandidates configs also with their γ and β read
-  // the other way (early_weights flipped), where check_launch_config allows it: which of the two
-  // schedules ptxas makes faster changes from shape to shape (bench/NOTES.md entry 71). After
-  // the others, so that they do not push the rest of the search space out.
-  if (p.recompute_from_output) {
-    const size_t bases = std::min(list.size(), kMaxFlippedCandidates);
-    for (size_t i = 0; i < bases; ++i) {
-      LaunchConfig flipped = list[i];
-      flipped.early_weights = !flipped.early_weights;
-      try {
-        check_launch_config(p, flipped);
-      } catch (const std::invalid_argument&) {
-        continue;
-      }
-      if (std::find(list.begin(), list.end(), flipped) == list.end()) list.push_back(flipped);
-    }
-  }
-  return list;
+  out.keep_first(kMaxCandidates);
+  // After the cap, so that the flips push none of the others out.
+  out.add_early_weights_flipped(kMaxFlippedCandidates);
+  return out.take();
 }
 
 }  // namespace normjit::codegen
