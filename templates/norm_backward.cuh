@@ -209,18 +209,12 @@ __device__ __forceinline__ i64 recover_column(i64 col, int i, int j, int lane, u
   if constexpr (kInterleaved) return element_column(i, j, lane, rank);
   else return col + j < kN ? col + j : kN;
 }
-__device__ __forceinline__ void recover_slot(const BackwardParams& p, bool valid, i64 row, i64 col, int i, int lane,
-                                             unsigned rank, const float (&y)[kVec], const float (&gamma)[kVec],
-                                             float mean, float rstd, float (&xhat)[kVec],
-                                             const float (*read_beta)[kVec] = nullptr) {
-  float beta[kVec];
+// β of the slot at those columns (0 without β and past N).
+__device__ __forceinline__ void slot_beta(const BackwardParams& p, i64 col, int i, int lane, unsigned rank,
+                                          float (&beta)[kVec]) {
 #pragma unroll
-  for (int j = 0; j < kVec; ++j) beta[j] = xhat[j] = 0.f;
-  if (!valid) return;
-  if (read_beta) {  // β read already (RowTopWeights)
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) beta[j] = (*read_beta)[j];
-  } else if constexpr (kHasBias) {
+  for (int j = 0; j < kVec; ++j) beta[j] = 0.f;
+  if constexpr (kHasBias) {
     if constexpr (kInterleaved) {
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
@@ -230,6 +224,21 @@ __device__ __forceinline__ void recover_slot(const BackwardParams& p, bool valid
     } else if (col < kN) {
       load_slot<TW, kVec, kAlign, kN>(p.fused.bias, col, beta);
     }
+  }
+}
+__device__ __forceinline__ void recover_slot(const BackwardParams& p, bool valid, i64 row, i64 col, int i, int lane,
+                                             unsigned rank, const float (&y)[kVec], const float (&gamma)[kVec],
+                                             float mean, float rstd, float (&xhat)[kVec],
+                                             const float (*read_beta)[kVec] = nullptr) {
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) xhat[j] = 0.f;
+  if (!valid) return;
+  float beta[kVec];
+  if (read_beta) {  // β read already (RowTopWeights)
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) beta[j] = (*read_beta)[j];
+  } else {
+    slot_beta(p, col, i, lane, rank, beta);
   }
   bool zero = false;  // a γ = 0 in the slot (or past N, where γ reads as 0)
 #pragma unroll
@@ -960,10 +969,7 @@ struct RowTopWeights {
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
         slot_gamma(p, i, lane, rank, gamma[i]);
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) beta[i][j] = 0.f;
-        const i64 col = slot_column(i, lane, rank);
-        if (kHasBias && col < kN) load_slot<TW, kVec, kAlign, kN>(p.fused.bias, col, beta[i]);
+        slot_beta(p, slot_column(i, lane, rank), i, lane, rank, beta[i]);
       }
       __syncwarp();
     }
