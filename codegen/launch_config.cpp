@@ -209,6 +209,61 @@ int grid_cluster_blocks(int sm_count) {
   return sm_count > 0 ? std::min(sm_count, kMaxGridCluster) : kDefaultGridCluster;
 }
 
+// A slot a thread up to 512 threads (16-bit; 1024 for fp32), then up to 4 slots (LN bf16 1M:
+// 512 x 2, 288 us, vs 290 for 1024 x 1, which spills, and 427 for 256 x 4; RMS fp32 1M: 1024 x
+// 2, 516 us vs 549 for 512 x 4; LN fp32 262144: 512 x 1 best), and 5 stages where they fit (288
+// us vs 316 for 3). Beyond the row worked and the one copying, each stage holds a row whose dx
+// waits for the other blocks' sums, so the meeting's latency hides behind that many rows.
+std::optional<LaunchConfig> grid_config(const NormProblem& p, int sm, int sm_count, int64_t min_block_slots) {
+  LaunchConfig c;
+  c.vec = 16 / dtype_size(p.x_dtype);
+  c.staged = true;
+  c.grid = true;
+  c.cluster = grid_cluster_blocks(sm_count);
+  const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
+  const int64_t per_block = ceil_div(ceil_div(p.n, c.vec), c.cluster);
+  if (per_block < min_block_slots) return std::nullopt;
+  const int64_t iters = std::clamp<int64_t>(ceil_div(per_block, sixteen_bit ? 512 : kMaxRowThreads), 1,
+                                            kMaxStagedSlotsPerThread);
+  const int64_t threads = std::max<int64_t>(warp_threads(per_block, iters), 64);
+  if (threads > kMaxRowThreads) return std::nullopt;
+  c.threads = c.threads_per_row = static_cast<int>(threads);
+  for (c.stages = 5; c.stages >= 2; --c.stages)
+    if (dynamic_shared_bytes(p, c) <= max_stage_bytes(sm)) return c;
+  return std::nullopt;
+}
+
+// Timed on the H200 against the grid the rules gave there, bf16 with fp32 γ and fp32, 16-byte
+// aligned, at M = 64 Mi / N's bucket (bench/results/2026-12-01-h200-grid-edge/, calls 1-2; µs):
+// LN bf16 262152 285 against 487 for the grid (1557 streamed, what the rules gave up to 270335),
+// 327680 308 / 526, 393216 342 / 533; fp16 393216 333 / 531; RMS bf16 (γ in shared memory, which
+// LayerNorm's sums leave no room for) 262152 211 / 471, 327680 218 / 508, 393216 242 / 527; fp32
+// LN (20 elements a thread) 262148 419 / 553, 327680 562 / 612; fp32 RMS 262148 276 / 544,
+// 327680 321 / 599, 393216 (24 a thread) 483 / 636. Beyond, the grid won: RMS bf16 32 a thread
+// 521 against 564 at 458752 (no room for γ) but 322 against 292 at 524288; fp32 LN 24 a thread
+// 766 / 639 (spilling 520 bytes), fp32 RMS 28 a thread 804 / 704. Rows aligned to 2 bytes: LN
+// 712 against 591 for the grid (327681); RMS's 370 against 589 (not taken: its phased cluster is
+// not timed). At few rows the grid wins (grid_for_few_rows).
+std::optional<LaunchConfig> wide_cluster_config(const NormProblem& p, int sm) {
+  const int vec = vector_width(p);
+  if (sm < 90 || p.alignment < 16 || vec * dtype_size(p.x_dtype) != 16 || has_fused_options(p) ||
+      !(p.has_weight || p.has_bias))
+    return std::nullopt;
+  const int64_t slots = ceil_div(p.n, vec);
+  const int64_t iters = ceil_div(slots, int64_t{kMaxRowThreads} * kMaxCluster);
+  const bool fp32_layer_norm = p.kind == NormKind::LayerNorm && dtype_size(p.x_dtype) == 4;
+  if (iters * vec <= 16 ||
+      iters * vec > (fp32_layer_norm ? kMaxWideClusterLayerNormFp32Elements : kMaxWideClusterElements))
+    return std::nullopt;
+  LaunchConfig c;
+  c.vec = vec;
+  c.cluster = kMaxCluster;
+  c.threads = c.threads_per_row = kMaxRowThreads;
+  c.shared_sums = true;
+  if (dynamic_shared_bytes(p, c) > max_stage_bytes(sm)) return std::nullopt;
+  return c;
+}
+
 int row_lanes(int64_t slots, int max_passes) {
   return slots % 32 != 0 && slots % 16 == 0 && slots / 16 <= max_passes ? 16 : 32;
 }
@@ -282,37 +337,17 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     c = s;
     return true;
   };
-  // A grid cluster of one block per SM, each staging its slice of the row with up to 4 slots a
-  // thread, in as many stages as fit (up to kMaxGridStages): beyond the row worked and the one
-  // copying, each stage holds a row whose dx waits for the other blocks' sums, so the meeting's
-  // latency hides behind that many rows of work. False when even two stages do not fit.
+  // A grid cluster (grid_config). Each block's slice must carry 4 KB of x and of dy a row (256
+  // 16-byte slots), or the meeting outweighs it: at 497 slots it already beats streaming (LN fp32
+  // 262144: 593 us vs 1130, bench/results/2026-11-23-h100-79688fa-peers/tune-time.txt). But for
+  // rows past 16 elements a thread of a cluster of 16 (kMaxClusterRowColumns), whatever the
+  // slice: the 16-bit ones up to 270335 have 249-255 slots a block of 132, and streamed they
+  // took 1.4-22x the grid's time (LN bf16 262145 aligned to 2 bytes 548 us against 748, RMS 538
+  // / 566; LN 262152 at 4 rows 17.9 / 392; bench/results/2026-12-01-h200-grid-edge/).
   auto grid_stage = [&] {
-    LaunchConfig s;
-    s.vec = staged_vec;
-    s.staged = true;
-    s.grid = true;
-    s.cluster = grid_cluster_blocks(sm_count);
-    // A slot a thread up to 512 threads (16-bit; 1024 for fp32), then up to 4 slots (LN bf16
-    // 1M: 512 x 2, 288 us, vs 290 for 1024 x 1, which spills, and 427 for 256 x 4; RMS fp32
-    // 1M: 1024 x 2, 516 us vs 549 for 512 x 4; LN fp32 262144: 512 x 1 best), and 5 stages
-    // where they fit (288 us vs 316 for 3).
-    // Each block's slice must carry 8 KB of x and dy a row (256 16-byte slots), or the
-    // meeting outweighs it. At 497 slots it already beats streaming (LN fp32 262144: 593 us
-    // vs 1130, bench/results/2026-11-23-h100-79688fa-peers/tune-time.txt); below 256 it is
-    // not measured.
-    const int64_t per_block = ceil_div(staged_slots, s.cluster);
-    if (per_block < 256) return false;
-    const int64_t iters = std::clamp<int64_t>(ceil_div(per_block, sixteen_bit ? 512 : kMaxRowThreads), 1,
-                                              kMaxStagedSlotsPerThread);
-    const int64_t threads = std::max<int64_t>(warp_threads(per_block, iters), 64);
-    if (threads > kMaxRowThreads) return false;
-    s.threads = s.threads_per_row = static_cast<int>(threads);
-    for (s.stages = 5; s.stages >= 2; --s.stages)
-      if (dynamic_shared_bytes(p, s) <= max_stage_bytes(sm)) {
-        c = s;
-        return true;
-      }
-    return false;
+    const std::optional<LaunchConfig> grid = grid_config(p, sm, sm_count, p.n > kMaxClusterRowColumns ? 1 : 256);
+    if (grid) c = *grid;
+    return grid.has_value();
   };
   // Threads of a staged block of 2 slots a thread: β's accumulators take registers.
   const int two_slot_staged_threads = !p.has_bias                 ? kMaxStagedThreadsAtTwoSlotsNoBias
@@ -1154,6 +1189,8 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // Beyond that, 16 elements a thread with shared sums in clusters of up to 16 blocks
     // (fp32 262144: LN 471 us against 605 for the grid cluster below, RMS 445 against 607;
     // graph replays, bench/results/2026-11-24-h100-0195f46-tune-sweep/).
+  } else if (const std::optional<LaunchConfig> wide = wide_cluster_config(p, sm)) {
+    c = *wide;  // up to 24 elements a thread (20 for LayerNorm's fp32 rows) where it wins
   } else if (sm >= 80 && grid_stage()) {
     // Rows no cluster holds (N > 262144 in 16-bit types, 131072 in fp32; anything beyond a
     // block before sm_90): a grid cluster, one block per SM, each owning a column slice of
@@ -1633,6 +1670,36 @@ bool phased_block_shape(const LaunchConfig& c) {
 }
 
 namespace {
+// Few rows of long rows, aligned and without fused options, on sm_90: the grid cluster (one
+// block an SM, each a slice of every row) in place of many rows' config where, with so few rows,
+// that config leaves SMs idle or waits on its meeting. Tuned on the H200 (bench/results/
+// 2026-12-01-h200-grid-edge/, calls 3-4; bf16 with fp32 γ, fp16, fp32; µs, many rows' config
+// against the grid):
+// - One row from 32768 columns: LN bf16 32768 10.5 / 7.8 (the column pass), 65536 14.3 / 8.3,
+//   RMS bf16 65536 12.1 / 7.8, fp32 LN 32768 8.3 / 7.7, 65536 12.2 / 8.1; clusters of 8-16 blocks
+//   2-3.4x (LN bf16 262144 45.7 / 13.4).
+// - Clusters of 1024-thread blocks with shared sums: of 8 up to 4 rows (LN bf16 131072 19.2 /
+//   14.3, RMS 14.7 / 12.6, RMS fp32 131072 15.3 / 12.5; at 8 rows 0.81-0.98x), of 16 up to 8 (LN
+//   bf16 262144 29.7 / 24.9, RMS 22.6 / 20.8, fp16 29.6 / 22.8, LN fp32 32.1 / 24.6; at 16 rows
+//   36.1 / 40.3), of 16 at more than 16 elements a thread (wide_cluster_config) up to 16 (LN bf16
+//   393216 57 / 46, LN fp32 262148 46.8 / 42.7, RMS bf16 393216 39.9 / 41.0; at 32 rows LN bf16
+//   262152 59 / 71). LayerNorm's 16-bit column pass at 65536 up to 4 rows (15.5 / 12.7; 2 rows
+//   14.3 / 9.6), not at 8 (14.7 / 19.8).
+std::optional<LaunchConfig> grid_for_few_rows(const NormProblem& p, const LaunchConfig& many, int sm, int sm_count,
+                                              int64_t m) {
+  if (sm < 90 || p.alignment < 16 || has_fused_options(p) || many.grid || p.n < 32768) return std::nullopt;
+  const int64_t bucket = next_pow2(std::max<int64_t>(m, 1));
+  int64_t rows = 1;
+  if (many.cluster >= 8 && many.threads == kMaxRowThreads && many.shared_sums) {
+    const int64_t elements = many.vec * ceil_div(ceil_div(p.n, many.vec), int64_t{many.cluster} * many.threads);
+    rows = many.cluster < kMaxCluster ? 4 : elements > kMaxRegisterElementsPerThread ? 16 : 8;
+  } else if (many.column_pass > 0 && p.n >= 65536) {
+    rows = 4;
+  }
+  if (bucket > rows) return std::nullopt;
+  return grid_config(p, sm, sm_count, 1);
+}
+
 // choose_launch_config for rows that are not phased; mid_rows_ahead: with mid_rows_copied_ahead.
 LaunchConfig unphased_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m,
                                     double memory_bytes_per_sm_cycle, bool mid_rows_ahead);
@@ -1673,6 +1740,7 @@ LaunchConfig unphased_launch_config(const NormProblem& p, int sm, int sm_count, 
     // entry 17). The tuner still tries them.
     if (const std::optional<LaunchConfig> column = column_pass_for_few_rows(p, m)) c = *column;
     else if (const std::optional<LaunchConfig> few = config_for_few_rows(p, c, m)) c = *few;
+    if (const std::optional<LaunchConfig> grid = grid_for_few_rows(p, c, sm, sm_count, m)) c = *grid;
   }
   c = with_shared_weights(p, c, sm);
   check_launch_config(p, c);

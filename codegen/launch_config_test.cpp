@@ -116,11 +116,12 @@ TEST(LaunchConfig, LongSixteenBitRowsAlignedToLessTakeRealignedSlots) {
     const NormProblem p = problem(n, DType::BF16, 2);
     EXPECT_FALSE(codegen::realigned_slots(p, choose_launch_config(p, 90, 132))) << n;
   }
-  // Streamed rows (beyond what a cluster holds) keep an element a thread a pass.
+  // Beyond what a cluster holds: the grid's staged slices (realigned as they are copied in);
+  // streamed rows keep an element a thread a pass.
   const NormProblem longest = problem(262145, DType::BF16, 2);
-  const LaunchConfig streamed = choose_launch_config(longest, 90, 132);
-  EXPECT_FALSE(streamed.row_in_registers);
-  EXPECT_EQ(streamed.vec, 1);
+  const LaunchConfig grid = choose_launch_config(longest, 90, 132);
+  EXPECT_TRUE(grid.grid && grid.staged) << codegen::describe(grid);
+  EXPECT_EQ(grid.vec, 8);
   EXPECT_EQ(codegen::streamed_launch_config(longest).vec, 1);
   EXPECT_EQ(choose_launch_config(problem(32769, DType::F32, 4), 90, 132).vec, 1);
 
@@ -247,10 +248,12 @@ TEST(LaunchConfig, FittedShapesOnHopper) {
   EXPECT_TRUE(fp32_long.shared_sums);
   EXPECT_EQ(fp32_long.cluster, 16);
   EXPECT_EQ(fp32_long.threads, 1024);
-  // With few rows (M = 1), the register cluster of eight 1024-thread blocks stays.
-  const LaunchConfig fp32_few = choose_launch_config(problem(65536, DType::F32), 90, 132, 1);
+  // With few rows (M = 2-8), the register cluster of eight 1024-thread blocks stays (at one
+  // row the grid: grid_for_few_rows).
+  const LaunchConfig fp32_few = choose_launch_config(problem(65536, DType::F32), 90, 132, 2);
   EXPECT_FALSE(fp32_few.staged || fp32_few.shared_sums);
   EXPECT_EQ(fp32_few.cluster, 8);
+  EXPECT_TRUE(choose_launch_config(problem(65536, DType::F32), 90, 132, 1).grid);
   // sm_80 has no clusters: beyond one block's stage the row is streamed.
   EXPECT_EQ(choose_launch_config(problem(65536, DType::BF16), 80).cluster, 1);
 }
@@ -303,6 +306,80 @@ TEST(LaunchConfig, RowsTooLongForAClusterAreSharedByTheWholeGrid) {
   EXPECT_TRUE(fp32_262144.shared_sums);
   EXPECT_TRUE(choose_launch_config(problem(524288, DType::F32), 90, 132).grid) << "993 slots a block";
   EXPECT_FALSE(choose_launch_config(problem(65536, DType::BF16), 80, 108).grid);
+}
+
+// Past what a cluster of 16 holds at 16 elements a thread (262144 columns): many rows take its
+// 1024-thread blocks at up to 24 elements a thread (LayerNorm's fp32 rows 20), with shared sums
+// (and RMSNorm's fp32 γ in shared memory); from 16 rows down, beyond, less aligned or with fused
+// options the grid. Never streamed on sm_90: the rows of 262145-270335, 249-255 slots a block of
+// 132, streamed before at any M.
+TEST(LaunchConfig, RowsPastAClusterOf16TakeItsWideBlocksAtManyRowsAndTheGridAtFew) {
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (DType x : {DType::BF16, DType::F16, DType::F32})
+      for (int64_t n : {262145, 262152, 266240, 270335, 327680, 393216, 458752}) {
+        const NormProblem p = with_option(n, x, kind, no_option);
+        const int vec = 16 / codegen::dtype_size(x);
+        const int64_t elements = vec * codegen::ceil_div(codegen::ceil_div(n, vec), int64_t{16 * 1024});
+        const bool lnfp32 = kind == NormKind::LayerNorm && x == DType::F32;
+        const bool wide = elements <= (lnfp32 ? 20 : 24);  // rows aligned to 16 bytes, whatever N
+        for (double rate : {0.0, 18.4})
+          for (int64_t m : {int64_t{1}, int64_t{16}, int64_t{17}, int64_t{256}, int64_t{4096}, int64_t{-1}}) {
+            const LaunchConfig c = choose_launch_config(p, 90, 132, m, rate);
+            const std::string what = codegen::describe(p) + " M = " + std::to_string(m) + ": " + codegen::describe(c);
+            EXPECT_TRUE(c.row_in_registers) << what;
+            if (wide && (m < 0 || m > 16)) {
+              EXPECT_TRUE(c.cluster == 16 && c.threads == 1024 && c.shared_sums && !c.grid && !c.staged) << what;
+              EXPECT_EQ(c.vec, vec) << what;
+              EXPECT_EQ(c.shared_weights, kind == NormKind::RMSNorm) << what;
+            } else {
+              EXPECT_TRUE(c.grid) << what;
+            }
+            EXPECT_NO_THROW(codegen::check_launch_config(p, c)) << what;
+          }
+      }
+  // Rows aligned to less than 16 bytes, and fused options, take the grid at any M.
+  for (int64_t n : {262145, 262152, 327681}) {
+    for (int alignment : {2, 4, 8})
+      EXPECT_TRUE(choose_launch_config(problem(n, DType::BF16, alignment), 90, 132, 4096).grid) << n << " " << alignment;
+    const NormProblem residual = with_option(n, DType::BF16, NormKind::LayerNorm, [](NormProblem& q) { q.residual = true; });
+    EXPECT_TRUE(choose_launch_config(residual, 90, 132, 4096).grid) << codegen::describe(residual);
+  }
+  // No clusters before sm_90.
+  EXPECT_EQ(codegen::wide_cluster_config(problem(327680, DType::BF16), 80), std::nullopt);
+  EXPECT_EQ(codegen::wide_cluster_config(problem(262144, DType::BF16), 90), std::nullopt) << "16 a thread hold it";
+}
+
+// Few rows of long rows, aligned and option-free, on sm_90: the grid, where many rows' config
+// would leave SMs idle or wait on its meeting: one row from 32768 columns; clusters of 8
+// 1024-thread blocks with shared sums up to 4 rows, of 16 up to 8 (up to 16 past 16 elements a
+// thread: above); LayerNorm's 16-bit column pass at 65536 up to 4 rows.
+TEST(LaunchConfig, FewLongRowsSpreadOverTheGrid) {
+  struct Case {
+    NormKind kind;
+    DType x;
+    int64_t n;
+    int64_t most_rows;  // the grid up to this many rows, not beyond
+  };
+  for (const Case& k : {Case{NormKind::LayerNorm, DType::BF16, 32768, 1}, Case{NormKind::RMSNorm, DType::BF16, 32768, 1},
+                        Case{NormKind::LayerNorm, DType::BF16, 65536, 4}, Case{NormKind::RMSNorm, DType::BF16, 65536, 1},
+                        Case{NormKind::LayerNorm, DType::BF16, 131072, 4}, Case{NormKind::RMSNorm, DType::BF16, 131072, 4},
+                        Case{NormKind::LayerNorm, DType::F16, 262144, 8}, Case{NormKind::RMSNorm, DType::BF16, 262144, 8},
+                        Case{NormKind::LayerNorm, DType::F32, 32768, 1}, Case{NormKind::LayerNorm, DType::F32, 65536, 1},
+                        Case{NormKind::RMSNorm, DType::F32, 131072, 4}, Case{NormKind::LayerNorm, DType::F32, 262144, 8}})
+    for (double rate : {0.0, 18.4}) {
+      const NormProblem p = with_option(k.n, k.x, k.kind, no_option);
+      for (int64_t m = 1; m <= 2 * k.most_rows; ++m) {
+        const LaunchConfig c = choose_launch_config(p, 90, 132, m, rate);
+        EXPECT_EQ(c.grid, m <= k.most_rows) << codegen::describe(p) << " M = " << m << ": " << codegen::describe(c);
+        EXPECT_NO_THROW(codegen::check_launch_config(p, c));
+      }
+    }
+  // Not below 32768 columns, with fused options, rows aligned to less, or before sm_90.
+  EXPECT_FALSE(choose_launch_config(with_option(16384, DType::BF16, NormKind::LayerNorm, no_option), 90, 132, 1).grid);
+  const NormProblem gated = with_option(262144, DType::BF16, NormKind::RMSNorm, [](NormProblem& q) { q.gate = Gate::AfterNorm; });
+  EXPECT_FALSE(choose_launch_config(gated, 90, 132, 1).grid) << codegen::describe(gated);
+  EXPECT_FALSE(choose_launch_config(problem(262136, DType::BF16, 8), 90, 132, 1).grid);
+  EXPECT_FALSE(choose_launch_config(problem(131072, DType::BF16), 80, 108, 1).grid);
 }
 
 TEST(LaunchConfig, LongRowsAreStreamedWhereNothingElseHoldsThem) {
@@ -428,6 +505,10 @@ TEST(LaunchConfig, OneToFourFp32RowsInAClusterTakeHalfBlocks) {
           << codegen::describe(many);
       for (int64_t m : {1, 3, 4, 8}) {
         const LaunchConfig few = choose_launch_config(p, 90, 132, m);
+        if (m == 1 && n >= 32768) {  // one row from 32768 columns: the grid (grid_for_few_rows)
+          EXPECT_TRUE(few.grid) << codegen::describe(p) << ": " << codegen::describe(few);
+          continue;
+        }
         if (many.cluster * 2 > 8) {
           EXPECT_EQ(few.threads, many.threads) << codegen::describe(p);
           continue;
@@ -1342,8 +1423,11 @@ TEST(LaunchConfig, FewLong16BitRowsTakeTheColumnPass) {
   EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 4096, DType::F32), 90, 132, 37).column_pass, 0);
   EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 2048, DType::BF16), 90, 132, 199).column_pass, 0);
   EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 32768, DType::BF16), 90, 132, 64).column_pass, 16);
-  EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 65536, DType::BF16), 90, 132, 1).column_pass, 1);
-  EXPECT_EQ(choose_launch_config(norm(NormKind::RMSNorm, 65536, DType::BF16), 90, 132, 1).column_pass, 0);
+  EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 65536, DType::BF16), 90, 132, 8).column_pass, 2);
+  EXPECT_TRUE(choose_launch_config(norm(NormKind::LayerNorm, 65536, DType::BF16), 90, 132, 4).grid)
+      << "up to 4 rows of 65536 the grid (grid_for_few_rows)";
+  EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 32768, DType::BF16), 90, 132, 2).column_pass, 1);
+  EXPECT_EQ(choose_launch_config(norm(NormKind::RMSNorm, 65536, DType::BF16), 90, 132, 2).column_pass, 0);
   EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 65536, DType::BF16), 90, 132, 128).column_pass, 0)
       << "x and dy beyond the L2 budget";
   EXPECT_EQ(choose_launch_config(norm(NormKind::LayerNorm, 131072, DType::BF16), 90, 132, 16).column_pass, 0)

@@ -102,13 +102,16 @@ class Candidates {
   void add(const LaunchConfig& c, bool heuristic) {
     if (!heuristic && many_rows_ && c.rows_per_block() == 1 && c.cluster == 1 && c.threads == kMinRowBlockThreads)
       return;
-    add_one(c);
+    add_one(c, heuristic);
     if (m_ < 0) return;
     LaunchConfig merged = c;
     merged.merge = merge_for_few_rows(p_, c, sm_, m_);
     if (merged.merge > 1) add_one(merged);
   }
-  void add_one(const LaunchConfig& candidate) {
+  // A heuristic's config is kept whatever prune_reason estimates: the rules take some configs
+  // that spill because they were timed the fastest (wide_cluster_config: LayerNorm's fp32 rows at
+  // 20 elements a thread), and tuning must be able to match what an untuned engine runs.
+  void add_one(const LaunchConfig& candidate, bool heuristic = false) {
     // γ in shared memory wherever the heuristic would hold it there (not a candidate of its own).
     const LaunchConfig c = with_shared_weights(p_, candidate, sm_);
     if (std::find(list_.begin(), list_.end(), c) != list_.end()) return;
@@ -117,7 +120,7 @@ class Candidates {
     } catch (const std::invalid_argument&) {
       return;  // the authority says it cannot run
     }
-    if (!prune_reason(p_, c, sm_).empty()) return;
+    if (!heuristic && !prune_reason(p_, c, sm_).empty()) return;
     list_.push_back(c);
   }
   const NormProblem& p_;
@@ -326,6 +329,10 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
           if (c.threads <= kMaxRowThreads) out.add(c);
         }
   }
+
+  // Past what a cluster of 16 holds at 16 elements a thread: its 1024-thread blocks at up to 24
+  // (wide_cluster_config; the heuristic's from 32 rows, and worth timing at fewer).
+  if (const std::optional<LaunchConfig> wide = wide_cluster_config(p, sm)) out.add(*wide);
 
   // Rows in registers, at the widest vector, at half of it and at the aligned width.
   for (int vec : candidate_vector_widths(p)) {

@@ -371,6 +371,23 @@ TEST(SearchSpace, LeavesOutWhatExhaustiveTuningNeverPicked) {
 
 // Rows copied ahead into shared memory are tried for aligned option-free rows of 8192 or more
 // on sm_80+, at 1 and 2 rows ahead; never where the kernel cannot take them.
+// Past what a cluster of 16 holds at 16 elements a thread, its 1024-thread blocks at up to 24
+// elements are a candidate at any M (the heuristic's from 32 rows, the grid's below), where the
+// rule would give them; beyond, none.
+TEST(SearchSpace, RowsPastAClusterOf16TryItsWideBlocks) {
+  auto wide_candidates = [](const NormProblem& p, int64_t m) {
+    const std::vector<LaunchConfig> space = search_space(p, 90, 132, m);
+    return std::count_if(space.begin(), space.end(), [](const LaunchConfig& c) {
+      return c.cluster == 16 && c.threads == 1024 && c.shared_sums && !c.grid && c.row_in_registers;
+    });
+  };
+  for (const DType d : {DType::BF16, DType::F32})
+    for (const int64_t m : {int64_t{8}, int64_t{256}}) {
+      EXPECT_EQ(wide_candidates(problem(327680, d), m), 1) << codegen::dtype_name(d) << " M = " << m;
+      EXPECT_EQ(wide_candidates(problem(524288, d), m), 0) << codegen::dtype_name(d) << " M = " << m;
+    }
+}
+
 TEST(SearchSpace, RowsCopiedAheadForLongAlignedRows) {
   auto copied_ahead = [](const NormProblem& p, int sm) {
     const std::vector<LaunchConfig> space = search_space(p, sm, 132, 4096);

@@ -66,6 +66,55 @@ TEST_F(BackwardGridCluster, LongRowsMatchTheFloat64ReferenceWithEitherWorkspace)
   }
 }
 
+// Session 58's rules (codegen/launch_config.cpp: wide_cluster_config, grid_for_few_rows): few
+// long rows spread over the grid, rows just past what a cluster of 16 holds at 16 elements a
+// thread in the grid at few rows or when aligned to less, and many of them, aligned, in a
+// cluster of 16 blocks of 1024 threads at up to 24 elements a thread (20 for LayerNorm's fp32
+// rows, which spill there).
+struct RuleCase {
+  ProblemSpec spec;
+  int64_t m;
+  bool grid;  // else the cluster of 16 at more than 16 elements a thread
+};
+constexpr RuleCase kRuleCases[] = {
+    {{NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 262144}, 8, true},
+    {{NormKind::RMSNorm, DType::BF16, DType::F32, Affine::WeightOnly, 131072}, 4, true},
+    {{NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 65536}, 3, true},
+    {{NormKind::LayerNorm, DType::F32, DType::F32, Affine::WeightAndBias, 32768}, 1, true},
+    {{NormKind::RMSNorm, DType::F16, DType::F16, Affine::WeightOnly, 262144}, 5, true},
+    {{NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 262152}, 2, true},
+    {{NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 262145}, 40, true},
+    {{NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 262152}, 33, false},
+    {{NormKind::RMSNorm, DType::BF16, DType::F32, Affine::WeightOnly, 393216}, 40, false},
+    {{NormKind::LayerNorm, DType::BF16, DType::BF16, Affine::BiasOnly, 300000}, 21, false},
+    {{NormKind::LayerNorm, DType::F16, DType::F16, Affine::WeightAndBias, 327680}, 17, false},
+    {{NormKind::LayerNorm, DType::F32, DType::F32, Affine::WeightAndBias, 327680}, 33, false},
+    {{NormKind::RMSNorm, DType::F32, DType::F32, Affine::WeightOnly, 393216}, 20, false},
+};
+
+TEST_F(BackwardGridCluster, FewLongRowsAndRowsPastAClusterOf16MatchTheReference) {
+  Engine& engine = shared_engine();
+  for (const RuleCase& rc : kRuleCases) {
+    const NormInputs inputs = make_inputs(rc.spec.problem(), rc.m, fresh_seed());
+    SCOPED_TRACE(describe_case(inputs));
+    const codegen::LaunchConfig config = config_run(engine, inputs);
+    if (rc.grid)
+      EXPECT_TRUE(config.grid) << codegen::describe(config);
+    else
+      EXPECT_TRUE(config.cluster == 16 && config.threads == 1024 && config.shared_sums && !config.grid &&
+                  codegen::elements_per_thread(resolved_problem(inputs), config) > 16)
+          << codegen::describe(config);
+    EXPECT_TRUE(backward_matches_reference(engine, inputs, stream()));
+  }
+  // Bit-identical dγ/dβ (and dx) from run to run in the widest cluster.
+  const NormInputs inputs = make_inputs(kRuleCases[11].spec.problem(), kRuleCases[11].m, fresh_seed());
+  const Gradients first = run_backward_on_gpu(engine, inputs, stream());
+  const Gradients again = run_backward_on_gpu(engine, inputs, stream());
+  for (auto [name, a, b] : {std::tuple{"dx", &first.dx, &again.dx}, std::tuple{"dweight", &first.dweight, &again.dweight},
+                            std::tuple{"dbias", &first.dbias, &again.dbias}})
+    EXPECT_EQ(std::memcmp(a->data(), b->data(), a->size_bytes()), 0) << name << " differs";
+}
+
 TEST_F(BackwardGridCluster, RepeatedRunsGiveIdenticalBits) {
   Engine& engine = shared_engine();
   const NormInputs inputs =
