@@ -1675,9 +1675,11 @@ namespace {
 // that config leaves SMs idle or waits on its meeting. Tuned on the H200 (bench/results/
 // 2026-12-01-h200-grid-edge/, calls 3-4; bf16 with fp32 γ, fp16, fp32; µs, many rows' config
 // against the grid):
-// - One row from 32768 columns: LN bf16 32768 10.5 / 7.8 (the column pass), 65536 14.3 / 8.3,
-//   RMS bf16 65536 12.1 / 7.8, fp32 LN 32768 8.3 / 7.7, 65536 12.2 / 8.1; clusters of 8-16 blocks
-//   2-3.4x (LN bf16 262144 45.7 / 13.4).
+// - One row from 32768 columns in 16-bit types, 65536 in fp32: LN bf16 32768 10.5 / 7.8 (the
+//   column pass), 65536 14.3 / 8.3, RMS bf16 65536 12.1 / 7.8, fp32 LN 65536 12.2 / 8.1; clusters
+//   of 8-16 blocks 2-3.4x (LN bf16 262144 45.7 / 13.4). Not fp32 32768, whose clusters of eight
+//   512-thread blocks (config_for_few_rows) beat it in graph replays (call 5: LN 5.8 / 6.1, RMS
+//   3.9 / 6.0) though not in plain launches (10.4 / 8.6, 8.7 / 8.9).
 // - Clusters of 1024-thread blocks with shared sums: of 8 up to 4 rows (LN bf16 131072 19.2 /
 //   14.3, RMS 14.7 / 12.6, RMS fp32 131072 15.3 / 12.5; at 8 rows 0.81-0.98x), of 16 up to 8 (LN
 //   bf16 262144 29.7 / 24.9, RMS 22.6 / 20.8, fp16 29.6 / 22.8, LN fp32 32.1 / 24.6; at 16 rows
@@ -1687,7 +1689,9 @@ namespace {
 //   14.3 / 9.6), not at 8 (14.7 / 19.8).
 std::optional<LaunchConfig> grid_for_few_rows(const NormProblem& p, const LaunchConfig& many, int sm, int sm_count,
                                               int64_t m) {
-  if (sm < 90 || p.alignment < 16 || has_fused_options(p) || many.grid || p.n < 32768) return std::nullopt;
+  const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
+  if (sm < 90 || p.alignment < 16 || has_fused_options(p) || many.grid || p.n < (sixteen_bit ? 32768 : 65536))
+    return std::nullopt;
   const int64_t bucket = next_pow2(std::max<int64_t>(m, 1));
   int64_t rows = 1;
   if (many.cluster >= 8 && many.threads == kMaxRowThreads && many.shared_sums) {

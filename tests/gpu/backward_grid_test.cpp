@@ -80,7 +80,7 @@ constexpr RuleCase kRuleCases[] = {
     {{NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 262144}, 8, true},
     {{NormKind::RMSNorm, DType::BF16, DType::F32, Affine::WeightOnly, 131072}, 4, true},
     {{NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 65536}, 3, true},
-    {{NormKind::LayerNorm, DType::F32, DType::F32, Affine::WeightAndBias, 32768}, 1, true},
+    {{NormKind::LayerNorm, DType::F32, DType::F32, Affine::WeightAndBias, 65536}, 1, true},
     {{NormKind::RMSNorm, DType::F16, DType::F16, Affine::WeightOnly, 262144}, 5, true},
     {{NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 262152}, 2, true},
     {{NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 262145}, 40, true},
