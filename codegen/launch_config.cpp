@@ -258,7 +258,11 @@ std::optional<LaunchConfig> wide_cluster_config(const NormProblem& p, int sm) {
   LaunchConfig c;
   c.vec = vec;
   c.cluster = kMaxCluster;
-  c.threads = c.threads_per_row = kMaxRowThreads;
+  // The fewest threads that hold a block's slots at `iters` a thread: no thread with an empty
+  // slot, and more registers a thread (LN bf16 262152: 704 threads 225.5 us against 283.5 for
+  // 1024, which spill 68 bytes; 327680: 864 threads 268.5 against 306.7; call 6).
+  c.threads = c.threads_per_row =
+      static_cast<int>(std::max<int64_t>(warp_threads(ceil_div(slots, int64_t{kMaxCluster}), iters), 64));
   c.shared_sums = true;
   if (dynamic_shared_bytes(p, c) > max_stage_bytes(sm)) return std::nullopt;
   return c;
@@ -1675,11 +1679,12 @@ namespace {
 // that config leaves SMs idle or waits on its meeting. Tuned on the H200 (bench/results/
 // 2026-12-01-h200-grid-edge/, calls 3-4; bf16 with fp32 γ, fp16, fp32; µs, many rows' config
 // against the grid):
-// - One row from 32768 columns in 16-bit types, 65536 in fp32: LN bf16 32768 10.5 / 7.8 (the
-//   column pass), 65536 14.3 / 8.3, RMS bf16 65536 12.1 / 7.8, fp32 LN 65536 12.2 / 8.1; clusters
-//   of 8-16 blocks 2-3.4x (LN bf16 262144 45.7 / 13.4). Not fp32 32768, whose clusters of eight
-//   512-thread blocks (config_for_few_rows) beat it in graph replays (call 5: LN 5.8 / 6.1, RMS
-//   3.9 / 6.0) though not in plain launches (10.4 / 8.6, 8.7 / 8.9).
+// - One row from 32768 columns in 16-bit types, LayerNorm's fp32 rows from 65536: LN bf16 32768
+//   10.5 / 7.8 (the column pass), 65536 14.3 / 8.3, RMS bf16 65536 12.1 / 7.8, fp32 LN 65536 12.2
+//   / 8.1; clusters of 8-16 blocks 2-3.4x (LN bf16 262144 45.7 / 13.4). Not fp32 32768, whose
+//   clusters of eight 512-thread blocks (config_for_few_rows) beat it in graph replays (call 5:
+//   LN 5.8 / 6.1, RMS 3.9 / 6.0) though not in plain launches (10.4 / 8.6, 8.7 / 8.9), nor
+//   RMSNorm's fp32 65536 (graph replays 5.9 / 6.0-6.2, plain launches 0.93-1.26x; call 6).
 // - Clusters of 1024-thread blocks with shared sums: of 8 up to 4 rows (LN bf16 131072 19.2 /
 //   14.3, RMS 14.7 / 12.6, RMS fp32 131072 15.3 / 12.5; at 8 rows 0.81-0.98x), of 16 up to 8 (LN
 //   bf16 262144 29.7 / 24.9, RMS 22.6 / 20.8, fp16 29.6 / 22.8, LN fp32 32.1 / 24.6; at 16 rows
@@ -1690,17 +1695,18 @@ namespace {
 std::optional<LaunchConfig> grid_for_few_rows(const NormProblem& p, const LaunchConfig& many, int sm, int sm_count,
                                               int64_t m) {
   const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
-  if (sm < 90 || p.alignment < 16 || has_fused_options(p) || many.grid || p.n < (sixteen_bit ? 32768 : 65536))
-    return std::nullopt;
+  const int64_t one_row_from = sixteen_bit ? 32768 : p.kind == NormKind::LayerNorm ? 65536 : 131072;
+  if (sm < 90 || p.alignment < 16 || has_fused_options(p) || many.grid || p.n < 32768) return std::nullopt;
   const int64_t bucket = next_pow2(std::max<int64_t>(m, 1));
   int64_t rows = 1;
-  if (many.cluster >= 8 && many.threads == kMaxRowThreads && many.shared_sums) {
-    const int64_t elements = many.vec * ceil_div(ceil_div(p.n, many.vec), int64_t{many.cluster} * many.threads);
-    rows = many.cluster < kMaxCluster ? 4 : elements > kMaxRegisterElementsPerThread ? 16 : 8;
+  const int64_t elements = elements_per_thread(p, many);
+  const bool wide = elements > kMaxRegisterElementsPerThread;  // wide_cluster_config's blocks
+  if (many.cluster >= 8 && many.shared_sums && !many.staged && (many.threads == kMaxRowThreads || wide)) {
+    rows = many.cluster < kMaxCluster ? 4 : wide ? 16 : 8;
   } else if (many.column_pass > 0 && p.n >= 65536) {
     rows = 4;
   }
-  if (bucket > rows) return std::nullopt;
+  if (bucket > rows || (rows == 1 && p.n < one_row_from)) return std::nullopt;
   return grid_config(p, sm, sm_count, 1);
 }
 

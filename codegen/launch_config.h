@@ -264,10 +264,10 @@ int grid_cluster_blocks(int sm_count);
 // its column slice of every row, up to 4 16-byte slots a thread, in as many stages as fit (up
 // to 5); none where a block's slice is under min_block_slots slots or two stages do not fit.
 std::optional<LaunchConfig> grid_config(const NormProblem& resolved, int sm, int sm_count, int64_t min_block_slots);
-// Past the rows a cluster of 16 holds at 16 elements a thread (sm_90+): the cluster of 16 blocks
-// of 1024 threads with shared sums at up to kMaxWideClusterElements a thread (LayerNorm's fp32
-// rows kMaxWideClusterLayerNormFp32Elements); none for rows a cluster holds at 16, rows aligned
-// to less than 16 bytes, fused options, neither γ nor β, or sums that do not fit.
+// Past the rows a cluster of 16 holds at 16 elements a thread (sm_90+): the cluster of 16 blocks,
+// as few threads as hold the row at up to kMaxWideClusterElements a thread (LayerNorm's fp32
+// rows kMaxWideClusterLayerNormFp32Elements), with shared sums; none for rows a cluster holds at
+// 16, rows aligned to less than 16 bytes, fused options, neither γ nor β, or sums that do not fit.
 std::optional<LaunchConfig> wide_cluster_config(const NormProblem& resolved, int sm);
 constexpr int kMaxWideClusterElements = 24;
 // Columns a cluster of 16 blocks of 1024 threads holds at 16 elements a thread.

@@ -371,14 +371,14 @@ TEST(SearchSpace, LeavesOutWhatExhaustiveTuningNeverPicked) {
 
 // Rows copied ahead into shared memory are tried for aligned option-free rows of 8192 or more
 // on sm_80+, at 1 and 2 rows ahead; never where the kernel cannot take them.
-// Past what a cluster of 16 holds at 16 elements a thread, its 1024-thread blocks at up to 24
+// Past what a cluster of 16 holds at 16 elements a thread, its blocks at up to 24
 // elements are a candidate at any M (the heuristic's from 32 rows, the grid's below), where the
 // rule would give them; beyond, none.
 TEST(SearchSpace, RowsPastAClusterOf16TryItsWideBlocks) {
   auto wide_candidates = [](const NormProblem& p, int64_t m) {
     const std::vector<LaunchConfig> space = search_space(p, 90, 132, m);
-    return std::count_if(space.begin(), space.end(), [](const LaunchConfig& c) {
-      return c.cluster == 16 && c.threads == 1024 && c.shared_sums && !c.grid && c.row_in_registers;
+    return std::count_if(space.begin(), space.end(), [&](const LaunchConfig& c) {
+      return c.cluster == 16 && c.shared_sums && !c.grid && c.row_in_registers && codegen::elements_per_thread(p, c) > 16;
     });
   };
   for (const DType d : {DType::BF16, DType::F32})
