@@ -234,16 +234,21 @@ std::optional<LaunchConfig> grid_config(const NormProblem& p, int sm, int sm_cou
 }
 
 // Timed on the H200 against the grid the rules gave there, bf16 with fp32 γ and fp32, 16-byte
-// aligned, at M = 64 Mi / N's bucket (bench/results/2026-12-01-h200-grid-edge/, calls 1-2; µs):
-// LN bf16 262152 285 against 487 for the grid (1557 streamed, what the rules gave up to 270335),
-// 327680 308 / 526, 393216 342 / 533; fp16 393216 333 / 531; RMS bf16 (γ in shared memory, which
-// LayerNorm's sums leave no room for) 262152 211 / 471, 327680 218 / 508, 393216 242 / 527; fp32
-// LN (20 elements a thread) 262148 419 / 553, 327680 562 / 612; fp32 RMS 262148 276 / 544,
-// 327680 321 / 599, 393216 (24 a thread) 483 / 636. Beyond, the grid won: RMS bf16 32 a thread
-// 521 against 564 at 458752 (no room for γ) but 322 against 292 at 524288; fp32 LN 24 a thread
-// 766 / 639 (spilling 520 bytes), fp32 RMS 28 a thread 804 / 704. Rows aligned to 2 bytes: LN
-// 712 against 591 for the grid (327681); RMS's 370 against 589 (not taken: its phased cluster is
-// not timed). At few rows the grid wins (grid_for_few_rows).
+// aligned, at M = 64 Mi / N's bucket (bench/results/2026-12-01-h200-grid-edge/, calls 1-2; µs, in
+// blocks of 1024 threads): LN bf16 262152 285 against 487 for the grid (1557 streamed, what the
+// rules gave up to 270335), 327680 308 / 526, 393216 342 / 533; fp16 393216 333 / 531; RMS bf16
+// with γ in shared memory 262152 211 / 471, 327680 218 / 508, 393216 242 / 527; fp32 LN (20
+// elements a thread) 262148 419 / 553, 327680 562 / 612; fp32 RMS 262148 276 / 544, 327680 321 /
+// 599, 393216 (24 a thread) 483 / 636. Beyond, the grid won: RMS bf16 32 a thread 521 against
+// 564 at 458752 (no room for γ) but 322 against 292 at 524288; fp32 LN 24 a thread 766 / 639
+// (spilling 520 bytes), fp32 RMS 28 a thread 804 / 704. Rows aligned to 2 bytes: LN 712 against
+// 591 for the grid (327681); RMS's 370 against 589 (not taken: its phased cluster is not timed).
+// The fewest threads that hold the slots beat 1024 (call 7: LN bf16 262152 704 threads with γ
+// in shared memory, which then fits, 208 against 283; 327680 864 threads 267 / 305; fp16 283 /
+// 331; LN fp32 262152 832 threads 357 / 422; RMS bf16 262152 177 / 209; but RMS fp32 262152 289
+// / 274). bench --graph against the session's start (call 7): LN bf16 262152 1571 → 203 µs,
+// 270328 471 → 194, 327680 417 → 214, 393216 354 → 234; RMS bf16 763 → 166, 456 → 145, 402 →
+// 157, 349 → 166; fp32 LN 1.09-1.57x, RMS 1.35-1.91x. At few rows the grid wins (grid_for_few_rows).
 std::optional<LaunchConfig> wide_cluster_config(const NormProblem& p, int sm) {
   const int vec = vector_width(p);
   if (sm < 90 || p.alignment < 16 || vec * dtype_size(p.x_dtype) != 16 || has_fused_options(p) ||
