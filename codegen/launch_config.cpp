@@ -1201,12 +1201,13 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   } else if (const std::optional<LaunchConfig> wide = wide_cluster_config(p, sm)) {
     c = *wide;  // up to 24 elements a thread (20 for LayerNorm's fp32 rows) where it wins
   } else if (sm >= 80 && grid_stage()) {
-    // Rows no cluster holds (N > 262144 in 16-bit types, 131072 in fp32; anything beyond a
-    // block before sm_90): a grid cluster, one block per SM, each owning a column slice of
-    // every row. Measured against the clusters at their edge it loses (LN bf16 262144:
-    // 535 us vs 340 for a staged cluster of 16; LN fp32 131072: 516 vs 482), so it starts
-    // where they end (LN bf16 1M: 288 us vs 2500 streamed; RMS fp32 1M: 516 vs 690;
-    // bench/results/2026-11-23-h100-6b817c0-grid/).
+    // Rows no cluster holds (past the wide clusters above, or past 262144 less aligned or with
+    // fused options; anything beyond a block before sm_90): a grid cluster, one block per SM,
+    // each owning a column slice of every row. Measured against the clusters at their edge it
+    // loses at many rows (LN bf16 262144: 535 us vs 340 for a staged cluster of 16; LN fp32
+    // 131072: 516 vs 482), so it starts where they end (LN bf16 1M: 288 us vs 2500 streamed;
+    // RMS fp32 1M: 516 vs 690; bench/results/2026-11-23-h100-6b817c0-grid/); at few rows
+    // grid_for_few_rows takes it before.
   } else {
     c = streamed_launch_config(p);
   }
