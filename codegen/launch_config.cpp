@@ -242,7 +242,7 @@ std::optional<LaunchConfig> grid_config(const NormProblem& p, int sm, int sm_cou
 // 599, 393216 (24 a thread) 483 / 636. Beyond, the grid won: RMS bf16 32 a thread 521 against
 // 564 at 458752 (no room for γ) but 322 against 292 at 524288; fp32 LN 24 a thread 766 / 639
 // (spilling 520 bytes), fp32 RMS 28 a thread 804 / 704. Rows aligned to 2 bytes: LN 712 against
-// 591 for the grid (327681); RMS's 370 against 589 (not taken: its phased cluster is not timed).
+// 591 for the grid (327681), RMSNorm's 370 against 589 (taken since call 8).
 // The fewest threads that hold the slots beat 1024 (call 7: LN bf16 262152 704 threads with γ
 // in shared memory, which then fits, 208 against 283; 327680 864 threads 267 / 305; fp16 283 /
 // 331; LN fp32 262152 832 threads 357 / 422; RMS bf16 262152 177 / 209; but RMS fp32 262152 289
@@ -250,8 +250,11 @@ std::optional<LaunchConfig> grid_config(const NormProblem& p, int sm, int sm_cou
 // 270328 471 → 194, 327680 417 → 214, 393216 354 → 234; RMS bf16 763 → 166, 456 → 145, 402 →
 // 157, 349 → 166; fp32 LN 1.09-1.57x, RMS 1.35-1.91x. At few rows the grid wins (grid_for_few_rows).
 std::optional<LaunchConfig> wide_cluster_config(const NormProblem& p, int sm) {
-  const int vec = vector_width(p);
-  if (sm < 90 || p.alignment < 16 || vec * dtype_size(p.x_dtype) != 16 || has_fused_options(p) ||
+  // RMSNorm's 16-bit rows aligned to less hold realigned 16-byte slots (LayerNorm's lost).
+  const bool realigned = p.alignment < 16 && p.kind == NormKind::RMSNorm && dtype_size(p.x_dtype) == 2 &&
+                         dtype_size(p.dy_dtype) == 2 && dtype_size(p.dx_dtype) == 2;
+  const int vec = realigned ? 8 : vector_width(p);
+  if (sm < 90 || (p.alignment < 16 && !realigned) || vec * dtype_size(p.x_dtype) != 16 || has_fused_options(p) ||
       !(p.has_weight || p.has_bias))
     return std::nullopt;
   const int64_t slots = ceil_div(p.n, vec);
@@ -1702,11 +1705,11 @@ std::optional<LaunchConfig> grid_for_few_rows(const NormProblem& p, const Launch
                                               int64_t m) {
   const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
   const int64_t one_row_from = sixteen_bit ? 32768 : p.kind == NormKind::LayerNorm ? 65536 : 131072;
-  if (sm < 90 || p.alignment < 16 || has_fused_options(p) || many.grid || p.n < 32768) return std::nullopt;
+  // Rows aligned to less: only the wide clusters (RMSNorm's realigned slots); the rest not timed.
+  const bool wide = elements_per_thread(p, many) > kMaxRegisterElementsPerThread;  // wide_cluster_config's blocks
+  if (sm < 90 || (p.alignment < 16 && !wide) || has_fused_options(p) || many.grid || p.n < 32768) return std::nullopt;
   const int64_t bucket = next_pow2(std::max<int64_t>(m, 1));
   int64_t rows = 1;
-  const int64_t elements = elements_per_thread(p, many);
-  const bool wide = elements > kMaxRegisterElementsPerThread;  // wide_cluster_config's blocks
   if (many.cluster >= 8 && many.shared_sums && !many.staged && (many.threads == kMaxRowThreads || wide)) {
     rows = many.cluster < kMaxCluster ? 4 : wide ? 16 : 8;
   } else if (many.column_pass > 0 && p.n >= 65536) {

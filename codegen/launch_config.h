@@ -267,7 +267,8 @@ std::optional<LaunchConfig> grid_config(const NormProblem& resolved, int sm, int
 // Past the rows a cluster of 16 holds at 16 elements a thread (sm_90+): the cluster of 16 blocks,
 // as few threads as hold the row at up to kMaxWideClusterElements a thread (LayerNorm's fp32
 // rows kMaxWideClusterLayerNormFp32Elements), with shared sums; none for rows a cluster holds at
-// 16, rows aligned to less than 16 bytes, fused options, neither γ nor β, or sums that do not fit.
+// 16, rows aligned to less than 16 bytes (but RMSNorm's 16-bit rows, in realigned slots), fused
+// options, neither γ nor β, or sums that do not fit.
 std::optional<LaunchConfig> wide_cluster_config(const NormProblem& resolved, int sm);
 constexpr int kMaxWideClusterElements = 24;
 // Columns a cluster of 16 blocks of 1024 threads holds at 16 elements a thread.

@@ -69,7 +69,8 @@ TEST_F(BackwardGridCluster, LongRowsMatchTheFloat64ReferenceWithEitherWorkspace)
 // Session 58's rules (codegen/launch_config.cpp: wide_cluster_config, grid_for_few_rows): few
 // long rows spread over the grid, rows just past what a cluster of 16 holds at 16 elements a
 // thread in the grid at few rows or when aligned to less, and many of them, aligned, in a
-// cluster of 16 blocks at up to 24 elements a thread (20 for LayerNorm's fp32 rows).
+// cluster of 16 blocks at up to 24 elements a thread (20 for LayerNorm's fp32 rows; RMSNorm's
+// 16-bit rows aligned to less in realigned slots).
 struct RuleCase {
   ProblemSpec spec;
   int64_t m;
@@ -89,6 +90,10 @@ constexpr RuleCase kRuleCases[] = {
     {{NormKind::LayerNorm, DType::F16, DType::F16, Affine::WeightAndBias, 327680}, 17, false},
     {{NormKind::LayerNorm, DType::F32, DType::F32, Affine::WeightAndBias, 327680}, 33, false},
     {{NormKind::RMSNorm, DType::F32, DType::F32, Affine::WeightOnly, 393216}, 20, false},
+    // RMSNorm's 16-bit rows aligned to 2 bytes: the wide cluster in realigned slots, the grid at few.
+    {{NormKind::RMSNorm, DType::BF16, DType::F32, Affine::WeightOnly, 300001}, 40, false},
+    {{NormKind::RMSNorm, DType::F16, DType::F16, Affine::WeightOnly, 262147}, 33, false},
+    {{NormKind::RMSNorm, DType::BF16, DType::BF16, Affine::WeightOnly, 327681}, 3, true},
 };
 
 TEST_F(BackwardGridCluster, FewLongRowsAndRowsPastAClusterOf16MatchTheReference) {
