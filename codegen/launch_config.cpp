@@ -1699,8 +1699,10 @@ namespace {
 //   bf16 262144 29.7 / 24.9, RMS 22.6 / 20.8, fp16 29.6 / 22.8, LN fp32 32.1 / 24.6; at 16 rows
 //   36.1 / 40.3), of 16 at more than 16 elements a thread (wide_cluster_config) up to 16 (LN bf16
 //   393216 57 / 46, LN fp32 262148 46.8 / 42.7, RMS bf16 393216 39.9 / 41.0; at 32 rows LN bf16
-//   262152 59 / 71). LayerNorm's 16-bit column pass at 65536 up to 4 rows (15.5 / 12.7; 2 rows
-//   14.3 / 9.6), not at 8 (14.7 / 19.8).
+//   262152 59 / 71), of RMSNorm's realigned slots (rows aligned to less) up to 32 (calls 8-9:
+//   327681 at 32 rows 88.2 / 79.9, 393215 111.6 / 81.4, 262147 tied; at 64 rows 126.1 / 152.5,
+//   104.1 / 139.2, 393215 tied). LayerNorm's 16-bit column pass at 65536 up to 4 rows (15.5 /
+//   12.7; 2 rows 14.3 / 9.6), not at 8 (14.7 / 19.8).
 std::optional<LaunchConfig> grid_for_few_rows(const NormProblem& p, const LaunchConfig& many, int sm, int sm_count,
                                               int64_t m) {
   const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
@@ -1711,7 +1713,7 @@ std::optional<LaunchConfig> grid_for_few_rows(const NormProblem& p, const Launch
   const int64_t bucket = next_pow2(std::max<int64_t>(m, 1));
   int64_t rows = 1;
   if (many.cluster >= 8 && many.shared_sums && !many.staged && (many.threads == kMaxRowThreads || wide)) {
-    rows = many.cluster < kMaxCluster ? 4 : wide ? 16 : 8;
+    rows = many.cluster < kMaxCluster ? 4 : !wide ? 8 : p.alignment < 16 ? 32 : 16;
   } else if (many.column_pass > 0 && p.n >= 65536) {
     rows = 4;
   }

@@ -340,7 +340,7 @@ TEST(LaunchConfig, RowsPastAClusterOf16TakeItsWideBlocksAtManyRowsAndTheGridAtFe
           }
       }
   // LayerNorm's rows aligned to less than 16 bytes, and fused options, take the grid at any M;
-  // RMSNorm's 16-bit rows aligned to less the wide cluster in realigned slots from 17 rows.
+  // RMSNorm's 16-bit rows aligned to less the wide cluster in realigned slots from 33 rows.
   for (int64_t n : {262145, 262152, 327681}) {
     for (int alignment : {2, 4, 8}) {
       EXPECT_TRUE(choose_launch_config(problem(n, DType::BF16, alignment), 90, 132, 4096).grid) << n << " " << alignment;
@@ -350,7 +350,8 @@ TEST(LaunchConfig, RowsPastAClusterOf16TakeItsWideBlocksAtManyRowsAndTheGridAtFe
       const LaunchConfig many = choose_launch_config(rms, 90, 132, 4096);
       EXPECT_TRUE(many.cluster == 16 && many.vec == 8 && many.shared_sums && codegen::realigned_slots(rms, many))
           << codegen::describe(rms) << ": " << codegen::describe(many);
-      EXPECT_TRUE(choose_launch_config(rms, 90, 132, 16).grid) << codegen::describe(rms);
+      EXPECT_TRUE(choose_launch_config(rms, 90, 132, 32).grid) << codegen::describe(rms);
+      EXPECT_FALSE(choose_launch_config(rms, 90, 132, 33).grid) << codegen::describe(rms);
     }
     const NormProblem residual = with_option(n, DType::BF16, NormKind::LayerNorm, [](NormProblem& q) { q.residual = true; });
     EXPECT_TRUE(choose_launch_config(residual, 90, 132, 4096).grid) << codegen::describe(residual);
