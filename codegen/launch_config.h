@@ -271,9 +271,9 @@ std::optional<LaunchConfig> grid_config(const NormProblem& resolved, int sm, int
 // options, neither γ nor β, or sums that do not fit.
 std::optional<LaunchConfig> wide_cluster_config(const NormProblem& resolved, int sm);
 constexpr int kMaxWideClusterElements = 24;
+constexpr int kMaxWideClusterLayerNormFp32Elements = 20;
 // Columns a cluster of 16 blocks of 1024 threads holds at 16 elements a thread.
 constexpr int64_t kMaxClusterRowColumns = int64_t{kMaxCluster} * kMaxRowThreads * kMaxRegisterElementsPerThread;
-constexpr int kMaxWideClusterLayerNormFp32Elements = 20;
 // Stages a grid cluster may have: stages − 2 rows wait for the other blocks' sums.
 constexpr int kMaxGridStages = 8;
 // Rows a block held in registers may have copied ahead into shared memory (shared_prefetch).

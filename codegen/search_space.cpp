@@ -331,7 +331,8 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   }
 
   // Past what a cluster of 16 holds at 16 elements a thread: its blocks at up to 24 elements a
-  // thread (wide_cluster_config; the heuristic's from 32 rows, and worth timing at fewer).
+  // thread (wide_cluster_config; the heuristic's from 17 rows, 33 in realigned slots, and worth
+  // timing at fewer).
   if (const std::optional<LaunchConfig> wide = wide_cluster_config(p, sm)) out.add(*wide);
 
   // Rows in registers, at the widest vector, at half of it and at the aligned width.
