@@ -94,6 +94,7 @@ constexpr RuleCase kRuleCases[] = {
     {{NormKind::RMSNorm, DType::BF16, DType::F32, Affine::WeightOnly, 300001}, 40, false},
     {{NormKind::RMSNorm, DType::F16, DType::F16, Affine::WeightOnly, 262147}, 33, false},
     {{NormKind::RMSNorm, DType::BF16, DType::BF16, Affine::WeightOnly, 327681}, 3, true},
+    {{NormKind::RMSNorm, DType::F16, DType::F32, Affine::WeightOnly, 300001}, 24, true},
 };
 
 TEST_F(BackwardGridCluster, FewLongRowsAndRowsPastAClusterOf16MatchTheReference) {
