@@ -361,6 +361,30 @@ TEST(LaunchConfig, RowsPastAClusterOf16TakeItsWideBlocksAtManyRowsAndTheGridAtFe
   EXPECT_EQ(codegen::wide_cluster_config(problem(262144, DType::BF16), 90), std::nullopt) << "16 a thread hold it";
 }
 
+// Nothing past what a cluster of 16 holds is streamed on sm_90, whatever the alignment, fused
+// options, γ/β or M (the grid from the cluster's edge); up to session 57 16-bit rows of
+// 262145-270335 were streamed at 6-22x the grid's time.
+TEST(LaunchConfig, NoRowPastAClusterOf16IsStreamedOnSm90) {
+  void (*options[])(NormProblem&) = {
+      no_option, [](NormProblem& q) { q.residual = true; }, [](NormProblem& q) { q.recompute_from_output = true; },
+      [](NormProblem& q) { q.parallel = true; }, [](NormProblem& q) { q.has_weight = q.has_bias = false; }};
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (DType x : {DType::BF16, DType::F32})
+      for (auto option : options)
+        for (int64_t n : {262145, 262152, 266241, 270335, 393217, 1048577})
+          for (int alignment : {2, 4, 16}) {
+            if (x == DType::F32 && alignment < 4) continue;
+            NormProblem p = with_option(n, x, kind, option);
+            p.alignment = alignment;
+            p = codegen::resolve_problem(p);
+            for (int64_t m : {int64_t{1}, int64_t{64}, int64_t{4096}})
+              for (double rate : {0.0, 18.4}) {
+                const LaunchConfig c = choose_launch_config(p, 90, 132, m, rate);
+                EXPECT_TRUE(c.row_in_registers) << codegen::describe(p) << " M = " << m << ": " << codegen::describe(c);
+              }
+          }
+}
+
 // Few rows of long rows, aligned and option-free, on sm_90: the grid, where many rows' config
 // would leave SMs idle or wait on its meeting: one row from 32768 columns (65536 in fp32); clusters of 8
 // 1024-thread blocks with shared sums up to 4 rows, of 16 up to 8 (up to 16 past 16 elements a
