@@ -349,18 +349,15 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     c = s;
     return true;
   };
-  // A grid cluster (grid_config). Each block's slice must carry 4 KB of x and of dy a row (256
-  // 16-byte slots), or the meeting outweighs it: at 497 slots it already beats streaming (LN fp32
-  // 262144: 593 us vs 1130, bench/results/2026-11-23-h100-79688fa-peers/tune-time.txt). But for
-  // rows past 16 elements a thread of a cluster of 16 (kMaxClusterRowColumns), whatever the
-  // slice: the 16-bit ones up to 270335 have 249-255 slots a block of 132, and streamed they
-  // took 1.4-22x the grid's time (LN bf16 262145 aligned to 2 bytes 548 us against 748, RMS 538
-  // / 566; LN 262152 at 4 rows 17.9 / 392; bench/results/2026-12-01-h200-grid-edge/).
-  auto grid_stage = [&] {
-    const std::optional<LaunchConfig> grid = grid_config(p, sm, sm_count, p.n > kMaxClusterRowColumns ? 1 : 256);
-    if (grid) c = *grid;
-    return grid.has_value();
-  };
+  // The grid cluster's slices (grid_config, below): each block's must carry 4 KB of x and of dy a
+  // row (256 16-byte slots), or the meeting outweighs it: at 497 slots it already beats
+  // streaming (LN fp32 262144: 593 us vs 1130, bench/results/2026-11-23-h100-79688fa-peers/
+  // tune-time.txt). But for rows past 16 elements a thread of a cluster of 16
+  // (kMaxClusterRowColumns), whatever the slice: the 16-bit ones up to 270335 have 249-255 slots
+  // a block of 132, and streamed they took 1.4-22x the grid's time (LN bf16 262145 aligned to 2
+  // bytes 548 us against 748, RMS 538 / 566; LN 262152 at 4 rows 17.9 / 392;
+  // bench/results/2026-12-01-h200-grid-edge/).
+  const int64_t min_grid_block_slots = p.n > kMaxClusterRowColumns ? 1 : 256;
   // Threads of a staged block of 2 slots a thread: β's accumulators take registers.
   const int two_slot_staged_threads = !p.has_bias                 ? kMaxStagedThreadsAtTwoSlotsNoBias
                                       : memory_rich && !aligned ? kMaxShiftedStagedThreadsAtTwoSlots
@@ -1203,7 +1200,9 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     // graph replays, bench/results/2026-11-24-h100-0195f46-tune-sweep/).
   } else if (const std::optional<LaunchConfig> wide = wide_cluster_config(p, sm)) {
     c = *wide;  // up to 24 elements a thread (20 for LayerNorm's fp32 rows) where it wins
-  } else if (sm >= 80 && grid_stage()) {
+  } else if (const std::optional<LaunchConfig> grid =
+                 sm >= 80 ? grid_config(p, sm, sm_count, min_grid_block_slots) : std::nullopt) {
+    c = *grid;
     // Rows no cluster holds (past the wide clusters above, or past 262144 less aligned or with
     // fused options; anything beyond a block before sm_90): a grid cluster, one block per SM,
     // each owning a column slice of every row. Measured against the clusters at their edge it

@@ -112,12 +112,8 @@ TEST_F(BackwardGridCluster, FewLongRowsAndRowsPastAClusterOf16MatchTheReference)
     EXPECT_TRUE(backward_matches_reference(engine, inputs, stream()));
   }
   // Bit-identical dγ/dβ (and dx) from run to run in the widest cluster.
-  const NormInputs inputs = make_inputs(kRuleCases[11].spec.problem(), kRuleCases[11].m, fresh_seed());
-  const Gradients first = run_backward_on_gpu(engine, inputs, stream());
-  const Gradients again = run_backward_on_gpu(engine, inputs, stream());
-  for (auto [name, a, b] : {std::tuple{"dx", &first.dx, &again.dx}, std::tuple{"dweight", &first.dweight, &again.dweight},
-                            std::tuple{"dbias", &first.dbias, &again.dbias}})
-    EXPECT_EQ(std::memcmp(a->data(), b->data(), a->size_bytes()), 0) << name << " differs";
+  const RuleCase& widest = kRuleCases[11];  // LayerNorm fp32 327680: 20 elements a thread
+  EXPECT_TRUE(same_bits_twice(engine, make_inputs(widest.spec.problem(), widest.m, fresh_seed()), stream()));
 }
 
 TEST_F(BackwardGridCluster, RepeatedRunsGiveIdenticalBits) {
