@@ -260,7 +260,11 @@ __device__ __forceinline__ void gate_grads_element(const P& p, i64 row, i64 col,
 // would take cost more than the read (bench/results/2026-11-24-h100-9f89c00-parallel/: held,
 // RMS bf16 8192 took 223-240 µs against 219; LayerNorm 8192 258 against 273, and in clusters of
 // 32768 both norms 6-16% less).
-constexpr bool kHoldsSecondDy = kParallel && kPackedRows && (kLayerNorm || kCluster > 1);
+constexpr bool kHoldsSecondDy = kParallel && kPackedRows;
+// Those rows keep g = dy·γ + dy1·γ1 from pass 1 for the dx pass, in fp32: the registers dy and
+// dy1 held packed, which pass 1 then frees, so the dx pass neither unpacks them nor reads γ and
+// γ1 again.
+constexpr bool kHoldsParallelGrad = kHoldsSecondDy;
 
 // g1 = dy1·γ1 of the second norm's slot from col (< N), its dy1 given.
 __device__ __forceinline__ void second_norm_grad(const FusedParams& f, i64 col, const float (&dy1)[kVec],

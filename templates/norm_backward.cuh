@@ -1042,6 +1042,9 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
     float row_mean[kRowsAtOnce], row_rstd[kRowsAtOnce];
 #pragma unroll
     for (int k = 0; k < kRowsAtOnce; ++k) row_mean[k] = cur[k].mean, row_rstd[k] = cur[k].rstd;
+// fused:begin
+    float held_g[kHoldsParallelGrad ? kRowsAtOnce : 1][kHoldsParallelGrad ? kIters : 1][kVec];  // pass 1's g, for dx
+// fused:end
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
       float w[kVec];
@@ -1123,10 +1126,13 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
           g[j] = gw;
 // fused:begin
           if constexpr (kParallel) {
+            // The row sums of g + g1, the gradient both norms send x̂, taken once.
             g[j] += g1[j];
-            sums[k].x += g1[j];
-            sums[k].y += g1[j] * xhat;
+            sums[k].x += g[j];
+            sums[k].y += g[j] * xhat;
             dwi[j] = dy1[j] * xhat;
+            if constexpr (kHoldsParallelGrad) held_g[kHoldsParallelGrad ? k : 0][kHoldsParallelGrad ? i : 0][j] = g[j];
+            continue;
           }
 // fused:end
           sums[k].x += gw;
@@ -1199,7 +1205,11 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 #pragma unroll
               for (int j = 0; j < kVec; ++j) g_wide[j] *= w[j];
 // fused:begin
-              if constexpr (kParallel) {
+              if constexpr (kHoldsParallelGrad) {
+                // g as pass 1 made it: dy and dy1 are not unpacked, nor γ and γ1 read, again.
+#pragma unroll
+                for (int j = 0; j < kVec; ++j) g_wide[j] = held_g[kHoldsParallelGrad ? k : 0][kHoldsParallelGrad ? i : 0][j];
+              } else if constexpr (kParallel) {
                 float dy1[kVec], g1[kVec];
                 row_second_norm_slot(p.fused, cur[k], i, true, row_k, col, dy1, g1);
 #pragma unroll
