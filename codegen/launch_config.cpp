@@ -1720,6 +1720,51 @@ std::optional<LaunchConfig> grid_for_few_rows(const NormProblem& p, const Launch
   return grid_config(p, sm, sm_count, 1);
 }
 
+// Parallel norms on many aligned 16-bit rows held in registers with shared sums, on a
+// memory-rich sm_90, since their packed rows keep pass 1's g for the dx pass (kHoldsParallelGrad,
+// session 59): a slot of 8 elements a thread. In one block of N/8 threads where that holds the
+// row, for RMSNorm (it held two slots a thread) and for LayerNorm where the rules gave a pair of
+// blocks (bf16 8192); in clusters of 512-thread blocks, two an SM, where the rules gave 1024-thread
+// blocks: LayerNorm past 8192 columns, RMSNorm past 16384 at two slots a thread (at 16384 its
+// blocks of 1024 stay, 1.03-1.26 of the best against 1.15-1.21 for a pair of 512). Exhaustive tuning, M = 64 Mi / N,
+// bf16 and fp16 with fp32 and 16-bit γ (bench/results/2026-12-01-h200-parallel-held-grad/
+// call2-3), the rules before / this one against each shape's best: RMS 4096 1.01-1.61 / 1.00-1.05,
+// 8192 1.00-1.53 / 1.00-1.09, 32768 1.00-1.20 / 1.00; LN 8192 (bf16) 1.18 / 1.04-1.15, 16384
+// 1.01-1.03 / 1.00, 32768 1.00-1.02 / 1.00-1.01. Only parallel norms alone (with other options
+// untimed) and dx in x's dtype.
+std::optional<LaunchConfig> parallel_norms_config(const NormProblem& p, const LaunchConfig& many, int sm,
+                                                  bool memory_rich) {
+  NormProblem others = p;
+  others.parallel = false;
+  const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2 && dtype_size(p.dx_dtype) == 2;
+  if (!p.parallel || has_fused_options(others) || !memory_rich || sm < 90 || !sixteen_bit || p.alignment < 16 ||
+      !many.shared_sums || !many.row_in_registers || many.staged || many.rows_per_block() != 1 ||
+      many.vec * dtype_size(p.x_dtype) != 16)
+    return std::nullopt;
+  const int64_t slots = ceil_div(p.n, int64_t{many.vec});
+  const bool layer_norm = p.kind == NormKind::LayerNorm;
+  LaunchConfig c = many;
+  c.prefetch = false;
+  c.paired_rows = false;
+  int iters = 1;
+  if (slots <= kMaxRowThreads && (!layer_norm || many.cluster == 2)) {
+    c.cluster = 1;
+  } else if (many.cluster > 1 && many.threads == kMaxRowThreads &&
+             slots > int64_t{kMaxRowThreads} * (layer_norm ? 1 : 2) &&
+             slots <= int64_t{kMaxRegisterRowThreads} * kPortableCluster) {
+    // RMSNorm's two sums leave room for two slots a thread there (LayerNorm's four for one).
+    iters = layer_norm ? 1 : 2;
+    c.cluster = static_cast<int>(next_pow2(ceil_div(slots, int64_t{kMaxRegisterRowThreads} * iters)));
+  } else {
+    return std::nullopt;
+  }
+  c.threads = c.threads_per_row =
+      static_cast<int>(std::max<int64_t>(warp_threads(ceil_div(slots, int64_t{c.cluster}), iters), 64));
+  if (dynamic_shared_bytes(p, c) > max_stage_bytes(sm)) return std::nullopt;
+  c.min_blocks_per_sm = shared_sums_blocks_per_sm(p, c, sm);
+  return c;
+}
+
 // choose_launch_config for rows that are not phased; mid_rows_ahead: with mid_rows_copied_ahead.
 LaunchConfig unphased_launch_config(const NormProblem& p, int sm, int sm_count, int64_t m,
                                     double memory_bytes_per_sm_cycle, bool mid_rows_ahead);
@@ -1761,6 +1806,9 @@ LaunchConfig unphased_launch_config(const NormProblem& p, int sm, int sm_count, 
     if (const std::optional<LaunchConfig> column = column_pass_for_few_rows(p, m)) c = *column;
     else if (const std::optional<LaunchConfig> few = config_for_few_rows(p, c, m)) c = *few;
     if (const std::optional<LaunchConfig> grid = grid_for_few_rows(p, c, sm, sm_count, m)) c = *grid;
+  } else if (const std::optional<LaunchConfig> parallel =
+                 parallel_norms_config(p, c, sm, memory_rich(memory_bytes_per_sm_cycle))) {
+    c = *parallel;
   }
   c = with_shared_weights(p, c, sm);
   check_launch_config(p, c);

@@ -2,9 +2,10 @@
 // LayerNorm and RMSNorm over N in {1, 33, 4096, 8192, 65536} and M in {1, 199, 4096} in bf16
 // and fp32 (dy1 rows padded in some cases); in every kernel family, alone and with the
 // residual, zero-centred γ, row scale and dropout; misaligned rows; other affine forms
-// (γ only, β only, neither; γ in x's dtype); and zero rows, which zero all four of dγ, dβ,
-// dγ1 and dβ1. dx, dγ, dβ, dγ1 and dβ1 are NaN-poisoned before each run, and every case draws
-// fresh inputs (its seed is printed with any failure).
+// (γ only, β only, neither; γ in x's dtype); many 16-bit rows in the shapes of the H200's rule
+// for them; and zero rows, which zero all four of dγ, dβ, dγ1 and dβ1. dx, dγ, dβ, dγ1 and dβ1
+// are NaN-poisoned before each run, and every case draws fresh inputs (its seed is printed with
+// any failure).
 //
 // Filter: --gtest_filter='*BackwardParallel*'
 #include <gtest/gtest.h>
@@ -59,6 +60,25 @@ TEST_F(BackwardParallel, EveryKernelFamilyAloneAndWithTheOtherOptions) {
           c.run.caller_workspace = all;
           cases.push_back(c);
         }
+  run_fused_cases(shared_engine(), stream(), cases);
+}
+
+// Many 16-bit rows on the H200's rules, where packed rows keep pass 1's g for the dx pass
+// (kHoldsParallelGrad) and parallel_norms_config gives blocks of a slot a thread (RMSNorm
+// 4096-8192, LayerNorm bf16 8192) and clusters of 512-thread blocks (LayerNorm 16384-32768,
+// RMSNorm 32768); the rows past the rule (6144, 24576) keep the rules before. M = 600: many
+// rows (a bucket past the few-rows rules), several rows a block.
+TEST_F(BackwardParallel, HeldGradientRowsInEveryShapeOfTheRule) {
+  std::vector<FusedCase> cases;
+  for (int64_t n : {4096, 6144, 8192, 16384, 24576, 32768})
+    for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+      for (DType x : {DType::BF16, DType::F16}) {
+        NormProblem p = parallel(fused_base_problem(kind, n, x));
+        if (x == DType::F16) p.weight_dtype = DType::F16;  // and γ in x's dtype
+        FusedCase c{p, 600, {}, {}};
+        c.spec.dy1_stride = n % 8192 == 0 ? n + 8 : 0;
+        cases.push_back(c);
+      }
   run_fused_cases(shared_engine(), stream(), cases);
 }
 
