@@ -1721,7 +1721,7 @@ std::optional<LaunchConfig> grid_for_few_rows(const NormProblem& p, const Launch
 }
 
 // Parallel norms on many aligned 16-bit rows held in registers with shared sums, on a
-// memory-rich sm_90, since their packed rows keep pass 1's g for the dx pass (kHoldsParallelGrad,
+// memory-rich sm_90, since their packed rows keep pass 1's g for the dx pass (kHoldsSecondDy,
 // session 59): a slot of 8 elements a thread. In one block of N/8 threads where that holds the
 // row, for RMSNorm (it held two slots a thread) and for LayerNorm where the rules gave a pair of
 // blocks (bf16 8192); in clusters of 512-thread blocks, two an SM, where the rules gave 1024-thread
@@ -1746,8 +1746,12 @@ std::optional<LaunchConfig> parallel_norms_config(const NormProblem& p, const La
   LaunchConfig c = many;
   c.prefetch = false;
   c.paired_rows = false;
+  // bf16 RMSNorm rows with 16-bit γ lost in the one block (5120 / 6144 / 8192 0.83 / 0.90 / 0.98x
+  // in bench, call 4; tuned best there: the two-slot blocks before), where the other types
+  // gained 1.11-1.48x.
+  const bool bf16_with_narrow_gamma = p.x_dtype == DType::BF16 && dtype_size(p.weight_dtype) == 2;
   int iters = 1;
-  if (slots <= kMaxRowThreads && (!layer_norm || many.cluster == 2)) {
+  if (slots <= kMaxRowThreads && ((!layer_norm && !bf16_with_narrow_gamma) || (layer_norm && many.cluster == 2))) {
     c.cluster = 1;
   } else if (many.cluster > 1 && many.threads == kMaxRowThreads &&
              slots > int64_t{kMaxRowThreads} * (layer_norm ? 1 : 2) &&
@@ -1762,6 +1766,11 @@ std::optional<LaunchConfig> parallel_norms_config(const NormProblem& p, const La
       static_cast<int>(std::max<int64_t>(warp_threads(ceil_div(slots, int64_t{c.cluster}), iters), 64));
   if (dynamic_shared_bytes(p, c) > max_stage_bytes(sm)) return std::nullopt;
   c.min_blocks_per_sm = shared_sums_blocks_per_sm(p, c, sm);
+  // One block an SM of fewer than 1024 threads has the registers to load the next row ahead, and
+  // nothing else on the SM to overlap its reductions with (RMS 5120, 640 threads: 191-195 µs
+  // prefetching against 231-288 without, tune, call 5; at 512 threads two blocks an SM overlap,
+  // and prefetching lost 3-9%, at 1024 6-18%: call 3).
+  c.prefetch = c.cluster == 1 && c.min_blocks_per_sm == 1 && c.threads < kMaxRowThreads;
   return c;
 }
 

@@ -419,6 +419,50 @@ TEST(LaunchConfig, FewLongRowsSpreadOverTheGrid) {
   EXPECT_FALSE(choose_launch_config(problem(131072, DType::BF16), 80, 108, 1).grid);
 }
 
+// Parallel norms' packed rows keep g for the dx pass (kHoldsSecondDy): on a memory-rich
+// sm_90, many aligned 16-bit rows take a slot of 8 elements a thread (parallel_norms_config).
+TEST(LaunchConfig, ParallelNormsOnMemoryRichDevicesTakeASlotAThread) {
+  auto parallel = [](NormProblem& q) { q.parallel = true; };
+  auto parallel_and_residual = [](NormProblem& q) { q.parallel = q.residual = true; };
+  struct Case {
+    NormKind kind;
+    DType x;
+    int64_t n;
+    int threads, cluster, min_blocks;
+    bool prefetch;
+  };
+  for (const Case& k : {Case{NormKind::RMSNorm, DType::BF16, 4096, 512, 1, 2, false},
+                        Case{NormKind::RMSNorm, DType::F16, 5120, 640, 1, 1, true},
+                        Case{NormKind::RMSNorm, DType::BF16, 8192, 1024, 1, 1, false},
+                        Case{NormKind::RMSNorm, DType::BF16, 32768, 512, 4, 2, false},
+                        Case{NormKind::LayerNorm, DType::BF16, 8192, 1024, 1, 1, false},
+                        Case{NormKind::LayerNorm, DType::F16, 16384, 512, 4, 2, false},
+                        Case{NormKind::LayerNorm, DType::BF16, 32768, 512, 8, 2, false}}) {
+    const NormProblem p = with_option(k.n, k.x, k.kind, parallel);
+    const LaunchConfig c = rows_at_rate(k.n, k.x, 16, 18.4, k.kind, parallel);
+    const std::string what = std::to_string(k.n) + ": " + codegen::describe(c);
+    // A slot of 8 a thread; RMSNorm's clusters two.
+    EXPECT_EQ(codegen::elements_per_thread(p, c), k.kind == NormKind::RMSNorm && k.cluster > 1 ? 16 : 8) << what;
+    EXPECT_EQ(c.threads, k.threads) << what;
+    EXPECT_EQ(c.cluster, k.cluster) << what;
+    EXPECT_EQ(c.min_blocks_per_sm, k.min_blocks) << what;
+    EXPECT_EQ(c.prefetch, k.prefetch) << what;
+    EXPECT_TRUE(c.shared_sums) << what;
+    // Not on the H100's rules, nor with another option beside.
+    EXPECT_NE(codegen::describe(rows_at_rate(k.n, k.x, 16, 0, k.kind, parallel)), codegen::describe(c)) << what;
+    EXPECT_NE(codegen::describe(rows_at_rate(k.n, k.x, 16, 18.4, k.kind, parallel_and_residual)), codegen::describe(c))
+        << what;
+  }
+  // bf16 RMSNorm rows with 16-bit γ keep two slots a thread in one block.
+  NormProblem narrow = with_option(8192, DType::BF16, NormKind::RMSNorm, parallel);
+  narrow.weight_dtype = DType::BF16;
+  const LaunchConfig kept = choose_launch_config(codegen::resolve_problem(narrow), 90, 132, 8192, 18.4);
+  EXPECT_EQ(kept.threads, 512) << codegen::describe(kept);
+  EXPECT_EQ(kept.min_blocks_per_sm, 2) << codegen::describe(kept);
+  // RMSNorm at 16384 keeps its cluster of two 1024-thread blocks.
+  EXPECT_EQ(rows_at_rate(16384, DType::BF16, 16, 18.4, NormKind::RMSNorm, parallel).threads, 1024);
+}
+
 TEST(LaunchConfig, LongRowsAreStreamedWhereNothingElseHoldsThem) {
   // sm_75 stages nothing; 4M fp32 columns over 132 blocks need more than 4 slots of 1024 threads.
   for (const auto& [n, sm] : {std::pair<int64_t, int>{1048576, 75}, {4194304, 90}}) {

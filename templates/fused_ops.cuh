@@ -254,17 +254,13 @@ __device__ __forceinline__ void gate_grads_element(const P& p, i64 row, i64 col,
 }
 
 // ---- parallel norms of one input -------------------------------------------------------------
-// Packed rows (kPackedRows) of LayerNorms, or of a row a cluster shares, hold dy1 packed beside
-// x and dy, so that the dx pass does not read it again; other rows keep g1 added into g in fp32
-// and need it once. Packed RMSNorm rows in one block read it again: there the registers it
-// would take cost more than the read (bench/results/2026-11-24-h100-9f89c00-parallel/: held,
-// RMS bf16 8192 took 223-240 µs against 219; LayerNorm 8192 258 against 273, and in clusters of
-// 32768 both norms 6-16% less).
+// Packed rows (kPackedRows) load dy1 with x and dy, and pass 1 leaves g = dy·γ + dy1·γ1 in fp32
+// for the dx pass in the registers dy and dy1 held packed: the dx pass neither unpacks them nor
+// reads γ and γ1 again. Other rows keep g1 added into g in fp32 as they are. RMSNorm rows in one
+// block had read dy1 again in the dx pass (held packed, then re-made into g there, it cost more
+// registers than the read); with g held, holding won there too (RMS bf16 5120 216 → 160 µs,
+// 4096 173 → 154; bench/results/2026-12-01-h200-parallel-held-grad/call1).
 constexpr bool kHoldsSecondDy = kParallel && kPackedRows;
-// Those rows keep g = dy·γ + dy1·γ1 from pass 1 for the dx pass, in fp32: the registers dy and
-// dy1 held packed, which pass 1 then frees, so the dx pass neither unpacks them nor reads γ and
-// γ1 again.
-constexpr bool kHoldsParallelGrad = kHoldsSecondDy;
 
 // g1 = dy1·γ1 of the second norm's slot from col (< N), its dy1 given.
 __device__ __forceinline__ void second_norm_grad(const FusedParams& f, i64 col, const float (&dy1)[kVec],

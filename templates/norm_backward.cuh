@@ -1043,7 +1043,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 #pragma unroll
     for (int k = 0; k < kRowsAtOnce; ++k) row_mean[k] = cur[k].mean, row_rstd[k] = cur[k].rstd;
 // fused:begin
-    float held_g[kHoldsParallelGrad ? kRowsAtOnce : 1][kHoldsParallelGrad ? kIters : 1][kVec];  // pass 1's g, for dx
+    float held_g[kHoldsSecondDy ? kRowsAtOnce : 1][kHoldsSecondDy ? kIters : 1][kVec];  // pass 1's g, for dx
 // fused:end
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
@@ -1131,7 +1131,7 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
             sums[k].x += g[j];
             sums[k].y += g[j] * xhat;
             dwi[j] = dy1[j] * xhat;
-            if constexpr (kHoldsParallelGrad) held_g[kHoldsParallelGrad ? k : 0][kHoldsParallelGrad ? i : 0][j] = g[j];
+            if constexpr (kHoldsSecondDy) held_g[kHoldsSecondDy ? k : 0][kHoldsSecondDy ? i : 0][j] = g[j];
             continue;
           }
 // fused:end
@@ -1205,15 +1205,10 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 #pragma unroll
               for (int j = 0; j < kVec; ++j) g_wide[j] *= w[j];
 // fused:begin
-              if constexpr (kHoldsParallelGrad) {
-                // g as pass 1 made it: dy and dy1 are not unpacked, nor γ and γ1 read, again.
+              if constexpr (kHoldsSecondDy) {
+                // g as pass 1 made it (the dy unpacked and γ read above go unused).
 #pragma unroll
-                for (int j = 0; j < kVec; ++j) g_wide[j] = held_g[kHoldsParallelGrad ? k : 0][kHoldsParallelGrad ? i : 0][j];
-              } else if constexpr (kParallel) {
-                float dy1[kVec], g1[kVec];
-                row_second_norm_slot(p.fused, cur[k], i, true, row_k, col, dy1, g1);
-#pragma unroll
-                for (int j = 0; j < kVec; ++j) g_wide[j] += g1[j];
+                for (int j = 0; j < kVec; ++j) g_wide[j] = held_g[kHoldsSecondDy ? k : 0][kHoldsSecondDy ? i : 0][j];
               }
 // fused:end
             }

@@ -64,7 +64,7 @@ TEST_F(BackwardParallel, EveryKernelFamilyAloneAndWithTheOtherOptions) {
 }
 
 // Many 16-bit rows on the H200's rules, where packed rows keep pass 1's g for the dx pass
-// (kHoldsParallelGrad) and parallel_norms_config gives blocks of a slot a thread (RMSNorm
+// (kHoldsSecondDy) and parallel_norms_config gives blocks of a slot a thread (RMSNorm
 // 4096-8192, LayerNorm bf16 8192) and clusters of 512-thread blocks (LayerNorm 16384-32768,
 // RMSNorm 32768); the rows past the rule (6144, 24576) keep the rules before. M = 600: many
 // rows (a bucket past the few-rows rules), several rows a block.
