@@ -1724,14 +1724,16 @@ std::optional<LaunchConfig> grid_for_few_rows(const NormProblem& p, const Launch
 // memory-rich sm_90, since their packed rows keep pass 1's g for the dx pass (kHoldsSecondDy,
 // session 59): a slot of 8 elements a thread. In one block of N/8 threads where that holds the
 // row, for RMSNorm (it held two slots a thread) and for LayerNorm where the rules gave a pair of
-// blocks (bf16 8192); in clusters of 512-thread blocks, two an SM, where the rules gave 1024-thread
-// blocks: LayerNorm past 8192 columns, RMSNorm past 16384 at two slots a thread (at 16384 its
-// blocks of 1024 stay, 1.03-1.26 of the best against 1.15-1.21 for a pair of 512). Exhaustive tuning, M = 64 Mi / N,
-// bf16 and fp16 with fp32 and 16-bit γ (bench/results/2026-12-01-h200-parallel-held-grad/
-// call2-3), the rules before / this one against each shape's best: RMS 4096 1.01-1.61 / 1.00-1.05,
-// 8192 1.00-1.53 / 1.00-1.09, 32768 1.00-1.20 / 1.00; LN 8192 (bf16) 1.18 / 1.04-1.15, 16384
-// 1.01-1.03 / 1.00, 32768 1.00-1.02 / 1.00-1.01. Only parallel norms alone (with other options
-// untimed) and dx in x's dtype.
+// blocks (bf16 8192); in clusters of 512-thread blocks, two an SM, where the rules gave
+// 1024-thread blocks: LayerNorm past 8192 columns, RMSNorm past 16384 at two slots a thread (at
+// 16384 its blocks of 1024 stay, 1.03-1.26 of the best against 1.15-1.21 for a pair of 512).
+// Exhaustive tuning, M = 64 Mi / N, bf16 and fp16 with fp32 and 16-bit γ
+// (bench/results/2026-12-01-h200-parallel-held-grad/call2-3), the rules before / this one against
+// each shape's best: RMS 4096 1.01-1.61 / 1.00-1.05, 8192 1.00-1.53 / 1.00-1.09, 32768 1.00-1.20
+// / 1.00; LN 8192 (bf16) 1.18 / 1.04-1.15, 16384 1.01-1.03 / 1.00, 32768 1.00-1.02 / 1.00-1.01.
+// In bench --graph against the rules and kernel before (call 6; bench/NOTES.md entry 73): RMS
+// 4096-8192 1.06-1.55x. Only parallel norms alone (other options with them untimed) and dx in
+// x's dtype.
 std::optional<LaunchConfig> parallel_norms_config(const NormProblem& p, const LaunchConfig& many, int sm,
                                                   bool memory_rich) {
   NormProblem others = p;
@@ -1744,7 +1746,6 @@ std::optional<LaunchConfig> parallel_norms_config(const NormProblem& p, const La
   const int64_t slots = ceil_div(p.n, int64_t{many.vec});
   const bool layer_norm = p.kind == NormKind::LayerNorm;
   LaunchConfig c = many;
-  c.prefetch = false;
   c.paired_rows = false;
   // bf16 RMSNorm rows with 16-bit γ lost in the one block (5120 / 6144 / 8192 0.83 / 0.90 / 0.98x
   // in bench, call 4; tuned best there: the two-slot blocks before), where the other types
