@@ -65,9 +65,9 @@ TEST_F(BackwardParallel, EveryKernelFamilyAloneAndWithTheOtherOptions) {
 
 // Many 16-bit rows on the H200's rules, where packed rows keep pass 1's g for the dx pass
 // (kHoldsSecondDy) and parallel_norms_config gives blocks of a slot a thread (RMSNorm
-// 4096-8192, LayerNorm bf16 8192) and clusters of 512-thread blocks (LayerNorm 16384-32768,
-// RMSNorm 32768); the rows past the rule (6144, 24576) keep the rules before. M = 600: many
-// rows (a bucket past the few-rows rules), several rows a block.
+// 4096-8192, prefetching at 6144; LayerNorm bf16 8192) and clusters of 512-thread blocks
+// (LayerNorm 16384-32768, RMSNorm 32768); LayerNorm's 6144 and both kinds' 24576 keep the rules
+// before. M = 600: many rows (a bucket past the few-rows rules), several rows a block.
 TEST_F(BackwardParallel, HeldGradientRowsInEveryShapeOfTheRule) {
   std::vector<FusedCase> cases;
   for (int64_t n : {4096, 6144, 8192, 16384, 24576, 32768})
