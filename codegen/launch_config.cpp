@@ -209,6 +209,15 @@ int grid_cluster_blocks(int sm_count) {
   return sm_count > 0 ? std::min(sm_count, kMaxGridCluster) : kDefaultGridCluster;
 }
 
+namespace {
+// The threads of a block holding per_block_slots, iters a thread: whole warps, two at least.
+int row_block_threads(int64_t per_block_slots, int64_t iters) {
+  return static_cast<int>(std::max<int64_t>(warp_threads(per_block_slots, iters), 64));
+}
+// x and dy both in a 16-bit type.
+bool sixteen_bit_rows(const NormProblem& p) { return dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2; }
+}  // namespace
+
 // A slot a thread up to 512 threads (16-bit; 1024 for fp32), then up to 4 slots (LN bf16 1M:
 // 512 x 2, 288 us, vs 290 for 1024 x 1, which spills, and 427 for 256 x 4; RMS fp32 1M: 1024 x
 // 2, 516 us vs 549 for 512 x 4; LN fp32 262144: 512 x 1 best), and 5 stages where they fit (288
@@ -220,14 +229,12 @@ std::optional<LaunchConfig> grid_config(const NormProblem& p, int sm, int sm_cou
   c.staged = true;
   c.grid = true;
   c.cluster = grid_cluster_blocks(sm_count);
-  const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
   const int64_t per_block = ceil_div(ceil_div(p.n, c.vec), c.cluster);
   if (per_block < min_block_slots) return std::nullopt;
-  const int64_t iters = std::clamp<int64_t>(ceil_div(per_block, sixteen_bit ? 512 : kMaxRowThreads), 1,
+  const int64_t iters = std::clamp<int64_t>(ceil_div(per_block, sixteen_bit_rows(p) ? 512 : kMaxRowThreads), 1,
                                             kMaxStagedSlotsPerThread);
-  const int64_t threads = std::max<int64_t>(warp_threads(per_block, iters), 64);
-  if (threads > kMaxRowThreads) return std::nullopt;
-  c.threads = c.threads_per_row = static_cast<int>(threads);
+  c.threads = c.threads_per_row = row_block_threads(per_block, iters);
+  if (c.threads > kMaxRowThreads) return std::nullopt;
   for (c.stages = 5; c.stages >= 2; --c.stages)
     if (dynamic_shared_bytes(p, c) <= max_stage_bytes(sm)) return c;
   return std::nullopt;
@@ -251,8 +258,8 @@ std::optional<LaunchConfig> grid_config(const NormProblem& p, int sm, int sm_cou
 // 157, 349 → 166; fp32 LN 1.09-1.57x, RMS 1.35-1.91x. At few rows the grid wins (grid_for_few_rows).
 std::optional<LaunchConfig> wide_cluster_config(const NormProblem& p, int sm) {
   // RMSNorm's 16-bit rows aligned to less hold realigned 16-byte slots (LayerNorm's lost).
-  const bool realigned = p.alignment < 16 && p.kind == NormKind::RMSNorm && dtype_size(p.x_dtype) == 2 &&
-                         dtype_size(p.dy_dtype) == 2 && dtype_size(p.dx_dtype) == 2;
+  const bool realigned =
+      p.alignment < 16 && p.kind == NormKind::RMSNorm && sixteen_bit_rows(p) && dtype_size(p.dx_dtype) == 2;
   const int vec = realigned ? 8 : vector_width(p);
   if (sm < 90 || (p.alignment < 16 && !realigned) || vec * dtype_size(p.x_dtype) != 16 || has_fused_options(p) ||
       !(p.has_weight || p.has_bias))
@@ -269,8 +276,7 @@ std::optional<LaunchConfig> wide_cluster_config(const NormProblem& p, int sm) {
   // The fewest threads that hold a block's slots at `iters` a thread: no thread with an empty
   // slot, and more registers a thread (LN bf16 262152: 704 threads 225.5 us against 283.5 for
   // 1024, which spill 68 bytes; 327680: 864 threads 268.5 against 306.7; call 6).
-  c.threads = c.threads_per_row =
-      static_cast<int>(std::max<int64_t>(warp_threads(ceil_div(slots, int64_t{kMaxCluster}), iters), 64));
+  c.threads = c.threads_per_row = row_block_threads(ceil_div(slots, int64_t{kMaxCluster}), iters);
   c.shared_sums = true;
   if (dynamic_shared_bytes(p, c) > max_stage_bytes(sm)) return std::nullopt;
   return c;
@@ -319,14 +325,10 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
   const int64_t block_slots = int64_t{kMaxRegisterRowThreads} * max_iters;  // what one block can hold
   const int prefetch_iters = std::max(1, kMaxPrefetchElementsPerThread / c.vec);
   const int64_t prefetch_block = int64_t{kPrefetchBlockThreads} * prefetch_iters;
-  // The threads of a block holding per_block_slots, iters a thread (two warps at least).
-  auto row_block_threads = [](int64_t per_block_slots, int iters) {
-    return static_cast<int>(std::max<int64_t>(warp_threads(per_block_slots, iters), 64));
-  };
   auto one_row_per_block = [&](int64_t per_block_slots, int iters) {
     c.threads = c.threads_per_row = row_block_threads(per_block_slots, iters);
   };
-  const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
+  const bool sixteen_bit = sixteen_bit_rows(p);
   // Staged rows read 16-byte vectors of x from shared memory whatever the rows' alignment.
   const int staged_vec = 16 / dtype_size(p.x_dtype);
   const int64_t staged_slots = ceil_div(p.n, staged_vec);
@@ -340,8 +342,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
     s.staged = true;
     s.cluster = cluster;
     const int64_t per_block = ceil_div(staged_slots, cluster);
-    s.threads = s.threads_per_row =
-        static_cast<int>(std::max<int64_t>(warp_threads(per_block, iters), 64));
+    s.threads = s.threads_per_row = row_block_threads(per_block, iters);
     // Two blocks of 512 threads leave 64 registers a thread: fp16 and fp32 rows then spill.
     s.min_blocks_per_sm = cluster == 1 && iters == staged_iters && s.threads <= 448 && sixteen_bit ? 2 : 1;
     if (dynamic_shared_bytes(p, s) * s.min_blocks_per_sm > max_stage_bytes(sm)) s.min_blocks_per_sm = 1;
@@ -1332,7 +1333,7 @@ LaunchConfig config_for_many_rows(const NormProblem& p, int sm, int sm_count, bo
 // their width and prefetch as below. 16-bit rows already sit in registers up to 8192; those a
 // warp would share take a block (below).
 std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const LaunchConfig& many, int64_t m) {
-  const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
+  const bool sixteen_bit = sixteen_bit_rows(p);
   const int64_t bucket = next_pow2(std::max<int64_t>(m, 1));
   const bool single_row = bucket == 1;
   if (sixteen_bit && single_row && !has_fused_options(p) && many.rows_per_block() == 1 && many.cluster == 1 &&
@@ -1349,7 +1350,7 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
     if (p.kind == NormKind::RMSNorm && p.n > 2048 && p.n <= 4096) {
       LaunchConfig c = many;
       c.vec = 4;
-      c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(warp_threads(p.n, 32), 64));
+      c.threads = c.threads_per_row = row_block_threads(p.n, 32);
       c.prefetch = false;
       c.min_blocks_per_sm = 1;
       c.shared_sums = false;
@@ -1362,7 +1363,7 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
     // 9.9 / 10.5 a warp per row; RMS 5.6 / 7.4 / 8.6 against 6.7 / 8.7 / 9.3; plain launches,
     // bench/results/2026-11-23-h100-a81232e/tune-fewrows.txt).
     LaunchConfig c = many;
-    c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(warp_threads(p.n, 4 * 4), 64));
+    c.threads = c.threads_per_row = row_block_threads(p.n, 4 * 4);
     return c;
   }
   const bool fp32_rows = dtype_size(p.x_dtype) == 4 && dtype_size(p.dy_dtype) == 4;
@@ -1407,7 +1408,7 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
     // LN fp32 4096 5.25 us against 7.01, 8192 6.85 against 10.37, RMS fp32 8192 5.63 against
     // 7.33; bench/results/2026-11-24-h100-0195f46-tune-sweep/).
     c.vec = std::min(vector_width(p), 2);
-    c.threads = c.threads_per_row = static_cast<int>(std::max<int64_t>(warp_threads(p.n, 32), 64));
+    c.threads = c.threads_per_row = row_block_threads(p.n, 32);
     return c;
   }
   c.vec = std::min(vector_width(p), 4);
@@ -1431,7 +1432,7 @@ std::optional<LaunchConfig> config_for_few_rows(const NormProblem& p, const Laun
 // against 9.18 at 8192, but 10.56 against 11.84 at 16384). fp32 rows: below.
 std::optional<LaunchConfig> column_pass_for_few_rows(const NormProblem& p, int64_t m) {
   const int64_t bucket = next_pow2(std::max<int64_t>(m, 1));
-  const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
+  const bool sixteen_bit = sixteen_bit_rows(p);
   const bool fp32_rows = dtype_size(p.x_dtype) == 4 && dtype_size(p.dy_dtype) == 4;
   // fp32 rows of 8192-32768, 16-byte aligned, at 33-64 rows (17-32 from 16384), and
   // LayerNorm's at 65-128 too: 512 threads, bucket / 4 lanes (-ba37a10-tune-fp32-few/: LN at
@@ -1462,7 +1463,7 @@ std::optional<LaunchConfig> column_pass_for_few_rows(const NormProblem& p, int64
 // shared_prefetch, as those rules' 16-byte slots of 16-bit rows meet them): 16-bit x and dy,
 // rows aligned to 16 bytes of whole slots, no fused option, and a sum to share.
 bool copies_rows_ahead(const NormProblem& p) {
-  return dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2 && p.alignment >= 16 && p.n % 8 == 0 &&
+  return sixteen_bit_rows(p) && p.alignment >= 16 && p.n % 8 == 0 &&
          !has_fused_options(p) && (p.has_weight || p.has_bias);
 }
 // The rules' blocks: 16 elements of 16-bit rows a thread (two 16-byte slots), whole warps, the
@@ -1704,7 +1705,7 @@ namespace {
 //   12.7; 2 rows 14.3 / 9.6), not at 8 (14.7 / 19.8).
 std::optional<LaunchConfig> grid_for_few_rows(const NormProblem& p, const LaunchConfig& many, int sm, int sm_count,
                                               int64_t m) {
-  const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
+  const bool sixteen_bit = sixteen_bit_rows(p);
   const int64_t one_row_from = sixteen_bit ? 32768 : p.kind == NormKind::LayerNorm ? 65536 : 131072;
   // Rows aligned to less: only the wide clusters (RMSNorm's realigned slots); the rest not timed.
   const bool wide = elements_per_thread(p, many) > kMaxRegisterElementsPerThread;  // wide_cluster_config's blocks
@@ -1738,7 +1739,7 @@ std::optional<LaunchConfig> parallel_norms_config(const NormProblem& p, const La
                                                   bool memory_rich) {
   NormProblem others = p;
   others.parallel = false;
-  const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2 && dtype_size(p.dx_dtype) == 2;
+  const bool sixteen_bit = sixteen_bit_rows(p) && dtype_size(p.dx_dtype) == 2;
   if (!p.parallel || has_fused_options(others) || !memory_rich || sm < 90 || !sixteen_bit || p.alignment < 16 ||
       !many.shared_sums || !many.row_in_registers || many.staged || many.rows_per_block() != 1 ||
       many.vec * dtype_size(p.x_dtype) != 16)
@@ -1763,8 +1764,7 @@ std::optional<LaunchConfig> parallel_norms_config(const NormProblem& p, const La
   } else {
     return std::nullopt;
   }
-  c.threads = c.threads_per_row =
-      static_cast<int>(std::max<int64_t>(warp_threads(ceil_div(slots, int64_t{c.cluster}), iters), 64));
+  c.threads = c.threads_per_row = row_block_threads(ceil_div(slots, int64_t{c.cluster}), iters);
   if (dynamic_shared_bytes(p, c) > max_stage_bytes(sm)) return std::nullopt;
   c.min_blocks_per_sm = shared_sums_blocks_per_sm(p, c, sm);
   // One block an SM of fewer than 1024 threads has the registers to load the next row ahead, and
@@ -1802,11 +1802,12 @@ LaunchConfig unphased_launch_config(const NormProblem& p, int sm, int sm_count, 
   // cluster shares each row (LN bf16 8192 at M = 1 / 199: 13.8 / 16.1 us against 7.6 / 9.9
   // without, graph replays; LN bf16 262144 at M = 256: 278 us against 320 staged).
   const bool few = few_rows(m, sm_count);
-  LaunchConfig c = config_for_many_rows(p, sm, sm_count, !few, memory_rich(memory_bytes_per_sm_cycle));
+  const bool rich = memory_rich(memory_bytes_per_sm_cycle);
+  LaunchConfig c = config_for_many_rows(p, sm, sm_count, !few, rich);
   if (const std::optional<LaunchConfig> ahead = rows_copied_ahead(p, sm, m)) {
     c = *ahead;
   } else if (mid_rows_ahead) {
-    if (const std::optional<LaunchConfig> mid = mid_rows_copied_ahead(p, sm, m, memory_rich(memory_bytes_per_sm_cycle)))
+    if (const std::optional<LaunchConfig> mid = mid_rows_copied_ahead(p, sm, m, rich))
       c = *mid;
   }
   if (few) {
@@ -1816,8 +1817,7 @@ LaunchConfig unphased_launch_config(const NormProblem& p, int sm, int sm_count, 
     if (const std::optional<LaunchConfig> column = column_pass_for_few_rows(p, m)) c = *column;
     else if (const std::optional<LaunchConfig> few = config_for_few_rows(p, c, m)) c = *few;
     if (const std::optional<LaunchConfig> grid = grid_for_few_rows(p, c, sm, sm_count, m)) c = *grid;
-  } else if (const std::optional<LaunchConfig> parallel =
-                 parallel_norms_config(p, c, sm, memory_rich(memory_bytes_per_sm_cycle))) {
+  } else if (const std::optional<LaunchConfig> parallel = parallel_norms_config(p, c, sm, rich)) {
     c = *parallel;
   }
   c = with_shared_weights(p, c, sm);
