@@ -310,9 +310,9 @@ TEST(LaunchConfig, RowsTooLongForAClusterAreSharedByTheWholeGrid) {
 
 // Past what a cluster of 16 holds at 16 elements a thread (262144 columns): many rows take its
 // blocks at up to 24 elements a thread (LayerNorm's fp32 rows 20), the fewest threads that hold
-// them, with shared sums (and fp32 γ in shared memory where it fits); from 16 rows down, beyond, less aligned or with fused
-// options the grid. Never streamed on sm_90: the rows of 262145-270335, 249-255 slots a block of
-// 132, streamed before at any M.
+// them, with shared sums (and fp32 γ in shared memory where it fits); from 16 rows down, beyond,
+// less aligned or with fused options the grid. Never streamed on sm_90: the rows of
+// 262145-270335, 249-255 slots a block of 132, streamed before at any M.
 TEST(LaunchConfig, RowsPastAClusterOf16TakeItsWideBlocksAtManyRowsAndTheGridAtFew) {
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     for (DType x : {DType::BF16, DType::F16, DType::F32})
@@ -386,9 +386,10 @@ TEST(LaunchConfig, NoRowPastAClusterOf16IsStreamedOnSm90) {
 }
 
 // Few rows of long rows, aligned and option-free, on sm_90: the grid, where many rows' config
-// would leave SMs idle or wait on its meeting: one row from 32768 columns (65536 in fp32); clusters of 8
-// 1024-thread blocks with shared sums up to 4 rows, of 16 up to 8 (up to 16 past 16 elements a
-// thread: above); LayerNorm's 16-bit column pass at 65536 up to 4 rows.
+// would leave SMs idle or wait on its meeting: one row from 32768 columns (fp32 LayerNorm from
+// 65536, RMSNorm from 131072); clusters of 8 1024-thread blocks with shared sums up to 4 rows,
+// of 16 up to 8 (up to 16 past 16 elements a thread: above); LayerNorm's 16-bit column pass at
+// 65536 up to 4 rows.
 TEST(LaunchConfig, FewLongRowsSpreadOverTheGrid) {
   struct Case {
     NormKind kind;

@@ -369,11 +369,9 @@ TEST(SearchSpace, LeavesOutWhatExhaustiveTuningNeverPicked) {
       << "no sums to share: clusters keep them (none) in registers";
 }
 
-// Rows copied ahead into shared memory are tried for aligned option-free rows of 8192 or more
-// on sm_80+, at 1 and 2 rows ahead; never where the kernel cannot take them.
-// Past what a cluster of 16 holds at 16 elements a thread, its blocks at up to 24
-// elements are a candidate at any M (the heuristic's from 32 rows, the grid's below), where the
-// rule would give them; beyond, none.
+// Past what a cluster of 16 holds at 16 elements a thread, its blocks at up to 24 elements are
+// a candidate at any M (the heuristic's from 17 rows, the grid's below), where the rule would
+// give them; beyond, none.
 TEST(SearchSpace, RowsPastAClusterOf16TryItsWideBlocks) {
   auto wide_candidates = [](const NormProblem& p, int64_t m) {
     const std::vector<LaunchConfig> space = search_space(p, 90, 132, m);
@@ -388,6 +386,8 @@ TEST(SearchSpace, RowsPastAClusterOf16TryItsWideBlocks) {
     }
 }
 
+// Rows copied ahead into shared memory are tried for aligned option-free rows of 8192 or more
+// on sm_80+, at 1 and 2 rows ahead; never where the kernel cannot take them.
 TEST(SearchSpace, RowsCopiedAheadForLongAlignedRows) {
   auto copied_ahead = [](const NormProblem& p, int sm) {
     const std::vector<LaunchConfig> space = search_space(p, sm, 132, 4096);
