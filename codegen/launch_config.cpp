@@ -1753,8 +1753,21 @@ std::optional<LaunchConfig> parallel_norms_config(const NormProblem& p, const La
   // gained 1.11-1.48x.
   const bool bf16_with_narrow_gamma = p.x_dtype == DType::BF16 && dtype_size(p.weight_dtype) == 2;
   int iters = 1;
+  bool two_an_sm = false;  // the rule's shape only where two blocks an SM fit
   if (slots <= kMaxRowThreads && ((!layer_norm && !bf16_with_narrow_gamma) || (layer_norm && many.cluster == 2))) {
     c.cluster = 1;
+  } else if (many.cluster == 4 && many.min_blocks_per_sm == 1 && many.threads < kMaxRowThreads &&
+             slots > int64_t{kMaxRowThreads} * 2 && (!layer_norm || slots <= kMaxRowThreads * 3)) {
+    // 16385-32767 columns, which the rows' rule gives one block an SM of 544-1023 threads in a
+    // cluster of 4: two slots a thread in blocks half as wide, two an SM, so one block's
+    // reductions and barriers overlap the other's loads. Exhaustive tuning and --config, bf16
+    // with fp32 γ unless said (bench/results/2026-12-01-h200-parallel-clusters/, call 1, µs):
+    // LN 18432 364.2 → 267.1, 20480 382.6 → 299.0, 24576 423.8 → 349.1 (bf16 γ 410.9 → 313.0),
+    // fp16 γ 20480 379.0 → 291.0; RMS 20480 345.8 → 230.5, 24576 375.2 → 272.0 (fp16 γ 373.3 →
+    // 307.0), 28672 405.5 → 313.3. Not LayerNorm past 24576: at 28672 its four sums leave 72
+    // registers for the two slots (120 bytes spilled; 472.7 against 464.4).
+    iters = 2;
+    two_an_sm = true;
   } else if (many.cluster > 1 && many.threads == kMaxRowThreads &&
              slots > int64_t{kMaxRowThreads} * (layer_norm ? 1 : 2) &&
              slots <= int64_t{kMaxRegisterRowThreads} * kPortableCluster) {
@@ -1766,7 +1779,8 @@ std::optional<LaunchConfig> parallel_norms_config(const NormProblem& p, const La
   }
   c.threads = c.threads_per_row = row_block_threads(ceil_div(slots, int64_t{c.cluster}), iters);
   if (dynamic_shared_bytes(p, c) > max_stage_bytes(sm)) return std::nullopt;
-  c.min_blocks_per_sm = shared_sums_blocks_per_sm(p, c, sm);
+  c.min_blocks_per_sm = two_an_sm ? 2 : shared_sums_blocks_per_sm(p, c, sm);
+  if (c.min_blocks_per_sm * block_shared_bytes(p, c) > max_shared_per_sm(sm)) return std::nullopt;
   // One block an SM of fewer than 1024 threads has the registers to load the next row ahead, and
   // nothing else on the SM to overlap its reductions with (RMS 5120, 640 threads: 191-195 µs
   // prefetching against 231-288 without, tune, call 5; at 512 threads two blocks an SM overlap,

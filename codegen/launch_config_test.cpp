@@ -422,7 +422,7 @@ TEST(LaunchConfig, FewLongRowsSpreadOverTheGrid) {
 
 // Parallel norms' packed rows keep g for the dx pass (kHoldsSecondDy): on a memory-rich
 // sm_90, many aligned 16-bit rows take a slot of 8 elements a thread (parallel_norms_config).
-TEST(LaunchConfig, ParallelNormsOnMemoryRichDevicesTakeASlotAThread) {
+TEST(LaunchConfig, ParallelNormsOnMemoryRichDevicesTakeTheirTunedBlocks) {
   auto parallel = [](NormProblem& q) { q.parallel = true; };
   auto parallel_and_residual = [](NormProblem& q) { q.parallel = q.residual = true; };
   struct Case {
@@ -431,19 +431,23 @@ TEST(LaunchConfig, ParallelNormsOnMemoryRichDevicesTakeASlotAThread) {
     int64_t n;
     int threads, cluster, min_blocks;
     bool prefetch;
+    int elements;  // a thread's: one slot of 8, or two
   };
-  for (const Case& k : {Case{NormKind::RMSNorm, DType::BF16, 4096, 512, 1, 2, false},
-                        Case{NormKind::RMSNorm, DType::F16, 5120, 640, 1, 1, true},
-                        Case{NormKind::RMSNorm, DType::BF16, 8192, 1024, 1, 1, false},
-                        Case{NormKind::RMSNorm, DType::BF16, 32768, 512, 4, 2, false},
-                        Case{NormKind::LayerNorm, DType::BF16, 8192, 1024, 1, 1, false},
-                        Case{NormKind::LayerNorm, DType::F16, 16384, 512, 4, 2, false},
-                        Case{NormKind::LayerNorm, DType::BF16, 32768, 512, 8, 2, false}}) {
+  for (const Case& k : {Case{NormKind::RMSNorm, DType::BF16, 4096, 512, 1, 2, false, 8},
+                        Case{NormKind::RMSNorm, DType::F16, 5120, 640, 1, 1, true, 8},
+                        Case{NormKind::RMSNorm, DType::BF16, 8192, 1024, 1, 1, false, 8},
+                        Case{NormKind::RMSNorm, DType::BF16, 20480, 320, 4, 2, false, 16},
+                        Case{NormKind::RMSNorm, DType::F16, 28672, 448, 4, 2, false, 16},
+                        Case{NormKind::RMSNorm, DType::BF16, 32768, 512, 4, 2, false, 16},
+                        Case{NormKind::LayerNorm, DType::BF16, 8192, 1024, 1, 1, false, 8},
+                        Case{NormKind::LayerNorm, DType::F16, 16384, 512, 4, 2, false, 8},
+                        Case{NormKind::LayerNorm, DType::BF16, 18432, 288, 4, 2, false, 16},
+                        Case{NormKind::LayerNorm, DType::F16, 24576, 384, 4, 2, false, 16},
+                        Case{NormKind::LayerNorm, DType::BF16, 32768, 512, 8, 2, false, 8}}) {
     const NormProblem p = with_option(k.n, k.x, k.kind, parallel);
     const LaunchConfig c = rows_at_rate(k.n, k.x, 16, 18.4, k.kind, parallel);
     const std::string what = std::to_string(k.n) + ": " + codegen::describe(c);
-    // A slot of 8 a thread; RMSNorm's clusters two.
-    EXPECT_EQ(codegen::elements_per_thread(p, c), k.kind == NormKind::RMSNorm && k.cluster > 1 ? 16 : 8) << what;
+    EXPECT_EQ(codegen::elements_per_thread(p, c), k.elements) << what;
     EXPECT_EQ(c.threads, k.threads) << what;
     EXPECT_EQ(c.cluster, k.cluster) << what;
     EXPECT_EQ(c.min_blocks_per_sm, k.min_blocks) << what;
@@ -454,6 +458,10 @@ TEST(LaunchConfig, ParallelNormsOnMemoryRichDevicesTakeASlotAThread) {
     EXPECT_NE(codegen::describe(rows_at_rate(k.n, k.x, 16, 18.4, k.kind, parallel_and_residual)), codegen::describe(c))
         << what;
   }
+  // LayerNorm past 24576 keeps the rows' one block an SM (two would spill: four sums).
+  const LaunchConfig wide = rows_at_rate(28672, DType::BF16, 16, 18.4, NormKind::LayerNorm, parallel);
+  EXPECT_EQ(wide.threads, 896) << codegen::describe(wide);
+  EXPECT_EQ(wide.min_blocks_per_sm, 1) << codegen::describe(wide);
   // bf16 RMSNorm rows with 16-bit γ keep two slots a thread in one block.
   NormProblem narrow = with_option(8192, DType::BF16, NormKind::RMSNorm, parallel);
   narrow.weight_dtype = DType::BF16;

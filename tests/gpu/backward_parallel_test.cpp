@@ -65,12 +65,13 @@ TEST_F(BackwardParallel, EveryKernelFamilyAloneAndWithTheOtherOptions) {
 
 // Many 16-bit rows on the H200's rules, where packed rows keep pass 1's g for the dx pass
 // (kHoldsSecondDy) and parallel_norms_config gives blocks of a slot a thread (RMSNorm
-// 4096-8192, prefetching at 6144; LayerNorm bf16 8192) and clusters of 512-thread blocks
-// (LayerNorm 16384-32768, RMSNorm 32768); LayerNorm's 6144 and both kinds' 24576 keep the rules
+// 4096-8192, prefetching at 6144; LayerNorm bf16 8192), clusters of 512-thread blocks
+// (LayerNorm 16384 and 32768, RMSNorm 32768) and clusters of four blocks of two slots a thread,
+// two an SM (18440, a last slot short, 20480 and 24576); LayerNorm's 6144 keeps the rules
 // before. M = 600: many rows (a bucket past the few-rows rules), several rows a block.
 TEST_F(BackwardParallel, HeldGradientRowsInEveryShapeOfTheRule) {
   std::vector<FusedCase> cases;
-  for (int64_t n : {4096, 6144, 8192, 16384, 24576, 32768})
+  for (int64_t n : {4096, 6144, 8192, 16384, 18440, 20480, 24576, 32768})
     for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
       for (DType x : {DType::BF16, DType::F16}) {
         NormProblem p = parallel(fused_base_problem(kind, n, x));
