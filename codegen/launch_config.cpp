@@ -1757,15 +1757,18 @@ std::optional<LaunchConfig> parallel_norms_config(const NormProblem& p, const La
   if (slots <= kMaxRowThreads && ((!layer_norm && !bf16_with_narrow_gamma) || (layer_norm && many.cluster == 2))) {
     c.cluster = 1;
   } else if (many.cluster == 4 && many.min_blocks_per_sm == 1 && many.threads < kMaxRowThreads &&
-             slots > int64_t{kMaxRowThreads} * 2 && (!layer_norm || slots <= kMaxRowThreads * 3)) {
+             slots > int64_t{kMaxRowThreads} * 2) {
     // 16385-32767 columns, which the rows' rule gives one block an SM of 544-1023 threads in a
     // cluster of 4: two slots a thread in blocks half as wide, two an SM, so one block's
     // reductions and barriers overlap the other's loads. Exhaustive tuning and --config, bf16
     // with fp32 γ unless said (bench/results/2026-12-01-h200-parallel-clusters/, call 1, µs):
     // LN 18432 364.2 → 267.1, 20480 382.6 → 299.0, 24576 423.8 → 349.1 (bf16 γ 410.9 → 313.0),
     // fp16 γ 20480 379.0 → 291.0; RMS 20480 345.8 → 230.5, 24576 375.2 → 272.0 (fp16 γ 373.3 →
-    // 307.0), 28672 405.5 → 313.3. Not LayerNorm past 24576: at 28672 its four sums leave 72
-    // registers for the two slots (120 bytes spilled; 472.7 against 464.4).
+    // 307.0), 28672 405.5 → 313.3. bench --graph against the rows' rule, two rounds (call 3):
+    // LN 17408-24576 1.04-1.38x, RMS 17408-28672 1.10-1.56x in bf16 and fp16, fp32 and 16-bit γ.
+    // Past 448 threads two blocks an SM spill (RMS 30720 in 480: 64 registers, 88-132 bytes;
+    // fp16 0.80-0.90x), and LayerNorm's four sums past 384 (28672 in 448: 72 registers, 120
+    // bytes; 472.7 against 464.4 tuned): those keep the rows' rule.
     iters = 2;
     two_an_sm = true;
   } else if (many.cluster > 1 && many.threads == kMaxRowThreads &&
@@ -1778,6 +1781,7 @@ std::optional<LaunchConfig> parallel_norms_config(const NormProblem& p, const La
     return std::nullopt;
   }
   c.threads = c.threads_per_row = row_block_threads(ceil_div(slots, int64_t{c.cluster}), iters);
+  if (two_an_sm && c.threads > (layer_norm ? 384 : 448)) return std::nullopt;
   if (dynamic_shared_bytes(p, c) > max_stage_bytes(sm)) return std::nullopt;
   c.min_blocks_per_sm = two_an_sm ? 2 : shared_sums_blocks_per_sm(p, c, sm);
   if (c.min_blocks_per_sm * block_shared_bytes(p, c) > max_shared_per_sm(sm)) return std::nullopt;

@@ -458,10 +458,12 @@ TEST(LaunchConfig, ParallelNormsOnMemoryRichDevicesTakeTheirTunedBlocks) {
     EXPECT_NE(codegen::describe(rows_at_rate(k.n, k.x, 16, 18.4, k.kind, parallel_and_residual)), codegen::describe(c))
         << what;
   }
-  // LayerNorm past 24576 keeps the rows' one block an SM (two would spill: four sums).
-  const LaunchConfig wide = rows_at_rate(28672, DType::BF16, 16, 18.4, NormKind::LayerNorm, parallel);
-  EXPECT_EQ(wide.threads, 896) << codegen::describe(wide);
-  EXPECT_EQ(wide.min_blocks_per_sm, 1) << codegen::describe(wide);
+  // LayerNorm past 24576 and RMSNorm past 28672 keep the rows' one block an SM (two would spill).
+  for (const auto& [kind, n, threads] : {std::tuple{NormKind::LayerNorm, 28672, 896}, {NormKind::RMSNorm, 30720, 960}}) {
+    const LaunchConfig wide = rows_at_rate(n, DType::F16, 16, 18.4, kind, parallel);
+    EXPECT_EQ(wide.threads, threads) << codegen::describe(wide);
+    EXPECT_EQ(wide.min_blocks_per_sm, 1) << codegen::describe(wide);
+  }
   // bf16 RMSNorm rows with 16-bit γ keep two slots a thread in one block.
   NormProblem narrow = with_option(8192, DType::BF16, NormKind::RMSNorm, parallel);
   narrow.weight_dtype = DType::BF16;
