@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "codegen/launch_config.h"
 #include "codegen/norm_problem.h"
@@ -71,28 +72,40 @@ constexpr int64_t kRows[] = {1, 700};
 
 class BackwardSharedSums : public ScratchCacheGpuTest {};
 
-TEST_F(BackwardSharedSums, EverySharedSumsCandidateMatchesTheReference) {
+// A case a problem, so that gtest's shards share them out (as one test they took 134-295 s of
+// one shard: the suite's longest, session 60).
+class BackwardSharedSumsCandidates : public ScratchCacheGpuTest, public ::testing::WithParamInterface<size_t> {};
+
+TEST_P(BackwardSharedSumsCandidates, EveryOneMatchesTheReference) {
   NJ_REQUIRE_GPU();
   const CUcontext ctx = GpuContext::get()->context();
   const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
   if (limits.sm < 80)
     GTEST_SKIP() << "shared-sums candidates are tried on sm_80 and newer, this GPU is sm_" << limits.sm;
-  int tried = 0;
-  for (const NormProblem& problem : problems())
-    for (const int64_t rows : kRows) {
-      const int64_t m = sanitize_rows(rows, problem.n);
-      // Contiguous rows: the alignment the call will derive, so the database entry is the one used.
-      const NormProblem resolved = resolved_problem(make_inputs(problem, m, fresh_seed()));
-      std::vector<codegen::LaunchConfig> configs;
-      for (const codegen::LaunchConfig& c : runtime::candidate_configs(resolved, limits, m, codegen::Pass::Backward))
-        // Rows copied ahead and paired rows: their own tests (BackwardSharedPrefetch, BackwardPairedRows).
-        if (c.shared_sums && c.shared_prefetch == 0 && !c.paired_rows) configs.push_back(c);
-      each_config_matches_reference(limits, problem, resolved, m, configs);
-      tried += static_cast<int>(configs.size());
-      EXPECT_FALSE(configs.empty()) << describe_problem(problem) << ": no shared-sums candidate";
-    }
-  EXPECT_GE(tried, 30);
+  const NormProblem problem = problems().at(GetParam());
+  for (const int64_t rows : kRows) {
+    const int64_t m = sanitize_rows(rows, problem.n);
+    // Contiguous rows: the alignment the call will derive, so the database entry is the one used.
+    const NormProblem resolved = resolved_problem(make_inputs(problem, m, fresh_seed()));
+    std::vector<codegen::LaunchConfig> configs;
+    for (const codegen::LaunchConfig& c : runtime::candidate_configs(resolved, limits, m, codegen::Pass::Backward))
+      // Rows copied ahead and paired rows: their own tests (BackwardSharedPrefetch, BackwardPairedRows).
+      if (c.shared_sums && c.shared_prefetch == 0 && !c.paired_rows) configs.push_back(c);
+    each_config_matches_reference(limits, problem, resolved, m, configs);
+    EXPECT_FALSE(configs.empty()) << describe_problem(problem) << " M=" << m << ": no shared-sums candidate";
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(Problems, BackwardSharedSumsCandidates, ::testing::Range<size_t>(0, problems().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           const NormProblem p = problems().at(info.param);
+                           std::string name = std::string(kind_label(p.kind)) + "_" + dtype_label(p.x_dtype) + "_weight" +
+                                              dtype_label(p.weight_dtype) + "_N" + std::to_string(p.n);
+                           std::string option;  // " +gate=after-norm" → "_gateafternorm"
+                           for (const char ch : fused_label(p))
+                             if (std::isalnum(static_cast<unsigned char>(ch))) option += ch;
+                           return option.empty() ? name : name + "_" + option;
+                         });
 
 // The same inputs through a shared-sums config twice give the same bits: each thread's sums are
 // its own (no race in shared memory), added in row order; so do the rows copied ahead (shared-sums
