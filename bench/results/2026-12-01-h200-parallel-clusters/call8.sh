@@ -13,7 +13,7 @@ for n in 13312 14336 16384; do
       d=${dw%:*} w=${dw#*:}
       NORMJIT_CACHE_DIR=$(mktemp -d) timeout 40 $B/normjit tune --kind $k --dtype $d --weight-dtype $w --n $n --m $((67108864 / n)) --parallel \
         --config "$(cfg $((n / 64)) 2)" --config "$(cfg $((n / 64)) 3)" > $OUT/logs/p$n-$k-$d-$w.txt 2>&1
-      echo "-- $k $n $d $w: $(grep -E '^ *config ' $OUT/logs/p$n-$k-$d-$w.txt | sed 's/  */ /g; s/.*| \(threads=[0-9]*\).*\(min_blocks=[0-9]\)\{0,1\}.*| \([0-9.]*\)$/\1 \2 \3/' | tr '\n' ';')"
+      echo "-- $k $n $d $w"; grep -E '^ *config ' $OUT/logs/p$n-$k-$d-$w.txt | sed 's/  */ /g; s/.*| threads=/threads=/; s/threads_per_row=[0-9]* //' | cut -c1-120
     done
   done
 done
