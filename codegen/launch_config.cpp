@@ -1765,10 +1765,11 @@ std::optional<LaunchConfig> parallel_norms_config(const NormProblem& p, const La
     // LN 18432 364.2 → 267.1, 20480 382.6 → 299.0, 24576 423.8 → 349.1 (bf16 γ 410.9 → 313.0),
     // fp16 γ 20480 379.0 → 291.0; RMS 20480 345.8 → 230.5, 24576 375.2 → 272.0 (fp16 γ 373.3 →
     // 307.0), 28672 405.5 → 313.3. bench --graph against the rows' rule, two rounds (call 3):
-    // LN 17408-24576 1.04-1.38x, RMS 17408-28672 1.10-1.56x in bf16 and fp16, fp32 and 16-bit γ.
+    // LN 17408-24576 1.07-1.37x, RMS 17408-28672 1.11-1.58x in bf16 and fp16, fp32 and 16-bit γ.
     // Past 448 threads two blocks an SM spill (RMS 30720 in 480: 64 registers, 88-132 bytes;
     // fp16 0.80-0.90x), and LayerNorm's four sums past 384 (28672 in 448: 72 registers, 120
-    // bytes; 472.7 against 464.4 tuned): those keep the rows' rule.
+    // bytes; 472.7 against 464.4 tuned): those keep the rows' rule. (LN 22528, 352 threads at 80
+    // registers, spills 88 bytes stored and still gains 1.10-1.21x.)
     iters = 2;
     two_an_sm = true;
   } else if (many.cluster > 1 && many.threads == kMaxRowThreads &&
