@@ -7,6 +7,9 @@
 #   OLD_REV=<commit> scripts/device-bundle.sh   also builds that commit's normjit command (a git
 #   worktree under ${TMPDIR:-/tmp}, Release) into $bundle/v/old: the OLD binary of
 #   scripts/bench-ab.sh's A/B (the command links libnormjit statically, so it runs alone).
+#   OLD_BIN=<file> scripts/device-bundle.sh    copies a normjit command built before (say, the
+#   session start's, saved aside) to $bundle/v/old instead. The bundle is made afresh each time,
+#   so v/old is there only when one of the two is given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${BUILD_DIR:-build}"
@@ -17,7 +20,11 @@ rm -rf "$bundle"
 mkdir -p "$bundle"
 tar -C "$build" --exclude=CMakeFiles --exclude='*.gch' --exclude='*.o' --exclude='*.a' -cf - . | tar -C "$bundle" -xf -
 echo "device-bundle: $bundle ($(du -sh "$bundle" | cut -f1)) from $build at $(cat "$build/COMMIT")"
-if [ -n "${OLD_REV:-}" ]; then
+if [ -n "${OLD_BIN:-}" ]; then
+  mkdir -p "$bundle/v"
+  cp "$OLD_BIN" "$bundle/v/old"
+  echo "device-bundle: $bundle/v/old is $OLD_BIN"
+elif [ -n "${OLD_REV:-}" ]; then
   old_tree="${TMPDIR:-/tmp}/normjit-old-$(git rev-parse --short "$OLD_REV")"
   [ -d "$old_tree" ] || git worktree add --detach -f "$old_tree" "$OLD_REV" >/dev/null
   (cd "$old_tree" && cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null &&
