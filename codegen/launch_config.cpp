@@ -214,8 +214,6 @@ namespace {
 int row_block_threads(int64_t per_block_slots, int64_t iters) {
   return static_cast<int>(std::max<int64_t>(warp_threads(per_block_slots, iters), 64));
 }
-// x and dy both in a 16-bit type.
-bool sixteen_bit_rows(const NormProblem& p) { return dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2; }
 }  // namespace
 
 // A slot a thread up to 512 threads (16-bit; 1024 for fp32), then up to 4 slots (LN bf16 1M:

@@ -150,6 +150,8 @@ bool has_option_free_row_shape(const NormProblem& p) {
   return p.gate == Gate::None && !p.parallel && !p.recompute_from_output;
 }
 
+bool sixteen_bit_rows(const NormProblem& p) { return dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2; }
+
 int64_t dropout_mask_row_bytes(DropoutMask mask, int64_t n) {
   return mask == DropoutMask::Bits ? (n + 7) / 8 : mask == DropoutMask::Bytes ? n : 0;
 }

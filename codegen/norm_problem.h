@@ -35,6 +35,8 @@ bool has_fused_options(const NormProblem& problem);
 // The elementwise options (residual, zero-centred γ, row scale, dropout) only add loads or
 // stores an element, so launch rules timed without options fit them too.
 bool has_option_free_row_shape(const NormProblem& problem);
+// x and dy both in a 16-bit type (dx and the weights aside).
+bool sixteen_bit_rows(const NormProblem& problem);
 const char* dropout_mask_name(DropoutMask mask);  // "none", "bytes", "bits"
 // Bytes of one row of a keep-mask of n elements: n as bytes, ceil(n/8) as bits (0 without dropout).
 int64_t dropout_mask_row_bytes(DropoutMask mask, int64_t n);

@@ -235,7 +235,7 @@ std::vector<LaunchConfig> search_space(const NormProblem& p, int sm, int sm_coun
   // the last, at 1.86 s). Each at the widest vector also with its rows paired (two a turn, for
   // one shared-memory round trip of the sums and one meeting per two rows).
   if (sums_can_be_shared) {
-    const bool sixteen_bit = dtype_size(p.x_dtype) == 2 && dtype_size(p.dy_dtype) == 2;
+    const bool sixteen_bit = sixteen_bit_rows(p);
     // Rows copied ahead into shared memory (shared_prefetch), 1 and 2 of them, at the config's
     // blocks an SM and at one: memory stays busy through a row's reductions and cluster meeting
     // without the registers of a second row (templates/norm_backward.cuh, RowStages). For 16-bit
