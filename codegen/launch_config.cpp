@@ -1725,7 +1725,9 @@ std::optional<LaunchConfig> grid_for_few_rows(const NormProblem& p, const Launch
 // row, for RMSNorm (it held two slots a thread) and for LayerNorm where the rules gave a pair of
 // blocks (bf16 8192); in clusters of 512-thread blocks, two an SM, where the rules gave
 // 1024-thread blocks: LayerNorm past 8192 columns, RMSNorm past 16384 at two slots a thread (at
-// 16384 its blocks of 1024 stay, 1.03-1.26 of the best against 1.15-1.21 for a pair of 512).
+// 16384 its blocks of 1024 stay, 1.03-1.26 of the best against 1.15-1.21 for a pair of 512); and
+// (session 60) in clusters of four blocks of two slots, two an SM, where the rules gave one block
+// an SM of fewer than 1024 threads in a cluster of 4 (16385-24576 LayerNorm, -28672 RMSNorm).
 // Exhaustive tuning, M = 64 Mi / N, bf16 and fp16 with fp32 and 16-bit γ
 // (bench/results/2026-12-01-h200-parallel-held-grad/call2-3), the rules before / this one against
 // each shape's best: RMS 4096 1.01-1.61 / 1.00-1.05, 8192 1.00-1.53 / 1.00-1.09, 32768 1.00-1.20
