@@ -1753,9 +1753,20 @@ std::optional<LaunchConfig> parallel_norms_config(const NormProblem& p, const La
   // gained 1.11-1.48x.
   const bool bf16_with_narrow_gamma = p.x_dtype == DType::BF16 && dtype_size(p.weight_dtype) == 2;
   int iters = 1;
-  bool two_an_sm = false;  // the rule's shape only where two blocks an SM fit
+  int blocks_an_sm = 0;  // clusters of two-slot blocks: how many an SM (0: shared_sums_blocks_per_sm)
   if (slots <= kMaxRowThreads && ((!layer_norm && !bf16_with_narrow_gamma) || (layer_norm && many.cluster == 2))) {
     c.cluster = 1;
+  } else if (p.x_dtype == DType::BF16 && (layer_norm || !bf16_with_narrow_gamma) && many.cluster > 1 &&
+             slots > int64_t{kMaxRowThreads} * 27 / 16 && slots <= int64_t{kMaxRowThreads} * 2) {
+    // 13825-16384 bf16 columns, which the rows' rule gives a cluster of two blocks of 864-1024
+    // threads one an SM (LayerNorm 16384: four of 512, two an SM): the shape below three an SM,
+    // 224-256 threads. `tune --config` beside the heuristic, µs
+    // (bench/results/2026-12-01-h200-parallel-clusters/, call 8): LN fp32 γ 14336 426.9 → 404.0,
+    // 16384 244.8 → 224.5, bf16 γ 14336 411.6 → 372.1, 16384 236.9 → 223.1; RMS fp32 γ 14336
+    // 370.5 → 320.8, 16384 212.8 → 182.7. Not RMSNorm with bf16 γ (360.3 against 362.1, 208.8
+    // against 207.7), nor fp16 rows (0.98-1.04x with fp32 γ; with fp16 γ 10% slower, call 6).
+    iters = 2;
+    blocks_an_sm = 3;
   } else if (many.cluster == 4 && many.min_blocks_per_sm == 1 && many.threads < kMaxRowThreads &&
              slots > int64_t{kMaxRowThreads} * 2) {
     // 16385-32767 columns, which the rows' rule gives one block an SM of 544-1023 threads in a
@@ -1771,7 +1782,7 @@ std::optional<LaunchConfig> parallel_norms_config(const NormProblem& p, const La
     // bytes; 472.7 against 464.4 tuned): those keep the rows' rule. (LN 22528, 352 threads at 80
     // registers, spills 88 bytes stored and still gains 1.10-1.21x.)
     iters = 2;
-    two_an_sm = true;
+    blocks_an_sm = 2;
   } else if (many.cluster > 1 && many.threads == kMaxRowThreads &&
              slots > int64_t{kMaxRowThreads} * (layer_norm ? 1 : 2) &&
              slots <= int64_t{kMaxRegisterRowThreads} * kPortableCluster) {
@@ -1781,10 +1792,11 @@ std::optional<LaunchConfig> parallel_norms_config(const NormProblem& p, const La
   } else {
     return std::nullopt;
   }
+  if (blocks_an_sm > 0) c.cluster = 4;
   c.threads = c.threads_per_row = row_block_threads(ceil_div(slots, int64_t{c.cluster}), iters);
-  if (two_an_sm && c.threads > (layer_norm ? 384 : 448)) return std::nullopt;
+  if (blocks_an_sm == 2 && c.threads > (layer_norm ? 384 : 448)) return std::nullopt;
   if (dynamic_shared_bytes(p, c) > max_stage_bytes(sm)) return std::nullopt;
-  c.min_blocks_per_sm = two_an_sm ? 2 : shared_sums_blocks_per_sm(p, c, sm);
+  c.min_blocks_per_sm = blocks_an_sm > 0 ? blocks_an_sm : shared_sums_blocks_per_sm(p, c, sm);
   if (c.min_blocks_per_sm * block_shared_bytes(p, c) > max_shared_per_sm(sm)) return std::nullopt;
   // One block an SM of fewer than 1024 threads has the registers to load the next row ahead, and
   // nothing else on the SM to overlap its reductions with (RMS 5120, 640 threads: 191-195 µs

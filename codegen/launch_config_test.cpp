@@ -436,10 +436,14 @@ TEST(LaunchConfig, ParallelNormsOnMemoryRichDevicesTakeTheirTunedBlocks) {
   for (const Case& k : {Case{NormKind::RMSNorm, DType::BF16, 4096, 512, 1, 2, false, 8},
                         Case{NormKind::RMSNorm, DType::F16, 5120, 640, 1, 1, true, 8},
                         Case{NormKind::RMSNorm, DType::BF16, 8192, 1024, 1, 1, false, 8},
+                        Case{NormKind::RMSNorm, DType::BF16, 14336, 224, 4, 3, false, 16},
+                        Case{NormKind::RMSNorm, DType::BF16, 16384, 256, 4, 3, false, 16},
                         Case{NormKind::RMSNorm, DType::BF16, 20480, 320, 4, 2, false, 16},
                         Case{NormKind::RMSNorm, DType::F16, 28672, 448, 4, 2, false, 16},
                         Case{NormKind::RMSNorm, DType::BF16, 32768, 512, 4, 2, false, 16},
                         Case{NormKind::LayerNorm, DType::BF16, 8192, 1024, 1, 1, false, 8},
+                        Case{NormKind::LayerNorm, DType::BF16, 13832, 224, 4, 3, false, 16},
+                        Case{NormKind::LayerNorm, DType::BF16, 16384, 256, 4, 3, false, 16},
                         Case{NormKind::LayerNorm, DType::F16, 16384, 512, 4, 2, false, 8},
                         Case{NormKind::LayerNorm, DType::BF16, 18432, 288, 4, 2, false, 16},
                         Case{NormKind::LayerNorm, DType::F16, 24576, 384, 4, 2, false, 16},
@@ -470,8 +474,13 @@ TEST(LaunchConfig, ParallelNormsOnMemoryRichDevicesTakeTheirTunedBlocks) {
   const LaunchConfig kept = choose_launch_config(codegen::resolve_problem(narrow), 90, 132, 8192, 18.4);
   EXPECT_EQ(kept.threads, 512) << codegen::describe(kept);
   EXPECT_EQ(kept.min_blocks_per_sm, 2) << codegen::describe(kept);
-  // RMSNorm at 16384 keeps its cluster of two 1024-thread blocks.
-  EXPECT_EQ(rows_at_rate(16384, DType::BF16, 16, 18.4, NormKind::RMSNorm, parallel).threads, 1024);
+  // fp16 RMSNorm at 16384 keeps its cluster of two 1024-thread blocks, and so does bf16 with
+  // 16-bit γ; below 13825 columns bf16 keeps the rows' cluster of two.
+  EXPECT_EQ(rows_at_rate(16384, DType::F16, 16, 18.4, NormKind::RMSNorm, parallel).threads, 1024);
+  NormProblem narrow_16384 = with_option(16384, DType::BF16, NormKind::RMSNorm, parallel);
+  narrow_16384.weight_dtype = DType::BF16;
+  EXPECT_EQ(choose_launch_config(codegen::resolve_problem(narrow_16384), 90, 132, 4096, 18.4).threads, 1024);
+  EXPECT_EQ(rows_at_rate(13824, DType::BF16, 16, 18.4, NormKind::LayerNorm, parallel).threads, 864);
 }
 
 TEST(LaunchConfig, LongRowsAreStreamedWhereNothingElseHoldsThem) {

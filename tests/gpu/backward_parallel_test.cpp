@@ -71,7 +71,7 @@ TEST_F(BackwardParallel, EveryKernelFamilyAloneAndWithTheOtherOptions) {
 // before. M = 600: many rows (a bucket past the few-rows rules), several rows a block.
 TEST_F(BackwardParallel, HeldGradientRowsInEveryShapeOfTheRule) {
   std::vector<FusedCase> cases;
-  for (int64_t n : {4096, 6144, 8192, 16384, 18440, 20480, 24576, 32768})
+  for (int64_t n : {4096, 6144, 8192, 13832, 14336, 16384, 18440, 20480, 24576, 32768})
     for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
       for (DType x : {DType::BF16, DType::F16}) {
         NormProblem p = parallel(fused_base_problem(kind, n, x));
