@@ -421,6 +421,19 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     // meeting), where each cluster takes two rows or more (prefetches_long_rows says which).
     c.prefetch = c.threads == kMaxForwardRowThreads &&
                  prefetches_long_rows(p, m, sm_count, c.cluster, memory_rich(memory_bytes_per_sm_cycle));
+    // LayerNorm's fp32 γ and β (two 16-byte loads a slot each, every row, from L2: a cluster of
+    // two blocks' 32768 columns do not stay in L1) instead held in shared memory, γ alone where
+    // both do not fit (forward_holds_bias), and no prefetch: its registers spilled 16-36 bytes
+    // beside the weights' loads. tune --forward --config, M·N = 64 Mi, bf16 / fp16
+    // (bench/results/2026-12-01-h200-long-forward-rows/, call 2, µs): 65536 109.4 → 106.9 /
+    // 109.8 → 106.4, 131072 117.2 → 115.1 / 119.0 → 115.5, 262144 131.8 → 122.7 / 132.7 →
+    // 123.1. With 16-bit γ held it lost (65536 91.4 → 95.3, 262144 110.8 → 115.5).
+    if (c.prefetch && c.cluster > 1 && p.kind == NormKind::LayerNorm && slot_weights_span_loads(p, c)) {
+      LaunchConfig held = c;
+      held.prefetch = false;
+      held.shared_weights = true;
+      if (forward_dynamic_shared_bytes(p, held) <= max_stage_bytes(sm)) c = held;
+    }
   } else {
     // One 1024-thread block an SM (64 registers: x is held packed, so a batch fits without
     // spills): as many loads in flight as two of 512, half the rows' bytes waiting in L2 for
@@ -526,10 +539,21 @@ LaunchConfig phased_forward_config(const NormProblem& p, const LaunchConfig& twi
   return c;
 }
 
+namespace {
+// Shared memory of `arrays` held fp32 arrays of a block's slots.
+size_t held_arrays_bytes(const NormProblem& p, const LaunchConfig& c, int arrays) {
+  return static_cast<size_t>(arrays * elements_per_thread(p, c) * c.threads_per_row) * sizeof(float);
+}
+}  // namespace
+
+bool forward_holds_bias(const NormProblem& p, const LaunchConfig& c) {
+  if (!c.shared_weights || !p.has_bias) return false;
+  return !p.has_weight || c.phased || held_arrays_bytes(p, c, 2) <= max_stage_bytes(90);
+}
+
 size_t forward_dynamic_shared_bytes(const NormProblem& p, const LaunchConfig& c) {
   if (!c.shared_weights) return 0;
-  const int arrays = (p.has_weight ? 1 : 0) + (p.has_bias ? 1 : 0);
-  return static_cast<size_t>(arrays * elements_per_thread(p, c) * c.threads_per_row) * sizeof(float);
+  return held_arrays_bytes(p, c, (p.has_weight ? 1 : 0) + (forward_holds_bias(p, c) ? 1 : 0));
 }
 
 void check_config(const NormProblem& p, const LaunchConfig& c, Pass pass) {

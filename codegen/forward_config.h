@@ -123,8 +123,15 @@ void check_config(const NormProblem& resolved, const LaunchConfig& config, Pass 
 // scalar loads span 8 lines each). check_forward_config says whether it runs.
 LaunchConfig phased_forward_config(const NormProblem& resolved, const LaunchConfig& twin_config, int sm);
 
+// Whether shared_weights holds β beside γ. Where the two would not fit a block's shared memory
+// (LayerNorm's long rows: a cluster of two 1024-thread blocks at 65536 columns holds 32768 of
+// them, 256 KB of fp32 γ and β), γ alone is held and β read from memory each row: a row's fp32
+// γ and β from L2 are twice its x and y from DRAM, and L2 then bounds the row. Not phased rows
+// (they read γ and β of a slot element by element; theirs fit).
+bool forward_holds_bias(const NormProblem& resolved, const LaunchConfig& config);
 // Dynamic shared memory of the forward's kernel: γ and β held with shared_weights (every slot
-// a thread of the block may hold, in fp32), else none. templates/norm_forward.cuh lays it out.
+// a thread of the block may hold, in fp32; β only where forward_holds_bias), else none.
+// templates/norm_forward.cuh lays it out.
 size_t forward_dynamic_shared_bytes(const NormProblem& resolved, const LaunchConfig& config);
 // forward_dynamic_shared_bytes for the forward, dynamic_shared_bytes (the backward's) otherwise:
 // what the engine opts a loaded kernel in to and launches it with.

@@ -865,10 +865,11 @@ TEST(ForwardConfig, MemoryRichDevicesPrefetchTwoSlotsAThread) {
 // two rows or more (session 54, bench/results/2026-11-30-h200-odd-occupancy/: RMS 1.17-1.22x, LN
 // 1.02-1.07x in bench; 262144 at 256 rows too). The same configs otherwise; not RMSNorm's
 // clusters of 640-768 threads (0.86-0.97x), not on an H100, at fewer rows, with fused options or
-// for fp32 rows; streamed rows are not clusters.
+// for fp32 rows; streamed rows are not clusters. LayerNorm's clusters with fp32 γ hold γ (and β
+// where both fit) in shared memory instead (session 61: 1.02-1.07x in tune).
 TEST(ForwardConfig, MemoryRichSixteenBitClustersPrefetchTheNextRow) {
   using codegen::choose_forward_config;
-  int prefetching = 0;
+  int prefetching = 0, holding = 0;
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     for (DType x : {DType::BF16, DType::F16})
       for (DType weight : {DType::F32, x})
@@ -880,9 +881,14 @@ TEST(ForwardConfig, MemoryRichSixteenBitClustersPrefetchTheNextRow) {
           const std::string what = codegen::describe_forward(p) + ": " + codegen::describe(rich);
           EXPECT_NO_THROW(codegen::check_forward_config(p, rich)) << what;
           EXPECT_FALSE(h100.prefetch) << what << ": the H100's rules";
-          EXPECT_EQ(rich.prefetch, rich.cluster > 1 && rich.threads == 1024) << what;
+          const bool holds_gamma = kind == NormKind::LayerNorm && weight == DType::F32;
+          EXPECT_EQ(rich.prefetch, rich.cluster > 1 && rich.threads == 1024 && !holds_gamma) << what;
+          EXPECT_EQ(rich.shared_weights, rich.cluster > 1 && rich.threads == 1024 && holds_gamma) << what;
+          if (rich.shared_weights) EXPECT_FALSE(codegen::forward_holds_bias(p, rich)) << what << ": γ alone fits";
           prefetching += rich.prefetch;
+          holding += rich.shared_weights;
           h100.prefetch = rich.prefetch;
+          h100.shared_weights = rich.shared_weights;
           EXPECT_EQ(rich, h100) << what << ": the clusters are the H100 rules' but for prefetch";
           EXPECT_FALSE(choose_forward_config(p, 90, 32, 132, 18.4).prefetch) << what << ": a row or less a cluster";
           NormProblem residual = p;
@@ -892,7 +898,8 @@ TEST(ForwardConfig, MemoryRichSixteenBitClustersPrefetchTheNextRow) {
         }
   // Clusters of 1024-thread blocks at 65536, 131072 and 262144 (RMSNorm's of 640-768 threads at
   // the others; LayerNorm's rows there are streamed).
-  EXPECT_EQ(prefetching, 2 * 4 * 3);
+  EXPECT_EQ(prefetching, 2 * 4 * 3 - 2 * 3);
+  EXPECT_EQ(holding, 2 * 3);
   // One block of 1024 threads, four slots a thread (32768).
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
     const NormProblem p = problem(kind, 32768, DType::BF16);

@@ -549,7 +549,9 @@ __device__ __forceinline__ void write_pre_norm_outputs(const ForwardParams& p, i
 // row's meetings. With kSharedWeights a persistent block writes its threads' γ and β once
 // into its dynamic shared memory, [γ, β][slot][piece][thread], 16-byte pieces a warp's
 // neighbours, and reads them there every row (4 wavefronts a piece). No barrier: each thread
-// reads back only what it wrote. codegen::forward_dynamic_shared_bytes counts the same.
+// reads back only what it wrote. Where γ and β would not both fit (long LayerNorm rows: 32768
+// columns a block), γ alone is held and β still read every row (kHeldBias false).
+// codegen::forward_dynamic_shared_bytes counts the same.
 static_assert(!kSharedWeights || kRowsPerBlock == 1, "held weights: one row per block, one owner a column");
 typedef SlotPieces<kVec, kThreadsPerRow> WeightPieces;  // templates/common.cuh
 
@@ -570,21 +572,27 @@ __device__ __forceinline__ void hold_weights(const ForwardParams& p, int lane, u
         float w[kVec], b[kVec];
         span_affine_slot(p, col, phase, w, b);
         if constexpr (kHasWeight) WeightPieces::store(held_weights_region(0), i, threadIdx.x, w);
-        if constexpr (kHasBias) WeightPieces::store(held_weights_region(kHasWeight ? 1 : 0), i, threadIdx.x, b);
+        if constexpr (kHeldBias) WeightPieces::store(held_weights_region(kHasWeight ? 1 : 0), i, threadIdx.x, b);
       }
     }
   }
 }
 
-// γ and β of the thread's slot i as hold_weights put them (1 and 0 without them).
-__device__ __forceinline__ void held_affine(int i, float (&w)[kVec], float (&b)[kVec]) {
+// γ and β of the thread's slot i (at column col) as hold_weights put them (1 and 0 without
+// them); β from memory where γ alone is held (kHeldBias false: both did not fit).
+static_assert(!kSharedWeights || !kHasBias || kHeldBias || !kPhased, "phased rows hold β beside γ");
+__device__ __forceinline__ void held_affine(const ForwardParams& p, int i, i64 col, float (&w)[kVec],
+                                            float (&b)[kVec]) {
 #pragma unroll
   for (int j = 0; j < kVec; ++j) {
     w[j] = 1.f;
     b[j] = 0.f;
   }
   if constexpr (kHasWeight) WeightPieces::load(held_weights_region(0), i, threadIdx.x, w);
-  if constexpr (kHasBias) WeightPieces::load(held_weights_region(kHasWeight ? 1 : 0), i, threadIdx.x, b);
+  if constexpr (kHeldBias)
+    WeightPieces::load(held_weights_region(kHasWeight ? 1 : 0), i, threadIdx.x, b);
+  else if constexpr (kHasBias)
+    load_slot<TW, kVec, kAlign, kN>(p.bias, col, b);
 }
 
 // y of the thread's slot i (rows in registers; 0 for streamed rows, which hold no weights) at
@@ -595,7 +603,7 @@ __device__ __forceinline__ void output_slot(const ForwardParams& p, i64 row, TY*
                                             bool held, const float (&x)[kVec], float mean, float rstd) {
   float w[kVec], b[kVec], xhat[kVec], y[kVec];
   if (kSharedWeights && held)
-    held_affine(i, w, b);
+    held_affine(p, i, col, w, b);
   else
     span_affine_slot(p, col, phase, w, b);
 #pragma unroll

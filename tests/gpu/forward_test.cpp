@@ -474,7 +474,9 @@ TEST_F(ForwardTuning, MemoryRichPrefetchingRowsMatchTheReference) {
 }
 
 // γ and β held in shared memory (shared_weights, a tuner candidate): the memory-rich heuristic's
-// blocks with them, pinned, against the reference: γ and β, zero-centred γ, γ or β alone.
+// blocks with them, pinned, against the reference: γ and β, zero-centred γ, γ or β alone; and
+// long LayerNorm rows whose γ and β do not both fit a block's shared memory (γ alone held, β
+// read each row: codegen::forward_holds_bias).
 TEST_F(ForwardTuning, HeldWeightsMatchTheReference) {
   NJ_REQUIRE_GPU();
   const CUcontext ctx = GpuContext::get()->context();
@@ -484,7 +486,10 @@ TEST_F(ForwardTuning, HeldWeightsMatchTheReference) {
   const Shape shapes[] = {{NormKind::LayerNorm, 7168, DType::BF16, Affine::WeightAndBias, true},
                           {NormKind::RMSNorm, 5120, DType::F16, Affine::WeightOnly, false},
                           {NormKind::LayerNorm, 12288, DType::BF16, Affine::BiasOnly, false},
-                          {NormKind::LayerNorm, 16384, DType::F16, Affine::WeightOnly, false}};
+                          {NormKind::LayerNorm, 16384, DType::F16, Affine::WeightOnly, false},
+                          {NormKind::LayerNorm, 65536, DType::BF16, Affine::WeightAndBias, false},
+                          {NormKind::LayerNorm, 131072, DType::F16, Affine::WeightAndBias, true}};
+  int gamma_alone = 0;
   for (const Shape& s : shapes) {
     ForwardCase c;
     c.problem = make_problem(s.kind, s.n, s.x, DType::F32, s.affine);
@@ -495,11 +500,13 @@ TEST_F(ForwardTuning, HeldWeightsMatchTheReference) {
     config.shared_weights = true;
     SCOPED_TRACE(codegen::describe_forward(resolved) + " " + codegen::describe(config));
     ASSERT_NO_THROW(codegen::check_forward_config(resolved, config));
+    if (resolved.has_weight && resolved.has_bias && !codegen::forward_holds_bias(resolved, config)) ++gamma_alone;
     Engine engine(this->config(TuneMode::Cached));
     engine.impl().pin_config(limits, resolved, m, config, codegen::Pass::Forward);
     EXPECT_EQ(engine.impl().forward_kernel_for(ctx, resolved, m).config, config);
     check_case(engine, c, stream());
   }
+  EXPECT_EQ(gamma_alone, 2) << "the long rows hold γ alone";
 }
 
 // Phased rows (odd 16-bit rows in phase read as aligned 16-byte chunks, each row at its own
