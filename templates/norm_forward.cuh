@@ -993,9 +993,13 @@ __device__ __forceinline__ void forward_rows_streamed(const ForwardParams& p) {
     }
     const float rstd = rsqrtf(var + eps);
     if (first == 0) save_statistics(p, row, mean, rstd);
-    // Pass 2: x again (mostly from L2), y out.
+    // Pass 2: x again, y out, from the row's end back: pass 1 left its last lines in L2, and
+    // where the rows in flight outgrow L2 (a cluster of two 1024-thread blocks a row of 1M
+    // columns: 128 rows' halves, 128 MB of bf16) those are what is still there.
     TY* const y_row = p.y + row * p.y_stride;
-    for (i64 s0 = first; s0 < kSlots; s0 += kStreamStride * kStreamBatch) {
+    constexpr i64 kBatchStride = kStreamStride * kStreamBatch;
+    const i64 last = first < kSlots ? first + (kSlots - 1 - first) / kBatchStride * kBatchStride : first - 1;
+    for (i64 s0 = last; s0 >= first; s0 -= kBatchStride) {
       Packed packed[kStreamBatch];
 // fused:begin
       Packed gate_z[kHoldsGate ? kStreamBatch : 1];
