@@ -441,7 +441,8 @@ TEST_F(ForwardTuning, EveryCandidateMatchesTheReference) {
 
 // The memory-rich rules' forward configs (codegen::choose_forward_config at an H200's 18.4
 // bytes an SM cycle: 16-bit rows at two 16-byte slots a thread, the next row prefetched; fp32
-// clusters at 128 bytes a thread; 16-bit clusters prefetching the next row), pinned so that any
+// clusters at 128 bytes a thread; 16-bit clusters prefetching the next row, or holding γ; rows
+// between those streamed by two 512-thread blocks an SM or clusters of two), pinned so that any
 // GPU runs them, at many rows (a bucket past two rows an SM) against the reference.
 TEST_F(ForwardTuning, MemoryRichPrefetchingRowsMatchTheReference) {
   NJ_REQUIRE_GPU();
@@ -452,7 +453,7 @@ TEST_F(ForwardTuning, MemoryRichPrefetchingRowsMatchTheReference) {
   const std::pair<DType, int64_t> shapes[] = {{DType::BF16, 5120}, {DType::F16, 6144}, {DType::BF16, 8192},
                                               {DType::F16, 12288}, {DType::BF16, 16384}, {DType::F32, 49152},
                                               {DType::F32, 65536}, {DType::F32, 131072}, {DType::BF16, 65536},
-                                              {DType::F16, 131072}};
+                                              {DType::F16, 131072}, {DType::F16, 40960}, {DType::BF16, 98304}};
   int tried = 0;
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     for (const auto& [x, n] : shapes) {
@@ -470,7 +471,7 @@ TEST_F(ForwardTuning, MemoryRichPrefetchingRowsMatchTheReference) {
       check_case(engine, c, stream());
       ++tried;
     }
-  EXPECT_EQ(tried, 20);
+  EXPECT_EQ(tried, 24);
 }
 
 // γ and β held in shared memory (shared_weights, a tuner candidate): the memory-rich heuristic's
