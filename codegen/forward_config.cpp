@@ -27,29 +27,30 @@ int registers_bound_blocks(int threads) {
   return std::clamp(kRegistersPerSm / (threads * kForwardRegistersPerThread), 1, 32);
 }
 
-// Many option-free 16-bit rows of 32769-262143 columns on a memory-rich device (an H200):
-// streamed rows where the rules below give LayerNorm streamed blocks of 640-1024 threads or
-// RMSNorm clusters of blocks of fewer than 1024 threads (one an SM, which do not prefetch).
-// Pass 2 reads x from the row's end back, so the rows in flight may outgrow L2 a little.
-// Exhaustive forward tuning, bf16, fp32 / bf16 γ, M·N = 64 Mi, µs, the rules' config against
-// the tuned best (bench/results/2026-12-01-h200-long-forward-rows/, call 5):
-// - LayerNorm: two blocks of 512 an SM, 81920 149.8 → 134.5 / 145.2 → 130.3, 98304 176.0 →
-//   164.4, 114688 205.5 → 194.6 / 198.4 → 183.4, 196608 179.7 → 173.3 / 172.4 → 167.3;
-//   163840 and 229376 tie; 327680 keeps 1024 (149.2 against 149.9).
-// - RMSNorm, rows of up to 160 KB: two blocks of 512 an SM (40960 137.5 → 108.8 / 136.0 →
-//   104.4, 49152 155.2 → 137.4 / 147.3 → 126.8, 81920 151.5 → 125.3 / 150.7 → 118.3); longer:
-//   a cluster of two 1024-thread blocks a row, so that half as many rows wait in L2 for pass 2
-//   (98304 166.0 → 153.5 / 156.4 → 142.9, 114688 184.3 → 165.6, 163840 161.9 → 128.8, 196608
-//   181.8 → 155.6, 229376 200.6 → 181.6 / 189.1 → 178.3). Clusters of 8 of 320-448 threads
-//   with γ held were the best at some of these (RMS fp32 γ 81920 103.7, 98304 135.2), at others
-//   not (16-bit γ): one rule for all.
+// Many option-free 16-bit rows of 32769-262143 columns (LayerNorm: to 98304) on a memory-rich
+// device (an H200): streamed rows where the rules below give LayerNorm streamed blocks of
+// 640-1024 threads or RMSNorm clusters of blocks of fewer than 1024 threads (one an SM, which do
+// not prefetch). Pass 2 reads x from the row's end back, so the rows in flight may outgrow L2 a
+// little. Exhaustive forward tuning, bf16, fp32 / bf16 γ, M·N = 64 Mi
+// (bench/results/2026-12-01-h200-long-forward-rows/, call 5), then bench --forward --graph
+// against the rules before, bf16 and fp16, fp32 γ, two rounds (call 6):
+// - LayerNorm: two blocks of 512 an SM, 57344 1.06x, 81920 1.05-1.07x, 98304 1.08-1.10x (bf16
+//   120.1 → 111.2 µs). Past that tuning read it 1.02-1.08x faster, bench 0.86-0.98x at 114688,
+//   196608 and 229376 (bf16 229376 132.0 → 153.9): those keep theirs.
+// - RMSNorm, rows of up to 160 KB: two blocks of 512 an SM (36864 1.34x, 40960 1.25x, 49152
+//   1.13x, 57344 1.02x, 81920 1.19x: bf16 121.1 → 101.9 µs); longer: a cluster of two
+//   1024-thread blocks a row, so that half as many rows wait in L2 for pass 2 (98304 1.05-1.06x,
+//   114688 1.10x, 163840 1.26x: 129.1 → 102.4, 196608 1.15x, 229376 1.10x). Clusters of 8 of
+//   320-448 threads with γ held tuned best at some of these (RMS fp32 γ 81920 103.7 against
+//   125.3, 98304 135.2 against 153.5), at others not (16-bit γ): one rule for all.
 std::optional<LaunchConfig> rich_streamed_rows(const NormProblem& p, const LaunchConfig& c, int sm, int64_t m,
                                                int sm_count, bool memory_rich_device) {
   const int64_t bucket = m > 0 ? next_pow2(m) : 0;
-  if (sm < 90 || !memory_rich_device || has_forward_fused_options(p) || dtype_size(p.x_dtype) != 2 || p.n <= 32768 ||
-      p.n >= 262144 || c.vec * dtype_size(p.x_dtype) != 16 || (bucket != 0 && bucket < 2 * grid_cluster_blocks(sm_count)))
-    return std::nullopt;
   const bool layer_norm = p.kind == NormKind::LayerNorm;
+  if (sm < 90 || !memory_rich_device || has_forward_fused_options(p) || dtype_size(p.x_dtype) != 2 || p.n <= 32768 ||
+      p.n >= (layer_norm ? 98305 : 262144) || c.vec * dtype_size(p.x_dtype) != 16 ||
+      (bucket != 0 && bucket < 2 * grid_cluster_blocks(sm_count)))
+    return std::nullopt;
   const bool rule_rows = layer_norm ? !c.row_in_registers && c.cluster == 1 && c.threads > kForwardStreamThreads / 2
                                     : c.row_in_registers && c.cluster > 1 && c.threads < kMaxForwardRowThreads;
   if (!rule_rows) return std::nullopt;
