@@ -47,8 +47,9 @@ std::optional<LaunchConfig> rich_streamed_rows(const NormProblem& p, const Launc
                                                int sm_count, bool memory_rich_device) {
   const int64_t bucket = m > 0 ? next_pow2(m) : 0;
   const bool layer_norm = p.kind == NormKind::LayerNorm;
+  const int64_t most_columns = layer_norm ? 98304 : 262143;
   if (sm < 90 || !memory_rich_device || has_forward_fused_options(p) || dtype_size(p.x_dtype) != 2 || p.n <= 32768 ||
-      p.n >= (layer_norm ? 98305 : 262144) || c.vec * dtype_size(p.x_dtype) != 16 ||
+      p.n > most_columns || c.vec * dtype_size(p.x_dtype) != 16 ||
       (bucket != 0 && bucket < 2 * grid_cluster_blocks(sm_count)))
     return std::nullopt;
   const bool rule_rows = layer_norm ? !c.row_in_registers && c.cluster == 1 && c.threads > kForwardStreamThreads / 2
@@ -464,10 +465,11 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     // meeting), where each cluster takes two rows or more (prefetches_long_rows says which).
     c.prefetch = c.threads == kMaxForwardRowThreads &&
                  prefetches_long_rows(p, m, sm_count, c.cluster, memory_rich(memory_bytes_per_sm_cycle));
-    // LayerNorm's fp32 γ and β (two 16-byte loads a slot each, every row, from L2: a cluster of
-    // two blocks' 32768 columns do not stay in L1) instead held in shared memory, γ alone where
-    // both do not fit (forward_holds_bias), and no prefetch: its registers spilled 16-36 bytes
-    // beside the weights' loads. tune --forward --config, M·N = 64 Mi, bf16 / fp16
+    // LayerNorm's fp32 γ (two 16-byte loads a slot, every row, from L2: a block's 32768 columns
+    // of γ and β do not stay in L1) instead held in shared memory, β too where both fit
+    // (forward_holds_bias), and no prefetch: its registers spilled 16-36 bytes beside the
+    // weights' loads (held: 60-62, none). Not L2's bytes: with γ held, fp32 γ still costs what it
+    // did against 16-bit γ (bench/NOTES.md entry 75). tune --forward --config, M·N = 64 Mi, bf16 / fp16
     // (bench/results/2026-12-01-h200-long-forward-rows/, call 2, µs): 65536 109.4 → 106.9 /
     // 109.8 → 106.4, 131072 117.2 → 115.1 / 119.0 → 115.5, 262144 131.8 → 122.7 / 132.7 →
     // 123.1. With 16-bit γ held it lost (65536 91.4 → 95.3, 262144 110.8 → 115.5).
@@ -505,7 +507,8 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     // 64 Mi, this rule against 1024 threads (bench/results/2026-11-25-h100-e52089d-refits/;
     // tuned in -c4e1df7-streamed-fits/): 33792 166 → 122 us, 36864 156 → 126, 40960 162 →
     // 125, 45056 152 → 124, 49152 148 → 124 (fp16 alike); 57344 133 → 127 (896 threads), 81920
-    // 140 → 135 (864); 65536, 98304-524288 stay 1024.
+    // 140 → 135 (864); 65536, 98304-524288 stay 1024. (On a memory-rich device
+    // rich_streamed_rows takes two of 512 to 98304.)
     if ((bucket == 0 || bucket >= 2 * sms) && !has_forward_fused_options(p)) {
       if (2 * slots <= 3 * int64_t{kForwardStreamThreads} * kForwardStreamBatch) {
         c.threads = c.threads_per_row = kForwardStreamThreads / 2;

@@ -125,9 +125,8 @@ LaunchConfig phased_forward_config(const NormProblem& resolved, const LaunchConf
 
 // Whether shared_weights holds β beside γ. Where the two would not fit a block's shared memory
 // (LayerNorm's long rows: a cluster of two 1024-thread blocks at 65536 columns holds 32768 of
-// them, 256 KB of fp32 γ and β), γ alone is held and β read from memory each row: a row's fp32
-// γ and β from L2 are twice its x and y from DRAM, and L2 then bounds the row. Not phased rows
-// (they read γ and β of a slot element by element; theirs fit).
+// them, 256 KB of fp32 γ and β), γ alone is held and β read from memory each row. Not phased
+// rows (they read γ and β of a slot element by element; theirs fit).
 bool forward_holds_bias(const NormProblem& resolved, const LaunchConfig& config);
 // Dynamic shared memory of the forward's kernel: γ and β held with shared_weights (every slot
 // a thread of the block may hold, in fp32; β only where forward_holds_bias), else none.
