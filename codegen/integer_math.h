@@ -1,6 +1,7 @@
 // Integer helpers the launch heuristics share (codegen/launch_config.cpp, forward_config.cpp,
 // search_space.cpp), on LLVM's MathExtras. Counts here are positive: rows, slots, threads.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 #include "llvm/Support/MathExtras.h"
@@ -16,5 +17,9 @@ inline int next_pow2(int64_t v) {
 inline bool is_pow2(int64_t v) { return v > 0 && llvm::isPowerOf2_64(static_cast<uint64_t>(v)); }
 // Threads, in whole warps, that hold `slots` at `per_thread` slots each.
 inline int64_t warp_threads(int64_t slots, int64_t per_thread) { return round_up(ceil_div(slots, per_thread), 32); }
+// The threads of a block holding per_block_slots, iters a thread: whole warps, two at least.
+inline int row_block_threads(int64_t per_block_slots, int64_t iters) {
+  return static_cast<int>(std::max<int64_t>(warp_threads(per_block_slots, iters), 64));
+}
 
 }  // namespace normjit::codegen
