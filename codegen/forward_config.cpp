@@ -27,11 +27,13 @@ int registers_bound_blocks(int threads) {
   return std::clamp(kRegistersPerSm / (threads * kForwardRegistersPerThread), 1, 32);
 }
 
-// Many option-free 16-bit rows of 32769-262143 columns (LayerNorm: to 98304) on a memory-rich
-// device (an H200): streamed rows where the rules below give LayerNorm streamed blocks of
-// 640-1024 threads or RMSNorm clusters of blocks of fewer than 1024 threads (one an SM, which do
-// not prefetch). Pass 2 reads x from the row's end back, so the rows in flight may outgrow L2 a
-// little. Exhaustive forward tuning, bf16, fp32 / bf16 γ, M·N = 64 Mi
+// Whether many option-free rows of p (the caller's test) on a memory-rich device (an H200) are
+// streamed in two 512-thread blocks an SM, or RMSNorm's past 160 KB in clusters of two
+// 1024-thread blocks (choose_forward_config's streamed rows), where the rules before gave
+// LayerNorm streamed blocks of 640-1024 threads and RMSNorm clusters of blocks of fewer than 1024
+// threads (one an SM, which do not prefetch): aligned 16-bit rows of 32769-262143 columns
+// (LayerNorm: to 98304). Pass 2 reads x from the row's end back, so the rows in flight may
+// outgrow L2 a little. Exhaustive forward tuning, bf16, fp32 / bf16 γ, M·N = 64 Mi
 // (bench/results/2026-12-01-h200-long-forward-rows/, call 5), then bench --forward --graph
 // against the rules before, bf16 and fp16, fp32 γ, two rounds (call 6):
 // - LayerNorm: two blocks of 512 an SM, 57344 1.06x, 81920 1.05-1.07x, 98304 1.08-1.10x (bf16
@@ -43,32 +45,10 @@ int registers_bound_blocks(int threads) {
 //   114688 1.10x, 163840 1.26x: 129.1 → 102.4, 196608 1.15x, 229376 1.10x). Clusters of 8 of
 //   320-448 threads with γ held tuned best at some of these (RMS fp32 γ 81920 103.7 against
 //   125.3, 98304 135.2 against 153.5), at others not (16-bit γ): one rule for all.
-std::optional<LaunchConfig> rich_streamed_rows(const NormProblem& p, const LaunchConfig& c, int sm, int64_t m,
-                                               int sm_count, bool memory_rich_device) {
-  const int64_t bucket = m > 0 ? next_pow2(m) : 0;
-  const bool layer_norm = p.kind == NormKind::LayerNorm;
-  const int64_t most_columns = layer_norm ? 98304 : 262143;
-  if (sm < 90 || !memory_rich_device || has_forward_fused_options(p) || dtype_size(p.x_dtype) != 2 || p.n <= 32768 ||
-      p.n > most_columns || c.vec * dtype_size(p.x_dtype) != 16 ||
-      (bucket != 0 && bucket < 2 * grid_cluster_blocks(sm_count)))
-    return std::nullopt;
-  const bool rule_rows = layer_norm ? !c.row_in_registers && c.cluster == 1 && c.threads > kForwardStreamThreads / 2
-                                    : c.row_in_registers && c.cluster > 1 && c.threads < kMaxForwardRowThreads;
-  if (!rule_rows) return std::nullopt;
-  LaunchConfig s = c;
-  s.row_in_registers = false;
-  s.prefetch = false;
-  s.shared_weights = false;
-  if (layer_norm || p.n * dtype_size(p.x_dtype) <= 160 * 1024) {
-    s.cluster = 1;
-    s.threads = s.threads_per_row = kForwardStreamThreads / 2;
-    s.min_blocks_per_sm = 2;
-  } else {
-    s.cluster = 2;
-    s.threads = s.threads_per_row = kForwardStreamThreads;
-    s.min_blocks_per_sm = 1;
-  }
-  return s;
+bool streams_rows_between_powers(const NormProblem& p, int sm, int slot_bytes, bool memory_rich_device) {
+  const int64_t most_columns = p.kind == NormKind::LayerNorm ? 98304 : 262143;
+  return sm >= 90 && memory_rich_device && dtype_size(p.x_dtype) == 2 && slot_bytes == 16 && p.n > 32768 &&
+         p.n <= most_columns;
 }
 
 // A row held by one block at an element a thread a pass, at most kFewElementSlots a thread.
@@ -90,7 +70,8 @@ struct ClusterBlocks {
 // problem are not held by register clusters. rich_rows: many option-free rows on a
 // memory-rich device (an H200), whose fp32 rows take 128 bytes a thread.
 std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int sm, int64_t slots, int target_iters,
-                                                     int max_iters, int wide_threads, bool rich_rows) {
+                                                     int max_iters, int wide_threads, bool rich_rows,
+                                                     bool streams_narrow_blocks) {
   if (sm < 90 || slots > int64_t{kMaxForwardCluster} * std::max(int64_t{kMaxForwardRowThreads} * target_iters,
                                                                   int64_t{wide_threads} * max_iters))
     return std::nullopt;
@@ -145,6 +126,8 @@ std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int s
   // an SM) 3-19% slower (36864-57344, 81920, 98304, 163840); parallel norms 7-12% slower
   // (65536, 131072).
   if (layer_norm && !wide_x && (blocks.threads != kMaxForwardRowThreads || p.parallel)) return std::nullopt;
+  // RMSNorm's too where its rows stream instead (streams_rows_between_powers).
+  if (streams_narrow_blocks && blocks.threads < kMaxForwardRowThreads) return std::nullopt;
   return blocks;
 }
 
@@ -297,6 +280,13 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
   // 64 bytes cost 8-10 points at N = 4095 and 5003, whose rows are 2- or 4-byte aligned).
   const int target_iters = std::clamp(kForwardBytesTarget / slot_bytes, 1, std::min(max_iters, 8));
   const int wide_threads = p.kind == NormKind::LayerNorm ? kWideForwardThreadsLayerNorm : kWideForwardThreads;
+  // Two rows or more an SM (or M not known), option-free: where the streamed rows' blocks are as
+  // wide as the row's batches (below).
+  const int64_t bucket = m > 0 ? next_pow2(m) : 0;
+  const int sms = grid_cluster_blocks(sm_count);  // one block an SM, as a grid cluster takes
+  const bool many_streamed_rows = (bucket == 0 || bucket >= 2 * sms) && !has_forward_fused_options(p);
+  const bool rich_streams =
+      many_streamed_rows && streams_rows_between_powers(p, sm, slot_bytes, memory_rich(memory_bytes_per_sm_cycle));
   if (slots <= 32) {
     c.threads_per_row = next_pow2(slots);
     c.threads = 256;
@@ -454,7 +444,8 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
       c.prefetch = prefetches_long_rows(p, m, sm_count, 1, memory_rich(memory_bytes_per_sm_cycle));
   } else if (const std::optional<ClusterBlocks> blocks = register_cluster_blocks(
                  p, sm, slots, target_iters, max_iters, wide_threads,
-                 memory_rich(memory_bytes_per_sm_cycle) && !few_rows(m, sm_count) && !has_forward_fused_options(p))) {
+                 memory_rich(memory_bytes_per_sm_cycle) && !few_rows(m, sm_count) && !has_forward_fused_options(p),
+                 rich_streams)) {
     c.cluster = blocks->cluster;
     c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(blocks->threads, 64, kMaxForwardRowThreads));
     // 64 registers a thread, but not for 128 bytes of x a thread (one block an SM; LN fp32
@@ -492,8 +483,6 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     // H100 idle; clusters of 2, LN bf16 207 → 161 µs, RMS bf16 175 → 154, LN fp32 353 → 297
     // (exhaustive tuning, bench/NOTES.md entry 30). With every SM busy, clusters did not pay
     // (LN bf16 262144 at 256 rows: 158 µs alone, 163 / 171 in clusters of 2 / 4).
-    const int64_t bucket = m > 0 ? next_pow2(m) : 0;
-    const int sms = grid_cluster_blocks(sm_count);  // one block an SM, as a grid cluster takes
     if (sm >= 90 && m > 0) {
       while (c.cluster < kMaxForwardCluster && bucket * c.cluster * 2 <= sms &&
              slots >= int64_t{c.threads} * c.cluster * 2 * kForwardStreamBatch)
@@ -507,20 +496,22 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     // 64 Mi, this rule against 1024 threads (bench/results/2026-11-25-h100-e52089d-refits/;
     // tuned in -c4e1df7-streamed-fits/): 33792 166 → 122 us, 36864 156 → 126, 40960 162 →
     // 125, 45056 152 → 124, 49152 148 → 124 (fp16 alike); 57344 133 → 127 (896 threads), 81920
-    // 140 → 135 (864); 65536, 98304-524288 stay 1024. (On a memory-rich device
-    // rich_streamed_rows takes two of 512 to 98304.)
-    if ((bucket == 0 || bucket >= 2 * sms) && !has_forward_fused_options(p)) {
-      if (2 * slots <= 3 * int64_t{kForwardStreamThreads} * kForwardStreamBatch) {
+    // 140 → 135 (864); 65536, 98304-524288 stay 1024. On a memory-rich device
+    // (streams_rows_between_powers) two of 512 to 98304, and RMSNorm's rows past 160 KB in
+    // clusters of two 1024-thread blocks, so that half as many rows wait in L2 for pass 2.
+    if (many_streamed_rows) {
+      const bool rich_halves =
+          rich_streams && (p.kind == NormKind::LayerNorm || p.n * dtype_size(p.x_dtype) <= 160 * 1024);
+      if (2 * slots <= 3 * int64_t{kForwardStreamThreads} * kForwardStreamBatch || rich_halves) {
         c.threads = c.threads_per_row = kForwardStreamThreads / 2;
         c.min_blocks_per_sm = 2;
+      } else if (rich_streams) {
+        c.cluster = 2;
       } else {
         c.threads = c.threads_per_row = balanced_stream_threads(slots);
       }
     }
   }
-  if (const std::optional<LaunchConfig> streamed =
-          rich_streamed_rows(p, c, sm, m, sm_count, memory_rich(memory_bytes_per_sm_cycle)))
-    c = *streamed;
   check_forward_config(p, c);
   return c;
 }
