@@ -1191,9 +1191,20 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
             if constexpr (kPackedRows) {
               // x̂ and g again, as pass 1 made them.
               cur[k].x_packed[i].unpack(x_wide);
-              cur[k].dy_packed[i].unpack(g_wide);
 // fused:begin
-              if constexpr (kHoldsGate) hold_and_apply_gate(cur[k].z_packed[i], w, x_wide, g_wide, held_gate);
+              if constexpr (kHoldsSecondDy) {
+                // g = dy·γ + dy1·γ1 as pass 1 held it.
+#pragma unroll
+                for (int j = 0; j < kVec; ++j) g_wide[j] = held_g[kHoldsSecondDy ? k : 0][kHoldsSecondDy ? i : 0][j];
+              } else
+// fused:end
+              {
+                cur[k].dy_packed[i].unpack(g_wide);
+// fused:begin
+                if constexpr (kHoldsGate) hold_and_apply_gate(cur[k].z_packed[i], w, x_wide, g_wide, held_gate);
+// fused:end
+              }
+// fused:begin
               if constexpr (kRecompute) {
                 // x_wide is x̂ as pass 1 held it (hold_recovered_slot).
               } else
@@ -1202,15 +1213,15 @@ __device__ __forceinline__ void backward_rows_in_registers(const BackwardParams&
 #pragma unroll
                 for (int j = 0; j < kVec; ++j) x_wide[j] = normalized(x_wide[j], row_mean[k], rstd);
               }
-#pragma unroll
-              for (int j = 0; j < kVec; ++j) g_wide[j] *= w[j];
 // fused:begin
               if constexpr (kHoldsSecondDy) {
-                // g as pass 1 made it (the dy unpacked and γ read above go unused).
-#pragma unroll
-                for (int j = 0; j < kVec; ++j) g_wide[j] = held_g[kHoldsSecondDy ? k : 0][kHoldsSecondDy ? i : 0][j];
-              }
+                // pass 1's g has γ and γ1 in it.
+              } else
 // fused:end
+              {
+#pragma unroll
+                for (int j = 0; j < kVec; ++j) g_wide[j] *= w[j];
+              }
             }
             const float (&xh)[kVec] = kPackedRows ? x_wide : cur[k].x[kPackedRows ? 0 : i];
             const float (&g)[kVec] = kPackedRows ? g_wide : cur[k].dy[kPackedRows ? 0 : i];
