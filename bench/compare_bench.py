@@ -14,7 +14,9 @@ import statistics
 
 
 def key(row):
-    return row["kind"], row["dtype"], row["weight_dtype"], row["n"], row["m"], row.get("fused", "")
+    # A pinned row (bench --config, --merge) is its config's own: matched to the same config's row.
+    pinned = row["config"] if row.get("pinned") else ""
+    return row["kind"], row["dtype"], row["weight_dtype"], row["n"], row["m"], row.get("fused", ""), pinned
 
 
 def main():

@@ -23,6 +23,7 @@
 #include <random>
 #include <sstream>
 
+#include "codegen/forward_config.h"
 #include "codegen/norm_problem.h"
 #include "runtime/backward_call.h"
 #include "runtime/cuda_driver.h"
@@ -92,6 +93,7 @@ struct Result {
   int registers = 0;
   int spills = 0;
   int64_t groups = 0;  // row groups launched (blocks, or clusters)
+  bool pinned = false;  // a config given by --config or --merge, not the engine's choice
   double partial_pct = 0;  // backward: dγ/dβ partial rows written and read back, % of min_bytes
 };
 
@@ -163,6 +165,7 @@ void write_json(const std::string& path, const std::string& device, bool forward
       << "\", \"registers\": " << r.registers << ", \"spill_bytes\": " << r.spills
       << ", \"row_groups\": " << r.groups << ", \"partial_pct\": " << r.partial_pct;
     if (!r.fused.empty()) f << ", \"fused\": \"" << r.fused << "\", \"pct_of_none\": " << r.vs_none;
+    if (r.pinned) f << ", \"pinned\": true";
     f << "}"
       << (i + 1 < rows.size() ? ",\n" : "\n");
   }
@@ -201,7 +204,10 @@ int run_bench(std::vector<std::string> args) {
         "                       with --fused: the forward's options (not recompute); not with --merge\n"
         "  --merge LIST         also time each shape's config with these merges (e.g. 1,2,4,8: blocks of an\n"
         "                       sm_90 cluster adding dγ/dβ before one partial row; 1 = unmerged), pinned\n"
-        "                       in place of the chosen config where that config can merge\n");
+        "                       in place of the chosen config where that config can merge\n"
+        "  --config CONFIG      also time each shape with this launch config (as `tune --list` prints\n"
+        "                       one; repeatable), pinned in an engine of its own at the shape's own M,\n"
+        "                       where it fits the shape (tune times a config at its M bucket's top)\n");
     return kExitOk;
   }
   const bool quick = take_flag(args, "--quick");
@@ -216,6 +222,10 @@ int run_bench(std::vector<std::string> args) {
   const std::string elements_text = take_option(args, "--elements"), reps_text = take_option(args, "--reps");
   const std::string merge_text = take_option(args, "--merge");
   const std::vector<int64_t> merges = merge_text.empty() ? std::vector<int64_t>{} : parse_integer_list("--merge", merge_text, 1);
+  // --config: parsed here so a typo fails before any GPU work (bad usage, exit 2).
+  std::vector<codegen::LaunchConfig> given_configs;
+  for (std::string text; !(text = take_option(args, "--config")).empty();)
+    given_configs.push_back(codegen::parse_described_config(text));
   if (!args.empty()) throw std::invalid_argument("unexpected argument '" + args.front() + "'");
   const int64_t elements = elements_text.empty() ? int64_t{1} << 26 : std::stoll(elements_text);
   const int reps = reps_text.empty() ? 20 : std::stoi(reps_text);
@@ -468,7 +478,8 @@ int run_bench(std::vector<std::string> args) {
           engine.backward(problem, a, stream);
       };
       // Times one engine's launch of this shape (its chosen, or pinned, config) and prints a row.
-      auto measure = [&](Engine& engine) {
+      // pinned: the engine runs a config given by --config or --merge, not its own choice.
+      auto measure = [&](Engine& engine, bool pinned) {
         const size_t ws_bytes = forward ? 0 : engine.workspace_size(problem, s.m);
         DeviceBuffer workspace(ws_bytes, what);
         a.workspace = workspace.get();
@@ -527,25 +538,42 @@ int run_bench(std::vector<std::string> args) {
                     res.graph_us > 0 ? std::to_string(res.graph_us).substr(0, 6).c_str() : "-", res.gbs, res.pct_copy,
                     res.config.c_str(), res.registers, res.spills, static_cast<long long>(res.groups), res.partial_pct);
         if (fused_mode) std::printf("  %-22s %7.3f", res.fused.c_str(), res.vs_none);
-        std::printf("\n");
+        res.pinned = pinned;
+        std::printf(pinned ? "  pinned\n" : "\n");
         std::fflush(stdout);
         results.push_back(res);
       };
-      measure(engine);
-      if (forward) continue;
-      // --merge: the chosen config with other merges, each pinned in an engine of its own.
-      const NormProblem resolved = runtime::check_backward_call(problem, a).problem;
-      const LoadedKernel& chosen = engine.impl().kernel_for(ctx, resolved, s.m);
+      measure(engine, false);
+      if (given_configs.empty() && merges.empty()) continue;
+      // --config, --merge: other configs of this shape, each pinned in an engine of its own.
+      const codegen::Pass pass = forward ? codegen::Pass::Forward : codegen::Pass::Backward;
+      const NormProblem resolved =
+          forward ? runtime::check_forward_call(problem, fa).problem : runtime::check_backward_call(problem, a).problem;
+      const LoadedKernel& chosen =
+          forward ? engine.impl().forward_kernel_for(ctx, resolved, s.m) : engine.impl().kernel_for(ctx, resolved, s.m);
+      auto measure_pinned = [&](const codegen::LaunchConfig& config) {
+        Config pinned_config = engine.config();
+        pinned_config.tune_mode = TuneMode::Cached;
+        Engine pinned(pinned_config);
+        pinned.impl().pin_config(chosen.limits, resolved, s.m, config, pass);
+        measure(pinned, true);
+      };
+      for (const codegen::LaunchConfig& config : given_configs) {
+        try {
+          codegen::check_config(resolved, config, pass);
+          measure_pinned(config);
+        } catch (const std::exception& e) {  // does not fit the shape, or cannot be loaded: say so, go on
+          std::fprintf(stderr, "normjit bench: %s n=%lld m=%lld: --config %s: %s\n", short_kind(s.kind),
+                       static_cast<long long>(s.n), static_cast<long long>(s.m), codegen::describe(config).c_str(),
+                       e.what());
+        }
+      }
       for (const int64_t merge : merges) {
         codegen::LaunchConfig variant = chosen.config;
         if (merge == variant.merge) continue;
         if (merge > codegen::merge_for_few_rows(resolved, variant, chosen.limits.sm, s.m)) continue;
         variant.merge = static_cast<int>(merge);
-        Config pinned_config = engine.config();
-        pinned_config.tune_mode = TuneMode::Cached;
-        Engine pinned(pinned_config);
-        pinned.impl().pin_config(chosen.limits, resolved, s.m, variant);
-        measure(pinned);
+        measure_pinned(variant);
       }
     }
   }
