@@ -215,7 +215,12 @@ ManyRowsShape many_rows_shape(const NormProblem& p, int sm, int sm_count, bool m
   // LayerNorm recomputing x̂ from y and β keeps the option-free rows' rules (at 4096 as measured
   // above; at 2304-16384, since its packed rows hold x̂ for the dx pass, they are its exhaustive
   // best: bench/results/2026-11-25-h100-{1b07551-recompute-held,4a91695-recompute-rules}/).
-  const bool layer_norm_recompute = p.recompute_from_output && p.has_bias;
+  // On a memory-rich device (an H200) LayerNorm's recompute takes the shared sums at 2 slots of 8
+  // too: exhaustive tuning, M = 16384, fp32 / 16-bit γ, graph replays (bench/results/
+  // 2026-12-01-h200-forward-shared-prefetch/call2/): LN 4096 bf16 144.5 µs against 162.1 for the
+  // option-free rows' blocks of 8-byte vectors, fp16 154.1 against 161.3, bf16 γ 136.4 against
+  // 163.9. (The best blocks of 128 threads lose 1.27x in fp16: 180 registers, two blocks an SM.)
+  const bool layer_norm_recompute = p.recompute_from_output && p.has_bias && !s.memory_rich;
   s.fused_short_rows =
       many_rows && s.half_vectors && has_fused_options(p) && p.n <= 4096 && !layer_norm_recompute;
   // Many aligned 16-bit rows on sm_90 (the only machine timed), but for fused_short_rows: the
