@@ -63,7 +63,31 @@ struct ClusterBlocks {
   int cluster;
   int64_t threads;
   bool wide;
+  bool quarter = false;  // quarter_slot_clusters' blocks: γ held, several an SM
 };
+
+// RMSNorm's rows between the powers of two (streams_rows_between_powers) whose 16-byte slots a
+// cluster of 8 holds at four a thread in whole warps of 192-512 threads (N a multiple of 8192,
+// 49152-131072), with γ in shared memory and two or three blocks an SM: a block's meeting hides
+// behind another's loads, where the streamed rows read x twice. bench --forward --graph, the
+// configs pinned at M = 64 Mi / N (bench --config; bench/results/2026-12-01-h200-forward-
+// shared-prefetch/, calls 1-2), bf16 fp32 γ, µs against the streamed rule: 49152 88.9 → 85.8,
+// 57344 94.5 → 81.4, 73728 99.7 → 85.7, 81920 102.1 → 82.6 (three an SM; two: 101.0), 90112
+// 107.2 → 97.5, 98304 103.6 → 92.1, 106496 100.3 → 91.6, 114688 95.6 → 88.1, 122880 97.3 →
+// 88.1; fp16 and 16-bit γ alike (57344 88.3 → 81.1, 81920 93.7 → 82.9, 114688 90.2 → 87.9).
+// Not LayerNorm (81920 0.93x, 98304 0.99x: its two sums spill or take the third block's
+// registers), nor 147456-163840 (576-640 threads, one an SM: 0.81x), nor 40960 (160 threads:
+// 1.01x). 65536 and 131072 keep their 1024-thread clusters (77.3 against 84.5 µs at 65536).
+std::optional<ClusterBlocks> quarter_slot_clusters(const NormProblem& p, int64_t slots) {
+  constexpr int kSlotsAThread = 4;
+  const int64_t per_block = int64_t{kMaxForwardCluster} * kSlotsAThread;
+  if (p.kind != NormKind::RMSNorm || slots % (per_block * 32) != 0) return std::nullopt;
+  const int64_t threads = slots / per_block;
+  if (threads < 192 || threads > 512) return std::nullopt;
+  ClusterBlocks b{kMaxForwardCluster, threads, false};
+  b.quarter = true;
+  return b;
+}
 
 // The fewest blocks that hold the row at the target bytes a thread (more bytes a thread spill
 // in 1024-thread blocks: fp32 N = 262144 spills 128-352 bytes), or none where rows of this
@@ -126,8 +150,9 @@ std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int s
   // an SM) 3-19% slower (36864-57344, 81920, 98304, 163840); parallel norms 7-12% slower
   // (65536, 131072).
   if (layer_norm && !wide_x && (blocks.threads != kMaxForwardRowThreads || p.parallel)) return std::nullopt;
-  // RMSNorm's too where its rows stream instead (streams_rows_between_powers).
-  if (streams_narrow_blocks && blocks.threads < kMaxForwardRowThreads) return std::nullopt;
+  // RMSNorm's too where its rows stream instead (streams_rows_between_powers), but for the
+  // clusters of 8 of four slots a thread that beat the streamed rows.
+  if (streams_narrow_blocks && blocks.threads < kMaxForwardRowThreads) return quarter_slot_clusters(p, slots);
   return blocks;
 }
 
@@ -451,6 +476,13 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     // 64 registers a thread, but not for 128 bytes of x a thread (one block an SM; LN fp32
     // 131072 in 512-thread blocks tuned 6-10% ahead of the 1024-thread ones it had, unbounded).
     c.min_blocks_per_sm = blocks->wide ? 1 : registers_bound_blocks(c.threads);
+    if (blocks->quarter) {
+      // Three an SM at most (as timed); γ held where it fits.
+      c.min_blocks_per_sm = std::min(c.min_blocks_per_sm, 3);
+      LaunchConfig held = c;
+      held.shared_weights = true;
+      if (forward_dynamic_shared_bytes(p, held) * held.min_blocks_per_sm <= max_stage_bytes(sm)) c = held;
+    }
     // A memory-rich device (an H200), option-free 16-bit rows: clusters of 1024-thread blocks
     // load their next row while this one's blocks meet (one block an SM: nothing else hides the
     // meeting), where each cluster takes two rows or more (prefetches_long_rows says which).
@@ -554,7 +586,19 @@ void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
     if (has_forward_fused_options(p)) fail("held weights are for option-free rows");
     if (!p.has_weight && !p.has_bias) fail("held weights hold γ and β, and the problem has neither");
     if (forward_dynamic_shared_bytes(p, c) > max_stage_bytes(90))
-      fail("γ and β would take " + std::to_string(forward_dynamic_shared_bytes(p, c)) +
+      fail("γ and β held (with any row copied ahead) would take " + std::to_string(forward_dynamic_shared_bytes(p, c)) +
+           " bytes of shared memory a block (at most " + std::to_string(max_stage_bytes(90)) + ")");
+  }
+  if (c.shared_prefetch != 0) {
+    if (c.shared_prefetch != 1) fail("the forward copies one row ahead into shared memory (shared_prefetch=1)");
+    if (!c.row_in_registers || c.rows_per_block() != 1 || c.prefetch || c.phased)
+      fail("a row copied ahead into shared memory is for rows in registers, one a block, neither prefetched into "
+           "registers nor phased");
+    if (has_forward_fused_options(p)) fail("rows copied ahead are option-free rows");
+    if (c.vec * dtype_size(p.x_dtype) != 16 || p.alignment < 16 || p.n % c.vec != 0)
+      fail("rows copied ahead are read in whole 16-byte slots: rows aligned to 16 bytes, N a multiple of the vector");
+    if (forward_dynamic_shared_bytes(p, c) > max_stage_bytes(90))
+      fail("the held weights and the row copied ahead would take " + std::to_string(forward_dynamic_shared_bytes(p, c)) +
            " bytes of shared memory a block (at most " + std::to_string(max_stage_bytes(90)) + ")");
   }
   if (c.prefetch && !c.row_in_registers) fail("prefetch loads the next row into registers: rows held there only");
@@ -592,8 +636,12 @@ bool forward_holds_bias(const NormProblem& p, const LaunchConfig& c) {
 }
 
 size_t forward_dynamic_shared_bytes(const NormProblem& p, const LaunchConfig& c) {
-  if (!c.shared_weights) return 0;
-  return held_arrays_bytes(p, c, (p.has_weight ? 1 : 0) + (forward_holds_bias(p, c) ? 1 : 0));
+  // The held weights, then the stage of the row copied ahead (templates/norm_forward.cuh, RowAhead).
+  const size_t held =
+      c.shared_weights ? held_arrays_bytes(p, c, (p.has_weight ? 1 : 0) + (forward_holds_bias(p, c) ? 1 : 0)) : 0;
+  const size_t stage = static_cast<size_t>(c.shared_prefetch) * static_cast<size_t>(elements_per_thread(p, c)) *
+                       static_cast<size_t>(c.threads_per_row) * static_cast<size_t>(dtype_size(p.x_dtype));
+  return held + stage;
 }
 
 void check_config(const NormProblem& p, const LaunchConfig& c, Pass pass) {

@@ -875,7 +875,7 @@ TEST(ForwardConfig, MemoryRichSixteenBitRowsBetweenThePowersOfTwoAreStreamed) {
   };
   for (const Case& k : {Case{NormKind::LayerNorm, 57344, 512, 1, 2}, Case{NormKind::LayerNorm, 98304, 512, 1, 2},
                         Case{NormKind::RMSNorm, 36864, 512, 1, 2},
-                        Case{NormKind::RMSNorm, 81920, 512, 1, 2}, Case{NormKind::RMSNorm, 98304, 1024, 2, 1},
+                        Case{NormKind::RMSNorm, 77824, 512, 1, 2}, Case{NormKind::RMSNorm, 100352, 1024, 2, 1},
                         Case{NormKind::RMSNorm, 229376, 1024, 2, 1}})
     for (DType x : {DType::BF16, DType::F16})
       for (DType weight : {DType::F32, x}) {
@@ -900,6 +900,44 @@ TEST(ForwardConfig, MemoryRichSixteenBitRowsBetweenThePowersOfTwoAreStreamed) {
     EXPECT_NE(choose_forward_config(problem(NormKind::LayerNorm, n, DType::BF16), 90, 67108864 / n, 132, 18.4).threads, 512)
         << n;
   EXPECT_TRUE(choose_forward_config(problem(NormKind::RMSNorm, 98304, DType::F32), 90, 682, 132, 18.4).row_in_registers);
+}
+
+// Of those, RMSNorm's rows that a cluster of 8 holds at four 16-byte slots a thread in whole
+// warps of 192-512 threads (N a multiple of 8192, 49152-131072): held there, γ in shared memory,
+// two or three blocks an SM (session 62: bench --forward at M = 64 Mi / N, 1.04-1.24x over the
+// streamed rows). Not LayerNorm, not 65536 and 131072 (their clusters of 1024 threads), not
+// 40960 or 147456 (160 and 576 threads), not on an H100, at few rows or with fused options.
+TEST(ForwardConfig, MemoryRichRmsNormRowsBetweenThePowersOfTwoTakeClustersOfEight) {
+  using codegen::choose_forward_config;
+  for (DType x : {DType::BF16, DType::F16})
+    for (DType weight : {DType::F32, x})
+      for (int64_t n = 49152; n < 131072; n += 8192) {
+        if (n == 65536) continue;
+        const NormProblem p = problem(NormKind::RMSNorm, n, x, weight);
+        const int64_t m = 67108864 / n;
+        const codegen::LaunchConfig c = choose_forward_config(p, 90, m, 132, 18.4);
+        const std::string what = codegen::describe_forward(p) + ": " + codegen::describe(c);
+        EXPECT_NO_THROW(codegen::check_forward_config(p, c)) << what;
+        EXPECT_TRUE(c.row_in_registers) << what;
+        EXPECT_EQ(c.cluster, 8) << what;
+        EXPECT_EQ(c.threads, n / 256) << what;
+        EXPECT_EQ(c.min_blocks_per_sm, std::min(3, 65536 / (c.threads * 64))) << what;
+        EXPECT_TRUE(c.shared_weights) << what;
+        EXPECT_FALSE(c.prefetch) << what;
+        EXPECT_FALSE(c == choose_forward_config(p, 90, m, 132)) << what << ": the H100's rules";
+        EXPECT_FALSE(c == choose_forward_config(p, 90, 32, 132, 18.4)) << what << ": few rows";
+        NormProblem residual = p;
+        residual.residual = true;
+        residual = codegen::resolve_forward_problem(residual);
+        EXPECT_FALSE(choose_forward_config(residual, 90, m, 132, 18.4).shared_weights) << what << ": fused";
+      }
+  for (int64_t n : {40960, 65536, 131072, 139264, 147456, 77824}) {
+    const codegen::LaunchConfig c = choose_forward_config(problem(NormKind::RMSNorm, n, DType::BF16), 90, 67108864 / n, 132, 18.4);
+    EXPECT_TRUE(c.cluster != 8 || c.threads == 1024) << n << ": " << codegen::describe(c);
+  }
+  for (int64_t n : {57344, 81920, 98304})
+    EXPECT_FALSE(choose_forward_config(problem(NormKind::LayerNorm, n, DType::BF16), 90, 67108864 / n, 132, 18.4).row_in_registers)
+        << n;
 }
 
 // 16-bit rows held by one 1024-thread block an SM or a cluster of them, on a memory-rich device

@@ -101,6 +101,7 @@ std::string forward_constants(const NormProblem& p, const LaunchConfig& c) {
     << "constexpr int kStreamBatch = " << kForwardStreamBatch << ";  // 16-byte loads a streaming thread keeps in flight\n"
     << "constexpr bool kSharedWeights = " << cpp_bool(c.shared_weights) << ";  // γ and β held in shared memory\n"
     << "constexpr bool kHeldBias = " << cpp_bool(forward_holds_bias(p, c)) << ";  // β held too (else read each row)\n"
+    << "constexpr int kSharedPrefetch = " << c.shared_prefetch << ";  // the next row copied ahead into shared memory\n"
     << "constexpr bool kPhased = " << cpp_bool(c.phased) << ";  // rows in phase read as aligned chunks\n"
     << "}  // namespace cfg\n}  // namespace nj\n";
   return s.str();

@@ -692,6 +692,63 @@ struct ClusterExchange {
   }
 };
 
+// ---- the next row copied ahead into shared memory (kSharedPrefetch) ----------------------------
+// Where the row's registers leave none for the next row's (kPrefetch: LayerNorm's 1024-thread
+// clusters with fp32 γ spilled with it), each thread copies its own 16-byte slots of the next row
+// into a stage in shared memory (cp.async) as soon as it has read this row's from there, so the
+// copy is in flight through this row's meetings and y's stores. A thread reads back only what it
+// copied: no barrier. The stage, [slot][thread] 16-byte pieces (a warp's neighbours, no bank
+// conflicts), follows the held weights in the block's dynamic shared memory
+// (codegen::forward_dynamic_shared_bytes counts the same).
+// The copy into the stage is issued after every read of it has returned: its byte count (16)
+// is computed from the values read (take's guard), so the copy waits on their loads.
+constexpr i64 kHeldWeightBytes =
+    kSharedWeights ? ((kHasWeight ? 1 : 0) + (kHeldBias ? 1 : 0)) * (i64)kIters * kVec * kThreadsPerRow * (i64)sizeof(float)
+                   : 0;
+static_assert(kSharedPrefetch == 0 ||
+                  (kSharedPrefetch == 1 && kRowInRegisters && kRowsPerBlock == 1 && !kPrefetch && !kPhased &&
+                   kVec * sizeof(TX) == 16 && kAlign >= 16 && kN % kVec == 0 && sizeof(Packed) == 16),
+              "rows copied ahead: one aligned row a block (or cluster) in registers, whole 16-byte slots");
+
+struct RowAhead {
+  static __device__ __forceinline__ uint4* piece(int i) {
+    extern __shared__ __align__(16) unsigned char dynamic_shared[];
+    return reinterpret_cast<uint4*>(dynamic_shared + kHeldWeightBytes) + (i64)i * kThreadsPerRow + threadIdx.x;
+  }
+  // Row `row`'s slots of the thread into the stage, a copy group (empty past the last row).
+  // bytes: 16, computed from the last reads of the stage (take).
+  static __device__ __forceinline__ void copy(const ForwardParams& p, i64 row, int lane, unsigned bytes) {
+    if (row < p.m) {
+      const TX* x_row = p.x + row * p.x_stride;
+#pragma unroll
+      for (int i = 0; i < kIters; ++i) {
+        const i64 col = forward_slot_column(i, lane);
+        if (col < kN)
+          asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(shared_address(piece(i))),
+                       "l"(x_row + col), "r"(bytes)
+                       : "memory");
+      }
+    }
+    cp_async_commit();
+  }
+  // Row `row` from the stage into registers as load_forward_row loads it (zeros outside the
+  // row); returns 16 computed from every word read, for the copy that overwrites the stage.
+  static __device__ __forceinline__ unsigned take(const ForwardParams& p, i64 row, int lane, Packed (&packed)[kIters]) {
+    cp_async_wait<0>();
+    unsigned seen = 0;
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      uint4 v = make_uint4(0, 0, 0, 0);
+      if (row < p.m && forward_slot_column(i, lane) < kN) v = *piece(i);
+      seen |= v.x | v.y | v.z | v.w;
+      packed[i] = *reinterpret_cast<const Packed*>(&v);
+    }
+    unsigned bytes;  // min(seen | 16, 16): 16, which the compilers cannot know without the loads
+    asm("{\n\t.reg .b32 t;\n\tor.b32 t, %1, 16;\n\tmin.u32 %0, t, 16;\n\t}" : "=r"(bytes) : "r"(seen));
+    return bytes;
+  }
+};
+
 // ---- rows held in registers ------------------------------------------------------------------
 // A thread's slots of x of one row (zeros outside the row, and for rows past M). A phased row's
 // chunks are loaded whole (PackedSlot::load_phased_whole) but x's last one, which may end past x;
@@ -776,6 +833,8 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
   // reductions and barriers, so its loads are in flight while the threads wait there.
   Packed next[kIters];  // unused (and not allocated) without kPrefetch
   if constexpr (kPrefetch) load_forward_row(p, group * kRowsPerBlock + row_in_block, lane, next);
+  // With kSharedPrefetch the first row is copied ahead too (RowAhead).
+  if constexpr (kSharedPrefetch > 0) RowAhead::copy(p, group * kRowsPerBlock + row_in_block, lane, 16u);
   // The phase of the block's first row, at which it holds γ and β (all its rows' but under an SM
   // margin: above).
   const unsigned held_phase = row_phase(p, group * kRowsPerBlock);
@@ -793,6 +852,8 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
 #pragma unroll
       for (int i = 0; i < kIters; ++i) packed[i] = next[i];
       load_forward_row(p, row + step, lane, next);
+    } else if constexpr (kSharedPrefetch > 0) {
+      RowAhead::copy(p, row + step, lane, RowAhead::take(p, row, lane, packed));
     } else {
       load_forward_row(p, row, lane, packed);
     }
@@ -877,6 +938,7 @@ __device__ __forceinline__ void forward_rows_in_registers(const ForwardParams& p
       }
     }
   }
+  if constexpr (kSharedPrefetch > 0) cp_async_wait<0>();  // the copy groups past the last row are empty
   // A block's shared memory must outlive the other blocks' last reads of it.
   if constexpr (kCluster > 1) cluster_barrier();
 }

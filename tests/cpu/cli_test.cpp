@@ -596,6 +596,22 @@ TEST_F(Cli, BenchFusedTakesTheGateParallelAndRecomputeSets) {
   }
 }
 
+// bench --config pins launch configs beside the engine's choice; a bad one is bad usage before any
+// GPU work, and a good one gets as far as looking for the GPU.
+TEST_F(Cli, BenchConfigIsParsedBeforeTheGpuIsLookedFor) {
+  const CliRun help = normjit_cli("bench --help");
+  EXPECT_TRUE(contains(help.output, "--config CONFIG")) << help.output;
+  const CliRun bad = normjit_cli("bench --n 4096 --config \"threads=abc\"");
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_TRUE(contains(bad.output, "'threads=abc' wants a positive whole number")) << bad.output;
+  if (normjit::runtime::cuda_available()) return;  // a good one would run the sweep
+  const CliRun good = normjit_cli(
+      "bench --forward --n 4096 --config \"threads=256 threads_per_row=256 vec=8 registers\" "
+      "--config \"threads=512 threads_per_row=512 vec=8 registers prefetch\"");
+  EXPECT_EQ(good.code, 3) << good.output;
+  EXPECT_TRUE(contains(good.output, "needs a GPU")) << good.output;
+}
+
 // Missing pieces, on any machine: the driver or NVRTC named by their variables but absent. Each
 // gives one clear error where it is needed, and what does not need it keeps working.
 TEST_F(Cli, WithoutNvrtcCompileFailsSayingSoAndEmitStillWorks) {

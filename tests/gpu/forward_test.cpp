@@ -510,6 +510,48 @@ TEST_F(ForwardTuning, HeldWeightsMatchTheReference) {
   EXPECT_EQ(gamma_alone, 2) << "the long rows hold γ alone";
 }
 
+// The next row copied ahead into shared memory (shared_prefetch = 1, a tuner candidate and the
+// rule for LayerNorm's long 16-bit clusters with fp32 γ): the memory-rich heuristic's rows in
+// registers, not prefetched into registers but copied ahead, pinned, against the reference, at
+// more rows than the grid's row groups and at fewer (groups with no row copy nothing): with γ
+// held (β read every row, zero-centred γ) and without, one block and clusters of 2-8, RMSNorm's
+// clusters of 8 several an SM.
+TEST_F(ForwardTuning, RowsCopiedAheadMatchTheReference) {
+  NJ_REQUIRE_GPU();
+  const CUcontext ctx = GpuContext::get()->context();
+  const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
+  if (limits.sm < 90) GTEST_SKIP() << "rows copied ahead are tried on sm_90; this device is sm_" << limits.sm;
+  struct Shape { NormKind kind; int64_t n; DType x; DType weight; Affine affine; bool zero_centered; };
+  const Shape shapes[] = {{NormKind::LayerNorm, 65536, DType::BF16, DType::F32, Affine::WeightAndBias, false},
+                          {NormKind::LayerNorm, 131072, DType::F16, DType::F32, Affine::WeightAndBias, true},
+                          {NormKind::LayerNorm, 262144, DType::BF16, DType::F32, Affine::BiasOnly, false},
+                          {NormKind::LayerNorm, 32768, DType::BF16, DType::BF16, Affine::WeightAndBias, false},
+                          {NormKind::RMSNorm, 65536, DType::BF16, DType::F32, Affine::WeightOnly, false},
+                          {NormKind::RMSNorm, 262144, DType::F16, DType::F16, Affine::WeightOnly, false},
+                          {NormKind::RMSNorm, 81920, DType::BF16, DType::F32, Affine::WeightOnly, false}};
+  int tried = 0;
+  for (const Shape& s : shapes)
+    for (int64_t m : {301, 7}) {
+      ForwardCase c;
+      c.problem = make_problem(s.kind, s.n, s.x, s.weight, s.affine);
+      c.problem.zero_centered_weight = s.zero_centered;
+      c.m = m;
+      const NormProblem resolved = checked_problem(c);
+      codegen::LaunchConfig config = codegen::choose_forward_config(resolved, limits.sm, 301, 132, 18.4);
+      config.prefetch = false;
+      config.shared_prefetch = 1;
+      SCOPED_TRACE(codegen::describe_forward(resolved) + " " + codegen::describe(config));
+      ASSERT_TRUE(config.row_in_registers);
+      ASSERT_NO_THROW(codegen::check_forward_config(resolved, config));
+      Engine engine(this->config(TuneMode::Cached));
+      engine.impl().pin_config(limits, resolved, m, config, codegen::Pass::Forward);
+      EXPECT_EQ(engine.impl().forward_kernel_for(ctx, resolved, m).config, config);
+      check_case(engine, c, stream());
+      ++tried;
+    }
+  EXPECT_EQ(tried, 14);
+}
+
 // Phased rows (odd 16-bit rows in phase read as aligned 16-byte chunks, each row at its own
 // phase), pinned so that any sm_90 GPU runs them, in every way the statistics are formed
 // (LayerNorm's blocks on Σx and Σx², and again on Σ(x − mean)² where the mean is more than
