@@ -496,11 +496,28 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     // (bench/results/2026-12-01-h200-long-forward-rows/, call 2, µs): 65536 109.4 → 106.9 /
     // 109.8 → 106.4, 131072 117.2 → 115.1 / 119.0 → 115.5, 262144 131.8 → 122.7 / 132.7 →
     // 123.1. With 16-bit γ held it lost (65536 91.4 → 95.3, 262144 110.8 → 115.5).
-    if (c.prefetch && c.cluster > 1 && p.kind == NormKind::LayerNorm && slot_weights_span_loads(p, c)) {
-      LaunchConfig held = c;
-      held.prefetch = false;
-      held.shared_weights = true;
-      if (forward_dynamic_shared_bytes(p, held) <= max_stage_bytes(sm)) c = held;
+    //
+    // Then (session 62) those clusters copy the next row ahead into shared memory instead of
+    // prefetching it into registers (templates/norm_forward.cuh, RowAhead), γ held there too:
+    // bench --forward --graph with the configs pinned at M = 64 Mi / N (bench --config;
+    // bench/results/2026-12-01-h200-forward-shared-prefetch/call3/), µs, bf16 / fp16:
+    // - RMSNorm, fp32 γ: 65536 77.9 → 74.4 / 79.9 → 74.4, 131072 85.5 → 80.2 / 88.3 → 80.2,
+    //   262144 92.1 → 87.2 / 95.3 → 87.8 (the register prefetch took 64 registers, none spilled;
+    //   copied ahead without γ held it lost: 81.1 at 65536).
+    // - LayerNorm, fp32 γ (held already): 65536 101.1 → 99.0 / 101.7 → 100.8, 131072 110.9 →
+    //   107.2 / 110.7 → 110.0, 262144 119.4 → 113.0 / 118.7 → 116.0.
+    // - LayerNorm, 16-bit γ: 262144 105.0 → 97.6 / 104.8 → 101.8 (its register prefetch spilled
+    //   64 bytes); not 65536 (85.2 either way, fp16 87.7 → 90.6) nor 131072 (93.5 → 92.5).
+    // One block of 1024 threads (32768) keeps its prefetch (1.02x at best, LN fp32 γ 0.99x).
+    const bool copies_ahead = c.prefetch && c.cluster > 1 && (p.has_weight || p.has_bias) &&
+                              (p.kind == NormKind::RMSNorm || slot_weights_span_loads(p, c) ||
+                               c.cluster == kMaxForwardCluster);
+    if (copies_ahead) {
+      LaunchConfig ahead = c;
+      ahead.prefetch = false;
+      ahead.shared_weights = true;
+      ahead.shared_prefetch = 1;
+      if (forward_dynamic_shared_bytes(p, ahead) <= max_stage_bytes(sm)) c = ahead;
     }
   } else {
     // One 1024-thread block an SM (64 registers: x is held packed, so a batch fits without
@@ -663,7 +680,8 @@ std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int
                                                double memory_bytes_per_sm_cycle) {
   std::vector<LaunchConfig> out;
   // The prefetching and held-weight variants come last, with places of their own.
-  size_t limit = kMaxForwardCandidates - kMaxForwardPrefetchCandidates - kMaxForwardHeldWeightCandidates;
+  size_t limit = kMaxForwardCandidates - kMaxForwardPrefetchCandidates - kMaxForwardHeldWeightCandidates -
+                 kMaxForwardAheadCandidates;
   auto add = [&](const LaunchConfig& c) {
     if (out.size() >= limit) return;
     try {
@@ -767,6 +785,26 @@ std::vector<LaunchConfig> forward_search_space(const NormProblem& p, int sm, int
       const size_t bytes = forward_dynamic_shared_bytes(p, c);
       if (bytes > max_stage_bytes(sm) || bytes * c.min_blocks_per_sm > max_shared_per_sm(sm)) continue;
       add(c);
+    }
+  }
+  // The heuristic's rows in registers with the next row brought the other way: copied ahead
+  // (γ held where it fits), or prefetched into registers (γ held as the heuristic has it).
+  if (!has_forward_fused_options(p) && !out.empty() && out.front().row_in_registers && out.front().cluster > 1) {
+    limit = out.size() + kMaxForwardAheadCandidates;  // within kMaxForwardCandidates
+    const LaunchConfig heuristic = out.front();
+    LaunchConfig other = heuristic;
+    if (heuristic.shared_prefetch > 0) {  // the rules before it: the register prefetch, or γ held alone
+      other.shared_prefetch = 0;
+      add(other);
+      other.shared_weights = false;
+      other.prefetch = true;
+      add(other);
+    } else {
+      other.prefetch = false;
+      other.shared_prefetch = 1;
+      add(other);
+      other.shared_weights = p.has_weight || p.has_bias;
+      if (forward_dynamic_shared_bytes(p, other) <= max_stage_bytes(sm)) add(other);
     }
   }
   return out;

@@ -149,9 +149,14 @@ bool slot_weights_span_loads(const NormProblem& resolved, const LaunchConfig& co
 // kMaxForwardHeldWeightCandidates of the rows a block holds again with γ and β held in shared
 // memory. Rows that can be phased (codegen::phased_twin) take, right after the heuristic's, up
 // to kMaxForwardPhasedCandidates of their aligned twin's candidates as phased ones (a row a block
-// or a cluster held in registers in 16-byte slots, γ and β not held). At most
+// or a cluster held in registers in 16-byte slots, γ and β not held). Last, the heuristic's
+// own cluster of rows in registers with the next row brought the other way
+// (kMaxForwardAheadCandidates):
+// copied ahead into shared memory (shared_prefetch, without and with γ held) where it does not,
+// and where it does, not copied ahead (γ held alone) and prefetched into registers. At most
 // kMaxForwardCandidates.
 constexpr size_t kMaxForwardCandidates = 48;
+constexpr size_t kMaxForwardAheadCandidates = 2;
 constexpr size_t kMaxForwardPhasedCandidates = 8;
 constexpr size_t kMaxForwardPrefetchCandidates = 8;
 constexpr size_t kMaxForwardHeldWeightCandidates = 8;
