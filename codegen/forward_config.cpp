@@ -51,6 +51,13 @@ bool streams_rows_between_powers(const NormProblem& p, int sm, int slot_bytes, b
          p.n <= most_columns;
 }
 
+// Whether a row's slots are all whole 16-byte vectors at 16-byte boundaries: rows aligned to 16
+// bytes, N a multiple of the vector (what a row copied ahead into shared memory needs: each
+// thread copies its slots as 16-byte pieces).
+bool whole_aligned_slots(const NormProblem& p, const LaunchConfig& c) {
+  return c.vec * dtype_size(p.x_dtype) == 16 && p.alignment >= 16 && p.n % c.vec == 0;
+}
+
 // A row held by one block at an element a thread a pass, at most kFewElementSlots a thread.
 bool holds_few_elements(const NormProblem& p, const LaunchConfig& c) {
   return c.row_in_registers && c.cluster == 1 && c.vec == 1 && c.threads == c.threads_per_row &&
@@ -509,7 +516,7 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     // - LayerNorm, 16-bit γ: 262144 105.0 → 97.6 / 104.8 → 101.8 (its register prefetch spilled
     //   64 bytes); not 65536 (85.2 either way, fp16 87.7 → 90.6) nor 131072 (93.5 → 92.5).
     // One block of 1024 threads (32768) keeps its prefetch (1.02x at best, LN fp32 γ 0.99x).
-    const bool copies_ahead = c.prefetch && c.cluster > 1 && (p.has_weight || p.has_bias) &&
+    const bool copies_ahead = c.prefetch && c.cluster > 1 && (p.has_weight || p.has_bias) && whole_aligned_slots(p, c) &&
                               (p.kind == NormKind::RMSNorm || slot_weights_span_loads(p, c) ||
                                c.cluster == kMaxForwardCluster);
     if (copies_ahead) {
@@ -612,7 +619,7 @@ void check_forward_config(const NormProblem& p, const LaunchConfig& c) {
       fail("a row copied ahead into shared memory is for rows in registers, one a block, neither prefetched into "
            "registers nor phased");
     if (has_forward_fused_options(p)) fail("rows copied ahead are option-free rows");
-    if (c.vec * dtype_size(p.x_dtype) != 16 || p.alignment < 16 || p.n % c.vec != 0)
+    if (!whole_aligned_slots(p, c))
       fail("rows copied ahead are read in whole 16-byte slots: rows aligned to 16 bytes, N a multiple of the vector");
     if (forward_dynamic_shared_bytes(p, c) > max_stage_bytes(90))
       fail("the held weights and the row copied ahead would take " + std::to_string(forward_dynamic_shared_bytes(p, c)) +

@@ -775,6 +775,22 @@ TEST(ForwardConfig, EveryNAndMTakesAConfigItsCheckAccepts) {
                 EXPECT_NO_THROW(codegen::choose_forward_config(p, sm, m, sm == 90 ? 132 : 108))
                     << codegen::describe(p) << " M=" << m << " sm_" << sm;
               }
+            // A memory-rich device's rules (an H200), at many rows, for rows aligned to 16 bytes
+            // and to less (session 62's rows copied ahead had reached LN bf16 65001 aligned to 2).
+            if (option >= 0 || n % 3 != 0) continue;
+            for (int alignment : {16, 8, 2}) {
+              NormProblem a = p;
+              a.alignment = std::min<int>(alignment, p.alignment);
+              a.rows_in_phase = alignment == 2;
+              try {
+                a = codegen::resolve_forward_problem(a);
+              } catch (const std::exception&) {
+                continue;
+              }
+              ++checked;
+              EXPECT_NO_THROW(codegen::choose_forward_config(a, 90, 67108864 / n + 1, 132, 18.4))
+                  << codegen::describe(a) << " (memory-rich)";
+            }
           }
   EXPECT_GT(checked, 1000000);
 }

@@ -1285,6 +1285,45 @@ TEST(LaunchConfig, FusedOptionsOnRowsOf4096TakeTheirOwnRuleForManyRows) {
   EXPECT_EQ(choose_launch_config(residual, 80, 108, 16384), choose_launch_config(none, 80, 108, 16384));
 }
 
+// Memory-rich devices (an H200), many 16-bit rows of 1024 with parallel norms, the residual or
+// the gate: one row a block of N/8 threads, where a warp a row took 162-255 registers (session
+// 62: 1.1-2.1x in bench); the option-free rows and the recompute keep their warp rows, and so do
+// 768 and the H100's rules. fp16 parallel norms at 2048: two quads a thread with shared sums
+// (1.49-1.65x); bf16 keeps its block of four quads.
+TEST(LaunchConfig, MemoryRichShortFusedRowsLeaveTheirWarpRows) {
+  const std::vector<void (*)(NormProblem&)> leaving = {
+      [](NormProblem& p) { p.parallel = true; }, [](NormProblem& p) { p.residual = true; },
+      [](NormProblem& p) { p.gate = Gate::AfterNorm; }, [](NormProblem& p) { p.gate = Gate::BeforeNorm; }};
+  for (DType x : {DType::BF16, DType::F16})
+    for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+      for (auto option : leaving) {
+        NormProblem p = with_option(1024, x, kind, option);
+        if (p.gate != Gate::None && kind == NormKind::LayerNorm) continue;
+        p = codegen::resolve_problem(p);
+        const LaunchConfig c = choose_launch_config(p, 90, 132, 65536, 18.4);
+        EXPECT_EQ(codegen::describe(c), "threads=128 threads_per_row=128 vec=4 registers") << codegen::describe(p);
+        EXPECT_EQ(choose_launch_config(p, 90, 132, 65536).threads_per_row, 32) << "the H100's rules";
+        NormProblem shorter = p;
+        shorter.n = 768;
+        EXPECT_EQ(choose_launch_config(shorter, 90, 132, 87381, 18.4).threads_per_row, 32) << codegen::describe(shorter);
+      }
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (auto option : std::vector<void (*)(NormProblem&)>{no_option, [](NormProblem& p) { p.recompute_from_output = true; }}) {
+      const NormProblem p = with_option(1024, DType::BF16, kind, option);
+      EXPECT_NE(codegen::describe(choose_launch_config(p, 90, 132, 65536, 18.4)),
+                "threads=128 threads_per_row=128 vec=4 registers")
+          << codegen::describe(p);
+    }
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+    const NormProblem fp16 = with_option(2048, DType::F16, kind, [](NormProblem& p) { p.parallel = true; });
+    EXPECT_EQ(codegen::describe(choose_launch_config(fp16, 90, 132, 32768, 18.4)),
+              "threads=256 threads_per_row=256 vec=4 registers min_blocks=4 shared_sums");
+    EXPECT_EQ(codegen::describe(choose_launch_config(fp16, 90, 132, 32768)), "threads=128 threads_per_row=128 vec=4 registers");
+    const NormProblem bf16 = with_option(2048, DType::BF16, kind, [](NormProblem& p) { p.parallel = true; });
+    EXPECT_EQ(codegen::describe(choose_launch_config(bf16, 90, 132, 32768, 18.4)), "threads=128 threads_per_row=128 vec=4 registers");
+  }
+}
+
 // Fitted to exhaustive tuning of bf16 32768 with fused options at M = 2048 (bench/results/
 // 2026-11-24-h100-e12b52f-fused-tune/tune-fused.txt; the gate: -3e82f92-gate/): where a cluster
 // shares the row, parallel norms and the gate take 8 elements a thread (parallel norms in

@@ -512,8 +512,28 @@ std::optional<LaunchConfig> sixteen_bit_rows_to_2048(const ManyRowsShape& s) {
     // best at every dtype and γ dtype timed; bench/results/2026-11-25-h100-04fe8b6-cliff-tune2/).
     c.threads_per_row = s.many_rows ? row_lanes(quads, 8) : 32;
     c.threads = 128;
+    // On a memory-rich device (an H200), many rows of 897-1024 with parallel norms, the residual
+    // or the gate: a warp a row holds 32 elements a lane of each tensor, at 162-255 registers
+    // two or three blocks an SM. One row a block of N/8 threads instead (2 quads a thread,
+    // 64-95 registers). bench --graph, bf16, fp32 γ, the config pinned at M = 64 Mi / N
+    // (bench --config; bench/results/2026-12-01-h200-forward-shared-prefetch/call4/), µs at
+    // 1024: parallel LN 317.9 → 164.6, RMS 303.8 → 147.2; the residual LN 220.0 → 155.8, RMS
+    // 173.1 → 156.4; the gate 320.3 → 217.1. Not the option-free rows (108.6 against 119.1) nor
+    // the recompute (LN 138.4 against 140.8), nor at 768 (the warp rows ahead for every option:
+    // 24 elements a lane) or 512.
+    if (s.memory_rich && s.many_rows && (p.parallel || p.residual || p.gate != Gate::None) &&
+        ceil_div(quads, int64_t{32}) == 8)
+      one_row_per_block(c, quads, 2);
   } else {
     one_row_per_block(c, quads, 4);
+    // fp16 parallel norms on a memory-rich device: two quads a thread with shared sums (bf16 is
+    // at its best in the blocks above). Exhaustive tuning and bench --config at 2048 (-call2/,
+    // -call4/): LN 274.1 → 166.4 µs, RMS 215.9 → 145.3 (bf16 0.95-0.98x, not taken).
+    if (s.memory_rich && s.many_rows && p.parallel && p.x_dtype == DType::F16 && (p.has_weight || p.has_bias)) {
+      const LaunchConfig before = c;
+      one_row_per_block(c, quads, 2);
+      take_shared_sums(c, s, before);
+    }
   }
   return c;
 }
