@@ -91,7 +91,7 @@ TEST_F(BackwardFusedFamilies, AllOptionsInEveryFamily) {
   run_fused_cases(shared_engine(), stream(), cases);
 }
 
-// Many rows of 1025-16384 in 16-bit types (M = 600: a bucket of many rows on any GPU up to 256
+// Many rows of 1024-16384 in 16-bit types (M = 600: a bucket of many rows on any GPU up to 256
 // SMs), where fused problems have rules of their own (shared sums at 8 or 16 elements a thread
 // in one block or a pair, RMSNorm's 8 elements in registers): every option set, both gate
 // orders, parallel norms and recompute (with and without x as the fallback), LayerNorm and
@@ -100,7 +100,9 @@ TEST_F(BackwardFusedFamilies, EveryOptionOnManyRowsOf1025To16384) {
   const Options& all = kOptions[std::size(kOptions) - 1];
   std::vector<FusedCase> cases;
   int index = 0;
-  for (int64_t n : {1152, 1280, 1536, 1792, 2304, 2560, 3072, 3584, 4000, 5120, 7168, 8192, 10240, 14336, 16384}) {
+  // (1024, bf16: the memory-rich rules' one row a block for parallel norms, the residual and the
+  // gate; 2048, fp16: fp16 parallel norms in shared sums.)
+  for (int64_t n : {1024, 1152, 1280, 1536, 1792, 2048, 2304, 2560, 3072, 3584, 4000, 5120, 7168, 8192, 10240, 14336, 16384}) {
     const DType x = index++ % 2 == 0 ? DType::BF16 : DType::F16;
     for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
       const NormProblem base = fused_base_problem(kind, n, x);
