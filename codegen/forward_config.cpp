@@ -515,10 +515,12 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     //   107.2 / 110.7 → 110.0, 262144 119.4 → 113.0 / 118.7 → 116.0.
     // - LayerNorm, 16-bit γ: 262144 105.0 → 97.6 / 104.8 → 101.8 (its register prefetch spilled
     //   64 bytes); not 65536 (85.2 either way, fp16 87.7 → 90.6) nor 131072 (93.5 → 92.5).
+    // - RMSNorm, 16-bit γ: not taken. In the rule's A/B (call 4, two rounds) it tied at 65536 and
+    //   262144 and read 0.98x at bf16 131072 (78.7 → 80.0).
     // One block of 1024 threads (32768) keeps its prefetch (1.02x at best, LN fp32 γ 0.99x).
-    const bool copies_ahead = c.prefetch && c.cluster > 1 && (p.has_weight || p.has_bias) && whole_aligned_slots(p, c) &&
-                              (p.kind == NormKind::RMSNorm || slot_weights_span_loads(p, c) ||
-                               c.cluster == kMaxForwardCluster);
+    const bool copies_ahead =
+        c.prefetch && c.cluster > 1 && (p.has_weight || p.has_bias) && whole_aligned_slots(p, c) &&
+        (slot_weights_span_loads(p, c) || (p.kind == NormKind::LayerNorm && c.cluster == kMaxForwardCluster));
     if (copies_ahead) {
       LaunchConfig ahead = c;
       ahead.prefetch = false;
