@@ -631,6 +631,51 @@ TEST(ForwardSource, SourceAndKeyDifferFromTheBackwards) {
     }
 }
 
+// The launch config's fields that change the forward's code change its source (so its key):
+// the next row prefetched into registers, copied ahead into shared memory, γ held.
+TEST(ForwardSource, KeyDiffersForEveryWayOfBringingTheNextRow) {
+  const codegen::CompileTarget target{90, "13.0"};
+  const NormProblem p = problem(NormKind::RMSNorm, 65536, DType::BF16);
+  codegen::LaunchConfig base = codegen::choose_forward_config(p, 90, 1024, 132);
+  base.prefetch = base.shared_weights = false;
+  base.shared_prefetch = 0;
+  std::set<std::string> keys;
+  for (bool prefetch : {false, true})
+    for (int ahead : {0, 1})
+      for (bool held : {false, true}) {
+        if (prefetch && ahead) continue;
+        codegen::LaunchConfig c = base;
+        c.prefetch = prefetch;
+        c.shared_prefetch = ahead;
+        c.shared_weights = held;
+        ASSERT_NO_THROW(codegen::check_forward_config(p, c)) << codegen::describe(c);
+        const std::string source = codegen::generate_forward_source(p, c).text;
+        EXPECT_NE(source.find("constexpr int kSharedPrefetch = " + std::to_string(ahead) + ";"), std::string::npos);
+        keys.insert(codegen::cache_key(source, target));
+      }
+  EXPECT_EQ(keys.size(), 6u);
+  // Both ways at once, or copied ahead where slots are not whole aligned 16-byte vectors: refused.
+  codegen::LaunchConfig both = base;
+  both.prefetch = true;
+  both.shared_prefetch = 1;
+  EXPECT_THROW(codegen::check_forward_config(p, both), std::invalid_argument);
+  NormProblem unaligned = p;
+  unaligned.alignment = 8;
+  unaligned = codegen::resolve_forward_problem(unaligned);
+  codegen::LaunchConfig ahead = codegen::choose_forward_config(unaligned, 90, 1024, 132);
+  ahead.prefetch = false;
+  ahead.shared_prefetch = 1;
+  EXPECT_THROW(codegen::check_forward_config(unaligned, ahead), std::invalid_argument);
+  // The stage follows the held weights: one 16-byte piece a slot and thread.
+  codegen::LaunchConfig held_ahead = base;
+  held_ahead.shared_weights = true;
+  held_ahead.shared_prefetch = 1;
+  codegen::LaunchConfig held = held_ahead;
+  held.shared_prefetch = 0;
+  EXPECT_EQ(codegen::forward_dynamic_shared_bytes(p, held_ahead) - codegen::forward_dynamic_shared_bytes(p, held),
+            size_t(65536 / base.cluster * 2));
+}
+
 TEST(ForwardSource, KeyDiffersForEveryForwardField) {
   const codegen::CompileTarget target{90, "13.0"};
   const NormProblem base = problem(NormKind::LayerNorm, 4096, DType::BF16);

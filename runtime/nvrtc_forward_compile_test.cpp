@@ -132,6 +132,33 @@ TEST(NvrtcForward, LayerNormClusterBlocksOf1024ThreadsDoNotSpill) {
     }
 }
 
+// The memory-rich rules' 1024-thread clusters that copy the next row ahead into shared memory
+// (shared_prefetch, γ held: fp32 γ, and LayerNorm's clusters of 8 with 16-bit γ) and RMSNorm's
+// clusters of 8 between the powers of two compile for sm_90 without spills, as the H200 ran them
+// (session 62: 56-64 registers, none spilled).
+TEST(NvrtcForward, MemoryRichClustersCompileWithoutSpills) {
+  std::string why;
+  if (!runtime::Nvrtc::available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
+  int copying = 0;
+  struct Shape { NormKind kind; int64_t n; DType x; DType weight; };
+  for (const Shape& s : {Shape{NormKind::LayerNorm, 65536, DType::BF16, DType::F32},
+                         Shape{NormKind::LayerNorm, 262144, DType::F16, DType::F16},
+                         Shape{NormKind::RMSNorm, 131072, DType::F16, DType::F32},
+                         Shape{NormKind::RMSNorm, 81920, DType::BF16, DType::F32},
+                         Shape{NormKind::RMSNorm, 122880, DType::F16, DType::F16}}) {
+    const NormProblem p = codegen::resolve_forward_problem(test::make_problem(
+        s.kind, s.n, s.x, s.weight, s.kind == NormKind::LayerNorm ? test::Affine::WeightAndBias : test::Affine::WeightOnly));
+    const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90, 67108864 / s.n, 132, 18.4);
+    ASSERT_TRUE(c.row_in_registers && c.cluster > 1 && c.shared_weights) << codegen::describe_forward(p) << ": " << codegen::describe(c);
+    copying += c.shared_prefetch;
+    int spilled = -1;
+    ASSERT_NO_THROW(spilled = sm90_spill_bytes(nvrtc, p, c)) << codegen::describe_forward(p);
+    EXPECT_EQ(spilled, 0) << codegen::describe_forward(p) << " " << codegen::describe(c);
+  }
+  EXPECT_EQ(copying, 3);
+}
+
 // γ and β held in shared memory (shared_weights): every held-weight candidate the tuner has for
 // 16-bit rows with fp32 γ compiles for sm_90, γ and β together or either alone, zero-centred γ
 // too; the register report of the prefetching ones (two slots a thread) shows no spills.
