@@ -88,7 +88,11 @@ struct ClusterBlocks {
 std::optional<ClusterBlocks> quarter_slot_clusters(const NormProblem& p, int64_t slots) {
   constexpr int kSlotsAThread = 4;
   const int64_t per_block = int64_t{kMaxForwardCluster} * kSlotsAThread;
-  if (p.kind != NormKind::RMSNorm || slots % (per_block * 32) != 0) return std::nullopt;
+  // Whole 16-byte slots (N a multiple of the vector) and γ to hold, as timed; otherwise the
+  // streamed rows, as before.
+  const bool whole_slots = p.n == slots * (16 / dtype_size(p.x_dtype));
+  if (p.kind != NormKind::RMSNorm || !p.has_weight || !whole_slots || slots % (per_block * 32) != 0)
+    return std::nullopt;
   const int64_t threads = slots / per_block;
   if (threads < 192 || threads > 512) return std::nullopt;
   ClusterBlocks b{kMaxForwardCluster, threads, false};

@@ -823,10 +823,13 @@ TEST(ForwardConfig, EveryNAndMTakesAConfigItsCheckAccepts) {
             // A memory-rich device's rules (an H200), at many rows, for rows aligned to 16 bytes
             // and to less (session 62's rows copied ahead had reached LN bf16 65001 aligned to 2).
             if (option >= 0 || n % 3 != 0) continue;
-            for (int alignment : {16, 8, 2}) {
+            for (int alignment : {16, 8, 2})
+            for (int affine = 0; affine < 3; ++affine) {  // γ and β as the problem has them, γ alone, neither
               NormProblem a = p;
               a.alignment = std::min<int>(alignment, p.alignment);
               a.rows_in_phase = alignment == 2;
+              if (affine > 0) a.has_bias = false;
+              if (affine > 1) a.has_weight = false;
               try {
                 a = codegen::resolve_forward_problem(a);
               } catch (const std::exception&) {
@@ -838,6 +841,29 @@ TEST(ForwardConfig, EveryNAndMTakesAConfigItsCheckAccepts) {
             }
           }
   EXPECT_GT(checked, 1000000);
+  // The memory-rich rules' own edges, each N of a few and each affine form: the multiples of 8192
+  // and the N just below them (whose last slot is part-empty), at many rows (RMSNorm's clusters
+  // of 8 had held γ that a problem without γ does not have).
+  for (int64_t base = 32768; base <= 270336; base += 8192)
+    for (int64_t n = base - 9; n <= base + 1; ++n)
+      for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+        for (DType x : {DType::BF16, DType::F16, DType::F32})
+          for (int affine = 0; affine < 4; ++affine)
+            for (int alignment : {16, 2}) {
+              NormProblem p = problem(kind, n, x, affine == 3 ? x : DType::F32);
+              p.has_bias = kind == NormKind::LayerNorm && affine != 1;
+              p.has_weight = affine != 2;
+              p.alignment = alignment;
+              p.rows_in_phase = alignment == 2;
+              try {
+                p = codegen::resolve_forward_problem(p);
+              } catch (const std::exception&) {
+                continue;
+              }
+              for (int64_t m : {int64_t{-1}, int64_t{600}, 67108864 / n + 1})
+                EXPECT_NO_THROW(codegen::choose_forward_config(p, 90, m, 132, 18.4))
+                    << codegen::describe(p) << " M=" << m << " (memory-rich)";
+            }
 }
 
 }  // namespace normjit::codegen
