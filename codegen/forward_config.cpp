@@ -262,6 +262,361 @@ std::optional<LaunchConfig> phased_forward_rule(const NormProblem& p, int sm, in
   return c;
 }
 
+// What choose_forward_config derives from the problem and the device, once, for the rules of
+// each family below.
+struct ForwardShape {
+  const NormProblem& p;
+  int sm;
+  int64_t m;
+  int sm_count;
+  bool memory_rich;
+  int vec;  // the problem's vector width for the forward
+  int64_t slots;
+  int slot_bytes;
+  int max_iters;
+  int target_iters;
+  int wide_threads;
+  int64_t bucket;
+  int sms;
+  bool many_streamed_rows;
+  bool rich_streams;
+};
+
+ForwardShape forward_shape(const NormProblem& p, int sm, int64_t m, int sm_count, double memory_bytes_per_sm_cycle) {
+  const int vec = vector_width(p, Pass::Forward);
+  const int64_t slots = ceil_div(p.n, vec);
+  const int slot_bytes = vec * dtype_size(p.x_dtype);
+  const int max_iters = std::max(1, max_forward_register_bytes(p.x_dtype) / slot_bytes);
+  // Scalar and narrow slots: at most 8 a thread, more threads instead (one a thread for each
+  // 64 bytes cost 8-10 points at N = 4095 and 5003, whose rows are 2- or 4-byte aligned).
+  const int target_iters = std::clamp(kForwardBytesTarget / slot_bytes, 1, std::min(max_iters, 8));
+  const int wide_threads = p.kind == NormKind::LayerNorm ? kWideForwardThreadsLayerNorm : kWideForwardThreads;
+  // Two rows or more an SM (or M not known), option-free: where the streamed rows' blocks are as
+  // wide as the row's batches (streamed_rows).
+  const int64_t bucket = m > 0 ? next_pow2(m) : 0;
+  const int sms = grid_cluster_blocks(sm_count);  // one block an SM, as a grid cluster takes
+  const bool many_streamed_rows = (bucket == 0 || bucket >= 2 * sms) && !has_forward_fused_options(p);
+  const bool rich = memory_rich(memory_bytes_per_sm_cycle);
+  const bool rich_streams = many_streamed_rows && streams_rows_between_powers(p, sm, slot_bytes, rich);
+  // In ForwardShape's order.
+  return ForwardShape{p,          sm,           m,      sm_count, rich, vec, slots, slot_bytes, max_iters,
+                      target_iters, wide_threads, bucket, sms,      many_streamed_rows,   rich_streams};
+}
+
+// Rows of at most 32 vector slots: a power-of-two group of lanes a row, several rows a block.
+LaunchConfig several_rows_a_block(const ForwardShape& s) {
+  const int64_t slots = s.slots;
+  LaunchConfig c;
+  c.vec = s.vec;
+  c.threads_per_row = next_pow2(slots);
+  c.threads = 256;
+  return c;
+}
+
+// Rows a warp holds (at most max_forward_register_bytes of x a lane).
+LaunchConfig warp_rows(const ForwardShape& s) {
+  const NormProblem& p = s.p;
+  LaunchConfig c;
+  c.vec = s.vec;
+  // A warp a row, or half of one where that leaves no lane idle in the last pass; in slots
+  // of half the width where that leaves fewer elements idle (N = 320: 16 lanes of 8-byte
+  // slots, 5 each, against 32 lanes of 16-byte slots, the second pass three-quarters empty:
+  // LN bf16 154 → 105 us, RMS 105 → 101 in bench, graph replays; exhaustive tuning's best;
+  // bench/results/2026-11-25-h100-04fe8b6-cliff-tune2/).
+  auto lanes_at = [&](int vec) {
+    return row_lanes(ceil_div(p.n, vec), std::max(1, max_forward_register_bytes(p.x_dtype) / (vec * dtype_size(p.x_dtype))));
+  };
+  auto idle = [&](int vec) {
+    const int64_t lanes = lanes_at(vec);
+    return lanes * ceil_div(ceil_div(p.n, vec), lanes) * vec - p.n;  // elements of the last pass
+  };
+  if (c.vec >= 2 && idle(c.vec / 2) < idle(c.vec)) c.vec /= 2;
+  c.threads_per_row = lanes_at(c.vec);
+  c.threads = 256;
+  return c;
+}
+
+// 16-bit rows with a pre-norm sum longer than a 512-thread block holds, up to what a cluster of 8
+// holds (pre_norm_sum_clusters).
+bool takes_pre_norm_sum_clusters(const ForwardShape& s) {
+  const NormProblem& p = s.p;
+  return s.sm >= 90 && dtype_size(p.x_dtype) == 2 && s.slot_bytes == 16 && forms_pre_norm_sum(p) &&
+         s.slots > int64_t{kMaxForwardRowThreads / 2} * s.target_iters &&
+         s.slots <= int64_t{kMaxForwardCluster} * kPreNormSumClusterThreads * kPreNormSumSlots;
+}
+
+// takes_pre_norm_sum_clusters' rows.
+LaunchConfig pre_norm_sum_clusters(const ForwardShape& s) {
+  const NormProblem& p = s.p;
+  const int64_t slots = s.slots;
+  LaunchConfig c;
+  c.vec = s.vec;
+  // 16-bit rows (16-byte slots) with a pre-norm sum (residual, row scale, dropout) longer
+  // than a 512-thread block holds: a cluster of 8 at 64 registers a thread, two 16-byte slots
+  // a thread, four where that takes more than 512 threads (LayerNorm) or 256 (RMSNorm, whose
+  // statistics leave registers for more). The residual's and the draws' registers spill
+  // the one-block and streamed forwards (LN bf16 32768 with residual and dropout: 332 us
+  // against 415; 65536: 363 against 430; RMS 131072: 290 against 385; exhaustive tuning,
+  // bench/results/2026-11-24-h100-{fd1575b-forward-fused-tune,3fb8e6c-forward-refit}/).
+  c.cluster = kMaxForwardCluster;
+  const bool layer_norm = p.kind == NormKind::LayerNorm;
+  const int64_t most_threads = layer_norm ? kPreNormSumClusterThreads : kPreNormSumClusterThreads / 2;
+  int64_t threads = 0;
+  int per_thread = 2;
+  for (; per_thread <= kPreNormSumSlots; per_thread *= 2) {
+    threads = warp_threads(slots, int64_t{c.cluster} * per_thread);
+    if (threads <= most_threads) break;
+  }
+  if (layer_norm && per_thread > 2 && p.dropout != DropoutMask::None) {
+    // LayerNorm's statistics and the draws at four slots spill (132 bytes): rows streamed
+    // twice by 512-thread blocks, two an SM, were the tuned best (LN bf16 131072 with residual
+    // and dropout: 384 us against 473 for a cluster of 1024-thread blocks).
+    c.cluster = 1;
+    c.row_in_registers = false;
+    c.threads = c.threads_per_row = kForwardStreamThreads / 2;
+    c.min_blocks_per_sm = 2;
+  } else {
+    c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
+    c.min_blocks_per_sm = registers_bound_blocks(c.threads);
+  }
+  return c;
+}
+
+// Rows one block holds in registers (at most kMaxForwardRowThreads threads of max_iters slots).
+LaunchConfig row_a_block(const ForwardShape& s) {
+  const NormProblem& p = s.p;
+  const int sm = s.sm;
+  const int64_t m = s.m;
+  const int sm_count = s.sm_count;
+  const int64_t slots = s.slots;
+  const int slot_bytes = s.slot_bytes;
+  const int max_iters = s.max_iters;
+  const int target_iters = s.target_iters;
+  LaunchConfig c;
+  c.vec = s.vec;
+  int64_t threads = warp_threads(slots, target_iters);
+  if (p.kind == NormKind::LayerNorm && dtype_size(p.x_dtype) == 2 && slot_bytes == 16 &&
+      p.dropout != DropoutMask::None && !is_pow2(threads)) {
+    // LayerNorm drawing a dropout mask, where the target's block has a thread count not a
+    // power of two (those spilled 64 bytes with the draws; the power-of-two ones nothing): the
+    // fewest 16-byte slots a thread that make blocks of 256-512 threads. Exhaustive tuning of
+    // LN bf16 with the residual, row scale, bit mask and zero-centred γ, M·N = 64 Mi, graph
+    // replays (bench/results/2026-11-25-h100-7713342-fused-{scan,tune2}/): 2560 and 3072 at a
+    // slot a thread (the target's 96 threads 1.24-1.32x the best), 5120 and 7168 at two
+    // (1.13-1.21x); 1280 (64 threads), 4096 and 8192 keep theirs (the best, or within 4%).
+    for (int per_thread = 1; per_thread < target_iters; per_thread *= 2) {
+      const int64_t narrower = warp_threads(slots, per_thread);
+      if (narrower >= 256 && narrower <= 512) {
+        threads = narrower;
+        break;
+      }
+    }
+  }
+  if (p.kind == NormKind::LayerNorm && dtype_size(p.x_dtype) == 2 && p.weight_dtype == DType::F32 &&
+      c.vec == 8 && threads > 512) {
+    // LayerNorm rows of 16-bit x beyond 512 threads with fp32 γ and β: 4-element slots, the
+    // same bytes of x a thread, so that γ's and β's loads are one 16-byte vector a slot
+    // (two, 32 bytes apart, fill half of every sector a warp touches). bench, graph replays,
+    // bf16: N = 17408 137.6 → 121.8 µs, 24576 124.0 → 109.8, 32768 116.8 → 112.0; fp16
+    // alike (bench/results/2026-11-24-h100-e32be31-forward-vec4/).
+    c.vec = 4;
+    const int half_slot_bytes = slot_bytes / 2;
+    threads = warp_threads(ceil_div(p.n, c.vec), kForwardBytesTarget / half_slot_bytes);
+  }
+  if (slot_bytes == 2) {
+    // 2-byte slots (16-bit x aligned to less, below kRealignedForwardRowsFrom): the fewest of
+    // 8, 16 or 32 elements a thread that keep the block within kMaxScalarForwardRowThreads,
+    // else 8 as above. Exhaustive tuning, align 2, bf16, fp32 γ, M·N = 64 Mi, L2 flushed
+    // (bench/results/2026-11-25-h100-15a9ef7-realign-forward-tune/), µs against the 8 a thread
+    // before: LN 5003 at 320 threads 150 against 196 at 640, 8191 at 512 235 against 430 at
+    // 1024, 12289 at 416 229 against 278, 16385 at 544 180 against 193; RMS 143 / 223 / 205 /
+    // 159 against 156 / 244 / 226 / 163. The best at each of these and at 4095 (512) and 24577
+    // (1024), which keep theirs.
+    for (int per_thread = target_iters; per_thread <= max_iters; per_thread *= 2)
+      if (const int64_t fewer = warp_threads(slots, per_thread); fewer <= kMaxScalarForwardRowThreads) {
+        threads = fewer;
+        break;
+      }
+  }
+  c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
+  // 64 registers a thread, so blocks fill the SM's threads: without a bound ptxas gave some
+  // thread counts (160, 224, 448) 30-50% more registers for nothing, and LayerNorm's
+  // 512-thread bf16 blocks 70, one block an SM (N = 16384: 62% of copy bandwidth).
+  c.min_blocks_per_sm = registers_bound_blocks(c.threads);
+  if (!has_forward_fused_options(p) && holds_few_elements(p, c)) {
+    // Rows of at most kFewElementSlots elements a thread a pass: 16-32 bytes of x a thread,
+    // so what an SM has in flight is its threads' count. 16-bit rows: every thread of the SM
+    // (32 registers); fp32: two blocks at least (blocks of 768-1024 threads ran one an SM).
+    // bench --graph, fp32 γ, M·N = 64 Mi, against 64 registers a thread
+    // (bench/results/2026-11-25-h100-5ed1f96-fill-sm/): LN bf16 3001 136 → 117 us, 3585 164
+    // → 127, 4095 129 → 124; RMS bf16 2049 113 → 108, 2561 115 → 108, 3585 119 → 110; LN
+    // fp32 6001 284 → 199, 8191 271 → 208. Filling the SM with fp32 rows of at most 512
+    // threads (two to three blocks already) lost 2-7% (-full-occupancy/). Where ptxas spills
+    // (LN bf16 1025-2561), the engine takes unfilled_forward_config.
+    c.min_blocks_per_sm = dtype_size(p.x_dtype) == 2 ? kThreadsPerSm / c.threads : std::max(c.min_blocks_per_sm, 2);
+  }
+  if (s.memory_rich && sm >= 90 && !few_rows(m, sm_count) && !has_forward_fused_options(p) &&
+      dtype_size(p.x_dtype) == 2 && slot_bytes == 16) {
+    // A memory-rich device (an H200): 16-bit rows of 16-byte slots at two slots a thread, the
+    // next row prefetched, instead of four (their loads in flight across this row's
+    // barriers). Exhaustive tuning on the H200, bf16, fp32 γ, M·N = 64 Mi, bench --graph
+    // (bench/results/2026-11-28-h200-50783ff-memory-rich-2/): LN 5120 102.4 → 79.5 us (320
+    // threads), 7168 102.4 → 84.9 (448), 12288 86.7 → 84.2 (768). In bench --graph against
+    // four slots a thread, bf16 and fp16, fp32 and bf16 γ, at 2048-16384
+    // (-59d6124-forward-rich/ab.txt, two runs): it won where the blocks are of 320 threads or
+    // more and keep 768 or more an SM: LN 5120-7168 1.18-1.49x, 8192 1.11 (bf16 γ; 0.99 with
+    // fp32 γ), 12288-16384 1.01-1.09x; RMS 5120-8192 1.02-1.09x, 16384 1.01-1.03, 14336 1.00,
+    // 12288 0.98. It lost where they are smaller (LN 2048-4096 at 128-256 threads: 0.67-0.82x)
+    // or fewer an SM (10240: 640 threads, one an SM: LN 0.95-0.96x).
+    const int64_t wider = warp_threads(slots, 2);
+    if (wider >= 320 && wider <= kMaxForwardRowThreads && wider > c.threads &&
+        wider * registers_bound_blocks(static_cast<int>(wider)) >= 768) {
+      c.vec = vector_width(p, Pass::Forward);
+      c.threads = c.threads_per_row = static_cast<int>(wider);
+      c.min_blocks_per_sm = registers_bound_blocks(c.threads);
+      c.prefetch = true;
+      if (p.kind == NormKind::LayerNorm && slot_weights_span_loads(p, c)) {
+        // LayerNorm's fp32 γ and β, 32 bytes a slot each, held in shared memory
+        // (templates/norm_forward.cuh says why). Exhaustive forward tuning on the H200, bf16
+        // and fp16, fp32 γ, M·N = 64 Mi, bench --graph: blocks of fewer than 512 threads
+        // with registers unbounded (-9756722-held-weights-fused/fwd/: LN bf16 5120 79.3 →
+        // 69.5 us at 320 threads, 6144 83.0 → 72.9, 7168 85.0 → 71.6, fp16 5120 80.8 → 69.7);
+        // larger ones with the bound they have (-6e696a5-review-fused-ncu/fwd/: 8192 81.5 →
+        // 70.3 at 512 threads, two blocks an SM; 12288 84.1 → 75.6 at 768, 14336 82.7 → 72.6
+        // at 896; unbounded at 512 it had lost, 84 → 87). Not RMSNorm: its γ alone tuned to
+        // the heuristic's at 8192 and 14336.
+        c.shared_weights = true;
+        if (c.threads < 512) c.min_blocks_per_sm = 1;
+      }
+    }
+  }
+  // Rows two slots a thread cannot hold in one block: its 1024 threads prefetch as clusters
+  // of them do (prefetches_long_rows), where every thread holds as many slots. In bench --graph
+  // (call 6): 32768 1.01-1.07x, but 32000 (3.9 slots a thread; 7.8 in LayerNorm's 4-element
+  // slots with fp32 γ) 0.94-1.00x.
+  const int64_t row_slots = ceil_div(p.n, int64_t{c.vec});
+  if (sm >= 90 && !c.prefetch && c.threads == kMaxForwardRowThreads && slot_bytes == 16 && !holds_few_elements(p, c) &&
+      row_slots % c.threads == 0)
+    c.prefetch = prefetches_long_rows(p, m, sm_count, 1, s.memory_rich);
+  return c;
+}
+
+// Rows a cluster of blocks holds in registers (register_cluster_blocks' blocks).
+LaunchConfig register_cluster(const ForwardShape& s, const ClusterBlocks& blocks) {
+  const NormProblem& p = s.p;
+  const int sm = s.sm;
+  const int64_t m = s.m;
+  const int sm_count = s.sm_count;
+  LaunchConfig c;
+  c.vec = s.vec;
+  c.cluster = blocks.cluster;
+  c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(blocks.threads, 64, kMaxForwardRowThreads));
+  // 64 registers a thread, but not for 128 bytes of x a thread (one block an SM; LN fp32
+  // 131072 in 512-thread blocks tuned 6-10% ahead of the 1024-thread ones it had, unbounded).
+  c.min_blocks_per_sm = blocks.wide ? 1 : registers_bound_blocks(c.threads);
+  if (blocks.quarter) {
+    // Three an SM at most (as timed); γ held where it fits.
+    c.min_blocks_per_sm = std::min(c.min_blocks_per_sm, 3);
+    LaunchConfig held = c;
+    held.shared_weights = true;
+    if (forward_dynamic_shared_bytes(p, held) * held.min_blocks_per_sm <= max_stage_bytes(sm)) c = held;
+  }
+  // A memory-rich device (an H200), option-free 16-bit rows: clusters of 1024-thread blocks
+  // load their next row while this one's blocks meet (one block an SM: nothing else hides the
+  // meeting), where each cluster takes two rows or more (prefetches_long_rows says which).
+  c.prefetch = c.threads == kMaxForwardRowThreads &&
+               prefetches_long_rows(p, m, sm_count, c.cluster, s.memory_rich);
+  // LayerNorm's fp32 γ (two 16-byte loads a slot, every row, from L2: a block's 32768 columns
+  // of γ and β do not stay in L1) instead held in shared memory, β too where both fit
+  // (forward_holds_bias), and no prefetch: its registers spilled 16-36 bytes beside the
+  // weights' loads (held: 60-62, none). Not L2's bytes: with γ held, fp32 γ still costs what it
+  // did against 16-bit γ (bench/NOTES.md entry 75). tune --forward --config, M·N = 64 Mi, bf16 / fp16
+  // (bench/results/2026-12-01-h200-long-forward-rows/, call 2, µs): 65536 109.4 → 106.9 /
+  // 109.8 → 106.4, 131072 117.2 → 115.1 / 119.0 → 115.5, 262144 131.8 → 122.7 / 132.7 →
+  // 123.1. With 16-bit γ held it lost (65536 91.4 → 95.3, 262144 110.8 → 115.5).
+  //
+  // Then (session 62) those clusters copy the next row ahead into shared memory instead of
+  // prefetching it into registers (templates/norm_forward.cuh, RowAhead), γ held there too:
+  // bench --forward --graph with the configs pinned at M = 64 Mi / N (bench --config;
+  // bench/results/2026-12-01-h200-forward-shared-prefetch/call3/), µs, bf16 / fp16:
+  // - RMSNorm, fp32 γ: 65536 77.9 → 74.4 / 79.9 → 74.4, 131072 85.5 → 80.2 / 88.3 → 80.2,
+  //   262144 92.1 → 87.2 / 95.3 → 87.8 (the register prefetch took 64 registers, none spilled;
+  //   copied ahead without γ held it lost: 81.1 at 65536).
+  // - LayerNorm, fp32 γ (held already): 65536 101.1 → 99.0 / 101.7 → 100.8, 131072 110.9 →
+  //   107.2 / 110.7 → 110.0, 262144 119.4 → 113.0 / 118.7 → 116.0.
+  // - LayerNorm, 16-bit γ: 262144 105.0 → 97.6 / 104.8 → 101.8 (its register prefetch spilled
+  //   64 bytes); not 65536 (85.2 either way, fp16 87.7 → 90.6) nor 131072 (93.5 → 92.5).
+  // - RMSNorm, 16-bit γ: not taken. In the rule's A/B (call 4, two rounds) it tied at 65536 and
+  //   262144 and read 0.98x at bf16 131072 (78.7 → 80.0).
+  // One block of 1024 threads (32768) keeps its prefetch (1.02x at best, LN fp32 γ 0.99x).
+  const bool copies_ahead =
+      c.prefetch && c.cluster > 1 && (p.has_weight || p.has_bias) && whole_aligned_slots(p, c) &&
+      (slot_weights_span_loads(p, c) || (p.kind == NormKind::LayerNorm && c.cluster == kMaxForwardCluster));
+  if (copies_ahead) {
+    LaunchConfig ahead = c;
+    ahead.prefetch = false;
+    ahead.shared_weights = true;
+    ahead.shared_prefetch = 1;
+    if (forward_dynamic_shared_bytes(p, ahead) <= max_stage_bytes(sm)) c = ahead;
+  }
+  return c;
+}
+
+// Rows too long for registers, read twice.
+LaunchConfig streamed_rows(const ForwardShape& s) {
+  const NormProblem& p = s.p;
+  const int sm = s.sm;
+  const int64_t m = s.m;
+  const int64_t slots = s.slots;
+  const int64_t bucket = s.bucket;
+  const int sms = s.sms;
+  const bool many_streamed_rows = s.many_streamed_rows;
+  const bool rich_streams = s.rich_streams;
+  LaunchConfig c;
+  c.vec = s.vec;
+  // One 1024-thread block an SM (64 registers: x is held packed, so a batch fits without
+  // spills): as many loads in flight as two of 512, half the rows' bytes waiting in L2 for
+  // the second pass (two blocks an SM: 63-66% of copy bandwidth, the second pass mostly
+  // missing L2).
+  c.threads = c.threads_per_row = kForwardStreamThreads;
+  c.row_in_registers = false;
+  // Fewer rows than SMs (sm_90): a cluster of blocks streams each row, as many as keep the
+  // SMs busy (by m's power-of-two bucket, so every m of a bucket gets one config), each
+  // thread still streaming two batches at least. N = 1M at 64 rows: 64 blocks left half the
+  // H100 idle; clusters of 2, LN bf16 207 → 161 µs, RMS bf16 175 → 154, LN fp32 353 → 297
+  // (exhaustive tuning, bench/NOTES.md entry 30). With every SM busy, clusters did not pay
+  // (LN bf16 262144 at 256 rows: 158 µs alone, 163 / 171 in clusters of 2 / 4).
+  if (sm >= 90 && m > 0) {
+    while (c.cluster < kMaxForwardCluster && bucket * c.cluster * 2 <= sms &&
+           slots >= int64_t{c.threads} * c.cluster * 2 * kForwardStreamBatch)
+      c.cluster *= 2;
+  }
+  // Two rows or more an SM (or M not known), option-free: blocks as wide as the row's
+  // batches. Where a 1024-thread block would take a second batch a thread for at most half a
+  // batch more of the row (N ≤ 49152 in 16-bit types), two blocks of 512 an SM take three
+  // between them, half a batch's latency a row less; beyond, the fewest threads that take as
+  // many batches as 1024 do (balanced_stream_threads). bench --graph, LN bf16, fp32 γ, M·N =
+  // 64 Mi, this rule against 1024 threads (bench/results/2026-11-25-h100-e52089d-refits/;
+  // tuned in -c4e1df7-streamed-fits/): 33792 166 → 122 us, 36864 156 → 126, 40960 162 →
+  // 125, 45056 152 → 124, 49152 148 → 124 (fp16 alike); 57344 133 → 127 (896 threads), 81920
+  // 140 → 135 (864); 65536, 98304-524288 stay 1024. On a memory-rich device
+  // (streams_rows_between_powers) two of 512 to 98304, and RMSNorm's rows past 160 KB in
+  // clusters of two 1024-thread blocks, so that half as many rows wait in L2 for pass 2.
+  if (many_streamed_rows) {
+    const bool rich_halves =
+        rich_streams && (p.kind == NormKind::LayerNorm || p.n * dtype_size(p.x_dtype) <= 160 * 1024);
+    if (2 * slots <= 3 * int64_t{kForwardStreamThreads} * kForwardStreamBatch || rich_halves) {
+      c.threads = c.threads_per_row = kForwardStreamThreads / 2;
+      c.min_blocks_per_sm = 2;
+    } else if (rich_streams) {
+      c.cluster = 2;
+    } else {
+      c.threads = c.threads_per_row = balanced_stream_threads(slots);
+    }
+  }
+  return c;
+}
+
 }  // namespace
 
 void validate_forward_problem(const NormProblem& p) {
@@ -307,272 +662,22 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     check_forward_config(p, *phased);
     return *phased;
   }
+  const ForwardShape s = forward_shape(p, sm, m, sm_count, memory_bytes_per_sm_cycle);
   LaunchConfig c;
-  c.vec = vector_width(p, Pass::Forward);
-  const int64_t slots = ceil_div(p.n, c.vec);
-  const int slot_bytes = c.vec * dtype_size(p.x_dtype);
-  const int max_iters = std::max(1, max_forward_register_bytes(p.x_dtype) / slot_bytes);
-  // Scalar and narrow slots: at most 8 a thread, more threads instead (one a thread for each
-  // 64 bytes cost 8-10 points at N = 4095 and 5003, whose rows are 2- or 4-byte aligned).
-  const int target_iters = std::clamp(kForwardBytesTarget / slot_bytes, 1, std::min(max_iters, 8));
-  const int wide_threads = p.kind == NormKind::LayerNorm ? kWideForwardThreadsLayerNorm : kWideForwardThreads;
-  // Two rows or more an SM (or M not known), option-free: where the streamed rows' blocks are as
-  // wide as the row's batches (below).
-  const int64_t bucket = m > 0 ? next_pow2(m) : 0;
-  const int sms = grid_cluster_blocks(sm_count);  // one block an SM, as a grid cluster takes
-  const bool many_streamed_rows = (bucket == 0 || bucket >= 2 * sms) && !has_forward_fused_options(p);
-  const bool rich_streams =
-      many_streamed_rows && streams_rows_between_powers(p, sm, slot_bytes, memory_rich(memory_bytes_per_sm_cycle));
-  if (slots <= 32) {
-    c.threads_per_row = next_pow2(slots);
-    c.threads = 256;
-  } else if (slots <= int64_t{32} * max_iters) {
-    // A warp a row, or half of one where that leaves no lane idle in the last pass; in slots
-    // of half the width where that leaves fewer elements idle (N = 320: 16 lanes of 8-byte
-    // slots, 5 each, against 32 lanes of 16-byte slots, the second pass three-quarters empty:
-    // LN bf16 154 → 105 us, RMS 105 → 101 in bench, graph replays; exhaustive tuning's best;
-    // bench/results/2026-11-25-h100-04fe8b6-cliff-tune2/).
-    auto lanes_at = [&](int vec) {
-      return row_lanes(ceil_div(p.n, vec), std::max(1, max_forward_register_bytes(p.x_dtype) / (vec * dtype_size(p.x_dtype))));
-    };
-    auto idle = [&](int vec) {
-      const int64_t lanes = lanes_at(vec);
-      return lanes * ceil_div(ceil_div(p.n, vec), lanes) * vec - p.n;  // elements of the last pass
-    };
-    if (c.vec >= 2 && idle(c.vec / 2) < idle(c.vec)) c.vec /= 2;
-    c.threads_per_row = lanes_at(c.vec);
-    c.threads = 256;
-  } else if (sm >= 90 && dtype_size(p.x_dtype) == 2 && slot_bytes == 16 && forms_pre_norm_sum(p) &&
-             slots > int64_t{kMaxForwardRowThreads / 2} * target_iters &&
-             slots <= int64_t{kMaxForwardCluster} * kPreNormSumClusterThreads * kPreNormSumSlots) {
-    // 16-bit rows (16-byte slots) with a pre-norm sum (residual, row scale, dropout) longer
-    // than a 512-thread block holds: a cluster of 8 at 64 registers a thread, two 16-byte slots
-    // a thread, four where that takes more than 512 threads (LayerNorm) or 256 (RMSNorm, whose
-    // statistics leave registers for more). The residual's and the draws' registers spill
-    // the one-block and streamed forwards (LN bf16 32768 with residual and dropout: 332 us
-    // against 415; 65536: 363 against 430; RMS 131072: 290 against 385; exhaustive tuning,
-    // bench/results/2026-11-24-h100-{fd1575b-forward-fused-tune,3fb8e6c-forward-refit}/).
-    c.cluster = kMaxForwardCluster;
-    const bool layer_norm = p.kind == NormKind::LayerNorm;
-    const int64_t most_threads = layer_norm ? kPreNormSumClusterThreads : kPreNormSumClusterThreads / 2;
-    int64_t threads = 0;
-    int per_thread = 2;
-    for (; per_thread <= kPreNormSumSlots; per_thread *= 2) {
-      threads = warp_threads(slots, int64_t{c.cluster} * per_thread);
-      if (threads <= most_threads) break;
-    }
-    if (layer_norm && per_thread > 2 && p.dropout != DropoutMask::None) {
-      // LayerNorm's statistics and the draws at four slots spill (132 bytes): rows streamed
-      // twice by 512-thread blocks, two an SM, were the tuned best (LN bf16 131072 with residual
-      // and dropout: 384 us against 473 for a cluster of 1024-thread blocks).
-      c.cluster = 1;
-      c.row_in_registers = false;
-      c.threads = c.threads_per_row = kForwardStreamThreads / 2;
-      c.min_blocks_per_sm = 2;
-    } else {
-      c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
-      c.min_blocks_per_sm = registers_bound_blocks(c.threads);
-    }
-  } else if (slots <= int64_t{kMaxForwardRowThreads} * max_iters) {
-    int64_t threads = warp_threads(slots, target_iters);
-    if (p.kind == NormKind::LayerNorm && dtype_size(p.x_dtype) == 2 && slot_bytes == 16 &&
-        p.dropout != DropoutMask::None && !is_pow2(threads)) {
-      // LayerNorm drawing a dropout mask, where the target's block has a thread count not a
-      // power of two (those spilled 64 bytes with the draws; the power-of-two ones nothing): the
-      // fewest 16-byte slots a thread that make blocks of 256-512 threads. Exhaustive tuning of
-      // LN bf16 with the residual, row scale, bit mask and zero-centred γ, M·N = 64 Mi, graph
-      // replays (bench/results/2026-11-25-h100-7713342-fused-{scan,tune2}/): 2560 and 3072 at a
-      // slot a thread (the target's 96 threads 1.24-1.32x the best), 5120 and 7168 at two
-      // (1.13-1.21x); 1280 (64 threads), 4096 and 8192 keep theirs (the best, or within 4%).
-      for (int per_thread = 1; per_thread < target_iters; per_thread *= 2) {
-        const int64_t narrower = warp_threads(slots, per_thread);
-        if (narrower >= 256 && narrower <= 512) {
-          threads = narrower;
-          break;
-        }
-      }
-    }
-    if (p.kind == NormKind::LayerNorm && dtype_size(p.x_dtype) == 2 && p.weight_dtype == DType::F32 &&
-        c.vec == 8 && threads > 512) {
-      // LayerNorm rows of 16-bit x beyond 512 threads with fp32 γ and β: 4-element slots, the
-      // same bytes of x a thread, so that γ's and β's loads are one 16-byte vector a slot
-      // (two, 32 bytes apart, fill half of every sector a warp touches). bench, graph replays,
-      // bf16: N = 17408 137.6 → 121.8 µs, 24576 124.0 → 109.8, 32768 116.8 → 112.0; fp16
-      // alike (bench/results/2026-11-24-h100-e32be31-forward-vec4/).
-      c.vec = 4;
-      const int half_slot_bytes = slot_bytes / 2;
-      threads = warp_threads(ceil_div(p.n, c.vec), kForwardBytesTarget / half_slot_bytes);
-    }
-    if (slot_bytes == 2) {
-      // 2-byte slots (16-bit x aligned to less, below kRealignedForwardRowsFrom): the fewest of
-      // 8, 16 or 32 elements a thread that keep the block within kMaxScalarForwardRowThreads,
-      // else 8 as above. Exhaustive tuning, align 2, bf16, fp32 γ, M·N = 64 Mi, L2 flushed
-      // (bench/results/2026-11-25-h100-15a9ef7-realign-forward-tune/), µs against the 8 a thread
-      // before: LN 5003 at 320 threads 150 against 196 at 640, 8191 at 512 235 against 430 at
-      // 1024, 12289 at 416 229 against 278, 16385 at 544 180 against 193; RMS 143 / 223 / 205 /
-      // 159 against 156 / 244 / 226 / 163. The best at each of these and at 4095 (512) and 24577
-      // (1024), which keep theirs.
-      for (int per_thread = target_iters; per_thread <= max_iters; per_thread *= 2)
-        if (const int64_t fewer = warp_threads(slots, per_thread); fewer <= kMaxScalarForwardRowThreads) {
-          threads = fewer;
-          break;
-        }
-    }
-    c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(threads, 64, kMaxForwardRowThreads));
-    // 64 registers a thread, so blocks fill the SM's threads: without a bound ptxas gave some
-    // thread counts (160, 224, 448) 30-50% more registers for nothing, and LayerNorm's
-    // 512-thread bf16 blocks 70, one block an SM (N = 16384: 62% of copy bandwidth).
-    c.min_blocks_per_sm = registers_bound_blocks(c.threads);
-    if (!has_forward_fused_options(p) && holds_few_elements(p, c)) {
-      // Rows of at most kFewElementSlots elements a thread a pass: 16-32 bytes of x a thread,
-      // so what an SM has in flight is its threads' count. 16-bit rows: every thread of the SM
-      // (32 registers); fp32: two blocks at least (blocks of 768-1024 threads ran one an SM).
-      // bench --graph, fp32 γ, M·N = 64 Mi, against 64 registers a thread
-      // (bench/results/2026-11-25-h100-5ed1f96-fill-sm/): LN bf16 3001 136 → 117 us, 3585 164
-      // → 127, 4095 129 → 124; RMS bf16 2049 113 → 108, 2561 115 → 108, 3585 119 → 110; LN
-      // fp32 6001 284 → 199, 8191 271 → 208. Filling the SM with fp32 rows of at most 512
-      // threads (two to three blocks already) lost 2-7% (-full-occupancy/). Where ptxas spills
-      // (LN bf16 1025-2561), the engine takes unfilled_forward_config.
-      c.min_blocks_per_sm = dtype_size(p.x_dtype) == 2 ? kThreadsPerSm / c.threads : std::max(c.min_blocks_per_sm, 2);
-    }
-    if (memory_rich(memory_bytes_per_sm_cycle) && sm >= 90 && !few_rows(m, sm_count) && !has_forward_fused_options(p) &&
-        dtype_size(p.x_dtype) == 2 && slot_bytes == 16) {
-      // A memory-rich device (an H200): 16-bit rows of 16-byte slots at two slots a thread, the
-      // next row prefetched, instead of four (their loads in flight across this row's
-      // barriers). Exhaustive tuning on the H200, bf16, fp32 γ, M·N = 64 Mi, bench --graph
-      // (bench/results/2026-11-28-h200-50783ff-memory-rich-2/): LN 5120 102.4 → 79.5 us (320
-      // threads), 7168 102.4 → 84.9 (448), 12288 86.7 → 84.2 (768). In bench --graph against
-      // four slots a thread, bf16 and fp16, fp32 and bf16 γ, at 2048-16384
-      // (-59d6124-forward-rich/ab.txt, two runs): it won where the blocks are of 320 threads or
-      // more and keep 768 or more an SM: LN 5120-7168 1.18-1.49x, 8192 1.11 (bf16 γ; 0.99 with
-      // fp32 γ), 12288-16384 1.01-1.09x; RMS 5120-8192 1.02-1.09x, 16384 1.01-1.03, 14336 1.00,
-      // 12288 0.98. It lost where they are smaller (LN 2048-4096 at 128-256 threads: 0.67-0.82x)
-      // or fewer an SM (10240: 640 threads, one an SM: LN 0.95-0.96x).
-      const int64_t wider = warp_threads(slots, 2);
-      if (wider >= 320 && wider <= kMaxForwardRowThreads && wider > c.threads &&
-          wider * registers_bound_blocks(static_cast<int>(wider)) >= 768) {
-        c.vec = vector_width(p, Pass::Forward);
-        c.threads = c.threads_per_row = static_cast<int>(wider);
-        c.min_blocks_per_sm = registers_bound_blocks(c.threads);
-        c.prefetch = true;
-        if (p.kind == NormKind::LayerNorm && slot_weights_span_loads(p, c)) {
-          // LayerNorm's fp32 γ and β, 32 bytes a slot each, held in shared memory
-          // (templates/norm_forward.cuh says why). Exhaustive forward tuning on the H200, bf16
-          // and fp16, fp32 γ, M·N = 64 Mi, bench --graph: blocks of fewer than 512 threads
-          // with registers unbounded (-9756722-held-weights-fused/fwd/: LN bf16 5120 79.3 →
-          // 69.5 us at 320 threads, 6144 83.0 → 72.9, 7168 85.0 → 71.6, fp16 5120 80.8 → 69.7);
-          // larger ones with the bound they have (-6e696a5-review-fused-ncu/fwd/: 8192 81.5 →
-          // 70.3 at 512 threads, two blocks an SM; 12288 84.1 → 75.6 at 768, 14336 82.7 → 72.6
-          // at 896; unbounded at 512 it had lost, 84 → 87). Not RMSNorm: its γ alone tuned to
-          // the heuristic's at 8192 and 14336.
-          c.shared_weights = true;
-          if (c.threads < 512) c.min_blocks_per_sm = 1;
-        }
-      }
-    }
-    // Rows two slots a thread cannot hold in one block: its 1024 threads prefetch as clusters
-    // of them do (prefetches_long_rows), where every thread holds as many slots. In bench --graph
-    // (call 6): 32768 1.01-1.07x, but 32000 (3.9 slots a thread; 7.8 in LayerNorm's 4-element
-    // slots with fp32 γ) 0.94-1.00x.
-    const int64_t row_slots = ceil_div(p.n, int64_t{c.vec});
-    if (sm >= 90 && !c.prefetch && c.threads == kMaxForwardRowThreads && slot_bytes == 16 && !holds_few_elements(p, c) &&
-        row_slots % c.threads == 0)
-      c.prefetch = prefetches_long_rows(p, m, sm_count, 1, memory_rich(memory_bytes_per_sm_cycle));
+  if (s.slots <= 32) {
+    c = several_rows_a_block(s);
+  } else if (s.slots <= int64_t{32} * s.max_iters) {
+    c = warp_rows(s);
+  } else if (takes_pre_norm_sum_clusters(s)) {
+    c = pre_norm_sum_clusters(s);
+  } else if (s.slots <= int64_t{kMaxForwardRowThreads} * s.max_iters) {
+    c = row_a_block(s);
   } else if (const std::optional<ClusterBlocks> blocks = register_cluster_blocks(
-                 p, sm, slots, target_iters, max_iters, wide_threads,
-                 memory_rich(memory_bytes_per_sm_cycle) && !few_rows(m, sm_count) && !has_forward_fused_options(p),
-                 rich_streams)) {
-    c.cluster = blocks->cluster;
-    c.threads = c.threads_per_row = static_cast<int>(std::clamp<int64_t>(blocks->threads, 64, kMaxForwardRowThreads));
-    // 64 registers a thread, but not for 128 bytes of x a thread (one block an SM; LN fp32
-    // 131072 in 512-thread blocks tuned 6-10% ahead of the 1024-thread ones it had, unbounded).
-    c.min_blocks_per_sm = blocks->wide ? 1 : registers_bound_blocks(c.threads);
-    if (blocks->quarter) {
-      // Three an SM at most (as timed); γ held where it fits.
-      c.min_blocks_per_sm = std::min(c.min_blocks_per_sm, 3);
-      LaunchConfig held = c;
-      held.shared_weights = true;
-      if (forward_dynamic_shared_bytes(p, held) * held.min_blocks_per_sm <= max_stage_bytes(sm)) c = held;
-    }
-    // A memory-rich device (an H200), option-free 16-bit rows: clusters of 1024-thread blocks
-    // load their next row while this one's blocks meet (one block an SM: nothing else hides the
-    // meeting), where each cluster takes two rows or more (prefetches_long_rows says which).
-    c.prefetch = c.threads == kMaxForwardRowThreads &&
-                 prefetches_long_rows(p, m, sm_count, c.cluster, memory_rich(memory_bytes_per_sm_cycle));
-    // LayerNorm's fp32 γ (two 16-byte loads a slot, every row, from L2: a block's 32768 columns
-    // of γ and β do not stay in L1) instead held in shared memory, β too where both fit
-    // (forward_holds_bias), and no prefetch: its registers spilled 16-36 bytes beside the
-    // weights' loads (held: 60-62, none). Not L2's bytes: with γ held, fp32 γ still costs what it
-    // did against 16-bit γ (bench/NOTES.md entry 75). tune --forward --config, M·N = 64 Mi, bf16 / fp16
-    // (bench/results/2026-12-01-h200-long-forward-rows/, call 2, µs): 65536 109.4 → 106.9 /
-    // 109.8 → 106.4, 131072 117.2 → 115.1 / 119.0 → 115.5, 262144 131.8 → 122.7 / 132.7 →
-    // 123.1. With 16-bit γ held it lost (65536 91.4 → 95.3, 262144 110.8 → 115.5).
-    //
-    // Then (session 62) those clusters copy the next row ahead into shared memory instead of
-    // prefetching it into registers (templates/norm_forward.cuh, RowAhead), γ held there too:
-    // bench --forward --graph with the configs pinned at M = 64 Mi / N (bench --config;
-    // bench/results/2026-12-01-h200-forward-shared-prefetch/call3/), µs, bf16 / fp16:
-    // - RMSNorm, fp32 γ: 65536 77.9 → 74.4 / 79.9 → 74.4, 131072 85.5 → 80.2 / 88.3 → 80.2,
-    //   262144 92.1 → 87.2 / 95.3 → 87.8 (the register prefetch took 64 registers, none spilled;
-    //   copied ahead without γ held it lost: 81.1 at 65536).
-    // - LayerNorm, fp32 γ (held already): 65536 101.1 → 99.0 / 101.7 → 100.8, 131072 110.9 →
-    //   107.2 / 110.7 → 110.0, 262144 119.4 → 113.0 / 118.7 → 116.0.
-    // - LayerNorm, 16-bit γ: 262144 105.0 → 97.6 / 104.8 → 101.8 (its register prefetch spilled
-    //   64 bytes); not 65536 (85.2 either way, fp16 87.7 → 90.6) nor 131072 (93.5 → 92.5).
-    // - RMSNorm, 16-bit γ: not taken. In the rule's A/B (call 4, two rounds) it tied at 65536 and
-    //   262144 and read 0.98x at bf16 131072 (78.7 → 80.0).
-    // One block of 1024 threads (32768) keeps its prefetch (1.02x at best, LN fp32 γ 0.99x).
-    const bool copies_ahead =
-        c.prefetch && c.cluster > 1 && (p.has_weight || p.has_bias) && whole_aligned_slots(p, c) &&
-        (slot_weights_span_loads(p, c) || (p.kind == NormKind::LayerNorm && c.cluster == kMaxForwardCluster));
-    if (copies_ahead) {
-      LaunchConfig ahead = c;
-      ahead.prefetch = false;
-      ahead.shared_weights = true;
-      ahead.shared_prefetch = 1;
-      if (forward_dynamic_shared_bytes(p, ahead) <= max_stage_bytes(sm)) c = ahead;
-    }
+                 p, sm, s.slots, s.target_iters, s.max_iters, s.wide_threads,
+                 s.memory_rich && !few_rows(m, sm_count) && !has_forward_fused_options(p), s.rich_streams)) {
+    c = register_cluster(s, *blocks);
   } else {
-    // One 1024-thread block an SM (64 registers: x is held packed, so a batch fits without
-    // spills): as many loads in flight as two of 512, half the rows' bytes waiting in L2 for
-    // the second pass (two blocks an SM: 63-66% of copy bandwidth, the second pass mostly
-    // missing L2).
-    c.threads = c.threads_per_row = kForwardStreamThreads;
-    c.row_in_registers = false;
-    // Fewer rows than SMs (sm_90): a cluster of blocks streams each row, as many as keep the
-    // SMs busy (by m's power-of-two bucket, so every m of a bucket gets one config), each
-    // thread still streaming two batches at least. N = 1M at 64 rows: 64 blocks left half the
-    // H100 idle; clusters of 2, LN bf16 207 → 161 µs, RMS bf16 175 → 154, LN fp32 353 → 297
-    // (exhaustive tuning, bench/NOTES.md entry 30). With every SM busy, clusters did not pay
-    // (LN bf16 262144 at 256 rows: 158 µs alone, 163 / 171 in clusters of 2 / 4).
-    if (sm >= 90 && m > 0) {
-      while (c.cluster < kMaxForwardCluster && bucket * c.cluster * 2 <= sms &&
-             slots >= int64_t{c.threads} * c.cluster * 2 * kForwardStreamBatch)
-        c.cluster *= 2;
-    }
-    // Two rows or more an SM (or M not known), option-free: blocks as wide as the row's
-    // batches. Where a 1024-thread block would take a second batch a thread for at most half a
-    // batch more of the row (N ≤ 49152 in 16-bit types), two blocks of 512 an SM take three
-    // between them, half a batch's latency a row less; beyond, the fewest threads that take as
-    // many batches as 1024 do (balanced_stream_threads). bench --graph, LN bf16, fp32 γ, M·N =
-    // 64 Mi, this rule against 1024 threads (bench/results/2026-11-25-h100-e52089d-refits/;
-    // tuned in -c4e1df7-streamed-fits/): 33792 166 → 122 us, 36864 156 → 126, 40960 162 →
-    // 125, 45056 152 → 124, 49152 148 → 124 (fp16 alike); 57344 133 → 127 (896 threads), 81920
-    // 140 → 135 (864); 65536, 98304-524288 stay 1024. On a memory-rich device
-    // (streams_rows_between_powers) two of 512 to 98304, and RMSNorm's rows past 160 KB in
-    // clusters of two 1024-thread blocks, so that half as many rows wait in L2 for pass 2.
-    if (many_streamed_rows) {
-      const bool rich_halves =
-          rich_streams && (p.kind == NormKind::LayerNorm || p.n * dtype_size(p.x_dtype) <= 160 * 1024);
-      if (2 * slots <= 3 * int64_t{kForwardStreamThreads} * kForwardStreamBatch || rich_halves) {
-        c.threads = c.threads_per_row = kForwardStreamThreads / 2;
-        c.min_blocks_per_sm = 2;
-      } else if (rich_streams) {
-        c.cluster = 2;
-      } else {
-        c.threads = c.threads_per_row = balanced_stream_threads(slots);
-      }
-    }
+    c = streamed_rows(s);
   }
   check_forward_config(p, c);
   return c;
