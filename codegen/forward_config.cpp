@@ -305,10 +305,9 @@ ForwardShape forward_shape(const NormProblem& p, int sm, int64_t m, int sm_count
 
 // Rows of at most 32 vector slots: a power-of-two group of lanes a row, several rows a block.
 LaunchConfig several_rows_a_block(const ForwardShape& s) {
-  const int64_t slots = s.slots;
   LaunchConfig c;
   c.vec = s.vec;
-  c.threads_per_row = next_pow2(slots);
+  c.threads_per_row = next_pow2(s.slots);
   c.threads = 256;
   return c;
 }
@@ -348,7 +347,6 @@ bool takes_pre_norm_sum_clusters(const ForwardShape& s) {
 // takes_pre_norm_sum_clusters' rows.
 LaunchConfig pre_norm_sum_clusters(const ForwardShape& s) {
   const NormProblem& p = s.p;
-  const int64_t slots = s.slots;
   LaunchConfig c;
   c.vec = s.vec;
   // 16-bit rows (16-byte slots) with a pre-norm sum (residual, row scale, dropout) longer
@@ -364,7 +362,7 @@ LaunchConfig pre_norm_sum_clusters(const ForwardShape& s) {
   int64_t threads = 0;
   int per_thread = 2;
   for (; per_thread <= kPreNormSumSlots; per_thread *= 2) {
-    threads = warp_threads(slots, int64_t{c.cluster} * per_thread);
+    threads = warp_threads(s.slots, int64_t{c.cluster} * per_thread);
     if (threads <= most_threads) break;
   }
   if (layer_norm && per_thread > 2 && p.dropout != DropoutMask::None) {
@@ -385,17 +383,10 @@ LaunchConfig pre_norm_sum_clusters(const ForwardShape& s) {
 // Rows one block holds in registers (at most kMaxForwardRowThreads threads of max_iters slots).
 LaunchConfig row_a_block(const ForwardShape& s) {
   const NormProblem& p = s.p;
-  const int sm = s.sm;
-  const int64_t m = s.m;
-  const int sm_count = s.sm_count;
-  const int64_t slots = s.slots;
-  const int slot_bytes = s.slot_bytes;
-  const int max_iters = s.max_iters;
-  const int target_iters = s.target_iters;
   LaunchConfig c;
   c.vec = s.vec;
-  int64_t threads = warp_threads(slots, target_iters);
-  if (p.kind == NormKind::LayerNorm && dtype_size(p.x_dtype) == 2 && slot_bytes == 16 &&
+  int64_t threads = warp_threads(s.slots, s.target_iters);
+  if (p.kind == NormKind::LayerNorm && dtype_size(p.x_dtype) == 2 && s.slot_bytes == 16 &&
       p.dropout != DropoutMask::None && !is_pow2(threads)) {
     // LayerNorm drawing a dropout mask, where the target's block has a thread count not a
     // power of two (those spilled 64 bytes with the draws; the power-of-two ones nothing): the
@@ -404,8 +395,8 @@ LaunchConfig row_a_block(const ForwardShape& s) {
     // replays (bench/results/2026-11-25-h100-7713342-fused-{scan,tune2}/): 2560 and 3072 at a
     // slot a thread (the target's 96 threads 1.24-1.32x the best), 5120 and 7168 at two
     // (1.13-1.21x); 1280 (64 threads), 4096 and 8192 keep theirs (the best, or within 4%).
-    for (int per_thread = 1; per_thread < target_iters; per_thread *= 2) {
-      const int64_t narrower = warp_threads(slots, per_thread);
+    for (int per_thread = 1; per_thread < s.target_iters; per_thread *= 2) {
+      const int64_t narrower = warp_threads(s.slots, per_thread);
       if (narrower >= 256 && narrower <= 512) {
         threads = narrower;
         break;
@@ -420,10 +411,10 @@ LaunchConfig row_a_block(const ForwardShape& s) {
     // bf16: N = 17408 137.6 → 121.8 µs, 24576 124.0 → 109.8, 32768 116.8 → 112.0; fp16
     // alike (bench/results/2026-11-24-h100-e32be31-forward-vec4/).
     c.vec = 4;
-    const int half_slot_bytes = slot_bytes / 2;
+    const int half_slot_bytes = s.slot_bytes / 2;
     threads = warp_threads(ceil_div(p.n, c.vec), kForwardBytesTarget / half_slot_bytes);
   }
-  if (slot_bytes == 2) {
+  if (s.slot_bytes == 2) {
     // 2-byte slots (16-bit x aligned to less, below kRealignedForwardRowsFrom): the fewest of
     // 8, 16 or 32 elements a thread that keep the block within kMaxScalarForwardRowThreads,
     // else 8 as above. Exhaustive tuning, align 2, bf16, fp32 γ, M·N = 64 Mi, L2 flushed
@@ -432,8 +423,8 @@ LaunchConfig row_a_block(const ForwardShape& s) {
     // 1024, 12289 at 416 229 against 278, 16385 at 544 180 against 193; RMS 143 / 223 / 205 /
     // 159 against 156 / 244 / 226 / 163. The best at each of these and at 4095 (512) and 24577
     // (1024), which keep theirs.
-    for (int per_thread = target_iters; per_thread <= max_iters; per_thread *= 2)
-      if (const int64_t fewer = warp_threads(slots, per_thread); fewer <= kMaxScalarForwardRowThreads) {
+    for (int per_thread = s.target_iters; per_thread <= s.max_iters; per_thread *= 2)
+      if (const int64_t fewer = warp_threads(s.slots, per_thread); fewer <= kMaxScalarForwardRowThreads) {
         threads = fewer;
         break;
       }
@@ -455,8 +446,8 @@ LaunchConfig row_a_block(const ForwardShape& s) {
     // (LN bf16 1025-2561), the engine takes unfilled_forward_config.
     c.min_blocks_per_sm = dtype_size(p.x_dtype) == 2 ? kThreadsPerSm / c.threads : std::max(c.min_blocks_per_sm, 2);
   }
-  if (s.memory_rich && sm >= 90 && !few_rows(m, sm_count) && !has_forward_fused_options(p) &&
-      dtype_size(p.x_dtype) == 2 && slot_bytes == 16) {
+  if (s.memory_rich && s.sm >= 90 && !few_rows(s.m, s.sm_count) && !has_forward_fused_options(p) &&
+      dtype_size(p.x_dtype) == 2 && s.slot_bytes == 16) {
     // A memory-rich device (an H200): 16-bit rows of 16-byte slots at two slots a thread, the
     // next row prefetched, instead of four (their loads in flight across this row's
     // barriers). Exhaustive tuning on the H200, bf16, fp32 γ, M·N = 64 Mi, bench --graph
@@ -468,7 +459,7 @@ LaunchConfig row_a_block(const ForwardShape& s) {
     // fp32 γ), 12288-16384 1.01-1.09x; RMS 5120-8192 1.02-1.09x, 16384 1.01-1.03, 14336 1.00,
     // 12288 0.98. It lost where they are smaller (LN 2048-4096 at 128-256 threads: 0.67-0.82x)
     // or fewer an SM (10240: 640 threads, one an SM: LN 0.95-0.96x).
-    const int64_t wider = warp_threads(slots, 2);
+    const int64_t wider = warp_threads(s.slots, 2);
     if (wider >= 320 && wider <= kMaxForwardRowThreads && wider > c.threads &&
         wider * registers_bound_blocks(static_cast<int>(wider)) >= 768) {
       c.vec = vector_width(p, Pass::Forward);
@@ -495,18 +486,15 @@ LaunchConfig row_a_block(const ForwardShape& s) {
   // (call 6): 32768 1.01-1.07x, but 32000 (3.9 slots a thread; 7.8 in LayerNorm's 4-element
   // slots with fp32 γ) 0.94-1.00x.
   const int64_t row_slots = ceil_div(p.n, int64_t{c.vec});
-  if (sm >= 90 && !c.prefetch && c.threads == kMaxForwardRowThreads && slot_bytes == 16 && !holds_few_elements(p, c) &&
-      row_slots % c.threads == 0)
-    c.prefetch = prefetches_long_rows(p, m, sm_count, 1, s.memory_rich);
+  if (s.sm >= 90 && !c.prefetch && c.threads == kMaxForwardRowThreads && s.slot_bytes == 16 &&
+      !holds_few_elements(p, c) && row_slots % c.threads == 0)
+    c.prefetch = prefetches_long_rows(p, s.m, s.sm_count, 1, s.memory_rich);
   return c;
 }
 
 // Rows a cluster of blocks holds in registers (register_cluster_blocks' blocks).
 LaunchConfig register_cluster(const ForwardShape& s, const ClusterBlocks& blocks) {
   const NormProblem& p = s.p;
-  const int sm = s.sm;
-  const int64_t m = s.m;
-  const int sm_count = s.sm_count;
   LaunchConfig c;
   c.vec = s.vec;
   c.cluster = blocks.cluster;
@@ -519,13 +507,13 @@ LaunchConfig register_cluster(const ForwardShape& s, const ClusterBlocks& blocks
     c.min_blocks_per_sm = std::min(c.min_blocks_per_sm, 3);
     LaunchConfig held = c;
     held.shared_weights = true;
-    if (forward_dynamic_shared_bytes(p, held) * held.min_blocks_per_sm <= max_stage_bytes(sm)) c = held;
+    if (forward_dynamic_shared_bytes(p, held) * held.min_blocks_per_sm <= max_stage_bytes(s.sm)) c = held;
   }
   // A memory-rich device (an H200), option-free 16-bit rows: clusters of 1024-thread blocks
   // load their next row while this one's blocks meet (one block an SM: nothing else hides the
   // meeting), where each cluster takes two rows or more (prefetches_long_rows says which).
   c.prefetch = c.threads == kMaxForwardRowThreads &&
-               prefetches_long_rows(p, m, sm_count, c.cluster, s.memory_rich);
+               prefetches_long_rows(p, s.m, s.sm_count, c.cluster, s.memory_rich);
   // LayerNorm's fp32 γ (two 16-byte loads a slot, every row, from L2: a block's 32768 columns
   // of γ and β do not stay in L1) instead held in shared memory, β too where both fit
   // (forward_holds_bias), and no prefetch: its registers spilled 16-36 bytes beside the
@@ -557,7 +545,7 @@ LaunchConfig register_cluster(const ForwardShape& s, const ClusterBlocks& blocks
     ahead.prefetch = false;
     ahead.shared_weights = true;
     ahead.shared_prefetch = 1;
-    if (forward_dynamic_shared_bytes(p, ahead) <= max_stage_bytes(sm)) c = ahead;
+    if (forward_dynamic_shared_bytes(p, ahead) <= max_stage_bytes(s.sm)) c = ahead;
   }
   return c;
 }
@@ -565,13 +553,6 @@ LaunchConfig register_cluster(const ForwardShape& s, const ClusterBlocks& blocks
 // Rows too long for registers, read twice.
 LaunchConfig streamed_rows(const ForwardShape& s) {
   const NormProblem& p = s.p;
-  const int sm = s.sm;
-  const int64_t m = s.m;
-  const int64_t slots = s.slots;
-  const int64_t bucket = s.bucket;
-  const int sms = s.sms;
-  const bool many_streamed_rows = s.many_streamed_rows;
-  const bool rich_streams = s.rich_streams;
   LaunchConfig c;
   c.vec = s.vec;
   // One 1024-thread block an SM (64 registers: x is held packed, so a batch fits without
@@ -586,9 +567,9 @@ LaunchConfig streamed_rows(const ForwardShape& s) {
   // H100 idle; clusters of 2, LN bf16 207 → 161 µs, RMS bf16 175 → 154, LN fp32 353 → 297
   // (exhaustive tuning, bench/NOTES.md entry 30). With every SM busy, clusters did not pay
   // (LN bf16 262144 at 256 rows: 158 µs alone, 163 / 171 in clusters of 2 / 4).
-  if (sm >= 90 && m > 0) {
-    while (c.cluster < kMaxForwardCluster && bucket * c.cluster * 2 <= sms &&
-           slots >= int64_t{c.threads} * c.cluster * 2 * kForwardStreamBatch)
+  if (s.sm >= 90 && s.m > 0) {
+    while (c.cluster < kMaxForwardCluster && s.bucket * c.cluster * 2 <= s.sms &&
+           s.slots >= int64_t{c.threads} * c.cluster * 2 * kForwardStreamBatch)
       c.cluster *= 2;
   }
   // Two rows or more an SM (or M not known), option-free: blocks as wide as the row's
@@ -602,16 +583,16 @@ LaunchConfig streamed_rows(const ForwardShape& s) {
   // 140 → 135 (864); 65536, 98304-524288 stay 1024. On a memory-rich device
   // (streams_rows_between_powers) two of 512 to 98304, and RMSNorm's rows past 160 KB in
   // clusters of two 1024-thread blocks, so that half as many rows wait in L2 for pass 2.
-  if (many_streamed_rows) {
+  if (s.many_streamed_rows) {
     const bool rich_halves =
-        rich_streams && (p.kind == NormKind::LayerNorm || p.n * dtype_size(p.x_dtype) <= 160 * 1024);
-    if (2 * slots <= 3 * int64_t{kForwardStreamThreads} * kForwardStreamBatch || rich_halves) {
+        s.rich_streams && (p.kind == NormKind::LayerNorm || p.n * dtype_size(p.x_dtype) <= 160 * 1024);
+    if (2 * s.slots <= 3 * int64_t{kForwardStreamThreads} * kForwardStreamBatch || rich_halves) {
       c.threads = c.threads_per_row = kForwardStreamThreads / 2;
       c.min_blocks_per_sm = 2;
-    } else if (rich_streams) {
+    } else if (s.rich_streams) {
       c.cluster = 2;
     } else {
-      c.threads = c.threads_per_row = balanced_stream_threads(slots);
+      c.threads = c.threads_per_row = balanced_stream_threads(s.slots);
     }
   }
   return c;
