@@ -71,6 +71,7 @@ struct ClusterBlocks {
   int64_t threads;
   bool wide;
   bool quarter = false;  // quarter_slot_clusters' blocks: γ held, several an SM
+  bool held_weights = false;  // γ (and β where both fit) held in shared memory
 };
 
 // RMSNorm's rows between the powers of two (streams_rows_between_powers) whose 16-byte slots a
@@ -100,17 +101,25 @@ std::optional<ClusterBlocks> quarter_slot_clusters(const NormProblem& p, int64_t
   return b;
 }
 
+// Rows (m's power-of-two bucket) from which fp32 rows past the wide blocks take clusters of 8
+// of up to 1024 threads on a memory-rich device (register_cluster_blocks' rich_long_fp32).
+constexpr int64_t kRichLongRowsFrom = 128;
+
 // The fewest blocks that hold the row at the target bytes a thread (more bytes a thread spill
 // in 1024-thread blocks: fp32 N = 262144 spills 128-352 bytes), or none where rows of this
 // problem are not held by register clusters. rich_rows: many option-free rows on a
 // memory-rich device (an H200), whose fp32 rows take 128 bytes a thread.
 std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int sm, int64_t slots, int target_iters,
                                                      int max_iters, int wide_threads, bool rich_rows,
-                                                     bool streams_narrow_blocks) {
-  if (sm < 90 || slots > int64_t{kMaxForwardCluster} * std::max(int64_t{kMaxForwardRowThreads} * target_iters,
-                                                                  int64_t{wide_threads} * max_iters))
-    return std::nullopt;
+                                                     bool rich_long_rows, bool streams_narrow_blocks) {
   const bool layer_norm = p.kind == NormKind::LayerNorm, wide_x = dtype_size(p.x_dtype) == 4;
+  // What the rules below hold; on a memory-rich device fp32 rows up to 8 blocks of 1024
+  // threads at 128 bytes a thread (N = 262144), past the wide blocks (rich_long_fp32, below).
+  const int64_t held_slots =
+      int64_t{kMaxForwardCluster} * std::max(int64_t{kMaxForwardRowThreads} * target_iters, int64_t{wide_threads} * max_iters);
+  const bool rich_long_fp32 = rich_long_rows && wide_x && slots > held_slots;
+  if (sm < 90 || slots > (rich_long_fp32 ? int64_t{kMaxForwardCluster} * kMaxForwardRowThreads * max_iters : held_slots))
+    return std::nullopt;
   // fp32 LayerNorm in blocks of at most 512 threads (tuned: fp32 N = 65536, 8 blocks of 512,
   // 1.17x faster than streaming; bench/NOTES.md, entries 19 and 20).
   const int64_t most_threads = layer_norm && wide_x ? 512 : kMaxForwardRowThreads;
@@ -150,8 +159,22 @@ std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int s
     // ptxas spills 4-60 bytes at 49152, 98304 and 131072), RMS 40960-131072 1.23-1.46x;
     // LayerNorm's 320-thread blocks at 40960 (three an SM, 128 bytes spilled) lost 2.5%, so
     // LayerNorm takes blocks of 384 threads or more only. 163840 keeps its blocks of 640.
-    const ClusterBlocks rich = fewest_blocks(max_iters, kMaxForwardRowThreads / 2);
+    // RMSNorm's with γ held in shared memory (two or three blocks an SM, each 40-64 KB):
+    // pinned at M = 64 Mi / N (bench/results/2026-12-02-h200-forward-clusters-of-16/, call 2),
+    // bench --forward --graph, 131072 (8 x 512) 171.3 → 146.7 µs.
+    ClusterBlocks rich = fewest_blocks(max_iters, kMaxForwardRowThreads / 2);
+    rich.held_weights = !layer_norm;
     if (!layer_norm || rich.threads >= 384) blocks = rich;
+  }
+  // Past the wide blocks (RMSNorm beyond 196608, LayerNorm beyond 163840; streamed rows read
+  // x twice there): a cluster of 8 of up to 1024 threads, 128 bytes a thread, one block an
+  // SM, γ held in shared memory (its loads take registers the row needs: held, no spill at
+  // 64 registers). bench --forward --graph with the configs pinned at M = 64 Mi / N
+  // (bench/results/2026-12-02-h200-forward-clusters-of-16/, call 1), N = 262144 against the
+  // streamed rows: RMS 204.9 → 159.7 µs (64 → 82% of copy), LN 208.9 → 194.0 (63 → 68%).
+  if (rich_long_fp32) {
+    blocks = fewest_blocks(max_iters, kMaxForwardRowThreads);
+    blocks.wide = blocks.held_weights = true;
   }
   // 16-bit LayerNorm only in 1024-thread blocks (the whole SM at 64 registers), and not for
   // parallel norms. Its clusters meet once (warp- then block-shifted moments) and, with the
@@ -332,6 +355,15 @@ LaunchConfig warp_rows(const ForwardShape& s) {
   if (c.vec >= 2 && idle(c.vec / 2) < idle(c.vec)) c.vec /= 2;
   c.threads_per_row = lanes_at(c.vec);
   c.threads = 256;
+  // LayerNorm's 16-bit rows whose last pass is part-empty: 64 registers a thread (four blocks
+  // an SM). ptxas gave them 70-72 unbounded (three an SM: fp16 904-1016, bf16 392), where
+  // whole passes take 64-68. bench --forward --graph, M·N = 64 Mi, fp32 γ, pinned at M =
+  // 64 Mi / N (bench/results/2026-12-02-h200-forward-clusters-of-16/, call 2), µs: fp16 904
+  // 105.0 → 94.5, 1000 100.0 → 88.3, 1016 96.9 → 87.9, bf16 392 141.8 → 127.2; where ptxas
+  // gives 64 anyway the same kernel. Not whole passes: 1024 at 66-68 registers lost 6-7%
+  // bounded (71.4 → 76.8).
+  if (s.memory_rich && p.kind == NormKind::LayerNorm && dtype_size(p.x_dtype) == 2 && s.slots % c.threads_per_row != 0)
+    c.min_blocks_per_sm = registers_bound_blocks(c.threads);
   return c;
 }
 
@@ -502,6 +534,11 @@ LaunchConfig register_cluster(const ForwardShape& s, const ClusterBlocks& blocks
   // 64 registers a thread, but not for 128 bytes of x a thread (one block an SM; LN fp32
   // 131072 in 512-thread blocks tuned 6-10% ahead of the 1024-thread ones it had, unbounded).
   c.min_blocks_per_sm = blocks.wide ? 1 : registers_bound_blocks(c.threads);
+  if (blocks.held_weights && (p.has_weight || p.has_bias)) {
+    LaunchConfig held = c;
+    held.shared_weights = true;
+    if (forward_dynamic_shared_bytes(p, held) * held.min_blocks_per_sm <= max_stage_bytes(s.sm)) c = held;
+  }
   if (blocks.quarter) {
     // Three an SM at most (as timed); γ held where it fits.
     c.min_blocks_per_sm = std::min(c.min_blocks_per_sm, 3);
@@ -655,7 +692,9 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     c = row_a_block(s);
   } else if (const std::optional<ClusterBlocks> blocks = register_cluster_blocks(
                  p, sm, s.slots, s.target_iters, s.max_iters, s.wide_threads,
-                 s.memory_rich && !few_rows(m, sm_count) && !has_forward_fused_options(p), s.rich_streams)) {
+                 s.memory_rich && !few_rows(m, sm_count) && !has_forward_fused_options(p),
+                 s.memory_rich && !has_forward_fused_options(p) && (m < 0 || next_pow2(m) >= kRichLongRowsFrom),
+                 s.rich_streams)) {
     c = register_cluster(s, *blocks);
   } else {
     c = streamed_rows(s);

@@ -925,17 +925,18 @@ TEST(ForwardConfig, MemoryRichDevicesPrefetchTwoSlotsAThread) {
     EXPECT_TRUE(c.prefetch && !c.shared_weights) << n << ": γ in x's dtype, one load a slot";
   }
   // fp32 rows of register clusters: 128 bytes a thread in blocks of at most 512 threads, but
-  // LayerNorm's blocks of fewer than 384 (40960), which lost in bench.
+  // LayerNorm's blocks of fewer than 384 (40960), which lost in bench; RMSNorm's hold γ.
   const std::pair<int64_t, std::string> clusters[] = {
       {49152, "threads=384 threads_per_row=384 vec=4 registers cluster=4 min_blocks=2"},
       {65536, "threads=512 threads_per_row=512 vec=4 registers cluster=4 min_blocks=2"},
       {131072, "threads=512 threads_per_row=512 vec=4 registers cluster=8 min_blocks=2"}};
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
     for (const auto& [n, config] : clusters)
-      EXPECT_EQ(codegen::describe(choose_forward_config(problem(kind, n, DType::F32), 90, 67108864 / n, 132, 18.4)), config)
+      EXPECT_EQ(codegen::describe(choose_forward_config(problem(kind, n, DType::F32), 90, 67108864 / n, 132, 18.4)),
+                config + (kind == NormKind::RMSNorm ? " shared_weights" : ""))
           << n;
   EXPECT_EQ(codegen::describe(choose_forward_config(problem(NormKind::RMSNorm, 40960, DType::F32), 90, 1638, 132, 18.4)),
-            "threads=320 threads_per_row=320 vec=4 registers cluster=4 min_blocks=3");
+            "threads=320 threads_per_row=320 vec=4 registers cluster=4 min_blocks=3 shared_weights");
   const NormProblem ln40960 = problem(NormKind::LayerNorm, 40960, DType::F32);
   EXPECT_EQ(choose_forward_config(ln40960, 90, 1638, 132, 18.4), choose_forward_config(ln40960, 90, 1638, 132));
   // Rows aligned to 2 bytes (2-byte slots) out of phase keep theirs (in phase they are phased:
@@ -1370,4 +1371,54 @@ TEST(ForwardConfig, CheckConfigChecksByPass) {
   ASSERT_TRUE(c.shared_weights && !c.shared_sums) << codegen::describe(c);
   EXPECT_NO_THROW(codegen::check_config(p, c, codegen::Pass::Forward));
   EXPECT_THROW(codegen::check_config(p, c, codegen::Pass::Backward), std::invalid_argument);
+}
+
+// On a memory-rich device, fp32 rows past the wide blocks (RMSNorm beyond 196608 columns,
+// LayerNorm beyond 163840) up to 262144 take a cluster of 8 of up to 1024 threads, 128 bytes a
+// thread, one block an SM, γ held in shared memory, from m's bucket 128 (fewer rows and longer
+// rows stream, as on the H100's rules, which stream them all).
+TEST(ForwardConfig, MemoryRichFp32RowsPastTheWideBlocksTakeClustersOfEightWithGammaHeld) {
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+    const int64_t first = kind == NormKind::LayerNorm ? 163844 : 196612;
+    for (int64_t n = first; n <= 262144; n += 4096 + 4) {
+      for (int64_t m : {int64_t{65}, int64_t{256}, 67108864 / n, int64_t{-1}}) {
+        const NormProblem p = problem(kind, n, DType::F32);
+        const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90, m, 132, 18.4);
+        const std::string what = codegen::describe_forward(p) + " m=" + std::to_string(m) + ": " + codegen::describe(c);
+        EXPECT_TRUE(c.row_in_registers && c.shared_weights) << what;
+        EXPECT_EQ(c.cluster, 8) << what;
+        EXPECT_LE(c.threads, 1024) << what;
+        EXPECT_EQ(c.min_blocks_per_sm, 1) << what;
+        EXPECT_LE(codegen::elements_per_thread(p, c) * 4, 128) << what;
+        EXPECT_NO_THROW(codegen::check_forward_config(p, c)) << what;
+        EXPECT_FALSE(codegen::choose_forward_config(p, 90, m, 132).row_in_registers) << what << ": the H100's rules stream";
+      }
+      EXPECT_FALSE(codegen::choose_forward_config(problem(kind, n, DType::F32), 90, 64, 132, 18.4).row_in_registers) << n;
+    }
+    EXPECT_FALSE(codegen::choose_forward_config(problem(kind, 262148, DType::F32), 90, 256, 132, 18.4).row_in_registers);
+  }
+  // The wide blocks' own rows keep them (LayerNorm 163840 in 640 threads, RMSNorm 196608 in 768).
+  EXPECT_FALSE(codegen::choose_forward_config(problem(NormKind::LayerNorm, 163840, DType::F32), 90, 409, 132, 18.4).shared_weights);
+  EXPECT_EQ(codegen::choose_forward_config(problem(NormKind::RMSNorm, 196608, DType::F32), 90, 341, 132, 18.4).threads, 768);
+}
+
+// On a memory-rich device, LayerNorm's warp rows of 16-bit x whose last pass is part-empty are
+// bound to 64 registers a thread (four 256-thread blocks an SM); whole passes, RMSNorm, fp32 and
+// the H100's rules stay unbounded.
+TEST(ForwardConfig, MemoryRichLayerNormWarpRowsWithAPartEmptyLastPassTakeSixtyFourRegisters) {
+  for (DType x : {DType::BF16, DType::F16}) {
+    for (int64_t n : {392, 904, 1000, 1016}) {
+      const NormProblem p = problem(NormKind::LayerNorm, n, x);
+      const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90, 67108864 / n, 132, 18.4);
+      EXPECT_EQ(c.threads_per_row, 32) << n << ": " << codegen::describe(c);
+      EXPECT_EQ(c.min_blocks_per_sm, 4) << n << ": " << codegen::describe(c);
+      EXPECT_EQ(codegen::choose_forward_config(p, 90, 67108864 / n, 132).min_blocks_per_sm, 1) << n;
+      EXPECT_EQ(codegen::choose_forward_config(problem(NormKind::RMSNorm, n, x), 90, 67108864 / n, 132, 18.4).min_blocks_per_sm, 1)
+          << n;
+    }
+    for (int64_t n : {512, 768, 1024})
+      EXPECT_EQ(codegen::choose_forward_config(problem(NormKind::LayerNorm, n, x), 90, 67108864 / n, 132, 18.4).min_blocks_per_sm, 1)
+          << n;
+  }
+  EXPECT_EQ(codegen::choose_forward_config(problem(NormKind::LayerNorm, 1000, DType::F32), 90, 67108, 132, 18.4).min_blocks_per_sm, 1);
 }

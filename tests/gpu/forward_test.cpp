@@ -264,12 +264,20 @@ TEST_F(Forward, LongRowsAtManyRows) {
   // The heuristic's configs for many long rows (M in a bucket of twice the SMs or more):
   // streamed 16-bit LayerNorm rows in 512-thread blocks (36864) and in balanced blocks (57344:
   // 896 threads), fp32 clusters of 128 bytes a thread (LN 81920: 4 x 640, RMS 163840: 8 x 640).
+  // On a memory-rich device (an H200) RMSNorm's fp32 clusters hold γ in shared memory (131072:
+  // 8 x 512, two an SM), fp32 rows past the wide blocks take clusters of 8 of up to 1024
+  // threads with γ held (LN 262144: β read every row; RMS 229376: 8 x 896), and LayerNorm's
+  // 16-bit warp rows with a part-empty last pass are bound to 64 registers (1000).
   Engine& engine = shared_engine();
   std::vector<ForwardCase> cases;
   const struct { NormKind kind; int64_t n; DType x; } shapes[] = {{NormKind::LayerNorm, 36864, DType::BF16},
                                                                   {NormKind::LayerNorm, 57344, DType::F16},
                                                                   {NormKind::LayerNorm, 81920, DType::F32},
-                                                                  {NormKind::RMSNorm, 163840, DType::F32}};
+                                                                  {NormKind::RMSNorm, 163840, DType::F32},
+                                                                  {NormKind::RMSNorm, 131072, DType::F32},
+                                                                  {NormKind::LayerNorm, 262144, DType::F32},
+                                                                  {NormKind::RMSNorm, 229376, DType::F32},
+                                                                  {NormKind::LayerNorm, 1000, DType::F16}};
   for (const auto& s : shapes) {
     ForwardCase c;
     c.problem = make_problem(s.kind, s.n, s.x, DType::F32,
