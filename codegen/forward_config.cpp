@@ -159,9 +159,12 @@ std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int s
     // ptxas spills 4-60 bytes at 49152, 98304 and 131072), RMS 40960-131072 1.23-1.46x;
     // LayerNorm's 320-thread blocks at 40960 (three an SM, 128 bytes spilled) lost 2.5%, so
     // LayerNorm takes blocks of 384 threads or more only. 163840 keeps its blocks of 640.
-    // RMSNorm's with γ held in shared memory (two or three blocks an SM, each 40-64 KB):
-    // pinned at M = 64 Mi / N (bench/results/2026-12-02-h200-forward-clusters-of-16/, call 2),
-    // bench --forward --graph, 131072 (8 x 512) 171.3 → 146.7 µs.
+    // RMSNorm's with γ held in shared memory (two or three blocks an SM, each 40-64 KB): bench
+    // --forward --graph, M·N = 64 Mi, A/B against γ read from L2, two rounds
+    // (bench/results/2026-12-02-h200-forward-clusters-of-16/, call 3), µs: 40960 146.9 → 145.6,
+    // 49152 155.2 → 148.0, 65536 146.0 → 140.1, 98304 165.4 → 152.6, 114688 174.9 → 152.3,
+    // 131072 162.7 → 147.4, 163840 174.8 → 168.3, 196608 171.1 → 162.5 (1.01-1.17x). Not timed
+    // for LayerNorm, whose γ and β both take the room.
     ClusterBlocks rich = fewest_blocks(max_iters, kMaxForwardRowThreads / 2);
     rich.held_weights = !layer_norm;
     if (!layer_norm || rich.threads >= 384) blocks = rich;
@@ -355,14 +358,19 @@ LaunchConfig warp_rows(const ForwardShape& s) {
   if (c.vec >= 2 && idle(c.vec / 2) < idle(c.vec)) c.vec /= 2;
   c.threads_per_row = lanes_at(c.vec);
   c.threads = 256;
-  // LayerNorm's 16-bit rows whose last pass is part-empty: 64 registers a thread (four blocks
-  // an SM). ptxas gave them 70-72 unbounded (three an SM: fp16 904-1016, bf16 392), where
-  // whole passes take 64-68. bench --forward --graph, M·N = 64 Mi, fp32 γ, pinned at M =
-  // 64 Mi / N (bench/results/2026-12-02-h200-forward-clusters-of-16/, call 2), µs: fp16 904
-  // 105.0 → 94.5, 1000 100.0 → 88.3, 1016 96.9 → 87.9, bf16 392 141.8 → 127.2; where ptxas
-  // gives 64 anyway the same kernel. Not whole passes: 1024 at 66-68 registers lost 6-7%
-  // bounded (71.4 → 76.8).
-  if (s.memory_rich && p.kind == NormKind::LayerNorm && dtype_size(p.x_dtype) == 2 && s.slots % c.threads_per_row != 0)
+  // LayerNorm's 16-bit rows of two or four passes, the last part-empty: 64 registers a thread
+  // (four blocks an SM). ptxas gave some of them 67-72 unbounded (three an SM: fp16 904-1016,
+  // bf16 392-456), where whole passes take 64-68. bench --forward --graph, M·N = 64 Mi, A/B
+  // against the unbounded rows, two rounds (bench/results/2026-12-02-h200-forward-clusters-of-16/,
+  // call 3), µs: fp16 fp32 γ 904 104.5 → 94.1, 1000 99.5 → 87.8, 1016 95.9 → 87.9 (fp16 γ
+  // alike), bf16 392 140.9 → 126.5, 456 123.3 → 110.7 (bf16 γ alike); where ptxas gave 64 or
+  // fewer anyway 0.99-1.00x (fp16 392-456, bf16 904-1016). Not three or five passes (744
+  // 0.98-0.99x, 264 and 600 0.99-1.01x), nor whole passes (1024 at 66-68 registers lost 6-7%
+  // bounded, call 2: 71.4 → 76.8).
+  const int64_t slots = ceil_div(p.n, int64_t{c.vec});
+  const int64_t passes = ceil_div(slots, int64_t{c.threads_per_row});
+  if (s.memory_rich && p.kind == NormKind::LayerNorm && dtype_size(p.x_dtype) == 2 &&
+      slots % c.threads_per_row != 0 && (passes == 2 || passes == 4))
     c.min_blocks_per_sm = registers_bound_blocks(c.threads);
   return c;
 }

@@ -1402,12 +1402,12 @@ TEST(ForwardConfig, MemoryRichFp32RowsPastTheWideBlocksTakeClustersOfEightWithGa
   EXPECT_EQ(codegen::choose_forward_config(problem(NormKind::RMSNorm, 196608, DType::F32), 90, 341, 132, 18.4).threads, 768);
 }
 
-// On a memory-rich device, LayerNorm's warp rows of 16-bit x whose last pass is part-empty are
-// bound to 64 registers a thread (four 256-thread blocks an SM); whole passes, RMSNorm, fp32 and
-// the H100's rules stay unbounded.
+// On a memory-rich device, LayerNorm's warp rows of 16-bit x of two or four passes, the last
+// part-empty, are bound to 64 registers a thread (four 256-thread blocks an SM); three or five
+// passes, whole passes, RMSNorm, fp32 and the H100's rules stay unbounded.
 TEST(ForwardConfig, MemoryRichLayerNormWarpRowsWithAPartEmptyLastPassTakeSixtyFourRegisters) {
   for (DType x : {DType::BF16, DType::F16}) {
-    for (int64_t n : {392, 904, 1000, 1016}) {
+    for (int64_t n : {392, 456, 904, 1000, 1016}) {
       const NormProblem p = problem(NormKind::LayerNorm, n, x);
       const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90, 67108864 / n, 132, 18.4);
       EXPECT_EQ(c.threads_per_row, 32) << n << ": " << codegen::describe(c);
@@ -1416,7 +1416,7 @@ TEST(ForwardConfig, MemoryRichLayerNormWarpRowsWithAPartEmptyLastPassTakeSixtyFo
       EXPECT_EQ(codegen::choose_forward_config(problem(NormKind::RMSNorm, n, x), 90, 67108864 / n, 132, 18.4).min_blocks_per_sm, 1)
           << n;
     }
-    for (int64_t n : {512, 768, 1024})
+    for (int64_t n : {264, 512, 600, 744, 768, 1024})
       EXPECT_EQ(codegen::choose_forward_config(problem(NormKind::LayerNorm, n, x), 90, 67108864 / n, 132, 18.4).min_blocks_per_sm, 1)
           << n;
   }
