@@ -83,6 +83,29 @@ __device__ __forceinline__ void widen_piece(const uint2& w, const bf16 (&)[4], f
   widen_bf16_pair(w.y, out + 2);
 }
 __device__ __forceinline__ void widen_piece(const unsigned& w, const bf16 (&)[2], float* out) { widen_bf16_pair(w, out); }
+// fp16 likewise a 32-bit word at a time, each half converted where it sits in the register.
+// Element by element the halves were cut out of the piece with 64-bit shifts: SASS of the
+// forward's LN fp16 1000 had 24 SHF.R.U64, 32 SHF.R.U32.HI and 18 PRMT beside its 96
+// HADD2.F32 conversions (1192 instructions; bf16's 1128), and now 1128. bench --graph, fp32 γ,
+// two rounds (bench/results/2026-12-02-h200-forward-clusters-of-16/, call 8): forward LN 1000
+// 87.9 → 76.2 µs (bf16's time), 4096 1.03-1.04x, RMS 1000 0.985-0.99x, the rest and the
+// backward at 4096 / 16384 1.00-1.02x.
+__device__ __forceinline__ void widen_f16_pair(unsigned w, float* out) {
+  asm("{ .reg .f16 lo, hi;\n\t mov.b32 {lo, hi}, %2;\n\t cvt.f32.f16 %0, lo;\n\t cvt.f32.f16 %1, hi; }"
+      : "=f"(out[0]), "=f"(out[1])
+      : "r"(w));
+}
+__device__ __forceinline__ void widen_piece(const uint4& w, const f16 (&)[8], float* out) {
+  widen_f16_pair(w.x, out);
+  widen_f16_pair(w.y, out + 2);
+  widen_f16_pair(w.z, out + 4);
+  widen_f16_pair(w.w, out + 6);
+}
+__device__ __forceinline__ void widen_piece(const uint2& w, const f16 (&)[4], float* out) {
+  widen_f16_pair(w.x, out);
+  widen_f16_pair(w.y, out + 2);
+}
+__device__ __forceinline__ void widen_piece(const unsigned& w, const f16 (&)[2], float* out) { widen_f16_pair(w, out); }
 
 // ---- vector memory access --------------------------------------------------------------------
 template <int BYTES> struct RawVec;

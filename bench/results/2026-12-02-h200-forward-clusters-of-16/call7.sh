@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# Session 63, call 7 (H200), run as one command line on the warm machine right after call 6
+# (build-device: ad573d8). Nsight Compute of the forward's LN 1000 kernel, fp16 against bf16
+# (fp32 γ, the bounded warp rows), for entry 77's next 4.
+mkdir -p $OUT/logs; NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1); echo "ncu: $NCU"; for d in fp16 bf16; do NORMJIT_CACHE_DIR=$(mktemp -d) timeout 100 $NCU --kernel-name regex:nj_norm_forward --launch-skip 3 --launch-count 1 --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats build-device/normjit bench --forward --kinds layernorm --dtypes $d --weights fp32 --n 1000 --reps 3 > $OUT/logs/ncu-$d.txt 2>&1; echo "$d exit $?"; grep -E "Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|Warp Cycles Per Issued|Theoretical Occupancy|Block Limit Reg|Compute \(SM\)" $OUT/logs/ncu-$d.txt | head -20; done; tar czf $OUT/call7.tgz -C $OUT logs
