@@ -68,21 +68,10 @@ __device__ __forceinline__ void widen_piece(const Raw&, const T (&e)[kPer], floa
 #pragma unroll
   for (int j = 0; j < kPer; ++j) out[j] = to_f32(e[j]);
 }
-__device__ __forceinline__ void widen_bf16_pair(unsigned w, float* out) {
+__device__ __forceinline__ void widen_pair(unsigned w, bf16, float* out) {
   out[0] = __uint_as_float(w << 16);
   out[1] = __uint_as_float(w & 0xffff0000u);
 }
-__device__ __forceinline__ void widen_piece(const uint4& w, const bf16 (&)[8], float* out) {
-  widen_bf16_pair(w.x, out);
-  widen_bf16_pair(w.y, out + 2);
-  widen_bf16_pair(w.z, out + 4);
-  widen_bf16_pair(w.w, out + 6);
-}
-__device__ __forceinline__ void widen_piece(const uint2& w, const bf16 (&)[4], float* out) {
-  widen_bf16_pair(w.x, out);
-  widen_bf16_pair(w.y, out + 2);
-}
-__device__ __forceinline__ void widen_piece(const unsigned& w, const bf16 (&)[2], float* out) { widen_bf16_pair(w, out); }
 // fp16 likewise a 32-bit word at a time, each half converted where it sits in the register.
 // Element by element the halves were cut out of the piece with 64-bit shifts: SASS of the
 // forward's LN fp16 1000 had 24 SHF.R.U64, 32 SHF.R.U32.HI and 18 PRMT beside its 96
@@ -90,22 +79,26 @@ __device__ __forceinline__ void widen_piece(const unsigned& w, const bf16 (&)[2]
 // two rounds (bench/results/2026-12-02-h200-forward-clusters-of-16/, call 8): forward LN 1000
 // 87.9 → 76.2 µs (bf16's time), 4096 1.03-1.04x, RMS 1000 0.985-0.99x, the rest and the
 // backward at 4096 / 16384 1.00-1.02x.
-__device__ __forceinline__ void widen_f16_pair(unsigned w, float* out) {
+__device__ __forceinline__ void widen_pair(unsigned w, f16, float* out) {
   asm("{ .reg .f16 lo, hi;\n\t mov.b32 {lo, hi}, %2;\n\t cvt.f32.f16 %0, lo;\n\t cvt.f32.f16 %1, hi; }"
       : "=f"(out[0]), "=f"(out[1])
       : "r"(w));
 }
-__device__ __forceinline__ void widen_piece(const uint4& w, const f16 (&)[8], float* out) {
-  widen_f16_pair(w.x, out);
-  widen_f16_pair(w.y, out + 2);
-  widen_f16_pair(w.z, out + 4);
-  widen_f16_pair(w.w, out + 6);
+// Pieces of 16-bit elements (bf16, f16), a 32-bit word at a time.
+template <class T>
+__device__ __forceinline__ void widen_piece(const uint4& w, const T (&)[8], float* out) {
+  widen_pair(w.x, T{}, out);
+  widen_pair(w.y, T{}, out + 2);
+  widen_pair(w.z, T{}, out + 4);
+  widen_pair(w.w, T{}, out + 6);
 }
-__device__ __forceinline__ void widen_piece(const uint2& w, const f16 (&)[4], float* out) {
-  widen_f16_pair(w.x, out);
-  widen_f16_pair(w.y, out + 2);
+template <class T>
+__device__ __forceinline__ void widen_piece(const uint2& w, const T (&)[4], float* out) {
+  widen_pair(w.x, T{}, out);
+  widen_pair(w.y, T{}, out + 2);
 }
-__device__ __forceinline__ void widen_piece(const unsigned& w, const f16 (&)[2], float* out) { widen_f16_pair(w, out); }
+template <class T>
+__device__ __forceinline__ void widen_piece(const unsigned& w, const T (&)[2], float* out) { widen_pair(w, T{}, out); }
 
 // ---- vector memory access --------------------------------------------------------------------
 template <int BYTES> struct RawVec;
