@@ -70,8 +70,8 @@ struct ClusterBlocks {
   int cluster;
   int64_t threads;
   bool wide;
-  bool quarter = false;  // quarter_slot_clusters' blocks: γ held, several an SM
-  bool held_weights = false;  // γ (and β where both fit) held in shared memory
+  bool quarter = false;  // quarter_slot_clusters' blocks: three an SM at most
+  bool held_weights = false;  // γ (and β where both fit) held in shared memory where it fits
 };
 
 // RMSNorm's rows between the powers of two (streams_rows_between_powers) whose 16-byte slots a
@@ -97,7 +97,7 @@ std::optional<ClusterBlocks> quarter_slot_clusters(const NormProblem& p, int64_t
   const int64_t threads = slots / per_block;
   if (threads < 192 || threads > 512) return std::nullopt;
   ClusterBlocks b{kMaxForwardCluster, threads, false};
-  b.quarter = true;
+  b.quarter = b.held_weights = true;
   return b;
 }
 
@@ -542,14 +542,10 @@ LaunchConfig register_cluster(const ForwardShape& s, const ClusterBlocks& blocks
   // 64 registers a thread, but not for 128 bytes of x a thread (one block an SM; LN fp32
   // 131072 in 512-thread blocks tuned 6-10% ahead of the 1024-thread ones it had, unbounded).
   c.min_blocks_per_sm = blocks.wide ? 1 : registers_bound_blocks(c.threads);
+  // Three an SM at most (as timed).
+  if (blocks.quarter) c.min_blocks_per_sm = std::min(c.min_blocks_per_sm, 3);
+  // γ held where every block an SM has room for it.
   if (blocks.held_weights && (p.has_weight || p.has_bias)) {
-    LaunchConfig held = c;
-    held.shared_weights = true;
-    if (forward_dynamic_shared_bytes(p, held) * held.min_blocks_per_sm <= max_stage_bytes(s.sm)) c = held;
-  }
-  if (blocks.quarter) {
-    // Three an SM at most (as timed); γ held where it fits.
-    c.min_blocks_per_sm = std::min(c.min_blocks_per_sm, 3);
     LaunchConfig held = c;
     held.shared_weights = true;
     if (forward_dynamic_shared_bytes(p, held) * held.min_blocks_per_sm <= max_stage_bytes(s.sm)) c = held;
@@ -689,6 +685,7 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     return *phased;
   }
   const ForwardShape s = forward_shape(p, sm, m, sm_count, memory_bytes_per_sm_cycle);
+  const bool rich_option_free = s.memory_rich && !has_forward_fused_options(p);
   LaunchConfig c;
   if (s.slots <= 32) {
     c = several_rows_a_block(s);
@@ -699,10 +696,8 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
   } else if (s.slots <= int64_t{kMaxForwardRowThreads} * s.max_iters) {
     c = row_a_block(s);
   } else if (const std::optional<ClusterBlocks> blocks = register_cluster_blocks(
-                 p, sm, s.slots, s.target_iters, s.max_iters, s.wide_threads,
-                 s.memory_rich && !few_rows(m, sm_count) && !has_forward_fused_options(p),
-                 s.memory_rich && !has_forward_fused_options(p) && (m < 0 || next_pow2(m) >= kRichLongRowsFrom),
-                 s.rich_streams)) {
+                 p, sm, s.slots, s.target_iters, s.max_iters, s.wide_threads, rich_option_free && !few_rows(m, sm_count),
+                 rich_option_free && (m < 0 || next_pow2(m) >= kRichLongRowsFrom), s.rich_streams)) {
     c = register_cluster(s, *blocks);
   } else {
     c = streamed_rows(s);
