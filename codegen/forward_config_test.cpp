@@ -1374,9 +1374,9 @@ TEST(ForwardConfig, CheckConfigChecksByPass) {
 }
 
 // On a memory-rich device, fp32 rows past the wide blocks (RMSNorm beyond 196608 columns,
-// LayerNorm beyond 163840) up to 262144 take a cluster of 8 of up to 1024 threads, 128 bytes a
-// thread, one block an SM, γ held in shared memory, from m's bucket 128 (fewer rows and longer
-// rows stream, as on the H100's rules, which stream them all).
+// LayerNorm beyond 163840) up to 262144 take a cluster of 8 blocks of 1024 threads, at most 128
+// bytes a thread, one block an SM, γ held in shared memory, at many rows (m's bucket 128 up, or
+// m not known); longer rows, and the H100's rules, stream.
 TEST(ForwardConfig, MemoryRichFp32RowsPastTheWideBlocksTakeClustersOfEightWithGammaHeld) {
   for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
     const int64_t first = kind == NormKind::LayerNorm ? 163844 : 196612;
@@ -1387,19 +1387,40 @@ TEST(ForwardConfig, MemoryRichFp32RowsPastTheWideBlocksTakeClustersOfEightWithGa
         const std::string what = codegen::describe_forward(p) + " m=" + std::to_string(m) + ": " + codegen::describe(c);
         EXPECT_TRUE(c.row_in_registers && c.shared_weights) << what;
         EXPECT_EQ(c.cluster, 8) << what;
-        EXPECT_LE(c.threads, 1024) << what;
+        EXPECT_EQ(c.threads, 1024) << what;
         EXPECT_EQ(c.min_blocks_per_sm, 1) << what;
         EXPECT_LE(codegen::elements_per_thread(p, c) * 4, 128) << what;
         EXPECT_NO_THROW(codegen::check_forward_config(p, c)) << what;
         EXPECT_FALSE(codegen::choose_forward_config(p, 90, m, 132).row_in_registers) << what << ": the H100's rules stream";
       }
-      EXPECT_FALSE(codegen::choose_forward_config(problem(kind, n, DType::F32), 90, 64, 132, 18.4).row_in_registers) << n;
     }
     EXPECT_FALSE(codegen::choose_forward_config(problem(kind, 262148, DType::F32), 90, 256, 132, 18.4).row_in_registers);
   }
   // The wide blocks' own rows keep them (LayerNorm 163840 in 640 threads, RMSNorm 196608 in 768).
   EXPECT_FALSE(codegen::choose_forward_config(problem(NormKind::LayerNorm, 163840, DType::F32), 90, 409, 132, 18.4).shared_weights);
   EXPECT_EQ(codegen::choose_forward_config(problem(NormKind::RMSNorm, 196608, DType::F32), 90, 341, 132, 18.4).threads, 768);
+}
+
+// Below 128 rows, those clusters by the waves of clusters of 8 that m's bucket makes on 132
+// SMs (16 clusters a wave): one wave (m <= 16) both norms; two (17-32 rows) LayerNorm only;
+// four (33-64 rows) RMSNorm, and LayerNorm past 229376 columns. The rest stream, as every m
+// does on the H100's rules.
+TEST(ForwardConfig, MemoryRichLongFp32RowsTakeTheirClustersByWavesOfClusters) {
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm}) {
+    const bool layer_norm = kind == NormKind::LayerNorm;
+    for (int64_t n : {int64_t{167936}, int64_t{200704}, int64_t{229376}, int64_t{229380}, int64_t{262144}}) {
+      if (!layer_norm && n < 196612) continue;
+      const NormProblem p = problem(kind, n, DType::F32);
+      for (int64_t m : {1, 2, 9, 16, 17, 24, 32, 33, 48, 64, 65}) {
+        const bool expected = m <= 16 || m > 64 || (m <= 32 ? layer_norm : !layer_norm || n > 229376);
+        const codegen::LaunchConfig c = codegen::choose_forward_config(p, 90, m, 132, 18.4);
+        const std::string what = codegen::describe_forward(p) + " m=" + std::to_string(m) + ": " + codegen::describe(c);
+        EXPECT_EQ(c.row_in_registers, expected) << what;
+        if (expected) EXPECT_TRUE(c.cluster == 8 && c.threads == 1024 && c.shared_weights) << what;
+        EXPECT_FALSE(codegen::choose_forward_config(p, 90, m, 132).row_in_registers) << what << ": the H100's rules stream";
+      }
+    }
+  }
 }
 
 // On a memory-rich device, LayerNorm's warp rows of 16-bit x of two or four passes, the last

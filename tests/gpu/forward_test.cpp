@@ -289,6 +289,29 @@ TEST_F(Forward, LongRowsAtManyRows) {
   for (const ForwardCase& c : cases) check_case(engine, c, stream());
 }
 
+TEST_F(Forward, LongFp32RowsAtFewRows) {
+  // fp32 rows past the wide blocks at 1-40 rows: on a memory-rich device (an H200) clusters of
+  // 8 blocks of 1024 threads with γ held, whose last blocks hold part of the row or none of it
+  // (LN 167936: 41984 slots of 65536, blocks 6 and 7 empty; RMS 200704: block 7 empty), odd N
+  // too (LN 229377: 4-byte slots); the streamed clusters at the rows between (RMS 24 rows,
+  // LN 212992 at 40).
+  Engine& engine = shared_engine();
+  const struct { NormKind kind; int64_t n, m; } shapes[] = {
+      {NormKind::LayerNorm, 167936, 1}, {NormKind::RMSNorm, 200704, 7},  {NormKind::LayerNorm, 212992, 17},
+      {NormKind::RMSNorm, 225280, 24},  {NormKind::LayerNorm, 245760, 40}, {NormKind::RMSNorm, 262144, 16},
+      {NormKind::LayerNorm, 212992, 40},  {NormKind::LayerNorm, 229377, 3}};
+  std::vector<ForwardCase> cases;
+  for (const auto& s : shapes) {
+    ForwardCase c;
+    c.problem = make_problem(s.kind, s.n, DType::F32, DType::F32,
+                             s.kind == NormKind::LayerNorm ? Affine::WeightAndBias : Affine::WeightOnly);
+    c.m = s.m;
+    cases.push_back(c);
+  }
+  prepare_in_parallel(engine, cases);
+  for (const ForwardCase& c : cases) check_case(engine, c, stream());
+}
+
 TEST_F(Forward, RowsOfFewElementsAThreadFillTheSmOrFallBackWithoutSpilling) {
   // Rows of at most 8 elements a thread a pass (codegen::unfilled_forward_config): 16-bit rows
   // aligned to 2 bytes (an odd x stride) in blocks bounded to fill the SM, which ptxas holds
