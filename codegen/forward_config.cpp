@@ -102,24 +102,34 @@ std::optional<ClusterBlocks> quarter_slot_clusters(const NormProblem& p, int64_t
 }
 
 // LayerNorm's columns past which its fp32 rows past the wide blocks take the clusters of 8 at
-// four waves of them (long_rows_take_register_clusters).
+// four waves of them (long_row_clusters).
 constexpr int64_t kLayerNormLongRowsAtFourWavesPast = 229376;
 
-// Whether m's rows of fp32 past the wide blocks take clusters of 8 with γ held on a
-// memory-rich device (register_cluster_blocks' rich_long_fp32) rather than the streamed
-// clusters of 2-8, by the waves of clusters of 8 that m's bucket makes (sms: blocks an SM's
-// worth at once; 16 clusters on an H200). bench --forward --graph, A/B against the streamed
-// clusters, two rounds (bench/results/2026-12-02-h200-forward-long-rows/, calls 1 and 2),
-// fp32 167936-262144: one wave (m <= 16) RMS 1.08-1.27x, LN 1.28-1.82x at every shape; two
-// waves (17-32 rows) LN 1.02-1.50x, RMS 0.89-1.18x (20-28 rows lose up to 11%: streamed);
-// four (33-64 rows) RMS 1.01-1.18x, LN 1.01-1.27x past 229376 columns and 0.91-1.33x below
-// (64 rows lose up to 9%: streamed); eight or more (128 rows up) 1.03-1.21x.
-bool long_rows_take_register_clusters(const NormProblem& p, int64_t m, int sms) {
-  if (m <= 0) return true;  // m not known: the many rows' config
-  const int64_t waves = ceil_div(next_pow2(m) * kMaxForwardCluster, sms);
-  if (waves <= 1 || waves >= 8) return true;
-  if (p.kind == NormKind::LayerNorm) return waves == 2 || p.n > kLayerNormLongRowsAtFourWavesPast;
-  return waves > 2;
+// How fp32 rows past the wide blocks are held on a memory-rich device (register_cluster_blocks'
+// rich_long_fp32): not (the streamed clusters of 2-8), in clusters of 8 blocks of the row's
+// exact width, or of 1024 threads.
+enum class LongRowClusters { None, ExactWidth, Full };
+
+// Clusters of 8 of 1024 threads with γ held by the waves of clusters of 8 that m's bucket makes
+// (sms: blocks an SM's worth at once; 16 clusters on an H200). bench --forward --graph, A/B
+// against the streamed clusters, two rounds (bench/results/2026-12-02-h200-forward-long-rows/,
+// calls 1-3), fp32 167936-262144: one wave (m <= 16) RMS 1.08-1.27x, LN 1.28-1.93x at every
+// shape; two waves (17-32 rows) LN 1.02-1.54x, RMS 0.89-1.18x (20-28 rows lose up to 11%:
+// streamed); four (33-64 rows) RMS 1.01-1.18x, LN 1.01-1.27x past 229376 columns and 0.91-1.33x
+// below (64 rows lose up to 9%: streamed); eight or more (128 rows up) 1.03-1.53x.
+// RMSNorm's 4-byte slots (fp32 rows aligned to 4 bytes, odd N) keep session 63's rule (from
+// bucket 128, the exact width): ptxas spills 300-450 bytes of its 1024-thread blocks at most N
+// (233473-262143; 229377, whose last slot is the row's last element, none), and they ran
+// 0.65-0.98x at 200003 and 250001 (2.2x at 229377; call 3).
+LongRowClusters long_row_clusters(const NormProblem& p, int64_t m, int sms, int slot_bytes) {
+  const int64_t bucket = m > 0 ? next_pow2(m) : 0;  // 0: m not known, the many rows' config
+  if (p.kind == NormKind::RMSNorm && slot_bytes == 4)
+    return bucket == 0 || bucket >= 128 ? LongRowClusters::ExactWidth : LongRowClusters::None;
+  const int64_t waves = ceil_div(bucket * kMaxForwardCluster, sms);
+  bool takes = waves <= 1 || waves >= 8;
+  if (!takes && p.kind == NormKind::LayerNorm) takes = waves == 2 || p.n > kLayerNormLongRowsAtFourWavesPast;
+  if (!takes && p.kind == NormKind::RMSNorm) takes = waves > 2;
+  return takes ? LongRowClusters::Full : LongRowClusters::None;
 }
 
 // The fewest blocks that hold the row at the target bytes a thread (more bytes a thread spill
@@ -128,13 +138,13 @@ bool long_rows_take_register_clusters(const NormProblem& p, int64_t m, int sms) 
 // memory-rich device (an H200), whose fp32 rows take 128 bytes a thread.
 std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int sm, int64_t slots, int target_iters,
                                                      int max_iters, int wide_threads, bool rich_rows,
-                                                     bool rich_long_rows, bool streams_narrow_blocks) {
+                                                     LongRowClusters long_rows, bool streams_narrow_blocks) {
   const bool layer_norm = p.kind == NormKind::LayerNorm, wide_x = dtype_size(p.x_dtype) == 4;
   // What the rules below hold; on a memory-rich device fp32 rows up to 8 blocks of 1024
   // threads at 128 bytes a thread (N = 262144), past the wide blocks (rich_long_fp32, below).
   const int64_t held_slots =
       int64_t{kMaxForwardCluster} * std::max(int64_t{kMaxForwardRowThreads} * target_iters, int64_t{wide_threads} * max_iters);
-  const bool rich_long_fp32 = rich_long_rows && wide_x && slots > held_slots;
+  const bool rich_long_fp32 = long_rows != LongRowClusters::None && wide_x && slots > held_slots;
   if (sm < 90 || slots > (rich_long_fp32 ? int64_t{kMaxForwardCluster} * kMaxForwardRowThreads * max_iters : held_slots))
     return std::nullopt;
   // fp32 LayerNorm in blocks of at most 512 threads (tuned: fp32 N = 65536, 8 blocks of 512,
@@ -192,16 +202,16 @@ std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int s
   // 64 registers). bench --forward --graph with the configs pinned at M = 64 Mi / N
   // (bench/results/2026-12-02-h200-forward-clusters-of-16/, call 1), N = 262144 against the
   // streamed rows: RMS 204.9 → 159.7 µs (64 → 82% of copy), LN 208.9 → 194.0 (63 → 68%).
-  // Its blocks take the whole 1024 threads, the last block's tail (or the last blocks) empty:
-  // fewer slots a thread, and no spill where the exact width leaves ptxas 64 registers (928-992
-  // threads spill 136 bytes). Pinned against the exact width, bench --forward --graph
+  // Its blocks take the whole 1024 threads (LongRowClusters::Full), the last block's tail (or
+  // the last blocks) empty: fewer slots a thread, and no spill where the exact width leaves
+  // ptxas 64 registers (928-992 threads spill 136 bytes). Pinned against the exact width, bench --forward --graph
   // (bench/results/2026-12-02-h200-forward-held-bias/, call 2, 229376-253952 at 32-96 rows:
   // 1.03-1.20x; -forward-long-rows/, call 1, 172032-221184 at 16-292 rows: 672-864 threads,
   // 1.00-1.11x, bar 172032 at 292 rows, 0.997x), LN 245760 at 96 rows 86.0 → 72.4 µs.
   if (rich_long_fp32) {
     blocks = fewest_blocks(max_iters, kMaxForwardRowThreads);
     blocks.wide = blocks.held_weights = true;
-    blocks.threads = kMaxForwardRowThreads;
+    if (long_rows == LongRowClusters::Full) blocks.threads = kMaxForwardRowThreads;
   }
   // 16-bit LayerNorm only in 1024-thread blocks (the whole SM at 64 registers), and not for
   // parallel norms. Its clusters meet once (warp- then block-shifted moments) and, with the
@@ -721,7 +731,7 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     c = row_a_block(s);
   } else if (const std::optional<ClusterBlocks> blocks = register_cluster_blocks(
                  p, sm, s.slots, s.target_iters, s.max_iters, s.wide_threads, rich_option_free && !few_rows(m, sm_count),
-                 rich_option_free && long_rows_take_register_clusters(p, m, s.sms), s.rich_streams)) {
+                 rich_option_free ? long_row_clusters(p, m, s.sms, s.slot_bytes) : LongRowClusters::None, s.rich_streams)) {
     c = register_cluster(s, *blocks);
   } else {
     c = streamed_rows(s);

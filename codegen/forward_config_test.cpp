@@ -1421,6 +1421,21 @@ TEST(ForwardConfig, MemoryRichLongFp32RowsTakeTheirClustersByWavesOfClusters) {
       }
     }
   }
+  // RMSNorm's 4-byte slots (rows aligned to 4 bytes) keep the exact width from bucket 128 and
+  // stream below it (their 1024-thread blocks spill); LayerNorm's take the clusters of 1024.
+  for (int64_t n : {int64_t{200003}, int64_t{250001}}) {
+    NormProblem rms = problem(NormKind::RMSNorm, n, DType::F32), ln = problem(NormKind::LayerNorm, n, DType::F32);
+    rms.alignment = ln.alignment = 4;
+    for (int64_t m : {1, 16, 40, 64, 65, 300}) {
+      const codegen::LaunchConfig r = codegen::choose_forward_config(rms, 90, m, 132, 18.4);
+      const codegen::LaunchConfig l = codegen::choose_forward_config(ln, 90, m, 132, 18.4);
+      const std::string what = std::to_string(n) + " m=" + std::to_string(m) + ": " + codegen::describe(r) + " / " + codegen::describe(l);
+      EXPECT_EQ(r.vec, 1) << what;
+      EXPECT_EQ(r.row_in_registers, m > 64) << what;
+      if (m > 64) EXPECT_EQ(r.threads, ((n + 255) / 256 + 31) & ~int64_t{31}) << what;  // 8 blocks of 32 slots a thread
+      EXPECT_EQ(l.row_in_registers && l.threads == 1024, m <= 16 || m > 64 || n > 229376) << what;
+    }
+  }
 }
 
 // On a memory-rich device, LayerNorm's warp rows of 16-bit x of two or four passes, the last
