@@ -113,10 +113,11 @@ enum class LongRowClusters { None, ExactWidth, Full };
 // Clusters of 8 of 1024 threads with γ held by the waves of clusters of 8 that m's bucket makes
 // (sms: blocks an SM's worth at once; 16 clusters on an H200). bench --forward --graph, A/B
 // against the streamed clusters, two rounds (bench/results/2026-12-02-h200-forward-long-rows/,
-// calls 1-3), fp32 167936-262144: one wave (m <= 16) RMS 1.08-1.27x, LN 1.28-1.93x at every
-// shape; two waves (17-32 rows) LN 1.02-1.54x, RMS 0.89-1.18x (20-28 rows lose up to 11%:
-// streamed); four (33-64 rows) RMS 1.01-1.18x, LN 1.01-1.27x past 229376 columns and 0.91-1.33x
-// below (64 rows lose up to 9%: streamed); eight or more (128 rows up) 1.03-1.53x.
+// calls 1-4), fp32 167936-262144, 16- and 8-byte slots, LayerNorm's 4-byte ones: one wave
+// (m <= 16) RMS 1.08-1.52x, LN 1.28-2.04x at every shape; two waves (17-32 rows) LN 1.02-1.54x,
+// RMS 0.89-1.18x (20-28 rows lose up to 11%: streamed); four (33-64 rows) RMS 1.01-1.50x, LN
+// 1.01-2.02x past 229376 columns and 0.91-1.33x below (64 rows lose up to 9%: streamed); eight
+// or more (128 rows up, against the exact width) 1.00-1.53x.
 // RMSNorm's 4-byte slots (fp32 rows aligned to 4 bytes, odd N) keep session 63's rule (from
 // bucket 128, the exact width): ptxas spills 300-450 bytes of its 1024-thread blocks at most N
 // (233473-262143; 229377, whose last slot is the row's last element, none), and they ran
