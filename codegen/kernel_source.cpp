@@ -141,7 +141,11 @@ KernelSource generate_forward_source(const NormProblem& p, const LaunchConfig& c
   std::ostringstream s;
   s << "// normjit generated kernel: " << describe_forward(p) << "\n"
     << "// launch: " << describe(c) << "\n\n"
-    << template_switches(p, c) << template_text("common.cuh") << "\n"
+    << template_switches(p, c);
+  // bf16's widening opaque to NVVM where a pre-norm sum is formed (templates/common.cuh says why).
+  if (p.x_dtype == DType::BF16 && forms_pre_norm_sum(p))
+    s << "#define NJ_OPAQUE_BF16_WIDENING 1  // bf16 widened by inline PTX\n";
+  s << template_text("common.cuh") << "\n"
     << forward_constants(p, c) << "\n";
   const bool fused = has_forward_fused_options(p);
   if (fused)

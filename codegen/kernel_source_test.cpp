@@ -311,6 +311,35 @@ TEST(KernelSource, ForwardWithoutOptionsCarriesNoTraceOfTheFusedSection) {
   EXPECT_EQ(forward_source_for(p), forward_source_for(q));
 }
 
+// bf16's widening is inline PTX (templates/common.cuh) only in the forward's kernels that form a
+// pre-norm sum: the residual, the row scale or dropout, on bf16 x; never without options, for
+// fp16 or fp32 x, for the forward's other options, nor in the backward.
+TEST(KernelSource, OnlyTheForwardsBf16PreNormSumsWidenByInlinePtx) {
+  const std::string kDefine = "#define NJ_OPAQUE_BF16_WIDENING 1";
+  for (NormProblem p : one_forward_problem_per_family()) {
+    EXPECT_EQ(forward_source_for(p).find(kDefine), std::string::npos) << codegen::describe_forward(p);
+    for (int option = 0; option < 3; ++option) {
+      NormProblem q = p;
+      if (option == 0) q.residual = true;
+      if (option == 1) q.rowscale = true;
+      if (option == 2) q.dropout = DropoutMask::Bits;
+      const bool bf16 = q.x_dtype == DType::BF16;
+      EXPECT_EQ(forward_source_for(q).find(kDefine) != std::string::npos, bf16) << codegen::describe_forward(q);
+      const NormProblem backward = codegen::resolve_problem(q);
+      EXPECT_EQ(codegen::generate_backward_source(backward, codegen::choose_launch_config(backward, 90)).text.find(kDefine),
+                std::string::npos)
+          << codegen::describe(backward);
+      q.x_dtype = DType::F16;
+      EXPECT_EQ(forward_source_for(q).find(kDefine), std::string::npos) << codegen::describe_forward(q);
+    }
+    NormProblem gated = p;
+    gated.kind = NormKind::RMSNorm;
+    gated.has_bias = false;
+    gated.gate = Gate::AfterNorm;
+    EXPECT_EQ(forward_source_for(gated).find(kDefine), std::string::npos) << codegen::describe_forward(gated);
+  }
+}
+
 TEST(KernelSource, EachForwardOptionBringsItsConstants) {
   struct Option {
     const char* name;

@@ -68,9 +68,22 @@ __device__ __forceinline__ void widen_piece(const Raw&, const T (&e)[kPer], floa
 #pragma unroll
   for (int j = 0; j < kPer; ++j) out[j] = to_f32(e[j]);
 }
+// In the forward's kernels with a pre-norm sum (the generated source defines
+// NJ_OPAQUE_BF16_WIDENING) the same two instructions as inline PTX, which NVVM cannot look
+// through, as it cannot through fp16's conversions below: with the shift and the mask in C++,
+// LayerNorm's rows of four 16-byte slots a thread (bf16 10240-16384 with the residual) spilled
+// 16-92 bytes where fp16's spilled none (NVRTC's report), and took 1.03-1.27x fp16's time.
+// Elsewhere it changed no forward cubin, and the backward's LN 4096 spilled 8 bytes with it.
+#ifndef NJ_OPAQUE_BF16_WIDENING
+#define NJ_OPAQUE_BF16_WIDENING 0
+#endif
 __device__ __forceinline__ void widen_pair(unsigned w, bf16, float* out) {
+#if NJ_OPAQUE_BF16_WIDENING
+  asm("{ shl.b32 %0, %2, 16;\n\t and.b32 %1, %2, 0xffff0000; }" : "=f"(out[0]), "=f"(out[1]) : "r"(w));
+#else
   out[0] = __uint_as_float(w << 16);
   out[1] = __uint_as_float(w & 0xffff0000u);
+#endif
 }
 // fp16 likewise a 32-bit word at a time, each half converted where it sits in the register.
 // Element by element the halves were cut out of the piece with 64-bit shifts: SASS of the
