@@ -205,10 +205,11 @@ std::optional<ClusterBlocks> register_cluster_blocks(const NormProblem& p, int s
   // streamed rows: RMS 204.9 → 159.7 µs (64 → 82% of copy), LN 208.9 → 194.0 (63 → 68%).
   // Its blocks take the whole 1024 threads (LongRowClusters::Full), the last block's tail (or
   // the last blocks) empty: fewer slots a thread, and no spill where the exact width leaves
-  // ptxas 64 registers (928-992 threads spill 136 bytes). Pinned against the exact width, bench --forward --graph
-  // (bench/results/2026-12-02-h200-forward-held-bias/, call 2, 229376-253952 at 32-96 rows:
-  // 1.03-1.20x; -forward-long-rows/, call 1, 172032-221184 at 16-292 rows: 672-864 threads,
-  // 1.00-1.11x, bar 172032 at 292 rows, 0.997x), LN 245760 at 96 rows 86.0 → 72.4 µs.
+  // ptxas 64 registers (928-992 threads spill 136 bytes). Pinned against the exact width,
+  // bench --forward --graph (bench/results/2026-12-02-h200-forward-held-bias/, call 2,
+  // 229376-253952 at 32-96 rows: 1.03-1.20x; -forward-long-rows/, call 1, 172032-221184 at
+  // 16-292 rows: 672-864 threads, 1.00-1.11x, bar 172032 at 292 rows, 0.997x), LN 245760 at
+  // 96 rows 86.0 → 72.4 µs.
   if (rich_long_fp32) {
     blocks = fewest_blocks(max_iters, kMaxForwardRowThreads);
     blocks.wide = blocks.held_weights = true;

@@ -72,8 +72,10 @@ __device__ __forceinline__ void widen_piece(const Raw&, const T (&e)[kPer], floa
 // NJ_OPAQUE_BF16_WIDENING) the same two instructions as inline PTX, which NVVM cannot look
 // through, as it cannot through fp16's conversions below: with the shift and the mask in C++,
 // LayerNorm's rows of four 16-byte slots a thread (bf16 10240-16384 with the residual) spilled
-// 16-92 bytes where fp16's spilled none (NVRTC's report), and took 1.03-1.27x fp16's time.
-// Elsewhere it changed no forward cubin, and the backward's LN 4096 spilled 8 bytes with it.
+// 16-92 bytes where fp16's spilled none (NVRTC's report), and took 1.03-1.27x fp16's time;
+// with it, none: 1.01-1.25x (bench/NOTES.md entry 80; dropout bits alone 0.95-0.96x at
+// 12288-14336). The option-free forward's cubins did not change with it (22 shapes); the
+// backward's LN 4096 spilled 8 bytes with it: only the forward's pre-norm sums take it.
 #ifndef NJ_OPAQUE_BF16_WIDENING
 #define NJ_OPAQUE_BF16_WIDENING 0
 #endif
