@@ -122,8 +122,8 @@ enum class LongRowClusters { None, ExactWidth, Full };
 // bucket 128, the exact width): ptxas spills 300-450 bytes of its 1024-thread blocks at most N
 // (233473-262143; 229377, whose last slot is the row's last element, none), and they ran
 // 0.65-0.98x at 200003 and 250001 (2.2x at 229377; call 3).
-LongRowClusters long_row_clusters(const NormProblem& p, int64_t m, int sms, int slot_bytes) {
-  const int64_t bucket = m > 0 ? next_pow2(m) : 0;  // 0: m not known, the many rows' config
+// bucket: m's power of two (ForwardShape::bucket; 0 where m is not known: the many rows' config).
+LongRowClusters long_row_clusters(const NormProblem& p, int64_t bucket, int sms, int slot_bytes) {
   if (p.kind == NormKind::RMSNorm && slot_bytes == 4)
     return bucket == 0 || bucket >= 128 ? LongRowClusters::ExactWidth : LongRowClusters::None;
   const int64_t waves = ceil_div(bucket * kMaxForwardCluster, sms);
@@ -733,7 +733,7 @@ LaunchConfig choose_forward_config(const NormProblem& p, int sm, int64_t m, int 
     c = row_a_block(s);
   } else if (const std::optional<ClusterBlocks> blocks = register_cluster_blocks(
                  p, sm, s.slots, s.target_iters, s.max_iters, s.wide_threads, rich_option_free && !few_rows(m, sm_count),
-                 rich_option_free ? long_row_clusters(p, m, s.sms, s.slot_bytes) : LongRowClusters::None, s.rich_streams)) {
+                 rich_option_free ? long_row_clusters(p, s.bucket, s.sms, s.slot_bytes) : LongRowClusters::None, s.rich_streams)) {
     c = register_cluster(s, *blocks);
   } else {
     c = streamed_rows(s);

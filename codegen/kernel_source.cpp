@@ -124,10 +124,13 @@ std::string forward_fused_constants(const NormProblem& p) {
 
 // The switches a config turns on in the templates, as #defines ahead of them; none for the
 // configs that need none, whose source is as it was before the switch existed. Realigned slots
-// (templates/common.cuh) where x's slots are wider than the rows' alignment.
-std::string template_switches(const NormProblem& p, const LaunchConfig& c) {
+// (templates/common.cuh) where x's slots are wider than the rows' alignment; bf16 widened by
+// inline PTX where the forward forms a pre-norm sum (templates/common.cuh says why).
+std::string template_switches(const NormProblem& p, const LaunchConfig& c, Pass pass) {
   std::string s;
   if (realigned_slots(p, c)) s += "#define NJ_REALIGNED_SLOTS 1  // x's slots are wider than the rows' alignment\n";
+  if (pass == Pass::Forward && p.x_dtype == DType::BF16 && forms_pre_norm_sum(p))
+    s += "#define NJ_OPAQUE_BF16_WIDENING 1  // bf16 widened by inline PTX\n";
   return s;
 }
 
@@ -141,11 +144,7 @@ KernelSource generate_forward_source(const NormProblem& p, const LaunchConfig& c
   std::ostringstream s;
   s << "// normjit generated kernel: " << describe_forward(p) << "\n"
     << "// launch: " << describe(c) << "\n\n"
-    << template_switches(p, c);
-  // bf16's widening opaque to NVVM where a pre-norm sum is formed (templates/common.cuh says why).
-  if (p.x_dtype == DType::BF16 && forms_pre_norm_sum(p))
-    s << "#define NJ_OPAQUE_BF16_WIDENING 1  // bf16 widened by inline PTX\n";
-  s << template_text("common.cuh") << "\n"
+    << template_switches(p, c, Pass::Forward) << template_text("common.cuh") << "\n"
     << forward_constants(p, c) << "\n";
   const bool fused = has_forward_fused_options(p);
   if (fused)
@@ -182,7 +181,7 @@ KernelSource generate_backward_source(const NormProblem& p, const LaunchConfig& 
   std::ostringstream s;
   s << "// normjit generated kernel: " << describe(p) << "\n"
     << "// launch: " << describe(c) << "\n\n"
-    << template_switches(p, c) << template_text("common.cuh") << "\n"
+    << template_switches(p, c, Pass::Backward) << template_text("common.cuh") << "\n"
     << problem_constants(p, c) << "\n";
   if (fused) s << fused_constants(p, c) << "\n" << template_text("gate_math.cuh") << "\n" << template_text("fused_ops.cuh") << "\n";
   s << select_fused_blocks(template_text("norm_backward.cuh"), fused) << "\n";
