@@ -361,6 +361,31 @@ TEST(LaunchConfig, RowsPastAClusterOf16TakeItsWideBlocksAtManyRowsAndTheGridAtFe
   EXPECT_EQ(codegen::wide_cluster_config(problem(262144, DType::BF16), 90), std::nullopt) << "16 a thread hold it";
 }
 
+// The grid's stages of 24 KB and more (16-bit rows of 1M, fp32 of 512K) take a sixth on
+// memory-rich devices where γ still fits beside it, four rows waiting for the other blocks'
+// sums; smaller stages, rows without γ, and the H100's rules keep five (or fewer where they fit).
+TEST(LaunchConfig, LongGridRowsOfLargeStagesKeepFourRowsWaiting) {
+  auto grid_stages = [](NormKind kind, DType x, int64_t n, double rate, bool weight = true) {
+    NormProblem p = with_option(n, x, kind, no_option);
+    p.has_weight = weight;
+    p = codegen::resolve_problem(p);
+    const LaunchConfig c = choose_launch_config(p, 90, 132, 64, rate);
+    EXPECT_TRUE(c.grid) << codegen::describe(p) << ": " << codegen::describe(c);
+    EXPECT_NO_THROW(codegen::check_launch_config(p, c)) << codegen::describe(c);
+    EXPECT_EQ(c.shared_weights, weight) << codegen::describe(p) << ": " << codegen::describe(c);
+    return c.stages;
+  };
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm})
+    for (DType x : {DType::BF16, DType::F16}) {
+      EXPECT_EQ(grid_stages(kind, x, 1048576, 18.4), 6);
+      EXPECT_EQ(grid_stages(kind, x, 1048576, 0.0), 5) << "the H100's rules";
+      EXPECT_EQ(grid_stages(kind, x, 524288, 18.4), 5) << "16 KB stages";
+    }
+  EXPECT_EQ(grid_stages(NormKind::LayerNorm, DType::F32, 524288, 18.4), 6);
+  EXPECT_EQ(grid_stages(NormKind::LayerNorm, DType::F32, 1048576, 18.4), 3) << "64 KB stages: three fit";
+  EXPECT_EQ(grid_stages(NormKind::RMSNorm, DType::BF16, 1048576, 18.4, /*weight=*/false), 5) << "no γ to hold";
+}
+
 // Nothing past what a cluster of 16 holds is streamed on sm_90, whatever the alignment, fused
 // options, γ/β or M (the grid from the cluster's edge); up to session 57 16-bit rows of
 // 262145-270335 were streamed at 6-22x the grid's time.

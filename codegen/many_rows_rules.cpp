@@ -1270,7 +1270,23 @@ std::optional<LaunchConfig> grid_rows(const ManyRowsShape& s) {
   // bytes 548 us against 748, RMS 538 / 566; LN 262152 at 4 rows 17.9 / 392;
   // bench/results/2026-12-01-h200-grid-edge/).
   const int64_t min_grid_block_slots = s.p.n > kMaxClusterRowColumns ? 1 : 256;
-  return s.sm >= 80 ? grid_config(s.p, s.sm, s.sm_count, min_grid_block_slots) : std::nullopt;
+  std::optional<LaunchConfig> c = s.sm >= 80 ? grid_config(s.p, s.sm, s.sm_count, min_grid_block_slots) : std::nullopt;
+  // Stages of 24 KB and more (x and dy of a block's slice: 16-bit rows of 1M, fp32 of 512K): a
+  // sixth, where γ still fits beside it in shared memory, so four rows wait for the other blocks'
+  // sums instead of three. The grid's time goes with the rows waiting, not with the rows copying
+  // ahead (H200; bench/results/2026-12-02-h200-long-row-stalls/, calls 3-4, bench --graph, µs): 1M at 64
+  // rows LN bf16 237.4 → 232.7, RMS 218.4 → 212.3, bf16 γ 228.8 → 223.5 and 213.5 → 207.7, fp16
+  // alike; LN bf16 at 16 / 32 / 128 rows 77.5 → 76.0, 131.6 → 128.7, 454.2 → 442.2; LN fp32
+  // 524288 447.5 → 438.6, RMS 433.2 → 432.7. Not without γ held (277 µs: γ read from L2 twice a
+  // row), and not the smaller stages of 16-bit 458752-524288 (8-12 stages there: 0.98-1.02x).
+  if (c && c->stages == 5 && s.p.has_weight && s.memory_rich) {
+    LaunchConfig six = *c;
+    six.stages = 6;
+    const int64_t stage_bytes = ceil_div(ceil_div(s.p.n, c->vec), c->cluster) * c->vec *
+                                (dtype_size(s.p.x_dtype) + dtype_size(s.p.dy_dtype));
+    if (stage_bytes >= 24 * 1024 && with_shared_weights(s.p, six, s.sm).shared_weights) return six;
+  }
+  return c;
 }
 
 // The rules in the order they are asked: the first that serves the rows gives their config.

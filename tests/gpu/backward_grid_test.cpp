@@ -12,10 +12,12 @@
 #include "codegen/norm_problem.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/engine_impl.h"
+#include "runtime/tuner.h"
 #include "support/device_run.h"
 #include "support/problem_variants.h"
 #include "support/random.h"
 #include "support/reference.h"
+#include "support/scratch_cache.h"
 #include "support/shared_engine.h"
 
 namespace normjit::test {
@@ -49,6 +51,35 @@ codegen::LaunchConfig config_run(Engine& engine, const NormInputs& inputs) {
 }
 
 class BackwardGridCluster : public GpuTest {};
+class BackwardGridStaging : public ScratchCacheGpuTest {};
+
+// Every grid candidate the tuner may time (3, 5 and 8 stages where they fit: 1, 3 and 6 rows
+// waiting for the other blocks' sums) matches the reference, where the ring of meeting slots
+// wraps many times (64 rows), at few rows, in 16-bit and fp32, odd N.
+TEST_F(BackwardGridStaging, EveryGridCandidateMatchesTheReference) {
+  NJ_REQUIRE_GPU();
+  const CUcontext ctx = GpuContext::get()->context();
+  const runtime::DeviceLimits limits = Engine::Impl::query_limits(ctx);
+  if (limits.sm < 80) GTEST_SKIP() << "grid clusters stage their rows with cp.async on sm_80 and newer";
+  const GridCase cases[] = {
+      {{NormKind::LayerNorm, DType::BF16, DType::F32, Affine::WeightAndBias, 1048576}, 64},
+      {{NormKind::RMSNorm, DType::F16, DType::F16, Affine::WeightOnly, 1048576}, 7},
+      {{NormKind::LayerNorm, DType::F32, DType::F32, Affine::WeightAndBias, 524288}, 19},
+      {{NormKind::LayerNorm, DType::BF16, DType::BF16, Affine::BiasOnly, 1048577}, 5},
+  };
+  int tried = 0;
+  for (const GridCase& gc : cases) {
+    const NormInputs inputs = make_inputs(gc.spec.problem(), gc.m, fresh_seed());
+    const NormProblem resolved = resolved_problem(inputs);
+    std::vector<codegen::LaunchConfig> grids;
+    for (const codegen::LaunchConfig& c : runtime::candidate_configs(resolved, limits, gc.m, codegen::Pass::Backward))
+      if (c.grid) grids.push_back(c);
+    EXPECT_FALSE(grids.empty()) << describe_case(inputs);
+    each_config_matches_reference(limits, gc.spec.problem(), resolved, gc.m, grids);
+    tried += static_cast<int>(grids.size());
+  }
+  EXPECT_GE(tried, 12);
+}
 
 TEST_F(BackwardGridCluster, LongRowsMatchTheFloat64ReferenceWithEitherWorkspace) {
   Engine& engine = shared_engine();
