@@ -9,10 +9,20 @@ the four SASS lines before it (what it waits on is usually there: a load, a barr
 With --mix: the instructions executed instead, by opcode (warp instructions, as ncu counts them),
 and the most executed count with its lines: in an unrolled row loop each line runs once a warp
 and row, so that count is the rows times warps, and its lines the row's instructions (session
-48: LayerNorm bf16 32768's row was 407 a warp against RMSNorm's 356)."""
+48: LayerNorm bf16 32768's row was 407 a warp against RMSNorm's 356).
+
+With --lines CUBIN SOURCE: the samples and instructions by line of the generated source, through
+the line tables of a cubin of the same kernel (`normjit emit PROBLEM --config C --cubin CUBIN
+--line-info`, whose machine code is the profiled kernel's bytes; SOURCE: `normjit emit PROBLEM
+--config C`), joined by SASS offset (bench/sass_lines.py)."""
 import argparse
 import csv
+import os
 import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sass_lines  # noqa: E402  (beside this script)
 
 
 def main():
@@ -20,6 +30,9 @@ def main():
     ap.add_argument("csv", help="ncu --page source --csv --print-source sass output")
     ap.add_argument("--top", type=int, default=12, help="instructions to show (default 12)")
     ap.add_argument("--mix", action="store_true", help="instructions executed by opcode, not stalls")
+    ap.add_argument("--lines", nargs=2, metavar=("CUBIN", "SOURCE"),
+                    help="by source line, through the line tables of CUBIN (normjit emit --cubin --line-info)")
+    ap.add_argument("--kernel", default="nj_norm_backward", help="with --lines: the kernel profiled")
     args = ap.parse_args()
     rows = list(csv.reader(open(args.csv)))
     header_at = next(i for i, r in enumerate(rows) if "Source" in r and "Warp Stall Sampling (All Samples)" in r)
@@ -30,6 +43,9 @@ def main():
         print_mix(data, source, h.index("Instructions Executed"), args.top)
         return
     reasons = [i for i, c in enumerate(h) if c.startswith("stall_")]
+    if args.lines:
+        print_lines(data, h, reasons, args.lines, args.kernel, args.top)
+        return
     value = lambda r, i: float(r[i] or 0)
     total = sum(value(r, samples) for r in data) or 1.0
     by_reason = sorted(((sum(value(r, i) for r in data), h[i][6:]) for i in reasons), reverse=True)
@@ -41,6 +57,52 @@ def main():
               f"[{', '.join(f'{name} {int(v)}' for v, name in why)}]")
         for k in range(max(0, at - 4), at):
             print("        ", data[k][source].strip()[:80])
+
+
+def print_lines(data, h, reasons, lines_from, kernel, top):
+    cubin, source_file = lines_from
+    blob = open(cubin, "rb").read()
+    lines = sass_lines.kernel_lines(blob, kernel)
+    text = open(source_file).read().splitlines()
+    address, samples, executed = h.index("Address"), h.index("Warp Stall Sampling (All Samples)"), h.index("Instructions Executed")
+    value = lambda r, i: float(r[i] or 0)
+    base = min(int(r[address], 16) for r in data)
+    size = sass_lines.text_size(blob, kernel)
+    span = max(int(r[address], 16) for r in data) - base + 16
+    if span != size:
+        print(f"warning: the profile's {kernel} spans {span} bytes of SASS, the cubin's {size}: "
+              "not the same kernel (another config, problem or NVRTC?); the lines below may be wrong")
+    by_line = {}
+    for r in data:
+        key = sass_lines.line_at(lines, int(r[address], 16) - base)
+        entry = by_line.setdefault(key, [0.0, 0.0, 0, {}])
+        entry[0] += value(r, samples)
+        entry[1] += value(r, executed)
+        entry[2] += 1
+        for i in reasons:
+            entry[3][h[i][6:]] = entry[3].get(h[i][6:], 0.0) + value(r, i)
+    all_samples = sum(e[0] for e in by_line.values()) or 1.0
+    all_executed = sum(e[1] for e in by_line.values()) or 1.0
+    source_name = os.path.basename(source_file)
+
+    def where(key):
+        file, line = key
+        if file is None:
+            return "(no line)"
+        if os.path.basename(file) == source_name or file.endswith(".cu"):
+            said = text[line - 1].strip() if 0 < line <= len(text) else "?"
+            return f"L{line}: {said[:90]}"
+        return f"{file}:{line}"
+
+    print(f"{kernel}: {len(data)} SASS lines on {len(by_line)} source lines of {source_file}")
+    print("by stall samples (share of samples, of instructions executed; SASS lines; main reasons):")
+    for key, (s, n, count, why) in sorted(by_line.items(), key=lambda kv: -kv[1][0])[:top]:
+        main = sorted(why.items(), key=lambda kv: -kv[1])[:2]
+        print(f"  {100 * s / all_samples:5.1f}% {100 * n / all_executed:5.1f}% {count:4d}  {where(key)}  "
+              f"[{', '.join(f'{name} {int(v)}' for name, v in main)}]")
+    print("by instructions executed (share; SASS lines):")
+    for key, (s, n, count, why) in sorted(by_line.items(), key=lambda kv: -kv[1][1])[:top]:
+        print(f"  {100 * n / all_executed:5.1f}% {count:4d}  {where(key)}")
 
 
 def print_mix(data, source, executed, top):

@@ -8,8 +8,9 @@ namespace normjit::codegen {
 const char* normjit_version() { return NORMJIT_VERSION; }
 
 std::vector<std::string> compile_options(const CompileTarget& target) {
-  return {"--gpu-architecture=" + target.arch(), "-std=c++17",
-          kPtxasReportOption};
+  std::vector<std::string> options{"--gpu-architecture=" + target.arch(), "-std=c++17", kPtxasReportOption};
+  if (target.line_info) options.push_back("--generate-line-info");
+  return options;
 }
 
 std::string cache_key(const std::string& source, const CompileTarget& target) {

@@ -10,6 +10,11 @@ namespace normjit::codegen {
 struct CompileTarget {
   int sm = 90;                // compute capability as major*10+minor
   std::string nvrtc_version;  // "13.0"
+  // Line tables in the cubin, mapping its machine code to the generated source's lines (NVRTC
+  // --generate-line-info; the machine code is the same bytes): for `normjit emit --cubin`, so
+  // that a profile's SASS addresses can be read as source lines (bench/ncu_stalls.py --lines).
+  // The engine's kernels leave them out.
+  bool line_info = false;
   std::string arch() const { return "sm_" + std::to_string(sm); }
 };
 

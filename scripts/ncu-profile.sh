@@ -13,7 +13,8 @@
 # NCU_CACHE_DIR: a normjit cache dir to run with (e.g. holding a tuning.toml, so the command
 # launches a tuned config); default a fresh one (the heuristic's configs).
 # Writes OUT_DIR/NAME-{run.txt,details.txt,sass.csv,stalls.txt,mix.txt} (the .ncu-rep is left out:
-# large), and prints the details' headline metrics.
+# large), and prints the details' headline metrics. scripts/ncu-lines.sh then reads NAME-sass.csv
+# by line of the generated source (here or on any machine with the same NVRTC).
 set -uo pipefail
 if [ $# -lt 4 ]; then
   sed -n '2,14p' "$0" >&2

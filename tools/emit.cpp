@@ -1,5 +1,7 @@
 // normjit emit: the generated source of one problem, and optionally its PTX, resource report or SASS.
 #include <cstdio>
+#include <fstream>
+#include <stdexcept>
 
 #include "codegen/cache_key.h"
 #include "codegen/forward_config.h"
@@ -16,7 +18,7 @@ namespace normjit::tools {
 
 int run_emit(std::vector<std::string> args) {
   if (take_flag(args, "--help")) {
-    std::printf("usage: normjit emit PROBLEM [--forward] [--arch sm_XY] [--ptx | --resources | --sass]\n%s"
+    std::printf("usage: normjit emit PROBLEM [--forward] [--arch sm_XY] [--ptx | --resources | --sass | --cubin FILE]\n%s"
                 "  --forward                  the forward kernel (y, mean, rstd) instead of the backward\n"
                 "  --arch sm_XY               target for --ptx/--resources/--sass (default sm_90)\n"
                 "  --memory-rate B            the device's peak memory bytes an SM cycle the heuristic assumes\n"
@@ -25,6 +27,10 @@ int run_emit(std::vector<std::string> args) {
                 "  --resources                compile and print registers, shared memory, stack and spills\n"
                 "  --sass                     compile and print the cubin's machine code (nvdisasm: $NORMJIT_NVDISASM,\n"
                 "                             PATH or /usr/local/cuda/bin; `pip install nvidia-cuda-nvdisasm` has one)\n"
+                "  --cubin FILE               compile and write the cubin to FILE\n"
+                "  --line-info                with --cubin: line tables mapping the machine code (the same bytes as\n"
+                "                             without) to the lines of the source emit prints; bench/ncu_stalls.py\n"
+                "                             --lines reads a profile's SASS addresses through them\n"
                 "  --config \"DESCRIBED\"      the launch config as `normjit tune --list` prints one (every field\n"
                 "                             it leaves out at its default), in place of the heuristic's\n"
                 "  --threads T, --threads-per-row R, --vec V, --min-blocks B, --cluster C, --streamed, --registers,\n"
@@ -40,8 +46,12 @@ int run_emit(std::vector<std::string> args) {
   const bool ptx = take_flag(args, "--ptx");
   const bool resources = take_flag(args, "--resources");
   const bool sass = take_flag(args, "--sass");
-  if (int{ptx} + int{resources} + int{sass} > 1)
-    throw std::invalid_argument("--ptx, --resources and --sass each print something else: give one of them");
+  const std::string cubin_file = take_option(args, "--cubin");
+  const bool line_info = take_flag(args, "--line-info");
+  if (int{ptx} + int{resources} + int{sass} + int{!cubin_file.empty()} > 1)
+    throw std::invalid_argument("--ptx, --resources, --sass and --cubin each give something else: give one of them");
+  if (line_info && cubin_file.empty())
+    throw std::invalid_argument("--line-info is for the cubin --cubin FILE writes: give --cubin too");
   std::string arch = take_option(args, "--arch");
   if (arch.empty()) arch = "sm_90";
   // The heuristic's rules depend on the device's memory rate (codegen::kMemoryRichBytesPerSmCycle),
@@ -96,12 +106,12 @@ int run_emit(std::vector<std::string> args) {
   const codegen::KernelSource source =
       forward ? codegen::generate_forward_source(p, config) : codegen::generate_backward_source(p, config);
   const std::string described = codegen::describe(p, forward ? codegen::Pass::Forward : codegen::Pass::Backward);
-  if (!ptx && !resources && !sass) {
+  if (!ptx && !resources && !sass && cubin_file.empty()) {
     std::fputs(source.text.c_str(), stdout);
     return kExitOk;
   }
   const runtime::Nvrtc& nvrtc = runtime::Nvrtc::get();
-  const codegen::CompileTarget target{sm, nvrtc.version()};
+  const codegen::CompileTarget target{sm, nvrtc.version(), line_info};
   if (ptx) {
     std::fputs(nvrtc.compile_to_ptx(source.text, source.name, codegen::compile_options(target), described).c_str(),
                stdout);
@@ -115,6 +125,15 @@ int run_emit(std::vector<std::string> args) {
     std::printf("// %s\n// %s, %s, NVRTC %s\n", described.c_str(), codegen::describe(config).c_str(), arch.c_str(),
                 nvrtc.version().c_str());
     print_sass(disassembler, out.cubin);
+    return kExitOk;
+  }
+  if (!cubin_file.empty()) {
+    std::ofstream file(cubin_file, std::ios::binary);
+    file.write(out.cubin.data(), static_cast<std::streamsize>(out.cubin.size()));
+    if (!file.flush())
+      throw std::runtime_error("could not write the cubin to '" + cubin_file + "': check the path and the disk");
+    std::printf("%s: %zu bytes (%s; %s, %s%s)\n", cubin_file.c_str(), out.cubin.size(), described.c_str(),
+                codegen::describe(config).c_str(), arch.c_str(), line_info ? ", line tables" : "");
     return kExitOk;
   }
   std::printf("problem: %s\nlaunch:  %s\ntarget:  %s, NVRTC %s, key %s\ncubin:   %zu bytes, compiled in %.0f ms\n",
