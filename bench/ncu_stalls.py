@@ -25,6 +25,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sass_lines  # noqa: E402  (beside this script)
 
 
+def number(row, column):
+    """A profile table's cell as a number (ncu leaves zeros empty)."""
+    return float(row[column] or 0)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("csv", help="ncu --page source --csv --print-source sass output")
@@ -46,14 +51,13 @@ def main():
     if args.lines:
         print_lines(data, h, reasons, args.lines, args.kernel, args.top)
         return
-    value = lambda r, i: float(r[i] or 0)
-    total = sum(value(r, samples) for r in data) or 1.0
-    by_reason = sorted(((sum(value(r, i) for r in data), h[i][6:]) for i in reasons), reverse=True)
+    total = sum(number(r, samples) for r in data) or 1.0
+    by_reason = sorted(((sum(number(r, i) for r in data), h[i][6:]) for i in reasons), reverse=True)
     print("by reason:", ", ".join(f"{name} {100 * v / total:.1f}%" for v, name in by_reason if v / total > 0.01))
-    for at in sorted(range(len(data)), key=lambda i: -value(data[i], samples))[: args.top]:
+    for at in sorted(range(len(data)), key=lambda i: -number(data[i], samples))[: args.top]:
         r = data[at]
-        why = sorted(((value(r, i), h[i][6:]) for i in reasons), reverse=True)[:2]
-        print(f"--- {100 * value(r, samples) / total:5.1f}% at SASS line {at}: {r[source].strip()}  "
+        why = sorted(((number(r, i), h[i][6:]) for i in reasons), reverse=True)[:2]
+        print(f"--- {100 * number(r, samples) / total:5.1f}% at SASS line {at}: {r[source].strip()}  "
               f"[{', '.join(f'{name} {int(v)}' for v, name in why)}]")
         for k in range(max(0, at - 4), at):
             print("        ", data[k][source].strip()[:80])
@@ -65,31 +69,30 @@ def print_lines(data, h, reasons, lines_from, kernel, top):
     lines = sass_lines.kernel_lines(blob, kernel)
     text = open(source_file).read().splitlines()
     address, samples, executed = h.index("Address"), h.index("Warp Stall Sampling (All Samples)"), h.index("Instructions Executed")
-    value = lambda r, i: float(r[i] or 0)
-    base = min(int(r[address], 16) for r in data)
+    at = [int(r[address], 16) for r in data]
+    base = min(at)
     size = sass_lines.text_size(blob, kernel)
-    span = max(int(r[address], 16) for r in data) - base + 16
+    span = max(at) - base + 16
     if span != size:
         print(f"warning: the profile's {kernel} spans {span} bytes of SASS, the cubin's {size}: "
               "not the same kernel (another config, problem or NVRTC?); the lines below may be wrong")
     by_line = {}
-    for r in data:
-        key = sass_lines.line_at(lines, int(r[address], 16) - base)
+    for r, address_of_r in zip(data, at):
+        key = sass_lines.line_at(lines, address_of_r - base)
         entry = by_line.setdefault(key, [0.0, 0.0, 0, {}])
-        entry[0] += value(r, samples)
-        entry[1] += value(r, executed)
+        entry[0] += number(r, samples)
+        entry[1] += number(r, executed)
         entry[2] += 1
         for i in reasons:
-            entry[3][h[i][6:]] = entry[3].get(h[i][6:], 0.0) + value(r, i)
+            entry[3][h[i][6:]] = entry[3].get(h[i][6:], 0.0) + number(r, i)
     all_samples = sum(e[0] for e in by_line.values()) or 1.0
     all_executed = sum(e[1] for e in by_line.values()) or 1.0
-    source_name = os.path.basename(source_file)
 
     def where(key):
         file, line = key
         if file is None:
             return "(no line)"
-        if os.path.basename(file) == source_name or file.endswith(".cu"):
+        if file.endswith(".cu"):  # the generated source, as NVRTC named it (the rest: CUDA's headers)
             said = text[line - 1].strip() if 0 < line <= len(text) else "?"
             return f"L{line}: {said[:90]}"
         return f"{file}:{line}"
@@ -106,7 +109,7 @@ def print_lines(data, h, reasons, lines_from, kernel, top):
 
 
 def print_mix(data, source, executed, top):
-    counts = [int(float(r[executed] or 0)) for r in data]
+    counts = [int(number(r, executed)) for r in data]
     by_op = {}
     for r, n in zip(data, counts):
         text = re.sub(r"^@!?U?P\w+\s+", "", r[source].strip())

@@ -28,7 +28,8 @@ def elf_sections(blob):
     return out
 
 
-def _uleb(data, at):
+def _leb128(data, at, signed=False):
+    """The LEB128 number at data[at], and the offset after it."""
     value, shift = 0, 0
     while True:
         byte = data[at]
@@ -36,18 +37,7 @@ def _uleb(data, at):
         value |= (byte & 0x7F) << shift
         shift += 7
         if byte < 0x80:
-            return value, at
-
-
-def _sleb(data, at):
-    value, shift = 0, 0
-    while True:
-        byte = data[at]
-        at += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            if byte & 0x40:
+            if signed and byte & 0x40:
                 value -= 1 << shift
             return value, at
 
@@ -94,7 +84,7 @@ def line_rows(blob):
             files.append(data[at:stop].decode(errors="replace"))
             at = stop + 1
             for _ in range(3):  # directory, time, length
-                _, at = _uleb(data, at)
+                _, at = _leb128(data, at)
         at = program
         section, address, file, line = None, 0, 1, 1
 
@@ -110,7 +100,7 @@ def line_rows(blob):
                 line += line_base + adjusted % line_range
                 row()
             elif op == 0:
-                size, at = _uleb(data, at)
+                size, at = _leb128(data, at)
                 sub = data[at]
                 if sub == 1:  # end of sequence
                     section, address, file, line = None, 0, 1, 1
@@ -122,15 +112,15 @@ def line_rows(blob):
             elif op == 1:
                 row()
             elif op == 2:
-                step, at = _uleb(data, at)
+                step, at = _leb128(data, at)
                 address += step * min_inst
             elif op == 3:
-                step, at = _sleb(data, at)
+                step, at = _leb128(data, at, signed=True)
                 line += step
             elif op == 4:
-                file, at = _uleb(data, at)
+                file, at = _leb128(data, at)
             elif op == 5:
-                _, at = _uleb(data, at)
+                _, at = _leb128(data, at)
             elif op in (6, 7):
                 pass
             elif op == 8:

@@ -1282,8 +1282,7 @@ std::optional<LaunchConfig> grid_rows(const ManyRowsShape& s) {
   if (c && c->stages == 5 && s.p.has_weight && s.memory_rich) {
     LaunchConfig six = *c;
     six.stages = 6;
-    const int64_t stage_bytes = ceil_div(ceil_div(s.p.n, c->vec), c->cluster) * c->vec *
-                                (dtype_size(s.p.x_dtype) + dtype_size(s.p.dy_dtype));
+    const int64_t stage_bytes = block_slots(s.p, *c) * c->vec * (dtype_size(s.p.x_dtype) + dtype_size(s.p.dy_dtype));
     if (stage_bytes >= 24 * 1024 && with_shared_weights(s.p, six, s.sm).shared_weights) return six;
   }
   return c;

@@ -20,7 +20,7 @@ int run_emit(std::vector<std::string> args) {
   if (take_flag(args, "--help")) {
     std::printf("usage: normjit emit PROBLEM [--forward] [--arch sm_XY] [--ptx | --resources | --sass | --cubin FILE]\n%s"
                 "  --forward                  the forward kernel (y, mean, rstd) instead of the backward\n"
-                "  --arch sm_XY               target for --ptx/--resources/--sass (default sm_90)\n"
+                "  --arch sm_XY               target for --ptx/--resources/--sass/--cubin (default sm_90)\n"
                 "  --memory-rate B            the device's peak memory bytes an SM cycle the heuristic assumes\n"
                 "                             (default 0: the H100's rules; an H200 reads 18.4: its rules from 16)\n"
                 "  --ptx                      print PTX instead of CUDA source\n"

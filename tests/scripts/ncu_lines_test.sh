@@ -11,7 +11,6 @@ cli="${2:-$root/build/normjit}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-say() { if [ "$1" = ok ]; then echo "ok   $2"; else echo "FAIL $2"; fail=1; fi; }
 problem=(--kind layernorm --n 4096 --dtype bf16 --weight-dtype fp32)
 if ! "$cli" emit "${problem[@]}" --cubin "$tmp/k.cubin" --line-info > "$tmp/emit.txt" 2>&1; then
   # No NVRTC here (the CLI says why): nothing to compile, so nothing this test can check.
@@ -21,7 +20,7 @@ fi
 "$cli" emit "${problem[@]}" --cubin "$tmp/plain.cubin" > /dev/null
 "$cli" emit "${problem[@]}" > "$tmp/k.cu"
 python3 - "$root/bench" "$tmp" <<'PY' || fail=1
-import csv, hashlib, os, shutil, subprocess, sys
+import csv, os, shutil, subprocess, sys
 sys.path.insert(0, sys.argv[1])
 import sass_lines
 tmp = sys.argv[2]
